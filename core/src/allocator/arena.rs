@@ -1,0 +1,179 @@
+//! A fixed-size arena allocator over a borrowed static buffer (embedded-alloc's LLFF heap).
+
+use core::alloc::{GlobalAlloc, Layout};
+use core::ptr::NonNull;
+
+use portable_atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use super::{AllocError, AllocStats, HostAllocator};
+
+/// Smallest buffer the arena accepts (the underlying heap needs room for one free-list node).
+pub const MIN_ARENA_BYTES: usize = 4 * core::mem::size_of::<usize>();
+
+/// A heap over a caller-provided `&'static mut [u8]`, with in-use / peak / failure counters.
+///
+/// Create it empty in a `static` and [`init`](Self::init) it once at start-up.
+pub struct FixedArena {
+    heap: embedded_alloc::LlffHeap,
+    initialized: AtomicBool,
+    capacity: AtomicUsize,
+    in_use: AtomicUsize,
+    peak: AtomicUsize,
+    live: AtomicUsize,
+    total: AtomicUsize,
+    failed: AtomicUsize,
+}
+
+/// Why [`FixedArena::init`] refused a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArenaInitError {
+    /// `init` was already called.
+    AlreadyInitialized,
+    /// The buffer is smaller than [`MIN_ARENA_BYTES`].
+    TooSmall,
+}
+
+impl core::fmt::Debug for FixedArena {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("FixedArena")
+            .field("capacity", &self.capacity())
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl Default for FixedArena {
+    fn default() -> Self {
+        Self::empty()
+    }
+}
+
+impl FixedArena {
+    /// An arena with no memory yet; every allocation fails until [`init`](Self::init).
+    pub const fn empty() -> Self {
+        FixedArena {
+            heap: embedded_alloc::LlffHeap::empty(),
+            initialized: AtomicBool::new(false),
+            capacity: AtomicUsize::new(0),
+            in_use: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            live: AtomicUsize::new(0),
+            total: AtomicUsize::new(0),
+            failed: AtomicUsize::new(0),
+        }
+    }
+
+    /// Give the arena its memory. Only the first call succeeds.
+    pub fn init(&self, buffer: &'static mut [u8]) -> Result<(), ArenaInitError> {
+        if buffer.len() < MIN_ARENA_BYTES {
+            return Err(ArenaInitError::TooSmall);
+        }
+        if self.initialized.swap(true, Ordering::AcqRel) {
+            return Err(ArenaInitError::AlreadyInitialized);
+        }
+        // SAFETY: `buffer` is valid, exclusively borrowed for 'static and non-empty; the
+        // `initialized` flag guarantees the heap is initialized exactly once.
+        unsafe { self.heap.init(buffer.as_mut_ptr() as usize, buffer.len()) };
+        self.capacity.store(buffer.len(), Ordering::Release);
+        Ok(())
+    }
+
+    /// Bytes of the buffer given to [`init`](Self::init).
+    pub fn capacity(&self) -> usize {
+        self.capacity.load(Ordering::Acquire)
+    }
+
+    /// Reset the peak to the current in-use figure (for measuring one phase).
+    pub fn reset_peak(&self) {
+        self.peak.store(self.in_use.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
+// SAFETY: LlffHeap returns blocks valid for the layout until deallocated; an uninitialized
+// heap is never asked (allocation fails before reaching it).
+unsafe impl HostAllocator for FixedArena {
+    fn allocate(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        let ptr = if self.initialized.load(Ordering::Acquire) && layout.size() != 0 {
+            // SAFETY: non-zero size; the heap was initialized.
+            NonNull::new(unsafe { GlobalAlloc::alloc(&self.heap, layout) })
+        } else {
+            None
+        };
+        match ptr {
+            Some(p) => {
+                let now = self.in_use.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+                self.peak.fetch_max(now, Ordering::Relaxed);
+                self.live.fetch_add(1, Ordering::Relaxed);
+                self.total.fetch_add(1, Ordering::Relaxed);
+                Ok(p)
+            }
+            None => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                Err(AllocError::new(layout))
+            }
+        }
+    }
+
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+        // SAFETY: caller guarantees `ptr` came from `allocate` with `layout`.
+        unsafe { GlobalAlloc::dealloc(&self.heap, ptr.as_ptr(), layout) };
+        self.in_use.fetch_sub(layout.size(), Ordering::Relaxed);
+        self.live.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn stats(&self) -> Option<AllocStats> {
+        Some(AllocStats {
+            in_use: self.in_use.load(Ordering::Relaxed),
+            peak: self.peak.load(Ordering::Relaxed),
+            live_allocations: self.live.load(Ordering::Relaxed),
+            total_allocations: self.total.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    extern crate std;
+    use std::boxed::Box;
+    use std::vec;
+
+    fn arena(bytes: usize) -> &'static FixedArena {
+        let a: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
+        a.init(vec![0u8; bytes].leak()).unwrap();
+        a
+    }
+
+    #[test]
+    fn allocates_tracks_and_frees() {
+        let a = arena(1024);
+        let l = Layout::from_size_align(64, 8).unwrap();
+        let p = a.allocate(l).unwrap();
+        assert_eq!(p.as_ptr() as usize % 8, 0);
+        let s = a.stats().unwrap();
+        assert_eq!((s.in_use, s.peak, s.live_allocations), (64, 64, 1));
+        // SAFETY: `p` came from this arena with `l`.
+        unsafe { a.deallocate(p, l) };
+        let s = a.stats().unwrap();
+        assert_eq!((s.in_use, s.peak, s.live_allocations, s.total_allocations), (0, 64, 0, 1));
+    }
+
+    #[test]
+    fn exhaustion_is_an_error_and_counted() {
+        let a = arena(256);
+        let big = Layout::from_size_align(512, 8).unwrap();
+        assert_eq!(a.allocate(big), Err(AllocError { size: 512, align: 8 }));
+        assert_eq!(a.stats().unwrap().failed, 1);
+    }
+
+    #[test]
+    fn uninitialized_and_double_init() {
+        let a: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
+        assert!(a.allocate(Layout::new::<u64>()).is_err());
+        assert_eq!(a.init(vec![0u8; 4].leak()), Err(ArenaInitError::TooSmall));
+        a.init(vec![0u8; 128].leak()).unwrap();
+        assert_eq!(a.init(vec![0u8; 128].leak()), Err(ArenaInitError::AlreadyInitialized));
+        assert!(a.allocate(Layout::from_size_align(0, 1).unwrap()).is_err());
+    }
+}

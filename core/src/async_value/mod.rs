@@ -1,0 +1,548 @@
+//! AsyncValue: the refcounted, lock-free future/promise that carries every value in hostrt.
+//!
+//! Layout (64-bit): a 16-byte header — `refcount: u32`, `kind: u8`, `alloc: u8` (allocator
+//! id), `type_id: u16`, and one word holding the 2-bit state plus the head of the waiter
+//! stack — followed by the payload stored in place. State goes
+//! unconstructed → constructed (payload being written) → concrete | error, never back.
+//! Waiters registered with [`RcAsyncValue::and_then`] run on the thread that makes the value
+//! available, most recently registered first (LIFO), as in TFRT.
+//!
+//! Handles: [`RcAsyncValue`] (type-erased, owns one reference), [`AsyncValueRef<T>`] (typed)
+//! and [`IndirectAsyncValue`] (a placeholder that is later forwarded to another value).
+
+mod indirect;
+mod type_table;
+mod typed;
+
+#[cfg(test)]
+mod tests;
+
+pub use indirect::IndirectAsyncValue;
+pub use type_table::{MAX_TYPES, TypeTableFull};
+pub use typed::AsyncValueRef;
+
+use core::alloc::Layout;
+use core::cell::UnsafeCell;
+use core::fmt;
+use core::mem::ManuallyDrop;
+use core::ptr::{self, NonNull};
+
+use crate::allocator::{AllocError, Allocator, OutOfMemory};
+use crate::callback::{self, CallbackHeader};
+use crate::diagnostic::{Diagnostic, ErrorCode};
+use crate::sync::{AtomicU32, AtomicUsize, Ordering, fence};
+
+const STATE_MASK: usize = 0b11;
+const UNCONSTRUCTED: usize = 0;
+const CONSTRUCTED: usize = 1;
+const CONCRETE: usize = 2;
+const ERROR: usize = 3;
+
+const KIND_CONCRETE: u8 = 0;
+const KIND_INDIRECT: u8 = 1;
+
+/// The state of an async value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// No payload yet.
+    Unconstructed,
+    /// A producer is writing the payload; not yet visible to readers.
+    Constructed,
+    /// Available with a payload.
+    Concrete,
+    /// Available with an error.
+    Error,
+}
+
+impl State {
+    fn from_bits(bits: usize) -> State {
+        match bits & STATE_MASK {
+            UNCONSTRUCTED => State::Unconstructed,
+            CONSTRUCTED => State::Constructed,
+            CONCRETE => State::Concrete,
+            _ => State::Error,
+        }
+    }
+
+    /// Concrete or error.
+    pub fn is_available(self) -> bool {
+        matches!(self, State::Concrete | State::Error)
+    }
+}
+
+/// The common header of every async value (16 bytes on 64-bit targets, 12 on 32-bit).
+#[repr(C)]
+pub struct AsyncValue {
+    refcount: AtomicU32,
+    kind: u8,
+    alloc: u8,
+    type_id: u16,
+    /// Bits 0-1: state. Bits 2..: head of the waiter stack (null once available).
+    waiters_and_state: AtomicUsize,
+}
+
+impl fmt::Debug for AsyncValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncValue")
+            .field("refcount", &self.refcount.load(Ordering::Relaxed))
+            .field("state", &State::from_bits(self.state_bits()))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Size of the async value header on this target.
+pub const HEADER_SIZE: usize = core::mem::size_of::<AsyncValue>();
+
+/// A payload slot: the value, or (after an error) a pointer to the diagnostic.
+#[repr(C)]
+union Payload<T> {
+    value: ManuallyDrop<T>,
+    error: *const Diagnostic,
+    forward: *const AsyncValue,
+}
+
+/// Block layout of a concrete (typed) value.
+#[repr(C)]
+pub(crate) struct Concrete<T> {
+    header: AsyncValue,
+    payload: UnsafeCell<Payload<T>>,
+}
+
+/// Block layout of an indirect value: the payload is the forwarding target.
+type IndirectBlock = Concrete<()>;
+
+static OOM_DIAGNOSTIC: spin::Once<Diagnostic> = spin::Once::new();
+
+/// The diagnostic used when even recording an error ran out of memory.
+fn oom_diagnostic() -> &'static Diagnostic {
+    OOM_DIAGNOSTIC
+        .call_once(|| Diagnostic::new(ErrorCode::ResourceExhausted, "Out of memory while recording an error"))
+}
+
+impl AsyncValue {
+    fn new(kind: u8, alloc: Allocator, type_id: u16, state: usize) -> Self {
+        AsyncValue {
+            refcount: AtomicU32::new(1),
+            kind,
+            alloc: alloc.id(),
+            type_id,
+            waiters_and_state: AtomicUsize::new(state),
+        }
+    }
+
+    #[inline]
+    fn state_bits(&self) -> usize {
+        self.waiters_and_state.load(Ordering::Acquire) & STATE_MASK
+    }
+
+    #[inline]
+    fn payload_ptr(&self) -> *mut u8 {
+        let offset = type_table::info(self.type_id).payload_offset;
+        // SAFETY: the header is the first field of a block whose payload is at `offset`.
+        unsafe { ptr::from_ref(self).cast::<u8>().cast_mut().add(offset) }
+    }
+
+    /// Move the state from unconstructed to constructed, claiming the right to publish.
+    fn claim(&self) -> bool {
+        let mut w = self.waiters_and_state.load(Ordering::Relaxed);
+        loop {
+            if w & STATE_MASK != UNCONSTRUCTED {
+                return false;
+            }
+            match self.waiters_and_state.compare_exchange_weak(
+                w,
+                w | CONSTRUCTED,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => w = now,
+            }
+        }
+    }
+
+    /// Publish `state` (concrete or error) and run the waiters, most recent first.
+    fn notify(&self, state: usize) {
+        let old = self.waiters_and_state.swap(state, Ordering::AcqRel);
+        debug_assert_eq!(old & STATE_MASK, CONSTRUCTED);
+        let mut node = (old & !STATE_MASK) as *mut CallbackHeader;
+        while let Some(n) = NonNull::new(node) {
+            // SAFETY: the detached stack is ours; each node is read before it is freed.
+            unsafe {
+                node = (*n.as_ptr()).next;
+                callback::run_callback(n);
+            }
+        }
+    }
+
+    /// Record `diag` as the error payload of a claimed value and publish it.
+    fn publish_error(&self, diag: Diagnostic) {
+        let alloc = Allocator::from_id(self.alloc);
+        let boxed: *const Diagnostic = match alloc.allocate(Layout::new::<Diagnostic>()) {
+            Ok(mem) => {
+                let p = mem.cast::<Diagnostic>();
+                // SAFETY: fresh block sized and aligned for a Diagnostic.
+                unsafe { p.as_ptr().write(diag) };
+                p.as_ptr()
+            }
+            Err(_) => oom_diagnostic(),
+        };
+        debug_assert_eq!(self.kind, KIND_CONCRETE);
+        // SAFETY: we hold the claim, so nobody else reads or writes the payload.
+        unsafe { (*self.payload_ptr().cast::<Payload<()>>()).error = boxed };
+        self.notify(ERROR);
+    }
+
+    /// The resolved value: an available indirect value's target, else `self`.
+    #[inline]
+    fn resolved(&self) -> &AsyncValue {
+        if self.kind == KIND_INDIRECT && self.state_bits() >= CONCRETE {
+            // SAFETY: an available indirect value's payload is its forwarding target (or
+            // null for an error with no target), kept alive by the reference it owns.
+            let target = unsafe { (*self.payload_ptr().cast::<Payload<()>>()).forward };
+            if !target.is_null() {
+                // SAFETY: as above; the target outlives `self`'s reference to it.
+                return unsafe { &*target };
+            }
+        }
+        self
+    }
+
+    fn error(&self) -> Option<&Diagnostic> {
+        let v = self.resolved();
+        if v.state_bits() != ERROR {
+            return None;
+        }
+        if v.kind == KIND_INDIRECT {
+            return Some(oom_diagnostic());
+        }
+        // SAFETY: an ERROR concrete value's payload holds a valid diagnostic pointer, owned
+        // by the value (or the static OOM diagnostic).
+        Some(unsafe { &*(*v.payload_ptr().cast::<Payload<()>>()).error })
+    }
+}
+
+/// Free a diagnostic owned by an error value (the static OOM diagnostic is not freed).
+fn free_diagnostic(alloc: Allocator, boxed: *const Diagnostic) {
+    if !ptr::eq(boxed, oom_diagnostic()) {
+        // SAFETY: `boxed` was allocated above from `alloc` with this layout and never shared.
+        unsafe {
+            ptr::drop_in_place(boxed.cast_mut());
+            alloc.deallocate(NonNull::new_unchecked(boxed.cast_mut()).cast(), Layout::new::<Diagnostic>());
+        }
+    }
+}
+
+/// An owning, type-erased reference to an async value.
+///
+/// Cloning adds a reference; dropping the last reference destroys the payload and returns
+/// the block to its allocator.
+pub struct RcAsyncValue {
+    ptr: NonNull<AsyncValue>,
+}
+
+// SAFETY: the header is manipulated only through atomics; payloads are `Send + Sync`
+// (enforced where values are created) and published with release/acquire ordering.
+unsafe impl Send for RcAsyncValue {}
+// SAFETY: as above; shared access only reads published payloads.
+unsafe impl Sync for RcAsyncValue {}
+
+impl RcAsyncValue {
+    /// Allocate a block of `layout` with a fresh header; the payload is uninitialized.
+    fn alloc_block(
+        alloc: Allocator,
+        layout: Layout,
+        kind: u8,
+        type_id: u16,
+        state: usize,
+    ) -> Result<RcAsyncValue, AllocError> {
+        let block = alloc.allocate(layout)?.cast::<AsyncValue>();
+        // SAFETY: fresh block, at least header-sized and aligned (every block starts with a
+        // header); the payload is left uninitialized.
+        unsafe { block.as_ptr().write(AsyncValue::new(kind, alloc, type_id, state)) };
+        Ok(RcAsyncValue { ptr: block })
+    }
+
+    /// Allocate a concrete block for `T` in `state`.
+    fn alloc_concrete<T: 'static>(alloc: Allocator, state: usize) -> Result<RcAsyncValue, AllocError> {
+        let layout = Layout::new::<Concrete<T>>();
+        let type_id = type_table::type_id_of::<T>().map_err(|_| AllocError::new(layout))?;
+        Self::alloc_block(alloc, layout, KIND_CONCRETE, type_id, state)
+    }
+
+    /// A new available error value with no payload type.
+    pub fn error(alloc: Allocator, diag: Diagnostic) -> Result<RcAsyncValue, AllocError> {
+        let rc = Self::alloc_block(
+            alloc,
+            Layout::new::<Concrete<()>>(),
+            KIND_CONCRETE,
+            type_table::NO_TYPE,
+            CONSTRUCTED,
+        )?;
+        rc.header().publish_error(diag);
+        Ok(rc)
+    }
+
+    #[inline]
+    fn header(&self) -> &AsyncValue {
+        // SAFETY: we own a reference, so the block is alive.
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// Current state (of the forwarding target, for a resolved indirect value).
+    #[inline]
+    pub fn state(&self) -> State {
+        State::from_bits(self.header().state_bits())
+    }
+
+    /// Concrete or error.
+    #[inline]
+    pub fn is_available(&self) -> bool {
+        self.header().state_bits() >= CONCRETE
+    }
+
+    /// Available with a payload.
+    #[inline]
+    pub fn is_concrete(&self) -> bool {
+        self.header().state_bits() == CONCRETE
+    }
+
+    /// Available with an error.
+    #[inline]
+    pub fn is_error(&self) -> bool {
+        self.header().state_bits() == ERROR
+    }
+
+    /// Whether this is an indirect (forwarding) value.
+    pub fn is_indirect(&self) -> bool {
+        self.header().kind == KIND_INDIRECT
+    }
+
+    /// The error, if the value is available with one.
+    pub fn get_error(&self) -> Option<&Diagnostic> {
+        self.header().error()
+    }
+
+    /// The payload, if the value is concrete and holds a `T`.
+    #[inline]
+    pub fn get<T: 'static>(&self) -> Option<&T> {
+        let v = self.header().resolved();
+        if v.state_bits() != CONCRETE || v.kind != KIND_CONCRETE || !type_table::id_is::<T>(v.type_id) {
+            return None;
+        }
+        // SAFETY: concrete with type `T`: the payload holds an initialized `T`, immutable
+        // once published, alive while we hold a reference (directly or via the forwarder).
+        Some(unsafe { &(*v.payload_ptr().cast::<Payload<T>>()).value })
+    }
+
+    /// Whether the (resolved) value's payload type is `T`.
+    pub fn is_type<T: 'static>(&self) -> bool {
+        let v = self.header().resolved();
+        v.kind == KIND_CONCRETE && type_table::id_is::<T>(v.type_id)
+    }
+
+    /// Name of the payload type (for diagnostics).
+    pub fn type_name(&self) -> &'static str {
+        type_table::name_of(self.header().resolved().type_id)
+    }
+
+    /// Run `f` when the value becomes available (now, if it already is).
+    ///
+    /// Waiters run on the thread that makes the value available, most recently registered
+    /// first. Fails only when the value is unavailable and no memory is left for the waiter
+    /// node: the closure is then returned unrun.
+    pub fn and_then<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<(), OutOfMemory<F>> {
+        let h = self.header();
+        let mut w = h.waiters_and_state.load(Ordering::Acquire);
+        if w & STATE_MASK >= CONCRETE {
+            f();
+            return Ok(());
+        }
+        let node = callback::new_callback(Allocator::from_id(h.alloc), f)?;
+        loop {
+            // SAFETY: the node is ours until the CAS publishes it.
+            unsafe { (*node.as_ptr()).next = (w & !STATE_MASK) as *mut CallbackHeader };
+            match h.waiters_and_state.compare_exchange_weak(
+                w,
+                node.as_ptr() as usize | (w & STATE_MASK),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Ok(()),
+                Err(now) => {
+                    w = now;
+                    if w & STATE_MASK >= CONCRETE {
+                        // Became available meanwhile: run it here.
+                        // SAFETY: the node was never published; we still own it.
+                        unsafe { callback::run_callback(node) };
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Make the value available as an error. Returns `false` (and does nothing) when the
+    /// value is already available or being constructed by someone else.
+    pub fn set_error(&self, diag: Diagnostic) -> bool {
+        let h = self.header();
+        if h.kind == KIND_INDIRECT {
+            let Ok(err) = RcAsyncValue::error(Allocator::from_id(h.alloc), diag) else {
+                // Could not allocate the error value: publish a targetless error.
+                if !h.claim() {
+                    return false;
+                }
+                // SAFETY: claimed; the forward pointer stays null (read as OOM error).
+                unsafe { (*h.payload_ptr().cast::<Payload<()>>()).forward = ptr::null() };
+                h.notify(ERROR);
+                return true;
+            };
+            return IndirectAsyncValue::from_rc_unchecked(self.clone()).try_forward(err);
+        }
+        if !h.claim() {
+            return false;
+        }
+        h.publish_error(diag);
+        true
+    }
+
+    /// Whether this is the only reference (and, for an indirect value, it is resolved and
+    /// its target is unique too).
+    pub fn is_unique(&self) -> bool {
+        let h = self.header();
+        if h.refcount.load(Ordering::Acquire) != 1 {
+            return false;
+        }
+        if h.kind != KIND_INDIRECT {
+            return true;
+        }
+        let r = h.resolved();
+        !ptr::eq(r, h) && r.refcount.load(Ordering::Acquire) == 1
+    }
+
+    /// Current reference count (a snapshot; for tests and diagnostics).
+    pub fn ref_count(&self) -> u32 {
+        self.header().refcount.load(Ordering::Relaxed)
+    }
+
+    /// Whether both handles refer to the same value.
+    pub fn ptr_eq(&self, other: &RcAsyncValue) -> bool {
+        self.ptr == other.ptr
+    }
+
+    /// View as a typed reference if the value is (or may become, for an unresolved indirect
+    /// value) a `T`.
+    pub fn downcast<T: Send + Sync + 'static>(self) -> Result<AsyncValueRef<T>, RcAsyncValue> {
+        let h = self.header();
+        let r = h.resolved();
+        let ok = if r.kind == KIND_INDIRECT { true } else { type_table::id_is::<T>(r.type_id) };
+        if ok { Ok(AsyncValueRef::from_rc_unchecked(self)) } else { Err(self) }
+    }
+
+    /// The allocator this value lives in.
+    pub fn allocator(&self) -> Allocator {
+        Allocator::from_id(self.header().alloc)
+    }
+
+    /// Give up the handle without dropping the reference.
+    pub fn into_raw(self) -> NonNull<AsyncValue> {
+        let p = self.ptr;
+        core::mem::forget(self);
+        p
+    }
+
+    /// Re-adopt a reference released by [`into_raw`](Self::into_raw).
+    ///
+    /// # Safety
+    /// `ptr` came from `into_raw` and that reference has not been re-adopted before.
+    pub unsafe fn from_raw(ptr: NonNull<AsyncValue>) -> RcAsyncValue {
+        RcAsyncValue { ptr }
+    }
+
+    /// A new reference to a value we only have a pointer to.
+    ///
+    /// # Safety
+    /// The value must be alive (someone holds a reference) for the duration of the call.
+    pub(crate) unsafe fn clone_from_ptr(ptr: NonNull<AsyncValue>) -> RcAsyncValue {
+        // SAFETY: caller guarantees liveness.
+        unsafe { ptr.as_ref() }.refcount.fetch_add(1, Ordering::Relaxed);
+        RcAsyncValue { ptr }
+    }
+
+    fn destroy(ptr: NonNull<AsyncValue>) {
+        // SAFETY: the last reference is gone: we have exclusive access to the block.
+        let h = unsafe { ptr.as_ref() };
+        let alloc = Allocator::from_id(h.alloc);
+        let word = h.waiters_and_state.load(Ordering::Acquire);
+        let state = word & STATE_MASK;
+        if state < CONCRETE {
+            // Never made available: drop the pending waiters unrun.
+            let mut node = (word & !STATE_MASK) as *mut CallbackHeader;
+            while let Some(n) = NonNull::new(node) {
+                // SAFETY: nobody else can reach the stack any more.
+                unsafe {
+                    node = (*n.as_ptr()).next;
+                    callback::discard_callback(n);
+                }
+            }
+        }
+        let info = type_table::info(h.type_id);
+        let payload = h.payload_ptr();
+        let layout = if h.kind == KIND_INDIRECT {
+            if state >= CONCRETE {
+                // SAFETY: an available indirect value owns one reference to its target.
+                let target = unsafe { (*payload.cast::<Payload<()>>()).forward };
+                if let Some(t) = NonNull::new(target.cast_mut()) {
+                    // SAFETY: that reference is released exactly once, here.
+                    drop(unsafe { RcAsyncValue::from_raw(t) });
+                }
+            }
+            Layout::new::<IndirectBlock>()
+        } else {
+            match state {
+                // SAFETY: a concrete value holds an initialized payload of its type.
+                CONCRETE => unsafe { (info.drop_payload)(payload) },
+                ERROR => {
+                    // SAFETY: an error value's payload is the diagnostic it owns.
+                    let d = unsafe { (*payload.cast::<Payload<()>>()).error };
+                    free_diagnostic(alloc, d);
+                }
+                _ => {}
+            }
+            info.layout
+        };
+        // SAFETY: the block came from `alloc` with this layout (recorded by type / kind).
+        unsafe { alloc.deallocate(ptr.cast(), layout) };
+    }
+}
+
+impl Clone for RcAsyncValue {
+    #[inline]
+    fn clone(&self) -> Self {
+        self.header().refcount.fetch_add(1, Ordering::Relaxed);
+        RcAsyncValue { ptr: self.ptr }
+    }
+}
+
+impl Drop for RcAsyncValue {
+    #[inline]
+    fn drop(&mut self) {
+        let rc = &self.header().refcount;
+        // Last owner: nobody else can add a reference, so no read-modify-write is needed.
+        if rc.load(Ordering::Acquire) == 1 || rc.fetch_sub(1, Ordering::Release) == 1 {
+            fence(Ordering::Acquire);
+            Self::destroy(self.ptr);
+        }
+    }
+}
+
+impl fmt::Debug for RcAsyncValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("RcAsyncValue");
+        d.field("state", &self.state()).field("type", &self.type_name());
+        if let Some(e) = self.get_error() {
+            d.field("error", e);
+        }
+        d.finish()
+    }
+}

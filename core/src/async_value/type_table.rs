@@ -1,0 +1,143 @@
+//! Per-type static vtables and the global table that maps 16-bit type ids to them.
+//!
+//! An async value header stores only a `u16` type id; the id indexes [`TYPES`], whose entry
+//! points at the type's static [`TypeInfo`] (drop, layout, name). Ids are assigned lazily and
+//! lock-free the first time a type is used (no static initializers), keyed by `TypeId`.
+
+use core::alloc::Layout;
+use core::any::TypeId;
+use core::hash::{Hash, Hasher};
+use core::marker::PhantomData;
+use core::ptr;
+
+use portable_atomic::{AtomicPtr, Ordering};
+
+use super::Concrete;
+
+/// How many distinct payload types one program can use.
+pub const MAX_TYPES: usize = 256;
+
+/// What the runtime needs to know about a payload type, erased.
+#[derive(Debug)]
+pub(crate) struct TypeInfo {
+    pub(crate) type_id: fn() -> TypeId,
+    pub(crate) name: fn() -> &'static str,
+    /// Layout of the whole `Concrete<T>` block.
+    pub(crate) layout: Layout,
+    /// Byte offset of the payload union from the start of the block.
+    pub(crate) payload_offset: usize,
+    pub(crate) drop_payload: unsafe fn(*mut u8),
+}
+
+struct InfoOf<T>(PhantomData<T>);
+
+impl<T: 'static> InfoOf<T> {
+    const INFO: TypeInfo = TypeInfo {
+        type_id: TypeId::of::<T>,
+        name: core::any::type_name::<T>,
+        layout: Layout::new::<Concrete<T>>(),
+        payload_offset: core::mem::offset_of!(Concrete<T>, payload),
+        drop_payload: drop_payload::<T>,
+    };
+}
+
+unsafe fn drop_payload<T>(p: *mut u8) {
+    // SAFETY: callers pass the address of an initialized `T` that is dropped exactly once.
+    unsafe { ptr::drop_in_place(p.cast::<T>()) }
+}
+
+/// The static vtable of `T`.
+#[inline]
+pub(crate) fn info_of<T: 'static>() -> &'static TypeInfo {
+    const { &InfoOf::<T>::INFO }
+}
+
+/// Values without a payload type (errors made without one, indirect values) use id 0.
+pub(crate) const NO_TYPE: u16 = 0;
+pub(crate) static NO_PAYLOAD: TypeInfo = TypeInfo {
+    type_id: TypeId::of::<()>,
+    name: || "<none>",
+    layout: Layout::new::<Concrete<()>>(),
+    payload_offset: core::mem::offset_of!(Concrete<()>, payload),
+    drop_payload: drop_payload::<()>,
+};
+
+static TYPES: [AtomicPtr<TypeInfo>; MAX_TYPES] = [const { AtomicPtr::new(ptr::null_mut()) }; MAX_TYPES];
+
+/// The vtable for a type id read from a live value header.
+#[inline]
+pub(crate) fn info(id: u16) -> &'static TypeInfo {
+    if id == NO_TYPE {
+        return &NO_PAYLOAD;
+    }
+    let p = TYPES[id as usize % MAX_TYPES].load(Ordering::Acquire);
+    // SAFETY: a live header only holds ids returned by `type_id_of`, whose slot was set to a
+    // `&'static TypeInfo` before the id was handed out; slots are never cleared.
+    unsafe { &*p }
+}
+
+/// Whether a value with type id `id` holds a `T`.
+#[inline]
+pub(crate) fn id_is<T: 'static>(id: u16) -> bool {
+    let want = info_of::<T>();
+    let have = info(id);
+    ptr::eq(have, want) || (have.type_id)() == TypeId::of::<T>()
+}
+
+/// The table has no room for another type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TypeTableFull;
+
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// The id of `T`, assigning one on first use.
+pub(crate) fn type_id_of<T: 'static>() -> Result<u16, TypeTableFull> {
+    let want = info_of::<T>();
+    let tid = TypeId::of::<T>();
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    tid.hash(&mut h);
+    let start = (h.finish() >> 32) as usize;
+    for probe in 0..MAX_TYPES {
+        let slot = (start + probe) % MAX_TYPES;
+        if slot == NO_TYPE as usize {
+            continue;
+        }
+        let mut cur = TYPES[slot].load(Ordering::Acquire);
+        if cur.is_null() {
+            match TYPES[slot].compare_exchange(
+                ptr::null_mut(),
+                ptr::from_ref(want).cast_mut(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Ok(slot as u16),
+                Err(now) => cur = now,
+            }
+        }
+        // SAFETY: non-null slots hold `&'static TypeInfo` pointers.
+        let have = unsafe { &*cur };
+        if ptr::eq(have, want) || (have.type_id)() == tid {
+            return Ok(slot as u16);
+        }
+    }
+    Err(TypeTableFull)
+}
+
+/// The registered name of a type id (for diagnostics).
+pub(crate) fn name_of(id: u16) -> &'static str {
+    (info(id).name)()
+}

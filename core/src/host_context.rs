@@ -1,0 +1,217 @@
+//! The environment kernels run in: [`HostContext`] (allocator, work queue, kernel registry)
+//! and, per request, [`RequestContext`] (cancellation), joined in an [`ExecutionContext`].
+
+use core::fmt;
+use core::ptr::{self, NonNull};
+
+use portable_atomic::{AtomicPtr, Ordering};
+
+use crate::allocator::{AllocError, Allocator, OutOfMemory};
+use crate::async_value::{AsyncValue, AsyncValueRef, IndirectAsyncValue, RcAsyncValue};
+use crate::diagnostic::Diagnostic;
+use crate::kernel::KernelLookup;
+use crate::work_queue::{AwaitError, ConcurrentWorkQueue, Task};
+
+/// Shared host resources: where memory comes from, where work runs, which kernels exist.
+pub struct HostContext<'a> {
+    allocator: Allocator,
+    work_queue: &'a dyn ConcurrentWorkQueue,
+    kernels: &'a dyn KernelLookup,
+}
+
+impl fmt::Debug for HostContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostContext")
+            .field("allocator", &self.allocator)
+            .field("work_queue", &self.work_queue.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> HostContext<'a> {
+    /// Assemble a host context.
+    pub fn new(
+        allocator: Allocator,
+        work_queue: &'a dyn ConcurrentWorkQueue,
+        kernels: &'a dyn KernelLookup,
+    ) -> Self {
+        HostContext { allocator, work_queue, kernels }
+    }
+
+    /// The allocator every runtime object of this host comes from.
+    #[inline]
+    pub fn allocator(&self) -> Allocator {
+        self.allocator
+    }
+
+    /// The work queue.
+    #[inline]
+    pub fn work_queue(&self) -> &'a dyn ConcurrentWorkQueue {
+        self.work_queue
+    }
+
+    /// The kernel registry.
+    #[inline]
+    pub fn kernels(&self) -> &'a dyn KernelLookup {
+        self.kernels
+    }
+
+    /// Run `f` on the work queue. On allocator exhaustion the closure is returned unrun.
+    pub fn enqueue_work<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<(), OutOfMemory<F>> {
+        let task = Task::new(self.allocator, f)?;
+        self.work_queue.add_task(task);
+        Ok(())
+    }
+
+    /// Run blocking `f` on the queue's blocking pool (see
+    /// [`ConcurrentWorkQueue::add_blocking_task`]). Fails if the task cannot be allocated or
+    /// the queue refuses it.
+    pub fn enqueue_blocking_work<F: FnOnce() + Send + 'static>(
+        &self,
+        f: F,
+        allow_queuing: bool,
+    ) -> Result<(), Diagnostic> {
+        let task = Task::new(self.allocator, f)
+            .map_err(|_| Diagnostic::from(AllocError::new(core::alloc::Layout::new::<F>())))?;
+        match self.work_queue.add_blocking_task(task, allow_queuing) {
+            None => Ok(()),
+            Some(_) => Err(Diagnostic::new(
+                crate::diagnostic::ErrorCode::Unavailable,
+                "work queue refused a blocking task that may not be queued",
+            )),
+        }
+    }
+
+    /// Block until `values` are available (see [`ConcurrentWorkQueue::await_values`]).
+    pub fn await_values(&self, values: &[RcAsyncValue]) -> Result<(), AwaitError> {
+        self.work_queue.await_values(values)
+    }
+
+    /// Block until no work is pending.
+    pub fn quiesce(&self) {
+        self.work_queue.quiesce()
+    }
+
+    /// A new available value.
+    pub fn make_available<T: Send + Sync + 'static>(&self, value: T) -> Result<AsyncValueRef<T>, AllocError> {
+        AsyncValueRef::available(self.allocator, value)
+    }
+
+    /// A new unavailable value, completed later.
+    pub fn make_unconstructed<T: Send + Sync + 'static>(&self) -> Result<AsyncValueRef<T>, AllocError> {
+        AsyncValueRef::unconstructed(self.allocator)
+    }
+
+    /// A new error value.
+    pub fn make_error(&self, diag: Diagnostic) -> Result<RcAsyncValue, AllocError> {
+        RcAsyncValue::error(self.allocator, diag)
+    }
+
+    /// A new unresolved indirect value.
+    pub fn make_indirect(&self) -> Result<IndirectAsyncValue, AllocError> {
+        IndirectAsyncValue::new(self.allocator)
+    }
+}
+
+/// Per-request state: cancellation.
+///
+/// Cancelling stores an error value; every kernel dispatched for this request afterwards is
+/// skipped and its results become that error.
+pub struct RequestContext {
+    cancel: AtomicPtr<AsyncValue>,
+}
+
+impl Default for RequestContext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestContext").field("cancelled", &self.is_cancelled()).finish()
+    }
+}
+
+impl RequestContext {
+    /// A request that is not cancelled.
+    pub const fn new() -> Self {
+        RequestContext { cancel: AtomicPtr::new(ptr::null_mut()) }
+    }
+
+    /// Cancel with `error` (an available error value). The first cancellation wins; later
+    /// calls return `false` and drop their value.
+    pub fn cancel_with(&self, error: RcAsyncValue) -> bool {
+        debug_assert!(error.is_error());
+        let raw = error.into_raw();
+        match self.cancel.compare_exchange(ptr::null_mut(), raw.as_ptr(), Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => true,
+            Err(_) => {
+                // SAFETY: not stored: re-adopt and drop our reference.
+                drop(unsafe { RcAsyncValue::from_raw(raw) });
+                false
+            }
+        }
+    }
+
+    /// Cancel with a `CANCELLED` error allocated from `alloc`.
+    pub fn cancel(&self, alloc: Allocator) -> Result<bool, AllocError> {
+        Ok(self.cancel_with(RcAsyncValue::error(alloc, Diagnostic::cancelled())?))
+    }
+
+    /// Whether the request was cancelled.
+    #[inline]
+    pub fn is_cancelled(&self) -> bool {
+        !self.cancel.load(Ordering::Relaxed).is_null()
+    }
+
+    /// The cancellation error value, if cancelled.
+    pub fn cancel_value(&self) -> Option<RcAsyncValue> {
+        let p = NonNull::new(self.cancel.load(Ordering::Acquire))?;
+        // SAFETY: once stored, the value is owned by this context until it is dropped, which
+        // cannot happen while `&self` is borrowed.
+        Some(unsafe { RcAsyncValue::clone_from_ptr(p) })
+    }
+}
+
+impl Drop for RequestContext {
+    fn drop(&mut self) {
+        if let Some(p) = NonNull::new(*self.cancel.get_mut()) {
+            // SAFETY: the context owned this reference.
+            drop(unsafe { RcAsyncValue::from_raw(p) });
+        }
+    }
+}
+
+/// What a kernel sees of its environment: the host and the current request.
+#[derive(Clone, Copy, Debug)]
+pub struct ExecutionContext<'a> {
+    host: &'a HostContext<'a>,
+    request: &'a RequestContext,
+}
+
+impl<'a> ExecutionContext<'a> {
+    /// Join a host and a request.
+    pub fn new(host: &'a HostContext<'a>, request: &'a RequestContext) -> Self {
+        ExecutionContext { host, request }
+    }
+
+    /// The host context.
+    #[inline]
+    pub fn host(&self) -> &'a HostContext<'a> {
+        self.host
+    }
+
+    /// The request context.
+    #[inline]
+    pub fn request(&self) -> &'a RequestContext {
+        self.request
+    }
+
+    /// The host's allocator.
+    #[inline]
+    pub fn allocator(&self) -> Allocator {
+        self.host.allocator()
+    }
+}

@@ -1,0 +1,480 @@
+//! Typed kernel parameters: each pulls its piece of the frame (next argument, next
+//! attribute, next result, ...) so a plain Rust function can be a kernel.
+
+use core::cell::Cell;
+use core::marker::PhantomData;
+use core::ops::Deref;
+
+use super::attribute::AttrScalar;
+use super::frame::KernelFrame;
+use super::returns::KernelReturn;
+use crate::async_value::{AsyncValueRef, IndirectAsyncValue, RcAsyncValue};
+use crate::diagnostic::Diagnostic;
+use crate::host_context::ExecutionContext;
+
+/// Positions of the next argument, attribute and result to hand out.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cursor {
+    /// Next argument index.
+    pub arg: usize,
+    /// Next attribute index.
+    pub attr: usize,
+    /// Next result index.
+    pub result: usize,
+}
+
+/// A kernel parameter type that can be fetched from a frame.
+pub trait KernelParam {
+    /// The parameter type with the frame's borrow lifetime.
+    type Item<'f>;
+    /// Fetch the parameter, advancing the cursor. An error is reported as the kernel's
+    /// error and the kernel body does not run.
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Result<Self::Item<'f>, Diagnostic>;
+}
+
+/// A function usable as a kernel (implemented for functions of up to 10 [`KernelParam`]s
+/// returning a [`KernelReturn`]).
+pub trait KernelImpl<Marker> {
+    /// Fetch the parameters, call the function, emit its return value.
+    fn call(&self, frame: &KernelFrame<'_>);
+}
+
+/// Call `f` as a kernel on `frame` (what [`kernel!`](crate::kernel!) expands to).
+#[inline]
+pub fn invoke<M, F: KernelImpl<M>>(f: &F, frame: &KernelFrame<'_>) {
+    f.call(frame)
+}
+
+macro_rules! impl_kernel_impl {
+    ($($p:ident),*) => {
+        #[allow(non_snake_case, unused_mut, unused_variables)]
+        impl<Func, Ret, $($p: KernelParam),*> KernelImpl<fn($($p,)*) -> Ret> for Func
+        where
+            Func: Fn($($p),*) -> Ret,
+            Func: for<'f> Fn($($p::Item<'f>),*) -> Ret,
+            Ret: KernelReturn,
+        {
+            #[inline]
+            fn call(&self, frame: &KernelFrame<'_>) {
+                // Calls through the higher-ranked `Fn` bound (the plain one only pins types).
+                #[inline(always)]
+                fn call_inner<Ret, $($p),*>(f: impl Fn($($p),*) -> Ret, $($p: $p),*) -> Ret {
+                    f($($p),*)
+                }
+                let mut cursor = Cursor::default();
+                $(
+                    let $p = match $p::fetch(frame, &mut cursor) {
+                        Ok(v) => v,
+                        Err(d) => return frame.report_error(d),
+                    };
+                )*
+                let ret = call_inner(self, $($p),*);
+                ret.emit(frame, &mut cursor);
+            }
+        }
+    };
+}
+
+impl_kernel_impl!();
+impl_kernel_impl!(P0);
+impl_kernel_impl!(P0, P1);
+impl_kernel_impl!(P0, P1, P2);
+impl_kernel_impl!(P0, P1, P2, P3);
+impl_kernel_impl!(P0, P1, P2, P3, P4);
+impl_kernel_impl!(P0, P1, P2, P3, P4, P5);
+impl_kernel_impl!(P0, P1, P2, P3, P4, P5, P6);
+impl_kernel_impl!(P0, P1, P2, P3, P4, P5, P6, P7);
+impl_kernel_impl!(P0, P1, P2, P3, P4, P5, P6, P7, P8);
+impl_kernel_impl!(P0, P1, P2, P3, P4, P5, P6, P7, P8, P9);
+
+/// The next argument, an available value holding a `T`. Dereferences to the `T`.
+#[derive(Debug)]
+pub struct Argument<'f, T> {
+    value: &'f RcAsyncValue,
+    data: &'f T,
+}
+
+impl<'f, T> Argument<'f, T> {
+    /// The underlying async value (to forward it as a result, or keep it alive).
+    pub fn value(&self) -> &'f RcAsyncValue {
+        self.value
+    }
+    /// The payload.
+    pub fn get(&self) -> &'f T {
+        self.data
+    }
+}
+
+impl<T> Deref for Argument<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.data
+    }
+}
+
+impl<T: 'static> KernelParam for Argument<'_, T> {
+    type Item<'f> = Argument<'f, T>;
+    #[inline]
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Result<Argument<'f, T>, Diagnostic> {
+        let i = cursor.arg;
+        cursor.arg += 1;
+        let Some(value) = frame.args().get(i) else {
+            return Err(crate::diag!(
+                InvalidArgument,
+                "kernel expects argument {i} but got {}",
+                frame.args().len()
+            ));
+        };
+        match value.get::<T>() {
+            Some(data) => Ok(Argument { value, data }),
+            None => Err(match value.get_error() {
+                Some(e) => e.clone(),
+                None if !value.is_available() => crate::diag!(Internal, "argument {i} is not available"),
+                None => crate::diag!(
+                    InvalidArgument,
+                    "argument {i} has type {}, expected {}",
+                    value.type_name(),
+                    core::any::type_name::<T>()
+                ),
+            }),
+        }
+    }
+}
+
+/// The arguments not taken by earlier parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct RemainingArguments<'f> {
+    values: &'f [RcAsyncValue],
+}
+
+impl<'f> RemainingArguments<'f> {
+    /// The values.
+    pub fn values(&self) -> &'f [RcAsyncValue] {
+        self.values
+    }
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+    /// Value `i`.
+    pub fn get(&self, i: usize) -> Option<&'f RcAsyncValue> {
+        self.values.get(i)
+    }
+}
+
+impl KernelParam for RemainingArguments<'_> {
+    type Item<'f> = RemainingArguments<'f>;
+    fn fetch<'f>(
+        frame: &'f KernelFrame<'_>,
+        cursor: &mut Cursor,
+    ) -> Result<RemainingArguments<'f>, Diagnostic> {
+        let start = cursor.arg.min(frame.args().len());
+        cursor.arg = frame.args().len();
+        Ok(RemainingArguments { values: &frame.args()[start..] })
+    }
+}
+
+fn next_attr<'f>(
+    frame: &'f KernelFrame<'_>,
+    cursor: &mut Cursor,
+) -> Result<(usize, super::AttrRef<'f>), Diagnostic> {
+    let i = cursor.attr;
+    cursor.attr += 1;
+    match frame.attrs().get(i) {
+        Some(a) => Ok((i, *a)),
+        None => {
+            Err(crate::diag!(InvalidArgument, "kernel expects attribute {i} but got {}", frame.attrs().len()))
+        }
+    }
+}
+
+/// The next attribute, a scalar constant. Dereferences to the value.
+#[derive(Debug, Clone, Copy)]
+pub struct Attribute<'f, T> {
+    value: T,
+    _frame: PhantomData<&'f ()>,
+}
+
+impl<T: Copy> Attribute<'_, T> {
+    /// The value.
+    pub fn get(&self) -> T {
+        self.value
+    }
+}
+
+impl<T> Deref for Attribute<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T: AttrScalar> KernelParam for Attribute<'_, T> {
+    type Item<'f> = Attribute<'f, T>;
+    #[inline]
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Result<Attribute<'f, T>, Diagnostic> {
+        let (i, a) = next_attr(frame, cursor)?;
+        match a.get::<T>() {
+            Some(value) => Ok(Attribute { value, _frame: PhantomData }),
+            None => {
+                Err(crate::diag!(InvalidArgument, "attribute {i} is {:?}, expected {:?}", a.kind(), T::KIND))
+            }
+        }
+    }
+}
+
+/// The next attribute, an array of scalars viewed in place. Dereferences to `[T]`.
+#[derive(Debug, Clone, Copy)]
+pub struct ArrayAttribute<'f, T> {
+    values: &'f [T],
+}
+
+impl<'f, T> ArrayAttribute<'f, T> {
+    /// The elements.
+    pub fn values(&self) -> &'f [T] {
+        self.values
+    }
+}
+
+impl<T> Deref for ArrayAttribute<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.values
+    }
+}
+
+impl<T: AttrScalar> KernelParam for ArrayAttribute<'_, T> {
+    type Item<'f> = ArrayAttribute<'f, T>;
+    fn fetch<'f>(
+        frame: &'f KernelFrame<'_>,
+        cursor: &mut Cursor,
+    ) -> Result<ArrayAttribute<'f, T>, Diagnostic> {
+        let (i, a) = next_attr(frame, cursor)?;
+        match a.get_array::<T>() {
+            Some(values) => Ok(ArrayAttribute { values }),
+            None => Err(crate::diag!(
+                InvalidArgument,
+                "attribute {i} is {:?}, expected array of {:?}",
+                a.kind(),
+                T::KIND
+            )),
+        }
+    }
+}
+
+/// The next attribute, a string. Dereferences to `str`.
+#[derive(Debug, Clone, Copy)]
+pub struct StringAttribute<'f> {
+    value: &'f str,
+}
+
+impl<'f> StringAttribute<'f> {
+    /// The text.
+    pub fn get(&self) -> &'f str {
+        self.value
+    }
+}
+
+impl Deref for StringAttribute<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.value
+    }
+}
+
+impl KernelParam for StringAttribute<'_> {
+    type Item<'f> = StringAttribute<'f>;
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Result<StringAttribute<'f>, Diagnostic> {
+        let (i, a) = next_attr(frame, cursor)?;
+        match a.get_str() {
+            Some(value) => Ok(StringAttribute { value }),
+            None => Err(crate::diag!(InvalidArgument, "attribute {i} is {:?}, expected a string", a.kind())),
+        }
+    }
+}
+
+/// The next result slot, to be filled with a `T` (TFRT's `Result<T>`; renamed because
+/// `Result` is Rust's error type).
+pub struct Output<'f, T> {
+    slot: &'f Cell<Option<RcAsyncValue>>,
+    frame: &'f KernelFrame<'f>,
+    _payload: PhantomData<T>,
+}
+
+impl<T> core::fmt::Debug for Output<'_, T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Output")
+    }
+}
+
+impl<T: Send + Sync + 'static> Output<'_, T> {
+    /// Set the result to a new available value.
+    pub fn emplace(&self, value: T) {
+        match AsyncValueRef::available(self.frame.exec_ctx().allocator(), value) {
+            Ok(v) => self.slot.set(Some(v.into_rc())),
+            Err(e) => self.frame.report_error(e.into()),
+        }
+    }
+
+    /// Set the result to an existing value (for example an argument, forwarded).
+    pub fn set(&self, value: RcAsyncValue) {
+        self.slot.set(Some(value))
+    }
+
+    /// Set the result to a new unavailable value and return a handle to complete it later
+    /// (from a task, another thread, or a waiter). `None` when memory is exhausted (the
+    /// kernel error has then been reported).
+    pub fn allocate(&self) -> Option<AsyncValueRef<T>> {
+        match AsyncValueRef::<T>::unconstructed(self.frame.exec_ctx().allocator()) {
+            Ok(v) => {
+                self.slot.set(Some(v.clone().into_rc()));
+                Some(v)
+            }
+            Err(e) => {
+                self.frame.report_error(e.into());
+                None
+            }
+        }
+    }
+
+    /// Set the result to an error value.
+    pub fn set_error(&self, diag: Diagnostic) {
+        let diag = self.frame.locate(diag);
+        match RcAsyncValue::error(self.frame.exec_ctx().allocator(), diag) {
+            Ok(v) => self.slot.set(Some(v)),
+            Err(e) => self.frame.report_error(e.into()),
+        }
+    }
+}
+
+/// Output slots for result `i` must exist; frames come from the executor with the right count.
+fn result_slot<'f>(
+    frame: &'f KernelFrame<'_>,
+    cursor: &mut Cursor,
+) -> Result<&'f Cell<Option<RcAsyncValue>>, Diagnostic> {
+    let i = cursor.result;
+    cursor.result += 1;
+    frame.result_slots().get(i).ok_or_else(|| {
+        crate::diag!(InvalidArgument, "kernel expects result {i} but has {}", frame.num_results())
+    })
+}
+
+impl<T: Send + Sync + 'static> KernelParam for Output<'_, T> {
+    type Item<'f> = Output<'f, T>;
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Result<Output<'f, T>, Diagnostic> {
+        let slot = result_slot(frame, cursor)?;
+        // `KernelFrame` is covariant in its lifetime, so this only shortens it.
+        let frame: &'f KernelFrame<'f> = frame;
+        Ok(Output { slot, frame, _payload: PhantomData })
+    }
+}
+
+/// The result slots not taken by earlier parameters.
+pub struct RemainingResults<'f> {
+    slots: &'f [Cell<Option<RcAsyncValue>>],
+    frame: &'f KernelFrame<'f>,
+}
+
+impl core::fmt::Debug for RemainingResults<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RemainingResults").field("len", &self.slots.len()).finish()
+    }
+}
+
+impl RemainingResults<'_> {
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+    /// Set result `i` to `value`.
+    pub fn set(&self, i: usize, value: RcAsyncValue) {
+        if let Some(s) = self.slots.get(i) {
+            s.set(Some(value));
+        }
+    }
+    /// Set result `i` to a new available value.
+    pub fn emplace<T: Send + Sync + 'static>(&self, i: usize, value: T) {
+        match AsyncValueRef::available(self.frame.exec_ctx().allocator(), value) {
+            Ok(v) => self.set(i, v.into_rc()),
+            Err(e) => self.frame.report_error(e.into()),
+        }
+    }
+    /// Set result `i` to a new indirect value and return it, to be forwarded later.
+    pub fn allocate_indirect(&self, i: usize) -> Option<IndirectAsyncValue> {
+        match IndirectAsyncValue::new(self.frame.exec_ctx().allocator()) {
+            Ok(v) => {
+                self.set(i, v.clone());
+                Some(v)
+            }
+            Err(e) => {
+                self.frame.report_error(e.into());
+                None
+            }
+        }
+    }
+    /// Whether result `i` has been set.
+    pub fn is_set(&self, i: usize) -> bool {
+        self.slots.get(i).is_some_and(|s| {
+            let v = s.take();
+            let set = v.is_some();
+            s.set(v);
+            set
+        })
+    }
+}
+
+impl KernelParam for RemainingResults<'_> {
+    type Item<'f> = RemainingResults<'f>;
+    fn fetch<'f>(
+        frame: &'f KernelFrame<'_>,
+        cursor: &mut Cursor,
+    ) -> Result<RemainingResults<'f>, Diagnostic> {
+        let n = frame.num_results();
+        let start = cursor.result.min(n);
+        cursor.result = n;
+        let frame: &'f KernelFrame<'f> = frame;
+        Ok(RemainingResults { slots: &frame.result_slots()[start..], frame })
+    }
+}
+
+/// Reports a kernel error: unset results become error values (TFRT's `KernelErrorHandler`).
+#[derive(Debug, Clone, Copy)]
+pub struct KernelErrorHandler<'f> {
+    frame: &'f KernelFrame<'f>,
+}
+
+impl KernelErrorHandler<'_> {
+    /// Report `diag` (located at the kernel) on every unset or unavailable result.
+    pub fn report_error(&self, diag: Diagnostic) {
+        self.frame.report_error(diag)
+    }
+}
+
+impl KernelParam for KernelErrorHandler<'_> {
+    type Item<'f> = KernelErrorHandler<'f>;
+    fn fetch<'f>(
+        frame: &'f KernelFrame<'_>,
+        _cursor: &mut Cursor,
+    ) -> Result<KernelErrorHandler<'f>, Diagnostic> {
+        Ok(KernelErrorHandler { frame })
+    }
+}
+
+impl KernelParam for &ExecutionContext<'_> {
+    type Item<'f> = &'f ExecutionContext<'f>;
+    #[inline]
+    fn fetch<'f>(
+        frame: &'f KernelFrame<'_>,
+        _cursor: &mut Cursor,
+    ) -> Result<&'f ExecutionContext<'f>, Diagnostic> {
+        Ok(frame.exec_ctx())
+    }
+}

@@ -1,0 +1,175 @@
+//! Attribute views: constants read in place from program bytes, never copied.
+
+use core::fmt;
+
+/// The kind of an attribute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttrKind {
+    /// `i1`: one byte, 0 or 1.
+    Bool,
+    /// Signed integers.
+    I8,
+    /// 32-bit signed integer.
+    I32,
+    /// 64-bit signed integer.
+    I64,
+    /// 32-bit float.
+    F32,
+    /// 64-bit float.
+    F64,
+    /// UTF-8 text.
+    String,
+    /// A homogeneous array of scalars of the given kind.
+    Array(ScalarKind),
+    /// A reference to a function of the program, by index.
+    Function,
+    /// A type, by the program's type index.
+    Type,
+    /// A nested aggregate (decoded by the BEF reader).
+    Aggregate,
+}
+
+/// Element kinds of array attributes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum ScalarKind {
+    Bool,
+    I8,
+    I32,
+    I64,
+    F32,
+    F64,
+}
+
+/// A borrowed attribute: its kind and its little-endian bytes, aligned for in-place reads.
+#[derive(Clone, Copy, PartialEq)]
+pub struct AttrRef<'a> {
+    kind: AttrKind,
+    bytes: &'a [u8],
+}
+
+impl fmt::Debug for AttrRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AttrRef({:?}, {} bytes)", self.kind, self.bytes.len())
+    }
+}
+
+/// Scalar types that can be read from attributes in place.
+///
+/// # Safety
+/// Every bit pattern of `size_of::<Self>()` bytes accepted by `check` must be a valid value,
+/// and `KIND` must describe the type's encoding.
+pub unsafe trait AttrScalar: Copy + 'static {
+    /// The scalar kind.
+    const KIND: ScalarKind;
+    /// Validate raw bytes of one element (bools must be 0 or 1).
+    fn check(_bytes: &[u8]) -> bool {
+        true
+    }
+}
+
+macro_rules! scalar {
+    ($t:ty, $k:ident) => {
+        // SAFETY: plain-old-data integer/float type; every bit pattern is valid.
+        unsafe impl AttrScalar for $t {
+            const KIND: ScalarKind = ScalarKind::$k;
+        }
+    };
+}
+scalar!(i8, I8);
+scalar!(i32, I32);
+scalar!(i64, I64);
+scalar!(f32, F32);
+scalar!(f64, F64);
+
+// SAFETY: `check` admits only 0 and 1, the valid bool bytes.
+unsafe impl AttrScalar for bool {
+    const KIND: ScalarKind = ScalarKind::Bool;
+    fn check(bytes: &[u8]) -> bool {
+        bytes.iter().all(|b| *b <= 1)
+    }
+}
+
+const fn scalar_attr_kind(k: ScalarKind) -> AttrKind {
+    match k {
+        ScalarKind::Bool => AttrKind::Bool,
+        ScalarKind::I8 => AttrKind::I8,
+        ScalarKind::I32 => AttrKind::I32,
+        ScalarKind::I64 => AttrKind::I64,
+        ScalarKind::F32 => AttrKind::F32,
+        ScalarKind::F64 => AttrKind::F64,
+    }
+}
+
+impl<'a> AttrRef<'a> {
+    /// A scalar attribute over `bytes` (must be exactly one aligned, valid element).
+    pub fn scalar<T: AttrScalar>(bytes: &'a [u8]) -> Option<Self> {
+        Self::array::<T>(bytes)
+            .filter(|_| bytes.len() == core::mem::size_of::<T>())
+            .map(|_| AttrRef { kind: scalar_attr_kind(T::KIND), bytes })
+    }
+
+    /// An array attribute over `bytes` (aligned for `T`, whole elements, valid values).
+    pub fn array<T: AttrScalar>(bytes: &'a [u8]) -> Option<Self> {
+        let size = core::mem::size_of::<T>();
+        let aligned = (bytes.as_ptr() as usize) % core::mem::align_of::<T>() == 0;
+        if !aligned || bytes.len() % size != 0 || !T::check(bytes) {
+            return None;
+        }
+        Some(AttrRef { kind: AttrKind::Array(T::KIND), bytes })
+    }
+
+    /// A string attribute.
+    pub fn string(s: &'a str) -> Self {
+        AttrRef { kind: AttrKind::String, bytes: s.as_bytes() }
+    }
+
+    /// An attribute of another kind over raw bytes (functions, types, aggregates), whose
+    /// meaning the program reader defines.
+    pub fn raw(kind: AttrKind, bytes: &'a [u8]) -> Option<Self> {
+        match kind {
+            AttrKind::Function | AttrKind::Type | AttrKind::Aggregate => Some(AttrRef { kind, bytes }),
+            _ => None,
+        }
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> AttrKind {
+        self.kind
+    }
+
+    /// The raw bytes.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Read a scalar of type `T`.
+    pub fn get<T: AttrScalar>(&self) -> Option<T> {
+        if self.kind != scalar_attr_kind(T::KIND) {
+            return None;
+        }
+        // SAFETY: construction checked size, alignment and validity for this kind, and
+        // `AttrScalar` types accept every such bit pattern.
+        Some(unsafe { self.bytes.as_ptr().cast::<T>().read() })
+    }
+
+    /// View an array of `T` in place.
+    pub fn get_array<T: AttrScalar>(&self) -> Option<&'a [T]> {
+        if self.kind != AttrKind::Array(T::KIND) {
+            return None;
+        }
+        let n = self.bytes.len() / core::mem::size_of::<T>();
+        // SAFETY: construction checked alignment, whole elements and validity for `T`.
+        Some(unsafe { core::slice::from_raw_parts(self.bytes.as_ptr().cast::<T>(), n) })
+    }
+
+    /// The text of a string attribute.
+    pub fn get_str(&self) -> Option<&'a str> {
+        if self.kind != AttrKind::String {
+            return None;
+        }
+        // Built from `&str` (or verified by the program reader), so this never fails; the
+        // check keeps the view sound for any bytes.
+        core::str::from_utf8(self.bytes).ok()
+    }
+}

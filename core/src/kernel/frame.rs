@@ -1,0 +1,160 @@
+//! `KernelFrame`: a kernel's arguments, attributes, result slots and execution context.
+
+use core::cell::Cell;
+use core::fmt;
+
+use super::attribute::AttrRef;
+use crate::async_value::{AsyncValueRef, RcAsyncValue};
+use crate::diagnostic::{Diagnostic, Location};
+use crate::host_context::ExecutionContext;
+
+/// A borrowed source location of the kernel being run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocRef<'a> {
+    /// File name.
+    pub file: &'a str,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub column: u32,
+}
+
+impl LocRef<'_> {
+    /// An owned copy for a diagnostic.
+    pub fn to_location(&self) -> Location {
+        Location::new(self.file, self.line, self.column)
+    }
+}
+
+/// Everything one kernel invocation sees. Built by the executor (or a test), passed by shared
+/// reference; result slots use interior mutability so several adaptors can fill them.
+pub struct KernelFrame<'a> {
+    args: &'a [RcAsyncValue],
+    attrs: &'a [AttrRef<'a>],
+    results: &'a [Cell<Option<RcAsyncValue>>],
+    exec: &'a ExecutionContext<'a>,
+    location: Option<LocRef<'a>>,
+}
+
+impl fmt::Debug for KernelFrame<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KernelFrame")
+            .field("args", &self.args.len())
+            .field("attrs", &self.attrs.len())
+            .field("results", &self.results.len())
+            .field("location", &self.location)
+            .finish()
+    }
+}
+
+impl<'a> KernelFrame<'a> {
+    /// A frame over the given arguments, attributes and (initially empty) result slots.
+    pub fn new(
+        exec: &'a ExecutionContext<'a>,
+        args: &'a [RcAsyncValue],
+        attrs: &'a [AttrRef<'a>],
+        results: &'a [Cell<Option<RcAsyncValue>>],
+    ) -> Self {
+        KernelFrame { args, attrs, results, exec, location: None }
+    }
+
+    /// Attach the kernel's source location (used in the diagnostics it reports).
+    pub fn with_location(mut self, location: LocRef<'a>) -> Self {
+        self.location = Some(location);
+        self
+    }
+
+    /// The arguments.
+    #[inline]
+    pub fn args(&self) -> &'a [RcAsyncValue] {
+        self.args
+    }
+
+    /// Argument `i`.
+    #[inline]
+    pub fn arg(&self, i: usize) -> Option<&'a RcAsyncValue> {
+        self.args.get(i)
+    }
+
+    /// The attributes.
+    #[inline]
+    pub fn attrs(&self) -> &'a [AttrRef<'a>] {
+        self.attrs
+    }
+
+    /// Number of result slots.
+    #[inline]
+    pub fn num_results(&self) -> usize {
+        self.results.len()
+    }
+
+    /// The result slots.
+    #[inline]
+    pub fn result_slots(&self) -> &'a [Cell<Option<RcAsyncValue>>] {
+        self.results
+    }
+
+    /// The execution context.
+    #[inline]
+    pub fn exec_ctx(&self) -> &'a ExecutionContext<'a> {
+        self.exec
+    }
+
+    /// The kernel's location, when known.
+    pub fn location(&self) -> Option<LocRef<'a>> {
+        self.location
+    }
+
+    /// Set result `i` to `value` (replacing what was there). Out-of-range indices are
+    /// reported as a kernel error.
+    pub fn set_result(&self, i: usize, value: RcAsyncValue) {
+        match self.results.get(i) {
+            Some(slot) => slot.set(Some(value)),
+            None => self.report_error(crate::diag!(
+                Internal,
+                "kernel set result {i} but has {} results",
+                self.results.len()
+            )),
+        }
+    }
+
+    /// Set result `i` to a new available value; allocator exhaustion becomes a kernel error.
+    pub fn emplace_result<T: Send + Sync + 'static>(&self, i: usize, value: T) {
+        match AsyncValueRef::available(self.exec.allocator(), value) {
+            Ok(v) => self.set_result(i, v.into_rc()),
+            Err(e) => self.report_error(e.into()),
+        }
+    }
+
+    /// Attach this kernel's location to `diag` unless it has one.
+    pub fn locate(&self, mut diag: Diagnostic) -> Diagnostic {
+        if diag.location.is_none() {
+            diag.location = self.location.map(|l| l.to_location());
+        }
+        diag
+    }
+
+    /// Report an error: every empty result slot gets one shared error value, and results the
+    /// kernel made but left unavailable are set to the error. If even the error value cannot
+    /// be allocated, empty slots stay empty and the executor substitutes its own error.
+    pub fn report_error(&self, diag: Diagnostic) {
+        let diag = self.locate(diag);
+        let mut shared: Option<RcAsyncValue> = None;
+        for slot in self.results {
+            match slot.take() {
+                Some(v) => {
+                    if !v.is_available() {
+                        v.set_error(diag.clone());
+                    }
+                    slot.set(Some(v));
+                }
+                None => {
+                    if shared.is_none() {
+                        shared = RcAsyncValue::error(self.exec.allocator(), diag.clone()).ok();
+                    }
+                    slot.set(shared.clone());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! Kernels: the frame a kernel is called with, typed adaptors that turn plain Rust functions
+//! into kernels (the seed's `TFRT_KERNEL`), and the registry that names them.
+//!
+//! A kernel is a `fn(&KernelFrame)`. Its arguments are available async values (kernels are
+//! strict unless registered otherwise), its attributes are constants read in place from the
+//! program, and it fills its result slots with values that may still be unavailable.
+
+mod adaptors;
+mod attribute;
+mod frame;
+mod registry;
+mod returns;
+
+#[cfg(test)]
+mod tests;
+
+pub use adaptors::{
+    Argument, ArrayAttribute, Attribute, Cursor, KernelErrorHandler, KernelImpl, KernelParam, Output,
+    RemainingArguments, RemainingResults, StringAttribute, invoke,
+};
+pub use attribute::{AttrKind, AttrRef, AttrScalar};
+pub use frame::{KernelFrame, LocRef};
+pub use registry::{KernelEntry, KernelLookup, KernelRegistry, RegistryError};
+pub use returns::{KernelReturn, Value};
+
+/// A kernel: reads arguments and attributes from the frame and sets its results.
+pub type KernelFn = fn(&KernelFrame<'_>);
+
+/// Turn a Rust function whose parameters are kernel adaptors into a [`KernelFn`]:
+/// `registry.add_kernel("tfrt.add.i32", kernel!(add_i32))`.
+///
+/// Parameters may be [`Argument`], [`Attribute`], [`ArrayAttribute`], [`StringAttribute`],
+/// [`RemainingArguments`], [`Output`], [`RemainingResults`], [`KernelErrorHandler`] and
+/// `&ExecutionContext`; the return value is anything implementing [`KernelReturn`].
+#[macro_export]
+macro_rules! kernel {
+    ($f:expr) => {{
+        fn __hostrt_kernel(frame: &$crate::kernel::KernelFrame<'_>) {
+            $crate::kernel::invoke(&$f, frame)
+        }
+        __hostrt_kernel as $crate::kernel::KernelFn
+    }};
+}

@@ -1,0 +1,110 @@
+//! The kernel registry: explicit registration by name, fixed capacity, no allocation and no
+//! static initializers. Names are resolved to function pointers once, when a program loads.
+
+use core::fmt;
+
+use super::KernelFn;
+
+/// A registered kernel.
+#[derive(Clone, Copy)]
+pub struct KernelEntry {
+    /// The name programs use (`tfrt.add.i32`).
+    pub name: &'static str,
+    /// The implementation.
+    pub func: KernelFn,
+    /// Whether the kernel may run before all arguments are available (like `tfrt.call`).
+    pub non_strict: bool,
+}
+
+impl fmt::Debug for KernelEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KernelEntry").field("name", &self.name).field("non_strict", &self.non_strict).finish()
+    }
+}
+
+/// Looks kernels up by name. Implemented by [`KernelRegistry`]; `std` users may supply a
+/// hash map.
+pub trait KernelLookup: Sync {
+    /// The kernel registered as `name`.
+    fn lookup(&self, name: &str) -> Option<KernelEntry>;
+}
+
+/// Why a registration was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegistryError {
+    /// A kernel with this name is already registered.
+    Duplicate(&'static str),
+    /// The registry is full.
+    Full(&'static str),
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistryError::Duplicate(n) => write!(f, "kernel '{n}' is already registered"),
+            RegistryError::Full(n) => write!(f, "kernel registry is full (registering '{n}')"),
+        }
+    }
+}
+
+/// A registry of up to `N` kernels, kept sorted by name (lookup is a binary search).
+pub struct KernelRegistry<const N: usize = 128> {
+    entries: heapless::Vec<KernelEntry, N>,
+}
+
+impl<const N: usize> fmt::Debug for KernelRegistry<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.entries.iter().map(|e| e.name)).finish()
+    }
+}
+
+impl<const N: usize> Default for KernelRegistry<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> KernelRegistry<N> {
+    /// An empty registry.
+    pub const fn new() -> Self {
+        KernelRegistry { entries: heapless::Vec::new() }
+    }
+
+    /// Register a strict kernel (runs when all arguments are available).
+    pub fn add_kernel(&mut self, name: &'static str, func: KernelFn) -> Result<(), RegistryError> {
+        self.insert(KernelEntry { name, func, non_strict: false })
+    }
+
+    /// Register a non-strict kernel (may run before its arguments are available).
+    pub fn add_non_strict_kernel(&mut self, name: &'static str, func: KernelFn) -> Result<(), RegistryError> {
+        self.insert(KernelEntry { name, func, non_strict: true })
+    }
+
+    fn insert(&mut self, entry: KernelEntry) -> Result<(), RegistryError> {
+        match self.entries.binary_search_by(|e| e.name.cmp(entry.name)) {
+            Ok(_) => Err(RegistryError::Duplicate(entry.name)),
+            Err(pos) => self.entries.insert(pos, entry).map_err(|_| RegistryError::Full(entry.name)),
+        }
+    }
+
+    /// Number of registered kernels.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no kernel is registered.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// All entries, sorted by name.
+    pub fn entries(&self) -> &[KernelEntry] {
+        &self.entries
+    }
+}
+
+impl<const N: usize> KernelLookup for KernelRegistry<N> {
+    fn lookup(&self, name: &str) -> Option<KernelEntry> {
+        self.entries.binary_search_by(|e| e.name.cmp(name)).ok().map(|i| self.entries[i])
+    }
+}

@@ -1,0 +1,30 @@
+//! `hostrt-core`: the `no_std` heart of hostrt, a host runtime for dataflow programs.
+//!
+//! It needs neither `std` nor `alloc` nor a global allocator: every runtime object (async
+//! values, waiter nodes, tasks) is carved out of a [`HostAllocator`](allocator::HostAllocator),
+//! typically a [`FixedArena`](allocator::FixedArena) over a static buffer. See `README.md` in
+//! this directory for the layering of the modules.
+#![cfg_attr(not(test), no_std)]
+#![warn(missing_docs)]
+
+pub mod allocator;
+pub mod async_value;
+pub mod chain;
+pub mod diagnostic;
+pub mod host_context;
+pub mod kernel;
+pub mod work_queue;
+
+mod callback;
+mod sync;
+
+#[cfg(test)]
+pub(crate) mod testing;
+
+pub use allocator::{AllocError, Allocator, FixedArena, HostAllocator, OutOfMemory};
+pub use async_value::{AsyncValueRef, IndirectAsyncValue, RcAsyncValue, State};
+pub use chain::Chain;
+pub use diagnostic::{Diagnostic, ErrorCode, Location};
+pub use host_context::{ExecutionContext, HostContext, RequestContext};
+pub use kernel::{KernelFn, KernelFrame, KernelRegistry};
+pub use work_queue::{ConcurrentWorkQueue, SingleThreadedWorkQueue, Task};

@@ -1,0 +1,65 @@
+//! Work queues: where kernels send work that should not run inline.
+//!
+//! [`ConcurrentWorkQueue`] is the seed's interface (add task, add blocking task, await,
+//! quiesce, parallelism level). The core ships the deterministic [`SingleThreadedWorkQueue`];
+//! `hostrt-std` adds the multi-threaded one.
+
+mod single_threaded;
+mod task;
+
+pub use single_threaded::SingleThreadedWorkQueue;
+pub use task::Task;
+
+use core::fmt;
+
+use crate::async_value::RcAsyncValue;
+
+/// Awaiting could not complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AwaitError {
+    /// No task is left to run, yet `unavailable` awaited values are still unavailable, and
+    /// nothing else (another thread, an interrupt) was declared able to complete them.
+    Deadlock {
+        /// How many awaited values are still unavailable.
+        unavailable: usize,
+    },
+}
+
+impl fmt::Display for AwaitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AwaitError::Deadlock { unavailable } => {
+                write!(f, "deadlock: no runnable task, {unavailable} awaited value(s) still unavailable")
+            }
+        }
+    }
+}
+
+/// The work queue interface of the seed (TFRT's `ConcurrentWorkQueue`).
+pub trait ConcurrentWorkQueue: Send + Sync {
+    /// A short name (`"s"` for single-threaded, `"mstd"` for multi-threaded).
+    fn name(&self) -> &str;
+
+    /// Enqueue non-blocking work. A queue with bounded storage may run it in the caller.
+    fn add_task(&self, task: Task);
+
+    /// Enqueue work that may block. With `allow_queuing == false` the queue must start the
+    /// task within finite time even if all other blocking work blocks forever; a queue that
+    /// cannot promise that refuses and returns the task.
+    #[must_use = "a refused task is returned and must be handled"]
+    fn add_blocking_task(&self, task: Task, allow_queuing: bool) -> Option<Task>;
+
+    /// Block until every value in `values` is available (concrete or error).
+    ///
+    /// Must not be called from a thread the queue manages.
+    fn await_values(&self, values: &[RcAsyncValue]) -> Result<(), AwaitError>;
+
+    /// Block until no task is pending or running.
+    fn quiesce(&self);
+
+    /// Number of threads that run non-blocking work (a hint for splitting work).
+    fn parallelism_level(&self) -> usize;
+
+    /// Whether the calling thread is currently running one of this queue's tasks.
+    fn is_in_worker_thread(&self) -> bool;
+}
