@@ -64,10 +64,78 @@ impl fmt::Display for ErrorCode {
     }
 }
 
+/// Inline text of at most `N` bytes; longer input is truncated at a char boundary.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct FixedStr<const N: usize> {
+    len: u8,
+    bytes: [u8; N],
+}
+
+impl<const N: usize> FixedStr<N> {
+    const CHECK: () = assert!(N <= 255, "FixedStr holds at most 255 bytes");
+
+    /// The first bytes of `s` that fit (at a char boundary); `from_end` keeps the tail.
+    pub const fn new(s: &str, from_end: bool) -> Self {
+        let () = Self::CHECK;
+        let b = s.as_bytes();
+        let mut start = 0;
+        let mut end = b.len();
+        if b.len() > N {
+            if from_end {
+                start = b.len() - N;
+                while start < b.len() && (b[start] & 0xC0) == 0x80 {
+                    start += 1;
+                }
+            } else {
+                end = N;
+                while end > 0 && (b[end] & 0xC0) == 0x80 {
+                    end -= 1;
+                }
+            }
+        }
+        let mut bytes = [0u8; N];
+        let mut i = start;
+        while i < end {
+            bytes[i - start] = b[i];
+            i += 1;
+        }
+        FixedStr { len: (end - start) as u8, bytes }
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        // Only whole UTF-8 sequences are ever copied in (`new` and `write_str` cut at char
+        // boundaries), so this cannot fail; fall back to "" rather than trusting it blindly.
+        core::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+}
+
+impl<const N: usize> fmt::Debug for FixedStr<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl<const N: usize> Write for FixedStr<N> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for c in s.chars() {
+            let mut buf = [0u8; 4];
+            let enc = c.encode_utf8(&mut buf).as_bytes();
+            let at = self.len as usize;
+            if at + enc.len() > N {
+                return Err(fmt::Error);
+            }
+            self.bytes[at..at + enc.len()].copy_from_slice(enc);
+            self.len += enc.len() as u8;
+        }
+        Ok(())
+    }
+}
+
 /// A source position (`file:line:col`), as recorded per kernel in BEF.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Location {
-    file: heapless::String<FILE_CAPACITY>,
+    file: FixedStr<FILE_CAPACITY>,
     /// 1-based line.
     pub line: u32,
     /// 1-based column.
@@ -76,26 +144,19 @@ pub struct Location {
 
 impl Location {
     /// A location; a file name longer than [`FILE_CAPACITY`] keeps its last bytes.
-    pub fn new(file: &str, line: u32, column: u32) -> Self {
-        let mut start = file.len().saturating_sub(FILE_CAPACITY);
-        while !file.is_char_boundary(start) {
-            start += 1;
-        }
-        let mut name = heapless::String::new();
-        // Cannot fail: the tail is at most FILE_CAPACITY bytes.
-        let _ = name.push_str(&file[start..]);
-        Location { file: name, line, column }
+    pub const fn new(file: &str, line: u32, column: u32) -> Self {
+        Location { file: FixedStr::new(file, true), line, column }
     }
 
     /// The file name (possibly shortened).
     pub fn file(&self) -> &str {
-        &self.file
+        self.file.as_str()
     }
 }
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+        write!(f, "{}:{}:{}", self.file(), self.line, self.column)
     }
 }
 
@@ -105,38 +166,37 @@ impl fmt::Debug for Location {
     }
 }
 
-/// An error: code, message and optional location. Fixed size, no heap.
+/// An error: code, message and optional location. Fixed size, no heap, so firmware can
+/// build one from `core::fmt` arguments.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Diagnostic {
     /// What kind of failure.
     pub code: ErrorCode,
-    message: heapless::String<MESSAGE_CAPACITY>,
+    message: FixedStr<MESSAGE_CAPACITY>,
     /// Where in the program the error arose, when known.
     pub location: Option<Location>,
 }
 
 impl Diagnostic {
     /// A diagnostic with a plain message (truncated to [`MESSAGE_CAPACITY`] bytes).
-    pub fn new(code: ErrorCode, message: &str) -> Self {
-        let mut d = Diagnostic { code, message: heapless::String::new(), location: None };
-        let _ = TruncatingWriter(&mut d.message).write_str(message);
-        d
+    pub const fn new(code: ErrorCode, message: &str) -> Self {
+        Diagnostic { code, message: FixedStr::new(message, false), location: None }
     }
 
     /// A diagnostic whose message is formatted from `args` (truncated, never fails).
     pub fn fmt(code: ErrorCode, args: fmt::Arguments<'_>) -> Self {
-        let mut d = Diagnostic { code, message: heapless::String::new(), location: None };
-        let _ = TruncatingWriter(&mut d.message).write_fmt(args);
+        let mut d = Diagnostic::new(code, "");
+        let _ = d.message.write_fmt(args);
         d
     }
 
     /// An `INTERNAL` diagnostic, the code TFRT gives kernel-reported errors.
-    pub fn internal(message: &str) -> Self {
+    pub const fn internal(message: &str) -> Self {
         Self::new(ErrorCode::Internal, message)
     }
 
     /// The `CANCELLED` diagnostic used for request cancellation.
-    pub fn cancelled() -> Self {
+    pub const fn cancelled() -> Self {
         Self::new(ErrorCode::Cancelled, "Cancelled")
     }
 
@@ -148,7 +208,7 @@ impl Diagnostic {
 
     /// The message text.
     pub fn message(&self) -> &str {
-        &self.message
+        self.message.as_str()
     }
 }
 
@@ -157,7 +217,7 @@ impl fmt::Display for Diagnostic {
         if let Some(loc) = &self.location {
             write!(f, "{loc}: ")?;
         }
-        write!(f, "{} ({})", self.message, self.code)
+        write!(f, "{} ({})", self.message(), self.code)
     }
 }
 
@@ -173,20 +233,6 @@ macro_rules! diag {
     ($code:ident, $($arg:tt)*) => {
         $crate::diagnostic::Diagnostic::fmt($crate::diagnostic::ErrorCode::$code, format_args!($($arg)*))
     };
-}
-
-/// Writes into a fixed-capacity string, dropping what does not fit (at a char boundary).
-struct TruncatingWriter<'a, const N: usize>(&'a mut heapless::String<N>);
-
-impl<const N: usize> Write for TruncatingWriter<'_, N> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        for c in s.chars() {
-            if self.0.push(c).is_err() {
-                return Err(fmt::Error);
-            }
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -206,6 +252,16 @@ mod tests {
         let d = diag!(InvalidArgument, "bad value {}", 7).with_location(Location::new("prog.mlir", 3, 9));
         extern crate std;
         assert_eq!(std::format!("{d}"), "prog.mlir:3:9: bad value 7 (INVALID_ARGUMENT)");
+    }
+
+    #[test]
+    fn const_construction_truncates_both_ways() {
+        const D: Diagnostic = Diagnostic::new(ErrorCode::Cancelled, "Cancelled");
+        assert_eq!(D.message(), "Cancelled");
+        let s: FixedStr<4> = FixedStr::new("aéé", false);
+        assert_eq!(s.as_str(), "aé");
+        let s: FixedStr<4> = FixedStr::new("ééa", true);
+        assert_eq!(s.as_str(), "éa");
     }
 
     #[test]

@@ -6,6 +6,9 @@
 //! this directory for the layering of the modules.
 #![cfg_attr(not(test), no_std)]
 #![warn(missing_docs)]
+// `Diagnostic` is deliberately an inline, fixed-size value (no heap on microcontrollers);
+// it is only returned on cold error paths.
+#![allow(clippy::result_large_err)]
 
 pub mod allocator;
 pub mod async_value;

@@ -55,6 +55,10 @@ impl TestHost {
         }
     }
 
+    pub(crate) fn with_arena(arena: TestArena) -> Self {
+        TestHost { arena, queue: SingleThreadedWorkQueue::new(), registry: KernelRegistry::new() }
+    }
+
     pub(crate) fn with<R>(&self, f: impl FnOnce(&ExecutionContext<'_>) -> R) -> R {
         let host = HostContext::new(self.arena.alloc, &self.queue, &self.registry);
         let request = RequestContext::new();

@@ -111,12 +111,12 @@ pub(crate) struct Concrete<T> {
 /// Block layout of an indirect value: the payload is the forwarding target.
 type IndirectBlock = Concrete<()>;
 
-static OOM_DIAGNOSTIC: spin::Once<Diagnostic> = spin::Once::new();
+static OOM_DIAGNOSTIC: Diagnostic =
+    Diagnostic::new(ErrorCode::ResourceExhausted, "Out of memory while recording an error");
 
 /// The diagnostic used when even recording an error ran out of memory.
 fn oom_diagnostic() -> &'static Diagnostic {
-    OOM_DIAGNOSTIC
-        .call_once(|| Diagnostic::new(ErrorCode::ResourceExhausted, "Out of memory while recording an error"))
+    &OOM_DIAGNOSTIC
 }
 
 impl AsyncValue {

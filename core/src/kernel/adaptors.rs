@@ -27,9 +27,9 @@ pub struct Cursor {
 pub trait KernelParam {
     /// The parameter type with the frame's borrow lifetime.
     type Item<'f>;
-    /// Fetch the parameter, advancing the cursor. An error is reported as the kernel's
-    /// error and the kernel body does not run.
-    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Result<Self::Item<'f>, Diagnostic>;
+    /// Fetch the parameter, advancing the cursor. On failure the parameter reports the
+    /// kernel's error on the frame and returns `None`; the kernel body then does not run.
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<Self::Item<'f>>;
 }
 
 /// A function usable as a kernel (implemented for functions of up to 10 [`KernelParam`]s
@@ -47,7 +47,7 @@ pub fn invoke<M, F: KernelImpl<M>>(f: &F, frame: &KernelFrame<'_>) {
 
 macro_rules! impl_kernel_impl {
     ($($p:ident),*) => {
-        #[allow(non_snake_case, unused_mut, unused_variables)]
+        #[allow(non_snake_case, unused_mut, unused_variables, clippy::too_many_arguments)]
         impl<Func, Ret, $($p: KernelParam),*> KernelImpl<fn($($p,)*) -> Ret> for Func
         where
             Func: Fn($($p),*) -> Ret,
@@ -58,15 +58,13 @@ macro_rules! impl_kernel_impl {
             fn call(&self, frame: &KernelFrame<'_>) {
                 // Calls through the higher-ranked `Fn` bound (the plain one only pins types).
                 #[inline(always)]
+                #[allow(clippy::too_many_arguments)]
                 fn call_inner<Ret, $($p),*>(f: impl Fn($($p),*) -> Ret, $($p: $p),*) -> Ret {
                     f($($p),*)
                 }
                 let mut cursor = Cursor::default();
                 $(
-                    let $p = match $p::fetch(frame, &mut cursor) {
-                        Ok(v) => v,
-                        Err(d) => return frame.report_error(d),
-                    };
+                    let Some($p) = $p::fetch(frame, &mut cursor) else { return };
                 )*
                 let ret = call_inner(self, $($p),*);
                 ret.emit(frame, &mut cursor);
@@ -115,28 +113,30 @@ impl<T> Deref for Argument<'_, T> {
 impl<T: 'static> KernelParam for Argument<'_, T> {
     type Item<'f> = Argument<'f, T>;
     #[inline]
-    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Result<Argument<'f, T>, Diagnostic> {
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<Argument<'f, T>> {
         let i = cursor.arg;
         cursor.arg += 1;
         let Some(value) = frame.args().get(i) else {
-            return Err(crate::diag!(
-                InvalidArgument,
-                "kernel expects argument {i} but got {}",
-                frame.args().len()
-            ));
+            return fail(
+                frame,
+                crate::diag!(InvalidArgument, "kernel expects argument {i} but got {}", frame.args().len()),
+            );
         };
         match value.get::<T>() {
-            Some(data) => Ok(Argument { value, data }),
-            None => Err(match value.get_error() {
-                Some(e) => e.clone(),
-                None if !value.is_available() => crate::diag!(Internal, "argument {i} is not available"),
-                None => crate::diag!(
-                    InvalidArgument,
-                    "argument {i} has type {}, expected {}",
-                    value.type_name(),
-                    core::any::type_name::<T>()
-                ),
-            }),
+            Some(data) => Some(Argument { value, data }),
+            None => fail(
+                frame,
+                match value.get_error() {
+                    Some(e) => e.clone(),
+                    None if !value.is_available() => crate::diag!(Internal, "argument {i} is not available"),
+                    None => crate::diag!(
+                        InvalidArgument,
+                        "argument {i} has type {}, expected {}",
+                        value.type_name(),
+                        core::any::type_name::<T>()
+                    ),
+                },
+            ),
         }
     }
 }
@@ -168,27 +168,29 @@ impl<'f> RemainingArguments<'f> {
 
 impl KernelParam for RemainingArguments<'_> {
     type Item<'f> = RemainingArguments<'f>;
-    fn fetch<'f>(
-        frame: &'f KernelFrame<'_>,
-        cursor: &mut Cursor,
-    ) -> Result<RemainingArguments<'f>, Diagnostic> {
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<RemainingArguments<'f>> {
         let start = cursor.arg.min(frame.args().len());
         cursor.arg = frame.args().len();
-        Ok(RemainingArguments { values: &frame.args()[start..] })
+        Some(RemainingArguments { values: &frame.args()[start..] })
     }
 }
 
-fn next_attr<'f>(
-    frame: &'f KernelFrame<'_>,
-    cursor: &mut Cursor,
-) -> Result<(usize, super::AttrRef<'f>), Diagnostic> {
+/// Report `diag` as the kernel's error and fail the fetch.
+#[cold]
+fn fail<T>(frame: &KernelFrame<'_>, diag: Diagnostic) -> Option<T> {
+    frame.report_error(diag);
+    None
+}
+
+fn next_attr<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<(usize, super::AttrRef<'f>)> {
     let i = cursor.attr;
     cursor.attr += 1;
     match frame.attrs().get(i) {
-        Some(a) => Ok((i, *a)),
-        None => {
-            Err(crate::diag!(InvalidArgument, "kernel expects attribute {i} but got {}", frame.attrs().len()))
-        }
+        Some(a) => Some((i, *a)),
+        None => fail(
+            frame,
+            crate::diag!(InvalidArgument, "kernel expects attribute {i} but got {}", frame.attrs().len()),
+        ),
     }
 }
 
@@ -216,13 +218,14 @@ impl<T> Deref for Attribute<'_, T> {
 impl<T: AttrScalar> KernelParam for Attribute<'_, T> {
     type Item<'f> = Attribute<'f, T>;
     #[inline]
-    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Result<Attribute<'f, T>, Diagnostic> {
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<Attribute<'f, T>> {
         let (i, a) = next_attr(frame, cursor)?;
         match a.get::<T>() {
-            Some(value) => Ok(Attribute { value, _frame: PhantomData }),
-            None => {
-                Err(crate::diag!(InvalidArgument, "attribute {i} is {:?}, expected {:?}", a.kind(), T::KIND))
-            }
+            Some(value) => Some(Attribute { value, _frame: PhantomData }),
+            None => fail(
+                frame,
+                crate::diag!(InvalidArgument, "attribute {i} is {:?}, expected {:?}", a.kind(), T::KIND),
+            ),
         }
     }
 }
@@ -249,19 +252,19 @@ impl<T> Deref for ArrayAttribute<'_, T> {
 
 impl<T: AttrScalar> KernelParam for ArrayAttribute<'_, T> {
     type Item<'f> = ArrayAttribute<'f, T>;
-    fn fetch<'f>(
-        frame: &'f KernelFrame<'_>,
-        cursor: &mut Cursor,
-    ) -> Result<ArrayAttribute<'f, T>, Diagnostic> {
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<ArrayAttribute<'f, T>> {
         let (i, a) = next_attr(frame, cursor)?;
         match a.get_array::<T>() {
-            Some(values) => Ok(ArrayAttribute { values }),
-            None => Err(crate::diag!(
-                InvalidArgument,
-                "attribute {i} is {:?}, expected array of {:?}",
-                a.kind(),
-                T::KIND
-            )),
+            Some(values) => Some(ArrayAttribute { values }),
+            None => fail(
+                frame,
+                crate::diag!(
+                    InvalidArgument,
+                    "attribute {i} is {:?}, expected array of {:?}",
+                    a.kind(),
+                    T::KIND
+                ),
+            ),
         }
     }
 }
@@ -288,11 +291,14 @@ impl Deref for StringAttribute<'_> {
 
 impl KernelParam for StringAttribute<'_> {
     type Item<'f> = StringAttribute<'f>;
-    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Result<StringAttribute<'f>, Diagnostic> {
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<StringAttribute<'f>> {
         let (i, a) = next_attr(frame, cursor)?;
         match a.get_str() {
-            Some(value) => Ok(StringAttribute { value }),
-            None => Err(crate::diag!(InvalidArgument, "attribute {i} is {:?}, expected a string", a.kind())),
+            Some(value) => Some(StringAttribute { value }),
+            None => fail(
+                frame,
+                crate::diag!(InvalidArgument, "attribute {i} is {:?}, expected a string", a.kind()),
+            ),
         }
     }
 }
@@ -351,25 +357,29 @@ impl<T: Send + Sync + 'static> Output<'_, T> {
     }
 }
 
-/// Output slots for result `i` must exist; frames come from the executor with the right count.
+/// The next result slot (a kernel error if the frame has too few).
 fn result_slot<'f>(
     frame: &'f KernelFrame<'_>,
     cursor: &mut Cursor,
-) -> Result<&'f Cell<Option<RcAsyncValue>>, Diagnostic> {
+) -> Option<&'f Cell<Option<RcAsyncValue>>> {
     let i = cursor.result;
     cursor.result += 1;
-    frame.result_slots().get(i).ok_or_else(|| {
-        crate::diag!(InvalidArgument, "kernel expects result {i} but has {}", frame.num_results())
-    })
+    match frame.result_slots().get(i) {
+        Some(slot) => Some(slot),
+        None => fail(
+            frame,
+            crate::diag!(InvalidArgument, "kernel expects result {i} but has {}", frame.num_results()),
+        ),
+    }
 }
 
 impl<T: Send + Sync + 'static> KernelParam for Output<'_, T> {
     type Item<'f> = Output<'f, T>;
-    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Result<Output<'f, T>, Diagnostic> {
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<Output<'f, T>> {
         let slot = result_slot(frame, cursor)?;
         // `KernelFrame` is covariant in its lifetime, so this only shortens it.
         let frame: &'f KernelFrame<'f> = frame;
-        Ok(Output { slot, frame, _payload: PhantomData })
+        Some(Output { slot, frame, _payload: PhantomData })
     }
 }
 
@@ -433,15 +443,12 @@ impl RemainingResults<'_> {
 
 impl KernelParam for RemainingResults<'_> {
     type Item<'f> = RemainingResults<'f>;
-    fn fetch<'f>(
-        frame: &'f KernelFrame<'_>,
-        cursor: &mut Cursor,
-    ) -> Result<RemainingResults<'f>, Diagnostic> {
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<RemainingResults<'f>> {
         let n = frame.num_results();
         let start = cursor.result.min(n);
         cursor.result = n;
         let frame: &'f KernelFrame<'f> = frame;
-        Ok(RemainingResults { slots: &frame.result_slots()[start..], frame })
+        Some(RemainingResults { slots: &frame.result_slots()[start..], frame })
     }
 }
 
@@ -460,21 +467,15 @@ impl KernelErrorHandler<'_> {
 
 impl KernelParam for KernelErrorHandler<'_> {
     type Item<'f> = KernelErrorHandler<'f>;
-    fn fetch<'f>(
-        frame: &'f KernelFrame<'_>,
-        _cursor: &mut Cursor,
-    ) -> Result<KernelErrorHandler<'f>, Diagnostic> {
-        Ok(KernelErrorHandler { frame })
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, _cursor: &mut Cursor) -> Option<KernelErrorHandler<'f>> {
+        Some(KernelErrorHandler { frame })
     }
 }
 
 impl KernelParam for &ExecutionContext<'_> {
     type Item<'f> = &'f ExecutionContext<'f>;
     #[inline]
-    fn fetch<'f>(
-        frame: &'f KernelFrame<'_>,
-        _cursor: &mut Cursor,
-    ) -> Result<&'f ExecutionContext<'f>, Diagnostic> {
-        Ok(frame.exec_ctx())
+    fn fetch<'f>(frame: &'f KernelFrame<'_>, _cursor: &mut Cursor) -> Option<&'f ExecutionContext<'f>> {
+        Some(frame.exec_ctx())
     }
 }

@@ -112,8 +112,8 @@ impl<'a> AttrRef<'a> {
     /// An array attribute over `bytes` (aligned for `T`, whole elements, valid values).
     pub fn array<T: AttrScalar>(bytes: &'a [u8]) -> Option<Self> {
         let size = core::mem::size_of::<T>();
-        let aligned = (bytes.as_ptr() as usize) % core::mem::align_of::<T>() == 0;
-        if !aligned || bytes.len() % size != 0 || !T::check(bytes) {
+        let aligned = (bytes.as_ptr() as usize).is_multiple_of(core::mem::align_of::<T>());
+        if !aligned || !bytes.len().is_multiple_of(size) || !T::check(bytes) {
             return None;
         }
         Some(AttrRef { kind: AttrKind::Array(T::KIND), bytes })

@@ -134,3 +134,128 @@ impl ConcurrentWorkQueue for SingleThreadedWorkQueue {
         self.running.load(Ordering::Relaxed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+    use super::*;
+    use crate::async_value::AsyncValueRef;
+    use crate::testing::{Log, TestArena, drop_counter};
+
+    fn task(a: &TestArena, f: impl FnOnce() + Send + 'static) -> Task {
+        Task::new(a.alloc, f).unwrap()
+    }
+
+    #[test]
+    fn quiesce_runs_fifo_batches() {
+        let a = TestArena::new(8192);
+        let q = SingleThreadedWorkQueue::new();
+        let log = Log::default();
+        for name in ["a", "b"] {
+            let l = log.clone();
+            let alloc = a.alloc;
+            let qp: &'static SingleThreadedWorkQueue = unsafe_static(&q);
+            q.add_task(task(&a, move || {
+                l.push(name);
+                let l2 = l.clone();
+                qp.add_task(Task::new(alloc, move || l2.push(std::format!("{name}2"))).unwrap());
+            }));
+        }
+        assert!(log.take().is_empty(), "nothing runs until quiesce or await");
+        q.quiesce();
+        assert_eq!(log.take(), ["a", "b", "a2", "b2"]);
+        assert!(q.pending_is_empty());
+    }
+
+    /// Tests run the queue on this thread only; the tasks never outlive `q`.
+    fn unsafe_static(q: &SingleThreadedWorkQueue) -> &'static SingleThreadedWorkQueue {
+        // SAFETY: every test quiesces `q` before it goes out of scope, so no task holding
+        // this reference runs after `q` is dropped.
+        unsafe { &*(q as *const SingleThreadedWorkQueue) }
+    }
+
+    #[test]
+    fn await_stops_when_values_are_ready_and_keeps_the_rest_in_front() {
+        let a = TestArena::new(8192);
+        let q = SingleThreadedWorkQueue::new();
+        let qp = unsafe_static(&q);
+        let log = Log::default();
+        let v = AsyncValueRef::<i32>::unconstructed(a.alloc).unwrap();
+        let (w, l, alloc) = (v.clone(), log.clone(), a.alloc);
+        q.add_task(task(&a, move || {
+            l.push("t1");
+            let l2 = l.clone();
+            qp.add_task(Task::new(alloc, move || l2.push("t4")).unwrap());
+            w.emplace(1);
+        }));
+        for name in ["t2", "t3"] {
+            let l = log.clone();
+            q.add_task(task(&a, move || l.push(name)));
+        }
+        q.await_values(&[v.clone().into_rc()]).unwrap();
+        assert_eq!(log.take(), ["t1"]);
+        q.quiesce();
+        assert_eq!(log.take(), ["t2", "t3", "t4"], "unrun batch tasks go ahead of newer ones");
+    }
+
+    #[test]
+    fn await_on_available_values_runs_nothing() {
+        let a = TestArena::new(8192);
+        let q = SingleThreadedWorkQueue::new();
+        let log = Log::default();
+        let l = log.clone();
+        q.add_task(task(&a, move || l.push("x")));
+        let v = AsyncValueRef::available(a.alloc, 1u8).unwrap().into_rc();
+        q.await_values(&[v]).unwrap();
+        assert!(log.take().is_empty());
+        q.quiesce();
+    }
+
+    #[test]
+    fn await_without_runnable_work_reports_deadlock() {
+        let a = TestArena::new(8192);
+        let q = SingleThreadedWorkQueue::new();
+        let v = AsyncValueRef::<i32>::unconstructed(a.alloc).unwrap().into_rc();
+        let w = AsyncValueRef::available(a.alloc, 0i32).unwrap().into_rc();
+        assert_eq!(q.await_values(&[v.clone(), w]), Err(AwaitError::Deadlock { unavailable: 1 }));
+        static CALLS: AtomicUsize = AtomicUsize::new(0);
+        let q = SingleThreadedWorkQueue::with_idle_hook(|| CALLS.fetch_add(1, SeqCst) < 3);
+        assert!(q.await_values(&[v]).is_err());
+        assert_eq!(CALLS.load(SeqCst), 4, "idle hook consulted until it gives up");
+    }
+
+    #[test]
+    fn blocking_tasks_need_queuing() {
+        let a = TestArena::new(8192);
+        let q = SingleThreadedWorkQueue::new();
+        let log = Log::default();
+        let l = log.clone();
+        let refused = q.add_blocking_task(task(&a, move || l.push("no")), false);
+        assert!(refused.is_some(), "cannot guarantee progress without queuing");
+        drop(refused);
+        let l = log.clone();
+        assert!(q.add_blocking_task(task(&a, move || l.push("yes")), true).is_none());
+        q.quiesce();
+        assert_eq!(log.take(), ["yes"]);
+        assert_eq!(q.parallelism_level(), 1);
+    }
+
+    #[test]
+    fn worker_flag_and_unrun_tasks_are_freed() {
+        let a = TestArena::new(8192);
+        let q = SingleThreadedWorkQueue::new();
+        let qp = unsafe_static(&q);
+        let inside = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let i = inside.clone();
+        q.add_task(task(&a, move || i.store(qp.is_in_worker_thread(), SeqCst)));
+        assert!(!q.is_in_worker_thread());
+        q.quiesce();
+        assert!(inside.load(SeqCst));
+        let (c, drops) = drop_counter();
+        q.add_task(task(&a, move || drop(c)));
+        drop(q);
+        assert_eq!(drops.load(SeqCst), 1, "dropping the queue drops pending tasks unrun");
+    }
+}
