@@ -6,7 +6,10 @@ use core::fmt;
 use core::ops::Deref;
 use core::ptr::NonNull;
 
-use super::{AsyncValue, IndirectBlock, KIND_INDIRECT, Payload, RcAsyncValue, UNCONSTRUCTED, type_table};
+use super::{
+    AsyncValue, IndirectBlock, KIND_INDIRECT, Payload, RcAsyncValue, UNCONSTRUCTED, payload_ptr, resolved,
+    type_table,
+};
 use crate::allocator::{AllocError, Allocator};
 use crate::diagnostic::{Diagnostic, ErrorCode};
 
@@ -65,12 +68,12 @@ impl IndirectAsyncValue {
         }
         // Collapse: an available indirect target always points at a non-indirect value.
         let target = if target.is_indirect() && target.is_available() {
-            let resolved = target.header().resolved();
-            if core::ptr::eq(resolved, target.header()) {
+            let r = resolved(target.ptr);
+            if r == target.ptr {
                 target // targetless error (out of memory): keep as is
             } else {
-                // SAFETY: `resolved` is kept alive by `target`, which we still hold.
-                unsafe { RcAsyncValue::clone_from_ptr(NonNull::from(resolved)) }
+                // SAFETY: `r` is kept alive by `target`, which we still hold.
+                unsafe { RcAsyncValue::clone_from_ptr(r) }
             }
         } else {
             target
@@ -83,7 +86,7 @@ impl IndirectAsyncValue {
             let raw = target.into_raw();
             // SAFETY: claimed: exclusive access to our payload, which becomes the owned
             // forwarding reference.
-            unsafe { (*h.payload_ptr().cast::<Payload<()>>()).forward = raw.as_ptr() };
+            unsafe { (*payload_ptr(self.rc.ptr).cast::<Payload<()>>()).forward = raw.as_ptr() };
             h.notify(state);
             return true;
         }

@@ -135,13 +135,6 @@ impl AsyncValue {
         self.waiters_and_state.load(Ordering::Acquire) & STATE_MASK
     }
 
-    #[inline]
-    fn payload_ptr(&self) -> *mut u8 {
-        let offset = type_table::info(self.type_id).payload_offset;
-        // SAFETY: the header is the first field of a block whose payload is at `offset`.
-        unsafe { ptr::from_ref(self).cast::<u8>().cast_mut().add(offset) }
-    }
-
     /// Move the state from unconstructed to constructed, claiming the right to publish.
     fn claim(&self) -> bool {
         let mut w = self.waiters_and_state.load(Ordering::Relaxed);
@@ -174,52 +167,74 @@ impl AsyncValue {
             }
         }
     }
+}
 
-    /// Record `diag` as the error payload of a claimed value and publish it.
-    fn publish_error(&self, diag: Diagnostic) {
-        let alloc = Allocator::from_id(self.alloc);
-        let boxed: *const Diagnostic = match alloc.allocate(Layout::new::<Diagnostic>()) {
-            Ok(mem) => {
-                let p = mem.cast::<Diagnostic>();
-                // SAFETY: fresh block sized and aligned for a Diagnostic.
-                unsafe { p.as_ptr().write(diag) };
-                p.as_ptr()
-            }
-            Err(_) => oom_diagnostic(),
-        };
-        debug_assert_eq!(self.kind, KIND_CONCRETE);
-        // SAFETY: we hold the claim, so nobody else reads or writes the payload.
-        unsafe { (*self.payload_ptr().cast::<Payload<()>>()).error = boxed };
-        self.notify(ERROR);
-    }
+/// Address of the payload of the block whose header is at `this`.
+///
+/// Always derived from the block pointer, never from a `&AsyncValue`: a shared reference to
+/// the header grants no access to the payload bytes after it.
+#[inline]
+fn payload_ptr(this: NonNull<AsyncValue>) -> *mut u8 {
+    // SAFETY: `this` points at the header of a live block; `type_id` is immutable.
+    let id = unsafe { (*this.as_ptr()).type_id };
+    let offset = type_table::info(id).payload_offset;
+    // SAFETY: the block is at least `offset` bytes plus the payload long.
+    unsafe { this.as_ptr().cast::<u8>().add(offset) }
+}
 
-    /// The resolved value: an available indirect value's target, else `self`.
-    #[inline]
-    fn resolved(&self) -> &AsyncValue {
-        if self.kind == KIND_INDIRECT && self.state_bits() >= CONCRETE {
-            // SAFETY: an available indirect value's payload is its forwarding target (or
-            // null for an error with no target), kept alive by the reference it owns.
-            let target = unsafe { (*self.payload_ptr().cast::<Payload<()>>()).forward };
-            if !target.is_null() {
-                // SAFETY: as above; the target outlives `self`'s reference to it.
-                return unsafe { &*target };
-            }
+/// Record `diag` as the error payload of the claimed value at `this` and publish it.
+fn publish_error(this: NonNull<AsyncValue>, diag: Diagnostic) {
+    // SAFETY: `this` is a live block (the caller holds a reference).
+    let h = unsafe { this.as_ref() };
+    debug_assert_eq!(h.kind, KIND_CONCRETE);
+    let alloc = Allocator::from_id(h.alloc);
+    let boxed: *const Diagnostic = match alloc.allocate(Layout::new::<Diagnostic>()) {
+        Ok(mem) => {
+            let p = mem.cast::<Diagnostic>();
+            // SAFETY: fresh block sized and aligned for a Diagnostic.
+            unsafe { p.as_ptr().write(diag) };
+            p.as_ptr()
         }
-        self
-    }
+        Err(_) => oom_diagnostic(),
+    };
+    // SAFETY: the caller holds the claim, so nobody else reads or writes the payload.
+    unsafe { (*payload_ptr(this).cast::<Payload<()>>()).error = boxed };
+    h.notify(ERROR);
+}
 
-    fn error(&self) -> Option<&Diagnostic> {
-        let v = self.resolved();
-        if v.state_bits() != ERROR {
-            return None;
+/// The resolved value: an available indirect value's target, else `this`.
+#[inline]
+fn resolved(this: NonNull<AsyncValue>) -> NonNull<AsyncValue> {
+    // SAFETY: `this` is a live block.
+    let h = unsafe { this.as_ref() };
+    if h.kind == KIND_INDIRECT && h.state_bits() >= CONCRETE {
+        // SAFETY: an available indirect value's payload is its forwarding target (or null
+        // for an error with no target), kept alive by the reference it owns.
+        let target = unsafe { (*payload_ptr(this).cast::<Payload<()>>()).forward };
+        if let Some(t) = NonNull::new(target.cast_mut()) {
+            return t;
         }
-        if v.kind == KIND_INDIRECT {
-            return Some(oom_diagnostic());
-        }
-        // SAFETY: an ERROR concrete value's payload holds a valid diagnostic pointer, owned
-        // by the value (or the static OOM diagnostic).
-        Some(unsafe { &*(*v.payload_ptr().cast::<Payload<()>>()).error })
     }
+    this
+}
+
+/// The error of the (resolved) value at `this`, if it is available with one.
+///
+/// # Safety
+/// The value stays alive for `'a`.
+unsafe fn error_of<'a>(this: NonNull<AsyncValue>) -> Option<&'a Diagnostic> {
+    let v = resolved(this);
+    // SAFETY: live (caller); a resolved target is kept alive by its forwarder.
+    let h = unsafe { v.as_ref() };
+    if h.state_bits() != ERROR {
+        return None;
+    }
+    if h.kind == KIND_INDIRECT {
+        return Some(oom_diagnostic());
+    }
+    // SAFETY: an ERROR concrete value's payload holds a valid diagnostic pointer, owned by
+    // the value (or the static OOM diagnostic), alive as long as the value.
+    Some(unsafe { &*(*payload_ptr(v).cast::<Payload<()>>()).error })
 }
 
 /// Free a diagnostic owned by an error value (the static OOM diagnostic is not freed).
@@ -279,7 +294,7 @@ impl RcAsyncValue {
             type_table::NO_TYPE,
             CONSTRUCTED,
         )?;
-        rc.header().publish_error(diag);
+        publish_error(rc.ptr, diag);
         Ok(rc)
     }
 
@@ -320,30 +335,35 @@ impl RcAsyncValue {
 
     /// The error, if the value is available with one.
     pub fn get_error(&self) -> Option<&Diagnostic> {
-        self.header().error()
+        // SAFETY: we hold a reference for the borrow's duration.
+        unsafe { error_of(self.ptr) }
     }
 
     /// The payload, if the value is concrete and holds a `T`.
     #[inline]
     pub fn get<T: 'static>(&self) -> Option<&T> {
-        let v = self.header().resolved();
+        let p = resolved(self.ptr);
+        // SAFETY: alive while we hold our reference (directly or via the forwarder).
+        let v = unsafe { p.as_ref() };
         if v.state_bits() != CONCRETE || v.kind != KIND_CONCRETE || !type_table::id_is::<T>(v.type_id) {
             return None;
         }
         // SAFETY: concrete with type `T`: the payload holds an initialized `T`, immutable
         // once published, alive while we hold a reference (directly or via the forwarder).
-        Some(unsafe { &(*v.payload_ptr().cast::<Payload<T>>()).value })
+        Some(unsafe { &(*payload_ptr(p).cast::<Payload<T>>()).value })
     }
 
     /// Whether the (resolved) value's payload type is `T`.
     pub fn is_type<T: 'static>(&self) -> bool {
-        let v = self.header().resolved();
+        // SAFETY: alive while we hold our reference.
+        let v = unsafe { resolved(self.ptr).as_ref() };
         v.kind == KIND_CONCRETE && type_table::id_is::<T>(v.type_id)
     }
 
     /// Name of the payload type (for diagnostics).
     pub fn type_name(&self) -> &'static str {
-        type_table::name_of(self.header().resolved().type_id)
+        // SAFETY: alive while we hold our reference.
+        type_table::name_of(unsafe { resolved(self.ptr).as_ref() }.type_id)
     }
 
     /// Run `f` when the value becomes available (now, if it already is).
@@ -393,7 +413,7 @@ impl RcAsyncValue {
                     return false;
                 }
                 // SAFETY: claimed; the forward pointer stays null (read as OOM error).
-                unsafe { (*h.payload_ptr().cast::<Payload<()>>()).forward = ptr::null() };
+                unsafe { (*payload_ptr(self.ptr).cast::<Payload<()>>()).forward = ptr::null() };
                 h.notify(ERROR);
                 return true;
             };
@@ -402,7 +422,7 @@ impl RcAsyncValue {
         if !h.claim() {
             return false;
         }
-        h.publish_error(diag);
+        publish_error(self.ptr, diag);
         true
     }
 
@@ -416,8 +436,9 @@ impl RcAsyncValue {
         if h.kind != KIND_INDIRECT {
             return true;
         }
-        let r = h.resolved();
-        !ptr::eq(r, h) && r.refcount.load(Ordering::Acquire) == 1
+        let r = resolved(self.ptr);
+        // SAFETY: the target is kept alive by the forwarder we hold.
+        r != self.ptr && unsafe { r.as_ref() }.refcount.load(Ordering::Acquire) == 1
     }
 
     /// Current reference count (a snapshot; for tests and diagnostics).
@@ -433,8 +454,8 @@ impl RcAsyncValue {
     /// View as a typed reference if the value is (or may become, for an unresolved indirect
     /// value) a `T`.
     pub fn downcast<T: Send + Sync + 'static>(self) -> Result<AsyncValueRef<T>, RcAsyncValue> {
-        let h = self.header();
-        let r = h.resolved();
+        // SAFETY: alive while we hold our reference.
+        let r = unsafe { resolved(self.ptr).as_ref() };
         let ok = if r.kind == KIND_INDIRECT { true } else { type_table::id_is::<T>(r.type_id) };
         if ok { Ok(AsyncValueRef::from_rc_unchecked(self)) } else { Err(self) }
     }
@@ -487,7 +508,7 @@ impl RcAsyncValue {
             }
         }
         let info = type_table::info(h.type_id);
-        let payload = h.payload_ptr();
+        let payload = payload_ptr(ptr);
         let layout = if h.kind == KIND_INDIRECT {
             if state >= CONCRETE {
                 // SAFETY: an available indirect value owns one reference to its target.

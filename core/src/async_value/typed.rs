@@ -5,7 +5,9 @@ use core::marker::PhantomData;
 use core::ops::Deref;
 use core::ptr;
 
-use super::{CONCRETE, CONSTRUCTED, KIND_CONCRETE, Payload, RcAsyncValue, UNCONSTRUCTED};
+use super::{
+    CONCRETE, CONSTRUCTED, KIND_CONCRETE, Payload, RcAsyncValue, UNCONSTRUCTED, payload_ptr, publish_error,
+};
 use crate::allocator::{AllocError, Allocator};
 use crate::diagnostic::Diagnostic;
 
@@ -31,7 +33,7 @@ impl<T: Send + Sync + 'static> AsyncValueRef<T> {
         // nobody can observe it before we return the handle.
         unsafe {
             ptr::write(
-                &mut (*rc.header().payload_ptr().cast::<Payload<T>>()).value,
+                &mut (*payload_ptr(rc.ptr).cast::<Payload<T>>()).value,
                 core::mem::ManuallyDrop::new(value),
             )
         };
@@ -41,7 +43,7 @@ impl<T: Send + Sync + 'static> AsyncValueRef<T> {
     /// An available error value typed as `T`.
     pub fn error(alloc: Allocator, diag: Diagnostic) -> Result<Self, AllocError> {
         let rc = RcAsyncValue::alloc_concrete::<T>(alloc, CONSTRUCTED)?;
-        rc.header().publish_error(diag);
+        publish_error(rc.ptr, diag);
         Ok(Self::from_rc_unchecked(rc))
     }
 
@@ -58,7 +60,7 @@ impl<T: Send + Sync + 'static> AsyncValueRef<T> {
         // block (the type was checked when this typed handle was made).
         unsafe {
             ptr::write(
-                &mut (*h.payload_ptr().cast::<Payload<T>>()).value,
+                &mut (*payload_ptr(self.rc.ptr).cast::<Payload<T>>()).value,
                 core::mem::ManuallyDrop::new(value),
             )
         };

@@ -1,0 +1,162 @@
+//! Model checks of AsyncValue's lock-free paths with loom.
+//!
+//! Run: `RUSTFLAGS="--cfg loom" cargo test -p hostrt-core --test loom --release`.
+#![cfg(loom)]
+
+use std::alloc::Layout;
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+use hostrt_core::allocator::{AllocError, Allocator, HostAllocator};
+use hostrt_core::{AsyncValueRef, Diagnostic, IndirectAsyncValue};
+use loom::thread;
+
+/// The system allocator with a live-block count, so each model iteration can prove it freed
+/// everything.
+struct Counting {
+    live: AtomicUsize,
+}
+
+// SAFETY: forwards to the global allocator with the caller's layout.
+unsafe impl HostAllocator for Counting {
+    fn allocate(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        // SAFETY: runtime objects never have zero size.
+        let p = NonNull::new(unsafe { std::alloc::alloc(layout) }).ok_or(AllocError::new(layout))?;
+        self.live.fetch_add(1, SeqCst);
+        Ok(p)
+    }
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+        self.live.fetch_sub(1, SeqCst);
+        // SAFETY: allocated above with the same layout.
+        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) }
+    }
+}
+
+/// A fresh registered allocator for one test (registered once, outside the model).
+fn allocator() -> (Allocator, &'static Counting) {
+    let c: &'static Counting = Box::leak(Box::new(Counting { live: AtomicUsize::new(0) }));
+    (Allocator::register(c).unwrap(), c)
+}
+
+struct Dropped(Arc<AtomicUsize>);
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+#[test]
+fn emplace_races_and_then() {
+    let (alloc, counting) = allocator();
+    loom::model(move || {
+        let v = AsyncValueRef::<u32>::unconstructed(alloc).unwrap();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let producer = {
+            let v = v.clone();
+            thread::spawn(move || v.emplace(7))
+        };
+        let (w, r) = (v.clone(), ran.clone());
+        v.and_then(move || {
+            assert_eq!(w.get(), Some(&7));
+            r.fetch_add(1, SeqCst);
+        })
+        .unwrap();
+        producer.join().unwrap();
+        assert_eq!(ran.load(SeqCst), 1, "waiter runs exactly once");
+        drop(v);
+        assert_eq!(counting.live.load(SeqCst), 0);
+    });
+}
+
+#[test]
+fn two_waiters_from_two_threads_both_run() {
+    let (alloc, counting) = allocator();
+    loom::model(move || {
+        let v = AsyncValueRef::<u32>::unconstructed(alloc).unwrap();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let waiter = {
+            let (v, r) = (v.clone(), ran.clone());
+            thread::spawn(move || {
+                let r2 = r.clone();
+                v.and_then(move || {
+                    r2.fetch_add(1, SeqCst);
+                })
+                .unwrap();
+            })
+        };
+        let r = ran.clone();
+        v.and_then(move || {
+            r.fetch_add(1, SeqCst);
+        })
+        .unwrap();
+        v.emplace(1);
+        waiter.join().unwrap();
+        assert_eq!(ran.load(SeqCst), 2);
+        drop(v);
+        assert_eq!(counting.live.load(SeqCst), 0);
+    });
+}
+
+#[test]
+fn concurrent_drops_destroy_payload_once() {
+    let (alloc, counting) = allocator();
+    loom::model(move || {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let v = AsyncValueRef::available(alloc, Dropped(drops.clone())).unwrap();
+        let other = v.clone();
+        let t = thread::spawn(move || drop(other));
+        drop(v);
+        t.join().unwrap();
+        assert_eq!(drops.load(SeqCst), 1);
+        assert_eq!(counting.live.load(SeqCst), 0);
+    });
+}
+
+#[test]
+fn emplace_races_set_error_one_wins() {
+    let (alloc, counting) = allocator();
+    loom::model(move || {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let v = AsyncValueRef::<Dropped>::unconstructed(alloc).unwrap();
+        let t = {
+            let (v, d) = (v.clone(), drops.clone());
+            thread::Builder::new()
+                .stack_size(1 << 20)
+                .spawn(move || v.try_emplace(Dropped(d)).is_ok())
+                .unwrap()
+        };
+        let e = {
+            let v = v.clone();
+            thread::Builder::new()
+                .stack_size(1 << 20)
+                .spawn(move || v.set_error(Diagnostic::internal("lost race")))
+                .unwrap()
+        };
+        let emplaced = t.join().unwrap();
+        let errored = e.join().unwrap();
+        assert!(errored ^ emplaced, "exactly one completion wins");
+        assert_eq!(v.is_error(), errored);
+        drop(v);
+        assert_eq!(drops.load(SeqCst), 1, "the payload (used or refused) is dropped once");
+        assert_eq!(counting.live.load(SeqCst), 0);
+    });
+}
+
+#[test]
+fn indirect_forward_races_target_emplace() {
+    let (alloc, counting) = allocator();
+    loom::model(move || {
+        let target = AsyncValueRef::<u32>::unconstructed(alloc).unwrap();
+        let ind = IndirectAsyncValue::new(alloc).unwrap();
+        let t = {
+            let target = target.clone();
+            thread::spawn(move || target.emplace(5))
+        };
+        ind.forward_to(target.clone().into_rc());
+        t.join().unwrap();
+        assert_eq!(ind.get::<u32>(), Some(&5));
+        drop((ind, target));
+        assert_eq!(counting.live.load(SeqCst), 0);
+    });
+}
