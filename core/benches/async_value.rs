@@ -1,1 +1,131 @@
-fn main() {}
+//! AsyncValue and work queue micro-benchmarks, each with a std baseline in the same run.
+//!
+//! `cargo bench -p hostrt-core --bench async_value`
+//!
+//! hostrt values are measured on two allocators: the fixed arena (embedded default; on a host
+//! its critical section is a process-wide mutex) and the system heap (what `std` users get).
+
+use std::alloc::Layout;
+use std::collections::VecDeque;
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::ptr::NonNull;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use hostrt_core::allocator::{AllocError, HostAllocator};
+use hostrt_core::{Allocator, AsyncValueRef, ConcurrentWorkQueue, FixedArena, SingleThreadedWorkQueue, Task};
+
+/// The system heap as a HostAllocator.
+struct System;
+
+// SAFETY: forwards to the global allocator with the caller's layout.
+unsafe impl HostAllocator for System {
+    fn allocate(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        // SAFETY: runtime objects are never zero-sized.
+        NonNull::new(unsafe { std::alloc::alloc(layout) }).ok_or(AllocError::new(layout))
+    }
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+        // SAFETY: allocated above with this layout.
+        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) }
+    }
+}
+
+static SYSTEM: System = System;
+static ARENA: FixedArena = FixedArena::empty();
+
+fn allocators() -> [(&'static str, Allocator); 2] {
+    static IDS: OnceLock<[(&'static str, Allocator); 2]> = OnceLock::new();
+    *IDS.get_or_init(|| {
+        ARENA.init(Box::leak(vec![0u8; 1 << 20].into_boxed_slice())).unwrap();
+        [("arena", Allocator::register(&ARENA).unwrap()), ("system", Allocator::register(&SYSTEM).unwrap())]
+    })
+}
+
+fn create_available_drop(c: &mut Criterion) {
+    let mut g = c.benchmark_group("create_available_drop");
+    g.bench_function("baseline Arc<OnceLock<i32>>", |b| {
+        b.iter(|| {
+            let v = Arc::new(OnceLock::new());
+            let _ = v.set(black_box(42i32));
+            black_box(v.get());
+        })
+    });
+    for (name, alloc) in allocators() {
+        g.bench_function(format!("hostrt AsyncValueRef<i32> ({name})"), |b| {
+            b.iter(|| {
+                let v = AsyncValueRef::available(alloc, black_box(42i32)).unwrap();
+                black_box(v.get());
+            })
+        });
+    }
+    g.finish();
+}
+
+fn unavailable_and_then_emplace(c: &mut Criterion) {
+    let mut g = c.benchmark_group("unavailable_and_then_emplace");
+    g.bench_function("baseline futures::oneshot (poll, send, poll)", |b| {
+        let waker = futures::task::noop_waker();
+        b.iter(|| {
+            let (tx, rx) = futures::channel::oneshot::channel::<i32>();
+            let mut rx = pin!(rx);
+            let mut cx = Context::from_waker(&waker);
+            assert!(rx.as_mut().poll(&mut cx).is_pending());
+            tx.send(black_box(7)).unwrap();
+            match rx.as_mut().poll(&mut cx) {
+                Poll::Ready(v) => black_box(v.unwrap()),
+                Poll::Pending => unreachable!(),
+            };
+        })
+    });
+    for (name, alloc) in allocators() {
+        g.bench_function(format!("hostrt and_then + emplace ({name})"), |b| {
+            b.iter(|| {
+                let v = AsyncValueRef::<i32>::unconstructed(alloc).unwrap();
+                let w = v.clone();
+                v.and_then(move || {
+                    black_box(w.get());
+                })
+                .unwrap();
+                v.emplace(black_box(7));
+            })
+        });
+    }
+    g.finish();
+}
+
+fn queue_round_trip(c: &mut Criterion) {
+    let mut g = c.benchmark_group("execute_and_await_round_trip");
+    g.bench_function("baseline VecDeque<Box<dyn FnOnce>> + Arc<OnceLock>", |b| {
+        let mut q: VecDeque<Box<dyn FnOnce() + Send>> = VecDeque::new();
+        b.iter(|| {
+            let v = Arc::new(OnceLock::new());
+            let w = v.clone();
+            q.push_back(Box::new(move || {
+                let _ = w.set(black_box(5i32));
+            }));
+            while v.get().is_none() {
+                (q.pop_front().unwrap())();
+            }
+            black_box(v.get());
+        })
+    });
+    for (name, alloc) in allocators() {
+        let queue = SingleThreadedWorkQueue::new();
+        g.bench_function(format!("hostrt single-threaded queue ({name})"), |b| {
+            b.iter(|| {
+                let v = AsyncValueRef::<i32>::unconstructed(alloc).unwrap();
+                let w = v.clone();
+                queue.add_task(Task::new(alloc, move || w.emplace(black_box(5))).unwrap());
+                queue.await_values(std::slice::from_ref(&*v)).unwrap();
+                black_box(v.get());
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, create_available_drop, unavailable_and_then_emplace, queue_round_trip);
+criterion_main!(benches);

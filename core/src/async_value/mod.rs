@@ -30,7 +30,7 @@ use core::ptr::{self, NonNull};
 use crate::allocator::{AllocError, Allocator, OutOfMemory};
 use crate::callback::{self, CallbackHeader};
 use crate::diagnostic::{Diagnostic, ErrorCode};
-use crate::sync::{AtomicU32, AtomicUsize, Ordering, fence};
+use crate::sync::{AtomicPtr, AtomicU32, Ordering, fence};
 
 const STATE_MASK: usize = 0b11;
 const UNCONSTRUCTED: usize = 0;
@@ -40,6 +40,26 @@ const ERROR: usize = 3;
 
 const KIND_CONCRETE: u8 = 0;
 const KIND_INDIRECT: u8 = 1;
+
+/// The state bits of a waiter word.
+#[inline]
+fn tag(w: *mut CallbackHeader) -> usize {
+    w.addr() & STATE_MASK
+}
+
+/// The waiter stack head of a waiter word (nodes are pointer-aligned, so the tag bits are
+/// free; the pointer keeps its provenance).
+#[inline]
+fn untagged(w: *mut CallbackHeader) -> *mut CallbackHeader {
+    w.map_addr(|a| a & !STATE_MASK)
+}
+
+/// A waiter word from a stack head and state bits.
+#[inline]
+fn tagged(head: *mut CallbackHeader, state: usize) -> *mut CallbackHeader {
+    debug_assert_eq!(head.addr() & STATE_MASK, 0);
+    head.map_addr(|a| a | state)
+}
 
 /// The state of an async value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +98,7 @@ pub struct AsyncValue {
     alloc: u8,
     type_id: u16,
     /// Bits 0-1: state. Bits 2..: head of the waiter stack (null once available).
-    waiters_and_state: AtomicUsize,
+    waiters_and_state: AtomicPtr<CallbackHeader>,
 }
 
 impl fmt::Debug for AsyncValue {
@@ -126,25 +146,25 @@ impl AsyncValue {
             kind,
             alloc: alloc.id(),
             type_id,
-            waiters_and_state: AtomicUsize::new(state),
+            waiters_and_state: AtomicPtr::new(tagged(ptr::null_mut(), state)),
         }
     }
 
     #[inline]
     fn state_bits(&self) -> usize {
-        self.waiters_and_state.load(Ordering::Acquire) & STATE_MASK
+        tag(self.waiters_and_state.load(Ordering::Acquire))
     }
 
     /// Move the state from unconstructed to constructed, claiming the right to publish.
     fn claim(&self) -> bool {
         let mut w = self.waiters_and_state.load(Ordering::Relaxed);
         loop {
-            if w & STATE_MASK != UNCONSTRUCTED {
+            if tag(w) != UNCONSTRUCTED {
                 return false;
             }
             match self.waiters_and_state.compare_exchange_weak(
                 w,
-                w | CONSTRUCTED,
+                w.map_addr(|a| a | CONSTRUCTED),
                 Ordering::Acquire,
                 Ordering::Relaxed,
             ) {
@@ -156,9 +176,9 @@ impl AsyncValue {
 
     /// Publish `state` (concrete or error) and run the waiters, most recent first.
     fn notify(&self, state: usize) {
-        let old = self.waiters_and_state.swap(state, Ordering::AcqRel);
-        debug_assert_eq!(old & STATE_MASK, CONSTRUCTED);
-        let mut node = (old & !STATE_MASK) as *mut CallbackHeader;
+        let old = self.waiters_and_state.swap(tagged(ptr::null_mut(), state), Ordering::AcqRel);
+        debug_assert_eq!(tag(old), CONSTRUCTED);
+        let mut node = untagged(old);
         while let Some(n) = NonNull::new(node) {
             // SAFETY: the detached stack is ours; each node is read before it is freed.
             unsafe {
@@ -374,24 +394,24 @@ impl RcAsyncValue {
     pub fn and_then<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<(), OutOfMemory<F>> {
         let h = self.header();
         let mut w = h.waiters_and_state.load(Ordering::Acquire);
-        if w & STATE_MASK >= CONCRETE {
+        if tag(w) >= CONCRETE {
             f();
             return Ok(());
         }
         let node = callback::new_callback(Allocator::from_id(h.alloc), f)?;
         loop {
             // SAFETY: the node is ours until the CAS publishes it.
-            unsafe { (*node.as_ptr()).next = (w & !STATE_MASK) as *mut CallbackHeader };
+            unsafe { (*node.as_ptr()).next = untagged(w) };
             match h.waiters_and_state.compare_exchange_weak(
                 w,
-                node.as_ptr() as usize | (w & STATE_MASK),
+                tagged(node.as_ptr(), tag(w)),
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
                 Ok(_) => return Ok(()),
                 Err(now) => {
                     w = now;
-                    if w & STATE_MASK >= CONCRETE {
+                    if tag(w) >= CONCRETE {
                         // Became available meanwhile: run it here.
                         // SAFETY: the node was never published; we still own it.
                         unsafe { callback::run_callback(node) };
@@ -495,10 +515,10 @@ impl RcAsyncValue {
         let h = unsafe { ptr.as_ref() };
         let alloc = Allocator::from_id(h.alloc);
         let word = h.waiters_and_state.load(Ordering::Acquire);
-        let state = word & STATE_MASK;
+        let state = tag(word);
         if state < CONCRETE {
             // Never made available: drop the pending waiters unrun.
-            let mut node = (word & !STATE_MASK) as *mut CallbackHeader;
+            let mut node = untagged(word);
             while let Some(n) = NonNull::new(node) {
                 // SAFETY: nobody else can reach the stack any more.
                 unsafe {

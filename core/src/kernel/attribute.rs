@@ -102,11 +102,12 @@ const fn scalar_attr_kind(k: ScalarKind) -> AttrKind {
 }
 
 impl<'a> AttrRef<'a> {
-    /// A scalar attribute over `bytes` (must be exactly one aligned, valid element).
+    /// A scalar attribute over `bytes` (exactly one valid element; any alignment).
     pub fn scalar<T: AttrScalar>(bytes: &'a [u8]) -> Option<Self> {
-        Self::array::<T>(bytes)
-            .filter(|_| bytes.len() == core::mem::size_of::<T>())
-            .map(|_| AttrRef { kind: scalar_attr_kind(T::KIND), bytes })
+        if bytes.len() != core::mem::size_of::<T>() || !T::check(bytes) {
+            return None;
+        }
+        Some(AttrRef { kind: scalar_attr_kind(T::KIND), bytes })
     }
 
     /// An array attribute over `bytes` (aligned for `T`, whole elements, valid values).
@@ -148,9 +149,9 @@ impl<'a> AttrRef<'a> {
         if self.kind != scalar_attr_kind(T::KIND) {
             return None;
         }
-        // SAFETY: construction checked size, alignment and validity for this kind, and
-        // `AttrScalar` types accept every such bit pattern.
-        Some(unsafe { self.bytes.as_ptr().cast::<T>().read() })
+        // SAFETY: construction checked size and validity for this kind, and `AttrScalar`
+        // types accept every such bit pattern; the read tolerates any alignment.
+        Some(unsafe { self.bytes.as_ptr().cast::<T>().read_unaligned() })
     }
 
     /// View an array of `T` in place.

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what the tests need, idempotently. Sourced by scripts/test.sh; safe to run alone.
+#
+# Cross targets: prefer rustup's prebuilt ones; when rustup cannot download them, fall back to
+# Debian's rustc-web toolchain with its library source and build `core` from source
+# (`-Zbuild-std=core`, which also proves no `alloc` is needed). Exports HOSTRT_TOOLCHAIN.
+set -euo pipefail
+
+HOSTRT_NOSTD_TARGETS="thumbv7em-none-eabihf thumbv6m-none-eabi riscv32imac-unknown-none-elf"
+export HOSTRT_NOSTD_TARGETS
+
+have_targets() {
+    local installed
+    installed=$(rustup target list --installed 2>/dev/null) || return 1
+    for t in $HOSTRT_NOSTD_TARGETS; do
+        grep -qx "$t" <<<"$installed" || return 1
+    done
+}
+
+apt_install() {
+    local missing=()
+    for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+if command -v rustup >/dev/null 2>&1 && { have_targets || timeout 300 rustup target add $HOSTRT_NOSTD_TARGETS >/dev/null 2>&1; }; then
+    HOSTRT_TOOLCHAIN=rustup
+else
+    echo "setup: rustup targets unavailable; using Debian rustc-web with -Zbuild-std" >&2
+    apt_install rustc-web cargo-web rust-web-src lld
+    HOSTRT_TOOLCHAIN=debian
+fi
+export HOSTRT_TOOLCHAIN
+
+# Build a crate for a bare-metal target with the chosen toolchain.
+cross_build() {
+    local crate=$1 target=$2
+    shift 2
+    if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
+        cargo build -q -p "$crate" --target "$target" --target-dir target/cross "$@"
+    else
+        PATH=/usr/bin:$PATH RUSTC_BOOTSTRAP=1 cargo build -q -Zbuild-std=core -p "$crate" --target "$target" \
+            --target-dir target/cross-debian "$@"
+    fi
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs every test of the project. This is the README's test command; .ci/run calls it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "format"
+cargo fmt --all -- --check
+
+step "lints"
+cargo clippy -q --workspace --all-targets -- -D warnings
+
+step "no_std builds of hostrt-core (no alloc, no global allocator): $HOSTRT_NOSTD_TARGETS"
+for t in $HOSTRT_NOSTD_TARGETS; do
+    cross_build hostrt-core "$t"
+    echo "built for $t"
+done
+
+step "loom model checks"
+RUSTFLAGS="--cfg loom" cargo test -q -p hostrt-core --test loom --release --target-dir target/loom
+
+step "benchmarks (one quick pass each, checking they run)"
+cargo test -q -p hostrt-core --benches
+
+step "examples"
+cargo run -q -p hostrt-core --example quickstart
+
+step "unit, integration and doc tests"
+cargo test --workspace
+
+step "Miri (undefined-behaviour check of the core's unit tests)"
+if cargo +nightly miri --version >/dev/null 2>&1; then
+    # Leaks are the tests' deliberately leaked 'static arenas; embedded-alloc's init takes an
+    # address as usize, so provenance stays permissive.
+    MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-ignore-leaks" \
+        cargo +nightly miri test -q -p hostrt-core --lib --target-dir target/miri -- --skip concurrent
+else
+    echo "skipped: no nightly toolchain with the miri component on this machine"
+fi
