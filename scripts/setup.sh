@@ -36,6 +36,20 @@ else
 fi
 export HOSTRT_TOOLCHAIN
 
+# QEMU for running firmware images (Cortex-M under qemu-system-arm).
+command -v qemu-system-arm >/dev/null 2>&1 || apt_install qemu-system-arm
+
+# Run cargo in a bare-metal firmware workspace (its own Cargo.toml and .cargo/config.toml).
+firmware_cargo() {
+    local dir=$1
+    shift
+    if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
+        (cd "$dir" && cargo "$@")
+    else
+        (cd "$dir" && PATH=/usr/bin:$PATH RUSTC_BOOTSTRAP=1 cargo --config .cargo/debian-toolchain.toml "$@")
+    fi
+}
+
 # Build a crate for a bare-metal target with the chosen toolchain.
 cross_build() {
     local crate=$1 target=$2

@@ -18,6 +18,15 @@ for t in $HOSTRT_NOSTD_TARGETS; do
     echo "built for $t"
 done
 
+step "firmware image linked with no global allocator (thumbv6m, thumbv7em); run on QEMU Cortex-M4F"
+firmware_cargo qemu-tests/cortex-m build -q --target thumbv6m-none-eabi
+echo "linked for thumbv6m-none-eabi"
+cargo fmt --manifest-path qemu-tests/cortex-m/Cargo.toml -- --check
+if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
+    firmware_cargo qemu-tests/cortex-m clippy -q -- -D warnings
+fi
+firmware_cargo qemu-tests/cortex-m run -q
+
 step "loom model checks"
 RUSTFLAGS="--cfg loom" cargo test -q -p hostrt-core --test loom --release --target-dir target/loom
 
