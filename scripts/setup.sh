@@ -27,7 +27,9 @@ apt_install() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-if command -v rustup >/dev/null 2>&1 && { have_targets || timeout 300 rustup target add $HOSTRT_NOSTD_TARGETS >/dev/null 2>&1; }; then
+# HOSTRT_FORCE_DEBIAN=1 exercises the fallback route on a machine where rustup works.
+if [ "${HOSTRT_FORCE_DEBIAN:-0}" != 1 ] && command -v rustup >/dev/null 2>&1 \
+    && { have_targets || timeout 300 rustup target add $HOSTRT_NOSTD_TARGETS >/dev/null 2>&1; }; then
     HOSTRT_TOOLCHAIN=rustup
 else
     echo "setup: rustup targets unavailable; using Debian rustc-web with -Zbuild-std" >&2

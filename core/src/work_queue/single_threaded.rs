@@ -108,7 +108,9 @@ impl ConcurrentWorkQueue for SingleThreadedWorkQueue {
             self.run(task);
             if unavailable() == 0 {
                 // Unrun tasks of this batch go back ahead of those added meanwhile.
-                critical_section::with(|cs| self.pending.borrow_ref_mut(cs).prepend(batch));
+                if !batch.is_empty() {
+                    critical_section::with(|cs| self.pending.borrow_ref_mut(cs).prepend(batch));
+                }
                 return Ok(());
             }
         }

@@ -1,0 +1,1 @@
+//! The textual form: MLIR `tfrt` dialect (SPEC §4).
