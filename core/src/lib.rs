@@ -12,6 +12,7 @@
 
 pub mod allocator;
 pub mod async_value;
+pub mod bef;
 pub mod chain;
 pub mod diagnostic;
 pub mod host_context;

@@ -1,0 +1,104 @@
+//! Why a BEF file was rejected: a byte offset and a reason, or an unknown kernel with its
+//! source location.
+
+use core::fmt;
+
+use crate::diagnostic::{Diagnostic, ErrorCode, FixedStr, Location};
+
+/// What is wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BefErrorKind {
+    /// Shorter than its header, or `file_size` differs from the buffer length.
+    Truncated,
+    /// The buffer is not 8-byte aligned in memory.
+    Misaligned,
+    /// Not a BEF file.
+    BadMagic,
+    /// A major version this reader does not understand.
+    UnsupportedVersion,
+    /// A section lies outside the file, is misaligned, is duplicated, or has a bad size.
+    BadSection,
+    /// A required section is absent.
+    MissingSection,
+    /// A string reference is out of range or not UTF-8.
+    BadString,
+    /// An index (type, kernel, function, register, location, attribute, pool) is out of range.
+    BadIndex,
+    /// An attribute blob is malformed.
+    BadAttribute,
+    /// A function record is inconsistent (signature, registers, kernels, results).
+    BadFunction,
+    /// A kernel record is inconsistent (arguments, results, users).
+    BadKernel,
+    /// A kernel name is not in the registry.
+    UnknownKernel,
+    /// The scratch memory verification needs could not be allocated.
+    OutOfMemory,
+}
+
+impl BefErrorKind {
+    fn text(self) -> &'static str {
+        match self {
+            BefErrorKind::Truncated => "file truncated or size field wrong",
+            BefErrorKind::Misaligned => "buffer is not 8-byte aligned",
+            BefErrorKind::BadMagic => "not a BEF file (bad magic)",
+            BefErrorKind::UnsupportedVersion => "unsupported BEF major version",
+            BefErrorKind::BadSection => "malformed section directory entry",
+            BefErrorKind::MissingSection => "required section missing",
+            BefErrorKind::BadString => "string out of range or not UTF-8",
+            BefErrorKind::BadIndex => "index out of range",
+            BefErrorKind::BadAttribute => "malformed attribute",
+            BefErrorKind::BadFunction => "inconsistent function record",
+            BefErrorKind::BadKernel => "inconsistent kernel record",
+            BefErrorKind::UnknownKernel => "unknown kernel",
+            BefErrorKind::OutOfMemory => "out of memory for verification scratch",
+        }
+    }
+}
+
+/// A load error. Never a panic: every malformed input maps to one of these.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BefError {
+    /// What is wrong.
+    pub kind: BefErrorKind,
+    /// Byte offset in the file where the problem was found.
+    pub offset: usize,
+    /// More detail (the unknown kernel's name, the failing field).
+    pub detail: FixedStr<64>,
+    /// Source location, for errors about a specific kernel.
+    pub location: Option<Location>,
+}
+
+impl BefError {
+    pub(crate) fn new(kind: BefErrorKind, offset: usize, detail: &str) -> Self {
+        BefError { kind, offset, detail: FixedStr::new(detail, false), location: None }
+    }
+}
+
+impl fmt::Display for BefError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.kind == BefErrorKind::UnknownKernel {
+            if let Some(loc) = &self.location {
+                write!(f, "{loc}: ")?;
+            }
+            return write!(f, "unknown kernel '{}' (BEF offset {})", self.detail.as_str(), self.offset);
+        }
+        write!(f, "invalid BEF at byte offset {}: {}", self.offset, self.kind.text())?;
+        if !self.detail.as_str().is_empty() {
+            write!(f, " ({})", self.detail.as_str())?;
+        }
+        Ok(())
+    }
+}
+
+impl From<BefError> for Diagnostic {
+    fn from(e: BefError) -> Self {
+        let mut d = crate::diag!(InvalidArgument, "{e}");
+        if e.kind == BefErrorKind::UnknownKernel {
+            d.code = ErrorCode::NotFound;
+        }
+        d.location = e.location;
+        d
+    }
+}

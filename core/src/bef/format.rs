@@ -1,0 +1,258 @@
+//! The BEF byte layout (version 1), shared by the reader here and the writer in
+//! `hostrt-compiler`. `docs/bef.md` documents every byte; keep the two in sync.
+//!
+//! All integers are little-endian. Records are fixed-width arrays of `u32`, read in place.
+
+/// File magic.
+pub const MAGIC: [u8; 4] = *b"HBEF";
+/// Major version: readers reject files with another major version.
+pub const VERSION_MAJOR: u16 = 1;
+/// Minor version: a newer minor version only adds sections, which older readers skip.
+pub const VERSION_MINOR: u16 = 0;
+/// Byte size of the file header.
+pub const HEADER_SIZE: usize = 24;
+/// Byte size of one section directory entry.
+pub const SECTION_ENTRY_SIZE: usize = 16;
+/// Alignment of sections and attributes (and of the whole file in memory).
+pub const ALIGN: usize = 8;
+/// "No index" marker (no location, no attribute).
+pub const NONE: u32 = u32::MAX;
+/// Attribute nesting limit (aggregates and dictionaries).
+pub const MAX_ATTR_DEPTH: usize = 32;
+
+/// Section ids.
+pub mod section {
+    /// UTF-8 bytes, referenced by [`StrRef`](super::StrRef).
+    pub const STRINGS: u32 = 1;
+    /// Type names: `[StrRef]`.
+    pub const TYPES: u32 = 2;
+    /// Kernel names: `[StrRef]`; a kernel record's `code` indexes it.
+    pub const KERNEL_NAMES: u32 = 3;
+    /// Attribute blobs, each 8-aligned: [`AttrHeader`](super::AttrHeader) + payload.
+    pub const ATTRIBUTES: u32 = 4;
+    /// `[FunctionRecord]`.
+    pub const FUNCTIONS: u32 = 5;
+    /// `[KernelRecord]` of all functions; each function owns a contiguous run.
+    pub const KERNELS: u32 = 6;
+    /// `[u32]` holding every variable-length list.
+    pub const POOL: u32 = 7;
+    /// `[LocationRecord]`.
+    pub const LOCATIONS: u32 = 8;
+    /// Module attributes: one `u32`, the index of a dictionary attribute (or NONE).
+    pub const MODULE: u32 = 9;
+    /// `[u32]`: byte offset in ATTRIBUTES of each attribute blob, in file order. Attributes
+    /// are referenced everywhere by their index in this table.
+    pub const ATTR_INDEX: u32 = 10;
+    /// Every id a version-1 reader requires.
+    pub const REQUIRED: [u32; 10] =
+        [STRINGS, TYPES, KERNEL_NAMES, ATTRIBUTES, FUNCTIONS, KERNELS, POOL, LOCATIONS, MODULE, ATTR_INDEX];
+}
+
+/// A string: byte range of the STRINGS section.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct StrRef {
+    /// Offset in the STRINGS section.
+    pub offset: u32,
+    /// Length in bytes.
+    pub len: u32,
+}
+
+/// A function (60 bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct FunctionRecord {
+    /// Name; empty for a region (an op's nested body).
+    pub name: StrRef,
+    /// [`FUNC_BEF`] or [`FUNC_NATIVE`].
+    pub kind: u32,
+    /// Location index or NONE.
+    pub location: u32,
+    /// Argument count; the arguments are registers `0..num_args`.
+    pub num_args: u32,
+    /// Result count.
+    pub num_results: u32,
+    /// POOL offset of `num_args` argument type indices, then `num_results` result type
+    /// indices.
+    pub signature: u32,
+    /// POOL offset of `num_results` register indices returned by `tfrt.return`.
+    pub result_regs: u32,
+    /// Register count.
+    pub num_registers: u32,
+    /// POOL offset of `num_registers` [`RegisterRecord`]s (4 words each).
+    pub registers: u32,
+    /// Index of the function's first record in the KERNELS section.
+    pub first_kernel: u32,
+    /// Number of kernels.
+    pub num_kernels: u32,
+    /// Executor frame bytes on 32-bit targets ([`frame_bytes`]`(4, ..)`), for sizing arenas.
+    pub frame_bytes32: u32,
+    /// Executor frame bytes on 64-bit targets ([`frame_bytes`]`(8, ..)`).
+    pub frame_bytes64: u32,
+    /// Index of the function's attribute dictionary (`attributes {...}`), or NONE.
+    pub attrs: u32,
+}
+
+/// A function with a body executed by the BEF executor.
+pub const FUNC_BEF: u32 = 0;
+/// A declaration implemented natively (`attributes {tfrt.native}`), no body.
+pub const FUNC_NATIVE: u32 = 1;
+
+/// One register of a function (4 words in POOL).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct RegisterRecord {
+    /// Type index.
+    pub ty: u32,
+    /// Uses by kernels plus uses by `tfrt.return` (the reference count a value in this
+    /// register starts with).
+    pub num_uses: u32,
+    /// POOL offset of the users list: kernel indices (within the function), ascending, one
+    /// entry per use (a kernel using the register twice appears twice).
+    pub users: u32,
+    /// Length of the users list.
+    pub num_users: u32,
+}
+
+/// One kernel invocation (32 bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct KernelRecord {
+    /// Index into KERNEL_NAMES.
+    pub code: u32,
+    /// Location index or NONE.
+    pub location: u32,
+    /// Low 16 bits: argument count; high 16 bits: result count.
+    pub counts: u32,
+    /// Low 16 bits: attribute count; high 16 bits: region count.
+    pub counts2: u32,
+    /// POOL offset of the argument register indices.
+    pub args: u32,
+    /// First result register; results are consecutive registers, and each kernel's results
+    /// follow the previous kernel's (arguments first), so every register is defined once.
+    pub first_result: u32,
+    /// POOL offset of `num_attrs` attribute indices, followed by `num_attrs` name
+    /// [`StrRef`]s (2 words each). Attributes are sorted by name.
+    pub attrs: u32,
+    /// POOL offset of `num_regions` function indices (the op's nested bodies).
+    pub regions: u32,
+}
+
+impl KernelRecord {
+    /// Number of arguments.
+    pub fn num_args(&self) -> u32 {
+        self.counts & 0xffff
+    }
+    /// Number of results.
+    pub fn num_results(&self) -> u32 {
+        self.counts >> 16
+    }
+    /// Number of attributes.
+    pub fn num_attrs(&self) -> u32 {
+        self.counts2 & 0xffff
+    }
+    /// Number of regions.
+    pub fn num_regions(&self) -> u32 {
+        self.counts2 >> 16
+    }
+}
+
+/// A source location (16 bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct LocationRecord {
+    /// File name (a name location's name; empty for an unknown location).
+    pub file: StrRef,
+    /// 1-based line; [`LOC_NAME`] marks a name location.
+    pub line: u32,
+    /// 1-based column.
+    pub col: u32,
+}
+
+/// `line` value of a name location (`loc("name")`).
+pub const LOC_NAME: u32 = u32::MAX;
+
+/// Header of an attribute blob (8 bytes); the payload follows at the next 8-byte boundary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct AttrHeader {
+    /// `kind` (byte 0), scalar element kind (byte 1), type index (bytes 2-3, 0xffff: none).
+    pub tag: u32,
+    /// Payload length in bytes.
+    pub len: u32,
+}
+
+impl AttrHeader {
+    /// Attribute kind ([`attr`] constants).
+    pub fn kind(&self) -> u8 {
+        self.tag as u8
+    }
+    /// Scalar element kind ([`scalar`] constants) for scalars and arrays.
+    pub fn scalar(&self) -> u8 {
+        (self.tag >> 8) as u8
+    }
+    /// Type index of a scalar or array element (0xffff when none).
+    pub fn ty(&self) -> u16 {
+        (self.tag >> 16) as u16
+    }
+    /// Pack a header.
+    pub fn new(kind: u8, scalar: u8, ty: u16, len: u32) -> Self {
+        AttrHeader { tag: u32::from(kind) | u32::from(scalar) << 8 | u32::from(ty) << 16, len }
+    }
+}
+
+/// Attribute kinds.
+pub mod attr {
+    /// No value (`{tfrt.native}`); payload empty.
+    pub const UNIT: u8 = 0;
+    /// One scalar (bool / int / float by `scalar`); payload: the value's bytes.
+    pub const SCALAR: u8 = 1;
+    /// UTF-8 text.
+    pub const STRING: u8 = 2;
+    /// Homogeneous scalar array; payload: the elements.
+    pub const ARRAY: u8 = 3;
+    /// Heterogeneous or nested array; payload: `u32` attribute indices, each smaller than
+    /// this attribute's own index (children come first, so there are no cycles).
+    pub const AGGREGATE: u8 = 4;
+    /// Function reference; payload: one `u32` function index.
+    pub const FUNCTION: u8 = 5;
+    /// Type; payload: one `u32` type index.
+    pub const TYPE: u8 = 6;
+    /// Dictionary; payload: entries of 3 `u32`: name StrRef (2 words), attribute index
+    /// (smaller than this attribute's index).
+    pub const DICT: u8 = 7;
+}
+
+/// Scalar element kinds.
+pub mod scalar {
+    /// One byte, 0 or 1.
+    pub const BOOL: u8 = 1;
+    /// 8-bit integer.
+    pub const I8: u8 = 2;
+    /// 32-bit integer (signed or unsigned per the type).
+    pub const I32: u8 = 3;
+    /// 64-bit integer.
+    pub const I64: u8 = 4;
+    /// 32-bit float.
+    pub const F32: u8 = 5;
+    /// 64-bit float.
+    pub const F64: u8 = 6;
+
+    /// Byte size of a scalar kind (0 if unknown).
+    pub const fn size(k: u8) -> usize {
+        match k {
+            BOOL | I8 => 1,
+            I32 | F32 => 4,
+            I64 | F64 => 8,
+            _ => 0,
+        }
+    }
+}
+
+/// Bytes of arena memory one execution of a function needs for its executor frame, on a
+/// target with `pointer_bytes`-byte pointers: a fixed part plus one value slot per register
+/// and one ready counter per kernel. The executor allocates exactly this (hostrt issue #4);
+/// async values themselves are extra, one per live register at most.
+pub const fn frame_bytes(pointer_bytes: usize, num_registers: usize, num_kernels: usize) -> usize {
+    8 * pointer_bytes + num_registers * pointer_bytes + num_kernels * 4
+}

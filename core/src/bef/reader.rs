@@ -1,0 +1,489 @@
+//! Loading: one verifying pass over borrowed bytes, no copies. After `load` succeeds every
+//! index and offset reachable through [`BefFile`] is known to be in range.
+
+use core::alloc::Layout;
+use core::mem::{align_of, size_of};
+use core::ptr::NonNull;
+
+use super::error::{BefError, BefErrorKind as K};
+use super::format::{
+    self as f, AttrHeader, FunctionRecord, KernelRecord, LocationRecord, RegisterRecord, StrRef,
+};
+use crate::allocator::Allocator;
+use crate::kernel::KernelLookup;
+
+/// Plain records that can be viewed in place from aligned little-endian bytes.
+///
+/// # Safety
+/// Implementors are `repr(C)` structs of `u32` fields only (any bit pattern valid, align 4).
+pub(crate) unsafe trait Record: Copy {}
+// SAFETY: all four are repr(C) structs of u32 fields.
+unsafe impl Record for StrRef {}
+// SAFETY: as above.
+unsafe impl Record for FunctionRecord {}
+// SAFETY: as above.
+unsafe impl Record for KernelRecord {}
+// SAFETY: as above.
+unsafe impl Record for LocationRecord {}
+// SAFETY: as above.
+unsafe impl Record for RegisterRecord {}
+// SAFETY: a u32 is a u32.
+unsafe impl Record for u32 {}
+
+/// View `bytes` as records, if aligned and a whole number of them.
+pub(crate) fn cast<T: Record>(bytes: &[u8]) -> Option<&[T]> {
+    if !(bytes.as_ptr() as usize).is_multiple_of(align_of::<T>())
+        || !bytes.len().is_multiple_of(size_of::<T>())
+    {
+        return None;
+    }
+    // SAFETY: aligned, in bounds, whole records; `Record` types accept any bit pattern.
+    Some(unsafe { core::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size_of::<T>()) })
+}
+
+fn rd32(b: &[u8], at: usize) -> u32 {
+    let mut w = [0u8; 4];
+    w.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(w)
+}
+
+/// A loaded, verified BEF file borrowing its bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct BefFile<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) strings: &'a [u8],
+    pub(crate) types: &'a [StrRef],
+    pub(crate) kernel_names: &'a [StrRef],
+    pub(crate) attributes: &'a [u8],
+    pub(crate) attr_index: &'a [u32],
+    pub(crate) functions: &'a [FunctionRecord],
+    pub(crate) kernels: &'a [KernelRecord],
+    pub(crate) pool: &'a [u32],
+    pub(crate) locations: &'a [LocationRecord],
+    pub(crate) module_attrs: u32,
+    /// Byte offset of each section, for error reporting.
+    offsets: [usize; 11],
+}
+
+/// Result of a failed check, before the offset is attached.
+type Check<T> = Result<T, BefError>;
+
+impl<'a> BefFile<'a> {
+    /// Load and verify `bytes`, and check every kernel name against `kernels`.
+    ///
+    /// `scratch` provides temporary memory for verification (4 bytes per register of the
+    /// largest function), freed before returning.
+    pub fn load(bytes: &'a [u8], kernels: &dyn KernelLookup, scratch: Allocator) -> Result<Self, BefError> {
+        let file = Self::load_unresolved(bytes, scratch)?;
+        file.check_kernel_names(kernels)?;
+        Ok(file)
+    }
+
+    /// Load and verify `bytes` without checking kernel names (for tools such as the
+    /// disassembler).
+    pub fn load_unresolved(bytes: &'a [u8], scratch: Allocator) -> Result<Self, BefError> {
+        let file = Self::sections(bytes)?;
+        file.verify_strings()?;
+        file.verify_attributes()?;
+        file.verify_locations()?;
+        if file.module_attrs != f::NONE {
+            let ok = file.attr_header(file.module_attrs).is_some_and(|h| h.kind() == f::attr::DICT);
+            if !ok {
+                return Err(file.err(section_slot(f::section::MODULE), K::BadAttribute, "module attributes"));
+            }
+        }
+        for i in 0..file.functions.len() {
+            file.verify_function(i, scratch)?;
+        }
+        Ok(file)
+    }
+
+    fn err(&self, section: usize, kind: K, detail: &str) -> BefError {
+        BefError::new(kind, self.offsets[section], detail)
+    }
+
+    /// Parse the header and directory and slice the sections.
+    fn sections(bytes: &'a [u8]) -> Check<Self> {
+        if bytes.len() < f::HEADER_SIZE {
+            return Err(BefError::new(K::Truncated, bytes.len(), "header"));
+        }
+        if !(bytes.as_ptr() as usize).is_multiple_of(f::ALIGN) {
+            return Err(BefError::new(K::Misaligned, 0, ""));
+        }
+        if bytes[0..4] != f::MAGIC {
+            return Err(BefError::new(K::BadMagic, 0, ""));
+        }
+        if u16::from_le_bytes([bytes[4], bytes[5]]) != f::VERSION_MAJOR {
+            return Err(BefError::new(K::UnsupportedVersion, 4, ""));
+        }
+        if rd32(bytes, 8) as usize != bytes.len() {
+            return Err(BefError::new(K::Truncated, 8, "file_size"));
+        }
+        let count = rd32(bytes, 12) as usize;
+        let dir_end = count.checked_mul(f::SECTION_ENTRY_SIZE).and_then(|n| n.checked_add(f::HEADER_SIZE));
+        if dir_end.is_none_or(|end| end > bytes.len()) {
+            return Err(BefError::new(K::Truncated, 12, "section directory"));
+        }
+        let mut found: [Option<&'a [u8]>; 11] = [None; 11];
+        let mut offsets = [0usize; 11];
+        for i in 0..count {
+            let at = f::HEADER_SIZE + i * f::SECTION_ENTRY_SIZE;
+            let (id, off, size) =
+                (rd32(bytes, at), rd32(bytes, at + 4) as usize, rd32(bytes, at + 8) as usize);
+            let slot = section_slot(id);
+            if slot == 0 {
+                continue; // unknown section: skipped, as the format promises
+            }
+            let in_file = off.checked_add(size).is_some_and(|end| end <= bytes.len());
+            if !in_file || !off.is_multiple_of(f::ALIGN) || found[slot].is_some() {
+                return Err(BefError::new(K::BadSection, at, "offset, size or duplicate"));
+            }
+            found[slot] = Some(&bytes[off..off + size]);
+            offsets[slot] = off;
+        }
+        let get = |id: u32| found[section_slot(id)].ok_or(BefError::new(K::MissingSection, 12, ""));
+        let strings = get(f::section::STRINGS)?;
+        let types = get(f::section::TYPES)?;
+        let kernel_names = get(f::section::KERNEL_NAMES)?;
+        let attributes = get(f::section::ATTRIBUTES)?;
+        let attr_index = get(f::section::ATTR_INDEX)?;
+        let functions = get(f::section::FUNCTIONS)?;
+        let kernels = get(f::section::KERNELS)?;
+        let pool = get(f::section::POOL)?;
+        let locations = get(f::section::LOCATIONS)?;
+        let module = get(f::section::MODULE)?;
+        let bad =
+            |id: u32| BefError::new(K::BadSection, offsets[section_slot(id)], "size is not whole records");
+        Ok(BefFile {
+            bytes,
+            strings,
+            types: cast(types).ok_or(bad(f::section::TYPES))?,
+            kernel_names: cast(kernel_names).ok_or(bad(f::section::KERNEL_NAMES))?,
+            attributes,
+            attr_index: cast(attr_index).ok_or(bad(f::section::ATTR_INDEX))?,
+            functions: cast(functions).ok_or(bad(f::section::FUNCTIONS))?,
+            kernels: cast(kernels).ok_or(bad(f::section::KERNELS))?,
+            pool: cast(pool).ok_or(bad(f::section::POOL))?,
+            locations: cast(locations).ok_or(bad(f::section::LOCATIONS))?,
+            module_attrs: match cast::<u32>(module) {
+                Some([m]) => *m,
+                _ => return Err(bad(f::section::MODULE)),
+            },
+            offsets,
+        })
+    }
+
+    /// The text of a string reference, if in range and UTF-8.
+    pub(crate) fn str_checked(&self, r: StrRef) -> Option<&'a str> {
+        let start = r.offset as usize;
+        let bytes = self.strings.get(start..start.checked_add(r.len as usize)?)?;
+        core::str::from_utf8(bytes).ok()
+    }
+
+    fn verify_strings(&self) -> Check<()> {
+        for (table, id) in [(self.types, f::section::TYPES), (self.kernel_names, f::section::KERNEL_NAMES)] {
+            for r in table {
+                self.str_checked(*r).ok_or(self.err(section_slot(id), K::BadString, "name"))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn verify_locations(&self) -> Check<()> {
+        for l in self.locations {
+            self.str_checked(l.file).ok_or(self.err(
+                section_slot(f::section::LOCATIONS),
+                K::BadString,
+                "file",
+            ))?;
+        }
+        Ok(())
+    }
+
+    /// The header of attribute `index` (valid after load).
+    pub(crate) fn attr_header(&self, index: u32) -> Option<AttrHeader> {
+        let off = *self.attr_index.get(index as usize)? as usize;
+        let h = cast::<u32>(self.attributes.get(off..off + 8)?)?;
+        Some(AttrHeader { tag: h[0], len: h[1] })
+    }
+
+    /// The payload of attribute `index` (valid after load).
+    pub(crate) fn attr_payload(&self, index: u32) -> Option<&'a [u8]> {
+        let off = *self.attr_index.get(index as usize)? as usize;
+        let h = self.attr_header(index)?;
+        self.attributes.get(off + 8..off + 8 + h.len as usize)
+    }
+
+    /// Walk the attribute blobs in file order: each index entry must be the next blob, and
+    /// every blob must be well formed, referring only to earlier attributes.
+    fn verify_attributes(&self) -> Check<()> {
+        let slot = section_slot(f::section::ATTRIBUTES);
+        let mut expect = 0usize;
+        for (i, &off) in self.attr_index.iter().enumerate() {
+            let fail = |d: &str| BefError::new(K::BadAttribute, self.offsets[slot] + off as usize, d);
+            if off as usize != expect {
+                return Err(BefError::new(
+                    K::BadAttribute,
+                    self.offsets[slot] + expect,
+                    "index does not match blob layout",
+                ));
+            }
+            let h = self.attr_header(i as u32).ok_or(fail("header out of range"))?;
+            let payload = self.attr_payload(i as u32).ok_or(fail("payload out of range"))?;
+            let ty_ok = h.ty() == u16::MAX || (h.ty() as usize) < self.types.len();
+            let earlier = |idx: u32| (idx as usize) < i;
+            let words = || cast::<u32>(payload);
+            let ok = match h.kind() {
+                f::attr::UNIT => payload.is_empty(),
+                f::attr::SCALAR => {
+                    let n = f::scalar::size(h.scalar());
+                    n != 0
+                        && payload.len() == n
+                        && ty_ok
+                        && (h.scalar() != f::scalar::BOOL || payload[0] <= 1)
+                }
+                f::attr::STRING => core::str::from_utf8(payload).is_ok(),
+                f::attr::ARRAY => {
+                    let n = f::scalar::size(h.scalar());
+                    n != 0
+                        && payload.len().is_multiple_of(n)
+                        && ty_ok
+                        && (h.scalar() != f::scalar::BOOL || payload.iter().all(|b| *b <= 1))
+                }
+                f::attr::AGGREGATE => words().is_some_and(|w| w.iter().all(|c| earlier(*c))),
+                f::attr::FUNCTION => matches!(words(), Some([fi]) if (*fi as usize) < self.functions.len()),
+                f::attr::TYPE => matches!(words(), Some([t]) if (*t as usize) < self.types.len()),
+                f::attr::DICT => words().is_some_and(|w| {
+                    w.len().is_multiple_of(3)
+                        && w.chunks_exact(3).all(|e| {
+                            self.str_checked(StrRef { offset: e[0], len: e[1] }).is_some() && earlier(e[2])
+                        })
+                }),
+                _ => false,
+            };
+            if !ok {
+                return Err(fail("kind, size or contents"));
+            }
+            expect = (off as usize + 8 + payload.len()).next_multiple_of(f::ALIGN);
+        }
+        Ok(())
+    }
+
+    /// `n` words of the pool starting at `at`.
+    pub(crate) fn pool_words(&self, at: u32, n: usize) -> Option<&'a [u32]> {
+        let start = at as usize;
+        self.pool.get(start..start.checked_add(n)?)
+    }
+
+    fn verify_function(&self, fi: usize, scratch: Allocator) -> Check<()> {
+        let fr = self.functions[fi];
+        let at = self.offsets[section_slot(f::section::FUNCTIONS)] + fi * size_of::<FunctionRecord>();
+        let fail = |d: &str| BefError::new(K::BadFunction, at, d);
+        self.str_checked(fr.name).ok_or(BefError::new(K::BadString, at, "function name"))?;
+        if fr.location != f::NONE && fr.location as usize >= self.locations.len() {
+            return Err(BefError::new(K::BadIndex, at, "function location"));
+        }
+        if fr.attrs != f::NONE && self.attr_header(fr.attrs).is_none_or(|h| h.kind() != f::attr::DICT) {
+            return Err(BefError::new(K::BadIndex, at, "function attributes"));
+        }
+        let (na, nr, nreg) = (fr.num_args as usize, fr.num_results as usize, fr.num_registers as usize);
+        let sig = self
+            .pool_words(fr.signature, na.checked_add(nr).ok_or(fail("signature"))?)
+            .ok_or(fail("signature"))?;
+        if sig.iter().any(|t| *t as usize >= self.types.len()) {
+            return Err(fail("signature type"));
+        }
+        match fr.kind {
+            f::FUNC_NATIVE => {
+                return if nreg == 0 && fr.num_kernels == 0 {
+                    Ok(())
+                } else {
+                    Err(fail("native function with a body"))
+                };
+            }
+            f::FUNC_BEF => {}
+            _ => return Err(fail("kind")),
+        }
+        let regs: &[RegisterRecord] = cast(bytemuck_words(
+            self.pool_words(fr.registers, nreg.checked_mul(4).ok_or(fail("register table"))?)
+                .ok_or(fail("register table"))?,
+        ))
+        .ok_or(fail("register table"))?;
+        let results = self.pool_words(fr.result_regs, nr).ok_or(fail("result registers"))?;
+        let nk = fr.num_kernels as usize;
+        let first = fr.first_kernel as usize;
+        let kernels =
+            self.kernels.get(first..first.checked_add(nk).ok_or(fail("kernels"))?).ok_or(fail("kernels"))?;
+        if na > nreg
+            || results.iter().any(|r| *r as usize >= nreg)
+            || fr.frame_bytes32 as usize != f::frame_bytes(4, nreg, nk)
+            || fr.frame_bytes64 as usize != f::frame_bytes(8, nreg, nk)
+        {
+            return Err(fail("arguments, results or frame size"));
+        }
+        for (i, t) in sig[..na].iter().enumerate() {
+            if regs[i].ty != *t {
+                return Err(fail("argument register type differs from signature"));
+            }
+        }
+        for (r, t) in results.iter().zip(&sig[na..]) {
+            if regs[*r as usize].ty != *t {
+                return Err(fail("result register type differs from signature"));
+            }
+        }
+        for r in regs {
+            let users = self.pool_words(r.users, r.num_users as usize).ok_or(fail("users"))?;
+            let sorted = users.windows(2).all(|w| w[0] <= w[1]);
+            if r.ty as usize >= self.types.len() || !sorted || users.last().is_some_and(|u| *u as usize >= nk)
+            {
+                return Err(fail("register record"));
+            }
+        }
+        let mut cursors = Scratch::new(scratch, nreg).ok_or(BefError::new(K::OutOfMemory, at, ""))?;
+        self.verify_kernels(fi, fr, kernels, regs, results, cursors.words(), first)
+    }
+
+    /// Each kernel's arguments must be defined earlier (so the graph is acyclic), its results
+    /// must be the next registers, and the users lists must list exactly the kernels' uses.
+    #[allow(clippy::too_many_arguments)]
+    fn verify_kernels(
+        &self,
+        fi: usize,
+        fr: FunctionRecord,
+        kernels: &[KernelRecord],
+        regs: &[RegisterRecord],
+        results: &[u32],
+        cursor: &mut [u32],
+        first: usize,
+    ) -> Check<()> {
+        let mut next = fr.num_args;
+        for (ki, k) in kernels.iter().enumerate() {
+            let at =
+                self.offsets[section_slot(f::section::KERNELS)] + (first + ki) * size_of::<KernelRecord>();
+            let fail = |kind, d: &str| BefError::new(kind, at, d);
+            if k.code as usize >= self.kernel_names.len() {
+                return Err(fail(K::BadIndex, "kernel code"));
+            }
+            if k.location != f::NONE && k.location as usize >= self.locations.len() {
+                return Err(fail(K::BadIndex, "kernel location"));
+            }
+            let args =
+                self.pool_words(k.args, k.num_args() as usize).ok_or(fail(K::BadKernel, "arguments"))?;
+            for &a in args {
+                if a >= next {
+                    return Err(fail(K::BadKernel, "argument used before it is defined"));
+                }
+                let r = &regs[a as usize];
+                let c = &mut cursor[a as usize];
+                let listed = self.pool_words(r.users, r.num_users as usize).and_then(|u| u.get(*c as usize));
+                if listed != Some(&(ki as u32)) {
+                    return Err(fail(K::BadKernel, "users list does not match the uses"));
+                }
+                *c += 1;
+            }
+            if k.first_result != next {
+                return Err(fail(K::BadKernel, "result registers out of order"));
+            }
+            next = next.checked_add(k.num_results()).ok_or(fail(K::BadKernel, "results"))?;
+            if next > fr.num_registers {
+                return Err(fail(K::BadKernel, "more results than registers"));
+            }
+            let na = k.num_attrs() as usize;
+            let attrs = self.pool_words(k.attrs, na * 3).ok_or(fail(K::BadKernel, "attributes"))?;
+            let (idx, names) = attrs.split_at(na);
+            if idx.iter().any(|a| *a as usize >= self.attr_index.len())
+                || names
+                    .chunks_exact(2)
+                    .any(|n| self.str_checked(StrRef { offset: n[0], len: n[1] }).is_none())
+            {
+                return Err(fail(K::BadKernel, "attribute index or name"));
+            }
+            let regions =
+                self.pool_words(k.regions, k.num_regions() as usize).ok_or(fail(K::BadKernel, "regions"))?;
+            // A region's function comes after its owner's, so regions nest without cycles.
+            let bad_region = |ri: &u32| {
+                *ri as usize <= fi || self.functions.get(*ri as usize).is_none_or(|g| g.kind != f::FUNC_BEF)
+            };
+            if regions.iter().any(bad_region) {
+                return Err(fail(K::BadKernel, "region function"));
+            }
+        }
+        let at = self.offsets[section_slot(f::section::FUNCTIONS)];
+        if next != fr.num_registers {
+            return Err(BefError::new(K::BadFunction, at, "registers not all defined"));
+        }
+        for (c, r) in cursor.iter().zip(regs) {
+            if *c != r.num_users {
+                return Err(BefError::new(K::BadFunction, at, "users list longer than the uses"));
+            }
+        }
+        for r in results {
+            cursor[*r as usize] += 1;
+        }
+        for (c, r) in cursor.iter().zip(regs) {
+            if *c != r.num_uses {
+                return Err(BefError::new(K::BadFunction, at, "use count"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolve every kernel name once; an unknown name is reported with the location of its
+    /// first use.
+    fn check_kernel_names(&self, kernels: &dyn KernelLookup) -> Check<()> {
+        for (code, r) in self.kernel_names.iter().enumerate() {
+            let name = self.str_checked(*r).unwrap_or("");
+            if kernels.lookup(name).is_some() {
+                continue;
+            }
+            let at = self.offsets[section_slot(f::section::KERNEL_NAMES)] + code * size_of::<StrRef>();
+            let mut e = BefError::new(K::UnknownKernel, at, name);
+            if let Some(k) = self.kernels.iter().find(|k| k.code as usize == code) {
+                e.location = self.location(k.location);
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+}
+
+/// Reinterpret words as bytes (for casting pool words to records).
+fn bytemuck_words(w: &[u32]) -> &[u8] {
+    // SAFETY: u32 has no padding; the byte view covers exactly the same memory.
+    unsafe { core::slice::from_raw_parts(w.as_ptr().cast::<u8>(), core::mem::size_of_val(w)) }
+}
+
+/// Position of a known section id in the per-file tables (0: unknown).
+fn section_slot(id: u32) -> usize {
+    if (1..=10).contains(&id) { id as usize } else { 0 }
+}
+
+/// Zeroed `u32` scratch memory from an allocator, freed on drop.
+struct Scratch {
+    alloc: Allocator,
+    ptr: NonNull<u8>,
+    len: usize,
+    layout: Layout,
+}
+
+impl Scratch {
+    fn new(alloc: Allocator, n: usize) -> Option<Self> {
+        let layout = Layout::array::<u32>(n.max(1)).ok()?;
+        let ptr = alloc.allocate(layout).ok()?;
+        // SAFETY: fresh block of `layout.size()` bytes.
+        unsafe { core::ptr::write_bytes(ptr.as_ptr(), 0, layout.size()) };
+        Some(Scratch { alloc, ptr, len: n, layout })
+    }
+
+    fn words(&mut self) -> &mut [u32] {
+        // SAFETY: the block holds `len` zero-initialised u32s, exclusively ours.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr().cast::<u32>(), self.len) }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` from this allocator with this layout.
+        unsafe { self.alloc.deallocate(self.ptr, self.layout) }
+    }
+}

@@ -1,0 +1,271 @@
+//! Read access to a loaded file: functions, kernels, attributes, names and locations.
+//! Everything here was verified by `load`, so lookups fall back to empty values instead of
+//! failing.
+
+use super::format::{self as f, KernelRecord, RegisterRecord, StrRef};
+use super::reader::{BefFile, cast};
+use crate::diagnostic::Location;
+use crate::kernel::{AttrKind, AttrRef};
+
+/// A location as stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BefLoc<'a> {
+    /// `file:line:col`.
+    FileLineCol {
+        /// File name.
+        file: &'a str,
+        /// Line.
+        line: u32,
+        /// Column.
+        col: u32,
+    },
+    /// `loc("name")`.
+    Name(&'a str),
+    /// No location.
+    Unknown,
+}
+
+/// An attribute as stored.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BefAttr<'a> {
+    /// No value.
+    Unit,
+    /// A scalar: [`format::scalar`](super::format::scalar) kind, type index, LE bytes.
+    Scalar {
+        /// Scalar kind.
+        kind: u8,
+        /// Type index, if recorded.
+        ty: Option<u32>,
+        /// The value's bytes.
+        bytes: &'a [u8],
+    },
+    /// Text.
+    String(&'a str),
+    /// Homogeneous array of scalars.
+    Array {
+        /// Element kind.
+        kind: u8,
+        /// Element type index, if recorded.
+        ty: Option<u32>,
+        /// The elements' bytes.
+        bytes: &'a [u8],
+    },
+    /// Nested attributes, by index.
+    Aggregate(&'a [u32]),
+    /// A function index.
+    Function(u32),
+    /// A type index.
+    Type(u32),
+    /// Entries of 3 words: name offset, name length, attribute index.
+    Dict(&'a [u32]),
+}
+
+/// A function of a loaded file.
+#[derive(Clone, Copy, Debug)]
+pub struct Function<'a> {
+    file: BefFile<'a>,
+    index: u32,
+    rec: f::FunctionRecord,
+}
+
+impl<'a> BefFile<'a> {
+    /// The whole file.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Number of functions (named and regions).
+    pub fn num_functions(&self) -> usize {
+        self.functions.len()
+    }
+
+    /// Function `index`.
+    pub fn function(&self, index: u32) -> Option<Function<'a>> {
+        let rec = *self.functions.get(index as usize)?;
+        Some(Function { file: *self, index, rec })
+    }
+
+    /// The named function `name`.
+    pub fn function_by_name(&self, name: &str) -> Option<Function<'a>> {
+        (0..self.functions.len() as u32)
+            .filter_map(|i| self.function(i))
+            .find(|f| f.name() == name && !name.is_empty())
+    }
+
+    pub(crate) fn str_of(&self, r: StrRef) -> &'a str {
+        self.str_checked(r).unwrap_or("")
+    }
+
+    /// Number of types.
+    pub fn num_types(&self) -> usize {
+        self.types.len()
+    }
+
+    /// Name of type `index`.
+    pub fn type_name(&self, index: u32) -> &'a str {
+        self.types.get(index as usize).map_or("", |r| self.str_of(*r))
+    }
+
+    /// Name of kernel code `code`.
+    pub fn kernel_name(&self, code: u32) -> &'a str {
+        self.kernel_names.get(code as usize).map_or("", |r| self.str_of(*r))
+    }
+
+    /// Number of kernel names.
+    pub fn num_kernel_names(&self) -> usize {
+        self.kernel_names.len()
+    }
+
+    /// Location `index` as stored.
+    pub fn loc(&self, index: u32) -> BefLoc<'a> {
+        match self.locations.get(index as usize) {
+            None => BefLoc::Unknown,
+            Some(l) if l.line == f::LOC_NAME => BefLoc::Name(self.str_of(l.file)),
+            Some(l) if l.file.len == 0 && l.line == 0 => BefLoc::Unknown,
+            Some(l) => BefLoc::FileLineCol { file: self.str_of(l.file), line: l.line, col: l.col },
+        }
+    }
+
+    /// Location `index` for a diagnostic (`None` when unknown).
+    pub fn location(&self, index: u32) -> Option<Location> {
+        match self.loc(index) {
+            BefLoc::FileLineCol { file, line, col } => Some(Location::new(file, line, col)),
+            BefLoc::Name(n) => Some(Location::new(n, 0, 0)),
+            BefLoc::Unknown => None,
+        }
+    }
+
+    /// Number of attributes.
+    pub fn num_attrs(&self) -> usize {
+        self.attr_index.len()
+    }
+
+    /// Attribute `index` as stored.
+    pub fn attr(&self, index: u32) -> Option<BefAttr<'a>> {
+        let h = self.attr_header(index)?;
+        let p = self.attr_payload(index)?;
+        let ty = (h.ty() != u16::MAX).then_some(u32::from(h.ty()));
+        let word = || cast::<u32>(p).and_then(|w| w.first().copied()).unwrap_or(0);
+        Some(match h.kind() {
+            f::attr::SCALAR => BefAttr::Scalar { kind: h.scalar(), ty, bytes: p },
+            f::attr::STRING => BefAttr::String(core::str::from_utf8(p).unwrap_or("")),
+            f::attr::ARRAY => BefAttr::Array { kind: h.scalar(), ty, bytes: p },
+            f::attr::AGGREGATE => BefAttr::Aggregate(cast(p).unwrap_or(&[])),
+            f::attr::FUNCTION => BefAttr::Function(word()),
+            f::attr::TYPE => BefAttr::Type(word()),
+            f::attr::DICT => BefAttr::Dict(cast(p).unwrap_or(&[])),
+            _ => BefAttr::Unit,
+        })
+    }
+
+    /// Attribute `index` as a kernel sees it (read in place).
+    pub fn attr_ref(&self, index: u32) -> Option<AttrRef<'a>> {
+        let h = self.attr_header(index)?;
+        let p = self.attr_payload(index)?;
+        match h.kind() {
+            f::attr::SCALAR => match h.scalar() {
+                f::scalar::BOOL => AttrRef::scalar::<bool>(p),
+                f::scalar::I8 => AttrRef::scalar::<i8>(p),
+                f::scalar::I32 => AttrRef::scalar::<i32>(p),
+                f::scalar::I64 => AttrRef::scalar::<i64>(p),
+                f::scalar::F32 => AttrRef::scalar::<f32>(p),
+                _ => AttrRef::scalar::<f64>(p),
+            },
+            f::attr::STRING => core::str::from_utf8(p).ok().map(AttrRef::string),
+            f::attr::ARRAY => match h.scalar() {
+                f::scalar::BOOL => AttrRef::array::<bool>(p),
+                f::scalar::I8 => AttrRef::array::<i8>(p),
+                f::scalar::I32 => AttrRef::array::<i32>(p),
+                f::scalar::I64 => AttrRef::array::<i64>(p),
+                f::scalar::F32 => AttrRef::array::<f32>(p),
+                _ => AttrRef::array::<f64>(p),
+            },
+            f::attr::FUNCTION => AttrRef::raw(AttrKind::Function, p),
+            f::attr::TYPE => AttrRef::raw(AttrKind::Type, p),
+            _ => AttrRef::raw(AttrKind::Aggregate, p),
+        }
+    }
+
+    /// The module attribute dictionary's index, if any.
+    pub fn module_attrs(&self) -> Option<u32> {
+        (self.module_attrs != f::NONE).then_some(self.module_attrs)
+    }
+
+    /// The name of a dictionary entry or kernel attribute.
+    pub fn name_at(&self, offset: u32, len: u32) -> &'a str {
+        self.str_of(StrRef { offset, len })
+    }
+
+    /// Argument registers of a kernel.
+    pub fn kernel_args(&self, k: &KernelRecord) -> &'a [u32] {
+        self.pool_words(k.args, k.num_args() as usize).unwrap_or(&[])
+    }
+
+    /// Attribute indices of a kernel, and their names as (offset, len) word pairs.
+    pub fn kernel_attrs(&self, k: &KernelRecord) -> (&'a [u32], &'a [u32]) {
+        let n = k.num_attrs() as usize;
+        self.pool_words(k.attrs, 3 * n).map_or((&[], &[]), |w| w.split_at(n))
+    }
+
+    /// Region function indices of a kernel.
+    pub fn kernel_regions(&self, k: &KernelRecord) -> &'a [u32] {
+        self.pool_words(k.regions, k.num_regions() as usize).unwrap_or(&[])
+    }
+}
+
+impl<'a> Function<'a> {
+    /// Index in the file.
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+    /// Name (empty for a region).
+    pub fn name(&self) -> &'a str {
+        self.file.str_of(self.rec.name)
+    }
+    /// The raw record.
+    pub fn record(&self) -> &f::FunctionRecord {
+        &self.rec
+    }
+    /// Whether this is a native declaration without a body.
+    pub fn is_native(&self) -> bool {
+        self.rec.kind == f::FUNC_NATIVE
+    }
+    /// Argument type indices.
+    pub fn arg_types(&self) -> &'a [u32] {
+        self.file.pool_words(self.rec.signature, self.rec.num_args as usize).unwrap_or(&[])
+    }
+    /// Result type indices.
+    pub fn result_types(&self) -> &'a [u32] {
+        let n = (self.rec.num_args + self.rec.num_results) as usize;
+        self.file.pool_words(self.rec.signature, n).map_or(&[], |w| &w[self.rec.num_args as usize..])
+    }
+    /// Registers returned by `tfrt.return`.
+    pub fn result_regs(&self) -> &'a [u32] {
+        self.file.pool_words(self.rec.result_regs, self.rec.num_results as usize).unwrap_or(&[])
+    }
+    /// The register table.
+    pub fn registers(&self) -> &'a [RegisterRecord] {
+        let n = self.rec.num_registers as usize;
+        self.file
+            .pool_words(self.rec.registers, 4 * n)
+            .and_then(|w| {
+                // SAFETY: u32 words reinterpreted as bytes of the same memory.
+                let bytes = unsafe { core::slice::from_raw_parts(w.as_ptr().cast::<u8>(), w.len() * 4) };
+                cast(bytes)
+            })
+            .unwrap_or(&[])
+    }
+    /// The kernels, in order.
+    pub fn kernels(&self) -> &'a [KernelRecord] {
+        let first = self.rec.first_kernel as usize;
+        self.file.kernels.get(first..first + self.rec.num_kernels as usize).unwrap_or(&[])
+    }
+    /// Index of the function's attribute dictionary, if any.
+    pub fn attrs(&self) -> Option<u32> {
+        (self.rec.attrs != f::NONE).then_some(self.rec.attrs)
+    }
+    /// The function's location.
+    pub fn loc(&self) -> BefLoc<'a> {
+        self.file.loc(self.rec.location)
+    }
+}
