@@ -31,13 +31,39 @@ step "loom model checks"
 RUSTFLAGS="--cfg loom" cargo test -q -p hostrt-core --test loom --release --target-dir target/loom
 
 step "benchmarks (one quick pass each, checking they run)"
-cargo test -q -p hostrt-core --benches
+cargo test -q --workspace --benches
 
 step "examples"
 cargo run -q -p hostrt-core --example quickstart
 
+step "command line: every conformance program compiles, and disassembles back to the same BEF"
+cargo build -q -p hostrt
+conf=../shared/conformance/tfrt
+if [ -d "$conf" ]; then
+    out=$(mktemp -d)
+    for f in "$conf"/*.mlir; do
+        b=$(basename "$f" .mlir)
+        target/debug/hostrt compile "$f" -o "$out/$b.bef"
+        target/debug/hostrt dis "$out/$b.bef" > "$out/$b.dis.mlir"
+        target/debug/hostrt compile "$out/$b.dis.mlir" -o "$out/$b.2.bef"
+        cmp "$out/$b.bef" "$out/$b.2.bef"
+        echo "$b.mlir: $(stat -c %s "$out/$b.bef") bytes, round trip identical"
+    done
+    rm -rf "$out"
+else
+    echo "skipped: $conf not found"
+fi
+
 step "unit, integration and doc tests"
 cargo test --workspace
+
+step "fuzz smoke (10 s per target; the long runs are scripts/fuzz.sh)"
+if cargo +nightly --version >/dev/null 2>&1 && command -v cargo-fuzz >/dev/null 2>&1; then
+    cargo fmt --manifest-path fuzz/Cargo.toml -- --check
+    bash scripts/fuzz.sh 10
+else
+    echo "skipped: needs a nightly toolchain and cargo-fuzz"
+fi
 
 step "Miri (undefined-behaviour check of the core's unit tests)"
 if cargo +nightly miri --version >/dev/null 2>&1; then

@@ -8,3 +8,4 @@ pub mod error;
 pub mod text;
 
 pub use error::CompileError;
+pub mod bef;

@@ -15,6 +15,8 @@ pub enum BefErrorKind {
     Misaligned,
     /// Not a BEF file.
     BadMagic,
+    /// The CRC-32 in the header does not match the contents (corrupted file).
+    BadChecksum,
     /// A major version this reader does not understand.
     UnsupportedVersion,
     /// A section lies outside the file, is misaligned, is duplicated, or has a bad size.
@@ -43,6 +45,7 @@ impl BefErrorKind {
             BefErrorKind::Truncated => "file truncated or size field wrong",
             BefErrorKind::Misaligned => "buffer is not 8-byte aligned",
             BefErrorKind::BadMagic => "not a BEF file (bad magic)",
+            BefErrorKind::BadChecksum => "checksum mismatch (file corrupted)",
             BefErrorKind::UnsupportedVersion => "unsupported BEF major version",
             BefErrorKind::BadSection => "malformed section directory entry",
             BefErrorKind::MissingSection => "required section missing",

@@ -11,6 +11,30 @@ pub const VERSION_MAJOR: u16 = 1;
 pub const VERSION_MINOR: u16 = 0;
 /// Byte size of the file header.
 pub const HEADER_SIZE: usize = 24;
+/// Offset of the header's CRC-32 field.
+pub const CHECKSUM_OFFSET: usize = 16;
+
+/// The CRC-32 (IEEE) of a file, computed with its checksum field read as zero. The header
+/// stores it, so any flipped bit or byte (in flash, on disk, in transit) fails to load.
+/// Returns 0 for buffers shorter than a header.
+pub fn checksum(file: &[u8]) -> u32 {
+    if file.len() < HEADER_SIZE {
+        return 0;
+    }
+    let mut h = crc32fast::Hasher::new();
+    h.update(&file[..CHECKSUM_OFFSET]);
+    h.update(&[0; 4]);
+    h.update(&file[CHECKSUM_OFFSET + 4..]);
+    h.finalize()
+}
+
+/// Store the checksum of `file` in its header (what writers do last).
+pub fn seal(file: &mut [u8]) {
+    if file.len() >= HEADER_SIZE {
+        let c = checksum(file);
+        file[CHECKSUM_OFFSET..CHECKSUM_OFFSET + 4].copy_from_slice(&c.to_le_bytes());
+    }
+}
 /// Byte size of one section directory entry.
 pub const SECTION_ENTRY_SIZE: usize = 16;
 /// Alignment of sections and attributes (and of the whole file in memory).

@@ -119,6 +119,9 @@ impl<'a> BefFile<'a> {
         if rd32(bytes, 8) as usize != bytes.len() {
             return Err(BefError::new(K::Truncated, 8, "file_size"));
         }
+        if rd32(bytes, f::CHECKSUM_OFFSET) != f::checksum(bytes) {
+            return Err(BefError::new(K::BadChecksum, f::CHECKSUM_OFFSET, ""));
+        }
         let count = rd32(bytes, 12) as usize;
         let dir_end = count.checked_mul(f::SECTION_ENTRY_SIZE).and_then(|n| n.checked_add(f::HEADER_SIZE));
         if dir_end.is_none_or(|end| end > bytes.len()) {

@@ -1,0 +1,440 @@
+//! AST → BEF. Resolves SSA names to registers, checks types, builds users lists, lays out
+//! the sections of `hostrt_core::bef::format`. Output depends only on the input
+//! (deterministic).
+
+use std::collections::HashMap;
+
+use hostrt_core::bef::format::{
+    self as f, FunctionRecord, KernelRecord, LocationRecord, RegisterRecord, StrRef, frame_bytes, section,
+};
+
+use super::encode_attr::{Attrs, Ctx};
+use super::tables::{Interner, Strings};
+use crate::CompileError;
+use crate::ast::{Attr, Loc, Module, NamedAttr, Op, Region, Type};
+
+/// Compile `module` to BEF bytes. `source` is the file name and text the module was parsed
+/// from, used to quote the offending line in errors.
+pub fn write(module: &Module, source: Option<(&str, &str)>) -> Result<Vec<u8>, CompileError> {
+    let mut w = Writer { source, ..Writer::default() };
+    for (i, func) in module.funcs.iter().enumerate() {
+        if w.func_index.insert(func.name.clone(), i as u32).is_some() {
+            return Err(w.err(&func.loc, format!("redefinition of symbol named '{}'", func.name)));
+        }
+        w.functions.push(FunctionRecord::default());
+    }
+    for (i, func) in module.funcs.iter().enumerate() {
+        let attrs = w.dict(&func.attrs, &func.loc)?;
+        let loc = w.loc(&func.loc);
+        match &func.body {
+            Some(body) => {
+                w.body(i as u32, &func.name, &func.args, body, Some(&func.results), attrs, loc)?;
+            }
+            None => {
+                let sig = w.signature(func.args.iter().map(|a| &a.1), func.results.iter());
+                let name = w.str_ref(&func.name);
+                w.functions[i] = FunctionRecord {
+                    name,
+                    kind: f::FUNC_NATIVE,
+                    location: loc,
+                    num_args: func.args.len() as u32,
+                    num_results: func.results.len() as u32,
+                    signature: sig,
+                    frame_bytes32: frame_bytes(4, 0, 0) as u32,
+                    frame_bytes64: frame_bytes(8, 0, 0) as u32,
+                    attrs,
+                    ..FunctionRecord::default()
+                };
+            }
+        }
+    }
+    w.module_attrs = if module.attrs.is_empty() { f::NONE } else { w.dict(&module.attrs, &Loc::Unknown)? };
+    Ok(w.emit())
+}
+
+#[derive(Default)]
+struct Writer<'s> {
+    source: Option<(&'s str, &'s str)>,
+    strings: Strings,
+    types: Interner<Type>,
+    kernel_names: Interner<String>,
+    locations: Interner<Loc>,
+    attrs: Attrs,
+    functions: Vec<FunctionRecord>,
+    kernels: Vec<KernelRecord>,
+    pool: Vec<u32>,
+    func_index: HashMap<String, u32>,
+    module_attrs: u32,
+}
+
+/// Per-function state while compiling a body.
+#[derive(Default)]
+struct Body {
+    reg_types: Vec<Type>,
+    names: HashMap<String, u32>,
+    users: Vec<Vec<u32>>,
+    kernels: Vec<KernelRecord>,
+}
+
+impl<'s> Writer<'s> {
+    fn err(&self, loc: &Loc, message: impl Into<String>) -> CompileError {
+        match (loc, self.source) {
+            (Loc::FileLineCol { file, line, col }, Some((name, text))) if file == name => {
+                CompileError::at(file, text, *line, *col, message)
+            }
+            (Loc::FileLineCol { file, line, col }, _) => CompileError::at(file, "", *line, *col, message),
+            _ => CompileError::at(self.source.map_or("<input>", |s| s.0), "", 0, 0, message),
+        }
+    }
+
+    fn str_ref(&mut self, s: &str) -> StrRef {
+        let (offset, len) = self.strings.add(s);
+        StrRef { offset, len }
+    }
+
+    fn loc(&mut self, loc: &Loc) -> u32 {
+        self.locations.intern(loc)
+    }
+
+    fn pool_list(&mut self, words: impl IntoIterator<Item = u32>) -> u32 {
+        let at = self.pool.len() as u32;
+        self.pool.extend(words);
+        at
+    }
+
+    fn signature<'t>(
+        &mut self,
+        args: impl Iterator<Item = &'t Type>,
+        results: impl Iterator<Item = &'t Type>,
+    ) -> u32 {
+        let words: Vec<u32> = args.chain(results).map(|t| self.types.intern(t)).collect();
+        self.pool_list(words)
+    }
+
+    fn attr(&mut self, a: &Attr, loc: &Loc) -> Result<u32, CompileError> {
+        let mut ctx = Ctx { types: &mut self.types, strings: &mut self.strings, functions: &self.func_index };
+        self.attrs.encode(&mut ctx, a).map_err(|m| self.err(loc, m))
+    }
+
+    fn dict(&mut self, attrs: &[NamedAttr], loc: &Loc) -> Result<u32, CompileError> {
+        if attrs.is_empty() {
+            return Ok(f::NONE);
+        }
+        self.attr(&Attr::Dict(attrs.to_vec()), loc)
+    }
+
+    /// Compile a function or region body into function slot `slot`; returns result types.
+    #[allow(clippy::too_many_arguments)]
+    fn body(
+        &mut self,
+        slot: u32,
+        name: &str,
+        args: &[(String, Type)],
+        region: &Region,
+        declared: Option<&[Type]>,
+        attrs: u32,
+        loc: u32,
+    ) -> Result<Vec<Type>, CompileError> {
+        let mut b = Body::default();
+        for (arg, ty) in args {
+            let r = b.reg_types.len() as u32;
+            b.reg_types.push(ty.clone());
+            b.users.push(Vec::new());
+            b.names.insert(arg.clone(), r);
+        }
+        let Some((ret, ops)) = region.ops.split_last().filter(|(last, _)| last.name == "tfrt.return") else {
+            let at = region.ops.last().map_or(Loc::Unknown, |o| o.loc.clone());
+            return Err(self.err(&at, "expected tfrt.return in body"));
+        };
+        for op in ops {
+            if op.name == "tfrt.return" {
+                return Err(self.err(&op.loc, "'tfrt.return' op must be the last operation of its block"));
+            }
+            self.kernel(&mut b, op)?;
+        }
+        let result_regs = self.operands(&b, ret)?;
+        let result_types: Vec<Type> = result_regs.iter().map(|r| b.reg_types[*r as usize].clone()).collect();
+        if let Some(declared) = declared {
+            if declared.len() != result_types.len() {
+                return Err(self.err(
+                    &ret.loc,
+                    format!(
+                        "'tfrt.return' op has {} operands, but enclosing function returns {}",
+                        result_types.len(),
+                        declared.len()
+                    ),
+                ));
+            }
+            for (i, (have, want)) in result_types.iter().zip(declared).enumerate() {
+                if have != want {
+                    return Err(self.err(
+                        &ret.loc,
+                        format!(
+                            "type of return operand {i} ('{}') doesn't match function result type ('{}')",
+                            have.0, want.0
+                        ),
+                    ));
+                }
+            }
+        }
+        let mut regs = Vec::with_capacity(b.reg_types.len() * 4);
+        for (r, users) in b.users.iter().enumerate() {
+            let returns = result_regs.iter().filter(|x| **x as usize == r).count() as u32;
+            let list = self.pool_list(users.iter().copied());
+            let ty = self.types.intern(&b.reg_types[r]);
+            let rec = RegisterRecord {
+                ty,
+                num_uses: users.len() as u32 + returns,
+                users: list,
+                num_users: users.len() as u32,
+            };
+            regs.extend([rec.ty, rec.num_uses, rec.users, rec.num_users]);
+        }
+        let registers = self.pool_list(regs);
+        let result_regs_at = self.pool_list(result_regs.iter().copied());
+        let signature = self.signature(args.iter().map(|a| &a.1), result_types.iter());
+        let first_kernel = self.kernels.len() as u32;
+        let (nreg, nk) = (b.reg_types.len(), b.kernels.len());
+        self.kernels.append(&mut b.kernels);
+        let name = self.str_ref(name);
+        self.functions[slot as usize] = FunctionRecord {
+            name,
+            kind: f::FUNC_BEF,
+            location: loc,
+            num_args: args.len() as u32,
+            num_results: result_types.len() as u32,
+            signature,
+            result_regs: result_regs_at,
+            num_registers: nreg as u32,
+            registers,
+            first_kernel,
+            num_kernels: nk as u32,
+            frame_bytes32: frame_bytes(4, nreg, nk) as u32,
+            frame_bytes64: frame_bytes(8, nreg, nk) as u32,
+            attrs,
+        };
+        Ok(result_types)
+    }
+
+    /// Registers of `op`'s operands, checking written operand types.
+    fn operands(&self, b: &Body, op: &Op) -> Result<Vec<u32>, CompileError> {
+        if !op.operand_types.is_empty() && op.operand_types.len() != op.operands.len() {
+            return Err(self.err(
+                &op.loc,
+                format!(
+                    "'{}' op has {} operands but {} operand types",
+                    op.name,
+                    op.operands.len(),
+                    op.operand_types.len()
+                ),
+            ));
+        }
+        let mut regs = Vec::with_capacity(op.operands.len());
+        for (i, v) in op.operands.iter().enumerate() {
+            let key = match v.index {
+                Some(ix) => format!("{}#{ix}", v.name),
+                None => v.name.clone(),
+            };
+            let Some(r) = b.names.get(&key) else {
+                let shown = if v.index.is_some() { key } else { v.name.clone() };
+                return Err(self.err(&v.loc, format!("use of undeclared SSA value name '%{shown}'")));
+            };
+            if let Some(t) = op.operand_types.get(i)
+                && *t != b.reg_types[*r as usize]
+            {
+                return Err(self.err(
+                    &v.loc,
+                    format!(
+                        "use of value '%{}' expects different type than prior uses: '{}' vs '{}'",
+                        v.name, t.0, b.reg_types[*r as usize].0
+                    ),
+                ));
+            }
+            regs.push(*r);
+        }
+        Ok(regs)
+    }
+
+    fn kernel(&mut self, b: &mut Body, op: &Op) -> Result<(), CompileError> {
+        let args = self.operands(b, op)?;
+        let k = b.kernels.len() as u32;
+        let first_result = b.reg_types.len() as u32;
+        let bound: u32 = op.results.iter().map(|g| g.count).sum();
+        if !op.results.is_empty() && bound as usize != op.result_types.len() {
+            return Err(self.err(
+                &op.loc,
+                format!(
+                    "operation defines {} results but was provided {bound} to bind",
+                    op.result_types.len()
+                ),
+            ));
+        }
+        if args.len() > 0xffff
+            || op.result_types.len() > 0xffff
+            || op.attrs.len() > 0xffff
+            || op.regions.len() > 0xffff
+        {
+            return Err(self.err(&op.loc, "too many operands, results, attributes or regions"));
+        }
+        for t in &op.result_types {
+            b.reg_types.push(t.clone());
+            b.users.push(Vec::new());
+        }
+        let mut next = first_result;
+        for g in &op.results {
+            let mut bind = |key: String, r: u32| b.names.insert(key, r).is_some();
+            let mut dup = bind(g.name.clone(), next);
+            if g.count > 1 {
+                for i in 0..g.count {
+                    dup |= bind(format!("{}#{i}", g.name), next + i);
+                }
+            }
+            if dup {
+                return Err(self.err(&op.loc, format!("redefinition of SSA value '%{}'", g.name)));
+            }
+            next += g.count;
+        }
+        let mut attrs: Vec<&NamedAttr> = op.attrs.iter().collect();
+        attrs.sort_by(|a, c| a.name.cmp(&c.name));
+        let mut idx = Vec::with_capacity(attrs.len() * 3);
+        let mut names = Vec::with_capacity(attrs.len() * 2);
+        for a in &attrs {
+            idx.push(self.attr(&a.value, &op.loc)?);
+            let r = self.str_ref(&a.name);
+            names.extend([r.offset, r.len]);
+        }
+        idx.extend(names);
+        let attrs_at = self.pool_list(idx);
+        let mut regions = Vec::with_capacity(op.regions.len());
+        for region in &op.regions {
+            let slot = self.functions.len() as u32;
+            self.functions.push(FunctionRecord::default());
+            let loc = self.loc(&op.loc);
+            self.body(slot, "", &region.args, region, None, f::NONE, loc)?;
+            regions.push(slot);
+        }
+        let regions_at = self.pool_list(regions.iter().copied());
+        let args_at = self.pool_list(args.iter().copied());
+        for a in &args {
+            b.users[*a as usize].push(k);
+        }
+        let code = self.kernel_names.intern(&op.name);
+        let location = self.loc(&op.loc);
+        b.kernels.push(KernelRecord {
+            code,
+            location,
+            counts: args.len() as u32 | (op.result_types.len() as u32) << 16,
+            counts2: attrs.len() as u32 | (op.regions.len() as u32) << 16,
+            args: args_at,
+            first_result,
+            attrs: attrs_at,
+            regions: regions_at,
+        });
+        Ok(())
+    }
+
+    /// Lay out header, directory and sections.
+    fn emit(mut self) -> Vec<u8> {
+        let types: Vec<u32> = self
+            .types
+            .items
+            .clone()
+            .iter()
+            .flat_map(|t| {
+                let r = self.str_ref(&t.0);
+                [r.offset, r.len]
+            })
+            .collect();
+        let kernel_names: Vec<u32> = self
+            .kernel_names
+            .items
+            .clone()
+            .iter()
+            .flat_map(|n| {
+                let r = self.str_ref(n);
+                [r.offset, r.len]
+            })
+            .collect();
+        let locations: Vec<u32> = self
+            .locations
+            .items
+            .clone()
+            .iter()
+            .flat_map(|l| {
+                let rec = match l {
+                    Loc::FileLineCol { file, line, col } => {
+                        LocationRecord { file: self.str_ref(file), line: *line, col: *col }
+                    }
+                    Loc::Name(n) => LocationRecord { file: self.str_ref(n), line: f::LOC_NAME, col: 0 },
+                    Loc::Unknown => LocationRecord::default(),
+                };
+                [rec.file.offset, rec.file.len, rec.line, rec.col]
+            })
+            .collect();
+        let functions: Vec<u32> = self
+            .functions
+            .iter()
+            .flat_map(|r| {
+                [
+                    r.name.offset,
+                    r.name.len,
+                    r.kind,
+                    r.location,
+                    r.num_args,
+                    r.num_results,
+                    r.signature,
+                    r.result_regs,
+                    r.num_registers,
+                    r.registers,
+                    r.first_kernel,
+                    r.num_kernels,
+                    r.frame_bytes32,
+                    r.frame_bytes64,
+                    r.attrs,
+                ]
+            })
+            .collect();
+        let kernels: Vec<u32> = self
+            .kernels
+            .iter()
+            .flat_map(|k| {
+                [k.code, k.location, k.counts, k.counts2, k.args, k.first_result, k.attrs, k.regions]
+            })
+            .collect();
+        let words = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let sections: Vec<(u32, Vec<u8>)> = vec![
+            (section::STRINGS, std::mem::take(&mut self.strings.bytes)),
+            (section::TYPES, words(&types)),
+            (section::KERNEL_NAMES, words(&kernel_names)),
+            (section::ATTRIBUTES, std::mem::take(&mut self.attrs.blobs)),
+            (section::ATTR_INDEX, words(&self.attrs.offsets)),
+            (section::FUNCTIONS, words(&functions)),
+            (section::KERNELS, words(&kernels)),
+            (section::POOL, words(&self.pool)),
+            (section::LOCATIONS, words(&locations)),
+            (section::MODULE, words(&[self.module_attrs])),
+        ];
+        let mut out = Vec::new();
+        out.extend_from_slice(&f::MAGIC);
+        out.extend_from_slice(&f::VERSION_MAJOR.to_le_bytes());
+        out.extend_from_slice(&f::VERSION_MINOR.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes()); // file size, patched below
+        out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
+        out.extend_from_slice(&[0u8; 8]); // checksum (patched below), flags
+        let dir = out.len();
+        out.resize(dir + sections.len() * f::SECTION_ENTRY_SIZE, 0);
+        for (i, (id, data)) in sections.iter().enumerate() {
+            out.resize(out.len().next_multiple_of(f::ALIGN), 0);
+            let at = dir + i * f::SECTION_ENTRY_SIZE;
+            let entry = [*id, out.len() as u32, data.len() as u32, 0];
+            for (j, w) in entry.iter().enumerate() {
+                out[at + 4 * j..at + 4 * j + 4].copy_from_slice(&w.to_le_bytes());
+            }
+            out.extend_from_slice(data);
+        }
+        let size = out.len() as u32;
+        out[8..12].copy_from_slice(&size.to_le_bytes());
+        f::seal(&mut out);
+        out
+    }
+}

@@ -1,0 +1,75 @@
+//! The `hostrt` command line, run as a user would.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn hostrt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hostrt")).args(args).output().expect("run hostrt")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hostrt-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+const PROGRAM: &str = "func.func @main() -> i32 {
+  %x = tfrt.constant.i32 40
+  %y = tfrt.constant.i32 2
+  %z = tfrt.add.i32 %x, %y
+  tfrt.return %z : i32
+}
+";
+
+#[test]
+fn compile_dis_compile_is_byte_identical() {
+    let src = tmp("ok.mlir");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let bef = tmp("ok.bef");
+    let out = hostrt(&["compile", src.to_str().unwrap(), "-o", bef.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dis = hostrt(&["dis", bef.to_str().unwrap()]);
+    assert!(dis.status.success());
+    let text = String::from_utf8(dis.stdout).unwrap();
+    assert!(text.contains("tfrt.add.i32 %0, %1"), "{text}");
+    let src2 = tmp("ok2.mlir");
+    std::fs::write(&src2, &text).unwrap();
+    let bef2 = tmp("ok2.bef");
+    assert!(hostrt(&["compile", src2.to_str().unwrap(), "-o", bef2.to_str().unwrap()]).status.success());
+    assert_eq!(std::fs::read(&bef).unwrap(), std::fs::read(&bef2).unwrap());
+}
+
+#[test]
+fn syntax_and_type_errors_name_file_line_col_and_show_the_line() {
+    let src = tmp("bad.mlir");
+    std::fs::write(&src, PROGRAM.replace("%x, %y", "%x, %nope")).unwrap();
+    let out = hostrt(&["compile", src.to_str().unwrap(), "-o", tmp("bad.bef").to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    let want = format!("{}:4:25: use of undeclared SSA value name '%nope'", src.display());
+    assert!(err.contains(&want), "{err}");
+    assert!(err.contains("  %z = tfrt.add.i32 %x, %nope"), "offending line shown: {err}");
+
+    std::fs::write(&src, "func.func @f() {\n  %x = \"unterminated\n}\n").unwrap();
+    let out = hostrt(&["compile", src.to_str().unwrap(), "-o", tmp("bad.bef").to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains(&format!("{}:2:", src.display())), "{err}");
+}
+
+#[test]
+fn corrupt_bef_is_a_clear_error() {
+    let src = tmp("c.mlir");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let bef = tmp("c.bef");
+    assert!(hostrt(&["compile", src.to_str().unwrap(), "-o", bef.to_str().unwrap()]).status.success());
+    let mut bytes = std::fs::read(&bef).unwrap();
+    bytes.truncate(bytes.len() - 3);
+    std::fs::write(&bef, &bytes).unwrap();
+    let out = hostrt(&["dis", bef.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("invalid BEF at byte offset"), "{err}");
+    let missing = hostrt(&["dis", Path::new("/nonexistent/x.bef").to_str().unwrap()]);
+    assert!(String::from_utf8(missing.stderr).unwrap().contains("/nonexistent/x.bef"));
+}
