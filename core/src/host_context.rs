@@ -17,7 +17,11 @@ pub struct HostContext<'a> {
     allocator: Allocator,
     work_queue: &'a dyn ConcurrentWorkQueue,
     kernels: &'a dyn KernelLookup,
+    output: Option<&'a OutputSink<'a>>,
 }
+
+/// Where print kernels write (stdout on a host, semihosting or a UART on firmware).
+pub type OutputSink<'a> = dyn Fn(fmt::Arguments<'_>) + Sync + 'a;
 
 impl fmt::Debug for HostContext<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -35,7 +39,20 @@ impl<'a> HostContext<'a> {
         work_queue: &'a dyn ConcurrentWorkQueue,
         kernels: &'a dyn KernelLookup,
     ) -> Self {
-        HostContext { allocator, work_queue, kernels }
+        HostContext { allocator, work_queue, kernels, output: None }
+    }
+
+    /// Send the output of print kernels to `sink` (without one, it is discarded).
+    pub fn with_output(mut self, sink: &'a OutputSink<'a>) -> Self {
+        self.output = Some(sink);
+        self
+    }
+
+    /// Write formatted output through the sink, if any.
+    pub fn print(&self, args: fmt::Arguments<'_>) {
+        if let Some(out) = self.output {
+            out(args);
+        }
     }
 
     /// The allocator every runtime object of this host comes from.

@@ -15,8 +15,10 @@ pub mod async_value;
 pub mod bef;
 pub mod chain;
 pub mod diagnostic;
+pub mod executor;
 pub mod host_context;
 pub mod kernel;
+pub mod kernels;
 pub mod work_queue;
 
 mod callback;

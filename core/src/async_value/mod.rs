@@ -500,6 +500,13 @@ impl RcAsyncValue {
         RcAsyncValue { ptr }
     }
 
+    /// Add `n` references at once (the executor hands one to each future use).
+    pub(crate) fn add_refs(&self, n: u32) {
+        if n > 0 {
+            self.header().refcount.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
     /// A new reference to a value we only have a pointer to.
     ///
     /// # Safety

@@ -274,9 +274,9 @@ pub mod scalar {
 }
 
 /// Bytes of arena memory one execution of a function needs for its executor frame, on a
-/// target with `pointer_bytes`-byte pointers: a fixed part plus one value slot per register
-/// and one ready counter per kernel. The executor allocates exactly this (hostrt issue #4);
+/// target with `pointer_bytes`-byte pointers: a fixed part, one value slot per register, and
+/// per kernel a ready counter and a ready-list link. The executor allocates exactly this;
 /// async values themselves are extra, one per live register at most.
 pub const fn frame_bytes(pointer_bytes: usize, num_registers: usize, num_kernels: usize) -> usize {
-    8 * pointer_bytes + num_registers * pointer_bytes + num_kernels * 4
+    8 * pointer_bytes + num_registers * pointer_bytes + num_kernels * 8
 }

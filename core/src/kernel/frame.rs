@@ -34,6 +34,22 @@ pub struct KernelFrame<'a> {
     results: &'a [Cell<Option<RcAsyncValue>>],
     exec: &'a ExecutionContext<'a>,
     location: Option<LocRef<'a>>,
+    regions: &'a [u32],
+    invoker: Option<&'a dyn Invoke>,
+}
+
+/// Runs functions of the program a kernel belongs to: what control-flow kernels (`tfrt.call`,
+/// `tfrt.if`, ...) use to start a callee or a region.
+pub trait Invoke: Sync {
+    /// Start `function` with `args`; its results (possibly still unavailable) are put into
+    /// `results`. Errors (wrong arity, no such function, no memory) become error results.
+    fn invoke(
+        &self,
+        exec: &ExecutionContext<'_>,
+        function: u32,
+        args: &[RcAsyncValue],
+        results: &[Cell<Option<RcAsyncValue>>],
+    );
 }
 
 impl fmt::Debug for KernelFrame<'_> {
@@ -55,7 +71,24 @@ impl<'a> KernelFrame<'a> {
         attrs: &'a [AttrRef<'a>],
         results: &'a [Cell<Option<RcAsyncValue>>],
     ) -> Self {
-        KernelFrame { args, attrs, results, exec, location: None }
+        KernelFrame { args, attrs, results, exec, location: None, regions: &[], invoker: None }
+    }
+
+    /// Attach the kernel's regions (function indices) and the program that runs them.
+    pub fn with_functions(mut self, regions: &'a [u32], invoker: &'a dyn Invoke) -> Self {
+        self.regions = regions;
+        self.invoker = Some(invoker);
+        self
+    }
+
+    /// The kernel's regions, as function indices for [`invoker`](Self::invoker).
+    pub fn regions(&self) -> &'a [u32] {
+        self.regions
+    }
+
+    /// The program runner, for control-flow kernels.
+    pub fn invoker(&self) -> Option<&'a dyn Invoke> {
+        self.invoker
     }
 
     /// Attach the kernel's source location (used in the diagnostics it reports).

@@ -19,7 +19,7 @@ pub use adaptors::{
     RemainingArguments, RemainingResults, StringAttribute, invoke,
 };
 pub use attribute::{AttrKind, AttrRef, AttrScalar};
-pub use frame::{KernelFrame, LocRef};
+pub use frame::{Invoke, KernelFrame, LocRef};
 pub use registry::{KernelEntry, KernelLookup, KernelRegistry, RegistryError};
 pub use returns::{KernelReturn, Value};
 

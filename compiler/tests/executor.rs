@@ -1,0 +1,313 @@
+//! The executor end to end: MLIR text → BEF → `Program::execute`, on a fixed arena that must
+//! be empty again afterwards. The programs here are written for these tests.
+
+use std::cell::Cell;
+use std::sync::Mutex;
+
+use hostrt_compiler::bef::{AlignedBytes, write};
+use hostrt_compiler::text::parse;
+use hostrt_core::allocator::{FixedArena, HostAllocator};
+use hostrt_core::executor::Program;
+use hostrt_core::kernel::{Argument, KernelLookup, Output};
+use hostrt_core::kernels::register_basic_kernels;
+use hostrt_core::{
+    Allocator, AsyncValueRef, ExecutionContext, HostContext, KernelRegistry, RcAsyncValue, RequestContext,
+    SingleThreadedWorkQueue,
+};
+
+/// A test-only kernel: returns its input through a value completed later by a task.
+fn async_copy(x: Argument<i32>, out: Output<i32>, ctx: &ExecutionContext) {
+    let Some(r) = out.allocate() else { return };
+    let v = *x;
+    let _ = ctx.host().enqueue_work(move || r.emplace(v));
+}
+
+/// A test-only kernel: cancels the current request.
+fn cancel(ctx: &ExecutionContext) -> hostrt_core::Chain {
+    let _ = ctx.request().cancel(ctx.allocator());
+    hostrt_core::Chain
+}
+
+fn registry() -> KernelRegistry<256> {
+    let mut r = KernelRegistry::new();
+    register_basic_kernels(&mut r).unwrap();
+    r.add_kernel("test.async_copy", hostrt_core::kernel!(async_copy)).unwrap();
+    r.add_kernel("test.cancel", hostrt_core::kernel!(cancel)).unwrap();
+    r
+}
+
+struct Run {
+    results: Vec<Option<RcAsyncValue>>,
+    output: String,
+}
+
+/// Compile `text`, run `func` with `args` (made by `make_args` from the allocator), complete
+/// late inputs with `after_start`, await, quiesce, and check the arena is empty at the end.
+fn run_with(
+    text: &str,
+    func: &str,
+    make_args: impl FnOnce(Allocator) -> Vec<RcAsyncValue>,
+    after_start: impl FnOnce(&[RcAsyncValue]),
+    check: impl FnOnce(&Run),
+) {
+    let module = parse("t.mlir", text).unwrap_or_else(|e| panic!("{e}"));
+    let bef = AlignedBytes::new(&write(&module, Some(("t.mlir", text))).unwrap_or_else(|e| panic!("{e}")));
+    let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
+    arena.init(Box::leak(vec![0u8; 4 << 20].into_boxed_slice())).unwrap();
+    let alloc = Allocator::register(arena).unwrap();
+    let reg = registry();
+    let queue = SingleThreadedWorkQueue::new();
+    let output = Mutex::new(String::new());
+    let sink = |a: std::fmt::Arguments<'_>| output.lock().unwrap().push_str(&a.to_string());
+    {
+        let host = HostContext::new(alloc, &queue, &reg).with_output(&sink);
+        let request = RequestContext::new();
+        let exec = ExecutionContext::new(&host, &request);
+        let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap_or_else(|e| panic!("{e}"));
+        let f = program.function_index(func).expect("function");
+        let args = make_args(alloc);
+        let n = program.file().function(f).unwrap().record().num_results as usize;
+        let slots: Vec<Cell<Option<RcAsyncValue>>> = (0..n).map(|_| Cell::new(None)).collect();
+        // SAFETY: program, host, request and exec outlive the await and quiesce below.
+        unsafe { program.execute(&exec, f, &args, &slots) };
+        after_start(&args);
+        let results: Vec<Option<RcAsyncValue>> = slots.into_iter().map(Cell::into_inner).collect();
+        let awaited: Vec<RcAsyncValue> = results.iter().flatten().cloned().collect();
+        host.await_values(&awaited).expect("results become available");
+        host.quiesce();
+        drop((awaited, args));
+        let run = Run { results, output: std::mem::take(&mut output.lock().unwrap()) };
+        check(&run);
+        drop(run);
+        let _ = reg.lookup("tfrt.call");
+    }
+    let s = arena.stats().unwrap();
+    assert_eq!((s.in_use, s.live_allocations), (0, 0), "arena leaked after running @{func}: {s:?}");
+    alloc.unregister().unwrap();
+}
+
+fn run(text: &str, func: &str, check: impl FnOnce(&Run)) {
+    run_with(text, func, |_| vec![], |_| (), check)
+}
+
+fn i32_of(r: &Run, i: usize) -> i32 {
+    *r.results[i].as_ref().unwrap().get::<i32>().unwrap_or_else(|| panic!("result {i}: {:?}", r.results[i]))
+}
+
+const FIB: &str = r#"
+func.func @fib(%n: i32) -> i32 {
+  %one = tfrt.constant.i32 1
+  %small = "tfrt.lessequal.i32"(%n, %one) : (i32, i32) -> i1
+  %r = tfrt.if %small, %n : (i32) -> (i32) {
+    tfrt.return %n : i32
+  } else {
+    %m1 = tfrt.constant.i32 -1
+    %a = tfrt.add.i32 %n, %m1
+    %b = tfrt.add.i32 %a, %m1
+    %fa = tfrt.call @fib(%a) : (i32) -> i32
+    %fb = tfrt.call @fib(%b) : (i32) -> i32
+    %s = tfrt.add.i32 %fa, %fb
+    tfrt.return %s : i32
+  }
+  tfrt.return %r : i32
+}
+func.func @main() -> i32 {
+  %n = tfrt.constant.i32 15
+  %f = tfrt.call @fib(%n) : (i32) -> i32
+  %ch = tfrt.new.chain
+  %ch1 = tfrt.print.i32 %f, %ch
+  tfrt.return %f : i32
+}
+"#;
+
+#[test]
+fn fib_through_calls_and_ifs() {
+    run(FIB, "main", |r| {
+        assert_eq!(i32_of(r, 0), 610);
+        assert_eq!(r.output, "int32 = 610\n");
+    });
+}
+
+#[test]
+fn errors_poison_only_downstream_kernels() {
+    let text = r#"
+func.func @main() -> (i32, i32, i32) {
+  %zero = tfrt.constant.i32 0
+  %x = tfrt.constant.i32 42
+  %q, %rem = tfrt.div.i32 %x, %zero
+  %bad = tfrt.add.i32 %q, %x
+  %good = tfrt.add.i32 %x, %x
+  %ch = tfrt.new.chain
+  %ch1 = tfrt.print.i32 %bad, %ch
+  %ch2 = tfrt.print.i32 %good, %ch
+  tfrt.return %bad, %good, %rem : i32, i32, i32
+}
+"#;
+    run(text, "main", |r| {
+        let bad = r.results[0].as_ref().unwrap();
+        assert_eq!(bad.get_error().unwrap().message(), "Divide by zero");
+        let loc = bad.get_error().unwrap().location.as_ref().unwrap().to_string();
+        assert_eq!(loc, "t.mlir:5:14", "the error carries the failing kernel's location");
+        assert_eq!(i32_of(r, 1), 84);
+        assert!(r.results[2].as_ref().unwrap().is_error());
+        assert_eq!(r.output, "int32 = 84\n", "the poisoned print is skipped");
+    });
+}
+
+#[test]
+fn cancellation_skips_everything_after_it() {
+    // Kernels ordered after the cancel (through its chain) are skipped; unrelated ones that
+    // ran earlier keep their values.
+    let text = r#"
+func.func @main() -> (i32, i32) {
+  %one = tfrt.constant.i32 1
+  %before = tfrt.add.i32 %one, %one
+  %c = "test.cancel"(%before) : (i32) -> !tfrt.chain
+  %after = "tfrt.add.i32"(%one, %one, %c) : (i32, i32, !tfrt.chain) -> i32
+  tfrt.return %before, %after : i32, i32
+}
+"#;
+    run(text, "main", |r| {
+        assert_eq!(i32_of(r, 0), 2);
+        let after = r.results[1].as_ref().unwrap();
+        assert_eq!(after.get_error().map(|e| e.code), Some(hostrt_core::ErrorCode::Cancelled));
+    });
+}
+
+#[test]
+fn cancellation_inside_a_loop_stops_the_remaining_iterations() {
+    let text = r#"
+func.func @main() -> i32 {
+  %n = tfrt.constant.i32 1000
+  %x = tfrt.constant.i32 0
+  %r = tfrt.repeat.i32 %n, %x : i32 {
+    %one = tfrt.constant.i32 1
+    %y = tfrt.add.i32 %x, %one
+    %ten = tfrt.constant.i32 10
+    %stop = tfrt.equal.i32 %y, %ten
+    %z = tfrt.if %stop, %y : (i32) -> (i32) {
+      %c = "test.cancel"() : () -> !tfrt.chain
+      tfrt.return %y : i32
+    } else {
+      tfrt.return %y : i32
+    }
+    tfrt.return %z : i32
+  }
+  tfrt.return %r : i32
+}
+"#;
+    run(text, "main", |r| {
+        let v = r.results[0].as_ref().unwrap();
+        assert_eq!(v.get_error().map(|e| e.code), Some(hostrt_core::ErrorCode::Cancelled), "{v:?}");
+    });
+}
+
+#[test]
+fn repeat_loops_carry_values() {
+    let text = r#"
+func.func @main() -> i32 {
+  %n = tfrt.constant.i32 100
+  %x = tfrt.constant.i32 0
+  %r = tfrt.repeat.i32 %n, %x : i32 {
+    %one = tfrt.constant.i32 1
+    %y = tfrt.add.i32 %x, %one
+    tfrt.return %y : i32
+  }
+  tfrt.return %r : i32
+}
+"#;
+    run(text, "main", |r| assert_eq!(i32_of(r, 0), 100));
+}
+
+#[test]
+fn non_strict_call_starts_before_its_arguments_are_available() {
+    let text = r#"
+func.func @first(%a: i32, %b: i32) -> i32 {
+  tfrt.return %a : i32
+}
+func.func @main() -> (i32, i32) {
+  %x = tfrt.constant.i32 7
+  %slow = "test.async_copy"(%x) : (i32) -> i32
+  %r = tfrt.call @first(%x, %slow) : (i32, i32) -> i32
+  tfrt.return %r, %slow : i32, i32
+}
+"#;
+    // Check availability right after execute, before the queue runs the async kernel's task.
+    let text_owned = text.to_string();
+    let module = parse("t.mlir", &text_owned).unwrap();
+    let bef = AlignedBytes::new(&write(&module, None).unwrap());
+    let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
+    arena.init(Box::leak(vec![0u8; 1 << 20].into_boxed_slice())).unwrap();
+    let alloc = Allocator::register(arena).unwrap();
+    let reg = registry();
+    let queue = SingleThreadedWorkQueue::new();
+    {
+        let host = HostContext::new(alloc, &queue, &reg);
+        let request = RequestContext::new();
+        let exec = ExecutionContext::new(&host, &request);
+        let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
+        let slots = [Cell::new(None), Cell::new(None)];
+        // SAFETY: everything outlives the quiesce below.
+        unsafe { program.execute(&exec, program.function_index("main").unwrap(), &[], &slots) };
+        let (r, slow) = (slots[0].take().unwrap(), slots[1].take().unwrap());
+        assert!(!slow.is_available(), "the async argument is still pending");
+        assert_eq!(r.get::<i32>(), Some(&7), "the call already returned its first argument");
+        host.await_values(std::slice::from_ref(&slow)).unwrap();
+        host.quiesce();
+        assert_eq!(slow.get::<i32>(), Some(&7));
+    }
+    assert_eq!(arena.stats().unwrap().in_use, 0);
+    alloc.unregister().unwrap();
+}
+
+#[test]
+fn deep_waiter_chains_use_the_depth_guard_instead_of_the_stack() {
+    // 20000 iterations, each waiting on the previous iteration's unavailable result: when the
+    // argument arrives every waiter would nest inside the previous one without the guard.
+    let text = r#"
+func.func @main(%x: i32) -> i32 {
+  %n = tfrt.constant.i32 20000
+  %r = tfrt.repeat.i32 %n, %x : i32 {
+    %one = tfrt.constant.i32 1
+    %y = tfrt.add.i32 %x, %one
+    tfrt.return %y : i32
+  }
+  tfrt.return %r : i32
+}
+"#;
+    run_with(
+        text,
+        "main",
+        |alloc| vec![AsyncValueRef::<i32>::unconstructed(alloc).unwrap().into_rc()],
+        |args| args[0].clone().downcast::<i32>().unwrap().emplace(5),
+        |r| assert_eq!(i32_of(r, 0), 20005),
+    );
+}
+
+#[test]
+fn arguments_and_multiple_returns_of_one_register() {
+    let text = r#"
+func.func @main(%a: i32, %b: i32) -> (i32, i32, i32) {
+  %s = tfrt.add.i32 %a, %b
+  tfrt.return %s, %a, %s : i32, i32, i32
+}
+"#;
+    run_with(
+        text,
+        "main",
+        |alloc| {
+            vec![
+                AsyncValueRef::available(alloc, 2i32).unwrap().into_rc(),
+                AsyncValueRef::available(alloc, 3i32).unwrap().into_rc(),
+            ]
+        },
+        |_| (),
+        |r| {
+            assert_eq!((i32_of(r, 0), i32_of(r, 1), i32_of(r, 2)), (5, 2, 5));
+            assert!(
+                r.results[0].as_ref().unwrap().ptr_eq(r.results[2].as_ref().unwrap()),
+                "one placeholder, two slots"
+            );
+        },
+    );
+}

@@ -1,0 +1,194 @@
+//! The per-call executor frame: one allocator block holding a header, the register file,
+//! the ready counters and the ready-list links (`bef::format::frame_bytes` bytes).
+
+use core::alloc::Layout;
+use core::cell::UnsafeCell;
+use core::mem::size_of;
+use core::ptr::{self, NonNull};
+
+use portable_atomic::{AtomicPtr, AtomicU32, Ordering};
+
+use super::program::Program;
+use crate::allocator::Allocator;
+use crate::async_value::{AsyncValue, RcAsyncValue};
+use crate::bef::Function;
+use crate::bef::format::frame_bytes;
+use crate::host_context::ExecutionContext;
+
+/// Low bit of a register: the register holds a result placeholder not yet forwarded.
+pub(crate) const PLACEHOLDER: usize = 1;
+/// Bytes reserved for the header: 8 words, as `bef::format::frame_bytes` counts.
+const HEADER_BYTES: usize = size_of::<[usize; 8]>();
+/// End of a ready list.
+pub(crate) const NIL: u32 = u32::MAX;
+
+#[repr(C)]
+pub(crate) struct Header {
+    /// Pending work holding the frame: the kick-off, waiters, tasks.
+    refs: AtomicU32,
+    pub(crate) function: u32,
+    pub(crate) num_registers: u32,
+    pub(crate) num_kernels: u32,
+    pub(crate) program: *const Program<'static>,
+    pub(crate) exec: *const ExecutionContext<'static>,
+    alloc: Allocator,
+}
+
+/// A counted handle to a frame.
+pub(crate) struct Frame {
+    ptr: NonNull<Header>,
+}
+
+// SAFETY: registers are written once before the consumers that read them are notified
+// (release/acquire through the ready counters and the waiter word), links are written only
+// by the queue that owns the kernel, and the header is immutable after creation.
+unsafe impl Send for Frame {}
+
+fn layout(nreg: usize, nk: usize) -> Option<Layout> {
+    Layout::from_size_align(frame_bytes(size_of::<usize>(), nreg, nk), align_of_header()).ok()
+}
+
+const fn align_of_header() -> usize {
+    core::mem::align_of::<Header>()
+}
+
+impl Frame {
+    /// Allocate and initialise a frame for `f` (registers empty, ready counts set).
+    ///
+    /// # Safety
+    /// `program` and `exec` must outlive every use of the frame (the executor's contract).
+    pub(crate) unsafe fn new(
+        program: &Program<'_>,
+        exec: &ExecutionContext<'_>,
+        f: &Function<'_>,
+    ) -> Option<Frame> {
+        let rec = f.record();
+        let (nreg, nk) = (rec.num_registers as usize, rec.num_kernels as usize);
+        const _: () = assert!(size_of::<Header>() <= HEADER_BYTES);
+        let alloc = exec.allocator();
+        let block = alloc.allocate(layout(nreg, nk)?).ok()?.cast::<Header>();
+        let header = Header {
+            refs: AtomicU32::new(1),
+            function: f.index(),
+            num_registers: nreg as u32,
+            num_kernels: nk as u32,
+            program: ptr::from_ref(program).cast(),
+            exec: ptr::from_ref(exec).cast(),
+            alloc,
+        };
+        // SAFETY: fresh block of `frame_bytes` bytes, aligned for the header; the arrays
+        // after the 8-word header are initialised here before any use.
+        unsafe {
+            block.as_ptr().write(header);
+            let frame = Frame { ptr: block };
+            for r in 0..nreg {
+                frame.reg_slot(r).write(AtomicPtr::new(ptr::null_mut()));
+            }
+            for (k, kr) in f.kernels().iter().enumerate() {
+                frame.ready_slot(k).write(AtomicU32::new(kr.num_args().max(1)));
+                frame.link_slot(k).write(UnsafeCell::new(NIL));
+            }
+            Some(frame)
+        }
+    }
+
+    fn base(&self) -> *mut u8 {
+        self.ptr.as_ptr().cast()
+    }
+
+    fn header(&self) -> &Header {
+        // SAFETY: alive while a counted handle exists.
+        unsafe { self.ptr.as_ref() }
+    }
+
+    fn reg_slot(&self, r: usize) -> *mut AtomicPtr<AsyncValue> {
+        // SAFETY: register `r < num_registers` lies inside the block (after 8 words).
+        unsafe { self.base().add(HEADER_BYTES + r * size_of::<usize>()).cast() }
+    }
+
+    fn ready_slot(&self, k: usize) -> *mut AtomicU32 {
+        let h = self.header();
+        // SAFETY: within the block: header, registers, then 4 bytes per kernel.
+        unsafe {
+            self.base().add(HEADER_BYTES + h.num_registers as usize * size_of::<usize>() + 4 * k).cast()
+        }
+    }
+
+    fn link_slot(&self, k: usize) -> *mut UnsafeCell<u32> {
+        let h = self.header();
+        let at =
+            HEADER_BYTES + h.num_registers as usize * size_of::<usize>() + 4 * (h.num_kernels as usize + k);
+        // SAFETY: within the block: the link array follows the ready counters.
+        unsafe { self.base().add(at).cast() }
+    }
+
+    /// Register `r`.
+    pub(crate) fn reg(&self, r: u32) -> &AtomicPtr<AsyncValue> {
+        // SAFETY: initialised in `new`; `r` comes from verified BEF (`< num_registers`).
+        unsafe { &*self.reg_slot(r as usize) }
+    }
+
+    /// Ready counter of kernel `k`.
+    pub(crate) fn ready(&self, k: u32) -> &AtomicU32 {
+        // SAFETY: initialised in `new`; `k < num_kernels` (verified BEF).
+        unsafe { &*self.ready_slot(k as usize) }
+    }
+
+    /// Read the ready-list link of kernel `k`.
+    pub(crate) fn link(&self, k: u32) -> u32 {
+        // SAFETY: only the queue that made `k` ready touches its link (each kernel becomes
+        // ready once per call).
+        unsafe { *(*self.link_slot(k as usize)).get() }
+    }
+
+    /// Set the ready-list link of kernel `k`.
+    pub(crate) fn set_link(&self, k: u32, next: u32) {
+        // SAFETY: as for `link`.
+        unsafe { *(*self.link_slot(k as usize)).get() = next }
+    }
+
+    /// The program and context of this call.
+    pub(crate) fn program(&self) -> &Program<'_> {
+        // SAFETY: the executor's contract keeps the program alive while frames exist.
+        unsafe { &*self.header().program }
+    }
+
+    pub(crate) fn exec(&self) -> &ExecutionContext<'_> {
+        // SAFETY: as for `program`.
+        unsafe { &*self.header().exec }
+    }
+
+    pub(crate) fn function(&self) -> u32 {
+        self.header().function
+    }
+
+    /// Another counted handle (for a waiter or a task).
+    pub(crate) fn retain(&self) -> Frame {
+        self.header().refs.fetch_add(1, Ordering::Relaxed);
+        Frame { ptr: self.ptr }
+    }
+
+    /// Take one of register `r`'s references (or `None` if it is empty).
+    pub(crate) fn take(&self, r: u32) -> Option<RcAsyncValue> {
+        let p = self.reg(r).load(Ordering::Acquire);
+        let p = NonNull::new(p.map_addr(|a| a & !PLACEHOLDER))?;
+        // SAFETY: the register holds one reference per remaining use; each use takes one.
+        Some(unsafe { RcAsyncValue::from_raw(p) })
+    }
+}
+
+impl Drop for Frame {
+    fn drop(&mut self) {
+        let h = self.header();
+        if h.refs.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        // Every register's references were taken by its uses before the last handle went
+        // (a use that never ran keeps a waiter, and with it a handle, alive).
+        let (alloc, nreg, nk) = (h.alloc, h.num_registers as usize, h.num_kernels as usize);
+        if let Some(l) = layout(nreg, nk) {
+            // SAFETY: allocated in `new` with this layout; the last handle is gone.
+            unsafe { alloc.deallocate(self.ptr.cast(), l) };
+        }
+    }
+}

@@ -1,0 +1,373 @@
+//! The BEF executor algorithm (SPEC §2.4): kick-off with the pseudo kernel, ready counts,
+//! inline LIFO processing, publication of results (waiting on unavailable ones), error
+//! poisoning and cancellation. One stream per function for now: every ready kernel runs
+//! inline on the thread that made it ready.
+
+use core::cell::Cell;
+
+use portable_atomic::{AtomicU32, Ordering};
+
+use super::frame::{Frame, NIL, PLACEHOLDER};
+use super::program::Program;
+use crate::async_value::{IndirectAsyncValue, RcAsyncValue};
+use crate::bef::Function;
+use crate::bef::format::KernelRecord;
+use crate::diagnostic::{Diagnostic, ErrorCode};
+use crate::host_context::ExecutionContext;
+use crate::kernel::{AttrRef, Invoke, KernelFrame, LocRef};
+
+/// Waiter callbacks nested on this stack beyond this depth are re-enqueued as tasks instead.
+pub const MAX_STACK_DEPTH: u32 = 100;
+
+/// Nesting depth of waiter callbacks. Without thread-locals in `no_std` this is one counter
+/// for all threads: another thread's nesting can only make us enqueue earlier, which is safe.
+static DEPTH: AtomicU32 = AtomicU32::new(0);
+
+/// Operands, results and attributes up to this count live on the stack.
+const SMALL: usize = 8;
+
+/// A LIFO list of ready kernels threaded through the frame's link array.
+struct ReadyQueue {
+    head: u32,
+}
+
+impl ReadyQueue {
+    fn new() -> Self {
+        ReadyQueue { head: NIL }
+    }
+}
+
+impl Program<'_> {
+    /// Start function `function` with `args`, putting its (possibly unavailable) results in
+    /// `results`. Kernels that are ready run inline before this returns; the rest run when
+    /// their inputs become available (from waiters or work-queue tasks).
+    ///
+    /// A wrong argument or result count, a native function, or exhausted memory yields error
+    /// results, never a panic.
+    ///
+    /// # Safety
+    /// `self` and `exec` (with its host and request contexts) must stay alive until every
+    /// piece of work this call starts has finished: until all results are available *and*
+    /// the work queue has quiesced.
+    pub unsafe fn execute(
+        &self,
+        exec: &ExecutionContext<'_>,
+        function: u32,
+        args: &[RcAsyncValue],
+        results: &[Cell<Option<RcAsyncValue>>],
+    ) {
+        let fail = |d: Diagnostic| fill_error(exec, results, d);
+        let Some(f) = self.file.function(function) else {
+            return fail(crate::diag!(NotFound, "no function with index {function}"));
+        };
+        let rec = *f.record();
+        if f.is_native() {
+            return fail(crate::diag!(Unimplemented, "native function '{}' is not available", f.name()));
+        }
+        if args.len() != rec.num_args as usize || results.len() != rec.num_results as usize {
+            return fail(crate::diag!(
+                InvalidArgument,
+                "function '{}' takes {} arguments and returns {} results; called with {} and {}",
+                f.name(),
+                rec.num_args,
+                rec.num_results,
+                args.len(),
+                results.len()
+            ));
+        }
+        // SAFETY: forwarded from this function's contract.
+        let Some(frame) = (unsafe { Frame::new(self, exec, &f) }) else {
+            return fail(crate::diag!(
+                ResourceExhausted,
+                "Cannot allocate {} bytes for an executor frame",
+                rec.frame_bytes64
+            ));
+        };
+        let regs = f.registers();
+        // Result placeholders: one forwarding value per returned register, shared by every
+        // result slot that returns it.
+        for (slot, &r) in results.iter().zip(f.result_regs()) {
+            let existing = frame.reg(r).load(Ordering::Acquire);
+            if existing.is_null() {
+                let Ok(p) = IndirectAsyncValue::new(exec.allocator()) else {
+                    slot.set(
+                        RcAsyncValue::error(
+                            exec.allocator(),
+                            crate::diag!(ResourceExhausted, "no memory for a result"),
+                        )
+                        .ok(),
+                    );
+                    continue;
+                };
+                let p = p.into_rc();
+                p.add_refs(regs[r as usize].num_users);
+                slot.set(Some(p.clone()));
+                frame.reg(r).store(p.into_raw().as_ptr().map_addr(|a| a | PLACEHOLDER), Ordering::Release);
+            } else {
+                let p = core::ptr::NonNull::new(existing.map_addr(|a| a & !PLACEHOLDER)).map(|p| {
+                    // SAFETY: the register holds references to the placeholder; we add one.
+                    unsafe { RcAsyncValue::clone_from_ptr(p) }
+                });
+                slot.set(p);
+            }
+        }
+        let mut queue = ReadyQueue::new();
+        // Pseudo kernel: zero-operand kernels in textual order, then the arguments.
+        for (k, kr) in f.kernels().iter().enumerate() {
+            if kr.num_args() == 0 {
+                notify(&frame, k as u32, &mut queue);
+            }
+        }
+        for (i, a) in args.iter().enumerate() {
+            if regs[i].num_uses > 0 {
+                publish(&frame, &f, a.clone(), i as u32, &mut queue);
+            }
+        }
+        process(&frame, &f, &mut queue);
+    }
+}
+
+/// Every result slot gets one shared error value (or stays empty if even that fails).
+fn fill_error(exec: &ExecutionContext<'_>, results: &[Cell<Option<RcAsyncValue>>], d: Diagnostic) {
+    let e = RcAsyncValue::error(exec.allocator(), d).ok();
+    for r in results {
+        r.set(e.clone());
+    }
+}
+
+#[inline]
+fn notify(frame: &Frame, k: u32, queue: &mut ReadyQueue) {
+    let ready = frame.ready(k);
+    if ready.load(Ordering::Acquire) == 1 || ready.fetch_sub(1, Ordering::AcqRel) == 1 {
+        frame.set_link(k, queue.head);
+        queue.head = k;
+    }
+}
+
+fn process(frame: &Frame, f: &Function<'_>, queue: &mut ReadyQueue) {
+    while queue.head != NIL {
+        let k = queue.head;
+        queue.head = frame.link(k);
+        run_kernel(frame, f, k, queue);
+    }
+}
+
+/// Store `v` in register `r` (holding one reference per kernel use from now on).
+fn store(frame: &Frame, f: &Function<'_>, v: RcAsyncValue, r: u32) {
+    let users = f.registers()[r as usize].num_users;
+    let reg = frame.reg(r);
+    let current = reg.load(Ordering::Acquire);
+    if current.addr() & PLACEHOLDER != 0 {
+        // A function result: forward its placeholder to `v`, then drop the reference that
+        // stood for the `tfrt.return` use. Kernel users receive the placeholder.
+        let p = current.map_addr(|a| a & !PLACEHOLDER);
+        let Some(p) = core::ptr::NonNull::new(p) else { return };
+        // SAFETY: the register owns `users + 1` references to the placeholder.
+        let hold = unsafe { RcAsyncValue::from_raw(p) };
+        IndirectAsyncValue::from_rc_unchecked(hold).forward_to(v);
+        reg.store(if users == 0 { core::ptr::null_mut() } else { p.as_ptr() }, Ordering::Release);
+        return;
+    }
+    if users == 0 {
+        return;
+    }
+    v.add_refs(users - 1);
+    reg.store(v.into_raw().as_ptr(), Ordering::Release);
+}
+
+/// Make `v`, the value of register `r`, visible to its users.
+fn publish(frame: &Frame, f: &Function<'_>, v: RcAsyncValue, r: u32, queue: &mut ReadyQueue) {
+    let rec = f.registers()[r as usize];
+    let users = frame.program().file.pool_words(rec.users, rec.num_users as usize).unwrap_or(&[]);
+    let kernels = f.kernels();
+    let program = frame.program();
+    let non_strict = |k: u32| program.entry(kernels[k as usize].code).non_strict;
+    if v.is_available() || users.is_empty() {
+        store(frame, f, v, r);
+        // Consumers in descending textual order (BEF stores them ascending).
+        for &k in users.iter().rev() {
+            notify(frame, k, queue);
+        }
+        return;
+    }
+    // Unavailable with users: non-strict users may start now; strict ones wait.
+    let any_non_strict = users.iter().any(|k| non_strict(*k));
+    if any_non_strict {
+        store(frame, f, v.clone(), r);
+        for &k in users.iter().rev().filter(|k| non_strict(**k)) {
+            notify(frame, k, queue);
+        }
+    }
+    let waiter_frame = frame.retain();
+    let value = v.clone();
+    let waiter = move || on_available(waiter_frame, value, r, !any_non_strict);
+    if let Err(oom) = v.and_then(waiter) {
+        // No memory to wait: the users see an out-of-memory error instead.
+        drop(oom);
+        let e = RcAsyncValue::error(
+            frame.exec().allocator(),
+            crate::diag!(ResourceExhausted, "no memory to wait for a value"),
+        );
+        if let Ok(e) = e
+            && !any_non_strict
+        {
+            store(frame, f, e, r);
+        }
+        for &k in users.iter().rev().filter(|k| !non_strict(**k)) {
+            notify(frame, k, queue);
+        }
+    }
+}
+
+/// A value a kernel waited on became available: store it (unless stored already for
+/// non-strict users) and run the strict users, inline or, past the depth limit, as a task.
+fn on_available(frame: Frame, v: RcAsyncValue, r: u32, do_store: bool) {
+    let depth = DEPTH.fetch_add(1, Ordering::Relaxed) + 1;
+    if depth >= MAX_STACK_DEPTH {
+        DEPTH.fetch_sub(1, Ordering::Relaxed);
+        let exec = core::ptr::from_ref(frame.exec()).cast::<ExecutionContext<'static>>();
+        let task = move || on_available_now(&frame, v, r, do_store);
+        // SAFETY: the executor's contract keeps the execution context alive while any frame
+        // of the request exists (this task holds one).
+        let host = unsafe { &*exec }.host();
+        if let Err(oom) = host.enqueue_work(task) {
+            (oom.into_inner())(); // no memory for a task: run it here after all
+        }
+        return;
+    }
+    on_available_now(&frame, v, r, do_store);
+    DEPTH.fetch_sub(1, Ordering::Relaxed);
+}
+
+fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, do_store: bool) {
+    let Some(f) = frame.program().file.function(frame.function()) else { return };
+    if do_store {
+        store(frame, &f, v, r);
+    }
+    let rec = f.registers()[r as usize];
+    let users = frame.program().file.pool_words(rec.users, rec.num_users as usize).unwrap_or(&[]);
+    let kernels = f.kernels();
+    let program = frame.program();
+    let mut queue = ReadyQueue::new();
+    for &k in users.iter().rev() {
+        if !program.entry(kernels[k as usize].code).non_strict {
+            notify(frame, k, &mut queue);
+        }
+    }
+    process(frame, &f, &mut queue);
+}
+
+/// Fixed-capacity storage on the stack for a kernel's operands, results or attributes.
+type Small<T> = heapless::Vec<T, SMALL>;
+
+fn run_kernel(frame: &Frame, f: &Function<'_>, k: u32, queue: &mut ReadyQueue) {
+    let program = frame.program();
+    let file = &program.file;
+    let kr: KernelRecord = f.kernels()[k as usize];
+    let exec = frame.exec();
+    let entry = program.entry(kr.code);
+    let arg_regs = file.kernel_args(&kr);
+    let (attr_idx, _) = file.kernel_attrs(&kr);
+    let n_res = kr.num_results() as usize;
+    if arg_regs.len() > SMALL || attr_idx.len() > SMALL || n_res > SMALL {
+        // Rare wide kernels: report instead of silently truncating.
+        let e = RcAsyncValue::error(
+            exec.allocator(),
+            crate::diag!(
+                Unimplemented,
+                "kernel '{}' has more than {SMALL} operands, results or attributes",
+                file.kernel_name(kr.code)
+            ),
+        );
+        for &a in arg_regs {
+            drop(frame.take(a));
+        }
+        publish_results(frame, f, &kr, (0..n_res).map(|_| e.clone().ok()), queue);
+        return;
+    }
+    // 1-2. Cancellation, then the last error operand.
+    let mut err = exec.request().cancel_value();
+    let mut args: Small<RcAsyncValue> = Small::new();
+    for &a in arg_regs {
+        let Some(v) = frame.take(a) else { continue };
+        if v.is_error() {
+            err = Some(v.clone());
+        }
+        let _ = args.push(v);
+    }
+    let slots: Small<Cell<Option<RcAsyncValue>>> = (0..n_res).map(|_| Cell::new(None)).collect();
+    if let Some(e) = err {
+        for s in &slots {
+            s.set(Some(e.clone()));
+        }
+    } else if args.len() == arg_regs.len() {
+        let attrs: Small<AttrRef<'_>> = attr_idx.iter().filter_map(|a| file.attr_ref(*a)).collect();
+        let location = match file.loc(kr.location) {
+            crate::bef::BefLoc::FileLineCol { file, line, col } => Some(LocRef { file, line, column: col }),
+            crate::bef::BefLoc::Name(n) => Some(LocRef { file: n, line: 0, column: 0 }),
+            crate::bef::BefLoc::Unknown => None,
+        };
+        let mut kf =
+            KernelFrame::new(exec, &args, &attrs, &slots).with_functions(file.kernel_regions(&kr), program);
+        if let Some(l) = location {
+            kf = kf.with_location(l);
+        }
+        (entry.func)(&kf);
+    } else {
+        fill_error(
+            exec,
+            &slots,
+            crate::diag!(
+                Internal,
+                "kernel '{}' ran before its operands were defined",
+                file.kernel_name(kr.code)
+            ),
+        );
+    }
+    // 4. Operands die before results are published.
+    drop(args);
+    publish_results(frame, f, &kr, slots.into_iter().map(Cell::into_inner), queue);
+}
+
+fn publish_results(
+    frame: &Frame,
+    f: &Function<'_>,
+    kr: &KernelRecord,
+    results: impl Iterator<Item = Option<RcAsyncValue>>,
+    queue: &mut ReadyQueue,
+) {
+    let exec = frame.exec();
+    for (i, v) in results.enumerate() {
+        let r = kr.first_result + i as u32;
+        let v = match v {
+            Some(v) => v,
+            None => match RcAsyncValue::error(
+                exec.allocator(),
+                Diagnostic::new(ErrorCode::Internal, "kernel did not set a result"),
+            ) {
+                Ok(e) => e,
+                Err(_) => continue, // out of memory even for the error: users never run
+            },
+        };
+        if f.registers()[r as usize].num_uses == 0 {
+            drop(v);
+        } else {
+            publish(frame, f, v, r, queue);
+        }
+    }
+}
+
+impl Invoke for Program<'_> {
+    fn invoke(
+        &self,
+        exec: &ExecutionContext<'_>,
+        function: u32,
+        args: &[RcAsyncValue],
+        results: &[Cell<Option<RcAsyncValue>>],
+    ) {
+        // SAFETY: `invoke` is reached only through a KernelFrame built by `execute`, whose
+        // caller keeps the program and contexts alive until all work of the request ends;
+        // the callee's work is part of that same request.
+        unsafe { self.execute(exec, function, args, results) }
+    }
+}
