@@ -18,7 +18,12 @@ pub struct HostContext<'a> {
     work_queue: &'a dyn ConcurrentWorkQueue,
     kernels: &'a dyn KernelLookup,
     output: Option<&'a OutputSink<'a>>,
+    diagnostics: Option<&'a DiagnosticSink<'a>>,
 }
+
+/// Receives errors that kernels report (TFRT's diagnostic handler): a driver prints them as
+/// `file:line:col: runtime error: message` or checks them against `expected-error`.
+pub type DiagnosticSink<'a> = dyn Fn(&Diagnostic) + Sync + 'a;
 
 /// Where print kernels write (stdout on a host, semihosting or a UART on firmware).
 pub type OutputSink<'a> = dyn Fn(fmt::Arguments<'_>) + Sync + 'a;
@@ -39,13 +44,26 @@ impl<'a> HostContext<'a> {
         work_queue: &'a dyn ConcurrentWorkQueue,
         kernels: &'a dyn KernelLookup,
     ) -> Self {
-        HostContext { allocator, work_queue, kernels, output: None }
+        HostContext { allocator, work_queue, kernels, output: None, diagnostics: None }
     }
 
     /// Send the output of print kernels to `sink` (without one, it is discarded).
     pub fn with_output(mut self, sink: &'a OutputSink<'a>) -> Self {
         self.output = Some(sink);
         self
+    }
+
+    /// Send errors reported by kernels to `sink`.
+    pub fn with_diagnostics(mut self, sink: &'a DiagnosticSink<'a>) -> Self {
+        self.diagnostics = Some(sink);
+        self
+    }
+
+    /// Emit a kernel-reported error to the diagnostic sink, if any.
+    pub fn emit_error(&self, diag: &Diagnostic) {
+        if let Some(sink) = self.diagnostics {
+            sink(diag);
+        }
     }
 
     /// Write formatted output through the sink, if any.

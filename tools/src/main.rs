@@ -1,4 +1,6 @@
-//! `hostrt`: compile MLIR (`tfrt` dialect) to BEF and disassemble BEF back to MLIR.
+//! `hostrt`: compile MLIR (`tfrt` dialect) to BEF, disassemble BEF, and run programs.
+
+mod run;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -27,6 +29,27 @@ enum Command {
         /// Output `.bef` file (`-` for standard output).
         #[arg(short, long)]
         output: PathBuf,
+    },
+    /// Run every function of a program (MLIR text or BEF), as TFRT's bef_executor does.
+    Run {
+        /// `.mlir` or `.bef` file; `-` (the default) reads standard input.
+        #[arg(default_value = "-")]
+        input: PathBuf,
+        /// Work queue: `s` (single-threaded).
+        #[arg(long = "work_queue_type", default_value = "s")]
+        work_queue_type: String,
+        /// `malloc`, `profiled_allocator` or `leak_check_allocator` (the default).
+        #[arg(long = "host_allocator_type", default_value = "leak_check_allocator")]
+        host_allocator_type: String,
+        /// Run only these functions, in this order (comma-separated, repeatable).
+        #[arg(long, value_delimiter = ',')]
+        functions: Vec<String>,
+        /// Run this function first.
+        #[arg(long = "test_init_function")]
+        test_init_function: Option<String>,
+        /// Print error results with their status code.
+        #[arg(long = "print_error_code")]
+        print_error_code: bool,
     },
     /// Disassemble BEF to MLIR text that `compile` accepts again.
     Dis {
@@ -61,8 +84,42 @@ fn scratch_allocator(bytes: usize) -> Result<Allocator, String> {
     Allocator::register(arena).map_err(|e| format!("{e:?}"))
 }
 
+/// BEF bytes from a file that holds either BEF or MLIR text.
+fn bef_of(path: &PathBuf, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
+    if bytes.starts_with(&hostrt_core::bef::format::MAGIC) {
+        return Ok(bytes);
+    }
+    let name = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
+    let text = String::from_utf8(bytes).map_err(|e| format!("{name}: neither BEF nor UTF-8 text: {e}"))?;
+    let module = parse(&name, &text).map_err(|e| e.to_string())?;
+    write(&module, Some((&name, &text))).map_err(|e| e.to_string())
+}
+
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
+        Command::Run {
+            input,
+            work_queue_type,
+            host_allocator_type,
+            functions,
+            test_init_function,
+            print_error_code,
+        } => {
+            let bytes = read_input(&input).map_err(|e| format!("cannot open input file {e}"))?;
+            let bef = bef_of(&input, bytes)?;
+            let opts = run::RunOptions {
+                work_queue_type,
+                host_allocator_type,
+                functions,
+                test_init_function,
+                print_error_code,
+            };
+            let argv0 = std::env::args().next().unwrap_or_else(|| "hostrt".into());
+            match run::run(&argv0, &bef, &opts) {
+                0 => Ok(()),
+                code => std::process::exit(i32::from(code)),
+            }
+        }
         Command::Compile { input, output } => {
             let name = input.display().to_string();
             let bytes = read_input(&input)?;

@@ -73,3 +73,63 @@ fn corrupt_bef_is_a_clear_error() {
     let missing = hostrt(&["dis", Path::new("/nonexistent/x.bef").to_str().unwrap()]);
     assert!(String::from_utf8(missing.stderr).unwrap().contains("/nonexistent/x.bef"));
 }
+
+const RUN_PROGRAM: &str = "func.func @add(%a: i32) -> i32 {
+  tfrt.return %a : i32
+}
+func.func @main() -> (i32, i1, f32, !tfrt.chain) {
+  %x = tfrt.constant.i32 40
+  %y = tfrt.constant.i32 2
+  %z = tfrt.add.i32 %x, %y
+  %t = tfrt.constant.i1 true
+  %f = tfrt.constant.f32 -0.25
+  %ch = tfrt.new.chain
+  %ch1 = tfrt.print.i32 %z, %ch
+  tfrt.return %z, %t, %f, %ch1 : i32, i1, f32, !tfrt.chain
+}
+func.func @bad() -> i32 {
+  %x = tfrt.constant.i32 1
+  %zero = tfrt.constant.i32 0
+  %q, %r = tfrt.div.i32 %x, %zero
+  tfrt.return %q : i32
+}
+";
+
+#[test]
+fn run_follows_the_driver_contract() {
+    let src = tmp("run.mlir");
+    std::fs::write(&src, RUN_PROGRAM).unwrap();
+    let out = hostrt(&["run", src.to_str().unwrap(), "--functions", "main,add"]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        stdout,
+        "Choosing memory leak check allocator.\nChoosing single-threaded work queue.\n--- Running 'main':\nint32 = 42\n\
+         'main' returned 42,1,-2.500000e-01,!tfrt.chain value\n--- Not running 'add' because it has arguments.\n"
+    );
+    assert!(out.status.success());
+}
+
+#[test]
+fn run_reports_runtime_errors_with_locations() {
+    let src = tmp("err.mlir");
+    std::fs::write(&src, RUN_PROGRAM).unwrap();
+    let out = hostrt(&["run", src.to_str().unwrap(), "--functions=bad", "--print_error_code"]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.ends_with("'bad' returned <<error: Divide by zero, code: INTERNAL>>\n"), "{stdout}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr, format!("{}:17:12: runtime error: Divide by zero\n", src.display()));
+    assert_eq!(out.status.code(), Some(1), "an unexpected runtime error fails the run");
+    let missing = hostrt(&["run", src.to_str().unwrap(), "--functions=nope"]);
+    assert!(String::from_utf8(missing.stderr).unwrap().contains("couldn't find function nope"));
+    assert_eq!(missing.status.code(), Some(1));
+}
+
+#[test]
+fn run_reports_unknown_kernels_with_their_location() {
+    let src = tmp("unknown.mlir");
+    std::fs::write(&src, "func.func @f() {\n  %x = \"my.kernel\"() : () -> i32\n  tfrt.return\n}\n").unwrap();
+    let out = hostrt(&["run", src.to_str().unwrap()]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr, format!("{}:2:8: error: unknown kernel name 'my.kernel'\n", src.display()));
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -167,11 +167,13 @@ impl<'a> KernelFrame<'a> {
         diag
     }
 
-    /// Report an error: every empty result slot gets one shared error value, and results the
+    /// Report an error: it goes to the host's diagnostic sink, every empty result slot gets one
+    /// shared error value, and results the
     /// kernel made but left unavailable are set to the error. If even the error value cannot
     /// be allocated, empty slots stay empty and the executor substitutes its own error.
     pub fn report_error(&self, diag: Diagnostic) {
         let diag = self.locate(diag);
+        self.exec.host().emit_error(&diag);
         let mut shared: Option<RcAsyncValue> = None;
         for slot in self.results {
             match slot.take() {

@@ -1,0 +1,146 @@
+//! The system heap as a [`HostAllocator`], with TFRT-style profile counters.
+
+use std::alloc::Layout;
+use std::fmt;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use hostrt_core::allocator::{AllocError, AllocStats, HostAllocator};
+
+/// `malloc` with counters: current/max/total allocations and current/max bytes.
+#[derive(Debug, Default)]
+pub struct SystemAllocator {
+    current: AtomicUsize,
+    max: AtomicUsize,
+    total: AtomicUsize,
+    bytes: AtomicUsize,
+    max_bytes: AtomicUsize,
+    failed: AtomicUsize,
+}
+
+/// A snapshot of the counters, printed like TFRT's `HostAllocator profile`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Profile {
+    /// Live allocations.
+    pub current: usize,
+    /// Most live allocations at once.
+    pub max: usize,
+    /// Allocations made.
+    pub total: usize,
+    /// Live bytes.
+    pub bytes: usize,
+    /// Most live bytes at once.
+    pub max_bytes: usize,
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "HostAllocator profile:")?;
+        writeln!(f, "Current number of allocations = {}", self.current)?;
+        writeln!(f, "Max number of allocations = {}", self.max)?;
+        writeln!(f, "Total number of allocations = {}", self.total)?;
+        writeln!(f, "Current number of bytes allocated = {}", self.bytes)?;
+        write!(f, "Max number of bytes allocated = {}", self.max_bytes)
+    }
+}
+
+impl SystemAllocator {
+    /// A fresh allocator with zeroed counters.
+    pub const fn new() -> Self {
+        SystemAllocator {
+            current: AtomicUsize::new(0),
+            max: AtomicUsize::new(0),
+            total: AtomicUsize::new(0),
+            bytes: AtomicUsize::new(0),
+            max_bytes: AtomicUsize::new(0),
+            failed: AtomicUsize::new(0),
+        }
+    }
+
+    /// The counters now.
+    pub fn profile(&self) -> Profile {
+        Profile {
+            current: self.current.load(Ordering::Relaxed),
+            max: self.max.load(Ordering::Relaxed),
+            total: self.total.load(Ordering::Relaxed),
+            bytes: self.bytes.load(Ordering::Relaxed),
+            max_bytes: self.max_bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// TFRT's leak report, when anything is still allocated:
+    /// the profile, then `Memory leak detected: N alive allocations, B alive bytes`.
+    pub fn leak_report(&self) -> Option<String> {
+        let p = self.profile();
+        (p.bytes != 0 || p.current != 0).then(|| {
+            format!("{p}\nMemory leak detected: {} alive allocations, {} alive bytes", p.current, p.bytes)
+        })
+    }
+}
+
+// SAFETY: forwards to the global allocator with the caller's layout; zero-size requests are
+// refused, so every returned block is a real allocation.
+unsafe impl HostAllocator for SystemAllocator {
+    fn allocate(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        let p = if layout.size() == 0 {
+            None
+        } else {
+            // SAFETY: non-zero size.
+            NonNull::new(unsafe { std::alloc::alloc(layout) })
+        };
+        let Some(p) = p else {
+            self.failed.fetch_add(1, Ordering::Relaxed);
+            return Err(AllocError::new(layout));
+        };
+        let n = self.current.fetch_add(1, Ordering::Relaxed) + 1;
+        self.max.fetch_max(n, Ordering::Relaxed);
+        self.total.fetch_add(1, Ordering::Relaxed);
+        let b = self.bytes.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        self.max_bytes.fetch_max(b, Ordering::Relaxed);
+        Ok(p)
+    }
+
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+        self.current.fetch_sub(1, Ordering::Relaxed);
+        self.bytes.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller passes a block from `allocate` with its layout.
+        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) }
+    }
+
+    fn stats(&self) -> Option<AllocStats> {
+        let p = self.profile();
+        Some(AllocStats {
+            in_use: p.bytes,
+            peak: p.max_bytes,
+            live_allocations: p.current,
+            total_allocations: p.total,
+            failed: self.failed.load(Ordering::Relaxed),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_reports_leaks() {
+        let a = SystemAllocator::new();
+        let l = Layout::from_size_align(4, 4).unwrap();
+        let p = a.allocate(l).unwrap();
+        let q = a.allocate(l).unwrap();
+        // SAFETY: from this allocator with `l`.
+        unsafe { a.deallocate(q, l) };
+        assert_eq!(a.profile(), Profile { current: 1, max: 2, total: 2, bytes: 4, max_bytes: 8 });
+        let report = a.leak_report().unwrap();
+        assert!(
+            report.starts_with("HostAllocator profile:\nCurrent number of allocations = 1\n"),
+            "{report}"
+        );
+        assert!(report.ends_with("Memory leak detected: 1 alive allocations, 4 alive bytes"), "{report}");
+        // SAFETY: from this allocator with `l`.
+        unsafe { a.deallocate(p, l) };
+        assert_eq!(a.leak_report(), None);
+        assert!(a.allocate(Layout::from_size_align(0, 1).unwrap()).is_err());
+    }
+}
