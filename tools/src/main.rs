@@ -85,7 +85,7 @@ fn scratch_allocator(bytes: usize) -> Result<Allocator, String> {
 }
 
 /// BEF bytes from a file that holds either BEF or MLIR text.
-fn bef_of(path: &PathBuf, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
+fn bef_of(path: &std::path::Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
     if bytes.starts_with(&hostrt_core::bef::format::MAGIC) {
         return Ok(bytes);
     }
