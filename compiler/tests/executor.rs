@@ -311,3 +311,17 @@ func.func @main(%a: i32, %b: i32) -> (i32, i32, i32) {
         },
     );
 }
+
+#[test]
+fn wide_kernels_take_their_buffers_from_the_allocator() {
+    // 20 operands and 20 results: beyond the 8 kept on the stack.
+    let vals: Vec<String> = (0..20).map(|i| format!("%v{i}")).collect();
+    let mut text = String::from("func.func @main() -> !tfrt.chain {\n");
+    for v in &vals {
+        text += &format!("  {v} = tfrt.new.chain\n");
+    }
+    text +=
+        &format!("  %m = tfrt.merge.chains {} : {}\n", vals.join(", "), vec!["!tfrt.chain"; 20].join(", "));
+    text += "  tfrt.return %m : !tfrt.chain\n}\n";
+    run(&text, "main", |r| assert!(r.results[0].as_ref().unwrap().is_concrete()));
+}

@@ -96,6 +96,17 @@ impl<'a> BefFile<'a> {
         self.str_checked(r).unwrap_or("")
     }
 
+    /// A string from a verified record (no UTF-8 re-check: `load` validated every string
+    /// that records reference). Out-of-range references give "".
+    pub(crate) fn str_verified(&self, r: StrRef) -> &'a str {
+        let start = r.offset as usize;
+        match start.checked_add(r.len as usize).and_then(|end| self.strings.get(start..end)) {
+            // SAFETY: `load` checked that these bytes are UTF-8 (locations, names, types).
+            Some(b) => unsafe { core::str::from_utf8_unchecked(b) },
+            None => "",
+        }
+    }
+
     /// Number of types.
     pub fn num_types(&self) -> usize {
         self.types.len()
@@ -120,9 +131,9 @@ impl<'a> BefFile<'a> {
     pub fn loc(&self, index: u32) -> BefLoc<'a> {
         match self.locations.get(index as usize) {
             None => BefLoc::Unknown,
-            Some(l) if l.line == f::LOC_NAME => BefLoc::Name(self.str_of(l.file)),
+            Some(l) if l.line == f::LOC_NAME => BefLoc::Name(self.str_verified(l.file)),
             Some(l) if l.file.len == 0 && l.line == 0 => BefLoc::Unknown,
-            Some(l) => BefLoc::FileLineCol { file: self.str_of(l.file), line: l.line, col: l.col },
+            Some(l) => BefLoc::FileLineCol { file: self.str_verified(l.file), line: l.line, col: l.col },
         }
     }
 

@@ -8,6 +8,7 @@
 //! function results are indirect values forwarded when produced. Frames come from the
 //! host allocator and are freed when the call's last pending work ends.
 
+mod buf;
 mod frame;
 mod program;
 mod run;

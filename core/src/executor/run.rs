@@ -7,6 +7,7 @@ use core::cell::Cell;
 
 use portable_atomic::{AtomicU32, Ordering};
 
+use super::buf::CallBuf;
 use super::frame::{Frame, NIL, PLACEHOLDER};
 use super::program::Program;
 use crate::async_value::{IndirectAsyncValue, RcAsyncValue};
@@ -14,7 +15,7 @@ use crate::bef::Function;
 use crate::bef::format::KernelRecord;
 use crate::diagnostic::{Diagnostic, ErrorCode};
 use crate::host_context::ExecutionContext;
-use crate::kernel::{AttrRef, Invoke, KernelFrame, LocRef};
+use crate::kernel::{Invoke, KernelFrame, LocRef};
 
 /// Waiter callbacks nested on this stack beyond this depth are re-enqueued as tasks instead.
 pub const MAX_STACK_DEPTH: u32 = 100;
@@ -22,9 +23,6 @@ pub const MAX_STACK_DEPTH: u32 = 100;
 /// Nesting depth of waiter callbacks. Without thread-locals in `no_std` this is one counter
 /// for all threads: another thread's nesting can only make us enqueue earlier, which is safe.
 static DEPTH: AtomicU32 = AtomicU32::new(0);
-
-/// Operands, results and attributes up to this count live on the stack.
-const SMALL: usize = 8;
 
 /// A LIFO list of ready kernels threaded through the frame's link array.
 struct ReadyQueue {
@@ -257,103 +255,106 @@ fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, do_store: bool) {
     process(frame, &f, &mut queue);
 }
 
-/// Fixed-capacity storage on the stack for a kernel's operands, results or attributes.
-type Small<T> = heapless::Vec<T, SMALL>;
-
 fn run_kernel(frame: &Frame, f: &Function<'_>, k: u32, queue: &mut ReadyQueue) {
     let program = frame.program();
     let file = &program.file;
     let kr: KernelRecord = f.kernels()[k as usize];
     let exec = frame.exec();
+    let alloc = exec.allocator();
     let entry = program.entry(kr.code);
     let arg_regs = file.kernel_args(&kr);
     let (attr_idx, _) = file.kernel_attrs(&kr);
     let n_res = kr.num_results() as usize;
-    if arg_regs.len() > SMALL || attr_idx.len() > SMALL || n_res > SMALL {
-        // Rare wide kernels: report instead of silently truncating.
-        let e = RcAsyncValue::error(
-            exec.allocator(),
-            crate::diag!(
-                Unimplemented,
-                "kernel '{}' has more than {SMALL} operands, results or attributes",
-                file.kernel_name(kr.code)
-            ),
-        );
-        for &a in arg_regs {
-            drop(frame.take(a));
-        }
-        publish_results(frame, f, &kr, (0..n_res).map(|_| e.clone().ok()), queue);
-        return;
-    }
-    // 1-2. Cancellation, then the last error operand.
+    // 1-2. Cancellation, then the last error operand; each use takes one reference.
     let mut err = exec.request().cancel_value();
-    let mut args: Small<RcAsyncValue> = Small::new();
-    for &a in arg_regs {
-        let Some(v) = frame.take(a) else { continue };
-        if v.is_error() {
-            err = Some(v.clone());
+    let args = CallBuf::new(
+        alloc,
+        arg_regs.len(),
+        arg_regs.iter().filter_map(|a| frame.take(*a)).inspect(|v| {
+            if v.is_error() {
+                err = Some(v.clone());
+            }
+        }),
+    );
+    let slots = CallBuf::new(alloc, n_res, (0..n_res).map(|_| Cell::new(None::<RcAsyncValue>)));
+    let (Some(args), Some(slots)) = (args, slots) else {
+        // No memory for a wide kernel's buffers: every result is an out-of-memory error.
+        let e = RcAsyncValue::error(
+            alloc,
+            crate::diag!(ResourceExhausted, "no memory to call kernel '{}'", file.kernel_name(kr.code)),
+        );
+        for i in 0..n_res {
+            publish_result(frame, f, &kr, i, e.clone().ok(), queue);
         }
-        let _ = args.push(v);
-    }
-    let slots: Small<Cell<Option<RcAsyncValue>>> = (0..n_res).map(|_| Cell::new(None)).collect();
+        return;
+    };
     if let Some(e) = err {
-        for s in &slots {
+        for s in slots.as_slice() {
             s.set(Some(e.clone()));
         }
-    } else if args.len() == arg_regs.len() {
-        let attrs: Small<AttrRef<'_>> = attr_idx.iter().filter_map(|a| file.attr_ref(*a)).collect();
+    } else if args.as_slice().len() != arg_regs.len() {
+        let d = crate::diag!(
+            Internal,
+            "kernel '{}' ran before its operands were defined",
+            file.kernel_name(kr.code)
+        );
+        fill_error(exec, slots.as_slice(), d);
+    } else if let Some(attrs) =
+        CallBuf::new(alloc, attr_idx.len(), attr_idx.iter().filter_map(|a| file.attr_ref(*a)))
+    {
         let location = match file.loc(kr.location) {
             crate::bef::BefLoc::FileLineCol { file, line, col } => Some(LocRef { file, line, column: col }),
             crate::bef::BefLoc::Name(n) => Some(LocRef { file: n, line: 0, column: 0 }),
             crate::bef::BefLoc::Unknown => None,
         };
-        let mut kf =
-            KernelFrame::new(exec, &args, &attrs, &slots).with_functions(file.kernel_regions(&kr), program);
+        let mut kf = KernelFrame::new(exec, args.as_slice(), attrs.as_slice(), slots.as_slice())
+            .with_functions(file.kernel_regions(&kr), program);
         if let Some(l) = location {
             kf = kf.with_location(l);
         }
         (entry.func)(&kf);
     } else {
-        fill_error(
-            exec,
-            &slots,
-            crate::diag!(
-                Internal,
-                "kernel '{}' ran before its operands were defined",
-                file.kernel_name(kr.code)
-            ),
+        let d = crate::diag!(
+            ResourceExhausted,
+            "no memory for the attributes of '{}'",
+            file.kernel_name(kr.code)
         );
+        fill_error(exec, slots.as_slice(), d);
     }
-    // 4. Operands die before results are published.
+    // 4. Operands die, in order, before results are published.
     drop(args);
-    publish_results(frame, f, &kr, slots.into_iter().map(Cell::into_inner), queue);
+    // 5. Results in order.
+    let mut i = 0;
+    slots.drain(|c| {
+        publish_result(frame, f, &kr, i, c.into_inner(), queue);
+        i += 1;
+    });
 }
 
-fn publish_results(
+/// Publish result `i` of kernel `kr` (a missing result becomes an error value).
+fn publish_result(
     frame: &Frame,
     f: &Function<'_>,
     kr: &KernelRecord,
-    results: impl Iterator<Item = Option<RcAsyncValue>>,
+    i: usize,
+    v: Option<RcAsyncValue>,
     queue: &mut ReadyQueue,
 ) {
-    let exec = frame.exec();
-    for (i, v) in results.enumerate() {
-        let r = kr.first_result + i as u32;
-        let v = match v {
-            Some(v) => v,
-            None => match RcAsyncValue::error(
-                exec.allocator(),
-                Diagnostic::new(ErrorCode::Internal, "kernel did not set a result"),
-            ) {
+    let r = kr.first_result + i as u32;
+    let v = match v {
+        Some(v) => v,
+        None => {
+            let d = Diagnostic::new(ErrorCode::Internal, "kernel did not set a result");
+            match RcAsyncValue::error(frame.exec().allocator(), d) {
                 Ok(e) => e,
-                Err(_) => continue, // out of memory even for the error: users never run
-            },
-        };
-        if f.registers()[r as usize].num_uses == 0 {
-            drop(v);
-        } else {
-            publish(frame, f, v, r, queue);
+                Err(_) => return, // out of memory even for the error: the users never run
+            }
         }
+    };
+    if f.registers()[r as usize].num_uses == 0 {
+        drop(v);
+    } else {
+        publish(frame, f, v, r, queue);
     }
 }
 

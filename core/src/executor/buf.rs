@@ -1,0 +1,77 @@
+//! Short-lived arrays for a kernel call: on the stack up to [`INLINE`] elements, else one
+//! allocator block (so wide kernels such as a 100-operand sum work without `alloc`).
+
+use core::alloc::Layout;
+use core::mem::MaybeUninit;
+use core::ptr::NonNull;
+
+use crate::allocator::Allocator;
+
+/// Elements kept on the stack.
+pub(crate) const INLINE: usize = 8;
+
+/// A fixed-length array built once from an iterator.
+pub(crate) struct CallBuf<T> {
+    inline: [MaybeUninit<T>; INLINE],
+    heap: Option<(NonNull<T>, Layout, Allocator)>,
+    len: usize,
+}
+
+impl<T> CallBuf<T> {
+    /// Collect exactly `n` items; `None` if `n > INLINE` and the allocator is exhausted.
+    pub(crate) fn new(alloc: Allocator, n: usize, items: impl Iterator<Item = T>) -> Option<Self> {
+        let mut b = CallBuf { inline: [const { MaybeUninit::uninit() }; INLINE], heap: None, len: 0 };
+        let base: *mut T = if n <= INLINE {
+            b.inline.as_mut_ptr().cast()
+        } else {
+            let layout = Layout::array::<T>(n).ok()?;
+            let p = alloc.allocate(layout).ok()?.cast::<T>();
+            b.heap = Some((p, layout, alloc));
+            p.as_ptr()
+        };
+        for item in items.take(n) {
+            // SAFETY: `len < n`, within the inline array or the block sized for `n`.
+            unsafe { base.add(b.len).write(item) };
+            b.len += 1;
+        }
+        Some(b)
+    }
+
+    fn base(&self) -> *const T {
+        match &self.heap {
+            Some((p, ..)) => p.as_ptr(),
+            None => self.inline.as_ptr().cast(),
+        }
+    }
+
+    /// The elements.
+    pub(crate) fn as_slice(&self) -> &[T] {
+        // SAFETY: the first `len` elements were written in `new` and are dropped only in Drop.
+        unsafe { core::slice::from_raw_parts(self.base(), self.len) }
+    }
+
+    /// Move the elements out, in order.
+    pub(crate) fn drain(mut self, mut f: impl FnMut(T)) {
+        let base = self.base();
+        let len = core::mem::replace(&mut self.len, 0);
+        for i in 0..len {
+            // SAFETY: each initialised element is read exactly once; `len` is now 0 so Drop
+            // will not drop them again.
+            f(unsafe { base.add(i).read() });
+        }
+    }
+}
+
+impl<T> Drop for CallBuf<T> {
+    fn drop(&mut self) {
+        let base = self.base().cast_mut();
+        for i in 0..self.len {
+            // SAFETY: the first `len` elements are initialised and dropped once, in order.
+            unsafe { base.add(i).drop_in_place() };
+        }
+        if let Some((p, layout, alloc)) = self.heap.take() {
+            // SAFETY: allocated in `new` with this layout.
+            unsafe { alloc.deallocate(p.cast(), layout) };
+        }
+    }
+}
