@@ -1,16 +1,14 @@
 //! `hostrt run`: the TFRT test-driver contract (SPEC §1) over hostrt's executor.
 
-use std::cell::Cell;
 use std::io::Write;
 use std::sync::Mutex;
 
 use hostrt_compiler::bef::AlignedBytes;
-use hostrt_core::bef::{BefErrorKind, BefFile};
-use hostrt_core::executor::Program;
+use hostrt_core::bef::BefErrorKind;
+use hostrt_core::executor::{DriverError, DriverOptions, Program};
 use hostrt_core::kernels::register_basic_kernels;
 use hostrt_core::{
-    Allocator, ConcurrentWorkQueue, Diagnostic, ExecutionContext, HostContext, KernelRegistry, RcAsyncValue,
-    RequestContext, SingleThreadedWorkQueue,
+    Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, KernelRegistry, SingleThreadedWorkQueue,
 };
 use hostrt_std::SystemAllocator;
 
@@ -29,64 +27,6 @@ fn out(line: &str) {
     let mut o = std::io::stdout().lock();
     let _ = o.write_all(line.as_bytes());
     let _ = o.flush();
-}
-
-/// Function indices in the driver's order: a post-order walk where each op's regions come
-/// (innermost first) before the function containing them (SPEC §1.3).
-fn function_order(file: &BefFile<'_>) -> Vec<u32> {
-    fn visit(file: &BefFile<'_>, f: u32, out: &mut Vec<u32>, depth: usize) {
-        if depth > 256 {
-            return;
-        }
-        if let Some(func) = file.function(f) {
-            for k in func.kernels() {
-                for &r in file.kernel_regions(k) {
-                    visit(file, r, out, depth + 1);
-                }
-            }
-        }
-        out.push(f);
-    }
-    let mut order = Vec::new();
-    for i in 0..file.num_functions() as u32 {
-        if file.function(i).is_some_and(|f| !f.name().is_empty()) {
-            visit(file, i, &mut order, 0);
-        }
-    }
-    order
-}
-
-/// C's `%.6e`: `1.000000e+00`, `-2.500000e-01`, `nan`, `INF`.
-fn c_exp(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "INF".into() } else { "-INF".into() };
-    }
-    let s = format!("{x:.6e}");
-    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let e: i32 = exp.parse().unwrap_or(0);
-    format!("{mantissa}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs())
-}
-
-fn format_result(v: &RcAsyncValue, ty: &str, print_code: bool) -> String {
-    if let Some(e) = v.get_error() {
-        return if print_code {
-            format!("<<error: {}, code: {}>>", e.message(), e.code.name())
-        } else {
-            format!("<<error: {}>>", e.message())
-        };
-    }
-    let shown = match ty {
-        "i1" => v.get::<bool>().map(|b| u8::from(*b).to_string()),
-        "i32" => v.get::<i32>().map(|x| x.to_string()),
-        "i64" => v.get::<i64>().map(|x| x.to_string()),
-        "f32" => v.get::<f32>().map(|x| c_exp(f64::from(*x))),
-        "f64" => v.get::<f64>().map(|x| c_exp(*x)),
-        _ => None,
-    };
-    shown.unwrap_or_else(|| format!("{ty} value"))
 }
 
 /// Where a runtime error is printed: `file:line:col: runtime error: MSG`.
@@ -170,71 +110,17 @@ pub fn run(argv0: &str, bytes: &[u8], opts: &RunOptions) -> u8 {
 }
 
 fn run_functions(argv0: &str, program: &Program<'_>, host: &HostContext<'_>, opts: &RunOptions) -> u8 {
-    let file = program.file();
-    let mut list: Vec<u32> = if opts.functions.is_empty() {
-        function_order(file)
-    } else {
-        let mut l = Vec::new();
-        for name in &opts.functions {
-            match program.function_index(name) {
-                Some(i) => l.push(i),
-                None => {
-                    eprintln!("{argv0}: couldn't find function {name}");
-                    return 1;
-                }
-            }
-        }
-        l
+    let functions: Vec<&str> = opts.functions.iter().map(String::as_str).collect();
+    let driver = DriverOptions {
+        functions: &functions,
+        init_function: opts.test_init_function.as_deref(),
+        print_error_code: opts.print_error_code,
     };
-    if let Some(init) = opts.test_init_function.as_deref().and_then(|n| program.function_index(n)) {
-        list.retain(|f| *f != init);
-        list.insert(0, init);
-    }
-    for fi in list {
-        let Some(f) = file.function(fi) else { continue };
-        let name = f.name();
-        if f.record().num_args > 0 {
-            out(&format!("--- Not running '{name}' because it has arguments.\n"));
-            continue;
+    match program.run_functions(host, &driver, &mut |a| out(&a.to_string())) {
+        Ok(()) => 0,
+        Err(DriverError::NoSuchFunction(name)) => {
+            eprintln!("{argv0}: couldn't find function {name}");
+            1
         }
-        if name.is_empty() {
-            continue;
-        }
-        out(&format!("--- Running '{name}':\n"));
-        let request = RequestContext::new();
-        let exec = ExecutionContext::new(host, &request);
-        let slots: Vec<Cell<Option<RcAsyncValue>>> =
-            f.result_types().iter().map(|_| Cell::new(None)).collect();
-        // SAFETY: the program, host and request outlive the await and quiesce below, after
-        // which no work of this run remains.
-        unsafe { program.execute(&exec, fi, &[], &slots) };
-        let results: Vec<RcAsyncValue> = slots.into_iter().filter_map(Cell::into_inner).collect();
-        if let Err(e) = host.await_values(&results) {
-            eprintln!("{argv0}: '{name}': {e}");
-        }
-        if !results.is_empty() {
-            let shown: Vec<String> = results
-                .iter()
-                .zip(f.result_types())
-                .map(|(v, t)| format_result(v, file.type_name(*t), opts.print_error_code))
-                .collect();
-            out(&format!("'{name}' returned {}\n", shown.join(",")));
-        }
-        host.quiesce();
-    }
-    0
-}
-
-#[cfg(test)]
-mod tests {
-    use super::c_exp;
-
-    #[test]
-    fn c_style_exponents() {
-        assert_eq!(c_exp(1.0), "1.000000e+00");
-        assert_eq!(c_exp(-0.25), "-2.500000e-01");
-        assert_eq!(c_exp(123456.0), "1.234560e+05");
-        assert_eq!(c_exp(f64::NAN), "nan");
-        assert_eq!(c_exp(f64::NEG_INFINITY), "-INF");
     }
 }

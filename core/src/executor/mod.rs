@@ -9,9 +9,11 @@
 //! host allocator and are freed when the call's last pending work ends.
 
 mod buf;
+mod driver;
 mod frame;
 mod program;
 mod run;
 
+pub use driver::{DriverError, DriverOptions, for_each_function_in_order, write_c_exp, write_result};
 pub use program::Program;
 pub use run::MAX_STACK_DEPTH;

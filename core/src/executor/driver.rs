@@ -1,0 +1,211 @@
+//! Run every function of a program the way TFRT's test driver does (SPEC §1.3–§1.4),
+//! writing through a `fmt` sink: shared by `hostrt run` and firmware, so both print the same.
+
+use core::cell::Cell;
+use core::fmt::{self, Write};
+
+use super::buf::CallBuf;
+use super::program::Program;
+use crate::async_value::RcAsyncValue;
+use crate::bef::BefFile;
+use crate::diagnostic::FixedStr;
+use crate::host_context::{ExecutionContext, HostContext, RequestContext};
+
+/// Which functions to run and how to print results.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DriverOptions<'o> {
+    /// Run only these functions, in this order (empty: every function, in driver order).
+    pub functions: &'o [&'o str],
+    /// Run this function first (and not again later).
+    pub init_function: Option<&'o str>,
+    /// Print error results with their status code.
+    pub print_error_code: bool,
+}
+
+/// Why the driver stopped early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DriverError<'o> {
+    /// `--functions` named a function the program does not have.
+    NoSuchFunction(&'o str),
+}
+
+/// The driver's function order: a post-order walk in which each op's regions (innermost
+/// first) precede the function containing them. Calls `f` with each function index.
+pub fn for_each_function_in_order(file: &BefFile<'_>, mut f: impl FnMut(u32)) {
+    fn visit(file: &BefFile<'_>, fi: u32, f: &mut dyn FnMut(u32), depth: usize) {
+        if depth > 256 {
+            return;
+        }
+        if let Some(func) = file.function(fi) {
+            for k in func.kernels() {
+                for &r in file.kernel_regions(k) {
+                    visit(file, r, f, depth + 1);
+                }
+            }
+        }
+        f(fi);
+    }
+    for i in 0..file.num_functions() as u32 {
+        if file.function(i).is_some_and(|g| !g.name().is_empty()) {
+            visit(file, i, &mut f, 0);
+        }
+    }
+}
+
+/// C's `%.6e` (`1.000000e+00`, `-2.500000e-01`, `nan`, `INF`).
+pub fn write_c_exp(out: &mut dyn Write, x: f64) -> fmt::Result {
+    if x.is_nan() {
+        return out.write_str("nan");
+    }
+    if x.is_infinite() {
+        return out.write_str(if x > 0.0 { "INF" } else { "-INF" });
+    }
+    let mut s: FixedStr<40> = FixedStr::new("", false);
+    write!(s, "{x:.6e}")?;
+    let (mantissa, exp) = s.as_str().split_once('e').unwrap_or((s.as_str(), "0"));
+    let e: i32 = exp.parse().unwrap_or(0);
+    write!(out, "{mantissa}e{}{:02}", if e < 0 { '-' } else { '+' }, e.unsigned_abs())
+}
+
+/// One result as the driver prints it, given its declared type.
+pub fn write_result(out: &mut dyn Write, v: &RcAsyncValue, ty: &str, print_code: bool) -> fmt::Result {
+    if let Some(e) = v.get_error() {
+        return if print_code {
+            write!(out, "<<error: {}, code: {}>>", e.message(), e.code.name())
+        } else {
+            write!(out, "<<error: {}>>", e.message())
+        };
+    }
+    match ty {
+        "i1" if v.is_type::<bool>() => write!(out, "{}", v.get::<bool>().map_or(0, |b| u8::from(*b))),
+        "i32" if v.is_type::<i32>() => write!(out, "{}", v.get::<i32>().copied().unwrap_or(0)),
+        "i64" if v.is_type::<i64>() => write!(out, "{}", v.get::<i64>().copied().unwrap_or(0)),
+        "f32" if v.is_type::<f32>() => write_c_exp(out, f64::from(v.get::<f32>().copied().unwrap_or(0.0))),
+        "f64" if v.is_type::<f64>() => write_c_exp(out, v.get::<f64>().copied().unwrap_or(0.0)),
+        _ => write!(out, "{ty} value"),
+    }
+}
+
+/// Adapts a sink closure to `fmt::Write`.
+struct Sink<'s>(&'s mut dyn FnMut(fmt::Arguments<'_>));
+
+impl Write for Sink<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        (self.0)(format_args!("{s}"));
+        Ok(())
+    }
+}
+
+impl Program<'_> {
+    /// Run functions per SPEC §1.3: `--- Not running '<f>' because it has arguments.` for
+    /// functions with parameters, `--- Running '<f>':`, then (for functions with results)
+    /// `'<f>' returned r1,r2`. Each function gets a fresh request context; the work queue is
+    /// awaited for the results and quiesced after each function.
+    pub fn run_functions<'o>(
+        &self,
+        host: &HostContext<'_>,
+        opts: &DriverOptions<'o>,
+        out: &mut dyn FnMut(fmt::Arguments<'_>),
+    ) -> Result<(), DriverError<'o>> {
+        let file = self.file();
+        let init = opts.init_function.and_then(|n| self.function_index(n));
+        if let Some(i) = init {
+            self.run_one(host, i, opts, out);
+        }
+        if opts.functions.is_empty() {
+            for_each_function_in_order(file, |fi| {
+                if Some(fi) != init {
+                    self.run_one(host, fi, opts, out);
+                }
+            });
+            return Ok(());
+        }
+        for name in opts.functions {
+            self.function_index(name).ok_or(DriverError::NoSuchFunction(name))?;
+        }
+        for name in opts.functions {
+            let fi = self.function_index(name).ok_or(DriverError::NoSuchFunction(name))?;
+            if Some(fi) != init {
+                self.run_one(host, fi, opts, out);
+            }
+        }
+        Ok(())
+    }
+
+    fn run_one(
+        &self,
+        host: &HostContext<'_>,
+        fi: u32,
+        opts: &DriverOptions<'_>,
+        out: &mut dyn FnMut(fmt::Arguments<'_>),
+    ) {
+        let file = self.file();
+        let Some(f) = file.function(fi) else { return };
+        let name = f.name();
+        if f.record().num_args > 0 {
+            out(format_args!("--- Not running '{name}' because it has arguments.\n"));
+            return;
+        }
+        if name.is_empty() {
+            return;
+        }
+        out(format_args!("--- Running '{name}':\n"));
+        let request = RequestContext::new();
+        let exec = ExecutionContext::new(host, &request);
+        let n = f.result_types().len();
+        let Some(slots) = CallBuf::new(host.allocator(), n, (0..n).map(|_| Cell::new(None::<RcAsyncValue>)))
+        else {
+            out(format_args!("'{name}': out of memory\n"));
+            return;
+        };
+        // SAFETY: the program, host and request outlive the await and quiesce below, after
+        // which no work of this run remains on the (single-threaded or drained) queue.
+        unsafe { self.execute(&exec, fi, &[], slots.as_slice()) };
+        let Some(results) = CallBuf::new(host.allocator(), n, slots.as_slice().iter().filter_map(Cell::take))
+        else {
+            out(format_args!("'{name}': out of memory\n"));
+            host.quiesce();
+            return;
+        };
+        if let Err(e) = host.await_values(results.as_slice()) {
+            out(format_args!("'{name}': {e}\n"));
+        }
+        if n > 0 {
+            let mut sink = Sink(out);
+            let _ = write!(sink, "'{name}' returned ");
+            for (i, (v, t)) in results.as_slice().iter().zip(f.result_types()).enumerate() {
+                if i > 0 {
+                    let _ = sink.write_str(",");
+                }
+                let _ = write_result(&mut sink, v, file.type_name(*t), opts.print_error_code);
+            }
+            let _ = sink.write_str("\n");
+        }
+        host.quiesce();
+        drop(results);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::string::String;
+
+    use super::write_c_exp;
+
+    fn c(x: f64) -> String {
+        let mut s = String::new();
+        write_c_exp(&mut s, x).unwrap();
+        s
+    }
+
+    #[test]
+    fn c_style_exponents() {
+        assert_eq!(c(1.0), "1.000000e+00");
+        assert_eq!(c(-0.25), "-2.500000e-01");
+        assert_eq!(c(123456.0), "1.234560e+05");
+        assert_eq!(c(1e-300), "1.000000e-300");
+        assert_eq!(c(f64::NAN), "nan");
+        assert_eq!(c(f64::NEG_INFINITY), "-INF");
+    }
+}
