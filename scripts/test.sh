@@ -27,6 +27,14 @@ if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
 fi
 firmware_cargo qemu-tests/cortex-m run -q
 
+step "firmware example: BEF programs on QEMU Cortex-M4F, compared with the host; size gate"
+cargo fmt --manifest-path examples/firmware/Cargo.toml -- --check
+if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
+    firmware_cargo examples/firmware clippy -q -- -D warnings
+fi
+bash scripts/firmware.sh
+cargo xtask size
+
 step "loom model checks"
 RUSTFLAGS="--cfg loom" cargo test -q -p hostrt-core --test loom --release --target-dir target/loom
 

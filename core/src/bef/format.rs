@@ -21,11 +21,49 @@ pub fn checksum(file: &[u8]) -> u32 {
     if file.len() < HEADER_SIZE {
         return 0;
     }
-    let mut h = crc32fast::Hasher::new();
+    let mut h = Crc::new();
     h.update(&file[..CHECKSUM_OFFSET]);
     h.update(&[0; 4]);
     h.update(&file[CHECKSUM_OFFSET + 4..]);
     h.finalize()
+}
+
+/// CRC-32 (IEEE) with crc32fast's SIMD on hosted targets.
+#[cfg(not(target_os = "none"))]
+type Crc = crc32fast::Hasher;
+
+/// CRC-32 (IEEE) for bare metal: one 1 KiB table, built at compile time.
+#[cfg(target_os = "none")]
+struct Crc(u32);
+
+#[cfg(target_os = "none")]
+impl Crc {
+    const TABLE: [u32; 256] = {
+        let mut t = [0u32; 256];
+        let mut i = 0;
+        while i < 256 {
+            let mut c = i as u32;
+            let mut k = 0;
+            while k < 8 {
+                c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+                k += 1;
+            }
+            t[i] = c;
+            i += 1;
+        }
+        t
+    };
+    fn new() -> Self {
+        Crc(!0)
+    }
+    fn update(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = Self::TABLE[((self.0 ^ u32::from(*b)) & 0xff) as usize] ^ (self.0 >> 8);
+        }
+    }
+    fn finalize(self) -> u32 {
+        !self.0
+    }
 }
 
 /// Store the checksum of `file` in its header (what writers do last).

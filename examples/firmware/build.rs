@@ -1,0 +1,21 @@
+//! Compiles `programs/*.mlir` to BEF at build time (the firmware embeds the bytes) and puts
+//! memory.x where cortex-m-rt's link.x finds it.
+use std::{env, fs, path::PathBuf};
+
+const PROGRAMS: [&str; 3] = ["fib", "errors", "loops"];
+
+fn main() {
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
+    fs::copy("memory.x", out.join("memory.x")).expect("copy memory.x");
+    println!("cargo:rustc-link-search={}", out.display());
+    println!("cargo:rerun-if-changed=memory.x");
+    for p in PROGRAMS {
+        let name = format!("programs/{p}.mlir");
+        println!("cargo:rerun-if-changed={name}");
+        let text = fs::read_to_string(&name).expect("read program");
+        let module = hostrt_compiler::text::parse(&name, &text).unwrap_or_else(|e| panic!("{e}"));
+        let bef =
+            hostrt_compiler::bef::write(&module, Some((&name, &text))).unwrap_or_else(|e| panic!("{e}"));
+        fs::write(out.join(format!("{p}.bef")), bef).expect("write BEF");
+    }
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs examples/firmware under QEMU (Cortex-M4F) and checks that its output equals what
+# `hostrt run` prints on the host for the same programs. Sourced helpers: scripts/setup.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -n "${HOSTRT_TOOLCHAIN:-}" ] || source scripts/setup.sh
+cargo build -q -p hostrt
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+firmware_cargo examples/firmware run -q >"$out/fw.out" 2>"$out/fw.err" || {
+    cat "$out/fw.out" "$out/fw.err"
+    echo "firmware: run failed"
+    exit 1
+}
+(
+    cd examples/firmware
+    for p in fib errors loops; do
+        echo "=== $p"
+        ../../target/debug/hostrt run "programs/$p.mlir" 2>>"$out/host.err" | tail -n +3 || true
+    done
+) >"$out/host.out"
+diff -u "$out/host.out" "$out/fw.out"
+grep -v '^arena:' "$out/fw.err" | diff -u "$out/host.err" -
+echo "firmware on QEMU Cortex-M4F: output identical to the host's ($(wc -l <"$out/fw.out") lines); $(grep '^arena:' "$out/fw.err")"

@@ -1,0 +1,179 @@
+//! `cargo xtask size [--update-baseline]`: build `examples/firmware` for thumbv7em-none-eabihf
+//! at opt-level `z` with LTO, report flash (.vector_table + .text + .rodata + .data) and RAM
+//! (.data + .bss, with the static arena buffer shown apart from the arena's measured peak),
+//! split by crate, and compare with `examples/firmware/size-baseline.txt`: growth beyond the
+//! tolerance there fails unless the baseline is updated.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use object::{Object, ObjectSection, ObjectSymbol};
+
+const TARGET: &str = "thumbv7em-none-eabihf";
+const TOLERANCE_PERCENT: u64 = 3;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+/// Run cargo in the firmware directory with the toolchain route scripts/setup.sh chose.
+fn firmware_cargo(args: &[&str]) -> Result<std::process::Output, String> {
+    let dir = root().join("examples/firmware");
+    let debian = std::env::var("HOSTRT_TOOLCHAIN").is_ok_and(|t| t == "debian");
+    let mut cmd = Command::new("cargo");
+    if debian {
+        let path = format!("/usr/bin:{}", std::env::var("PATH").unwrap_or_default());
+        cmd.env("PATH", path).env("RUSTC_BOOTSTRAP", "1").args(["--config", ".cargo/debian-toolchain.toml"]);
+    }
+    cmd.args(args).current_dir(&dir).output().map_err(|e| format!("cargo: {e}"))
+}
+
+#[derive(Debug, Default)]
+struct Sizes {
+    vector_table: u64,
+    text: u64,
+    rodata: u64,
+    data: u64,
+    bss: u64,
+    arena_buffer: u64,
+    by_crate: BTreeMap<String, u64>,
+}
+
+fn measure(elf: &Path) -> Result<Sizes, String> {
+    let bytes = std::fs::read(elf).map_err(|e| format!("{}: {e}", elf.display()))?;
+    let file = object::File::parse(&*bytes).map_err(|e| format!("{}: {e}", elf.display()))?;
+    let mut s = Sizes::default();
+    for sec in file.sections() {
+        let size = sec.size();
+        match sec.name().unwrap_or("") {
+            ".vector_table" => s.vector_table += size,
+            ".text" => s.text += size,
+            ".rodata" => s.rodata += size,
+            ".data" => s.data += size,
+            ".bss" | ".uninit" => s.bss += size,
+            _ => {}
+        }
+    }
+    for sym in file.symbols() {
+        let name = format!("{:#}", rustc_demangle::demangle(sym.name().unwrap_or("")));
+        if name.contains("arena_buffer") && name.ends_with("BUFFER") {
+            s.arena_buffer = sym.size();
+        }
+        let in_flash = sym
+            .section_index()
+            .and_then(|i| file.section_by_index(i).ok())
+            .is_some_and(|sec| matches!(sec.name().unwrap_or(""), ".text" | ".rodata" | ".vector_table"));
+        if in_flash && sym.size() > 0 {
+            let path = name.trim_start_matches('<');
+            let krate = match path.split_once("::") {
+                Some((k, _)) if !k.contains(' ') && !k.is_empty() => k.to_string(),
+                _ => "(unnamed: outlined code, literals, runtime)".to_string(),
+            };
+            *s.by_crate.entry(krate).or_default() += sym.size();
+        }
+    }
+    Ok(s)
+}
+
+/// The arena peak the firmware reports when run under QEMU (if QEMU is installed).
+fn arena_peak() -> Option<u64> {
+    let out = firmware_cargo(&["run", "--release", "--quiet"]).ok()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = err.lines().find(|l| l.starts_with("arena:"))?;
+    line.split("peak ").nth(1)?.split_whitespace().next()?.parse().ok()
+}
+
+fn read_baseline(path: &Path) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let get = |k: &str| text.lines().find_map(|l| l.strip_prefix(k)?.trim().parse::<u64>().ok());
+    Some((get("flash_bytes =")?, get("ram_bytes =")?))
+}
+
+fn run() -> Result<bool, String> {
+    let update = std::env::args().any(|a| a == "--update-baseline");
+    let build = firmware_cargo(&["build", "--release", "--quiet", "--target", TARGET])?;
+    if !build.status.success() {
+        return Err(format!("firmware build failed:\n{}", String::from_utf8_lossy(&build.stderr)));
+    }
+    let elf = root().join(format!("examples/firmware/target/{TARGET}/release/hostrt-firmware-example"));
+    let s = measure(&elf)?;
+    let flash = s.vector_table + s.text + s.rodata + s.data;
+    let ram_static = s.data + s.bss - s.arena_buffer;
+    let peak = arena_peak();
+    println!("firmware example, {TARGET}, opt-level z, LTO:");
+    println!(
+        "  flash {flash} bytes  (.vector_table {}, .text {}, .rodata {}, .data {})",
+        s.vector_table, s.text, s.rodata, s.data
+    );
+    println!(
+        "  RAM   {} bytes static (.data {}, .bss {} of which arena buffer {})",
+        s.data + s.bss,
+        s.data,
+        s.bss,
+        s.arena_buffer
+    );
+    match peak {
+        Some(p) => println!(
+            "  RAM needed: {ram_static} static outside the arena + {p} arena peak = {} bytes",
+            ram_static + p
+        ),
+        None => println!("  arena peak: not measured (QEMU unavailable)"),
+    }
+    println!("  flash by crate (symbols):");
+    let mut crates: Vec<_> = s.by_crate.iter().collect();
+    crates.sort_by(|a, b| b.1.cmp(a.1));
+    for (k, v) in crates {
+        println!("    {v:>7}  {k}");
+    }
+    let ram = ram_static + peak.unwrap_or(0);
+    let baseline = root().join("examples/firmware/size-baseline.txt");
+    if update {
+        let text = format!(
+            "# cargo xtask size baseline ({TARGET}, opt-level z, LTO). CI fails when flash or RAM\n\
+             # grows by more than {TOLERANCE_PERCENT}% over these; update with `cargo xtask size --update-baseline`.\n\
+             flash_bytes = {flash}\nram_bytes = {ram}\n"
+        );
+        std::fs::write(&baseline, text).map_err(|e| e.to_string())?;
+        println!("baseline updated: flash {flash}, RAM {ram}");
+        return Ok(true);
+    }
+    let Some((base_flash, base_ram)) = read_baseline(&baseline) else {
+        return Err(format!(
+            "{} missing or malformed; run cargo xtask size --update-baseline",
+            baseline.display()
+        ));
+    };
+    let limit = |b: u64| b + b * TOLERANCE_PERCENT / 100;
+    let mut ok = true;
+    for (what, now, base) in [("flash", flash, base_flash), ("RAM", ram, base_ram)] {
+        if what == "RAM" && peak.is_none() {
+            continue;
+        }
+        let verdict = if now > limit(base) {
+            ok = false;
+            "FAIL: grew beyond tolerance"
+        } else {
+            "ok"
+        };
+        println!("  {what}: {now} bytes vs baseline {base} (+{TOLERANCE_PERCENT}% allowed) -> {verdict}");
+    }
+    Ok(ok)
+}
+
+fn main() -> ExitCode {
+    match std::env::args().nth(1).as_deref() {
+        Some("size") => match run() {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
+            Err(e) => {
+                eprintln!("xtask size: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        _ => {
+            eprintln!("usage: cargo xtask size [--update-baseline]");
+            ExitCode::FAILURE
+        }
+    }
+}
