@@ -18,23 +18,31 @@ pub(crate) struct CallBuf<T> {
 }
 
 impl<T> CallBuf<T> {
-    /// Collect exactly `n` items; `None` if `n > INLINE` and the allocator is exhausted.
-    pub(crate) fn new(alloc: Allocator, n: usize, items: impl Iterator<Item = T>) -> Option<Self> {
-        let mut b = CallBuf { inline: [const { MaybeUninit::uninit() }; INLINE], heap: None, len: 0 };
+    /// An empty buffer. Fill it in place with [`fill`](Self::fill): building it full and
+    /// returning it by value would copy the inline array on every kernel call.
+    pub(crate) const fn empty() -> Self {
+        CallBuf { inline: [const { MaybeUninit::uninit() }; INLINE], heap: None, len: 0 }
+    }
+
+    /// Collect up to `n` items (stopping early if the iterator does); `false` if `n > INLINE`
+    /// and the allocator is exhausted.
+    pub(crate) fn fill(&mut self, alloc: Allocator, n: usize, items: impl Iterator<Item = T>) -> bool {
+        debug_assert!(self.len == 0 && self.heap.is_none());
         let base: *mut T = if n <= INLINE {
-            b.inline.as_mut_ptr().cast()
+            self.inline.as_mut_ptr().cast()
         } else {
-            let layout = Layout::array::<T>(n).ok()?;
-            let p = alloc.allocate(layout).ok()?.cast::<T>();
-            b.heap = Some((p, layout, alloc));
+            let Ok(layout) = Layout::array::<T>(n) else { return false };
+            let Ok(p) = alloc.allocate(layout) else { return false };
+            let p = p.cast::<T>();
+            self.heap = Some((p, layout, alloc));
             p.as_ptr()
         };
         for item in items.take(n) {
             // SAFETY: `len < n`, within the inline array or the block sized for `n`.
-            unsafe { base.add(b.len).write(item) };
-            b.len += 1;
+            unsafe { base.add(self.len).write(item) };
+            self.len += 1;
         }
-        Some(b)
+        true
     }
 
     fn base(&self) -> *const T {

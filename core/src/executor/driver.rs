@@ -153,20 +153,20 @@ impl Program<'_> {
         let request = RequestContext::new();
         let exec = ExecutionContext::new(host, &request);
         let n = f.result_types().len();
-        let Some(slots) = CallBuf::new(host.allocator(), n, (0..n).map(|_| Cell::new(None::<RcAsyncValue>)))
-        else {
+        let mut slots = CallBuf::empty();
+        if !slots.fill(host.allocator(), n, (0..n).map(|_| Cell::new(None::<RcAsyncValue>))) {
             out(format_args!("'{name}': out of memory\n"));
             return;
-        };
+        }
         // SAFETY: the program, host and request outlive the await and quiesce below, after
         // which no work of this run remains on the (single-threaded or drained) queue.
         unsafe { self.execute(&exec, fi, &[], slots.as_slice()) };
-        let Some(results) = CallBuf::new(host.allocator(), n, slots.as_slice().iter().filter_map(Cell::take))
-        else {
+        let mut results = CallBuf::empty();
+        if !results.fill(host.allocator(), n, slots.as_slice().iter().filter_map(Cell::take)) {
             out(format_args!("'{name}': out of memory\n"));
             host.quiesce();
             return;
-        };
+        }
         if let Err(e) = host.await_values(results.as_slice()) {
             out(format_args!("'{name}': {e}\n"));
         }

@@ -15,7 +15,7 @@ use crate::bef::Function;
 use crate::bef::format::KernelRecord;
 use crate::diagnostic::{Diagnostic, ErrorCode};
 use crate::host_context::ExecutionContext;
-use crate::kernel::{Invoke, KernelFrame, LocRef};
+use crate::kernel::{AttrRef, Invoke, KernelFrame, LocRef};
 
 /// Waiter callbacks nested on this stack beyond this depth are re-enqueued as tasks instead.
 pub const MAX_STACK_DEPTH: u32 = 100;
@@ -267,7 +267,9 @@ fn run_kernel(frame: &Frame, f: &Function<'_>, k: u32, queue: &mut ReadyQueue) {
     let n_res = kr.num_results() as usize;
     // 1-2. Cancellation, then the last error operand; each use takes one reference.
     let mut err = exec.request().cancel_value();
-    let args = CallBuf::new(
+    let mut attr_buf = CallBuf::empty();
+    let mut args = CallBuf::empty();
+    let args_ok = args.fill(
         alloc,
         arg_regs.len(),
         arg_regs.iter().filter_map(|a| frame.take(*a)).inspect(|v| {
@@ -276,8 +278,9 @@ fn run_kernel(frame: &Frame, f: &Function<'_>, k: u32, queue: &mut ReadyQueue) {
             }
         }),
     );
-    let slots = CallBuf::new(alloc, n_res, (0..n_res).map(|_| Cell::new(None::<RcAsyncValue>)));
-    let (Some(args), Some(slots)) = (args, slots) else {
+    let mut slots = CallBuf::empty();
+    let slots_ok = slots.fill(alloc, n_res, (0..n_res).map(|_| Cell::new(None::<RcAsyncValue>)));
+    if !(args_ok && slots_ok) {
         // No memory for a wide kernel's buffers: every result is an out-of-memory error.
         let e = RcAsyncValue::error(
             alloc,
@@ -287,7 +290,7 @@ fn run_kernel(frame: &Frame, f: &Function<'_>, k: u32, queue: &mut ReadyQueue) {
             publish_result(frame, f, &kr, i, e.clone().ok(), queue);
         }
         return;
-    };
+    }
     if let Some(e) = err {
         for s in slots.as_slice() {
             s.set(Some(e.clone()));
@@ -299,15 +302,13 @@ fn run_kernel(frame: &Frame, f: &Function<'_>, k: u32, queue: &mut ReadyQueue) {
             file.kernel_name(kr.code)
         );
         fill_error(exec, slots.as_slice(), d);
-    } else if let Some(attrs) =
-        CallBuf::new(alloc, attr_idx.len(), attr_idx.iter().filter_map(|a| file.attr_ref(*a)))
-    {
+    } else if let Some(attrs) = attrs_of(&mut attr_buf, alloc, file, attr_idx) {
         let location = match file.loc(kr.location) {
             crate::bef::BefLoc::FileLineCol { file, line, col } => Some(LocRef { file, line, column: col }),
             crate::bef::BefLoc::Name(n) => Some(LocRef { file: n, line: 0, column: 0 }),
             crate::bef::BefLoc::Unknown => None,
         };
-        let mut kf = KernelFrame::new(exec, args.as_slice(), attrs.as_slice(), slots.as_slice())
+        let mut kf = KernelFrame::new(exec, args.as_slice(), attrs, slots.as_slice())
             .with_functions(file.kernel_regions(&kr), program);
         if let Some(l) = location {
             kf = kf.with_location(l);
@@ -329,6 +330,19 @@ fn run_kernel(frame: &Frame, f: &Function<'_>, k: u32, queue: &mut ReadyQueue) {
         publish_result(frame, f, &kr, i, c.into_inner(), queue);
         i += 1;
     });
+}
+
+/// The kernel's attributes as a slice: empty without touching a buffer when there are none.
+fn attrs_of<'b, 'a: 'b>(
+    buf: &'b mut CallBuf<AttrRef<'a>>,
+    alloc: crate::allocator::Allocator,
+    file: &crate::bef::BefFile<'a>,
+    idx: &[u32],
+) -> Option<&'b [AttrRef<'a>]> {
+    if idx.is_empty() {
+        return Some(&[]);
+    }
+    buf.fill(alloc, idx.len(), idx.iter().filter_map(|a| file.attr_ref(*a))).then(|| buf.as_slice())
 }
 
 /// Publish result `i` of kernel `kr` (a missing result becomes an error value).
