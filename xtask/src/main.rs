@@ -78,27 +78,34 @@ fn measure(elf: &Path) -> Result<Sizes, String> {
 
 /// The arena peak the firmware reports when run under QEMU (if QEMU is installed).
 fn arena_peak() -> Option<u64> {
-    let out = firmware_cargo(&["run", "--release", "--quiet"]).ok()?;
+    let out = firmware_cargo(&["run", "--release", "--quiet", "--bin", "hostrt-firmware-example"]).ok()?;
     let err = String::from_utf8_lossy(&out.stderr);
     let line = err.lines().find(|l| l.starts_with("arena:"))?;
     line.split("peak ").nth(1)?.split_whitespace().next()?.parse().ok()
 }
 
-fn read_baseline(path: &Path) -> Option<(u64, u64)> {
+fn read_baseline(path: &Path) -> Option<(u64, u64, u64)> {
     let text = std::fs::read_to_string(path).ok()?;
     let get = |k: &str| text.lines().find_map(|l| l.strip_prefix(k)?.trim().parse::<u64>().ok());
-    Some((get("flash_bytes =")?, get("ram_bytes =")?))
+    Some((get("flash_bytes =")?, get("ram_bytes =")?, get("minimal_flash_bytes =")?))
+}
+
+/// Flash of a built image: .vector_table + .text + .rodata + .data.
+fn flash_of(s: &Sizes) -> u64 {
+    s.vector_table + s.text + s.rodata + s.data
 }
 
 fn run() -> Result<bool, String> {
     let update = std::env::args().any(|a| a == "--update-baseline");
-    let build = firmware_cargo(&["build", "--release", "--quiet", "--target", TARGET])?;
+    let build = firmware_cargo(&["build", "--release", "--quiet", "--target", TARGET, "--bins"])?;
     if !build.status.success() {
         return Err(format!("firmware build failed:\n{}", String::from_utf8_lossy(&build.stderr)));
     }
     let elf = root().join(format!("examples/firmware/target/{TARGET}/release/hostrt-firmware-example"));
     let s = measure(&elf)?;
-    let flash = s.vector_table + s.text + s.rodata + s.data;
+    let flash = flash_of(&s);
+    let minimal = measure(&root().join(format!("examples/firmware/target/{TARGET}/release/minimal")))?;
+    let minimal_flash = flash_of(&minimal);
     let ram_static = s.data + s.bss - s.arena_buffer;
     let peak = arena_peak();
     println!("firmware example, {TARGET}, opt-level z, LTO:");
@@ -120,7 +127,15 @@ fn run() -> Result<bool, String> {
         ),
         None => println!("  arena peak: not measured (QEMU unavailable)"),
     }
-    println!("  flash by crate (symbols):");
+    println!(
+        "minimal image (BEF reader + executor + integer and control kernels, no printing): flash {minimal_flash} bytes \
+         (.text {}, .rodata {}), static RAM {} bytes (arena buffer {})",
+        minimal.text,
+        minimal.rodata,
+        minimal.data + minimal.bss,
+        minimal.arena_buffer
+    );
+    println!("example image flash by crate (symbols):");
     let mut crates: Vec<_> = s.by_crate.iter().collect();
     crates.sort_by(|a, b| b.1.cmp(a.1));
     for (k, v) in crates {
@@ -132,13 +147,13 @@ fn run() -> Result<bool, String> {
         let text = format!(
             "# cargo xtask size baseline ({TARGET}, opt-level z, LTO). CI fails when flash or RAM\n\
              # grows by more than {TOLERANCE_PERCENT}% over these; update with `cargo xtask size --update-baseline`.\n\
-             flash_bytes = {flash}\nram_bytes = {ram}\n"
+             flash_bytes = {flash}\nram_bytes = {ram}\nminimal_flash_bytes = {minimal_flash}\n"
         );
         std::fs::write(&baseline, text).map_err(|e| e.to_string())?;
         println!("baseline updated: flash {flash}, RAM {ram}");
         return Ok(true);
     }
-    let Some((base_flash, base_ram)) = read_baseline(&baseline) else {
+    let Some((base_flash, base_ram, base_minimal)) = read_baseline(&baseline) else {
         return Err(format!(
             "{} missing or malformed; run cargo xtask size --update-baseline",
             baseline.display()
@@ -146,7 +161,9 @@ fn run() -> Result<bool, String> {
     };
     let limit = |b: u64| b + b * TOLERANCE_PERCENT / 100;
     let mut ok = true;
-    for (what, now, base) in [("flash", flash, base_flash), ("RAM", ram, base_ram)] {
+    for (what, now, base) in
+        [("flash", flash, base_flash), ("RAM", ram, base_ram), ("minimal flash", minimal_flash, base_minimal)]
+    {
         if what == "RAM" && peak.is_none() {
             continue;
         }

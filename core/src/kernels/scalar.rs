@@ -91,7 +91,7 @@ fn print_f64(v: Argument<f64>, _: Argument<Chain>, ctx: &ExecutionContext) -> Ch
     Chain
 }
 
-pub(super) fn register<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
+pub(super) fn register_integer<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
     r.add_kernel("tfrt.new.chain", kernel!(new_chain))?;
     r.add_kernel("tfrt.merge.chains", kernel!(merge_chains))?;
     r.add_kernel("tfrt.constant.i1", kernel!(constant_i1))?;
@@ -99,17 +99,23 @@ pub(super) fn register<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), 
     r.add_kernel("tfrt.constant.ui32", kernel!(constant_ui32))?;
     r.add_kernel("tfrt.constant.i64", kernel!(constant_i64))?;
     r.add_kernel("tfrt.constant.ui64", kernel!(constant_ui64))?;
-    r.add_kernel("tfrt.constant.f32", kernel!(constant_f32))?;
-    r.add_kernel("tfrt.constant.f64", kernel!(constant_f64))?;
     r.add_kernel("tfrt.add.i32", kernel!(add_i32))?;
     r.add_kernel("tfrt.add.i64", kernel!(add_i64))?;
-    r.add_kernel("tfrt.add.f32", kernel!(add_f32))?;
-    r.add_kernel("tfrt.add.f64", kernel!(add_f64))?;
     r.add_kernel("tfrt.mul.i32", kernel!(mul_i32))?;
     r.add_kernel("tfrt.div.i32", kernel!(div_i32))?;
     r.add_kernel("tfrt.div.i64", kernel!(div_i64))?;
     r.add_kernel("tfrt.equal.i32", kernel!(equal_i32))?;
-    r.add_kernel("tfrt.lessequal.i32", kernel!(lessequal_i32))?;
+    r.add_kernel("tfrt.lessequal.i32", kernel!(lessequal_i32))
+}
+
+pub(super) fn register_float<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
+    r.add_kernel("tfrt.constant.f32", kernel!(constant_f32))?;
+    r.add_kernel("tfrt.constant.f64", kernel!(constant_f64))?;
+    r.add_kernel("tfrt.add.f32", kernel!(add_f32))?;
+    r.add_kernel("tfrt.add.f64", kernel!(add_f64))
+}
+
+pub(super) fn register_print<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
     r.add_kernel("tfrt.print.i1", kernel!(print_i1))?;
     r.add_kernel("tfrt.print.i32", kernel!(print_i32))?;
     r.add_kernel("tfrt.print.i64", kernel!(print_i64))?;

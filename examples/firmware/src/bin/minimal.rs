@@ -1,0 +1,69 @@
+//! The smallest useful hostrt firmware, for the size report: the BEF reader, the executor,
+//! the integer and control-flow kernels and a fixed arena run the embedded fib program and
+//! report only through the exit status (no printing, no float formatting).
+//! Program: `programs/fib_quiet.mlir`.
+#![no_std]
+#![no_main]
+
+use core::cell::Cell;
+use core::mem::MaybeUninit;
+
+use cortex_m_rt::entry;
+use cortex_m_semihosting::debug;
+use hostrt_core::allocator::HostAllocator;
+use hostrt_core::executor::Program;
+use hostrt_core::kernels::{register_control_kernels, register_integer_kernels};
+use hostrt_core::{
+    Allocator, ConcurrentWorkQueue, ExecutionContext, FixedArena, HostContext, KernelRegistry, RcAsyncValue,
+    RequestContext, SingleThreadedWorkQueue,
+};
+use panic_semihosting as _;
+
+#[repr(C, align(8))]
+struct Bef<const N: usize>([u8; N]);
+static FIB: &Bef<{ include_bytes!(concat!(env!("OUT_DIR"), "/fib_quiet.bef")).len() }> =
+    &Bef(*include_bytes!(concat!(env!("OUT_DIR"), "/fib_quiet.bef")));
+
+const ARENA_BYTES: usize = 8 * 1024;
+static ARENA: FixedArena = FixedArena::empty();
+static QUEUE: SingleThreadedWorkQueue = SingleThreadedWorkQueue::new();
+
+fn arena_buffer() -> &'static mut [u8] {
+    static mut BUFFER: [MaybeUninit<u8>; ARENA_BYTES] = [MaybeUninit::uninit(); ARENA_BYTES];
+    // SAFETY: called once at start-up, before anything else touches BUFFER; the arena never
+    // reads bytes it has not written.
+    unsafe { &mut *((&raw mut BUFFER) as *mut [u8; ARENA_BYTES]) }
+}
+
+/// Run `fib_driver` (which returns fib(5) and fib(12)) and check the results.
+fn run(alloc: Allocator) -> bool {
+    let mut registry: KernelRegistry<24> = KernelRegistry::new();
+    if register_integer_kernels(&mut registry).is_err() || register_control_kernels(&mut registry).is_err() {
+        return false;
+    }
+    let host = HostContext::new(alloc, &QUEUE, &registry);
+    let request = RequestContext::new();
+    let exec = ExecutionContext::new(&host, &request);
+    let Ok(program) = Program::load(&FIB.0, &registry, alloc) else { return false };
+    let Some(f) = program.function_index("fib_driver") else { return false };
+    let slots = [const { Cell::new(None::<RcAsyncValue>) }; 2];
+    // SAFETY: program, host and request outlive the await and quiesce below.
+    unsafe { program.execute(&exec, f, &[], &slots) };
+    let (Some(a), Some(b)) = (slots[0].take(), slots[1].take()) else { return false };
+    let ok = QUEUE.await_values(&[a.clone(), b.clone()]).is_ok()
+        && a.get::<i32>() == Some(&5)
+        && b.get::<i32>() == Some(&144);
+    QUEUE.quiesce();
+    ok
+}
+
+#[entry]
+fn main() -> ! {
+    let ok = ARENA.init(arena_buffer()).is_ok()
+        && Allocator::register(&ARENA).is_ok_and(run)
+        && ARENA.stats().is_some_and(|s| s.in_use == 0);
+    debug::exit(if ok { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
