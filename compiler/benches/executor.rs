@@ -4,15 +4,12 @@
 //!
 //! `cargo bench -p hostrt-compiler --bench executor`
 
-use std::alloc::Layout;
 use std::cell::Cell;
 use std::hint::black_box;
-use std::ptr::NonNull;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hostrt_compiler::bef::{AlignedBytes, write};
 use hostrt_compiler::text::parse;
-use hostrt_core::allocator::{AllocError, HostAllocator};
 use hostrt_core::executor::Program;
 use hostrt_core::kernel::{Argument, KernelFn, KernelFrame, KernelLookup, Output, RemainingArguments};
 use hostrt_core::kernels::register_basic_kernels;
@@ -20,20 +17,9 @@ use hostrt_core::{
     Allocator, ConcurrentWorkQueue, ExecutionContext, HostContext, KernelRegistry, RcAsyncValue,
     RequestContext, SingleThreadedWorkQueue,
 };
+use hostrt_std::SystemAllocator;
 
-struct System;
-// SAFETY: forwards to the global allocator with the caller's layout.
-unsafe impl HostAllocator for System {
-    fn allocate(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        // SAFETY: runtime objects are never zero-sized.
-        NonNull::new(unsafe { std::alloc::alloc(layout) }).ok_or(AllocError::new(layout))
-    }
-    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
-        // SAFETY: allocated above with this layout.
-        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) }
-    }
-}
-static SYSTEM: System = System;
+static SYSTEM: SystemAllocator = SystemAllocator::new();
 
 /// `tfrt_test.async_add.i32`: the sum, delivered by a work-queue task.
 fn async_add(a: Argument<i32>, b: Argument<i32>, out: Output<i32>, ctx: &ExecutionContext) {

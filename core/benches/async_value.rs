@@ -5,35 +5,18 @@
 //! hostrt values are measured on two allocators: the fixed arena (embedded default; on a host
 //! its critical section is a process-wide mutex) and the system heap (what `std` users get).
 
-use std::alloc::Layout;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::hint::black_box;
 use std::pin::pin;
-use std::ptr::NonNull;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use hostrt_core::allocator::{AllocError, HostAllocator};
 use hostrt_core::{Allocator, AsyncValueRef, ConcurrentWorkQueue, FixedArena, SingleThreadedWorkQueue, Task};
+use hostrt_std::SystemAllocator;
 
-/// The system heap as a HostAllocator.
-struct System;
-
-// SAFETY: forwards to the global allocator with the caller's layout.
-unsafe impl HostAllocator for System {
-    fn allocate(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        // SAFETY: runtime objects are never zero-sized.
-        NonNull::new(unsafe { std::alloc::alloc(layout) }).ok_or(AllocError::new(layout))
-    }
-    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
-        // SAFETY: allocated above with this layout.
-        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) }
-    }
-}
-
-static SYSTEM: System = System;
+static SYSTEM: SystemAllocator = SystemAllocator::new();
 static ARENA: FixedArena = FixedArena::empty();
 
 fn allocators() -> [(&'static str, Allocator); 2] {

@@ -3,39 +3,17 @@
 //! Run: `RUSTFLAGS="--cfg loom" cargo test -p hostrt-core --test loom --release`.
 #![cfg(loom)]
 
-use std::alloc::Layout;
-use std::ptr::NonNull;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
-use hostrt_core::allocator::{AllocError, Allocator, HostAllocator};
+use hostrt_core::allocator::Allocator;
 use hostrt_core::{AsyncValueRef, Diagnostic, IndirectAsyncValue};
+use hostrt_std::SystemAllocator;
 use loom::thread;
 
-/// The system allocator with a live-block count, so each model iteration can prove it freed
-/// everything.
-struct Counting {
-    live: AtomicUsize,
-}
-
-// SAFETY: forwards to the global allocator with the caller's layout.
-unsafe impl HostAllocator for Counting {
-    fn allocate(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        // SAFETY: runtime objects never have zero size.
-        let p = NonNull::new(unsafe { std::alloc::alloc(layout) }).ok_or(AllocError::new(layout))?;
-        self.live.fetch_add(1, SeqCst);
-        Ok(p)
-    }
-    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
-        self.live.fetch_sub(1, SeqCst);
-        // SAFETY: allocated above with the same layout.
-        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) }
-    }
-}
-
 /// A fresh registered allocator for one test (registered once, outside the model).
-fn allocator() -> (Allocator, &'static Counting) {
-    let c: &'static Counting = Box::leak(Box::new(Counting { live: AtomicUsize::new(0) }));
+fn allocator() -> (Allocator, &'static SystemAllocator) {
+    let c: &'static SystemAllocator = Box::leak(Box::new(SystemAllocator::new()));
     (Allocator::register(c).unwrap(), c)
 }
 
@@ -65,7 +43,7 @@ fn emplace_races_and_then() {
         producer.join().unwrap();
         assert_eq!(ran.load(SeqCst), 1, "waiter runs exactly once");
         drop(v);
-        assert_eq!(counting.live.load(SeqCst), 0);
+        assert_eq!(counting.profile().current, 0);
     });
 }
 
@@ -94,7 +72,7 @@ fn two_waiters_from_two_threads_both_run() {
         waiter.join().unwrap();
         assert_eq!(ran.load(SeqCst), 2);
         drop(v);
-        assert_eq!(counting.live.load(SeqCst), 0);
+        assert_eq!(counting.profile().current, 0);
     });
 }
 
@@ -109,7 +87,7 @@ fn concurrent_drops_destroy_payload_once() {
         drop(v);
         t.join().unwrap();
         assert_eq!(drops.load(SeqCst), 1);
-        assert_eq!(counting.live.load(SeqCst), 0);
+        assert_eq!(counting.profile().current, 0);
     });
 }
 
@@ -139,7 +117,7 @@ fn emplace_races_set_error_one_wins() {
         assert_eq!(v.is_error(), errored);
         drop(v);
         assert_eq!(drops.load(SeqCst), 1, "the payload (used or refused) is dropped once");
-        assert_eq!(counting.live.load(SeqCst), 0);
+        assert_eq!(counting.profile().current, 0);
     });
 }
 
@@ -157,6 +135,6 @@ fn indirect_forward_races_target_emplace() {
         t.join().unwrap();
         assert_eq!(ind.get::<u32>(), Some(&5));
         drop((ind, target));
-        assert_eq!(counting.live.load(SeqCst), 0);
+        assert_eq!(counting.profile().current, 0);
     });
 }

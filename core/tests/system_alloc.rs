@@ -1,40 +1,17 @@
 //! Public-API integration tests over an allocator backed by the system heap, so memory
 //! checkers (ASan, valgrind) see every block's bounds individually.
 
-use std::alloc::Layout;
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
-use hostrt_core::allocator::{AllocError, AllocStats, Allocator, HostAllocator};
+use hostrt_core::allocator::Allocator;
 use hostrt_core::{AsyncValueRef, Diagnostic, IndirectAsyncValue, RcAsyncValue};
-
-struct Counting {
-    live: AtomicUsize,
-}
-
-// SAFETY: forwards to the global allocator with the caller's layout.
-unsafe impl HostAllocator for Counting {
-    fn allocate(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        // SAFETY: runtime objects never have zero size.
-        let p = NonNull::new(unsafe { std::alloc::alloc(layout) }).ok_or(AllocError::new(layout))?;
-        self.live.fetch_add(1, SeqCst);
-        Ok(p)
-    }
-    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
-        self.live.fetch_sub(1, SeqCst);
-        // SAFETY: allocated above with the same layout.
-        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) }
-    }
-    fn stats(&self) -> Option<AllocStats> {
-        Some(AllocStats { live_allocations: self.live.load(SeqCst), ..Default::default() })
-    }
-}
+use hostrt_std::SystemAllocator;
 
 fn with_allocator(f: impl FnOnce(Allocator)) {
-    let c: &'static Counting = Box::leak(Box::new(Counting { live: AtomicUsize::new(0) }));
+    let c: &'static SystemAllocator = Box::leak(Box::new(SystemAllocator::new()));
     let a = Allocator::register(c).unwrap();
     f(a);
-    assert_eq!(c.live.load(SeqCst), 0, "leaked blocks");
+    assert_eq!(c.profile().current, 0, "leaked blocks");
     a.unregister().unwrap();
 }
 
