@@ -8,11 +8,14 @@ set -euo pipefail
 
 HOSTRT_NOSTD_TARGETS="thumbv7em-none-eabihf thumbv6m-none-eabi riscv32imac-unknown-none-elf"
 export HOSTRT_NOSTD_TARGETS
+# Linux targets whose tests run under qemu-user (scripts/qemu.sh).
+HOSTRT_LINUX_TARGETS="aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf"
+export HOSTRT_LINUX_TARGETS
 
 have_targets() {
     local installed
     installed=$(rustup target list --installed 2>/dev/null) || return 1
-    for t in $HOSTRT_NOSTD_TARGETS; do
+    for t in $HOSTRT_NOSTD_TARGETS $HOSTRT_LINUX_TARGETS; do
         grep -qx "$t" <<<"$installed" || return 1
     done
 }
@@ -29,7 +32,7 @@ apt_install() {
 
 # HOSTRT_FORCE_DEBIAN=1 exercises the fallback route on a machine where rustup works.
 if [ "${HOSTRT_FORCE_DEBIAN:-0}" != 1 ] && command -v rustup >/dev/null 2>&1 \
-    && { have_targets || timeout 300 rustup target add $HOSTRT_NOSTD_TARGETS >/dev/null 2>&1; }; then
+    && { have_targets || timeout 300 rustup target add $HOSTRT_NOSTD_TARGETS $HOSTRT_LINUX_TARGETS >/dev/null 2>&1; }; then
     HOSTRT_TOOLCHAIN=rustup
 else
     echo "setup: rustup targets unavailable; using Debian rustc-web with -Zbuild-std" >&2
@@ -40,6 +43,10 @@ export HOSTRT_TOOLCHAIN
 
 # QEMU for running firmware images (Cortex-M under qemu-system-arm).
 command -v qemu-system-arm >/dev/null 2>&1 || apt_install qemu-system-arm
+# QEMU for RISC-V firmware (qemu-system-riscv32), Linux cross linkers + target libc, and
+# user-mode QEMU for the aarch64/armv7 tests (scripts/qemu.sh). apt_install skips what is there.
+apt_install qemu-system-misc qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
+    gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
 
 # Run cargo in a bare-metal firmware workspace (its own Cargo.toml and .cargo/config.toml).
 firmware_cargo() {

@@ -22,6 +22,10 @@ const ARENA_BYTES: usize = 8 * 1024;
 static ARENA: FixedArena = FixedArena::empty();
 static QUEUE: SingleThreadedWorkQueue = SingleThreadedWorkQueue::new();
 
+/// Harness self-test (feature `deliberately-fail`): one extra check that always fails.
+const INJECTED: &[(&str, bool)] =
+    if cfg!(feature = "deliberately-fail") { &[("deliberately_failing", false)] } else { &[] };
+
 /// The arena's memory. Taken once, at start-up.
 fn arena_buffer() -> &'static mut [u8] {
     static mut BUFFER: [MaybeUninit<u8>; ARENA_BYTES] = [MaybeUninit::uninit(); ARENA_BYTES];
@@ -115,13 +119,13 @@ fn main() -> ! {
         ("no_leaks", ARENA.stats().is_some_and(|s| s.in_use == 0 && s.failed == 0)),
     ];
     let mut failed = 0;
-    for (name, ok) in checks {
+    for &(name, ok) in checks.iter().chain(INJECTED) {
         failed += usize::from(!ok);
         hprintln!("test {} ... {}", name, if ok { "ok" } else { "FAILED" });
     }
     let peak = ARENA.stats().map_or(0, |s| s.peak);
     hprintln!("arena peak {} bytes of {}", peak, ARENA_BYTES);
-    hprintln!("{} passed, {} failed", checks.len() - failed, failed);
+    hprintln!("{} passed, {} failed", checks.len() + INJECTED.len() - failed, failed);
     debug::exit(if failed == 0 { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
     halt()
 }

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Runs hostrt under QEMU:
+#   riscv     the RISC-V firmware image (qemu-tests/riscv, riscv32imac, no global allocator) on
+#             qemu-system-riscv32 `virt`, debug and size-optimised release builds
+#   selftest  harness self-test: each firmware image (cortex-m, riscv) built once with the
+#             `deliberately-fail` feature must print `N passed, 1 failed` and exit non-zero,
+#             while the normal build prints `N passed, 0 failed` and exits 0
+#   linux     `cargo test` of hostrt-core (unit + integration; not the loom file, not benches)
+#             and hostrt-compiler, cross-compiled for aarch64 and armv7 Linux and run under
+#             qemu-user as cargo's runner
+# Usage: bash scripts/qemu.sh [riscv] [selftest] [linux]   (no argument: all three)
+#
+# Works with both toolchain routes of scripts/setup.sh (HOSTRT_TOOLCHAIN): rustup's prebuilt
+# targets, or Debian rustc-web with -Zbuild-std (HOSTRT_FORCE_DEBIAN=1 forces the latter).
+# HOSTRT_QEMU_COMPILER=0 leaves hostrt-compiler out of the Linux step.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+
+parts=("$@")
+[ ${#parts[@]} -eq 0 ] && parts=(riscv selftest linux)
+want() {
+    local p
+    for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done
+    return 1
+}
+
+step() { printf '\n==> %s\n' "$*"; }
+elapsed() { echo "($((SECONDS - $1)) s)"; }
+
+echo "qemu.sh: toolchain route: $HOSTRT_TOOLCHAIN"
+
+# run_image DIR WANT_FAILED [cargo args...]: `cargo run` of a firmware image (its runner is
+# QEMU; semihosting carries the output and the exit status back). Shows the output and checks
+# the exit status and the closing `N passed, F failed` line. Sets IMAGE_PASSED to N.
+IMAGE_PASSED=0
+run_image() {
+    local dir=$1 want_failed=$2
+    shift 2
+    local out rc=0 summary passed failed
+    out=$(firmware_cargo "$dir" run -q "$@" 2>&1) || rc=$?
+    printf '%s\n' "$out" | sed 's/^/    | /'
+    summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' <<<"$out" | tail -n 1) || true
+    if [ -z "$summary" ]; then
+        echo "qemu.sh: $dir: no 'N passed, N failed' line (exit status $rc)" >&2
+        return 1
+    fi
+    passed=${summary%% *}
+    failed=${summary#*, }
+    failed=${failed%% *}
+    if [ "$want_failed" = 0 ]; then
+        if [ "$rc" -ne 0 ] || [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ]; then
+            echo "qemu.sh: $dir: expected a passing run, got '$summary', exit status $rc" >&2
+            return 1
+        fi
+    else
+        if [ "$rc" -eq 0 ] || [ "$failed" -ne "$want_failed" ]; then
+            echo "qemu.sh: $dir: expected $want_failed failed check(s) and a non-zero exit," \
+                "got '$summary', exit status $rc" >&2
+            return 1
+        fi
+    fi
+    IMAGE_PASSED=$passed
+    echo "    -> '$summary', exit status $rc: as expected"
+}
+
+if want riscv; then
+    step "RISC-V firmware image (riscv32imac, no global allocator) on qemu-system-riscv32 virt"
+    t0=$SECONDS
+    cargo fmt --manifest-path qemu-tests/riscv/Cargo.toml -- --check
+    if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
+        firmware_cargo qemu-tests/riscv clippy -q -- -D warnings
+        firmware_cargo qemu-tests/riscv clippy -q --features deliberately-fail -- -D warnings
+    fi
+    run_image qemu-tests/riscv 0
+    echo "debug build and run $(elapsed "$t0")"
+
+    t0=$SECONDS
+    firmware_cargo qemu-tests/riscv build -q --release
+    elf=qemu-tests/riscv/target/riscv32imac-unknown-none-elf/release/hostrt-qemu-riscv
+    if command -v size >/dev/null 2>&1; then size -A "$elf" | grep -E '^\.(text|rodata|data|bss) ' || true; fi
+    run_image qemu-tests/riscv 0 --release
+    echo "release (opt-level z, LTO) build and run $(elapsed "$t0")"
+fi
+
+if want selftest; then
+    # Separate target dir for the failing builds, so the normal images are never overwritten
+    # with a failing one (scripts/test.sh runs the Cortex-M image from the default target dir).
+    for img in cortex-m riscv; do
+        step "harness self-test: qemu-tests/$img with one deliberately failing check"
+        t0=$SECONDS
+        run_image "qemu-tests/$img" 0
+        normal=$IMAGE_PASSED
+        run_image "qemu-tests/$img" 1 --features deliberately-fail --target-dir target/selftest
+        if [ "$IMAGE_PASSED" -ne "$normal" ]; then
+            echo "qemu.sh: qemu-tests/$img: the real checks passed $normal times normally," \
+                "$IMAGE_PASSED times with the injected failure" >&2
+            exit 1
+        fi
+        echo "self-test ok: a failing check fails the QEMU run $(elapsed "$t0")"
+    done
+fi
+
+# linux_test TARGET [cargo test args...]: cargo test for a Linux target, run under qemu-user.
+linux_test() {
+    local target=$1
+    shift
+    local var linker runner
+    var=$(tr 'a-z-' 'A-Z_' <<<"$target")
+    case $target in
+        aarch64-unknown-linux-gnu) linker=aarch64-linux-gnu-gcc runner="qemu-aarch64 -L /usr/aarch64-linux-gnu" ;;
+        armv7-unknown-linux-gnueabihf) linker=arm-linux-gnueabihf-gcc runner="qemu-arm -L /usr/arm-linux-gnueabihf" ;;
+        *) echo "qemu.sh: no linker/runner known for $target" >&2; return 1 ;;
+    esac
+    if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
+        env "CARGO_TARGET_${var}_LINKER=$linker" "CARGO_TARGET_${var}_RUNNER=$runner" \
+            cargo test -q --target "$target" --target-dir target/qemu-linux "$@"
+    else
+        # std, panic_unwind and test built from Debian's rust-web-src.
+        env "CARGO_TARGET_${var}_LINKER=$linker" "CARGO_TARGET_${var}_RUNNER=$runner" \
+            PATH=/usr/bin:$PATH RUSTC_BOOTSTRAP=1 \
+            cargo test -q -Zbuild-std --target "$target" --target-dir target/qemu-linux-debian "$@"
+    fi
+}
+
+if want linux; then
+    # hostrt-core's integration tests, except loom.rs (builds only under --cfg loom).
+    core_tests=()
+    for f in core/tests/*.rs; do
+        name=$(basename "$f" .rs)
+        [ "$name" = loom ] || core_tests+=(--test "$name")
+    done
+    for target in $HOSTRT_LINUX_TARGETS; do
+        step "hostrt-core tests on $target under qemu-user"
+        t0=$SECONDS
+        linux_test "$target" -p hostrt-core --lib "${core_tests[@]}"
+        echo "hostrt-core on $target $(elapsed "$t0")"
+        if [ "${HOSTRT_QEMU_COMPILER:-1}" = 1 ]; then
+            step "hostrt-compiler tests on $target under qemu-user"
+            t0=$SECONDS
+            # Left out: the two exhaustive truncation/byte-flip parser loops of text_fuzz.rs
+            # (~60 s under qemu-aarch64 in a debug build; target-independent, run on the host).
+            linux_test "$target" -p hostrt-compiler --lib --tests -- \
+                --skip truncations_never_panic --skip byte_flips_never_panic
+            echo "hostrt-compiler on $target $(elapsed "$t0")"
+        fi
+    done
+fi
+
+echo
+echo "qemu.sh: all QEMU runs passed ($HOSTRT_TOOLCHAIN route, ${SECONDS} s)"
