@@ -1,5 +1,7 @@
-//! `hostrt`: compile MLIR (`tfrt` dialect) to BEF, disassemble BEF, and run programs.
+//! `hostrt`: compile MLIR (`tfrt` dialect) to BEF, disassemble BEF, run programs, and check
+//! test files against their RUN/CHECK lines.
 
+mod check;
 mod run;
 
 use std::io::{Read, Write};
@@ -50,6 +52,17 @@ enum Command {
         /// Print error results with their status code.
         #[arg(long = "print_error_code")]
         print_error_code: bool,
+    },
+    /// Run the `// RUN:` lines of test files in process and check their output (FileCheck,
+    /// `expected-*` annotations), as LLVM lit runs TFRT's tests.
+    Check {
+        /// Test files (`.mlir`), or directories whose `.mlir` files are checked.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// After each file, show every RUN command run, each tool's exit status and its
+        /// stderr (FileCheck's failure details included).
+        #[arg(short, long)]
+        verbose: bool,
     },
     /// Disassemble BEF to MLIR text that `compile` accepts again.
     Dis {
@@ -115,11 +128,15 @@ fn run(cli: Cli) -> Result<(), String> {
                 print_error_code,
             };
             let argv0 = std::env::args().next().unwrap_or_else(|| "hostrt".into());
-            match run::run(&argv0, &bef, &opts) {
+            match run::run(&argv0, &bef, &opts, &run::StdIo, &run::PrintDiagnostics::default()) {
                 0 => Ok(()),
                 code => std::process::exit(i32::from(code)),
             }
         }
+        Command::Check { files, verbose } => match check::main(&files, verbose) {
+            0 => Ok(()),
+            code => std::process::exit(i32::from(code)),
+        },
         Command::Compile { input, output } => {
             let name = input.display().to_string();
             let bytes = read_input(&input)?;

@@ -1,14 +1,23 @@
 //! `hostrt run`: the TFRT test-driver contract (SPEC §1) over hostrt's executor.
+//!
+//! The driver writes through a [`RunIo`] and hands diagnostics to a [`DiagnosticHandler`], so
+//! `hostrt run` prints straight to the process's streams ([`StdIo`], [`PrintDiagnostics`])
+//! while `hostrt check` runs the same driver in process, capturing both streams and verifying
+//! diagnostics against `expected-*` annotations (SPEC §1.7).
 
+use std::cell::Cell;
+use std::fmt::Write as _;
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use hostrt_compiler::bef::AlignedBytes;
 use hostrt_core::bef::BefErrorKind;
-use hostrt_core::executor::{DriverError, DriverOptions, Program};
+use hostrt_core::executor::{DriverError, DriverOptions, Program, for_each_function_in_order, write_result};
+use hostrt_core::kernel::{KernelEntry, KernelLookup};
 use hostrt_core::kernels::register_basic_kernels;
 use hostrt_core::{
-    Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, KernelRegistry, SingleThreadedWorkQueue,
+    Allocator, ConcurrentWorkQueue, Diagnostic, ExecutionContext, HostContext, KernelRegistry, Location,
+    RcAsyncValue, RequestContext, SingleThreadedWorkQueue,
 };
 use hostrt_std::SystemAllocator;
 
@@ -22,105 +31,302 @@ pub struct RunOptions {
     pub print_error_code: bool,
 }
 
-/// One line to stdout, flushed (the driver's lines interleave with kernel output).
-fn out(line: &str) {
-    let mut o = std::io::stdout().lock();
-    let _ = o.write_all(line.as_bytes());
-    let _ = o.flush();
+/// Where the driver's text goes: its stdout and its stderr.
+pub trait RunIo: Sync {
+    /// Text for standard output (banners, driver lines, kernel output, reports).
+    fn out(&self, text: &str);
+    /// Text for standard error (driver errors, unconsumed diagnostics).
+    fn err(&self, text: &str);
 }
 
-/// Where a runtime error is printed: `file:line:col: runtime error: MSG`.
-fn print_diagnostic(d: &Diagnostic) {
-    let text = match &d.location {
-        Some(l) if l.line > 0 => format!("{l}: runtime error: {}", d.message()),
-        Some(l) => format!("loc(\"{}\"): runtime error: {}", l.file(), d.message()),
-        None => format!("runtime error: {}", d.message()),
-    };
-    eprintln!("{text}");
+/// The process's own streams, flushed after every write (driver lines interleave with
+/// kernel output).
+#[derive(Debug, Default)]
+pub struct StdIo;
+
+impl RunIo for StdIo {
+    fn out(&self, text: &str) {
+        let mut o = std::io::stdout().lock();
+        let _ = o.write_all(text.as_bytes());
+        let _ = o.flush();
+    }
+
+    fn err(&self, text: &str) {
+        let mut e = std::io::stderr().lock();
+        let _ = e.write_all(text.as_bytes());
+        let _ = e.flush();
+    }
+}
+
+/// Where a diagnostic came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiagnosticKind {
+    /// A kernel reported an error while running; the text is `runtime error: MSG`.
+    Runtime,
+    /// Loading the program failed (an unknown kernel name); the text is the message.
+    Load,
+}
+
+/// Receives the driver's diagnostics (MLIR's diagnostic handler in the reference).
+pub trait DiagnosticHandler: Sync {
+    /// One error diagnostic: `text` is its full text (`runtime error: Divide by zero`,
+    /// `unknown kernel name 'x'`), `location` where it arose (line 0: a name location).
+    fn emit(&self, io: &dyn RunIo, kind: DiagnosticKind, location: Option<&Location>, text: &str);
+    /// Called once, after every function ran and the program was released; true when the
+    /// run must fail because of its diagnostics.
+    fn finish(&self, io: &dyn RunIo) -> bool;
+}
+
+/// `hostrt run`'s handler: prints every diagnostic to stderr (`file:line:col: runtime error:
+/// MSG`); any diagnostic fails the run.
+#[derive(Debug, Default)]
+pub struct PrintDiagnostics {
+    failed: AtomicBool,
+}
+
+impl DiagnosticHandler for PrintDiagnostics {
+    fn emit(&self, io: &dyn RunIo, kind: DiagnosticKind, location: Option<&Location>, text: &str) {
+        self.failed.store(true, Ordering::Relaxed);
+        let severity = if kind == DiagnosticKind::Load { "error: " } else { "" };
+        let line = match location {
+            Some(l) if l.line > 0 => format!("{l}: {severity}{text}\n"),
+            Some(l) => format!("loc(\"{}\"): {severity}{text}\n", l.file()),
+            None => format!("{severity}{text}\n"),
+        };
+        io.err(&line);
+    }
+
+    fn finish(&self, _io: &dyn RunIo) -> bool {
+        self.failed.load(Ordering::Relaxed)
+    }
+}
+
+/// Registers `system` for one run and releases the slot afterwards (when nothing leaked), so
+/// that many in-process runs do not exhaust the allocator table.
+struct Registered(Allocator);
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        let _ = self.0.unregister();
+    }
 }
 
 /// Run `bytes` (a BEF file) per the driver contract; returns the exit status.
-pub fn run(argv0: &str, bytes: &[u8], opts: &RunOptions) -> u8 {
+pub fn run(
+    argv0: &str,
+    bytes: &[u8],
+    opts: &RunOptions,
+    io: &dyn RunIo,
+    diags: &dyn DiagnosticHandler,
+) -> u8 {
     let system: &'static SystemAllocator = Box::leak(Box::new(SystemAllocator::new()));
     let banner = match opts.host_allocator_type.as_str() {
         "" | "leak_check_allocator" => "Choosing memory leak check allocator.",
         "malloc" => "Choosing malloc.",
         "profiled_allocator" => "Choosing profiled allocator based on malloc.",
         other => {
-            eprintln!(
-                "{argv0}: unsupported host allocator type '{other}' (supported: malloc, profiled_allocator, leak_check_allocator)"
-            );
+            io.err(&format!(
+                "{argv0}: unsupported host allocator type '{other}' (supported: malloc, profiled_allocator, leak_check_allocator)\n"
+            ));
             return 1;
         }
     };
-    out(&format!("{banner}\n"));
+    io.out(&format!("{banner}\n"));
     let Ok(alloc) = Allocator::register(system) else {
-        eprintln!("{argv0}: allocator table full");
+        io.err(&format!("{argv0}: allocator table full\n"));
         return 1;
     };
+    let alloc = Registered(alloc);
     if !matches!(opts.work_queue_type.as_str(), "" | "s") {
-        eprintln!("{argv0}: couldn't create work queue type {}", opts.work_queue_type);
+        io.err(&format!("{argv0}: couldn't create work queue type {}\n", opts.work_queue_type));
         return 1;
     }
-    out("Choosing single-threaded work queue.\n");
+    io.out("Choosing single-threaded work queue.\n");
     let queue = SingleThreadedWorkQueue::new();
     let mut registry: KernelRegistry<256> = KernelRegistry::new();
     if let Err(e) = register_basic_kernels(&mut registry) {
-        eprintln!("{argv0}: {e}");
+        io.err(&format!("{argv0}: {e}\n"));
         return 1;
     }
     let bef = AlignedBytes::new(bytes);
-    let failed = Mutex::new(false);
-    let diagnostics = |d: &Diagnostic| {
-        *failed.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        print_diagnostic(d);
+    let on_diagnostic = |d: &Diagnostic| {
+        diags.emit(
+            io,
+            DiagnosticKind::Runtime,
+            d.location.as_ref(),
+            &format!("runtime error: {}", d.message()),
+        )
     };
-    let output = |a: std::fmt::Arguments<'_>| out(&a.to_string());
+    let output = |a: std::fmt::Arguments<'_>| io.out(&a.to_string());
     let status = {
-        let host =
-            HostContext::new(alloc, &queue, &registry).with_output(&output).with_diagnostics(&diagnostics);
-        let program = match Program::load(bef.as_bytes(), &registry, alloc) {
-            Ok(p) => p,
+        let host = HostContext::new(alloc.0, &queue, &registry)
+            .with_output(&output)
+            .with_diagnostics(&on_diagnostic);
+        match Program::load(bef.as_bytes(), &registry, alloc.0) {
+            Ok(program) => run_functions(argv0, &program, &host, opts, io),
             Err(e) if e.kind == BefErrorKind::UnknownKernel => {
-                let at = e.location.map(|l| format!("{l}: ")).unwrap_or_default();
-                eprintln!("{at}error: unknown kernel name '{}'", e.detail.as_str());
-                return 1;
+                let text = format!("unknown kernel name '{}'", e.detail.as_str());
+                diags.emit(io, DiagnosticKind::Load, e.location.as_ref(), &text);
+                0
             }
             Err(e) => {
-                eprintln!("{argv0}: {e}");
+                io.err(&format!("{argv0}: {e}\n"));
                 return 1;
             }
-        };
-        run_functions(argv0, &program, &host, opts)
+        }
     };
     queue.quiesce();
     if status != 0 {
         return status;
     }
+    let failed = diags.finish(io);
     if opts.host_allocator_type == "profiled_allocator" {
-        out(&format!("{}\n", system.profile()));
+        io.out(&format!("{}\n", system.profile()));
     }
     if matches!(opts.host_allocator_type.as_str(), "" | "leak_check_allocator")
         && let Some(report) = system.leak_report()
     {
-        out(&format!("{report}\n"));
+        io.out(&format!("{report}\n"));
         return 1;
     }
-    u8::from(*failed.lock().unwrap_or_else(|e| e.into_inner()))
+    u8::from(failed)
 }
 
-fn run_functions(argv0: &str, program: &Program<'_>, host: &HostContext<'_>, opts: &RunOptions) -> u8 {
+fn run_functions(
+    argv0: &str,
+    program: &Program<'_>,
+    host: &HostContext<'_>,
+    opts: &RunOptions,
+    io: &dyn RunIo,
+) -> u8 {
     let functions: Vec<&str> = opts.functions.iter().map(String::as_str).collect();
     let driver = DriverOptions {
         functions: &functions,
         init_function: opts.test_init_function.as_deref(),
         print_error_code: opts.print_error_code,
     };
-    match program.run_functions(host, &driver, &mut |a| out(&a.to_string())) {
+    match program.run_functions(host, &driver, &mut |a| io.out(&a.to_string())) {
         Ok(()) => 0,
         Err(DriverError::NoSuchFunction(name)) => {
-            eprintln!("{argv0}: couldn't find function {name}");
+            io.err(&format!("{argv0}: couldn't find function {name}\n"));
             1
         }
     }
+}
+
+/// The kernels `code_size_test_driver` links (SPEC §1.10): integer and control-flow families.
+pub fn code_size_kernel(name: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "tfrt.new.chain",
+        "tfrt.merge.chains",
+        "tfrt.call",
+        "tfrt.if",
+        "tfrt.cond",
+        "tfrt.case",
+        "tfrt.repeat.i32",
+        "tfrt.while",
+        "tfrt.once",
+        "tfrt.alias.value",
+        "tfrt.print.i1",
+        "tfrt.print.i32",
+        "tfrt.print.i64",
+        "tfrt.constant.i32",
+        "tfrt.constant.i64",
+        "tfrt.constant.ui32",
+        "tfrt.constant.ui64",
+    ];
+    const INT_FAMILIES: &[&str] = &["add", "minus", "equal", "lessequal", "div", "mul"];
+    if EXACT.contains(&name) || name.starts_with("tfrt.cast.") {
+        return true;
+    }
+    name.strip_prefix("tfrt.")
+        .and_then(|rest| rest.rsplit_once('.'))
+        .is_some_and(|(op, ty)| INT_FAMILIES.contains(&op) && matches!(ty, "i32" | "i64"))
+}
+
+/// A registry that only exposes the names `allowed` accepts.
+struct Restricted<'r> {
+    inner: &'r dyn KernelLookup,
+    allowed: fn(&str) -> bool,
+}
+
+impl KernelLookup for Restricted<'_> {
+    fn lookup(&self, name: &str) -> Option<KernelEntry> {
+        if (self.allowed)(name) { self.inner.lookup(name) } else { None }
+    }
+}
+
+/// `code_size_test_driver` (SPEC §1.10): no options and no banners, program on stdin, only
+/// integer and control-flow kernels, diagnostics discarded, results other than `i32` printed
+/// as `<type> value`; exit status 0 (134, "aborted", when the program cannot be loaded).
+pub fn run_code_size(bytes: &[u8], io: &dyn RunIo) -> u8 {
+    let system: &'static SystemAllocator = Box::leak(Box::new(SystemAllocator::new()));
+    let Ok(alloc) = Allocator::register(system) else {
+        io.err("code_size_test_driver: allocator table full\n");
+        return 134;
+    };
+    let alloc = Registered(alloc);
+    let queue = SingleThreadedWorkQueue::new();
+    let mut full: KernelRegistry<256> = KernelRegistry::new();
+    if register_basic_kernels(&mut full).is_err() {
+        return 134;
+    }
+    let registry = Restricted { inner: &full, allowed: code_size_kernel };
+    let bef = AlignedBytes::new(bytes);
+    let output = |a: std::fmt::Arguments<'_>| io.out(&a.to_string());
+    let discard = |_: &Diagnostic| {};
+    {
+        let host =
+            HostContext::new(alloc.0, &queue, &registry).with_output(&output).with_diagnostics(&discard);
+        let Ok(program) = Program::load(bef.as_bytes(), &registry, alloc.0) else {
+            io.out("Could not BEFFile::Open fib.bef.\n");
+            return 134;
+        };
+        for_each_function_in_order(program.file(), |fi| code_size_run_one(&program, &host, fi, io));
+    }
+    queue.quiesce();
+    0
+}
+
+fn code_size_run_one(program: &Program<'_>, host: &HostContext<'_>, fi: u32, io: &dyn RunIo) {
+    let file = program.file();
+    let Some(f) = file.function(fi) else { return };
+    let name = f.name();
+    if f.record().num_args > 0 {
+        io.out(&format!("--- Not running '{name}' because it has arguments.\n"));
+        return;
+    }
+    if name.is_empty() {
+        return;
+    }
+    io.out(&format!("--- Running '{name}':\n"));
+    let request = RequestContext::new();
+    let exec = ExecutionContext::new(host, &request);
+    let n = f.result_types().len();
+    let slots: Vec<Cell<Option<RcAsyncValue>>> = (0..n).map(|_| Cell::new(None)).collect();
+    // SAFETY: the program, host and request outlive the await and the quiesce below, after
+    // which no work of this run remains on the single-threaded queue.
+    unsafe { program.execute(&exec, fi, &[], &slots) };
+    let results: Vec<RcAsyncValue> = slots.iter().filter_map(Cell::take).collect();
+    if let Err(e) = host.await_values(&results) {
+        io.out(&format!("'{name}': {e}\n"));
+    }
+    if n > 0 {
+        let mut line = format!("'{name}' returned ");
+        for (i, (v, t)) in results.iter().zip(f.result_types()).enumerate() {
+            if i > 0 {
+                line.push(',');
+            }
+            let ty = file.type_name(*t);
+            if v.get_error().is_some() || ty == "i32" {
+                let _ = write_result(&mut line, v, ty, false);
+            } else {
+                let _ = write!(line, "{ty} value");
+            }
+        }
+        line.push('\n');
+        io.out(&line);
+    }
+    host.quiesce();
+    drop(results);
 }
