@@ -35,6 +35,9 @@ fi
 bash scripts/firmware.sh
 cargo xtask size
 
+step "QEMU: RISC-V image, harness self-test, aarch64/armv7 Linux tests under qemu-user"
+bash scripts/qemu.sh
+
 step "loom model checks"
 RUSTFLAGS="--cfg loom" cargo test -q -p hostrt-core --test loom --release --target-dir target/loom
 
