@@ -3,7 +3,7 @@
 # `hostrt run` prints on the host for the same programs. Sourced helpers: scripts/setup.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -n "${HOSTRT_TOOLCHAIN:-}" ] || source scripts/setup.sh
+source scripts/setup.sh
 cargo build -q -p hostrt
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
