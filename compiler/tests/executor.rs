@@ -325,3 +325,38 @@ fn wide_kernels_take_their_buffers_from_the_allocator() {
     text += "  tfrt.return %m : !tfrt.chain\n}\n";
     run(&text, "main", |r| assert!(r.results[0].as_ref().unwrap().is_concrete()));
 }
+
+#[test]
+fn cond_case_and_casts() {
+    let text = r#"
+func.func @one() -> i32 {
+  %x = tfrt.constant.i32 1
+  tfrt.return %x : i32
+}
+func.func @two() -> i32 {
+  %x = tfrt.constant.i32 2
+  tfrt.return %x : i32
+}
+func.func @main() -> (i32, i32, i32, i64, f32) {
+  %t = tfrt.constant.i1 false
+  %c = tfrt.cond %t @one @two () : () -> (i32)
+  %i = tfrt.constant.i32 0
+  %first = tfrt.case %i [@one, @two] () : () -> (i32)
+  %big = tfrt.constant.i32 7
+  %last = tfrt.case %big [@one, @two] () : () -> (i32)
+  %f = tfrt.constant.f32 2.75
+  %n = "tfrt.cast.f32_to_i64"(%f) : (f32) -> i64
+  %m = "tfrt.cast.i64_to_f32"(%n) : (i64) -> f32
+  tfrt.return %c, %first, %last, %n, %m : i32, i32, i32, i64, f32
+}
+"#;
+    run(text, "main", |r| {
+        assert_eq!(
+            (i32_of(r, 0), i32_of(r, 1), i32_of(r, 2)),
+            (2, 1, 2),
+            "an out-of-range case index picks the last branch"
+        );
+        assert_eq!(r.results[3].as_ref().unwrap().get::<i64>(), Some(&2));
+        assert_eq!(r.results[4].as_ref().unwrap().get::<f32>(), Some(&2.0));
+    });
+}

@@ -134,6 +134,11 @@ fn attr(file: &BefFile<'_>, index: u32) -> Attr {
         Some(BefAttr::Function(fi)) => {
             Attr::Symbol(file.function(fi).map(|f| f.name().to_string()).unwrap_or_default())
         }
+        Some(BefAttr::Functions(fs)) => Attr::Array(
+            fs.iter()
+                .map(|fi| Attr::Symbol(file.function(*fi).map(|f| f.name().to_string()).unwrap_or_default()))
+                .collect(),
+        ),
         Some(BefAttr::Type(t)) => Attr::Type(ty(file, t)),
         Some(BefAttr::Dict(entries)) => Attr::Dict(
             entries

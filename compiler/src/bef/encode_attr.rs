@@ -125,6 +125,21 @@ impl Attrs {
                 let i = ctx.types.intern(t);
                 Ok(self.blob(AttrHeader::new(attr::TYPE, 0, u16::MAX, 4), &i.to_le_bytes()))
             }
+            Attr::Array(items) if !items.is_empty() && items.iter().all(|i| matches!(i, Attr::Symbol(_))) => {
+                let mut payload = Vec::with_capacity(items.len() * 4);
+                for it in items {
+                    let Attr::Symbol(name) = it else { continue };
+                    let f = ctx
+                        .functions
+                        .get(name)
+                        .ok_or_else(|| format!("'@{name}' does not reference a valid function"))?;
+                    payload.extend_from_slice(&f.to_le_bytes());
+                }
+                Ok(self.blob(
+                    AttrHeader::new(attr::FUNCTION, attr::FUNCTION_ARRAY, u16::MAX, payload.len() as u32),
+                    &payload,
+                ))
+            }
             Attr::Array(items) => {
                 // Homogeneous typed scalars become a flat array read in place.
                 let scalars = items.iter().map(|it| Self::scalar(ctx, it)).collect::<Result<Vec<_>, _>>()?;

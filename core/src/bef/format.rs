@@ -276,8 +276,11 @@ pub mod attr {
     /// Heterogeneous or nested array; payload: `u32` attribute indices, each smaller than
     /// this attribute's own index (children come first, so there are no cycles).
     pub const AGGREGATE: u8 = 4;
-    /// Function reference; payload: one `u32` function index.
+    /// Function reference; payload: one `u32` function index, or (scalar byte
+    /// [`FUNCTION_ARRAY`]) an array of them (`[@f, @g]`).
     pub const FUNCTION: u8 = 5;
+    /// Scalar byte of a FUNCTION attribute holding an array of function indices.
+    pub const FUNCTION_ARRAY: u8 = 1;
     /// Type; payload: one `u32` type index.
     pub const TYPE: u8 = 6;
     /// Dictionary; payload: entries of 3 `u32`: name StrRef (2 words), attribute index

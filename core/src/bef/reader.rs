@@ -254,7 +254,11 @@ impl<'a> BefFile<'a> {
                         && (h.scalar() != f::scalar::BOOL || payload.iter().all(|b| *b <= 1))
                 }
                 f::attr::AGGREGATE => words().is_some_and(|w| w.iter().all(|c| earlier(*c))),
-                f::attr::FUNCTION => matches!(words(), Some([fi]) if (*fi as usize) < self.functions.len()),
+                f::attr::FUNCTION => words().is_some_and(|w| {
+                    let count_ok =
+                        if h.scalar() == f::attr::FUNCTION_ARRAY { !w.is_empty() } else { w.len() == 1 };
+                    count_ok && w.iter().all(|fi| (*fi as usize) < self.functions.len())
+                }),
                 f::attr::TYPE => matches!(words(), Some([t]) if (*t as usize) < self.types.len()),
                 f::attr::DICT => words().is_some_and(|w| {
                     w.len().is_multiple_of(3)

@@ -54,6 +54,8 @@ pub enum BefAttr<'a> {
     Aggregate(&'a [u32]),
     /// A function index.
     Function(u32),
+    /// An array of function indices (`[@f, @g]`).
+    Functions(&'a [u32]),
     /// A type index.
     Type(u32),
     /// Entries of 3 words: name offset, name length, attribute index.
@@ -162,6 +164,9 @@ impl<'a> BefFile<'a> {
             f::attr::STRING => BefAttr::String(core::str::from_utf8(p).unwrap_or("")),
             f::attr::ARRAY => BefAttr::Array { kind: h.scalar(), ty, bytes: p },
             f::attr::AGGREGATE => BefAttr::Aggregate(cast(p).unwrap_or(&[])),
+            f::attr::FUNCTION if h.scalar() == f::attr::FUNCTION_ARRAY => {
+                BefAttr::Functions(cast(p).unwrap_or(&[]))
+            }
             f::attr::FUNCTION => BefAttr::Function(word()),
             f::attr::TYPE => BefAttr::Type(word()),
             f::attr::DICT => BefAttr::Dict(cast(p).unwrap_or(&[])),

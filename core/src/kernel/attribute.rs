@@ -164,6 +164,12 @@ impl<'a> AttrRef<'a> {
         Some(unsafe { core::slice::from_raw_parts(self.bytes.as_ptr().cast::<T>(), n) })
     }
 
+    /// The function indices of a function attribute (`@f` gives one, `[@f, @g]` several).
+    pub fn functions(&self) -> impl Iterator<Item = u32> + 'a {
+        let bytes = if self.kind == AttrKind::Function { self.bytes } else { &[] };
+        bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+    }
+
     /// The text of a string attribute.
     pub fn get_str(&self) -> Option<&'a str> {
         if self.kind != AttrKind::String {

@@ -5,13 +5,11 @@ use core::cell::Cell;
 
 use crate::async_value::RcAsyncValue;
 use crate::diagnostic::Diagnostic;
-use crate::kernel::{AttrKind, KernelFrame, KernelRegistry, RegistryError};
+use crate::kernel::{KernelFrame, KernelRegistry, RegistryError};
 
-/// The function index of the first function-kind attribute.
+/// The function index of the first function attribute.
 fn callee(frame: &KernelFrame<'_>) -> Option<u32> {
-    let a = frame.attrs().iter().find(|a| a.kind() == AttrKind::Function)?;
-    let b = a.bytes();
-    Some(u32::from_le_bytes([*b.first()?, *b.get(1)?, *b.get(2)?, *b.get(3)?]))
+    nth_function(frame, 0)
 }
 
 /// `tfrt.call @f(args)`: non-strict, the callee starts before its arguments are available.
@@ -34,6 +32,38 @@ fn if_kernel(frame: &KernelFrame<'_>) {
         return frame.report_error(Diagnostic::internal("tfrt.if needs two regions"));
     };
     inv.invoke(frame.exec_ctx(), body, &frame.args()[1..], frame.result_slots());
+}
+
+/// The `n`th function named by the kernel's function attributes (in attribute-name order,
+/// arrays expanded).
+fn nth_function(frame: &KernelFrame<'_>, n: usize) -> Option<u32> {
+    frame.attrs().iter().flat_map(|a| a.functions()).nth(n)
+}
+
+/// `tfrt.cond %c @t @f (args)`: like `tfrt.if` with named functions.
+fn cond(frame: &KernelFrame<'_>) {
+    let (Some(c), Some(inv)) = (frame.arg(0).and_then(|c| c.get::<bool>()), frame.invoker()) else {
+        return frame.report_error(Diagnostic::internal("tfrt.cond needs an i1 condition"));
+    };
+    let Some(f) = nth_function(frame, if *c { 0 } else { 1 }) else {
+        return frame.report_error(Diagnostic::internal("tfrt.cond needs two functions"));
+    };
+    inv.invoke(frame.exec_ctx(), f, &frame.args()[1..], frame.result_slots());
+}
+
+/// `tfrt.case %i [@f0, @f1, ...] (args)`: an index outside the list selects the last branch.
+fn case(frame: &KernelFrame<'_>) {
+    let (Some(&i), Some(inv)) = (frame.arg(0).and_then(|c| c.get::<i32>()), frame.invoker()) else {
+        return frame.report_error(Diagnostic::internal("tfrt.case needs an i32 index"));
+    };
+    let branches = frame.attrs().iter().flat_map(|a| a.functions()).count();
+    if branches == 0 {
+        return frame.report_error(Diagnostic::internal("tfrt.case needs branches"));
+    }
+    let pick = usize::try_from(i).ok().filter(|i| *i < branches).unwrap_or(branches - 1);
+    if let Some(f) = nth_function(frame, pick) {
+        inv.invoke(frame.exec_ctx(), f, &frame.args()[1..], frame.result_slots());
+    }
 }
 
 /// `tfrt.repeat.i32 %n, args { body }`: runs the body `n` times, each iteration's results
@@ -78,5 +108,7 @@ fn repeat_i32(frame: &KernelFrame<'_>) {
 pub(super) fn register<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
     r.add_non_strict_kernel("tfrt.call", call)?;
     r.add_kernel("tfrt.if", if_kernel)?;
+    r.add_kernel("tfrt.cond", cond)?;
+    r.add_kernel("tfrt.case", case)?;
     r.add_kernel("tfrt.repeat.i32", repeat_i32)
 }

@@ -4,7 +4,7 @@ use crate::chain::Chain;
 use crate::diagnostic::Diagnostic;
 use crate::host_context::ExecutionContext;
 use crate::kernel;
-use crate::kernel::{Argument, Attribute, KernelRegistry, RegistryError, RemainingArguments};
+use crate::kernel::{Argument, Attribute, KernelFrame, KernelRegistry, RegistryError, RemainingArguments};
 
 fn new_chain() -> Chain {
     Chain
@@ -70,6 +70,79 @@ fn lessequal_i32(a: Argument<i32>, b: Argument<i32>) -> bool {
     *a <= *b
 }
 
+fn minus_i32(a: Argument<i32>, b: Argument<i32>) -> i32 {
+    a.wrapping_sub(*b)
+}
+fn minus_i64(a: Argument<i64>, b: Argument<i64>) -> i64 {
+    a.wrapping_sub(*b)
+}
+fn mul_i64(a: Argument<i64>, b: Argument<i64>) -> i64 {
+    a.wrapping_mul(*b)
+}
+fn multiply_f32(a: Argument<f32>, b: Argument<f32>) -> f32 {
+    *a * *b
+}
+fn multiply_f64(a: Argument<f64>, b: Argument<f64>) -> f64 {
+    *a * *b
+}
+fn minimum_f32(a: Argument<f32>, b: Argument<f32>) -> f32 {
+    if *b < *a { *b } else { *a }
+}
+fn minimum_f64(a: Argument<f64>, b: Argument<f64>) -> f64 {
+    if *b < *a { *b } else { *a }
+}
+fn div_f32(a: Argument<f32>, b: Argument<f32>) -> Result<f32, Diagnostic> {
+    if *b == 0.0 {
+        return Err(Diagnostic::internal("Divide by zero"));
+    }
+    Ok(*a / *b)
+}
+fn div_f64(a: Argument<f64>, b: Argument<f64>) -> Result<f64, Diagnostic> {
+    if *b == 0.0 {
+        return Err(Diagnostic::internal("Divide by zero"));
+    }
+    Ok(*a / *b)
+}
+fn equal_i64(a: Argument<i64>, b: Argument<i64>) -> bool {
+    *a == *b
+}
+fn lessequal_i64(a: Argument<i64>, b: Argument<i64>) -> bool {
+    *a <= *b
+}
+fn and_i1(a: Argument<bool>, b: Argument<bool>) -> bool {
+    *a && *b
+}
+fn cast_i64_to_f32(a: Argument<i64>) -> f32 {
+    *a as f32
+}
+fn cast_i64_to_f64(a: Argument<i64>) -> f64 {
+    *a as f64
+}
+fn cast_f32_to_i64(a: Argument<f32>) -> i64 {
+    *a as i64
+}
+fn cast_f64_to_i64(a: Argument<f64>) -> i64 {
+    *a as i64
+}
+
+/// `tfrt.alias.value %chain, %v`: the result is `%v` itself (the same value object).
+fn alias_value(frame: &KernelFrame<'_>) {
+    match frame.arg(1) {
+        Some(v) => frame.set_result(0, v.clone()),
+        None => frame.report_error(Diagnostic::internal("tfrt.alias.value needs a chain and a value")),
+    }
+}
+
+/// C's `%f` (six decimals; `inf`, `-inf`, `nan`, `-nan` for special values).
+fn write_c_f(ctx: &ExecutionContext, prefix: &str, x: f64) {
+    if x.is_nan() {
+        let sign = if x.is_sign_negative() { "-" } else { "" };
+        ctx.host().print(format_args!("{prefix} = {sign}nan\n"));
+    } else {
+        ctx.host().print(format_args!("{prefix} = {x:.6}\n"));
+    }
+}
+
 fn print_i1(v: Argument<bool>, _: Argument<Chain>, ctx: &ExecutionContext) -> Chain {
     ctx.host().print(format_args!("int1 = {}\n", u8::from(*v)));
     Chain
@@ -83,11 +156,11 @@ fn print_i64(v: Argument<i64>, _: Argument<Chain>, ctx: &ExecutionContext) -> Ch
     Chain
 }
 fn print_f32(v: Argument<f32>, _: Argument<Chain>, ctx: &ExecutionContext) -> Chain {
-    ctx.host().print(format_args!("f32 = {:.6}\n", *v));
+    write_c_f(ctx, "f32", f64::from(*v));
     Chain
 }
 fn print_f64(v: Argument<f64>, _: Argument<Chain>, ctx: &ExecutionContext) -> Chain {
-    ctx.host().print(format_args!("f64 = {:.6}\n", *v));
+    write_c_f(ctx, "f64", *v);
     Chain
 }
 
@@ -105,14 +178,31 @@ pub(super) fn register_integer<const N: usize>(r: &mut KernelRegistry<N>) -> Res
     r.add_kernel("tfrt.div.i32", kernel!(div_i32))?;
     r.add_kernel("tfrt.div.i64", kernel!(div_i64))?;
     r.add_kernel("tfrt.equal.i32", kernel!(equal_i32))?;
-    r.add_kernel("tfrt.lessequal.i32", kernel!(lessequal_i32))
+    r.add_kernel("tfrt.lessequal.i32", kernel!(lessequal_i32))?;
+    r.add_kernel("tfrt.minus.i32", kernel!(minus_i32))?;
+    r.add_kernel("tfrt.minus.i64", kernel!(minus_i64))?;
+    r.add_kernel("tfrt.mul.i64", kernel!(mul_i64))?;
+    r.add_kernel("tfrt.equal.i64", kernel!(equal_i64))?;
+    r.add_kernel("tfrt.lessequal.i64", kernel!(lessequal_i64))?;
+    r.add_kernel("tfrt.and.i1", kernel!(and_i1))?;
+    r.add_kernel("tfrt.alias.value", alias_value)
 }
 
 pub(super) fn register_float<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
     r.add_kernel("tfrt.constant.f32", kernel!(constant_f32))?;
     r.add_kernel("tfrt.constant.f64", kernel!(constant_f64))?;
     r.add_kernel("tfrt.add.f32", kernel!(add_f32))?;
-    r.add_kernel("tfrt.add.f64", kernel!(add_f64))
+    r.add_kernel("tfrt.add.f64", kernel!(add_f64))?;
+    r.add_kernel("tfrt.multiply.f32", kernel!(multiply_f32))?;
+    r.add_kernel("tfrt.multiply.f64", kernel!(multiply_f64))?;
+    r.add_kernel("tfrt.minimum.f32", kernel!(minimum_f32))?;
+    r.add_kernel("tfrt.minimum.f64", kernel!(minimum_f64))?;
+    r.add_kernel("tfrt.div.f32", kernel!(div_f32))?;
+    r.add_kernel("tfrt.div.f64", kernel!(div_f64))?;
+    r.add_kernel("tfrt.cast.i64_to_f32", kernel!(cast_i64_to_f32))?;
+    r.add_kernel("tfrt.cast.i64_to_f64", kernel!(cast_i64_to_f64))?;
+    r.add_kernel("tfrt.cast.f32_to_i64", kernel!(cast_f32_to_i64))?;
+    r.add_kernel("tfrt.cast.f64_to_i64", kernel!(cast_f64_to_i64))
 }
 
 pub(super) fn register_print<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
