@@ -360,3 +360,24 @@ func.func @main() -> (i32, i32, i32, i64, f32) {
         assert_eq!(r.results[4].as_ref().unwrap().get::<f32>(), Some(&2.0));
     });
 }
+
+#[test]
+fn while_loops_until_the_body_says_stop() {
+    let text = r#"
+func.func @step(%i: i32, %acc: i32) -> (i32, i32, i1) {
+  %one = tfrt.constant.i32 1
+  %next = tfrt.add.i32 %i, %one
+  %sum = tfrt.add.i32 %acc, %next
+  %ten = tfrt.constant.i32 9
+  %more = "tfrt.lessequal.i32"(%next, %ten) : (i32, i32) -> i1
+  tfrt.return %next, %sum, %more : i32, i32, i1
+}
+func.func @main() -> (i32, i32) {
+  %go = tfrt.constant.i1 true
+  %zero = tfrt.constant.i32 0
+  %i, %acc = tfrt.while %go @step(%zero, %zero) parallel_iterations(1) : (i32, i32) -> (i32, i32)
+  tfrt.return %i, %acc : i32, i32
+}
+"#;
+    run(text, "main", |r| assert_eq!((i32_of(r, 0), i32_of(r, 1)), (10, 55)));
+}

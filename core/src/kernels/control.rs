@@ -3,9 +3,10 @@
 
 use core::cell::Cell;
 
-use crate::async_value::RcAsyncValue;
+use crate::async_value::{IndirectAsyncValue, RcAsyncValue};
 use crate::diagnostic::Diagnostic;
-use crate::kernel::{KernelFrame, KernelRegistry, RegistryError};
+use crate::host_context::ExecutionContext;
+use crate::kernel::{Invoke, KernelFrame, KernelRegistry, RegistryError};
 
 /// The function index of the first function attribute.
 fn callee(frame: &KernelFrame<'_>) -> Option<u32> {
@@ -105,10 +106,112 @@ fn repeat_i32(frame: &KernelFrame<'_>) {
     }
 }
 
+/// Loop state of a `tfrt.while` that may outlive the kernel call (it continues from a task
+/// when the condition is not yet available).
+struct WhileLoop {
+    exec: *const ExecutionContext<'static>,
+    invoker: *const (dyn Invoke + 'static),
+    body: u32,
+    values: heapless::Vec<RcAsyncValue, 8>,
+    results: heapless::Vec<IndirectAsyncValue, 8>,
+}
+
+// SAFETY: the pointers refer to the execution context and program of the running request,
+// which the executor's contract keeps alive until all of the request's work has finished
+// (this loop is part of that work); the async values are Send.
+unsafe impl Send for WhileLoop {}
+
+impl WhileLoop {
+    /// Iterate while the condition is available and true; wait (then continue in a task)
+    /// while it is unavailable; forward the results when it is false or an error.
+    fn run(mut self, mut cond: RcAsyncValue) {
+        loop {
+            if !cond.is_available() {
+                let c = cond.clone();
+                let waiter = move || {
+                    // SAFETY: see `WhileLoop`'s Send impl: the context outlives the loop.
+                    let host = unsafe { &*self.exec }.host();
+                    let task = move || self.run(c);
+                    if let Err(oom) = host.enqueue_work(task) {
+                        (oom.into_inner())();
+                    }
+                };
+                // Without memory for the waiter the loop cannot continue; its results then
+                // stay unresolved, which awaiting reports instead of hanging.
+                let _ = cond.and_then(waiter);
+                return;
+            }
+            if cond.is_error() {
+                for r in &self.results {
+                    r.forward_to(cond.clone());
+                }
+                return;
+            }
+            if !cond.get::<bool>().copied().unwrap_or(false) {
+                for (r, v) in self.results.iter().zip(self.values.iter()) {
+                    r.forward_to(v.clone());
+                }
+                return;
+            }
+            let n = self.values.len();
+            let slots: heapless::Vec<Cell<Option<RcAsyncValue>>, 9> =
+                (0..=n).map(|_| Cell::new(None)).collect();
+            // SAFETY: see `WhileLoop`'s Send impl.
+            let (exec, invoker) = unsafe { (&*self.exec, &*self.invoker) };
+            invoker.invoke(exec, self.body, &self.values, &slots);
+            let mut next = heapless::Vec::<RcAsyncValue, 8>::new();
+            for s in &slots[..n] {
+                match s.take() {
+                    Some(v) => {
+                        let _ = next.push(v);
+                    }
+                    None => return,
+                }
+            }
+            let Some(c) = slots[n].take() else { return };
+            self.values = next;
+            cond = c;
+        }
+    }
+}
+
+/// `tfrt.while %cond @body(args) parallel_iterations(N)`: the body returns the next loop
+/// values and a trailing `i1` condition. Runs inline (as TFRT does for
+/// `parallel_iterations <= 1`; larger values run the same way here).
+fn while_kernel(frame: &KernelFrame<'_>) {
+    let (Some(cond), Some(inv), Some(body)) = (frame.arg(0), frame.invoker(), nth_function(frame, 0)) else {
+        return frame.report_error(Diagnostic::internal("tfrt.while needs a condition and a body function"));
+    };
+    let values: heapless::Vec<RcAsyncValue, 8> = frame.args()[1..].iter().cloned().collect();
+    if values.len() + 1 != frame.args().len() || values.len() != frame.num_results() {
+        return frame.report_error(Diagnostic::internal(
+            "tfrt.while supports up to 8 loop values, as many as results",
+        ));
+    }
+    let mut results = heapless::Vec::<IndirectAsyncValue, 8>::new();
+    for i in 0..frame.num_results() {
+        let Ok(r) = IndirectAsyncValue::new(frame.exec_ctx().allocator()) else {
+            return frame.report_error(Diagnostic::new(
+                crate::diagnostic::ErrorCode::ResourceExhausted,
+                "no memory for tfrt.while",
+            ));
+        };
+        frame.set_result(i, r.clone());
+        let _ = results.push(r);
+    }
+    let exec: *const ExecutionContext<'_> = frame.exec_ctx();
+    // SAFETY: only the lifetime is erased; see `WhileLoop`'s Send impl for why the pointers
+    // stay valid while the loop runs.
+    let invoker: *const (dyn Invoke + 'static) =
+        unsafe { core::mem::transmute::<&dyn Invoke, &'static dyn Invoke>(inv) };
+    WhileLoop { exec: exec.cast(), invoker, body, values, results }.run(cond.clone());
+}
+
 pub(super) fn register<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
     r.add_non_strict_kernel("tfrt.call", call)?;
     r.add_kernel("tfrt.if", if_kernel)?;
     r.add_kernel("tfrt.cond", cond)?;
     r.add_kernel("tfrt.case", case)?;
+    r.add_kernel("tfrt.while", while_kernel)?;
     r.add_kernel("tfrt.repeat.i32", repeat_i32)
 }
