@@ -381,3 +381,25 @@ func.func @main() -> (i32, i32) {
 "#;
     run(text, "main", |r| assert_eq!((i32_of(r, 0), i32_of(r, 1)), (10, 55)));
 }
+
+#[test]
+fn once_runs_its_function_once_per_request() {
+    let text = r#"
+func.func @hello(%x: i32, %ch: !tfrt.chain) -> i32 {
+  %ch1 = tfrt.print.i32 %x, %ch
+  tfrt.return %x : i32
+}
+func.func @main() -> (i32, i32) {
+  %ch = tfrt.new.chain
+  %a = tfrt.constant.i32 1
+  %b = tfrt.constant.i32 2
+  %r1 = tfrt.once @hello(%a, %ch) : (i32, !tfrt.chain) -> (i32)
+  %r2 = "tfrt.once"(%b, %ch) {function = @hello} : (i32, !tfrt.chain) -> i32
+  tfrt.return %r1, %r2 : i32, i32
+}
+"#;
+    run(text, "main", |r| {
+        assert_eq!(r.output, "int32 = 1\n", "the function ran once");
+        assert_eq!((i32_of(r, 0), i32_of(r, 1)), (1, 1), "both calls return the first run's results");
+    });
+}

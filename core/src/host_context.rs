@@ -154,7 +154,20 @@ impl<'a> HostContext<'a> {
 /// skipped and its results become that error.
 pub struct RequestContext {
     cancel: AtomicPtr<AsyncValue>,
+    once: critical_section::Mutex<core::cell::RefCell<OnceTable>>,
 }
+
+/// Results remembered by `tfrt.once` for one request: function index and its results.
+type OnceTable = heapless::Vec<(u32, heapless::Vec<RcAsyncValue, MAX_ONCE_RESULTS>), MAX_ONCE_FUNCTIONS>;
+
+/// `tfrt.once` could not remember more functions or results in this request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OnceTableFull;
+
+/// How many distinct `tfrt.once` functions one request can remember.
+pub const MAX_ONCE_FUNCTIONS: usize = 8;
+/// How many results a `tfrt.once` function can have.
+pub const MAX_ONCE_RESULTS: usize = 4;
 
 impl Default for RequestContext {
     fn default() -> Self {
@@ -171,7 +184,10 @@ impl fmt::Debug for RequestContext {
 impl RequestContext {
     /// A request that is not cancelled.
     pub const fn new() -> Self {
-        RequestContext { cancel: AtomicPtr::new(ptr::null_mut()) }
+        RequestContext {
+            cancel: AtomicPtr::new(ptr::null_mut()),
+            once: critical_section::Mutex::new(core::cell::RefCell::new(heapless::Vec::new())),
+        }
     }
 
     /// Cancel with `error` (an available error value). The first cancellation wins; later
@@ -193,6 +209,27 @@ impl RequestContext {
     /// Cancel with a `CANCELLED` error allocated from `alloc`.
     pub fn cancel(&self, alloc: Allocator) -> Result<bool, AllocError> {
         Ok(self.cancel_with(RcAsyncValue::error(alloc, Diagnostic::cancelled())?))
+    }
+
+    /// The results `tfrt.once` remembered for `function` in this request, if any.
+    pub fn once_results(&self, function: u32) -> Option<heapless::Vec<RcAsyncValue, MAX_ONCE_RESULTS>> {
+        critical_section::with(|cs| {
+            self.once.borrow_ref(cs).iter().find(|(f, _)| *f == function).map(|(_, r)| r.clone())
+        })
+    }
+
+    /// Remember `results` for `function` (the first call wins). Fails when the table or the
+    /// result list is full.
+    pub fn remember_once(&self, function: u32, results: &[RcAsyncValue]) -> Result<(), OnceTableFull> {
+        let list: heapless::Vec<RcAsyncValue, MAX_ONCE_RESULTS> =
+            heapless::Vec::from_slice(results).map_err(|_| OnceTableFull)?;
+        critical_section::with(|cs| {
+            let mut table = self.once.borrow_ref_mut(cs);
+            if table.iter().any(|(f, _)| *f == function) {
+                return Ok(());
+            }
+            table.push((function, list)).map_err(|_| OnceTableFull)
+        })
     }
 
     /// Whether the request was cancelled.

@@ -106,6 +106,36 @@ fn repeat_i32(frame: &KernelFrame<'_>) {
     }
 }
 
+/// `tfrt.once @f(args)`: the first execution in a request runs `f`; every execution returns
+/// the results of that first run (later calls ignore their operands).
+fn once(frame: &KernelFrame<'_>) {
+    let (Some(f), Some(inv)) = (nth_function(frame, 0), frame.invoker()) else {
+        return frame.report_error(Diagnostic::internal("tfrt.once needs a function"));
+    };
+    let request = frame.exec_ctx().request();
+    if let Some(results) = request.once_results(f) {
+        for (i, v) in results.into_iter().enumerate() {
+            frame.set_result(i, v);
+        }
+        return;
+    }
+    inv.invoke(frame.exec_ctx(), f, frame.args(), frame.result_slots());
+    let results: heapless::Vec<RcAsyncValue, { crate::host_context::MAX_ONCE_RESULTS }> = frame
+        .result_slots()
+        .iter()
+        .filter_map(|s| {
+            let v = s.take();
+            s.set(v.clone());
+            v
+        })
+        .collect();
+    if request.remember_once(f, &results).is_err() {
+        frame.report_error(Diagnostic::internal(
+            "tfrt.once: too many once functions or results in one request",
+        ));
+    }
+}
+
 /// Loop state of a `tfrt.while` that may outlive the kernel call (it continues from a task
 /// when the condition is not yet available).
 struct WhileLoop {
@@ -213,5 +243,6 @@ pub(super) fn register<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), 
     r.add_kernel("tfrt.cond", cond)?;
     r.add_kernel("tfrt.case", case)?;
     r.add_kernel("tfrt.while", while_kernel)?;
+    r.add_kernel("tfrt.once", once)?;
     r.add_kernel("tfrt.repeat.i32", repeat_i32)
 }
