@@ -49,7 +49,7 @@ fn main() -> ! {
     let programs = [program!("fib"), program!("errors"), program!("loops")];
     let mut ok = ARENA.init(arena_buffer()).is_ok();
     let Ok(alloc) = Allocator::register(&ARENA) else { exit(false) };
-    let mut registry: KernelRegistry<48> = KernelRegistry::new();
+    let mut registry: KernelRegistry<64> = KernelRegistry::new();
     ok &= register_basic_kernels(&mut registry).is_ok();
     let output = |a: core::fmt::Arguments<'_>| hprint!("{}", a);
     let host =

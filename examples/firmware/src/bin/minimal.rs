@@ -37,7 +37,7 @@ fn arena_buffer() -> &'static mut [u8] {
 
 /// Run `fib_driver` (which returns fib(5) and fib(12)) and check the results.
 fn run(alloc: Allocator) -> bool {
-    let mut registry: KernelRegistry<24> = KernelRegistry::new();
+    let mut registry: KernelRegistry<40> = KernelRegistry::new();
     if register_integer_kernels(&mut registry).is_err() || register_control_kernels(&mut registry).is_err() {
         return false;
     }
