@@ -1,9 +1,13 @@
 //! `hostrt-std`: the parts of hostrt that need an operating system.
 //!
-//! Today: [`SystemAllocator`], the system heap as a `HostAllocator`, counting allocations so
-//! a driver can report leaks the way TFRT's `leak_check_allocator` does. Planned (issue #6):
-//! the multi-threaded work queue with a blocking pool, and mmap loading.
+//! - [`SystemAllocator`]: the system heap as a `HostAllocator`, counting allocations so a
+//!   driver can report leaks the way TFRT's `leak_check_allocator` does.
+//! - [`MultiThreadedWorkQueue`]: TFRT's `mstd` queue (work-stealing workers, blocking pool).
+//!
+//! Planned (issue #6): mmap loading of BEF files, plugin loading.
 
 mod allocator;
+mod work_queue;
 
 pub use allocator::{Profile, SystemAllocator};
+pub use work_queue::MultiThreadedWorkQueue;

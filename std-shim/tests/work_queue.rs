@@ -1,0 +1,214 @@
+//! The multi-threaded work queue under load. Every test runs under a deadline: a bug must
+//! fail the test, never hang it.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::Duration;
+
+use hostrt_core::{Allocator, AsyncValueRef, ConcurrentWorkQueue, RcAsyncValue, Task};
+use hostrt_std::{MultiThreadedWorkQueue, SystemAllocator};
+
+fn alloc() -> Allocator {
+    static A: OnceLock<Allocator> = OnceLock::new();
+    static SYSTEM: SystemAllocator = SystemAllocator::new();
+    *A.get_or_init(|| Allocator::register(&SYSTEM).unwrap())
+}
+
+/// Run `f` on a thread and fail if it takes longer than `secs`.
+fn with_deadline(secs: u64, f: impl FnOnce() + Send + 'static) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        f();
+        let _ = tx.send(());
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(()) => {}
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("deadline of {secs} s exceeded (hang?)"),
+        Err(_) => panic!("test body panicked"),
+    }
+}
+
+fn task(f: impl FnOnce() + Send + 'static) -> Task {
+    Task::new(alloc(), f).unwrap()
+}
+
+#[test]
+fn a_million_tiny_tasks() {
+    with_deadline(60, || {
+        let q = MultiThreadedWorkQueue::new(4, 2);
+        let n = Arc::new(AtomicUsize::new(0));
+        for _ in 0..1_000_000 {
+            let n = n.clone();
+            q.add_task(task(move || {
+                n.fetch_add(1, SeqCst);
+            }));
+        }
+        q.quiesce();
+        assert_eq!(n.load(SeqCst), 1_000_000);
+    });
+}
+
+#[test]
+fn tasks_spawned_by_workers_go_to_their_own_deques_and_finish() {
+    with_deadline(30, || {
+        let q: &'static MultiThreadedWorkQueue = Box::leak(Box::new(MultiThreadedWorkQueue::new(3, 1)));
+        let n = Arc::new(AtomicUsize::new(0));
+        for _ in 0..100 {
+            let n = n.clone();
+            q.add_task(task(move || {
+                assert!(q.is_in_worker_thread());
+                for _ in 0..100 {
+                    let n = n.clone();
+                    q.add_task(task(move || {
+                        n.fetch_add(1, SeqCst);
+                    }));
+                }
+            }));
+        }
+        q.quiesce();
+        assert_eq!(n.load(SeqCst), 10_000);
+        assert!(!q.is_in_worker_thread());
+        assert_eq!(q.parallelism_level(), 3);
+    });
+}
+
+#[test]
+fn await_blocks_until_workers_complete_values() {
+    with_deadline(30, || {
+        let q = MultiThreadedWorkQueue::new(2, 1);
+        for _ in 0..200 {
+            let values: Vec<AsyncValueRef<u32>> =
+                (0..16).map(|_| AsyncValueRef::unconstructed(alloc()).unwrap()).collect();
+            for (i, v) in values.iter().enumerate() {
+                let v = v.clone();
+                q.add_task(task(move || v.emplace(i as u32)));
+            }
+            let erased: Vec<RcAsyncValue> = values.iter().map(|v| (**v).clone()).collect();
+            q.await_values(&erased).unwrap();
+            assert!(values.iter().enumerate().all(|(i, v)| v.get() == Some(&(i as u32))));
+        }
+        q.quiesce();
+    });
+}
+
+#[test]
+fn blocking_tasks_do_not_stop_non_blocking_work_and_unqueued_ones_start() {
+    with_deadline(30, || {
+        let q = MultiThreadedWorkQueue::new(2, 2);
+        // Occupy both blocking threads until the gate opens.
+        let gate = Arc::new(Barrier::new(4));
+        for _ in 0..2 {
+            let g = gate.clone();
+            assert!(
+                q.add_blocking_task(
+                    task(move || {
+                        g.wait();
+                    }),
+                    true
+                )
+                .is_none()
+            );
+        }
+        // Non-blocking work still runs meanwhile.
+        let n = Arc::new(AtomicUsize::new(0));
+        for _ in 0..1000 {
+            let n = n.clone();
+            q.add_task(task(move || {
+                n.fetch_add(1, SeqCst);
+            }));
+        }
+        while n.load(SeqCst) < 1000 {
+            std::thread::yield_now();
+        }
+        // A blocking task that may not queue starts although every blocking thread is busy;
+        // it is the third party the gate is waiting for.
+        let g = gate.clone();
+        assert!(
+            q.add_blocking_task(
+                task(move || {
+                    g.wait();
+                }),
+                false
+            )
+            .is_none()
+        );
+        gate.wait();
+        q.quiesce();
+    });
+}
+
+#[test]
+fn configuration_strings() {
+    let q = MultiThreadedWorkQueue::from_config("mstd:3,5").unwrap();
+    assert_eq!(q.description(), "Multi-threaded C++ work queue (3 threads, 5 blocking threads)");
+    assert_eq!(MultiThreadedWorkQueue::from_config("mstd:2").unwrap().parallelism_level(), 2);
+    assert!(MultiThreadedWorkQueue::from_config("mstd").is_some());
+    for bad in ["mstd:x", "mstd:0", "mstd:1,2,3", "s", "mstdx"] {
+        assert!(MultiThreadedWorkQueue::from_config(bad).is_none(), "{bad}");
+    }
+}
+
+const PROGRAM: &str = r#"
+func.func @fib(%n: i32) -> i32 {
+  %one = tfrt.constant.i32 1
+  %small = "tfrt.lessequal.i32"(%n, %one) : (i32, i32) -> i1
+  %r = tfrt.if %small, %n : (i32) -> (i32) {
+    tfrt.return %n : i32
+  } else {
+    %m1 = tfrt.constant.i32 -1
+    %a = tfrt.add.i32 %n, %m1
+    %b = tfrt.add.i32 %a, %m1
+    %fa = tfrt.call @fib(%a) : (i32) -> i32
+    %fb = tfrt.call @fib(%b) : (i32) -> i32
+    %s = tfrt.add.i32 %fa, %fb
+    tfrt.return %s : i32
+  }
+  tfrt.return %r : i32
+}
+func.func @main(%n: i32) -> (i32, i32) {
+  %f = tfrt.call @fib(%n) : (i32) -> i32
+  %two = tfrt.constant.i32 2
+  %g = tfrt.add.i32 %f, %two
+  tfrt.return %f, %g : i32, i32
+}
+"#;
+
+/// Run `@main(n)` with `n` arriving late (completed from a worker), on `queue`.
+fn run_program(queue: &dyn ConcurrentWorkQueue, n: i32) -> (i32, i32) {
+    use hostrt_compiler::bef::{AlignedBytes, write};
+    use hostrt_core::executor::Program;
+    use hostrt_core::kernels::register_basic_kernels;
+    use hostrt_core::{ExecutionContext, HostContext, KernelRegistry, RequestContext};
+    let bef =
+        AlignedBytes::new(&write(&hostrt_compiler::text::parse("p.mlir", PROGRAM).unwrap(), None).unwrap());
+    let mut reg: KernelRegistry<128> = KernelRegistry::new();
+    register_basic_kernels(&mut reg).unwrap();
+    let host = HostContext::new(alloc(), queue, &reg);
+    let request = RequestContext::new();
+    let exec = ExecutionContext::new(&host, &request);
+    let program = Program::load(bef.as_bytes(), &reg, alloc()).unwrap();
+    let arg = AsyncValueRef::<i32>::unconstructed(alloc()).unwrap();
+    let slots = [Cell::new(None), Cell::new(None)];
+    // SAFETY: everything outlives the await and quiesce below.
+    unsafe { program.execute(&exec, program.function_index("main").unwrap(), &[(*arg).clone()], &slots) };
+    let a = arg.clone();
+    queue.add_task(Task::new(alloc(), move || a.emplace(n)).unwrap());
+    let results: Vec<RcAsyncValue> = slots.iter().map(|s| s.take().unwrap()).collect();
+    queue.await_values(&results).unwrap();
+    queue.quiesce();
+    (*results[0].get::<i32>().unwrap(), *results[1].get::<i32>().unwrap())
+}
+
+#[test]
+fn programs_give_the_same_results_as_on_the_single_threaded_queue() {
+    with_deadline(60, || {
+        let single = hostrt_core::SingleThreadedWorkQueue::new();
+        let want = run_program(&single, 17);
+        assert_eq!(want, (1597, 1599));
+        let q = MultiThreadedWorkQueue::new(4, 1);
+        for _ in 0..20 {
+            assert_eq!(run_program(&q, 17), want);
+        }
+    });
+}
