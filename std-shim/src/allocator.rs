@@ -7,6 +7,28 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hostrt_core::allocator::{AllocError, AllocStats, HostAllocator};
 
+/// The system heap without counters (TFRT's `malloc` host allocator): no shared state, so
+/// threads allocating at once do not contend.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MallocAllocator;
+
+// SAFETY: forwards to the global allocator with the caller's layout; zero-size requests are
+// refused.
+unsafe impl HostAllocator for MallocAllocator {
+    fn allocate(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        if layout.size() == 0 {
+            return Err(AllocError::new(layout));
+        }
+        // SAFETY: non-zero size.
+        NonNull::new(unsafe { std::alloc::alloc(layout) }).ok_or(AllocError::new(layout))
+    }
+
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+        // SAFETY: the caller passes a block from `allocate` with its layout.
+        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) }
+    }
+}
+
 /// `malloc` with counters: current/max/total allocations and current/max bytes.
 #[derive(Debug, Default)]
 pub struct SystemAllocator {

@@ -9,5 +9,5 @@
 mod allocator;
 mod work_queue;
 
-pub use allocator::{Profile, SystemAllocator};
+pub use allocator::{MallocAllocator, Profile, SystemAllocator};
 pub use work_queue::MultiThreadedWorkQueue;

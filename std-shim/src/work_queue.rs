@@ -23,8 +23,9 @@ struct Shared {
     stealers: Vec<Stealer<Task>>,
     /// Tasks added and not yet finished (queued or running), for quiesce.
     pending: AtomicUsize,
-    /// Sleeping workers wait here; `add_task` wakes one.
-    sleep: Mutex<usize>,
+    /// Sleeping workers wait here; `add_task` wakes one when `sleepers` says someone sleeps.
+    sleep: Mutex<()>,
+    sleepers: AtomicUsize,
     wake: Condvar,
     /// Quiesce waits here for `pending` to reach zero.
     idle: Mutex<()>,
@@ -72,7 +73,8 @@ impl MultiThreadedWorkQueue {
             injector: Injector::new(),
             stealers: deques.iter().map(Worker::stealer).collect(),
             pending: AtomicUsize::new(0),
-            sleep: Mutex::new(0),
+            sleep: Mutex::new(()),
+            sleepers: AtomicUsize::new(0),
             wake: Condvar::new(),
             idle: Mutex::new(()),
             idle_cv: Condvar::new(),
@@ -169,23 +171,39 @@ fn find_task(s: &Shared, me: usize, local: &Worker<Task>) -> Option<Task> {
     None
 }
 
+/// Rounds of stealing an idle worker tries before it sleeps (TFRT's queue also spins before
+/// parking), so bursts of tasks do not pay a sleep and a wake-up system call each.
+const SPIN_ROUNDS: u32 = 256;
+
 fn worker_loop(s: &Shared, me: usize, deque: Worker<Task>) {
     IN_QUEUE.with(|q| q.set(s.id));
     WORKER.with(|w| *w.borrow_mut() = Some((s.id, deque)));
+    let mut idle_rounds = 0;
     while !s.shutdown.load(Ordering::Acquire) {
         let task = WORKER.with(|w| w.borrow().as_ref().and_then(|(_, d)| find_task(s, me, d)));
         match task {
-            Some(t) => run_task(s, t),
+            Some(t) => {
+                idle_rounds = 0;
+                run_task(s, t);
+            }
+            None if idle_rounds < SPIN_ROUNDS => {
+                idle_rounds += 1;
+                if idle_rounds % 16 == 0 {
+                    std::thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
             None => {
+                idle_rounds = 0;
                 // Sleep until woken; the timeout bounds a lost wake-up race (a task pushed
                 // between our last look and the wait) to a millisecond, without spinning.
-                let mut sleepers = lock(&s.sleep);
-                *sleepers += 1;
-                let (mut g, _) = s
-                    .wake
-                    .wait_timeout(sleepers, Duration::from_millis(1))
-                    .unwrap_or_else(|e| e.into_inner());
-                *g -= 1;
+                let g = lock(&s.sleep);
+                s.sleepers.fetch_add(1, Ordering::SeqCst);
+                if s.injector.is_empty() {
+                    let _ = s.wake.wait_timeout(g, Duration::from_millis(1));
+                }
+                s.sleepers.fetch_sub(1, Ordering::SeqCst);
             }
         }
     }
@@ -240,7 +258,9 @@ impl ConcurrentWorkQueue for MultiThreadedWorkQueue {
         if let Some(task) = rejected {
             s.injector.push(task);
         }
-        if *lock(&s.sleep) > 0 {
+        // A worker about to sleep re-checks the injector under the lock and sleeps at most a
+        // millisecond, so notifying without the lock cannot strand a task.
+        if s.sleepers.load(Ordering::SeqCst) > 0 {
             s.wake.notify_one();
         }
     }
