@@ -20,6 +20,7 @@ use hostrt_core::{
     RcAsyncValue, RequestContext, SingleThreadedWorkQueue,
 };
 use hostrt_std::SystemAllocator;
+use hostrt_test_kernels::register_test_kernels;
 
 /// Options of `hostrt run` (TFRT `bef_executor` names).
 #[derive(Debug, Default)]
@@ -143,8 +144,10 @@ pub fn run(
     }
     io.out("Choosing single-threaded work queue.\n");
     let queue = SingleThreadedWorkQueue::new();
-    let mut registry: KernelRegistry<256> = KernelRegistry::new();
-    if let Err(e) = register_basic_kernels(&mut registry) {
+    // The basic kernels and TFRT's test kernels, as `bef_executor` links them.
+    let mut registry: KernelRegistry<512> = KernelRegistry::new();
+    if let Err(e) = register_basic_kernels(&mut registry).and_then(|()| register_test_kernels(&mut registry))
+    {
         io.err(&format!("{argv0}: {e}\n"));
         return 1;
     }
