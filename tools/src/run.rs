@@ -19,7 +19,7 @@ use hostrt_core::{
     Allocator, ConcurrentWorkQueue, Diagnostic, ExecutionContext, HostContext, KernelRegistry, Location,
     RcAsyncValue, RequestContext, SingleThreadedWorkQueue,
 };
-use hostrt_std::SystemAllocator;
+use hostrt_std::{MultiThreadedWorkQueue, SystemAllocator};
 use hostrt_test_kernels::register_test_kernels;
 
 /// Options of `hostrt run` (TFRT `bef_executor` names).
@@ -138,12 +138,26 @@ pub fn run(
         return 1;
     };
     let alloc = Registered(alloc);
-    if !matches!(opts.work_queue_type.as_str(), "" | "s") {
-        io.err(&format!("{argv0}: couldn't create work queue type {}\n", opts.work_queue_type));
-        return 1;
-    }
-    io.out("Choosing single-threaded work queue.\n");
-    let queue = SingleThreadedWorkQueue::new();
+    let single;
+    let multi;
+    let queue: &dyn ConcurrentWorkQueue = match opts.work_queue_type.as_str() {
+        "" | "s" => {
+            single = SingleThreadedWorkQueue::new();
+            io.out("Choosing single-threaded work queue.\n");
+            &single
+        }
+        config => match MultiThreadedWorkQueue::from_config(config) {
+            Some(q) => {
+                multi = q;
+                io.out(&format!("Choosing {} work queue.\n", multi.description()));
+                &multi
+            }
+            None => {
+                io.err(&format!("{argv0}: couldn't create work queue type {config}\n"));
+                return 1;
+            }
+        },
+    };
     // The basic kernels and TFRT's test kernels, as `bef_executor` links them.
     let mut registry: KernelRegistry<512> = KernelRegistry::new();
     if let Err(e) = register_basic_kernels(&mut registry).and_then(|()| register_test_kernels(&mut registry))
@@ -162,9 +176,8 @@ pub fn run(
     };
     let output = |a: std::fmt::Arguments<'_>| io.out(&a.to_string());
     let status = {
-        let host = HostContext::new(alloc.0, &queue, &registry)
-            .with_output(&output)
-            .with_diagnostics(&on_diagnostic);
+        let host =
+            HostContext::new(alloc.0, queue, &registry).with_output(&output).with_diagnostics(&on_diagnostic);
         match Program::load(bef.as_bytes(), &registry, alloc.0) {
             Ok(program) => run_functions(argv0, &program, &host, opts, io),
             Err(e) if e.kind == BefErrorKind::UnknownKernel => {

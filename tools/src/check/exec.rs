@@ -231,13 +231,6 @@ fn driver_tool(argv0: &str, args: &[String]) -> Result<Tool, String> {
             return bad(format!("for the --host_allocator_type option: Cannot find option named '{other}'!"));
         }
     }
-    let queue = opts.work_queue_type.split(':').next().unwrap_or("");
-    if queue == "mstd" {
-        return Err(format!(
-            "work queue type '{}' (multi-threaded 'mstd' queue) is not implemented yet",
-            opts.work_queue_type
-        ));
-    }
     Ok(Tool::Driver { argv0: argv0.to_string(), opts, input: input.unwrap_or_else(|| "-".into()) })
 }
 
@@ -720,7 +713,10 @@ mod tests {
         assert!(opts.print_error_code);
         let Ok(Tool::Driver { input, .. }) = driver_tool("d", &[]) else { panic!() };
         assert_eq!(input, "-");
-        assert!(driver_tool("d", &strings(&["--work_queue_type=mstd:8"])).unwrap_err().contains("mstd"));
+        let Ok(Tool::Driver { opts, .. }) = driver_tool("d", &strings(&["--work_queue_type=mstd:8"])) else {
+            panic!()
+        };
+        assert_eq!(opts.work_queue_type, "mstd:8");
         assert!(driver_tool("d", &strings(&["--host_allocator_type", "test_fixed_size_1k"])).is_err());
         assert!(
             matches!(driver_tool("d", &strings(&["--bogus"])), Ok(Tool::BadOption(m)) if m.contains("'--bogus'"))
