@@ -92,8 +92,13 @@ fn failing_test_files_fail_with_a_reason() {
     )
     .unwrap();
     // Features hostrt does not have yet fail, never pass.
-    let mstd = dir.join("mstd.mlir");
-    std::fs::write(&mstd, PASSING.replace("-work_queue_type=s", "-work_queue_type=mstd")).unwrap();
+    // A test allocator that is not built yet makes the RUN line unsupported (a failure).
+    let mstd = dir.join("fixed1k.mlir");
+    std::fs::write(
+        &mstd,
+        PASSING.replace("-work_queue_type=s", "-work_queue_type=s -host_allocator_type=test_fixed_size_1k"),
+    )
+    .unwrap();
     let tool = dir.join("tool.mlir");
     std::fs::write(&tool, "// RUN: some_tool %s | FileCheck %s\n// CHECK: x\n").unwrap();
 
@@ -115,7 +120,7 @@ fn failing_test_files_fail_with_a_reason() {
         "{}",
         lines[4]
     );
-    assert!(lines[4].contains("mstd"), "{}", lines[4]);
+    assert!(lines[4].contains("test_fixed_size_1k"), "{}", lines[4]);
     assert_eq!(
         lines[5],
         format!("FAIL {}: RUN line 1: unsupported: unknown tool 'some_tool'", tool.display())
