@@ -108,14 +108,31 @@ fn cancel(
     chain_out.set(chain.value().clone());
 }
 
-/// `tfrt_test.flat` reads a nested array attribute (`[["s", [1 : i32, 0 : i32]], [1.0 :
-/// f32]]`). hostrt-core hands kernels aggregate attributes as raw child indices without a
-/// view of the program's attribute table, so the leaves cannot be read here yet.
+/// `tfrt_test.flat` reads the nested array attribute `[[S, [A : i32, B : i32]], [F : f32]]`
+/// and returns S, A, B, F. Nested arrays are aggregates of child attribute indices, looked
+/// up through the program (`Invoke::attribute`).
 fn flat(frame: &KernelFrame<'_>) {
-    frame.report_error(Diagnostic::new(
-        ErrorCode::Unimplemented,
-        "tfrt_test.flat: kernels cannot read nested (aggregate) attributes yet",
-    ));
+    let leaves = || -> Option<(String, i32, i32, f32)> {
+        let program = frame.invoker()?;
+        let outer: alloc::vec::Vec<u32> = frame.attrs().first()?.children().collect();
+        let first: alloc::vec::Vec<u32> = program.attribute(*outer.first()?)?.children().collect();
+        let s = program.attribute(*first.first()?)?.get_str()?;
+        let ab = program.attribute(*first.get(1)?)?.get_array::<i32>()?;
+        let f = program.attribute(*outer.get(1)?)?.get_array::<f32>()?;
+        Some((String::from(s), *ab.first()?, *ab.get(1)?, *f.first()?))
+    };
+    match leaves() {
+        Some((s, a, b, f)) => {
+            frame.emplace_result::<TfrtString>(0, s);
+            frame.emplace_result(1, a);
+            frame.emplace_result(2, b);
+            frame.emplace_result(3, f);
+        }
+        None => frame.report_error(Diagnostic::new(
+            ErrorCode::InvalidArgument,
+            "tfrt_test.flat: expected value = [[string, [i32, i32]], [f32]]",
+        )),
+    }
 }
 
 /// Reads back available values of several payload types (TFRT checks `AsyncValue::get`
@@ -423,8 +440,9 @@ mod tests {
             assert_eq!(r[0].get::<i32>(), Some(&1), "the result made before the error stays");
             assert_eq!(r[1].get_error().unwrap().message(), SOMETHING_BAD);
             assert_eq!(env.take_diags().len(), 1);
+            // Without a program to resolve nested attributes, flat reports a clear error.
             let r = env.results(flat, &[], &[], 4);
-            assert!(r.iter().all(|v| v.get_error().unwrap().code == ErrorCode::Unimplemented));
+            assert!(r.iter().all(|v| v.get_error().unwrap().code == ErrorCode::InvalidArgument));
         });
     }
 

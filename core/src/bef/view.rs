@@ -198,6 +198,8 @@ impl<'a> BefFile<'a> {
             },
             f::attr::FUNCTION => AttrRef::raw(AttrKind::Function, p),
             f::attr::TYPE => AttrRef::raw(AttrKind::Type, p),
+            f::attr::DICT => AttrRef::raw(AttrKind::Dict, p),
+            f::attr::UNIT => AttrRef::raw(AttrKind::Unit, p),
             _ => AttrRef::raw(AttrKind::Aggregate, p),
         }
     }

@@ -385,4 +385,8 @@ impl Invoke for Program<'_> {
         // the callee's work is part of that same request.
         unsafe { self.execute(exec, function, args, results) }
     }
+
+    fn attribute(&self, index: u32) -> Option<AttrRef<'_>> {
+        self.file.attr_ref(index)
+    }
 }

@@ -25,8 +25,12 @@ pub enum AttrKind {
     Function,
     /// A type, by the program's type index.
     Type,
-    /// A nested aggregate (decoded by the BEF reader).
+    /// A nested array: the payload lists child attribute indices (see [`AttrRef::children`]).
     Aggregate,
+    /// A dictionary (name and attribute index per entry).
+    Dict,
+    /// A unit attribute (no value).
+    Unit,
 }
 
 /// Element kinds of array attributes.
@@ -129,7 +133,9 @@ impl<'a> AttrRef<'a> {
     /// meaning the program reader defines.
     pub fn raw(kind: AttrKind, bytes: &'a [u8]) -> Option<Self> {
         match kind {
-            AttrKind::Function | AttrKind::Type | AttrKind::Aggregate => Some(AttrRef { kind, bytes }),
+            AttrKind::Function | AttrKind::Type | AttrKind::Aggregate | AttrKind::Dict | AttrKind::Unit => {
+                Some(AttrRef { kind, bytes })
+            }
             _ => None,
         }
     }
@@ -162,6 +168,13 @@ impl<'a> AttrRef<'a> {
         let n = self.bytes.len() / core::mem::size_of::<T>();
         // SAFETY: construction checked alignment, whole elements and validity for `T`.
         Some(unsafe { core::slice::from_raw_parts(self.bytes.as_ptr().cast::<T>(), n) })
+    }
+
+    /// The child attribute indices of an aggregate (nested array) attribute, to be looked up
+    /// with [`Invoke::attribute`](crate::kernel::Invoke::attribute).
+    pub fn children(&self) -> impl Iterator<Item = u32> + 'a {
+        let bytes = if self.kind == AttrKind::Aggregate { self.bytes } else { &[] };
+        bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
     }
 
     /// The function indices of a function attribute (`@f` gives one, `[@f, @g]` several).

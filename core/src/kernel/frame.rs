@@ -50,6 +50,10 @@ pub trait Invoke: Sync {
         args: &[RcAsyncValue],
         results: &[Cell<Option<RcAsyncValue>>],
     );
+
+    /// Attribute `index` of the program: how kernels read the children of nested
+    /// (aggregate) attributes, which refer to them by index.
+    fn attribute(&self, index: u32) -> Option<AttrRef<'_>>;
 }
 
 impl fmt::Debug for KernelFrame<'_> {
