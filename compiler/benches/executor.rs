@@ -132,6 +132,25 @@ fn bench(c: &mut Criterion) {
                 black_box(r.get::<i32>().copied())
             })
         });
+        if kind != "serial" {
+            // The same graph on the multi-threaded queue (one worker per core).
+            let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+            let mstd = hostrt_std::MultiThreadedWorkQueue::new(threads, 1);
+            let mhost = HostContext::new(alloc, &mstd, &reg);
+            let mrequest = RequestContext::new();
+            let mexec = ExecutionContext::new(&mhost, &mrequest);
+            g.bench_function(format!("hostrt executor on mstd ({threads} workers)"), |b| {
+                b.iter(|| {
+                    let slot = [Cell::new(None::<RcAsyncValue>)];
+                    // SAFETY: program and contexts outlive the await and quiesce below.
+                    unsafe { prog.execute(&mexec, main, &[], &slot) };
+                    let r = slot[0].take().unwrap();
+                    mstd.await_values(std::slice::from_ref(&r)).unwrap();
+                    mstd.quiesce();
+                    black_box(r.get::<i32>().copied())
+                })
+            });
+        }
         g.finish();
     }
 }

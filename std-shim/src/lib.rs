@@ -4,10 +4,14 @@
 //!   driver can report leaks the way TFRT's `leak_check_allocator` does.
 //! - [`MultiThreadedWorkQueue`]: TFRT's `mstd` queue (work-stealing workers, blocking pool).
 //!
-//! Planned (issue #6): mmap loading of BEF files, plugin loading.
+//! - [`MappedBef`]: zero-copy loading of BEF files through `mmap`, verified in place.
+//!
+//! Planned: plugin loading.
 
 mod allocator;
+mod mmap;
 mod work_queue;
 
 pub use allocator::{MallocAllocator, Profile, SystemAllocator};
+pub use mmap::{MapError, MappedBef};
 pub use work_queue::MultiThreadedWorkQueue;
