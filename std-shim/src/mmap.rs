@@ -35,7 +35,7 @@ pub enum MapError {
     /// reading it further could fault.
     Changed(PathBuf, u64, u64),
     /// The bytes are not a valid BEF file.
-    Invalid(PathBuf, BefError),
+    Invalid(PathBuf, Box<BefError>),
 }
 
 impl fmt::Display for MapError {
@@ -92,6 +92,7 @@ impl MappedBef {
     /// verifier its temporary memory.
     pub fn verify(&self, scratch: Allocator) -> Result<BefFile<'_>, MapError> {
         self.check_unchanged()?;
-        BefFile::load_unresolved(self.bytes(), scratch).map_err(|e| MapError::Invalid(self.path.clone(), e))
+        BefFile::load_unresolved(self.bytes(), scratch)
+            .map_err(|e| MapError::Invalid(self.path.clone(), Box::new(e)))
     }
 }
