@@ -1,4 +1,5 @@
-//! The system heap as a [`HostAllocator`], with TFRT-style profile counters.
+//! The system heap as a [`HostAllocator`], and a decorator that adds TFRT-style profile
+//! counters and the leak report to any allocator.
 
 use std::alloc::Layout;
 use std::fmt;
@@ -29,9 +30,12 @@ unsafe impl HostAllocator for MallocAllocator {
     }
 }
 
-/// `malloc` with counters: current/max/total allocations and current/max bytes.
+/// Counts the traffic of another allocator: current/max/total allocations, current/max
+/// bytes and failures (TFRT's `profiled_allocator`, and with [`leak_report`](Self::leak_report)
+/// its `leak_check_allocator`).
 #[derive(Debug, Default)]
-pub struct SystemAllocator {
+pub struct ProfiledAllocator<A> {
+    inner: A,
     current: AtomicUsize,
     max: AtomicUsize,
     total: AtomicUsize,
@@ -66,10 +70,21 @@ impl fmt::Display for Profile {
     }
 }
 
+/// The system heap with counters (what `hostrt run` uses by default).
+pub type SystemAllocator = ProfiledAllocator<MallocAllocator>;
+
 impl SystemAllocator {
-    /// A fresh allocator with zeroed counters.
+    /// The system heap with zeroed counters.
     pub const fn new() -> Self {
-        SystemAllocator {
+        ProfiledAllocator::wrap(MallocAllocator)
+    }
+}
+
+impl<A> ProfiledAllocator<A> {
+    /// Count the traffic of `inner`, starting from zero.
+    pub const fn wrap(inner: A) -> Self {
+        ProfiledAllocator {
+            inner,
             current: AtomicUsize::new(0),
             max: AtomicUsize::new(0),
             total: AtomicUsize::new(0),
@@ -100,19 +115,15 @@ impl SystemAllocator {
     }
 }
 
-// SAFETY: forwards to the global allocator with the caller's layout; zero-size requests are
-// refused, so every returned block is a real allocation.
-unsafe impl HostAllocator for SystemAllocator {
+// SAFETY: forwards every request to `inner` unchanged; only counts.
+unsafe impl<A: HostAllocator> HostAllocator for ProfiledAllocator<A> {
     fn allocate(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        let p = if layout.size() == 0 {
-            None
-        } else {
-            // SAFETY: non-zero size.
-            NonNull::new(unsafe { std::alloc::alloc(layout) })
-        };
-        let Some(p) = p else {
-            self.failed.fetch_add(1, Ordering::Relaxed);
-            return Err(AllocError::new(layout));
+        let p = match self.inner.allocate(layout) {
+            Ok(p) => p,
+            Err(e) => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                return Err(e);
+            }
         };
         let n = self.current.fetch_add(1, Ordering::Relaxed) + 1;
         self.max.fetch_max(n, Ordering::Relaxed);
@@ -125,8 +136,8 @@ unsafe impl HostAllocator for SystemAllocator {
     unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
         self.current.fetch_sub(1, Ordering::Relaxed);
         self.bytes.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: the caller passes a block from `allocate` with its layout.
-        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) }
+        // SAFETY: the caller passes a block from `allocate` (so from `inner`) with its layout.
+        unsafe { self.inner.deallocate(ptr, layout) }
     }
 
     fn stats(&self) -> Option<AllocStats> {
@@ -164,5 +175,26 @@ mod tests {
         unsafe { a.deallocate(p, l) };
         assert_eq!(a.leak_report(), None);
         assert!(a.allocate(Layout::from_size_align(0, 1).unwrap()).is_err());
+    }
+}
+
+#[cfg(test)]
+mod decorator_tests {
+    use super::*;
+
+    #[test]
+    fn decorates_any_allocator_and_counts_its_failures() {
+        let a = ProfiledAllocator::wrap(MallocAllocator);
+        assert!(
+            a.allocate(Layout::from_size_align(0, 1).unwrap()).is_err(),
+            "the inner refusal passes through"
+        );
+        assert_eq!(a.stats().unwrap().failed, 1);
+        let l = Layout::from_size_align(16, 8).unwrap();
+        let p = a.allocate(l).unwrap();
+        assert_eq!(a.profile().bytes, 16);
+        // SAFETY: from this allocator with `l`.
+        unsafe { a.deallocate(p, l) };
+        assert_eq!(a.leak_report(), None);
     }
 }

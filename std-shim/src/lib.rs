@@ -12,6 +12,6 @@ mod allocator;
 mod mmap;
 mod work_queue;
 
-pub use allocator::{MallocAllocator, Profile, SystemAllocator};
+pub use allocator::{MallocAllocator, Profile, ProfiledAllocator, SystemAllocator};
 pub use mmap::{MapError, MappedBef};
 pub use work_queue::MultiThreadedWorkQueue;
