@@ -22,8 +22,10 @@ step "firmware image linked with no global allocator (thumbv6m, thumbv7em); run 
 firmware_cargo qemu-tests/cortex-m build -q --target thumbv6m-none-eabi
 echo "linked for thumbv6m-none-eabi"
 cargo fmt --manifest-path qemu-tests/cortex-m/Cargo.toml -- --check
+cargo fmt --manifest-path qemu-tests/checks/Cargo.toml -- --check
 if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
     firmware_cargo qemu-tests/cortex-m clippy -q -- -D warnings
+    firmware_cargo qemu-tests/checks clippy -q --target thumbv7em-none-eabihf -- -D warnings
 fi
 firmware_cargo qemu-tests/cortex-m run -q
 

@@ -2,8 +2,10 @@
 //! multi-threaded queue as on the single-threaded one; cancelling while hundreds of tasks
 //! are in flight neither hangs nor leaks. Every test runs under a deadline.
 
+mod common;
+
+use common::with_deadline;
 use std::cell::Cell;
-use std::time::Duration;
 
 use hostrt_compiler::bef::{AlignedBytes, write};
 use hostrt_core::executor::Program;
@@ -14,19 +16,6 @@ use hostrt_core::{
     RequestContext, SingleThreadedWorkQueue,
 };
 use hostrt_std::{MultiThreadedWorkQueue, SystemAllocator};
-
-fn with_deadline(secs: u64, f: impl FnOnce() + Send + 'static) {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        f();
-        let _ = tx.send(());
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(()) => {}
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("deadline of {secs} s exceeded (hang?)"),
-        Err(_) => panic!("test body panicked"),
-    }
-}
 
 /// `test.async_add`: the wrapping sum, delivered later by a work-queue task.
 fn async_add(a: Argument<i32>, b: Argument<i32>, out: Output<i32>, ctx: &ExecutionContext) {

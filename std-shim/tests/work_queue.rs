@@ -1,10 +1,12 @@
 //! The multi-threaded work queue under load. Every test runs under a deadline: a bug must
 //! fail the test, never hang it.
 
+mod common;
+
+use common::with_deadline;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Barrier, OnceLock};
-use std::time::Duration;
 
 use hostrt_core::{Allocator, AsyncValueRef, ConcurrentWorkQueue, RcAsyncValue, Task};
 use hostrt_std::{MultiThreadedWorkQueue, SystemAllocator};
@@ -13,20 +15,6 @@ fn alloc() -> Allocator {
     static A: OnceLock<Allocator> = OnceLock::new();
     static SYSTEM: SystemAllocator = SystemAllocator::new();
     *A.get_or_init(|| Allocator::register(&SYSTEM).unwrap())
-}
-
-/// Run `f` on a thread and fail if it takes longer than `secs`.
-fn with_deadline(secs: u64, f: impl FnOnce() + Send + 'static) {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        f();
-        let _ = tx.send(());
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(()) => {}
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("deadline of {secs} s exceeded (hang?)"),
-        Err(_) => panic!("test body panicked"),
-    }
 }
 
 fn task(f: impl FnOnce() + Send + 'static) -> Task {
