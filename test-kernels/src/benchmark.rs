@@ -32,6 +32,23 @@ struct Stats {
 }
 
 impl Stats {
+    /// A fresh record: no runs yet, the budget given by the benchmark's attributes.
+    fn new(name: &str, num_warmup_runs: i64, max_count: i64, duration_ns: u64) -> Self {
+        Stats {
+            name: String::from(name),
+            num_warmup_runs,
+            max_count,
+            duration_ns,
+            count: 0,
+            start_wall: 0,
+            start_cpu: 0,
+            wall: Vec::new(),
+            cpu: Vec::new(),
+            total_wall: 0,
+            total_cpu: 0,
+        }
+    }
+
     fn start_run(&mut self) {
         self.count += 1;
         self.start_cpu = sys::process_cpu_ns();
@@ -182,19 +199,12 @@ fn benchmark(frame: &KernelFrame<'_>) {
         Err(e) => return frame.report_error(e.into()),
     };
     frame.set_result(0, RcAsyncValue::clone(&done));
-    let stats = Stats {
-        name: String::from(name),
-        num_warmup_runs: i64::from(num_warmup_runs),
-        max_count: i64::from(max_count),
-        duration_ns: u64::try_from(duration_secs).unwrap_or(0).saturating_mul(1_000_000_000),
-        count: 0,
-        start_wall: 0,
-        start_cpu: 0,
-        wall: Vec::new(),
-        cpu: Vec::new(),
-        total_wall: 0,
-        total_cpu: 0,
-    };
+    let stats = Stats::new(
+        name,
+        i64::from(num_warmup_runs),
+        i64::from(max_count),
+        u64::try_from(duration_secs).unwrap_or(0).saturating_mul(1_000_000_000),
+    );
     let runner = Runner { stats, body, args: frame.args().to_vec(), invoker, ctx, done };
     Box::new(runner).start_run();
 }
@@ -210,17 +220,11 @@ mod tests {
     #[test]
     fn summary_lines_and_percentiles() {
         let mut s = Stats {
-            name: String::from("add.i32"),
-            num_warmup_runs: 1,
-            max_count: 4,
-            duration_ns: u64::MAX,
-            count: 0,
-            start_wall: 0,
-            start_cpu: 0,
             wall: alloc::vec![40, 10, 30, 20],
             cpu: alloc::vec![4, 1, 3, 2],
             total_wall: 100,
             total_cpu: 10,
+            ..Stats::new("add.i32", 1, 4, u64::MAX)
         };
         let text = s.summary();
         let lines: Vec<&str> = text.lines().collect();
@@ -236,19 +240,7 @@ mod tests {
 
     #[test]
     fn run_budget() {
-        let mut s = Stats {
-            name: String::new(),
-            num_warmup_runs: 1,
-            max_count: 2,
-            duration_ns: u64::MAX,
-            count: 0,
-            start_wall: 0,
-            start_cpu: 0,
-            wall: Vec::new(),
-            cpu: Vec::new(),
-            total_wall: 0,
-            total_cpu: 0,
-        };
+        let mut s = Stats::new("", 1, 2, u64::MAX);
         let mut runs = 0;
         loop {
             s.start_run();
