@@ -94,31 +94,18 @@ fn i32_of(r: &Run, i: usize) -> i32 {
     *r.results[i].as_ref().unwrap().get::<i32>().unwrap_or_else(|| panic!("result {i}: {:?}", r.results[i]))
 }
 
-const FIB: &str = r#"
-func.func @fib(%n: i32) -> i32 {
-  %one = tfrt.constant.i32 1
-  %small = "tfrt.lessequal.i32"(%n, %one) : (i32, i32) -> i1
-  %r = tfrt.if %small, %n : (i32) -> (i32) {
-    tfrt.return %n : i32
-  } else {
-    %m1 = tfrt.constant.i32 -1
-    %a = tfrt.add.i32 %n, %m1
-    %b = tfrt.add.i32 %a, %m1
-    %fa = tfrt.call @fib(%a) : (i32) -> i32
-    %fb = tfrt.call @fib(%b) : (i32) -> i32
-    %s = tfrt.add.i32 %fa, %fb
-    tfrt.return %s : i32
-  }
-  tfrt.return %r : i32
-}
-func.func @main() -> i32 {
+/// `@fib` from the firmware example, driven by this test's own `@main`.
+const FIB: &str = concat!(
+    include_str!("../../examples/firmware/programs/fib.mlir"),
+    r#"func.func @main() -> i32 {
   %n = tfrt.constant.i32 15
   %f = tfrt.call @fib(%n) : (i32) -> i32
   %ch = tfrt.new.chain
   %ch1 = tfrt.print.i32 %f, %ch
   tfrt.return %f : i32
 }
-"#;
+"#
+);
 
 #[test]
 fn fib_through_calls_and_ifs() {

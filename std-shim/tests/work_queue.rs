@@ -137,30 +137,17 @@ fn configuration_strings() {
     }
 }
 
-const PROGRAM: &str = r#"
-func.func @fib(%n: i32) -> i32 {
-  %one = tfrt.constant.i32 1
-  %small = "tfrt.lessequal.i32"(%n, %one) : (i32, i32) -> i1
-  %r = tfrt.if %small, %n : (i32) -> (i32) {
-    tfrt.return %n : i32
-  } else {
-    %m1 = tfrt.constant.i32 -1
-    %a = tfrt.add.i32 %n, %m1
-    %b = tfrt.add.i32 %a, %m1
-    %fa = tfrt.call @fib(%a) : (i32) -> i32
-    %fb = tfrt.call @fib(%b) : (i32) -> i32
-    %s = tfrt.add.i32 %fa, %fb
-    tfrt.return %s : i32
-  }
-  tfrt.return %r : i32
-}
-func.func @main(%n: i32) -> (i32, i32) {
+/// `@fib` from the firmware example, driven by this test's own `@main`.
+const PROGRAM: &str = concat!(
+    include_str!("../../examples/firmware/programs/fib.mlir"),
+    r#"func.func @main(%n: i32) -> (i32, i32) {
   %f = tfrt.call @fib(%n) : (i32) -> i32
   %two = tfrt.constant.i32 2
   %g = tfrt.add.i32 %f, %two
   tfrt.return %f, %g : i32, i32
 }
-"#;
+"#
+);
 
 /// Run `@main(n)` with `n` arriving late (completed from a worker), on `queue`.
 fn run_program(queue: &dyn ConcurrentWorkQueue, n: i32) -> (i32, i32) {
