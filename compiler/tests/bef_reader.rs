@@ -44,6 +44,15 @@ fn corrupt(edit: impl FnOnce(&mut Vec<u8>)) -> K {
     load(&b).expect_err("corrupted file must be rejected")
 }
 
+/// The rejection after rewriting the word at `at(file)` from its old value to `new(old)`.
+fn corrupt_word(at: impl FnOnce(&[u8]) -> usize, new: impl FnOnce(u32) -> u32) -> K {
+    corrupt(|b| {
+        let at = at(b);
+        let old = rd(b, at);
+        wr(b, at, new(old))
+    })
+}
+
 #[test]
 fn valid_file_loads() {
     assert_eq!(load(&valid()), Ok(()));
@@ -211,103 +220,32 @@ fn kernel_field(b: &[u8], i: usize, word: usize) -> usize {
 
 #[test]
 fn function_rules() {
-    assert_eq!(
-        corrupt(|b| {
-            let at = func_field(b, 0, 2);
-            wr(b, at, 7)
-        }),
-        K::BadFunction,
-        "kind"
-    );
-    assert_eq!(
-        corrupt(|b| {
-            let at = func_field(b, 0, 5);
-            wr(b, at, 3)
-        }),
-        K::BadFunction,
-        "result count"
-    );
-    assert_eq!(
-        corrupt(|b| {
-            let at = func_field(b, 0, 8);
-            let n = rd(b, at);
-            wr(b, at, n + 1)
-        }),
-        K::BadFunction,
-        "register count"
-    );
-    assert_eq!(
-        corrupt(|b| {
-            let at = func_field(b, 0, 12);
-            wr(b, at, 1)
-        }),
-        K::BadFunction,
-        "frame size"
-    );
-    assert_eq!(
-        corrupt(|b| {
-            let at = func_field(b, 0, 11);
-            wr(b, at, 1 << 20)
-        }),
-        K::BadFunction,
-        "kernel range"
-    );
+    assert_eq!(corrupt_word(|b| func_field(b, 0, 2), |_| 7), K::BadFunction, "kind");
+    assert_eq!(corrupt_word(|b| func_field(b, 0, 5), |_| 3), K::BadFunction, "result count");
+    assert_eq!(corrupt_word(|b| func_field(b, 0, 8), |n| n + 1), K::BadFunction, "register count");
+    assert_eq!(corrupt_word(|b| func_field(b, 0, 12), |_| 1), K::BadFunction, "frame size");
+    assert_eq!(corrupt_word(|b| func_field(b, 0, 11), |_| 1 << 20), K::BadFunction, "kernel range");
 }
 
 #[test]
 fn kernel_rules() {
     // main: %x = constant (kernel 0), %y = add %x, %x (kernel 1).
+    assert_eq!(corrupt_word(|b| kernel_field(b, 0, 5), |_| 1), K::BadKernel, "results out of order");
     assert_eq!(
-        corrupt(|b| {
-            let at = kernel_field(b, 0, 5);
-            wr(b, at, 1)
-        }),
-        K::BadKernel,
-        "results out of order"
-    );
-    assert_eq!(
-        corrupt(|b| {
-            let at = kernel_field(b, 1, 2);
-            let c = rd(b, at);
-            wr(b, at, c - 1)
-        }),
+        corrupt_word(|b| kernel_field(b, 1, 2), |c| c - 1),
         K::BadFunction,
         "users list longer than uses"
     );
     assert_eq!(
-        corrupt(|b| {
-            let at = kernel_field(b, 0, 2);
-            wr(b, at, 1 | 1 << 16)
-        }),
+        corrupt_word(|b| kernel_field(b, 0, 2), |_| 1 | 1 << 16),
         K::BadKernel,
         "argument used before definition"
     );
     // branchy's tfrt.if is kernel 4 (main has 2; branchy's constant and add come first).
     let region_slot = |b: &[u8]| section_of(b, section::POOL).1 + 4 * rd(b, kernel_field(b, 4, 7)) as usize;
-    assert_eq!(
-        corrupt(|b| {
-            let at = region_slot(b);
-            wr(b, at, 1)
-        }),
-        K::BadKernel,
-        "a region that is its own owner"
-    );
-    assert_eq!(
-        corrupt(|b| {
-            let at = region_slot(b);
-            wr(b, at, 2)
-        }),
-        K::BadKernel,
-        "a native function as region"
-    );
-    assert_eq!(
-        corrupt(|b| {
-            let at = region_slot(b);
-            wr(b, at, 99)
-        }),
-        K::BadKernel,
-        "region index out of range"
-    );
+    assert_eq!(corrupt_word(region_slot, |_| 1), K::BadKernel, "a region that is its own owner");
+    assert_eq!(corrupt_word(region_slot, |_| 2), K::BadKernel, "a native function as region");
+    assert_eq!(corrupt_word(region_slot, |_| 99), K::BadKernel, "region index out of range");
 }
 
 #[test]
