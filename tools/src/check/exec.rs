@@ -7,8 +7,6 @@ use std::sync::Mutex;
 
 use hostrt_compiler::bef::{AlignedBytes, decode, write};
 use hostrt_compiler::text::{PrintOptions, parse, print};
-use hostrt_core::Allocator;
-use hostrt_core::allocator::FixedArena;
 use hostrt_core::bef::BefFile;
 
 use super::diagnostics::{Verifier, marker};
@@ -419,10 +417,7 @@ fn run_translate(mode: Translate, input: &str, stdin: &[u8], io: &Capture, env: 
 /// BEF to MLIR text, as `hostrt dis` does.
 fn dis(name: &str, bytes: &[u8]) -> Result<String, String> {
     let bytes = AlignedBytes::new(bytes);
-    let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
-    let scratch = vec![0u8; (bytes.as_bytes().len() + 64).max(4096)];
-    arena.init(Box::leak(scratch.into_boxed_slice())).map_err(|e| format!("{e:?}"))?;
-    let alloc = Allocator::register(arena).map_err(|e| format!("{e:?}"))?;
+    let alloc = crate::scratch_allocator(bytes.as_bytes().len() + 64)?;
     let text = BefFile::load_unresolved(bytes.as_bytes(), alloc)
         .map_err(|e| format!("{name}: {e}"))
         .and_then(|file| decode(&file).map_err(|e| format!("{name}: {e}")))
