@@ -36,6 +36,13 @@ fn registry() -> KernelRegistry<256> {
     r
 }
 
+/// A fresh heap-backed arena of `bytes`, registered; the caller checks it is empty afterwards.
+fn arena(bytes: usize) -> (&'static FixedArena, Allocator) {
+    let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
+    arena.init(Box::leak(vec![0u8; bytes].into_boxed_slice())).unwrap();
+    (arena, Allocator::register(arena).unwrap())
+}
+
 struct Run {
     results: Vec<Option<RcAsyncValue>>,
     output: String,
@@ -52,9 +59,7 @@ fn run_with(
 ) {
     let module = parse("t.mlir", text).unwrap_or_else(|e| panic!("{e}"));
     let bef = AlignedBytes::new(&write(&module, Some(("t.mlir", text))).unwrap_or_else(|e| panic!("{e}")));
-    let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
-    arena.init(Box::leak(vec![0u8; 4 << 20].into_boxed_slice())).unwrap();
-    let alloc = Allocator::register(arena).unwrap();
+    let (arena, alloc) = arena(4 << 20);
     let reg = registry();
     let queue = SingleThreadedWorkQueue::new();
     let output = Mutex::new(String::new());
@@ -223,9 +228,7 @@ func.func @main() -> (i32, i32) {
     let text_owned = text.to_string();
     let module = parse("t.mlir", &text_owned).unwrap();
     let bef = AlignedBytes::new(&write(&module, None).unwrap());
-    let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
-    arena.init(Box::leak(vec![0u8; 1 << 20].into_boxed_slice())).unwrap();
-    let alloc = Allocator::register(arena).unwrap();
+    let (arena, alloc) = arena(1 << 20);
     let reg = registry();
     let queue = SingleThreadedWorkQueue::new();
     {
