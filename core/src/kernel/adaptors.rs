@@ -320,9 +320,8 @@ impl<T> core::fmt::Debug for Output<'_, T> {
 impl<T: Send + Sync + 'static> Output<'_, T> {
     /// Set the result to a new available value.
     pub fn emplace(&self, value: T) {
-        match AsyncValueRef::available(self.frame.exec_ctx().allocator(), value) {
-            Ok(v) => self.slot.set(Some(v.into_rc())),
-            Err(e) => self.frame.report_error(e.into()),
+        if let Some(v) = self.frame.new_available(value) {
+            self.slot.set(Some(v))
         }
     }
 
@@ -412,9 +411,8 @@ impl RemainingResults<'_> {
     }
     /// Set result `i` to a new available value.
     pub fn emplace<T: Send + Sync + 'static>(&self, i: usize, value: T) {
-        match AsyncValueRef::available(self.frame.exec_ctx().allocator(), value) {
-            Ok(v) => self.set(i, v.into_rc()),
-            Err(e) => self.frame.report_error(e.into()),
+        if let Some(v) = self.frame.new_available(value) {
+            self.set(i, v)
         }
     }
     /// Set result `i` to a new indirect value and return it, to be forwarded later.

@@ -155,11 +155,22 @@ impl<'a> KernelFrame<'a> {
         }
     }
 
+    /// A new available value holding `value`; on allocator exhaustion the kernel error has
+    /// been reported and the answer is `None`.
+    pub fn new_available<T: Send + Sync + 'static>(&self, value: T) -> Option<RcAsyncValue> {
+        match AsyncValueRef::available(self.exec.allocator(), value) {
+            Ok(v) => Some(v.into_rc()),
+            Err(e) => {
+                self.report_error(e.into());
+                None
+            }
+        }
+    }
+
     /// Set result `i` to a new available value; allocator exhaustion becomes a kernel error.
     pub fn emplace_result<T: Send + Sync + 'static>(&self, i: usize, value: T) {
-        match AsyncValueRef::available(self.exec.allocator(), value) {
-            Ok(v) => self.set_result(i, v.into_rc()),
-            Err(e) => self.report_error(e.into()),
+        if let Some(v) = self.new_available(value) {
+            self.set_result(i, v)
         }
     }
 
