@@ -20,7 +20,9 @@ firmware_cargo examples/firmware run -q --bin hostrt-firmware-example >"$out/fw.
     cd examples/firmware
     for p in fib errors loops; do
         echo "=== $p"
-        ../../target/debug/hostrt run "programs/$p.mlir" 2>>"$out/host.err" | tail -n +3 || true
+        # The same BEF the firmware embeds (build.rs: one stream per call, depth-first).
+        ../../target/debug/hostrt compile --single-stream "programs/$p.mlir" -o "$out/$p.bef"
+        ../../target/debug/hostrt run "$out/$p.bef" 2>>"$out/host.err" | tail -n +3 || true
     done
 ) >"$out/host.out"
 diff -u "$out/host.out" "$out/fw.out"

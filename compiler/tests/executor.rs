@@ -388,8 +388,11 @@ func.func @main() -> (i32, i32) {
   tfrt.return %r1, %r2 : i32, i32
 }
 "#;
+    // Which `tfrt.once` runs first is the scheduler's choice (with SPEC §2.3 streams the
+    // second one, in the `%ch` task's stream switch); whichever it is runs alone.
     run(text, "main", |r| {
-        assert_eq!(r.output, "int32 = 1\n", "the function ran once");
-        assert_eq!((i32_of(r, 0), i32_of(r, 1)), (1, 1), "both calls return the first run's results");
+        let first = i32_of(r, 0);
+        assert_eq!(r.output, format!("int32 = {first}\n"), "the function ran once");
+        assert_eq!(i32_of(r, 1), first, "both calls return the first run's results");
     });
 }

@@ -152,6 +152,118 @@ unsafe impl<A: HostAllocator> HostAllocator for ProfiledAllocator<A> {
     }
 }
 
+/// What [`FixedSizeTestAllocator`] logs, in TFRT's words (SPEC §2.7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FixedSizeEvent {
+    /// `Allocating <size> bytes. <remaining> remaining.` (info)
+    Allocating { size: usize, remaining: usize },
+    /// `Attempted to allocate <size> bytes. However current capacity is only <remaining>.`
+    /// (error; the request fails)
+    Refused { size: usize, remaining: usize },
+    /// `Freeing <size> bytes. <remaining> available.` (info)
+    Freeing { size: usize, remaining: usize },
+}
+
+impl FixedSizeEvent {
+    /// Whether TFRT logs it as an error (else as info).
+    pub fn is_error(&self) -> bool {
+        matches!(self, FixedSizeEvent::Refused { .. })
+    }
+}
+
+impl fmt::Display for FixedSizeEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            FixedSizeEvent::Allocating { size, remaining } => {
+                write!(f, "Allocating {size} bytes. {remaining} remaining.")
+            }
+            FixedSizeEvent::Refused { size, remaining } => {
+                write!(f, "Attempted to allocate {size} bytes. However current capacity is only {remaining}.")
+            }
+            FixedSizeEvent::Freeing { size, remaining } => {
+                write!(f, "Freeing {size} bytes. {remaining} available.")
+            }
+        }
+    }
+}
+
+/// TFRT's `test_fixed_size_1k` allocator: a byte budget over another allocator. Requests of
+/// at most [`SMALL`](Self::SMALL) bytes pass through unaccounted; larger ones count against
+/// the capacity and are logged, and fail once it would be exceeded.
+pub struct FixedSizeTestAllocator<A> {
+    inner: A,
+    capacity: usize,
+    current: AtomicUsize,
+    log: Box<dyn Fn(FixedSizeEvent) + Send + Sync>,
+}
+
+impl<A> fmt::Debug for FixedSizeTestAllocator<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FixedSizeTestAllocator")
+            .field("capacity", &self.capacity)
+            .field("current", &self.current.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl<A> FixedSizeTestAllocator<A> {
+    /// Requests up to this many bytes are not accounted.
+    pub const SMALL: usize = 32;
+
+    /// A budget of `capacity` bytes over `inner`, reporting each accounted event to `log`.
+    pub fn new(inner: A, capacity: usize, log: impl Fn(FixedSizeEvent) + Send + Sync + 'static) -> Self {
+        FixedSizeTestAllocator { inner, capacity, current: AtomicUsize::new(0), log: Box::new(log) }
+    }
+
+    /// The inner allocator.
+    pub fn inner(&self) -> &A {
+        &self.inner
+    }
+}
+
+// SAFETY: forwards granted requests to `inner` unchanged; refusals allocate nothing.
+unsafe impl<A: HostAllocator> HostAllocator for FixedSizeTestAllocator<A> {
+    fn allocate(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        let size = layout.size();
+        if size <= Self::SMALL {
+            return self.inner.allocate(layout);
+        }
+        let claimed = self.current.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| {
+            c.checked_add(size).filter(|n| *n <= self.capacity)
+        });
+        match claimed {
+            Err(c) => {
+                (self.log)(FixedSizeEvent::Refused { size, remaining: self.capacity - c });
+                Err(AllocError::new(layout))
+            }
+            Ok(c) => match self.inner.allocate(layout) {
+                Ok(p) => {
+                    (self.log)(FixedSizeEvent::Allocating { size, remaining: self.capacity - c - size });
+                    Ok(p)
+                }
+                Err(e) => {
+                    self.current.fetch_sub(size, Ordering::AcqRel);
+                    Err(e)
+                }
+            },
+        }
+    }
+
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+        let size = layout.size();
+        if size > Self::SMALL {
+            let now = self.current.fetch_sub(size, Ordering::AcqRel) - size;
+            (self.log)(FixedSizeEvent::Freeing { size, remaining: self.capacity - now });
+        }
+        // SAFETY: the caller passes a block from `allocate` (so from `inner`) with its layout.
+        unsafe { self.inner.deallocate(ptr, layout) }
+    }
+
+    fn stats(&self) -> Option<AllocStats> {
+        self.inner.stats()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,5 +308,41 @@ mod decorator_tests {
         // SAFETY: from this allocator with `l`.
         unsafe { a.deallocate(p, l) };
         assert_eq!(a.leak_report(), None);
+    }
+}
+
+#[cfg(test)]
+mod fixed_size_tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    #[test]
+    fn budget_logs_and_refuses_like_tfrt() {
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let seen = events.clone();
+        let a = FixedSizeTestAllocator::new(SystemAllocator::new(), 1024, move |e| {
+            seen.lock().unwrap().push(e.to_string())
+        });
+        let small = Layout::from_size_align(32, 8).unwrap();
+        let big = Layout::from_size_align(600, 8).unwrap();
+        let s = a.allocate(small).unwrap();
+        let p = a.allocate(big).unwrap();
+        assert!(a.allocate(big).is_err(), "600 + 600 > 1024");
+        // SAFETY: from this allocator with these layouts.
+        unsafe {
+            a.deallocate(p, big);
+            a.deallocate(s, small);
+        }
+        assert_eq!(
+            *events.lock().unwrap(),
+            [
+                "Allocating 600 bytes. 424 remaining.",
+                "Attempted to allocate 600 bytes. However current capacity is only 424.",
+                "Freeing 600 bytes. 1024 available.",
+            ]
+        );
+        assert!(FixedSizeEvent::Refused { size: 1, remaining: 0 }.is_error());
+        assert_eq!(a.inner().leak_report(), None, "every block went back to the inner allocator");
     }
 }

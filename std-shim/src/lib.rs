@@ -1,7 +1,8 @@
 //! `hostrt-std`: the parts of hostrt that need an operating system.
 //!
 //! - [`SystemAllocator`]: the system heap as a `HostAllocator`, counting allocations so a
-//!   driver can report leaks the way TFRT's `leak_check_allocator` does.
+//!   driver can report leaks the way TFRT's `leak_check_allocator` does;
+//!   [`FixedSizeTestAllocator`] is TFRT's `test_fixed_size_1k` byte budget.
 //! - [`MultiThreadedWorkQueue`]: TFRT's `mstd` queue (work-stealing workers, blocking pool).
 //!
 //! - [`MappedBef`]: zero-copy loading of BEF files through `mmap`, verified in place.
@@ -12,6 +13,8 @@ mod allocator;
 mod mmap;
 mod work_queue;
 
-pub use allocator::{MallocAllocator, Profile, ProfiledAllocator, SystemAllocator};
+pub use allocator::{
+    FixedSizeEvent, FixedSizeTestAllocator, MallocAllocator, Profile, ProfiledAllocator, SystemAllocator,
+};
 pub use mmap::{MapError, MappedBef};
 pub use work_queue::MultiThreadedWorkQueue;

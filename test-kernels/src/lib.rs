@@ -39,6 +39,7 @@ mod atomic;
 mod benchmark;
 mod blocking;
 mod detach;
+mod native;
 mod simple;
 mod sys;
 #[cfg(test)]
@@ -50,13 +51,15 @@ use hostrt_core::kernel::{KernelRegistry, RegistryError};
 
 pub use atomic::AtomicCounter;
 pub use simple::TestResource;
+pub use sys::{LogPrefix, Severity};
 pub use tutorial::Coordinate;
 pub use vt::VtValue;
 
 /// The payload of `!tfrt.string` values.
 pub type TfrtString = alloc::string::String;
 
-/// Register every test kernel: `tfrt_test.*`, `tfrt_tutorial.*` and `vt.*`.
+/// Register every test kernel: `tfrt_test.*`, `tfrt_tutorial.*`, `vt.*`, and the native
+/// functions (`native_add`, ...).
 pub fn register_test_kernels<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
     simple::register(r)?;
     asynchronous::register(r)?;
@@ -64,5 +67,6 @@ pub fn register_test_kernels<const N: usize>(r: &mut KernelRegistry<N>) -> Resul
     blocking::register(r)?;
     benchmark::register(r)?;
     vt::register(r)?;
+    native::register(r)?;
     tutorial::register(r)
 }

@@ -99,19 +99,26 @@ pub(crate) fn thread_index() -> i32 {
 
 /// Log severities (TFRT_LOG's INFO, WARNING, ERROR).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Severity {
+pub enum Severity {
+    /// `I`
     Info,
+    /// `W`
     Warning,
+    /// `E`
     Error,
 }
 
 /// The prefix of a TFRT log line (SPEC §1.6):
 /// `<S> <YYYY-MM-DD HH:MM:SS>.<µs> <thread> <file>:<line>] `. The time is UTC (the
 /// reference prints local time; tests match only the message).
-pub(crate) struct LogPrefix {
-    pub(crate) severity: Severity,
-    pub(crate) file: &'static str,
-    pub(crate) line: u32,
+#[derive(Clone, Copy, Debug)]
+pub struct LogPrefix {
+    /// Severity letter.
+    pub severity: Severity,
+    /// Source file base name the reference logs from.
+    pub file: &'static str,
+    /// Source line the reference logs from.
+    pub line: u32,
 }
 
 impl fmt::Display for LogPrefix {

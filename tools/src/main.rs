@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use hostrt_compiler::bef::{AlignedBytes, decode, write};
+use hostrt_compiler::bef::{AlignedBytes, WriteOptions, decode, write, write_with};
 use hostrt_compiler::text::{PrintOptions, parse, print};
 use hostrt_core::Allocator;
 use hostrt_core::allocator::FixedArena;
@@ -31,6 +31,10 @@ enum Command {
         /// Output `.bef` file (`-` for standard output).
         #[arg(short, long)]
         output: PathBuf,
+        /// Run every call on one stream, depth-first, instead of TFRT's stream assignment
+        /// (smaller live state for recursive programs on firmware; see docs/bef.md).
+        #[arg(long)]
+        single_stream: bool,
     },
     /// Run every function of a program (MLIR text or BEF), as TFRT's bef_executor does.
     Run {
@@ -137,12 +141,13 @@ fn run(cli: Cli) -> Result<(), String> {
             0 => Ok(()),
             code => std::process::exit(i32::from(code)),
         },
-        Command::Compile { input, output } => {
+        Command::Compile { input, output, single_stream } => {
             let name = input.display().to_string();
             let bytes = read_input(&input)?;
             let text = String::from_utf8(bytes).map_err(|e| format!("{name}: not UTF-8: {e}"))?;
             let module = parse(&name, &text).map_err(|e| e.to_string())?;
-            let bef = write(&module, Some((&name, &text))).map_err(|e| e.to_string())?;
+            let options = WriteOptions { streams: !single_stream };
+            let bef = write_with(&module, Some((&name, &text)), options).map_err(|e| e.to_string())?;
             write_output(&output, &bef)
         }
         Command::Dis { input, no_locations } => {

@@ -11,6 +11,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use hostrt_compiler::bef::AlignedBytes;
+use hostrt_core::allocator::HostAllocator;
 use hostrt_core::bef::BefErrorKind;
 use hostrt_core::executor::{DriverError, DriverOptions, Program, for_each_function_in_order, write_result};
 use hostrt_core::kernel::{KernelEntry, KernelLookup};
@@ -19,8 +20,10 @@ use hostrt_core::{
     Allocator, ConcurrentWorkQueue, Diagnostic, ExecutionContext, HostContext, KernelRegistry, Location,
     RcAsyncValue, RequestContext, SingleThreadedWorkQueue,
 };
-use hostrt_std::{MultiThreadedWorkQueue, SystemAllocator};
-use hostrt_test_kernels::register_test_kernels;
+use hostrt_std::{
+    FixedSizeEvent, FixedSizeTestAllocator, MallocAllocator, MultiThreadedWorkQueue, SystemAllocator,
+};
+use hostrt_test_kernels::{LogPrefix, Severity, register_test_kernels};
 
 /// Options of `hostrt run` (TFRT `bef_executor` names).
 #[derive(Debug, Default)]
@@ -112,6 +115,45 @@ impl Drop for Registered {
     }
 }
 
+/// Where the fixed-size allocator's log lines go: the current run's stderr, while the run
+/// lasts. The allocator is leaked (it must be `'static` to register) and may in principle
+/// be called after the run; then the lines are dropped.
+struct LogRoute(std::sync::Mutex<Option<IoPtr>>);
+
+/// A `RunIo` of a run in progress.
+struct IoPtr(*const (dyn RunIo + 'static));
+
+// SAFETY: `RunIo: Sync`, so using it from any thread is fine; the pointer is only
+// dereferenced under the route's lock while the run that owns it is in progress.
+unsafe impl Send for IoPtr {}
+
+impl LogRoute {
+    fn log(&self, e: FixedSizeEvent) {
+        let Ok(io) = self.0.lock() else { return };
+        let Some(io) = io.as_ref() else { return };
+        let (severity, line) = match e {
+            FixedSizeEvent::Allocating { .. } => (Severity::Info, 67),
+            FixedSizeEvent::Refused { .. } => (Severity::Error, 71),
+            FixedSizeEvent::Freeing { .. } => (Severity::Info, 44),
+        };
+        let prefix = LogPrefix { severity, file: "test_fixed_size_allocator.cc", line };
+        // SAFETY: set by `RouteGuard` for the duration of the run and cleared (under this
+        // lock) before the run's `io` goes away.
+        unsafe { &*io.0 }.err(&format!("{prefix}{e}\n"));
+    }
+}
+
+/// Clears a [`LogRoute`] when the run ends, on every path.
+struct RouteGuard(&'static LogRoute);
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        if let Ok(mut io) = self.0.0.lock() {
+            *io = None;
+        }
+    }
+}
+
 /// Run `bytes` (a BEF file) per the driver contract; returns the exit status.
 pub fn run(
     argv0: &str,
@@ -121,19 +163,31 @@ pub fn run(
     diags: &dyn DiagnosticHandler,
 ) -> u8 {
     let system: &'static SystemAllocator = Box::leak(Box::new(SystemAllocator::new()));
-    let banner = match opts.host_allocator_type.as_str() {
-        "" | "leak_check_allocator" => "Choosing memory leak check allocator.",
-        "malloc" => "Choosing malloc.",
-        "profiled_allocator" => "Choosing profiled allocator based on malloc.",
+    let route: &'static LogRoute = Box::leak(Box::new(LogRoute(std::sync::Mutex::new(None))));
+    // SAFETY: only the lifetime is erased; `_guard` clears the route before `io` can dangle.
+    let io_static = unsafe { std::mem::transmute::<&dyn RunIo, &'static dyn RunIo>(io) };
+    if let Ok(mut slot) = route.0.lock() {
+        *slot = Some(IoPtr(io_static));
+    }
+    let _guard = RouteGuard(route);
+    let (banner, host_allocator): (&str, &'static dyn HostAllocator) = match opts.host_allocator_type.as_str()
+    {
+        "" | "leak_check_allocator" => ("Choosing memory leak check allocator.", system),
+        "malloc" => ("Choosing malloc.", system),
+        "profiled_allocator" => ("Choosing profiled allocator based on malloc.", system),
+        "test_fixed_size_1k" => {
+            let fixed = FixedSizeTestAllocator::new(MallocAllocator, 1024, move |e| route.log(e));
+            ("Choosing fixed size malloc.", Box::leak(Box::new(fixed)))
+        }
         other => {
             io.err(&format!(
-                "{argv0}: unsupported host allocator type '{other}' (supported: malloc, profiled_allocator, leak_check_allocator)\n"
+                "{argv0}: unsupported host allocator type '{other}' (supported: malloc, test_fixed_size_1k, profiled_allocator, leak_check_allocator)\n"
             ));
             return 1;
         }
     };
     io.out(&format!("{banner}\n"));
-    let Ok(alloc) = Allocator::register(system) else {
+    let Ok(alloc) = Allocator::register(host_allocator) else {
         io.err(&format!("{argv0}: allocator table full\n"));
         return 1;
     };
@@ -183,6 +237,11 @@ pub fn run(
             Err(e) if e.kind == BefErrorKind::UnknownKernel => {
                 let text = format!("unknown kernel name '{}'", e.detail.as_str());
                 diags.emit(io, DiagnosticKind::Load, e.location.as_ref(), &text);
+                0
+            }
+            Err(e) if e.kind == BefErrorKind::UnknownNativeFunction => {
+                let text = "invalid FunctionIndex section in BEF file: unable to find native function in global registry";
+                diags.emit(io, DiagnosticKind::Load, None, text);
                 0
             }
             Err(e) => {

@@ -2,11 +2,12 @@
 
 mod decode;
 mod encode_attr;
+mod streams;
 mod tables;
 mod write;
 
 pub use decode::decode;
-pub use write::write;
+pub use write::{WriteOptions, write, write_with};
 
 /// BEF bytes in an 8-byte-aligned buffer, as the reader requires.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -13,21 +13,50 @@ use super::tables::{Interner, Strings};
 use crate::CompileError;
 use crate::ast::{Attr, Loc, Module, NamedAttr, Op, Region, Type};
 
-/// Compile `module` to BEF bytes. `source` is the file name and text the module was parsed
-/// from, used to quote the offending line in errors.
+/// How [`write_with`] lays out a program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Assign TFRT's streams (SPEC §2.3) and store them: kernels off the current stream
+    /// become work-queue tasks, as TFRT schedules them. Off, the file has no stream section
+    /// and each call runs depth-first on one stream, which keeps the live state of a
+    /// recursive program small (what firmware wants).
+    pub streams: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions { streams: true }
+    }
+}
+
+/// Compile `module` to BEF bytes with the default [`WriteOptions`]. `source` is the file
+/// name and text the module was parsed from, used to quote the offending line in errors.
 pub fn write(module: &Module, source: Option<(&str, &str)>) -> Result<Vec<u8>, CompileError> {
-    let mut w = Writer { source, ..Writer::default() };
+    write_with(module, source, WriteOptions::default())
+}
+
+/// Compile `module` to BEF bytes (see [`write`]) with `options`.
+pub fn write_with(
+    module: &Module,
+    source: Option<(&str, &str)>,
+    options: WriteOptions,
+) -> Result<Vec<u8>, CompileError> {
+    let module_options = StreamOptions::of(&module.attrs, None);
+    let mut w = Writer { source, module_options, streams: options.streams, ..Writer::default() };
     for (i, func) in module.funcs.iter().enumerate() {
         if w.func_index.insert(func.name.clone(), i as u32).is_some() {
             return Err(w.err(&func.loc, format!("redefinition of symbol named '{}'", func.name)));
         }
         w.functions.push(FunctionRecord::default());
+        w.root_streams.push(0);
     }
     for (i, func) in module.funcs.iter().enumerate() {
         let attrs = w.dict(&func.attrs, &func.loc)?;
         let loc = w.loc(&func.loc);
         match &func.body {
             Some(body) => {
+                // The function's own options apply to its body only; regions use the module's.
+                w.body_options = Some(StreamOptions::of(&func.attrs, Some(module_options)));
                 w.body(i as u32, &func.name, &func.args, body, Some(&func.results), attrs, loc)?;
             }
             None => {
@@ -65,6 +94,42 @@ struct Writer<'s> {
     pool: Vec<u32>,
     func_index: HashMap<String, u32>,
     module_attrs: u32,
+    /// Stream of each function's pseudo kernel, by function index.
+    root_streams: Vec<u32>,
+    /// Stream of each kernel, in KERNELS order.
+    kernel_streams: Vec<u32>,
+    /// Whether to emit the STREAMS section.
+    streams: bool,
+    /// Stream options of the module, used for regions.
+    module_options: StreamOptions,
+    /// Options for the next body compiled, when it is a function's (taken by `body`).
+    body_options: Option<StreamOptions>,
+}
+
+/// `tfrt.cost_threshold` and `tfrt.merge_inter_dependent_streams` (SPEC §2.3).
+#[derive(Clone, Copy, Debug, Default)]
+struct StreamOptions {
+    threshold: Option<i64>,
+    merge_inter_dependent: bool,
+}
+
+impl StreamOptions {
+    /// The options in `attrs`, each falling back to `outer` (the module's) when absent.
+    fn of(attrs: &[NamedAttr], outer: Option<StreamOptions>) -> Self {
+        let outer = outer.unwrap_or_default();
+        let find = |name: &str| attrs.iter().find(|a| a.name == name).map(|a| &a.value);
+        StreamOptions {
+            threshold: match find("tfrt.cost_threshold") {
+                Some(Attr::Int { value, .. }) => Some(*value),
+                _ => outer.threshold,
+            },
+            merge_inter_dependent: match find("tfrt.merge_inter_dependent_streams") {
+                Some(Attr::Bool(b)) => *b,
+                Some(Attr::Unit) => true,
+                _ => outer.merge_inter_dependent,
+            },
+        }
+    }
 }
 
 /// Per-function state while compiling a body.
@@ -136,6 +201,8 @@ impl<'s> Writer<'s> {
         loc: u32,
     ) -> Result<Vec<Type>, CompileError> {
         let mut b = Body::default();
+        let options = self.body_options.take().unwrap_or(self.module_options);
+        let streams = super::streams::assign(region, options.threshold, options.merge_inter_dependent);
         for (arg, ty) in args {
             let r = b.reg_types.len() as u32;
             b.reg_types.push(ty.clone());
@@ -196,6 +263,8 @@ impl<'s> Writer<'s> {
         let first_kernel = self.kernels.len() as u32;
         let (nreg, nk) = (b.reg_types.len(), b.kernels.len());
         self.kernels.append(&mut b.kernels);
+        self.kernel_streams.extend(streams.kernels.iter().copied().chain(std::iter::repeat(0)).take(nk));
+        self.root_streams[slot as usize] = streams.root;
         let name = self.str_ref(name);
         self.functions[slot as usize] = FunctionRecord {
             name,
@@ -309,6 +378,7 @@ impl<'s> Writer<'s> {
         for region in &op.regions {
             let slot = self.functions.len() as u32;
             self.functions.push(FunctionRecord::default());
+            self.root_streams.push(0);
             let loc = self.loc(&op.loc);
             self.body(slot, "", &region.args, region, None, f::NONE, loc)?;
             regions.push(slot);
@@ -402,7 +472,7 @@ impl<'s> Writer<'s> {
             })
             .collect();
         let words = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
-        let sections: Vec<(u32, Vec<u8>)> = vec![
+        let mut sections: Vec<(u32, Vec<u8>)> = vec![
             (section::STRINGS, std::mem::take(&mut self.strings.bytes)),
             (section::TYPES, words(&types)),
             (section::KERNEL_NAMES, words(&kernel_names)),
@@ -414,6 +484,10 @@ impl<'s> Writer<'s> {
             (section::LOCATIONS, words(&locations)),
             (section::MODULE, words(&[self.module_attrs])),
         ];
+        if self.streams {
+            let streams = [self.root_streams.as_slice(), self.kernel_streams.as_slice()].concat();
+            sections.push((section::STREAMS, words(&streams)));
+        }
         let mut out = Vec::new();
         out.extend_from_slice(&f::MAGIC);
         out.extend_from_slice(&f::VERSION_MAJOR.to_le_bytes());

@@ -35,6 +35,8 @@ pub enum BefErrorKind {
     BadKernel,
     /// A kernel name is not in the registry.
     UnknownKernel,
+    /// A native function declaration names no registered function (SPEC §3.13).
+    UnknownNativeFunction,
     /// The scratch memory verification needs could not be allocated.
     OutOfMemory,
 }
@@ -55,6 +57,7 @@ impl BefErrorKind {
             BefErrorKind::BadFunction => "inconsistent function record",
             BefErrorKind::BadKernel => "inconsistent kernel record",
             BefErrorKind::UnknownKernel => "unknown kernel",
+            BefErrorKind::UnknownNativeFunction => "unable to find native function in global registry",
             BefErrorKind::OutOfMemory => "out of memory for verification scratch",
         }
     }

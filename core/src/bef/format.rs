@@ -8,7 +8,7 @@ pub const MAGIC: [u8; 4] = *b"HBEF";
 /// Major version: readers reject files with another major version.
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: a newer minor version only adds sections, which older readers skip.
-pub const VERSION_MINOR: u16 = 0;
+pub const VERSION_MINOR: u16 = 1;
 /// Byte size of the file header.
 pub const HEADER_SIZE: usize = 24;
 /// Offset of the header's CRC-32 field.
@@ -105,6 +105,10 @@ pub mod section {
     /// `[u32]`: byte offset in ATTRIBUTES of each attribute blob, in file order. Attributes
     /// are referenced everywhere by their index in this table.
     pub const ATTR_INDEX: u32 = 10;
+    /// Optional (minor version 1): `[u32]` stream ids (SPEC §2.3), first the root stream of
+    /// each function (its pseudo kernel), then one per kernel in KERNELS order. Without it
+    /// every kernel of a function shares one stream.
+    pub const STREAMS: u32 = 11;
     /// Every id a version-1 reader requires.
     pub const REQUIRED: [u32; 10] =
         [STRINGS, TYPES, KERNEL_NAMES, ATTRIBUTES, FUNCTIONS, KERNELS, POOL, LOCATIONS, MODULE, ATTR_INDEX];

@@ -61,8 +61,10 @@ pub struct BefFile<'a> {
     pub(crate) pool: &'a [u32],
     pub(crate) locations: &'a [LocationRecord],
     pub(crate) module_attrs: u32,
+    /// Stream ids: one per function, then one per kernel; empty when the file has none.
+    pub(crate) streams: &'a [u32],
     /// Byte offset of each section, for error reporting.
-    offsets: [usize; 11],
+    offsets: [usize; SLOTS],
 }
 
 /// Result of a failed check, before the offset is attached.
@@ -127,8 +129,8 @@ impl<'a> BefFile<'a> {
         if dir_end.is_none_or(|end| end > bytes.len()) {
             return Err(BefError::new(K::Truncated, 12, "section directory"));
         }
-        let mut found: [Option<&'a [u8]>; 11] = [None; 11];
-        let mut offsets = [0usize; 11];
+        let mut found: [Option<&'a [u8]>; SLOTS] = [None; SLOTS];
+        let mut offsets = [0usize; SLOTS];
         for i in 0..count {
             let at = f::HEADER_SIZE + i * f::SECTION_ENTRY_SIZE;
             let (id, off, size) =
@@ -157,6 +159,22 @@ impl<'a> BefFile<'a> {
         let module = get(f::section::MODULE)?;
         let bad =
             |id: u32| BefError::new(K::BadSection, offsets[section_slot(id)], "size is not whole records");
+        let functions: &[FunctionRecord] = cast(functions).ok_or(bad(f::section::FUNCTIONS))?;
+        let kernels: &[KernelRecord] = cast(kernels).ok_or(bad(f::section::KERNELS))?;
+        let streams = match found[section_slot(f::section::STREAMS)] {
+            None => &[][..],
+            Some(s) => match cast::<u32>(s) {
+                Some(w) if w.len() == functions.len() + kernels.len() => w,
+                _ => {
+                    let at = offsets[section_slot(f::section::STREAMS)];
+                    return Err(BefError::new(
+                        K::BadSection,
+                        at,
+                        "streams: not one id per function and kernel",
+                    ));
+                }
+            },
+        };
         Ok(BefFile {
             bytes,
             strings,
@@ -164,14 +182,15 @@ impl<'a> BefFile<'a> {
             kernel_names: cast(kernel_names).ok_or(bad(f::section::KERNEL_NAMES))?,
             attributes,
             attr_index: cast(attr_index).ok_or(bad(f::section::ATTR_INDEX))?,
-            functions: cast(functions).ok_or(bad(f::section::FUNCTIONS))?,
-            kernels: cast(kernels).ok_or(bad(f::section::KERNELS))?,
+            functions,
+            kernels,
             pool: cast(pool).ok_or(bad(f::section::POOL))?,
             locations: cast(locations).ok_or(bad(f::section::LOCATIONS))?,
             module_attrs: match cast::<u32>(module) {
                 Some([m]) => *m,
                 _ => return Err(bad(f::section::MODULE)),
             },
+            streams,
             offsets,
         })
     }
@@ -460,9 +479,12 @@ fn bytemuck_words(w: &[u32]) -> &[u8] {
     unsafe { core::slice::from_raw_parts(w.as_ptr().cast::<u8>(), core::mem::size_of_val(w)) }
 }
 
+/// Entries of the per-file section tables: slot 0 (unknown) and one per known id.
+const SLOTS: usize = f::section::STREAMS as usize + 1;
+
 /// Position of a known section id in the per-file tables (0: unknown).
 fn section_slot(id: u32) -> usize {
-    if (1..=10).contains(&id) { id as usize } else { 0 }
+    if (1..SLOTS as u32).contains(&id) { id as usize } else { 0 }
 }
 
 /// Zeroed `u32` scratch memory from an allocator, freed on drop.

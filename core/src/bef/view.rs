@@ -278,6 +278,16 @@ impl<'a> Function<'a> {
         let first = self.rec.first_kernel as usize;
         self.file.kernels.get(first..first + self.rec.num_kernels as usize).unwrap_or(&[])
     }
+    /// Stream of the function's pseudo kernel (0 when the file has no stream section).
+    pub fn root_stream(&self) -> u32 {
+        self.file.streams.get(self.index as usize).copied().unwrap_or(0)
+    }
+    /// Stream of each kernel, in order; empty when the file has no stream section (then all
+    /// kernels share the root's stream 0).
+    pub fn kernel_streams(&self) -> &'a [u32] {
+        let first = self.file.functions.len() + self.rec.first_kernel as usize;
+        self.file.streams.get(first..first + self.rec.num_kernels as usize).unwrap_or(&[])
+    }
     /// Index of the function's attribute dictionary, if any.
     pub fn attrs(&self) -> Option<u32> {
         (self.rec.attrs != f::NONE).then_some(self.rec.attrs)

@@ -58,6 +58,12 @@ impl<T> CallBuf<T> {
         unsafe { core::slice::from_raw_parts(self.base(), self.len) }
     }
 
+    /// The elements, mutably.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
+        // SAFETY: as for `as_slice`, and `&mut self` makes the access exclusive.
+        unsafe { core::slice::from_raw_parts_mut(self.base().cast_mut(), self.len) }
+    }
+
     /// Move the elements out, in order.
     pub(crate) fn drain(mut self, mut f: impl FnMut(T)) {
         let base = self.base();

@@ -11,6 +11,7 @@
 mod buf;
 mod driver;
 mod frame;
+mod native;
 mod program;
 mod run;
 

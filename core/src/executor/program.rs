@@ -8,11 +8,14 @@ use crate::bef::{BefError, BefErrorKind, BefFile};
 use crate::kernel::{KernelEntry, KernelLookup};
 
 /// A verified BEF file plus a table (in allocator memory) mapping each kernel code to its
-/// implementation. Dropping it frees the table.
+/// implementation, and one mapping each native function declaration to the registry entry
+/// of the same name (SPEC §3.13). Dropping it frees the tables.
 pub struct Program<'a> {
     pub(crate) file: BefFile<'a>,
     table: NonNull<KernelEntry>,
     len: usize,
+    /// One slot per function when the file declares native functions.
+    natives: Option<NonNull<Option<KernelEntry>>>,
     alloc: Allocator,
 }
 
@@ -32,9 +35,10 @@ impl core::fmt::Debug for Program<'_> {
 }
 
 impl<'a> Program<'a> {
-    /// Verify `bytes`, resolve every kernel name against `kernels`, and keep the resolved
-    /// table in `alloc`. Fails with the reader's error (an unknown kernel names itself and
-    /// its location) or when the table cannot be allocated.
+    /// Verify `bytes`, resolve every kernel name and native function declaration against
+    /// `kernels`, and keep the resolved tables in `alloc`. Fails with the reader's error (an
+    /// unknown kernel names itself and its location), with `UnknownNativeFunction` naming
+    /// the first unregistered native function, or when a table cannot be allocated.
     pub fn load(bytes: &'a [u8], kernels: &dyn KernelLookup, alloc: Allocator) -> Result<Self, BefError> {
         let file = BefFile::load(bytes, kernels, alloc)?;
         let len = file.num_kernel_names();
@@ -59,7 +63,43 @@ impl<'a> Program<'a> {
                 }
             }
         }
-        Ok(Program { file, table, len, alloc })
+        let mut program = Program { file, table, len, natives: None, alloc };
+        let nf = program.file.num_functions();
+        let native = |i: usize| program.file.function(i as u32).is_some_and(|f| f.is_native());
+        if (0..nf).any(native) {
+            let layout = Layout::array::<Option<KernelEntry>>(nf)
+                .map_err(|_| BefError::new(BefErrorKind::OutOfMemory, 0, "native function table"))?;
+            let natives = alloc
+                .allocate(layout)
+                .map_err(|_| BefError::new(BefErrorKind::OutOfMemory, 0, "native function table"))?
+                .cast::<Option<KernelEntry>>();
+            let mut missing = None;
+            for i in 0..nf {
+                let f = program.file.function(i as u32).filter(|f| f.is_native());
+                let entry = f.and_then(|f| kernels.lookup(f.name()));
+                if let (Some(f), None, None) = (f, entry, missing) {
+                    missing = Some(f.name());
+                }
+                // SAFETY: `i < nf`, within the fresh block.
+                unsafe { natives.as_ptr().add(i).write(entry) };
+            }
+            program.natives = Some(natives);
+            if let Some(name) = missing {
+                return Err(BefError::new(BefErrorKind::UnknownNativeFunction, 0, name));
+            }
+        }
+        Ok(program)
+    }
+
+    /// The registered implementation of native function `function`, if it is one and the
+    /// registry had it when the program was loaded.
+    pub(crate) fn native(&self, function: u32) -> Option<&KernelEntry> {
+        let natives = self.natives?;
+        if function as usize >= self.file.num_functions() {
+            return None;
+        }
+        // SAFETY: the table holds `num_functions` initialised slots, written in `load`.
+        unsafe { (*natives.as_ptr().add(function as usize)).as_ref() }
     }
 
     /// The underlying file.
@@ -87,6 +127,12 @@ impl Drop for Program<'_> {
         if let Ok(layout) = Layout::array::<KernelEntry>(self.len.max(1)) {
             // SAFETY: allocated in `load` with this (same) layout.
             unsafe { self.alloc.deallocate(self.table.cast(), layout) };
+        }
+        if let (Some(natives), Ok(layout)) =
+            (self.natives, Layout::array::<Option<KernelEntry>>(self.file.num_functions()))
+        {
+            // SAFETY: allocated in `load` with this layout; entries need no dropping.
+            unsafe { self.alloc.deallocate(natives.cast(), layout) };
         }
     }
 }

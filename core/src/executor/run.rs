@@ -1,7 +1,7 @@
 //! The BEF executor algorithm (SPEC §2.4): kick-off with the pseudo kernel, ready counts,
-//! inline LIFO processing, publication of results (waiting on unavailable ones), error
-//! poisoning and cancellation. One stream per function for now: every ready kernel runs
-//! inline on the thread that made it ready.
+//! inline LIFO processing of the current stream, other streams handed to the work queue as
+//! one task per stream, publication of results (waiting on unavailable ones), error
+//! poisoning and cancellation.
 
 use core::cell::Cell;
 
@@ -24,17 +24,34 @@ pub const MAX_STACK_DEPTH: u32 = 100;
 /// for all threads: another thread's nesting can only make us enqueue earlier, which is safe.
 static DEPTH: AtomicU32 = AtomicU32::new(0);
 
-/// A LIFO list of ready kernels threaded through the frame's link array.
-struct ReadyQueue {
-    head: u32,
+/// Ready kernels of one thread of control (SPEC §2.4 "ready queue"): those of the current
+/// stream run inline (LIFO), the others (the outline list, in notification order) go to the
+/// work queue. Both lists are threaded through the frame's link array: a kernel becomes
+/// ready once per call, so it is on at most one list.
+struct ReadyQueue<'a> {
+    /// Stream id of each kernel (empty: every kernel is in stream 0).
+    streams: &'a [u32],
+    stream: u32,
+    inline: u32,
+    out_head: u32,
+    out_tail: u32,
+    out_len: usize,
 }
 
-impl ReadyQueue {
-    fn new() -> Self {
-        ReadyQueue { head: NIL }
+impl<'a> ReadyQueue<'a> {
+    fn new(f: &Function<'a>, stream: u32) -> Self {
+        Self::with_inline(f.kernel_streams(), stream, NIL)
+    }
+
+    fn with_inline(streams: &'a [u32], stream: u32, inline: u32) -> Self {
+        ReadyQueue { streams, stream, inline, out_head: NIL, out_tail: NIL, out_len: 0 }
+    }
+
+    #[inline]
+    fn stream_of(&self, k: u32) -> u32 {
+        self.streams.get(k as usize).copied().unwrap_or(0)
     }
 }
-
 impl Program<'_> {
     /// Start function `function` with `args`, putting its (possibly unavailable) results in
     /// `results`. Kernels that are ready run inline before this returns; the rest run when
@@ -59,9 +76,6 @@ impl Program<'_> {
             return fail(crate::diag!(NotFound, "no function with index {function}"));
         };
         let rec = *f.record();
-        if f.is_native() {
-            return fail(crate::diag!(Unimplemented, "native function '{}' is not available", f.name()));
-        }
         if args.len() != rec.num_args as usize || results.len() != rec.num_results as usize {
             return fail(crate::diag!(
                 InvalidArgument,
@@ -72,6 +86,12 @@ impl Program<'_> {
                 args.len(),
                 results.len()
             ));
+        }
+        if f.is_native() {
+            return match self.native(function) {
+                Some(entry) => super::native::call(exec, entry, args, results),
+                None => fail(crate::diag!(Unimplemented, "native function '{}' is not registered", f.name())),
+            };
         }
         // SAFETY: forwarded from this function's contract.
         let Some(frame) = (unsafe { Frame::new(self, exec, &f) }) else {
@@ -109,7 +129,7 @@ impl Program<'_> {
                 slot.set(p);
             }
         }
-        let mut queue = ReadyQueue::new();
+        let mut queue = ReadyQueue::new(&f, f.root_stream());
         // Pseudo kernel: zero-operand kernels in textual order, then the arguments.
         for (k, kr) in f.kernels().iter().enumerate() {
             if kr.num_args() == 0 {
@@ -134,19 +154,163 @@ fn fill_error(exec: &ExecutionContext<'_>, results: &[Cell<Option<RcAsyncValue>>
 }
 
 #[inline]
-fn notify(frame: &Frame, k: u32, queue: &mut ReadyQueue) {
+fn notify(frame: &Frame, k: u32, queue: &mut ReadyQueue<'_>) {
     let ready = frame.ready(k);
     if ready.load(Ordering::Acquire) == 1 || ready.fetch_sub(1, Ordering::AcqRel) == 1 {
-        frame.set_link(k, queue.head);
-        queue.head = k;
+        if queue.stream_of(k) == queue.stream {
+            frame.set_link(k, queue.inline);
+            queue.inline = k;
+        } else {
+            frame.set_link(k, NIL);
+            if queue.out_tail == NIL {
+                queue.out_head = k;
+            } else {
+                frame.set_link(queue.out_tail, k);
+            }
+            queue.out_tail = k;
+            queue.out_len += 1;
+        }
     }
 }
 
-fn process(frame: &Frame, f: &Function<'_>, queue: &mut ReadyQueue) {
-    while queue.head != NIL {
-        let k = queue.head;
-        queue.head = frame.link(k);
+/// SPEC §2.4 "Process": run inline kernels LIFO; whenever the inline list runs dry, adopt
+/// the stream of the first outline kernel; after each step hand the outline to the queue.
+fn process(frame: &Frame, f: &Function<'_>, queue: &mut ReadyQueue<'_>) {
+    if queue.out_head != NIL {
+        flush_outline(frame, queue, queue.inline == NIL);
+    }
+    while queue.inline != NIL {
+        let k = queue.inline;
+        queue.inline = frame.link(k);
         run_kernel(frame, f, k, queue);
+        if queue.out_head != NIL {
+            flush_outline(frame, queue, queue.inline == NIL);
+        }
+    }
+}
+
+/// "Switch" (when `switch` is set: the first outline kernel's stream becomes current and
+/// its kernels move to the inline list, using the reference's exchange partition so the
+/// order matches), then "enqueue outline": one task per stream, in ascending stream order.
+fn flush_outline(frame: &Frame, queue: &mut ReadyQueue<'_>, switch: bool) {
+    let n = queue.out_len;
+    let alloc = frame.exec().allocator();
+    let mut items = CallBuf::empty();
+    let mut next = queue.out_head;
+    let collected = items.fill(
+        alloc,
+        n,
+        core::iter::from_fn(|| {
+            let k = next;
+            next = if k == NIL { NIL } else { frame.link(k) };
+            (k != NIL).then_some(k)
+        }),
+    );
+    let mut keys = CallBuf::empty();
+    if !collected || !keys.fill(alloc, n, 0..n as u64) {
+        // No memory to order them: every outline kernel becomes its own task, in list order
+        // (still correct, only the order differs from the reference).
+        let mut k = queue.out_head;
+        while k != NIL {
+            let after = frame.link(k);
+            frame.set_link(k, NIL);
+            enqueue_stream(frame, queue.stream_of(k), k);
+            k = after;
+        }
+        *queue = ReadyQueue::with_inline(queue.streams, queue.stream, queue.inline);
+        return;
+    }
+    queue.out_head = NIL;
+    queue.out_tail = NIL;
+    queue.out_len = 0;
+    let items = items.as_mut_slice();
+    let mut rest = items.len();
+    if switch {
+        let s = queue.stream_of(items[0]);
+        let stream_of = |k: u32| queue.stream_of(k);
+        let (mut i, mut j) = (0, items.len());
+        loop {
+            while i < j && stream_of(items[i]) != s {
+                i += 1;
+            }
+            if i == j {
+                break;
+            }
+            j -= 1;
+            while j > i && stream_of(items[j]) == s {
+                j -= 1;
+            }
+            if i == j {
+                break;
+            }
+            items.swap(i, j);
+            i += 1;
+        }
+        queue.stream = s;
+        for &k in &items[i..] {
+            frame.set_link(k, queue.inline);
+            queue.inline = k;
+        }
+        rest = i;
+    }
+    // Stable order by stream: sort (stream, position) keys.
+    let keys = &mut keys.as_mut_slice()[..rest];
+    for (key, &k) in keys.iter_mut().zip(items.iter()) {
+        *key |= u64::from(queue.stream_of(k)) << 32;
+    }
+    heap_sort(keys);
+    let mut at = 0;
+    while at < keys.len() {
+        let s = (keys[at] >> 32) as u32;
+        let mut head = NIL;
+        while at < keys.len() && (keys[at] >> 32) as u32 == s {
+            let k = items[(keys[at] & 0xffff_ffff) as usize];
+            frame.set_link(k, head);
+            head = k;
+            at += 1;
+        }
+        enqueue_stream(frame, s, head);
+    }
+}
+
+/// Sort in place in O(n log n) with a few hundred bytes of code (`sort_unstable` costs
+/// kilobytes of flash). The keys are distinct, so the order is fully determined.
+fn heap_sort(v: &mut [u64]) {
+    fn sift_down(v: &mut [u64], mut root: usize, end: usize) {
+        loop {
+            let mut child = 2 * root + 1;
+            if child >= end {
+                return;
+            }
+            if child + 1 < end && v[child + 1] > v[child] {
+                child += 1;
+            }
+            if v[root] >= v[child] {
+                return;
+            }
+            v.swap(root, child);
+            root = child;
+        }
+    }
+    for i in (0..v.len() / 2).rev() {
+        sift_down(v, i, v.len());
+    }
+    for end in (1..v.len()).rev() {
+        v.swap(0, end);
+        sift_down(v, 0, end);
+    }
+}
+
+/// Enqueue a task that processes the ready list `inline` (kernels of `stream`).
+fn enqueue_stream(frame: &Frame, stream: u32, inline: u32) {
+    let task_frame = frame.retain();
+    let task = move || {
+        let Some(f) = task_frame.program().file.function(task_frame.function()) else { return };
+        let mut q = ReadyQueue::with_inline(f.kernel_streams(), stream, inline);
+        process(&task_frame, &f, &mut q);
+    };
+    if let Err(oom) = frame.exec().host().enqueue_work(task) {
+        (oom.into_inner())(); // no memory for a task: run it here after all
     }
 }
 
@@ -174,7 +338,7 @@ fn store(frame: &Frame, f: &Function<'_>, v: RcAsyncValue, r: u32) {
 }
 
 /// Make `v`, the value of register `r`, visible to its users.
-fn publish(frame: &Frame, f: &Function<'_>, v: RcAsyncValue, r: u32, queue: &mut ReadyQueue) {
+fn publish(frame: &Frame, f: &Function<'_>, v: RcAsyncValue, r: u32, queue: &mut ReadyQueue<'_>) {
     let rec = f.registers()[r as usize];
     let users = frame.program().file.pool_words(rec.users, rec.num_users as usize).unwrap_or(&[]);
     let kernels = f.kernels();
@@ -198,7 +362,8 @@ fn publish(frame: &Frame, f: &Function<'_>, v: RcAsyncValue, r: u32, queue: &mut
     }
     let waiter_frame = frame.retain();
     let value = v.clone();
-    let waiter = move || on_available(waiter_frame, value, r, !any_non_strict);
+    let stream = queue.stream;
+    let waiter = move || on_available(waiter_frame, value, r, stream, !any_non_strict);
     if let Err(oom) = v.and_then(waiter) {
         // No memory to wait: the users see an out-of-memory error instead.
         drop(oom);
@@ -219,12 +384,12 @@ fn publish(frame: &Frame, f: &Function<'_>, v: RcAsyncValue, r: u32, queue: &mut
 
 /// A value a kernel waited on became available: store it (unless stored already for
 /// non-strict users) and run the strict users, inline or, past the depth limit, as a task.
-fn on_available(frame: Frame, v: RcAsyncValue, r: u32, do_store: bool) {
+fn on_available(frame: Frame, v: RcAsyncValue, r: u32, stream: u32, do_store: bool) {
     let depth = DEPTH.fetch_add(1, Ordering::Relaxed) + 1;
     if depth >= MAX_STACK_DEPTH {
         DEPTH.fetch_sub(1, Ordering::Relaxed);
         let exec = core::ptr::from_ref(frame.exec()).cast::<ExecutionContext<'static>>();
-        let task = move || on_available_now(&frame, v, r, do_store);
+        let task = move || on_available_now(&frame, v, r, stream, do_store);
         // SAFETY: the executor's contract keeps the execution context alive while any frame
         // of the request exists (this task holds one).
         let host = unsafe { &*exec }.host();
@@ -233,11 +398,11 @@ fn on_available(frame: Frame, v: RcAsyncValue, r: u32, do_store: bool) {
         }
         return;
     }
-    on_available_now(&frame, v, r, do_store);
+    on_available_now(&frame, v, r, stream, do_store);
     DEPTH.fetch_sub(1, Ordering::Relaxed);
 }
 
-fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, do_store: bool) {
+fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, stream: u32, do_store: bool) {
     let Some(f) = frame.program().file.function(frame.function()) else { return };
     if do_store {
         store(frame, &f, v, r);
@@ -246,7 +411,7 @@ fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, do_store: bool) {
     let users = frame.program().file.pool_words(rec.users, rec.num_users as usize).unwrap_or(&[]);
     let kernels = f.kernels();
     let program = frame.program();
-    let mut queue = ReadyQueue::new();
+    let mut queue = ReadyQueue::new(&f, stream);
     for &k in users.iter().rev() {
         if !program.entry(kernels[k as usize].code).non_strict {
             notify(frame, k, &mut queue);
@@ -255,7 +420,7 @@ fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, do_store: bool) {
     process(frame, &f, &mut queue);
 }
 
-fn run_kernel(frame: &Frame, f: &Function<'_>, k: u32, queue: &mut ReadyQueue) {
+fn run_kernel(frame: &Frame, f: &Function<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     let program = frame.program();
     let file = &program.file;
     let kr: KernelRecord = f.kernels()[k as usize];
@@ -265,15 +430,18 @@ fn run_kernel(frame: &Frame, f: &Function<'_>, k: u32, queue: &mut ReadyQueue) {
     let arg_regs = file.kernel_args(&kr);
     let (attr_idx, _) = file.kernel_attrs(&kr);
     let n_res = kr.num_results() as usize;
-    // 1-2. Cancellation, then the last error operand; each use takes one reference.
+    // 1-2. Cancellation, then the last error operand; each use takes one reference. A
+    // non-strict kernel (`tfrt.call`) receives error operands like any other value: the
+    // callee's own kernels skip on them, as TFRT's non-strict function execution does.
     let mut err = exec.request().cancel_value();
+    let strict = !entry.non_strict;
     let mut attr_buf = CallBuf::empty();
     let mut args = CallBuf::empty();
     let args_ok = args.fill(
         alloc,
         arg_regs.len(),
         arg_regs.iter().filter_map(|a| frame.take(*a)).inspect(|v| {
-            if v.is_error() {
+            if strict && v.is_error() {
                 err = Some(v.clone());
             }
         }),
@@ -352,7 +520,7 @@ fn publish_result(
     kr: &KernelRecord,
     i: usize,
     v: Option<RcAsyncValue>,
-    queue: &mut ReadyQueue,
+    queue: &mut ReadyQueue<'_>,
 ) {
     let r = kr.first_result + i as u32;
     let v = match v {
@@ -388,5 +556,34 @@ impl Invoke for Program<'_> {
 
     fn attribute(&self, index: u32) -> Option<AttrRef<'_>> {
         self.file.attr_ref(index)
+    }
+
+    fn num_results(&self, function: u32) -> Option<usize> {
+        self.file.function(function).map(|f| f.record().num_results as usize)
+    }
+
+    fn result_type(&self, function: u32, i: usize) -> Option<&str> {
+        let f = self.file.function(function)?;
+        f.result_types().get(i).map(|t| self.file.type_name(*t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn heap_sort_sorts() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for n in 0..40 {
+            let mut v: heapless::Vec<u64, 40> = (0..n)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed % 16
+                })
+                .collect();
+            super::heap_sort(&mut v);
+            assert!(v.windows(2).all(|w| w[0] <= w[1]), "{v:?}");
+        }
     }
 }

@@ -54,6 +54,12 @@ pub trait Invoke: Sync {
     /// Attribute `index` of the program: how kernels read the children of nested
     /// (aggregate) attributes, which refer to them by index.
     fn attribute(&self, index: u32) -> Option<AttrRef<'_>>;
+
+    /// Number of results `function` returns (`None`: no such function).
+    fn num_results(&self, function: u32) -> Option<usize>;
+
+    /// Type name of result `i` of `function` as written (`i32`, `!tfrt.chain`).
+    fn result_type(&self, function: u32, i: usize) -> Option<&str>;
 }
 
 impl fmt::Debug for KernelFrame<'_> {

@@ -2,6 +2,7 @@
 //! prints, calls and control flow. Registered explicitly with [`register_basic_kernels`].
 
 mod control;
+mod parallel;
 mod scalar;
 
 use crate::kernel::{KernelRegistry, RegistryError};
@@ -11,7 +12,8 @@ pub fn register_basic_kernels<const N: usize>(registry: &mut KernelRegistry<N>) 
     scalar::register_integer(registry)?;
     scalar::register_float(registry)?;
     scalar::register_print(registry)?;
-    control::register(registry)
+    control::register(registry)?;
+    parallel::register(registry)
 }
 
 /// Chains, integer and boolean constants, arithmetic and comparisons. Firmware registers
@@ -33,9 +35,18 @@ pub fn register_print_kernels<const N: usize>(registry: &mut KernelRegistry<N>) 
     scalar::register_print(registry)
 }
 
-/// `tfrt.call`, `tfrt.if`, `tfrt.repeat.i32`.
+/// `tfrt.call`, `tfrt.if`, `tfrt.cond`, `tfrt.case`, `tfrt.while`, `tfrt.once`,
+/// `tfrt.repeat.i32`.
 pub fn register_control_kernels<const N: usize>(
     registry: &mut KernelRegistry<N>,
 ) -> Result<(), RegistryError> {
     control::register(registry)
+}
+
+/// `tfrt.parallel_for.i32` and `tfrt.parallel_call.i32`: blocks of a range as work-queue
+/// tasks.
+pub fn register_parallel_kernels<const N: usize>(
+    registry: &mut KernelRegistry<N>,
+) -> Result<(), RegistryError> {
+    parallel::register(registry)
 }
