@@ -71,6 +71,24 @@ impl Program<'_> {
         args: &[RcAsyncValue],
         results: &[Cell<Option<RcAsyncValue>>],
     ) {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.execute_with(exec, function, args, results, false) }
+    }
+
+    /// [`execute`](Self::execute), optionally with TFRT's *asynchronous kick-off* (SPEC
+    /// §2.4): the frame and result placeholders are made now, the kernels start in a new
+    /// work-queue task.
+    ///
+    /// # Safety
+    /// As for [`execute`](Self::execute).
+    unsafe fn execute_with(
+        &self,
+        exec: &ExecutionContext<'_>,
+        function: u32,
+        args: &[RcAsyncValue],
+        results: &[Cell<Option<RcAsyncValue>>],
+        asynchronous: bool,
+    ) {
         let fail = |d: Diagnostic| fill_error(exec, results, d);
         let Some(f) = self.file.function(function) else {
             return fail(crate::diag!(NotFound, "no function with index {function}"));
@@ -129,20 +147,41 @@ impl Program<'_> {
                 slot.set(p);
             }
         }
-        let mut queue = ReadyQueue::new(&f, f.root_stream());
-        // Pseudo kernel: zero-operand kernels in textual order, then the arguments.
-        for (k, kr) in f.kernels().iter().enumerate() {
-            if kr.num_args() == 0 {
-                notify(&frame, k as u32, &mut queue);
+        if asynchronous && let Ok(held) = heapless::Vec::<RcAsyncValue, ASYNC_ARGS>::from_slice(args) {
+            let task = move || {
+                if let Some(f) = frame.program().file.function(frame.function()) {
+                    kick_off(&frame, &f, &held);
+                }
+            };
+            if let Err(oom) = exec.host().enqueue_work(task) {
+                (oom.into_inner())(); // no memory for a task: start it here after all
             }
+            return;
         }
-        for (i, a) in args.iter().enumerate() {
-            if regs[i].num_uses > 0 {
-                publish(&frame, &f, a.clone(), i as u32, &mut queue);
-            }
-        }
-        process(&frame, &f, &mut queue);
+        kick_off(&frame, &f, args);
     }
+}
+
+/// Arguments an asynchronous kick-off can carry into its task; a call with more starts
+/// synchronously instead.
+const ASYNC_ARGS: usize = 16;
+
+/// SPEC §2.4 steps 3-4: the pseudo kernel (zero-operand kernels in textual order, then the
+/// arguments), then processing of the ready queue.
+fn kick_off(frame: &Frame, f: &Function<'_>, args: &[RcAsyncValue]) {
+    let regs = f.registers();
+    let mut queue = ReadyQueue::new(f, f.root_stream());
+    for (k, kr) in f.kernels().iter().enumerate() {
+        if kr.num_args() == 0 {
+            notify(frame, k as u32, &mut queue);
+        }
+    }
+    for (i, a) in args.iter().enumerate() {
+        if regs[i].num_uses > 0 {
+            publish(frame, f, a.clone(), i as u32, &mut queue);
+        }
+    }
+    process(frame, f, &mut queue);
 }
 
 /// Every result slot gets one shared error value (or stays empty if even that fails).
@@ -552,6 +591,17 @@ impl Invoke for Program<'_> {
         // caller keeps the program and contexts alive until all work of the request ends;
         // the callee's work is part of that same request.
         unsafe { self.execute(exec, function, args, results) }
+    }
+
+    fn invoke_async(
+        &self,
+        exec: &ExecutionContext<'_>,
+        function: u32,
+        args: &[RcAsyncValue],
+        results: &[Cell<Option<RcAsyncValue>>],
+    ) {
+        // SAFETY: as for `invoke`.
+        unsafe { self.execute_with(exec, function, args, results, true) }
     }
 
     fn attribute(&self, index: u32) -> Option<AttrRef<'_>> {

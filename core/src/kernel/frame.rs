@@ -51,6 +51,19 @@ pub trait Invoke: Sync {
         results: &[Cell<Option<RcAsyncValue>>],
     );
 
+    /// Like [`invoke`](Self::invoke) with TFRT's asynchronous kick-off: the results are
+    /// set now, the function's kernels start in a new work-queue task. The default starts
+    /// it synchronously.
+    fn invoke_async(
+        &self,
+        exec: &ExecutionContext<'_>,
+        function: u32,
+        args: &[RcAsyncValue],
+        results: &[Cell<Option<RcAsyncValue>>],
+    ) {
+        self.invoke(exec, function, args, results);
+    }
+
     /// Attribute `index` of the program: how kernels read the children of nested
     /// (aggregate) attributes, which refer to them by index.
     fn attribute(&self, index: u32) -> Option<AttrRef<'_>>;

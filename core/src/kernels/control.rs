@@ -142,6 +142,9 @@ struct WhileLoop {
     exec: *const ExecutionContext<'static>,
     invoker: *const (dyn Invoke + 'static),
     body: u32,
+    /// `parallel_iterations > 1`: bodies start with the asynchronous kick-off and the loop
+    /// continues in the waiter on the next condition (not in a new task).
+    parallel: bool,
     values: heapless::Vec<RcAsyncValue, 8>,
     results: heapless::Vec<IndirectAsyncValue, 8>,
 }
@@ -159,6 +162,9 @@ impl WhileLoop {
             if !cond.is_available() {
                 let c = cond.clone();
                 let waiter = move || {
+                    if self.parallel {
+                        return self.run(c);
+                    }
                     // SAFETY: see `WhileLoop`'s Send impl: the context outlives the loop.
                     let host = unsafe { &*self.exec }.host();
                     let task = move || self.run(c);
@@ -172,10 +178,7 @@ impl WhileLoop {
                 return;
             }
             if cond.is_error() {
-                for r in &self.results {
-                    r.forward_to(cond.clone());
-                }
-                return;
+                return forward_error_when_available(self.values, self.results, cond);
             }
             if !cond.get::<bool>().copied().unwrap_or(false) {
                 for (r, v) in self.results.iter().zip(self.values.iter()) {
@@ -188,7 +191,11 @@ impl WhileLoop {
                 (0..=n).map(|_| Cell::new(None)).collect();
             // SAFETY: see `WhileLoop`'s Send impl.
             let (exec, invoker) = unsafe { (&*self.exec, &*self.invoker) };
-            invoker.invoke(exec, self.body, &self.values, &slots);
+            if self.parallel {
+                invoker.invoke_async(exec, self.body, &self.values, &slots);
+            } else {
+                invoker.invoke(exec, self.body, &self.values, &slots);
+            }
             let mut next = heapless::Vec::<RcAsyncValue, 8>::new();
             for s in &slots[..n] {
                 match s.take() {
@@ -205,9 +212,28 @@ impl WhileLoop {
     }
 }
 
+/// A `tfrt.while` whose condition is an error: once every loop value is available, every
+/// result becomes that error (SPEC §3.4).
+fn forward_error_when_available(
+    values: heapless::Vec<RcAsyncValue, 8>,
+    results: heapless::Vec<IndirectAsyncValue, 8>,
+    err: RcAsyncValue,
+) {
+    if let Some(pending) = values.iter().find(|v| !v.is_available()).cloned() {
+        let wait = move || forward_error_when_available(values, results, err);
+        // Without memory for the waiter the results stay unresolved (reported by awaiting).
+        let _ = pending.and_then(wait);
+        return;
+    }
+    for r in &results {
+        r.forward_to(err.clone());
+    }
+}
+
 /// `tfrt.while %cond @body(args) parallel_iterations(N)`: the body returns the next loop
-/// values and a trailing `i1` condition. Runs inline (as TFRT does for
-/// `parallel_iterations <= 1`; larger values run the same way here).
+/// values and a trailing `i1` condition. With `N <= 1` each body runs synchronously and an
+/// unavailable condition continues the loop in a new task; with `N > 1` each body starts with
+/// the asynchronous kick-off and the loop continues in the condition's waiter (SPEC §3.4).
 fn while_kernel(frame: &KernelFrame<'_>) {
     let (Some(cond), Some(inv), Some(body)) = (frame.arg(0), frame.invoker(), nth_function(frame, 0)) else {
         return frame.report_error(Diagnostic::internal("tfrt.while needs a condition and a body function"));
@@ -234,7 +260,9 @@ fn while_kernel(frame: &KernelFrame<'_>) {
     // stay valid while the loop runs.
     let invoker: *const (dyn Invoke + 'static) =
         unsafe { core::mem::transmute::<&dyn Invoke, &'static dyn Invoke>(inv) };
-    WhileLoop { exec: exec.cast(), invoker, body, values, results }.run(cond.clone());
+    // The one integer attribute is `parallel_iterations` (the other is `body_fn`).
+    let parallel = frame.attrs().iter().find_map(|a| a.get::<i64>()).is_some_and(|n| n > 1);
+    WhileLoop { exec: exec.cast(), invoker, body, parallel, values, results }.run(cond.clone());
 }
 
 pub(super) fn register<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
