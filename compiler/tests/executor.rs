@@ -351,32 +351,8 @@ func.func @main() -> (i32, i32, i32, i64, f32) {
     });
 }
 
-#[test]
-fn while_loops_until_the_body_says_stop() {
-    let text = r#"
-func.func @step(%i: i32, %acc: i32) -> (i32, i32, i1) {
-  %one = tfrt.constant.i32 1
-  %next = tfrt.add.i32 %i, %one
-  %sum = tfrt.add.i32 %acc, %next
-  %ten = tfrt.constant.i32 9
-  %more = "tfrt.lessequal.i32"(%next, %ten) : (i32, i32) -> i1
-  tfrt.return %next, %sum, %more : i32, i32, i1
-}
-func.func @main() -> (i32, i32) {
-  %go = tfrt.constant.i1 true
-  %zero = tfrt.constant.i32 0
-  %i, %acc = tfrt.while %go @step(%zero, %zero) parallel_iterations(1) : (i32, i32) -> (i32, i32)
-  tfrt.return %i, %acc : i32, i32
-}
-"#;
-    run(text, "main", |r| assert_eq!((i32_of(r, 0), i32_of(r, 1)), (10, 55)));
-}
-
-#[test]
-fn parallel_while_starts_each_body_in_a_task_with_the_same_results() {
-    // parallel_iterations(4): every body starts with the asynchronous kick-off and the loop
-    // continues in the condition's waiter; the results equal the inline loop's.
-    let text = r#"
+/// A `tfrt.while` body: counts `%i` up to 10, sums into `%acc`, prints each new `%i`.
+const WHILE_STEP: &str = r#"
 func.func @step(%i: i32, %acc: i32) -> (i32, i32, i1) {
   %one = tfrt.constant.i32 1
   %next = tfrt.add.i32 %i, %one
@@ -387,19 +363,37 @@ func.func @step(%i: i32, %acc: i32) -> (i32, i32, i1) {
   %ch1 = tfrt.print.i32 %next, %ch
   tfrt.return %next, %sum, %more : i32, i32, i1
 }
-func.func @main() -> (i32, i32) {
+"#;
+
+/// Run `@step` under `tfrt.while` with `parallel_iterations`: ten bodies, in order.
+fn run_while(parallel_iterations: u32) {
+    let text = format!(
+        "{WHILE_STEP}func.func @main() -> (i32, i32) {{
   %go = tfrt.constant.i1 true
   %zero = tfrt.constant.i32 0
-  %i, %acc = tfrt.while %go @step(%zero, %zero) parallel_iterations(4) : (i32, i32) -> (i32, i32)
+  %i, %acc = tfrt.while %go @step(%zero, %zero) parallel_iterations({parallel_iterations}) : (i32, i32) -> (i32, i32)
   tfrt.return %i, %acc : i32, i32
-}
-"#;
-    run(text, "main", |r| {
+}}
+"
+    );
+    run(&text, "main", |r| {
         assert_eq!((i32_of(r, 0), i32_of(r, 1)), (10, 55));
         let printed: Vec<&str> = r.output.lines().collect();
         let expected: Vec<String> = (1..=10).map(|i| format!("int32 = {i}")).collect();
         assert_eq!(printed, expected, "ten bodies ran, in order");
     });
+}
+
+#[test]
+fn while_loops_until_the_body_says_stop() {
+    run_while(1);
+}
+
+#[test]
+fn parallel_while_starts_each_body_in_a_task_with_the_same_results() {
+    // parallel_iterations(4): every body starts with the asynchronous kick-off and the loop
+    // continues in the condition's waiter; the results equal the inline loop's.
+    run_while(4);
 }
 
 #[test]
