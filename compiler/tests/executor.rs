@@ -397,6 +397,32 @@ fn parallel_while_starts_each_body_in_a_task_with_the_same_results() {
 }
 
 #[test]
+fn parallel_for_halves_the_block_range_into_tasks() {
+    // [0, 10) in blocks of 3: block 0 runs inline, [2, 4) and [1, 2) become tasks, [2, 4)
+    // hands [3, 4) to another task (SPEC §3.5): blocks run in the order 0, 2, 1, 3, each
+    // printing its bounds. The result waits for every body's chain.
+    let text = r#"
+func.func @main() -> !tfrt.chain {
+  %s = tfrt.constant.i32 0
+  %e = tfrt.constant.i32 10
+  %b = tfrt.constant.i32 3
+  %done = tfrt.parallel_for.i32 %s to %e fixed %b {
+    %ch = tfrt.new.chain
+    %ch1 = tfrt.print.i32 %s, %ch
+    %ch2 = tfrt.print.i32 %e, %ch1
+    tfrt.return %ch2 : !tfrt.chain
+  }
+  tfrt.return %done : !tfrt.chain
+}
+"#;
+    run(text, "main", |r| {
+        assert!(r.results[0].as_ref().unwrap().is_concrete());
+        let bounds: Vec<&str> = r.output.lines().map(|l| l.trim_start_matches("int32 = ")).collect();
+        assert_eq!(bounds, ["0", "3", "6", "9", "3", "6", "9", "10"]);
+    });
+}
+
+#[test]
 fn once_runs_its_function_once_per_request() {
     let text = r#"
 func.func @hello(%x: i32, %ch: !tfrt.chain) -> i32 {
