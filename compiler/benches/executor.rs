@@ -1,6 +1,7 @@
 //! Executor overhead on TFRT's bef_perf graphs (100 kernels each), against a direct loop
 //! that calls the same kernel function pointers with the same frames and async values but
-//! no executor (no registers, ready counts or users lists).
+//! no executor (no registers, ready counts or users lists). Each graph runs compiled with
+//! TFRT's streams (the default) and with one stream per call (`--single-stream`).
 //!
 //! `cargo bench -p hostrt-compiler --bench executor`
 
@@ -8,7 +9,7 @@ use std::cell::Cell;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use hostrt_compiler::bef::{AlignedBytes, write};
+use hostrt_compiler::bef::{AlignedBytes, WriteOptions, write, write_with};
 use hostrt_compiler::text::parse;
 use hostrt_core::executor::Program;
 use hostrt_core::kernel::{Argument, KernelFn, KernelFrame, KernelLookup, Output, RemainingArguments};
@@ -122,16 +123,27 @@ fn bench(c: &mut Criterion) {
                 black_box(last.get::<i32>().copied())
             })
         });
-        g.bench_function("hostrt executor (execute + await)", |b| {
-            b.iter(|| {
-                let slot = [Cell::new(None::<RcAsyncValue>)];
-                // SAFETY: program and contexts outlive the await; the queue is drained.
-                unsafe { prog.execute(&exec, main, &[], &slot) };
-                let r = slot[0].take().unwrap();
-                queue.await_values(std::slice::from_ref(&r)).unwrap();
-                black_box(r.get::<i32>().copied())
-            })
-        });
+        // TFRT's stream assignment (the default) and one stream per call (`--single-stream`):
+        // with streams, independent kernels of other streams become work-queue tasks.
+        let one = AlignedBytes::new(
+            &write_with(&parse("bench.mlir", &text).unwrap(), None, WriteOptions { streams: false }).unwrap(),
+        );
+        let one_stream = Program::load(one.as_bytes(), &reg, alloc).unwrap();
+        for (name, prog) in
+            [("hostrt executor (execute + await)", &prog), ("hostrt executor, one stream", &one_stream)]
+        {
+            g.bench_function(name, |b| {
+                b.iter(|| {
+                    let slot = [Cell::new(None::<RcAsyncValue>)];
+                    // SAFETY: program and contexts outlive the await; the queue is drained.
+                    unsafe { prog.execute(&exec, main, &[], &slot) };
+                    let r = slot[0].take().unwrap();
+                    queue.await_values(std::slice::from_ref(&r)).unwrap();
+                    queue.quiesce();
+                    black_box(r.get::<i32>().copied())
+                })
+            });
+        }
         if kind != "serial" {
             // The same graph on the multi-threaded queue (one worker per core).
             let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
