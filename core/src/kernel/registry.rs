@@ -16,6 +16,13 @@ pub struct KernelEntry {
     pub non_strict: bool,
 }
 
+impl KernelEntry {
+    /// A strict kernel (runs when all arguments are available), usable in `const` tables.
+    pub const fn strict(name: &'static str, func: KernelFn) -> Self {
+        KernelEntry { name, func, non_strict: false }
+    }
+}
+
 impl fmt::Debug for KernelEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KernelEntry").field("name", &self.name).field("non_strict", &self.non_strict).finish()
@@ -78,6 +85,13 @@ impl<const N: usize> KernelRegistry<N> {
     /// Register a non-strict kernel (may run before its arguments are available).
     pub fn add_non_strict_kernel(&mut self, name: &'static str, func: KernelFn) -> Result<(), RegistryError> {
         self.insert(KernelEntry { name, func, non_strict: true })
+    }
+
+    /// Register prepared entries, such as the constants of [`crate::kernels`]: firmware
+    /// lists only the kernels its programs use and the linker drops the rest (TFLite
+    /// Micro's `MicroMutableOpResolver`). Stops at the first refused entry.
+    pub fn add_entries(&mut self, entries: &[KernelEntry]) -> Result<(), RegistryError> {
+        entries.iter().try_for_each(|e| self.insert(*e))
     }
 
     fn insert(&mut self, entry: KernelEntry) -> Result<(), RegistryError> {

@@ -1,12 +1,12 @@
 //! Calls and control flow: ordinary kernels that start functions through the frame's
-//! invoker (SPEC §3.3–§3.4).
+//! invoker (SPEC §3.3–§3.4). One `KernelEntry` constant per kernel; `ALL` is the group.
 
 use core::cell::Cell;
 
 use crate::async_value::{IndirectAsyncValue, RcAsyncValue};
 use crate::diagnostic::Diagnostic;
 use crate::host_context::ExecutionContext;
-use crate::kernel::{Invoke, KernelFrame, KernelRegistry, RegistryError};
+use crate::kernel::{Invoke, KernelEntry, KernelFrame};
 
 /// The function index of the first function attribute.
 fn callee(frame: &KernelFrame<'_>) -> Option<u32> {
@@ -265,12 +265,15 @@ fn while_kernel(frame: &KernelFrame<'_>) {
     WhileLoop { exec: exec.cast(), invoker, body, parallel, values, results }.run(cond.clone());
 }
 
-pub(super) fn register<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
-    r.add_non_strict_kernel("tfrt.call", call)?;
-    r.add_kernel("tfrt.if", if_kernel)?;
-    r.add_kernel("tfrt.cond", cond)?;
-    r.add_kernel("tfrt.case", case)?;
-    r.add_kernel("tfrt.while", while_kernel)?;
-    r.add_kernel("tfrt.once", once)?;
-    r.add_kernel("tfrt.repeat.i32", repeat_i32)
+/// `tfrt.call`: non-strict, so the callee starts before its arguments are available.
+pub const CALL: KernelEntry = KernelEntry { name: "tfrt.call", func: call, non_strict: true };
+
+entries! {
+    [CALL]
+    IF = "tfrt.if" => if_kernel,
+    COND = "tfrt.cond" => cond,
+    CASE = "tfrt.case" => case,
+    WHILE = "tfrt.while" => while_kernel,
+    ONCE = "tfrt.once" => once,
+    REPEAT_I32 = "tfrt.repeat.i32" => repeat_i32,
 }

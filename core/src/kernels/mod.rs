@@ -1,38 +1,57 @@
 //! The basic `tfrt.*` kernels (SPEC §3.1–§3.4): constants, arithmetic, comparisons, chains,
-//! prints, calls and control flow. Registered explicitly with [`register_basic_kernels`].
+//! prints, calls and control flow.
+//!
+//! Register a whole group with the `register_*` functions, or only the kernels a program
+//! uses with [`KernelRegistry::add_entries`] and the per-kernel constants of [`integer`],
+//! [`float`], [`print`], [`control`] and [`parallel`] (each module's `ALL` is its group):
+//! the linker then drops every kernel the firmware does not name.
 
-mod control;
-mod parallel;
+/// One public `KernelEntry` constant per strict kernel, plus `ALL`, the group's table
+/// (starting with the constants named in the optional leading `[...]`, defined by hand).
+macro_rules! entries {
+    ($([$($extra:ident),*])? $($name:ident = $op:literal => $func:expr),* $(,)?) => {
+        $(
+            #[doc = concat!("`", $op, "`")]
+            pub const $name: $crate::kernel::KernelEntry = $crate::kernel::KernelEntry::strict($op, $func);
+        )*
+        /// Every kernel of this group.
+        pub const ALL: &[$crate::kernel::KernelEntry] = &[$($($extra,)*)? $($name),*];
+    };
+}
+
+pub mod control;
+pub mod parallel;
 mod scalar;
+
+pub use scalar::{float, integer, print};
 
 use crate::kernel::{KernelRegistry, RegistryError};
 
 /// Register every basic kernel in `registry`.
 pub fn register_basic_kernels<const N: usize>(registry: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
-    scalar::register_integer(registry)?;
-    scalar::register_float(registry)?;
-    scalar::register_print(registry)?;
-    control::register(registry)?;
-    parallel::register(registry)
+    for group in [integer::ALL, float::ALL, print::ALL, control::ALL, parallel::ALL] {
+        registry.add_entries(group)?;
+    }
+    Ok(())
 }
 
 /// Chains, integer and boolean constants, arithmetic and comparisons. Firmware registers
-/// only the groups it uses: the linker then drops the rest (float formatting alone is
-/// about 15 KB of flash).
+/// only the groups (or kernels) it uses: the linker then drops the rest (float formatting
+/// alone is about 15 KB of flash).
 pub fn register_integer_kernels<const N: usize>(
     registry: &mut KernelRegistry<N>,
 ) -> Result<(), RegistryError> {
-    scalar::register_integer(registry)
+    registry.add_entries(integer::ALL)
 }
 
 /// `f32`/`f64` constants and arithmetic.
 pub fn register_float_kernels<const N: usize>(registry: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
-    scalar::register_float(registry)
+    registry.add_entries(float::ALL)
 }
 
 /// `tfrt.print.*` (through the host's output sink; pulls in number formatting).
 pub fn register_print_kernels<const N: usize>(registry: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
-    scalar::register_print(registry)
+    registry.add_entries(print::ALL)
 }
 
 /// `tfrt.call`, `tfrt.if`, `tfrt.cond`, `tfrt.case`, `tfrt.while`, `tfrt.once`,
@@ -40,7 +59,7 @@ pub fn register_print_kernels<const N: usize>(registry: &mut KernelRegistry<N>) 
 pub fn register_control_kernels<const N: usize>(
     registry: &mut KernelRegistry<N>,
 ) -> Result<(), RegistryError> {
-    control::register(registry)
+    registry.add_entries(control::ALL)
 }
 
 /// `tfrt.parallel_for.i32` and `tfrt.parallel_call.i32`: blocks of a range as work-queue
@@ -48,5 +67,31 @@ pub fn register_control_kernels<const N: usize>(
 pub fn register_parallel_kernels<const N: usize>(
     registry: &mut KernelRegistry<N>,
 ) -> Result<(), RegistryError> {
-    parallel::register(registry)
+    registry.add_entries(parallel::ALL)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::KernelLookup;
+
+    #[test]
+    fn groups_cover_every_basic_kernel_once_and_entries_register_alone() {
+        let mut all: KernelRegistry<128> = KernelRegistry::new();
+        register_basic_kernels(&mut all).unwrap();
+        let groups = [integer::ALL, float::ALL, print::ALL, control::ALL, parallel::ALL];
+        assert_eq!(all.len(), groups.iter().map(|g| g.len()).sum::<usize>(), "no name in two groups");
+        assert!(all.lookup("tfrt.call").unwrap().non_strict);
+        assert!(all.entries().iter().filter(|e| e.non_strict).count() == 1, "only tfrt.call");
+
+        let mut few: KernelRegistry<2> = KernelRegistry::new();
+        few.add_entries(&[integer::ADD_I32, control::CALL]).unwrap();
+        assert!(few.lookup("tfrt.add.i32").is_some() && few.lookup("tfrt.mul.i32").is_none());
+        assert_eq!(few.add_entries(&[integer::MUL_I32]), Err(RegistryError::Full("tfrt.mul.i32")));
+        let mut dup: KernelRegistry<4> = KernelRegistry::new();
+        assert_eq!(
+            dup.add_entries(&[integer::ADD_I32, integer::ADD_I32]),
+            Err(RegistryError::Duplicate("tfrt.add.i32"))
+        );
+    }
 }

@@ -1,6 +1,6 @@
 //! `tfrt.parallel_for.i32` and `tfrt.parallel_call.i32` (SPEC §3.5): split `[start, end)`
 //! into fixed-size blocks and run a body per block, halving the block range into work-queue
-//! tasks so blocks spread over the queue's threads.
+//! tasks so blocks spread over the queue's threads. `ALL` is the group.
 
 use core::cell::Cell;
 
@@ -10,7 +10,7 @@ use crate::async_value::{AsyncValueRef, RcAsyncValue};
 use crate::chain::Chain;
 use crate::diagnostic::{Diagnostic, ErrorCode};
 use crate::host_context::ExecutionContext;
-use crate::kernel::{Invoke, KernelFrame, KernelRegistry, RegistryError};
+use crate::kernel::{Invoke, KernelFrame};
 
 /// Extra operands a body may take besides its block bounds.
 const MAX_ARGS: usize = 8;
@@ -176,7 +176,7 @@ fn parallel_call_i32(frame: &KernelFrame<'_>) {
     }
 }
 
-pub(super) fn register<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
-    r.add_kernel("tfrt.parallel_for.i32", parallel_for_i32)?;
-    r.add_kernel("tfrt.parallel_call.i32", parallel_call_i32)
+entries! {
+    PARALLEL_FOR_I32 = "tfrt.parallel_for.i32" => parallel_for_i32,
+    PARALLEL_CALL_I32 = "tfrt.parallel_call.i32" => parallel_call_i32,
 }

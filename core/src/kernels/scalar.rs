@@ -4,7 +4,7 @@ use crate::chain::Chain;
 use crate::diagnostic::Diagnostic;
 use crate::host_context::ExecutionContext;
 use crate::kernel;
-use crate::kernel::{Argument, Attribute, KernelFrame, KernelRegistry, RegistryError, RemainingArguments};
+use crate::kernel::{Argument, Attribute, KernelFrame, RemainingArguments};
 
 fn new_chain() -> Chain {
     Chain
@@ -164,51 +164,64 @@ fn print_f64(v: Argument<f64>, _: Argument<Chain>, ctx: &ExecutionContext) -> Ch
     Chain
 }
 
-pub(super) fn register_integer<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
-    r.add_kernel("tfrt.new.chain", kernel!(new_chain))?;
-    r.add_kernel("tfrt.merge.chains", kernel!(merge_chains))?;
-    r.add_kernel("tfrt.constant.i1", kernel!(constant_i1))?;
-    r.add_kernel("tfrt.constant.i32", kernel!(constant_i32))?;
-    r.add_kernel("tfrt.constant.ui32", kernel!(constant_ui32))?;
-    r.add_kernel("tfrt.constant.i64", kernel!(constant_i64))?;
-    r.add_kernel("tfrt.constant.ui64", kernel!(constant_ui64))?;
-    r.add_kernel("tfrt.add.i32", kernel!(add_i32))?;
-    r.add_kernel("tfrt.add.i64", kernel!(add_i64))?;
-    r.add_kernel("tfrt.mul.i32", kernel!(mul_i32))?;
-    r.add_kernel("tfrt.div.i32", kernel!(div_i32))?;
-    r.add_kernel("tfrt.div.i64", kernel!(div_i64))?;
-    r.add_kernel("tfrt.equal.i32", kernel!(equal_i32))?;
-    r.add_kernel("tfrt.lessequal.i32", kernel!(lessequal_i32))?;
-    r.add_kernel("tfrt.minus.i32", kernel!(minus_i32))?;
-    r.add_kernel("tfrt.minus.i64", kernel!(minus_i64))?;
-    r.add_kernel("tfrt.mul.i64", kernel!(mul_i64))?;
-    r.add_kernel("tfrt.equal.i64", kernel!(equal_i64))?;
-    r.add_kernel("tfrt.lessequal.i64", kernel!(lessequal_i64))?;
-    r.add_kernel("tfrt.and.i1", kernel!(and_i1))?;
-    r.add_kernel("tfrt.alias.value", alias_value)
+/// `KernelEntry` constants of the integer group (chains, integer and boolean constants,
+/// arithmetic and comparisons), for [`KernelRegistry::add_entries`](crate::kernel::KernelRegistry::add_entries).
+pub mod integer {
+    use super::*;
+    entries! {
+    NEW_CHAIN = "tfrt.new.chain" => kernel!(new_chain),
+    MERGE_CHAINS = "tfrt.merge.chains" => kernel!(merge_chains),
+    CONSTANT_I1 = "tfrt.constant.i1" => kernel!(constant_i1),
+    CONSTANT_I32 = "tfrt.constant.i32" => kernel!(constant_i32),
+    CONSTANT_UI32 = "tfrt.constant.ui32" => kernel!(constant_ui32),
+    CONSTANT_I64 = "tfrt.constant.i64" => kernel!(constant_i64),
+    CONSTANT_UI64 = "tfrt.constant.ui64" => kernel!(constant_ui64),
+    ADD_I32 = "tfrt.add.i32" => kernel!(add_i32),
+    ADD_I64 = "tfrt.add.i64" => kernel!(add_i64),
+    MUL_I32 = "tfrt.mul.i32" => kernel!(mul_i32),
+    DIV_I32 = "tfrt.div.i32" => kernel!(div_i32),
+    DIV_I64 = "tfrt.div.i64" => kernel!(div_i64),
+    EQUAL_I32 = "tfrt.equal.i32" => kernel!(equal_i32),
+    LESSEQUAL_I32 = "tfrt.lessequal.i32" => kernel!(lessequal_i32),
+    MINUS_I32 = "tfrt.minus.i32" => kernel!(minus_i32),
+    MINUS_I64 = "tfrt.minus.i64" => kernel!(minus_i64),
+    MUL_I64 = "tfrt.mul.i64" => kernel!(mul_i64),
+    EQUAL_I64 = "tfrt.equal.i64" => kernel!(equal_i64),
+    LESSEQUAL_I64 = "tfrt.lessequal.i64" => kernel!(lessequal_i64),
+    AND_I1 = "tfrt.and.i1" => kernel!(and_i1),
+    ALIAS_VALUE = "tfrt.alias.value" => alias_value,
+    }
 }
 
-pub(super) fn register_float<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
-    r.add_kernel("tfrt.constant.f32", kernel!(constant_f32))?;
-    r.add_kernel("tfrt.constant.f64", kernel!(constant_f64))?;
-    r.add_kernel("tfrt.add.f32", kernel!(add_f32))?;
-    r.add_kernel("tfrt.add.f64", kernel!(add_f64))?;
-    r.add_kernel("tfrt.multiply.f32", kernel!(multiply_f32))?;
-    r.add_kernel("tfrt.multiply.f64", kernel!(multiply_f64))?;
-    r.add_kernel("tfrt.minimum.f32", kernel!(minimum_f32))?;
-    r.add_kernel("tfrt.minimum.f64", kernel!(minimum_f64))?;
-    r.add_kernel("tfrt.div.f32", kernel!(div_f32))?;
-    r.add_kernel("tfrt.div.f64", kernel!(div_f64))?;
-    r.add_kernel("tfrt.cast.i64_to_f32", kernel!(cast_i64_to_f32))?;
-    r.add_kernel("tfrt.cast.i64_to_f64", kernel!(cast_i64_to_f64))?;
-    r.add_kernel("tfrt.cast.f32_to_i64", kernel!(cast_f32_to_i64))?;
-    r.add_kernel("tfrt.cast.f64_to_i64", kernel!(cast_f64_to_i64))
+/// `KernelEntry` constants of the float group.
+pub mod float {
+    use super::*;
+    entries! {
+    CONSTANT_F32 = "tfrt.constant.f32" => kernel!(constant_f32),
+    CONSTANT_F64 = "tfrt.constant.f64" => kernel!(constant_f64),
+    ADD_F32 = "tfrt.add.f32" => kernel!(add_f32),
+    ADD_F64 = "tfrt.add.f64" => kernel!(add_f64),
+    MULTIPLY_F32 = "tfrt.multiply.f32" => kernel!(multiply_f32),
+    MULTIPLY_F64 = "tfrt.multiply.f64" => kernel!(multiply_f64),
+    MINIMUM_F32 = "tfrt.minimum.f32" => kernel!(minimum_f32),
+    MINIMUM_F64 = "tfrt.minimum.f64" => kernel!(minimum_f64),
+    DIV_F32 = "tfrt.div.f32" => kernel!(div_f32),
+    DIV_F64 = "tfrt.div.f64" => kernel!(div_f64),
+    CAST_I64_TO_F32 = "tfrt.cast.i64_to_f32" => kernel!(cast_i64_to_f32),
+    CAST_I64_TO_F64 = "tfrt.cast.i64_to_f64" => kernel!(cast_i64_to_f64),
+    CAST_F32_TO_I64 = "tfrt.cast.f32_to_i64" => kernel!(cast_f32_to_i64),
+    CAST_F64_TO_I64 = "tfrt.cast.f64_to_i64" => kernel!(cast_f64_to_i64),
+    }
 }
 
-pub(super) fn register_print<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
-    r.add_kernel("tfrt.print.i1", kernel!(print_i1))?;
-    r.add_kernel("tfrt.print.i32", kernel!(print_i32))?;
-    r.add_kernel("tfrt.print.i64", kernel!(print_i64))?;
-    r.add_kernel("tfrt.print.f32", kernel!(print_f32))?;
-    r.add_kernel("tfrt.print.f64", kernel!(print_f64))
+/// `KernelEntry` constants of the print group.
+pub mod print {
+    use super::*;
+    entries! {
+    PRINT_I1 = "tfrt.print.i1" => kernel!(print_i1),
+    PRINT_I32 = "tfrt.print.i32" => kernel!(print_i32),
+    PRINT_I64 = "tfrt.print.i64" => kernel!(print_i64),
+    PRINT_F32 = "tfrt.print.f32" => kernel!(print_f32),
+    PRINT_F64 = "tfrt.print.f64" => kernel!(print_f64),
+    }
 }
