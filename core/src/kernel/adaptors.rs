@@ -224,7 +224,7 @@ impl<T: AttrScalar> KernelParam for Attribute<'_, T> {
             Some(value) => Some(Attribute { value, _frame: PhantomData }),
             None => fail(
                 frame,
-                crate::diag!(InvalidArgument, "attribute {i} is {:?}, expected {:?}", a.kind(), T::KIND),
+                crate::diag!(InvalidArgument, "attribute {i} is {}, expected {}", a.kind(), T::KIND),
             ),
         }
     }
@@ -260,7 +260,7 @@ impl<T: AttrScalar> KernelParam for ArrayAttribute<'_, T> {
                 frame,
                 crate::diag!(
                     InvalidArgument,
-                    "attribute {i} is {:?}, expected array of {:?}",
+                    "attribute {i} is {}, expected array of {}",
                     a.kind(),
                     T::KIND
                 ),
@@ -297,7 +297,7 @@ impl KernelParam for StringAttribute<'_> {
             Some(value) => Some(StringAttribute { value }),
             None => fail(
                 frame,
-                crate::diag!(InvalidArgument, "attribute {i} is {:?}, expected a string", a.kind()),
+                crate::diag!(InvalidArgument, "attribute {i} is {}, expected a string", a.kind()),
             ),
         }
     }

@@ -45,6 +45,53 @@ pub enum ScalarKind {
     F64,
 }
 
+impl ScalarKind {
+    /// The MLIR type name (`i32`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            ScalarKind::Bool => "i1",
+            ScalarKind::I8 => "i8",
+            ScalarKind::I32 => "i32",
+            ScalarKind::I64 => "i64",
+            ScalarKind::F32 => "f32",
+            ScalarKind::F64 => "f64",
+        }
+    }
+}
+
+/// The type name, for diagnostics (plain `write_str`: no padding or `Debug` machinery, which
+/// would cost flash on firmware).
+impl fmt::Display for ScalarKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What the attribute is, in words (`i32`, `array of f32`, `string`), for diagnostics.
+impl fmt::Display for AttrKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match *self {
+            AttrKind::Bool => ScalarKind::Bool.name(),
+            AttrKind::I8 => ScalarKind::I8.name(),
+            AttrKind::I32 => ScalarKind::I32.name(),
+            AttrKind::I64 => ScalarKind::I64.name(),
+            AttrKind::F32 => ScalarKind::F32.name(),
+            AttrKind::F64 => ScalarKind::F64.name(),
+            AttrKind::Array(s) => {
+                f.write_str("array of ")?;
+                s.name()
+            }
+            AttrKind::String => "string",
+            AttrKind::Function => "function",
+            AttrKind::Type => "type",
+            AttrKind::Aggregate => "nested array",
+            AttrKind::Dict => "dictionary",
+            AttrKind::Unit => "unit",
+        };
+        f.write_str(name)
+    }
+}
+
 /// A borrowed attribute: its kind and its little-endian bytes, aligned for in-place reads.
 #[derive(Clone, Copy, PartialEq)]
 pub struct AttrRef<'a> {

@@ -299,3 +299,14 @@ fn cancellation_is_visible_to_kernels() {
         assert_eq!(exec.host().work_queue().name(), "s");
     });
 }
+
+#[test]
+fn attribute_kinds_read_as_type_names_in_diagnostics() {
+    use crate::kernel::attribute::{AttrKind, ScalarKind};
+    let shown = |k: AttrKind| k.to_string();
+    assert_eq!(shown(AttrKind::I32), "i32");
+    assert_eq!(shown(AttrKind::Bool), "i1");
+    assert_eq!(shown(AttrKind::Array(ScalarKind::F32)), "array of f32");
+    assert_eq!(shown(AttrKind::Dict), "dictionary");
+    assert_eq!(ScalarKind::I64.to_string(), "i64");
+}
