@@ -258,12 +258,7 @@ impl<T: AttrScalar> KernelParam for ArrayAttribute<'_, T> {
             Some(values) => Some(ArrayAttribute { values }),
             None => fail(
                 frame,
-                crate::diag!(
-                    InvalidArgument,
-                    "attribute {i} is {}, expected array of {}",
-                    a.kind(),
-                    T::KIND
-                ),
+                crate::diag!(InvalidArgument, "attribute {i} is {}, expected array of {}", a.kind(), T::KIND),
             ),
         }
     }
@@ -295,10 +290,9 @@ impl KernelParam for StringAttribute<'_> {
         let (i, a) = next_attr(frame, cursor)?;
         match a.get_str() {
             Some(value) => Some(StringAttribute { value }),
-            None => fail(
-                frame,
-                crate::diag!(InvalidArgument, "attribute {i} is {}, expected a string", a.kind()),
-            ),
+            None => {
+                fail(frame, crate::diag!(InvalidArgument, "attribute {i} is {}, expected a string", a.kind()))
+            }
         }
     }
 }
