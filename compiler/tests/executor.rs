@@ -423,6 +423,34 @@ func.func @main() -> !tfrt.chain {
 }
 
 #[test]
+fn deep_recursion_continues_in_tasks_instead_of_overflowing_the_stack() {
+    // 3000 nested tfrt.call + tfrt.if levels used to overflow an 8 MiB stack (a few KiB per
+    // level); past HostContext::max_call_depth calls start in tasks, and the chain of 6000
+    // result forwarders then resolves without recursion.
+    let text = r#"
+func.func @down(%n: i32) -> i32 {
+  %zero = tfrt.constant.i32 0
+  %done = "tfrt.lessequal.i32"(%n, %zero) : (i32, i32) -> i1
+  %r = tfrt.if %done, %n : (i32) -> (i32) {
+    tfrt.return %n : i32
+  } else {
+    %m1 = tfrt.constant.i32 -1
+    %k = tfrt.add.i32 %n, %m1
+    %x = tfrt.call @down(%k) : (i32) -> i32
+    tfrt.return %x : i32
+  }
+  tfrt.return %r : i32
+}
+func.func @main() -> i32 {
+  %n = tfrt.constant.i32 3000
+  %r = tfrt.call @down(%n) : (i32) -> i32
+  tfrt.return %r : i32
+}
+"#;
+    run(text, "main", |r| assert_eq!(i32_of(r, 0), 0));
+}
+
+#[test]
 fn once_runs_its_function_once_per_request() {
     let text = r#"
 func.func @hello(%x: i32, %ch: !tfrt.chain) -> i32 {

@@ -17,7 +17,15 @@ pub(crate) struct CallbackHeader {
     /// Runs (`true`) or just drops (`false`) the closure, then frees the node.
     invoke: unsafe fn(NonNull<CallbackHeader>, bool),
     alloc: Allocator,
+    /// [`KIND_CLOSURE`], or a kind whose owner may handle the node's data itself (see
+    /// [`take_data`]) instead of running it.
+    pub(crate) kind: u8,
 }
+
+/// A node holding an `FnOnce` closure.
+pub(crate) const KIND_CLOSURE: u8 = 0;
+/// A node holding an async value forwarding request (`async_value::indirect`).
+pub(crate) const KIND_FORWARD: u8 = 1;
 
 #[repr(C)]
 struct CallbackNode<F> {
@@ -30,31 +38,62 @@ pub(crate) fn new_callback<F: FnOnce() + Send + 'static>(
     alloc: Allocator,
     f: F,
 ) -> Result<NonNull<CallbackHeader>, OutOfMemory<F>> {
-    let layout = Layout::new::<CallbackNode<F>>();
+    new_data_node(alloc, KIND_CLOSURE, f, invoke::<F>)
+}
+
+/// Allocate a node of `kind` holding `data`, run or dropped by `invoke` (which must treat
+/// the node as a `CallbackNode<T>`, for example through [`take_data`]).
+pub(crate) fn new_data_node<T: Send + 'static>(
+    alloc: Allocator,
+    kind: u8,
+    data: T,
+    invoke: unsafe fn(NonNull<CallbackHeader>, bool),
+) -> Result<NonNull<CallbackHeader>, OutOfMemory<T>> {
+    let layout = Layout::new::<CallbackNode<T>>();
     let Ok(mem) = alloc.allocate(layout) else {
-        return Err(OutOfMemory(f));
+        return Err(OutOfMemory(data));
     };
-    let node = mem.cast::<CallbackNode<F>>();
-    // SAFETY: `mem` is a fresh block sized and aligned for `CallbackNode<F>`.
+    let node = mem.cast::<CallbackNode<T>>();
+    // SAFETY: `mem` is a fresh block sized and aligned for `CallbackNode<T>`.
     unsafe {
         node.as_ptr().write(CallbackNode {
-            header: CallbackHeader { next: ptr::null_mut(), invoke: invoke::<F>, alloc },
-            f: ManuallyDrop::new(f),
+            header: CallbackHeader { next: ptr::null_mut(), invoke, alloc, kind },
+            f: ManuallyDrop::new(data),
         })
     };
     Ok(node.cast())
 }
 
-unsafe fn invoke<F: FnOnce()>(header: NonNull<CallbackHeader>, run: bool) {
-    let node = header.cast::<CallbackNode<F>>();
-    // SAFETY: `header` is the prefix of a live `CallbackNode<F>` created by `new_callback`,
-    // owned by the caller; we move the closure out once and free the block exactly once.
-    let f = unsafe {
+/// The data of a node made by [`new_data_node`] with a `T`.
+///
+/// # Safety
+/// `node` was made by `new_data_node::<T>` and is alive; the caller decides who may access
+/// the data through the pointer.
+pub(crate) unsafe fn data_ptr<T>(node: NonNull<CallbackHeader>) -> *mut T {
+    // SAFETY: caller's contract: `node` is the header of a live `CallbackNode<T>`.
+    unsafe { (&raw mut (*node.cast::<CallbackNode<T>>().as_ptr()).f).cast::<T>() }
+}
+
+/// Move the data out of a node made by [`new_data_node`] with a `T`, and free the node.
+///
+/// # Safety
+/// `node` was made by `new_data_node::<T>`, is owned by the caller and not used afterwards.
+pub(crate) unsafe fn take_data<T>(node: NonNull<CallbackHeader>) -> T {
+    let node = node.cast::<CallbackNode<T>>();
+    // SAFETY: caller's contract: a live `CallbackNode<T>` we own; the data is moved out
+    // once and the block freed once, with the layout it was allocated with.
+    unsafe {
         let alloc = (*node.as_ptr()).header.alloc;
-        let f = ManuallyDrop::take(&mut (*node.as_ptr()).f);
-        alloc.deallocate(node.cast(), Layout::new::<CallbackNode<F>>());
-        f
-    };
+        let data = ManuallyDrop::take(&mut (*node.as_ptr()).f);
+        alloc.deallocate(node.cast(), Layout::new::<CallbackNode<T>>());
+        data
+    }
+}
+
+unsafe fn invoke<F: FnOnce()>(header: NonNull<CallbackHeader>, run: bool) {
+    // SAFETY: `header` is the prefix of a live `CallbackNode<F>` created by `new_callback`,
+    // owned by the caller.
+    let f: F = unsafe { take_data(header) };
     if run {
         f();
     }

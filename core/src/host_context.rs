@@ -19,7 +19,13 @@ pub struct HostContext<'a> {
     kernels: &'a dyn KernelLookup,
     output: Option<&'a OutputSink<'a>>,
     diagnostics: Option<&'a DiagnosticSink<'a>>,
+    max_call_depth: u32,
 }
+
+/// Default for [`HostContext::with_max_call_depth`]: synchronous function calls nested
+/// deeper than this start in a work-queue task instead (each level costs a few KiB of
+/// stack on a host).
+pub const DEFAULT_MAX_CALL_DEPTH: u32 = 64;
 
 /// Receives errors that kernels report (TFRT's diagnostic handler): a driver prints them as
 /// `file:line:col: runtime error: message` or checks them against `expected-error`.
@@ -44,7 +50,29 @@ impl<'a> HostContext<'a> {
         work_queue: &'a dyn ConcurrentWorkQueue,
         kernels: &'a dyn KernelLookup,
     ) -> Self {
-        HostContext { allocator, work_queue, kernels, output: None, diagnostics: None }
+        HostContext {
+            allocator,
+            work_queue,
+            kernels,
+            output: None,
+            diagnostics: None,
+            max_call_depth: DEFAULT_MAX_CALL_DEPTH,
+        }
+    }
+
+    /// Nested synchronous function calls (`tfrt.call`, `tfrt.if`, ... inside each other)
+    /// beyond `depth` start with the asynchronous kick-off, in a new work-queue task, so
+    /// deep or unbounded recursion cannot overflow the stack. Firmware with a small stack
+    /// lowers it; the count is shared by all threads, so under a multi-threaded queue it
+    /// only ever starts calls in tasks earlier than needed.
+    pub fn with_max_call_depth(mut self, depth: u32) -> Self {
+        self.max_call_depth = depth;
+        self
+    }
+
+    /// See [`with_max_call_depth`](Self::with_max_call_depth).
+    pub fn max_call_depth(&self) -> u32 {
+        self.max_call_depth
     }
 
     /// Send the output of print kernels to `sink` (without one, it is discarded).

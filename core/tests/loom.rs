@@ -138,3 +138,36 @@ fn indirect_forward_races_target_emplace() {
         assert_eq!(counting.profile().current, 0);
     });
 }
+
+/// A chain of forwarders (`outer` -> `inner` -> `target`) resolved by `notify` without
+/// recursion, while another thread builds the chain and registers a waiter on `outer`:
+/// every forwarder ends with the value, the waiter runs once, nothing leaks.
+#[test]
+fn forwarder_chain_resolves_while_it_is_built() {
+    let (alloc, counting) = allocator();
+    loom::model(move || {
+        let target = AsyncValueRef::<u32>::unconstructed(alloc).unwrap();
+        let inner = IndirectAsyncValue::new(alloc).unwrap();
+        let outer = IndirectAsyncValue::new(alloc).unwrap();
+        inner.forward_to(target.clone().into_rc());
+        let runs = Arc::new(AtomicUsize::new(0));
+        let t = {
+            let target = target.clone();
+            thread::spawn(move || target.emplace(7))
+        };
+        outer.forward_to((*inner).clone());
+        let seen = runs.clone();
+        let watched = (*outer).clone();
+        outer
+            .and_then(move || {
+                assert_eq!(watched.get::<u32>(), Some(&7));
+                seen.fetch_add(1, SeqCst);
+            })
+            .unwrap();
+        t.join().unwrap();
+        assert_eq!((inner.get::<u32>(), outer.get::<u32>()), (Some(&7), Some(&7)));
+        assert_eq!(runs.load(SeqCst), 1);
+        drop((outer, inner, target));
+        assert_eq!(counting.profile().current, 0);
+    });
+}

@@ -174,18 +174,63 @@ impl AsyncValue {
         }
     }
 
-    /// Publish `state` (concrete or error) and run the waiters, most recent first.
-    fn notify(&self, state: usize) {
+    /// Publish `state` (concrete or error) and hand back the detached waiter stack (most
+    /// recent first), which the caller now owns and must run.
+    fn publish(&self, state: usize) -> *mut CallbackHeader {
         let old = self.waiters_and_state.swap(tagged(ptr::null_mut(), state), Ordering::AcqRel);
         debug_assert_eq!(tag(old), CONSTRUCTED);
-        let mut node = untagged(old);
+        untagged(old)
+    }
+
+    /// Publish `state` (concrete or error) and run the waiters, most recent first.
+    ///
+    /// An indirect value waiting on this one is resolved here without recursion: its own
+    /// waiters are spliced in front of the remaining ones, so they run in the order a
+    /// nested call would run them, and a chain of forwarders of any length (the results of
+    /// a deep recursion) resolves in constant stack. The node of each such forwarder keeps
+    /// it alive until its last waiter has run (`held`, innermost first).
+    fn notify(&self, state: usize) {
+        let mut node = self.publish(state);
+        let mut held: *mut CallbackHeader = ptr::null_mut();
         while let Some(n) = NonNull::new(node) {
-            // SAFETY: the detached stack is ours; each node is read before it is freed.
+            // SAFETY: the detached stacks and the held nodes are ours; each node is read
+            // before it is freed, and a freed node's address is only compared.
             unsafe {
                 node = (*n.as_ptr()).next;
-                callback::run_callback(n);
+                let forward = (*n.as_ptr()).kind == callback::KIND_FORWARD;
+                let first = if forward {
+                    indirect::resolve_forward(n)
+                } else {
+                    callback::run_callback(n);
+                    ptr::null_mut()
+                };
+                // Forwarders whose last waiter this was can go.
+                while let Some(h) = NonNull::new(held)
+                    && indirect::segment_end(h) == n.as_ptr()
+                {
+                    held = (*h.as_ptr()).next;
+                    callback::discard_callback(h);
+                }
+                if !forward {
+                    continue;
+                }
+                let Some(first) = NonNull::new(first) else {
+                    callback::discard_callback(n);
+                    continue;
+                };
+                let mut last = first;
+                while let Some(next) = NonNull::new((*last.as_ptr()).next) {
+                    last = next;
+                }
+                (*last.as_ptr()).next = node;
+                node = first.as_ptr();
+                indirect::set_segment_end(n, last.as_ptr());
+                (*n.as_ptr()).next = held;
+                held = n.as_ptr();
             }
         }
+        // Every segment ends inside the list, so nothing is held any more.
+        debug_assert!(held.is_null());
     }
 }
 
@@ -393,12 +438,24 @@ impl RcAsyncValue {
     /// node: the closure is then returned unrun.
     pub fn and_then<F: FnOnce() + Send + 'static>(&self, f: F) -> Result<(), OutOfMemory<F>> {
         let h = self.header();
-        let mut w = h.waiters_and_state.load(Ordering::Acquire);
-        if tag(w) >= CONCRETE {
+        if tag(h.waiters_and_state.load(Ordering::Acquire)) >= CONCRETE {
             f();
             return Ok(());
         }
         let node = callback::new_callback(Allocator::from_id(h.alloc), f)?;
+        self.push_waiter(node);
+        Ok(())
+    }
+
+    /// Add an owned waiter node, or run it now if the value is (or becomes) available.
+    pub(crate) fn push_waiter(&self, node: NonNull<CallbackHeader>) {
+        let h = self.header();
+        let mut w = h.waiters_and_state.load(Ordering::Acquire);
+        if tag(w) >= CONCRETE {
+            // SAFETY: the node was never published; we own it.
+            unsafe { callback::run_callback(node) };
+            return;
+        }
         loop {
             // SAFETY: the node is ours until the CAS publishes it.
             unsafe { (*node.as_ptr()).next = untagged(w) };
@@ -408,14 +465,14 @@ impl RcAsyncValue {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return Ok(()),
+                Ok(_) => return,
                 Err(now) => {
                     w = now;
                     if tag(w) >= CONCRETE {
                         // Became available meanwhile: run it here.
                         // SAFETY: the node was never published; we still own it.
                         unsafe { callback::run_callback(node) };
-                        return Ok(());
+                        return;
                     }
                 }
             }

@@ -230,6 +230,36 @@ fn indirect_chains_collapse() {
 }
 
 #[test]
+fn long_forwarder_chains_resolve_in_order_without_recursion() {
+    // chain[0] -> chain[1] -> ... -> chain[N-1] -> target, each link made while its target
+    // is unresolved. Resolving the target used to recurse once per link; notify now splices
+    // each forwarder's waiters in place, running them in the nested order: a forwarder's
+    // waiters (most recent first) before the next-older waiter of the value it waited on.
+    const N: usize = if cfg!(miri) { 50 } else { 2000 };
+    let a = TestArena::new(1 << 20);
+    let target = AsyncValueRef::<i32>::unconstructed(a.alloc).unwrap();
+    let chain: vec::Vec<IndirectAsyncValue> =
+        (0..N).map(|_| IndirectAsyncValue::new(a.alloc).unwrap()).collect();
+    let log = Log::default();
+    for (i, link) in chain.iter().enumerate().rev() {
+        let next = chain.get(i + 1).map_or_else(|| target.clone().into_rc(), |n| (**n).clone());
+        link.forward_to(next);
+    }
+    let (l, w) = (log.clone(), (*chain[0]).clone());
+    chain[0].and_then(move || l.push(std::format!("first {}", w.get::<i32>().unwrap()))).unwrap();
+    let (l, w) = (log.clone(), (*chain[N - 1]).clone());
+    chain[N - 1].and_then(move || l.push(std::format!("last {}", w.get::<i32>().unwrap()))).unwrap();
+    target.emplace(3);
+    // The last link's own waiter (registered after the link before it started waiting on
+    // it) runs first; the first link, resolved innermost, runs its waiter on the way.
+    assert_eq!(log.take(), ["last 3", "first 3"]);
+    assert!(chain.iter().all(|c| c.get::<i32>() == Some(&3)));
+    assert!(chain.iter().all(|c| resolved(c.ptr) == target.ptr), "every link collapsed");
+    drop(chain);
+    drop(target);
+}
+
+#[test]
 fn indirect_errors() {
     let a = TestArena::new(4096);
     let ind = IndirectAsyncValue::new(a.alloc).unwrap();

@@ -24,6 +24,26 @@ pub const MAX_STACK_DEPTH: u32 = 100;
 /// for all threads: another thread's nesting can only make us enqueue earlier, which is safe.
 static DEPTH: AtomicU32 = AtomicU32::new(0);
 
+/// Nesting depth of synchronous kick-offs (calls inside kernels inside calls), shared by all
+/// threads like [`DEPTH`]; compared with [`HostContext::max_call_depth`](crate::HostContext::max_call_depth).
+static CALL_DEPTH: AtomicU32 = AtomicU32::new(0);
+
+/// Holds one level of [`CALL_DEPTH`] until dropped.
+struct CallLevel;
+
+impl CallLevel {
+    /// Enter a level; returns it and the depth including it.
+    fn enter() -> (CallLevel, u32) {
+        (CallLevel, CALL_DEPTH.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+}
+
+impl Drop for CallLevel {
+    fn drop(&mut self) {
+        CALL_DEPTH.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Ready kernels of one thread of control (SPEC §2.4 "ready queue"): those of the current
 /// stream run inline (LIFO), the others (the outline list, in notification order) go to the
 /// work queue. Both lists are threaded through the frame's link array: a kernel becomes
@@ -147,6 +167,9 @@ impl Program<'_> {
                 slot.set(p);
             }
         }
+        // Deep nesting (recursion) continues in a task instead of growing the stack.
+        let (_level, depth) = CallLevel::enter();
+        let asynchronous = asynchronous || depth > exec.host().max_call_depth();
         if asynchronous && let Ok(held) = heapless::Vec::<RcAsyncValue, ASYNC_ARGS>::from_slice(args) {
             let task = move || {
                 if let Some(f) = frame.program().file.function(frame.function()) {
