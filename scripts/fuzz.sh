@@ -7,20 +7,23 @@ cd "$(dirname "$0")/.."
 secs=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate mlir_parse)
+[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate mlir_parse mlir_run)
 corpus=$PWD/target/fuzz-corpus
-mkdir -p "$corpus"/{bef_load,bef_mutate,mlir_parse}
+mkdir -p "$corpus"/{bef_load,bef_mutate,mlir_parse,mlir_run}
 conf=../shared/conformance/tfrt
 if [ -d "$conf" ]; then
     cargo build -q -p hostrt
     for f in "$conf"/*.mlir; do
         b=$(basename "$f" .mlir)
         cp "$f" "$corpus/mlir_parse/$b.mlir"
+        cp "$f" "$corpus/mlir_run/$b.mlir"
         target/debug/hostrt compile "$f" -o "$corpus/bef_load/$b.bef"
     done
 else
     echo "fuzz: $conf not found; starting from empty corpora"
 fi
+# The project's own programs seed the run target too (recursion, streams, natives).
+cp examples/firmware/programs/*.mlir tools/tests/programs/*.mlir "$corpus/mlir_run/"
 for t in "${targets[@]}"; do
     echo "==> fuzzing $t for ${secs}s"
     log=$(mktemp)

@@ -57,9 +57,21 @@ fn run_with(
     after_start: impl FnOnce(&[RcAsyncValue]),
     check: impl FnOnce(&Run),
 ) {
+    run_in_arena(4 << 20, text, func, make_args, after_start, check)
+}
+
+/// [`run_with`] over an arena of `arena_bytes`.
+fn run_in_arena(
+    arena_bytes: usize,
+    text: &str,
+    func: &str,
+    make_args: impl FnOnce(Allocator) -> Vec<RcAsyncValue>,
+    after_start: impl FnOnce(&[RcAsyncValue]),
+    check: impl FnOnce(&Run),
+) {
     let module = parse("t.mlir", text).unwrap_or_else(|e| panic!("{e}"));
     let bef = AlignedBytes::new(&write(&module, Some(("t.mlir", text))).unwrap_or_else(|e| panic!("{e}")));
-    let (arena, alloc) = arena(4 << 20);
+    let (arena, alloc) = arena(arena_bytes);
     let reg = registry();
     let queue = SingleThreadedWorkQueue::new();
     let output = Mutex::new(String::new());
@@ -448,6 +460,29 @@ func.func @main() -> i32 {
 }
 "#;
     run(text, "main", |r| assert_eq!(i32_of(r, 0), 0));
+}
+
+#[test]
+fn exhausting_the_arena_mid_run_gives_error_results_and_leaks_nothing() {
+    // fib(30) needs far more than 64 KiB: allocations start failing deep in the recursion.
+    // Every result must still complete (with the static out-of-memory error when not even
+    // an error value fits) and every block must come back; found by the mlir_run fuzzer.
+    let text = FIB.replace("constant.i32 15", "constant.i32 30");
+    run_in_arena(
+        64 << 10,
+        &text,
+        "main",
+        |_| vec![],
+        |_| (),
+        |r| {
+            let e = r.results[0].as_ref().unwrap();
+            assert_eq!(
+                e.get_error().map(|d| d.code),
+                Some(hostrt_core::ErrorCode::ResourceExhausted),
+                "{e:?}"
+            );
+        },
+    );
 }
 
 #[test]

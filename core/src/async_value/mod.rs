@@ -139,6 +139,52 @@ fn oom_diagnostic() -> &'static Diagnostic {
     &OOM_DIAGNOSTIC
 }
 
+/// An error value with [`OOM_DIAGNOSTIC`] that lives in static memory. Its reference count
+/// starts at 2^30, so handles never bring it to zero and it is never destroyed; its
+/// allocator id names no slot, so nothing is ever allocated or freed for it.
+#[cfg(not(loom))]
+struct StaticError(Concrete<()>);
+
+// SAFETY: the block is immutable apart from its atomic reference count (the state is
+// already ERROR, so no waiter is ever pushed and the payload is never written).
+#[cfg(not(loom))]
+unsafe impl Sync for StaticError {}
+
+#[cfg(not(loom))]
+static OOM_VALUE: StaticError = StaticError(Concrete {
+    header: AsyncValue {
+        refcount: AtomicU32::new(1 << 30),
+        kind: KIND_CONCRETE,
+        alloc: u8::MAX,
+        type_id: type_table::NO_TYPE,
+        waiters_and_state: AtomicPtr::new(ptr::without_provenance_mut(ERROR)),
+    },
+    payload: UnsafeCell::new(Payload { error: &raw const OOM_DIAGNOSTIC }),
+});
+
+#[cfg(not(loom))]
+fn oom_value() -> NonNull<AsyncValue> {
+    // From the whole block, so the pointer may also reach the payload.
+    NonNull::from(&OOM_VALUE.0).cast()
+}
+
+/// Under loom the atomics are not `const`: one leaked block per call (tests only).
+#[cfg(loom)]
+fn oom_value() -> NonNull<AsyncValue> {
+    extern crate std;
+    let block = std::boxed::Box::leak(std::boxed::Box::new(Concrete::<()> {
+        header: AsyncValue {
+            refcount: AtomicU32::new(1 << 30),
+            kind: KIND_CONCRETE,
+            alloc: u8::MAX,
+            type_id: type_table::NO_TYPE,
+            waiters_and_state: AtomicPtr::new(ptr::without_provenance_mut(ERROR)),
+        },
+        payload: UnsafeCell::new(Payload { error: &raw const OOM_DIAGNOSTIC }),
+    }));
+    NonNull::from(block).cast()
+}
+
 impl AsyncValue {
     fn new(kind: u8, alloc: Allocator, type_id: u16, state: usize) -> Self {
         AsyncValue {
@@ -361,6 +407,21 @@ impl RcAsyncValue {
         )?;
         publish_error(rc.ptr, diag);
         Ok(rc)
+    }
+
+    /// An error value carrying `diag`, or, when not even that can be allocated, the shared
+    /// static "Out of memory while recording an error" value. Never fails, so every result
+    /// slot can always be completed and no waiter is left hanging.
+    pub fn error_or_oom(alloc: Allocator, diag: Diagnostic) -> RcAsyncValue {
+        Self::error(alloc, diag).unwrap_or_else(|_| Self::out_of_memory())
+    }
+
+    /// A handle to the static, never freed "Out of memory while recording an error" value.
+    pub fn out_of_memory() -> RcAsyncValue {
+        let ptr = oom_value();
+        // SAFETY: a static block that is never destroyed: its count starts far above any
+        // number of handles, and each handle adds one before it can drop one.
+        unsafe { RcAsyncValue::clone_from_ptr(ptr) }
     }
 
     #[inline]

@@ -385,3 +385,24 @@ fn concurrent_emplace_and_waiters_from_threads() {
     }
     let _ = vec![0u8; 0];
 }
+
+#[test]
+fn static_out_of_memory_value_is_shared_and_never_freed() {
+    let a = TestArena::new(256);
+    let e = RcAsyncValue::error_or_oom(a.alloc, Diagnostic::internal("too big for the arena"));
+    // The arena is too small for an error value (block + boxed diagnostic) after this:
+    let filler: vec::Vec<_> = core::iter::from_fn(|| AsyncValueRef::available(a.alloc, 0u64).ok()).collect();
+    let oom = RcAsyncValue::error_or_oom(a.alloc, Diagnostic::internal("lost"));
+    assert!(oom.ptr_eq(&RcAsyncValue::out_of_memory()), "the static value");
+    assert_eq!(oom.get_error().unwrap().message(), "Out of memory while recording an error");
+    let ran = Arc::new(core::sync::atomic::AtomicBool::new(false));
+    let r = ran.clone();
+    oom.and_then(move || r.store(true, SeqCst)).unwrap();
+    assert!(ran.load(SeqCst), "available: waiters run at once");
+    assert!(!oom.set_error(Diagnostic::internal("again")));
+    let copies: vec::Vec<_> = (0..1000).map(|_| oom.clone()).collect();
+    drop(copies);
+    drop(oom);
+    assert_eq!(RcAsyncValue::out_of_memory().get_error().unwrap().code, ErrorCode::ResourceExhausted);
+    drop((e, filler));
+}

@@ -32,11 +32,11 @@ fn call_now(
     (entry.func)(&KernelFrame::new(exec, args, &[], results));
     for r in results {
         let v = r.take();
-        let v = v.or_else(|| {
+        let v = v.unwrap_or_else(|| {
             let d = Diagnostic::new(ErrorCode::Internal, "native function did not set a result");
-            RcAsyncValue::error(exec.allocator(), d).ok()
+            RcAsyncValue::error_or_oom(exec.allocator(), d)
         });
-        r.set(v);
+        r.set(Some(v));
     }
 }
 
@@ -89,9 +89,9 @@ pub(crate) fn call(
     }
     let alloc = exec.allocator();
     let fail = |d: Diagnostic| {
-        let e = RcAsyncValue::error(alloc, d).ok();
+        let e = RcAsyncValue::error_or_oom(alloc, d);
         for r in results {
-            r.set(e.clone());
+            r.set(Some(e.clone()));
         }
     };
     let (Ok(held), true) = (heapless::Vec::from_slice(args), results.len() <= MAX_VALUES) else {
@@ -127,9 +127,8 @@ pub(crate) fn call(
             // Cannot wait for this argument: give up on the call rather than run it early.
             if let Some(d) = call.get() {
                 let e = Diagnostic::new(ErrorCode::ResourceExhausted, "no memory to wait for an argument");
-                if let Ok(e) = RcAsyncValue::error(alloc, e) {
-                    d.results.iter().for_each(|r| r.forward_to(e.clone()));
-                }
+                let e = RcAsyncValue::error_or_oom(alloc, e);
+                d.results.iter().for_each(|r| r.forward_to(e.clone()));
                 // The remaining waiters must not run the call: keep the count above zero.
                 d.pending.fetch_add(MAX_VALUES as u32 + 1, Ordering::AcqRel);
             }

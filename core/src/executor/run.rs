@@ -146,13 +146,8 @@ impl Program<'_> {
             let existing = frame.reg(r).load(Ordering::Acquire);
             if existing.is_null() {
                 let Ok(p) = IndirectAsyncValue::new(exec.allocator()) else {
-                    slot.set(
-                        RcAsyncValue::error(
-                            exec.allocator(),
-                            crate::diag!(ResourceExhausted, "no memory for a result"),
-                        )
-                        .ok(),
-                    );
+                    let d = crate::diag!(ResourceExhausted, "no memory for a result");
+                    slot.set(Some(RcAsyncValue::error_or_oom(exec.allocator(), d)));
                     continue;
                 };
                 let p = p.into_rc();
@@ -209,9 +204,9 @@ fn kick_off(frame: &Frame, f: &Function<'_>, args: &[RcAsyncValue]) {
 
 /// Every result slot gets one shared error value (or stays empty if even that fails).
 fn fill_error(exec: &ExecutionContext<'_>, results: &[Cell<Option<RcAsyncValue>>], d: Diagnostic) {
-    let e = RcAsyncValue::error(exec.allocator(), d).ok();
+    let e = RcAsyncValue::error_or_oom(exec.allocator(), d);
     for r in results {
-        r.set(e.clone());
+        r.set(Some(e.clone()));
     }
 }
 
@@ -429,14 +424,9 @@ fn publish(frame: &Frame, f: &Function<'_>, v: RcAsyncValue, r: u32, queue: &mut
     if let Err(oom) = v.and_then(waiter) {
         // No memory to wait: the users see an out-of-memory error instead.
         drop(oom);
-        let e = RcAsyncValue::error(
-            frame.exec().allocator(),
-            crate::diag!(ResourceExhausted, "no memory to wait for a value"),
-        );
-        if let Ok(e) = e
-            && !any_non_strict
-        {
-            store(frame, f, e, r);
+        if !any_non_strict {
+            let d = crate::diag!(ResourceExhausted, "no memory to wait for a value");
+            store(frame, f, RcAsyncValue::error_or_oom(frame.exec().allocator(), d), r);
         }
         for &k in users.iter().rev().filter(|k| !non_strict(**k)) {
             notify(frame, k, queue);
@@ -512,12 +502,10 @@ fn run_kernel(frame: &Frame, f: &Function<'_>, k: u32, queue: &mut ReadyQueue<'_
     let slots_ok = slots.fill(alloc, n_res, (0..n_res).map(|_| Cell::new(None::<RcAsyncValue>)));
     if !(args_ok && slots_ok) {
         // No memory for a wide kernel's buffers: every result is an out-of-memory error.
-        let e = RcAsyncValue::error(
-            alloc,
-            crate::diag!(ResourceExhausted, "no memory to call kernel '{}'", file.kernel_name(kr.code)),
-        );
+        let d = crate::diag!(ResourceExhausted, "no memory to call kernel '{}'", file.kernel_name(kr.code));
+        let e = RcAsyncValue::error_or_oom(alloc, d);
         for i in 0..n_res {
-            publish_result(frame, f, &kr, i, e.clone().ok(), queue);
+            publish_result(frame, f, &kr, i, Some(e.clone()), queue);
         }
         return;
     }
@@ -589,10 +577,7 @@ fn publish_result(
         Some(v) => v,
         None => {
             let d = Diagnostic::new(ErrorCode::Internal, "kernel did not set a result");
-            match RcAsyncValue::error(frame.exec().allocator(), d) {
-                Ok(e) => e,
-                Err(_) => return, // out of memory even for the error: the users never run
-            }
+            RcAsyncValue::error_or_oom(frame.exec().allocator(), d)
         }
     };
     if f.registers()[r as usize].num_uses == 0 {

@@ -343,10 +343,7 @@ impl<T: Send + Sync + 'static> Output<'_, T> {
     /// Set the result to an error value.
     pub fn set_error(&self, diag: Diagnostic) {
         let diag = self.frame.locate(diag);
-        match RcAsyncValue::error(self.frame.exec_ctx().allocator(), diag) {
-            Ok(v) => self.slot.set(Some(v)),
-            Err(e) => self.frame.report_error(e.into()),
-        }
+        self.slot.set(Some(RcAsyncValue::error_or_oom(self.frame.exec_ctx().allocator(), diag)));
     }
 }
 

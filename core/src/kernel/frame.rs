@@ -219,7 +219,7 @@ impl<'a> KernelFrame<'a> {
                 }
                 None => {
                     if shared.is_none() {
-                        shared = RcAsyncValue::error(self.exec.allocator(), diag.clone()).ok();
+                        shared = Some(RcAsyncValue::error_or_oom(self.exec.allocator(), diag.clone()));
                     }
                     slot.set(shared.clone());
                 }

@@ -248,16 +248,18 @@ fn returning_async_values_and_custom_payloads() {
 }
 
 #[test]
-fn exhausted_arena_leaves_result_empty_for_the_executor() {
+fn exhausted_arena_gives_the_static_out_of_memory_result() {
     // Two allocations for the arguments, then nothing: neither the result nor an error value
-    // fits, so the slot stays empty (the executor substitutes its own error) and nothing panics.
+    // fits, so the slot gets the static out-of-memory error (never left empty, which would
+    // leave the kernel's users waiting) and nothing panics.
     let h = TestHost::with_arena(crate::testing::TestArena::failing_after(2));
     h.with(|exec| {
         let args = ints(exec, &[1, 2]);
+        let oom = RcAsyncValue::out_of_memory();
         let r = call(exec, crate::kernel!(tfrt_add_i32), &args, &[], 1);
-        assert!(r[0].is_none());
+        assert!(r[0].as_ref().is_some_and(|v| v.ptr_eq(&oom)), "{:?}", r[0]);
         let r = call(exec, crate::kernel!(tfrt_add_i32_async), &args, &[], 1);
-        assert!(r[0].is_none());
+        assert!(r[0].as_ref().is_some_and(|v| v.ptr_eq(&oom)), "{:?}", r[0]);
     });
 }
 

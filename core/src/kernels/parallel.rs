@@ -118,9 +118,7 @@ fn parallel(frame: &KernelFrame<'_>, body: u32) {
         Some(1) if invoker.result_type(body, 0) == Some("!tfrt.chain") => true,
         _ => {
             let e = Diagnostic::new(ErrorCode::Internal, "Invalid parallel body function result types");
-            if let Ok(e) = RcAsyncValue::error(alloc, e) {
-                frame.set_result(0, e);
-            }
+            frame.set_result(0, RcAsyncValue::error_or_oom(alloc, e));
             return;
         }
     };
