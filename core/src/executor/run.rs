@@ -12,7 +12,7 @@ use super::frame::{Frame, NIL, PLACEHOLDER};
 use super::program::Program;
 use crate::async_value::{IndirectAsyncValue, RcAsyncValue};
 use crate::bef::Function;
-use crate::bef::format::KernelRecord;
+use crate::bef::format::{KernelRecord, RegisterRecord};
 use crate::diagnostic::{Diagnostic, ErrorCode};
 use crate::host_context::ExecutionContext;
 use crate::kernel::{AttrRef, Invoke, KernelFrame, LocRef};
@@ -56,6 +56,32 @@ struct ReadyQueue<'a> {
     out_head: u32,
     out_tail: u32,
     out_len: usize,
+}
+
+/// A function with the tables the executor reads per kernel fetched once per call (each
+/// `Function` accessor re-checks bounds and alignment).
+struct Body<'a> {
+    f: Function<'a>,
+    regs: &'a [RegisterRecord],
+    kernels: &'a [KernelRecord],
+}
+
+impl<'a> Body<'a> {
+    fn new(f: Function<'a>) -> Self {
+        Body { f, regs: f.registers(), kernels: f.kernels() }
+    }
+
+    /// The body of the function a frame runs.
+    fn of(frame: &Frame) -> Option<Body<'_>> {
+        frame.program().file.function(frame.function()).map(Body::new)
+    }
+}
+
+impl<'a> core::ops::Deref for Body<'a> {
+    type Target = Function<'a>;
+    fn deref(&self) -> &Function<'a> {
+        &self.f
+    }
 }
 
 impl<'a> ReadyQueue<'a> {
@@ -167,7 +193,7 @@ impl Program<'_> {
         let asynchronous = asynchronous || depth > exec.host().max_call_depth();
         if asynchronous && let Ok(held) = heapless::Vec::<RcAsyncValue, ASYNC_ARGS>::from_slice(args) {
             let task = move || {
-                if let Some(f) = frame.program().file.function(frame.function()) {
+                if let Some(f) = Body::of(&frame) {
                     kick_off(&frame, &f, &held);
                 }
             };
@@ -176,7 +202,7 @@ impl Program<'_> {
             }
             return;
         }
-        kick_off(&frame, &f, args);
+        kick_off(&frame, &Body::new(f), args);
     }
 }
 
@@ -186,10 +212,10 @@ const ASYNC_ARGS: usize = 16;
 
 /// SPEC §2.4 steps 3-4: the pseudo kernel (zero-operand kernels in textual order, then the
 /// arguments), then processing of the ready queue.
-fn kick_off(frame: &Frame, f: &Function<'_>, args: &[RcAsyncValue]) {
-    let regs = f.registers();
+fn kick_off(frame: &Frame, f: &Body<'_>, args: &[RcAsyncValue]) {
+    let regs = f.regs;
     let mut queue = ReadyQueue::new(f, f.root_stream());
-    for (k, kr) in f.kernels().iter().enumerate() {
+    for (k, kr) in f.kernels.iter().enumerate() {
         if kr.num_args() == 0 {
             notify(frame, k as u32, &mut queue);
         }
@@ -232,7 +258,7 @@ fn notify(frame: &Frame, k: u32, queue: &mut ReadyQueue<'_>) {
 
 /// SPEC §2.4 "Process": run inline kernels LIFO; whenever the inline list runs dry, adopt
 /// the stream of the first outline kernel; after each step hand the outline to the queue.
-fn process(frame: &Frame, f: &Function<'_>, queue: &mut ReadyQueue<'_>) {
+fn process(frame: &Frame, f: &Body<'_>, queue: &mut ReadyQueue<'_>) {
     if queue.out_head != NIL {
         flush_outline(frame, queue, queue.inline == NIL);
     }
@@ -362,7 +388,7 @@ fn heap_sort(v: &mut [u64]) {
 fn enqueue_stream(frame: &Frame, stream: u32, inline: u32) {
     let task_frame = frame.retain();
     let task = move || {
-        let Some(f) = task_frame.program().file.function(task_frame.function()) else { return };
+        let Some(f) = Body::of(&task_frame) else { return };
         let mut q = ReadyQueue::with_inline(f.kernel_streams(), stream, inline);
         process(&task_frame, &f, &mut q);
     };
@@ -372,8 +398,8 @@ fn enqueue_stream(frame: &Frame, stream: u32, inline: u32) {
 }
 
 /// Store `v` in register `r` (holding one reference per kernel use from now on).
-fn store(frame: &Frame, f: &Function<'_>, v: RcAsyncValue, r: u32) {
-    let users = f.registers()[r as usize].num_users;
+fn store(frame: &Frame, f: &Body<'_>, v: RcAsyncValue, r: u32) {
+    let users = f.regs[r as usize].num_users;
     let reg = frame.reg(r);
     let current = reg.load(Ordering::Acquire);
     if current.addr() & PLACEHOLDER != 0 {
@@ -395,10 +421,10 @@ fn store(frame: &Frame, f: &Function<'_>, v: RcAsyncValue, r: u32) {
 }
 
 /// Make `v`, the value of register `r`, visible to its users.
-fn publish(frame: &Frame, f: &Function<'_>, v: RcAsyncValue, r: u32, queue: &mut ReadyQueue<'_>) {
-    let rec = f.registers()[r as usize];
+fn publish(frame: &Frame, f: &Body<'_>, v: RcAsyncValue, r: u32, queue: &mut ReadyQueue<'_>) {
+    let rec = f.regs[r as usize];
     let users = frame.program().file.pool_words(rec.users, rec.num_users as usize).unwrap_or(&[]);
-    let kernels = f.kernels();
+    let kernels = f.kernels;
     let program = frame.program();
     let non_strict = |k: u32| program.entry(kernels[k as usize].code).non_strict;
     if v.is_available() || users.is_empty() {
@@ -455,13 +481,13 @@ fn on_available(frame: Frame, v: RcAsyncValue, r: u32, stream: u32, do_store: bo
 }
 
 fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, stream: u32, do_store: bool) {
-    let Some(f) = frame.program().file.function(frame.function()) else { return };
+    let Some(f) = Body::of(frame) else { return };
     if do_store {
         store(frame, &f, v, r);
     }
-    let rec = f.registers()[r as usize];
+    let rec = f.regs[r as usize];
     let users = frame.program().file.pool_words(rec.users, rec.num_users as usize).unwrap_or(&[]);
-    let kernels = f.kernels();
+    let kernels = f.kernels;
     let program = frame.program();
     let mut queue = ReadyQueue::new(&f, stream);
     for &k in users.iter().rev() {
@@ -472,10 +498,10 @@ fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, stream: u32, do_stor
     process(frame, &f, &mut queue);
 }
 
-fn run_kernel(frame: &Frame, f: &Function<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
+fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     let program = frame.program();
     let file = &program.file;
-    let kr: KernelRecord = f.kernels()[k as usize];
+    let kr: KernelRecord = f.kernels[k as usize];
     let exec = frame.exec();
     let alloc = exec.allocator();
     let entry = program.entry(kr.code);
@@ -566,7 +592,7 @@ fn attrs_of<'b, 'a: 'b>(
 /// Publish result `i` of kernel `kr` (a missing result becomes an error value).
 fn publish_result(
     frame: &Frame,
-    f: &Function<'_>,
+    f: &Body<'_>,
     kr: &KernelRecord,
     i: usize,
     v: Option<RcAsyncValue>,
@@ -580,7 +606,7 @@ fn publish_result(
             RcAsyncValue::error_or_oom(frame.exec().allocator(), d)
         }
     };
-    if f.registers()[r as usize].num_uses == 0 {
+    if f.regs[r as usize].num_uses == 0 {
         drop(v);
     } else {
         publish(frame, f, v, r, queue);
