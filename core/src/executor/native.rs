@@ -76,7 +76,9 @@ fn argument_ready(call: &AsyncValueRef<Deferred>) {
 
 /// Call native function `entry` (SPEC §3.13); `results` receive its (possibly forwarding)
 /// results. Running out of memory, or more than 8 arguments or results while some argument
-/// is unavailable, gives error results.
+/// is unavailable, gives error results. Not inlined: its buffers would otherwise enlarge
+/// the executor's call frame, which every nested call adds to the stack.
+#[inline(never)]
 pub(crate) fn call(
     exec: &ExecutionContext<'_>,
     entry: &KernelEntry,

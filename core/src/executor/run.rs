@@ -58,35 +58,37 @@ struct ReadyQueue<'a> {
     out_len: usize,
 }
 
-/// A function with the tables the executor reads per kernel fetched once per call (each
-/// `Function` accessor re-checks bounds and alignment).
+/// The tables of a function the executor reads per kernel, fetched once per call (each
+/// `Function` accessor re-checks bounds and alignment). Small on purpose: a `Function`
+/// carries a copy of the whole `BefFile`, and every nested call keeps its `Body` on the stack.
 struct Body<'a> {
-    f: Function<'a>,
     regs: &'a [RegisterRecord],
     kernels: &'a [KernelRecord],
+    /// Stream of each kernel (empty: all in stream 0).
+    streams: &'a [u32],
+    root_stream: u32,
 }
 
 impl<'a> Body<'a> {
-    fn new(f: Function<'a>) -> Self {
-        Body { f, regs: f.registers(), kernels: f.kernels() }
+    #[inline(never)]
+    fn new(f: &Function<'a>) -> Self {
+        Body {
+            regs: f.registers(),
+            kernels: f.kernels(),
+            streams: f.kernel_streams(),
+            root_stream: f.root_stream(),
+        }
     }
 
     /// The body of the function a frame runs.
     fn of(frame: &Frame) -> Option<Body<'_>> {
-        frame.program().file.function(frame.function()).map(Body::new)
-    }
-}
-
-impl<'a> core::ops::Deref for Body<'a> {
-    type Target = Function<'a>;
-    fn deref(&self) -> &Function<'a> {
-        &self.f
+        frame.program().file.function(frame.function()).as_ref().map(Body::new)
     }
 }
 
 impl<'a> ReadyQueue<'a> {
-    fn new(f: &Function<'a>, stream: u32) -> Self {
-        Self::with_inline(f.kernel_streams(), stream, NIL)
+    fn new(f: &Body<'a>, stream: u32) -> Self {
+        Self::with_inline(f.streams, stream, NIL)
     }
 
     fn with_inline(streams: &'a [u32], stream: u32, inline: u32) -> Self {
@@ -135,35 +137,56 @@ impl Program<'_> {
         results: &[Cell<Option<RcAsyncValue>>],
         asynchronous: bool,
     ) {
-        let fail = |d: Diagnostic| fill_error(exec, results, d);
+        // SAFETY: forwarded from this function's contract.
+        let Some((frame, body)) = (unsafe { self.prepare(exec, function, args, results) }) else { return };
+        // Deep nesting (recursion) continues in a task instead of growing the stack.
+        let (_level, depth) = CallLevel::enter();
+        let asynchronous = asynchronous || depth > exec.host().max_call_depth();
+        if asynchronous && args.len() <= ASYNC_ARGS {
+            return kick_off_in_task(exec, frame, args);
+        }
+        kick_off(&frame, &body, args);
+    }
+
+    /// SPEC §2.4 steps 1-2: check the call, allocate the frame and set the result
+    /// placeholders. `None` when the call is already complete (error results, or a native
+    /// function ran). Not inlined: its temporaries (a `Function` copies the whole `BefFile`)
+    /// would otherwise stay in `execute_with`'s frame, which every nested call adds.
+    ///
+    /// # Safety
+    /// As for [`execute`](Self::execute).
+    #[inline(never)]
+    unsafe fn prepare<'p>(
+        &'p self,
+        exec: &ExecutionContext<'_>,
+        function: u32,
+        args: &[RcAsyncValue],
+        results: &[Cell<Option<RcAsyncValue>>],
+    ) -> Option<(Frame, Body<'p>)> {
+        let fail = |why: Failure<'_>| {
+            fill_error(exec, results, why);
+            None
+        };
         let Some(f) = self.file.function(function) else {
-            return fail(crate::diag!(NotFound, "no function with index {function}"));
+            return fail(Failure::NoFunction(function));
         };
         let rec = *f.record();
         if args.len() != rec.num_args as usize || results.len() != rec.num_results as usize {
-            return fail(crate::diag!(
-                InvalidArgument,
-                "function '{}' takes {} arguments and returns {} results; called with {} and {}",
-                f.name(),
-                rec.num_args,
-                rec.num_results,
-                args.len(),
-                results.len()
-            ));
+            let want = (rec.num_args, rec.num_results);
+            return fail(Failure::Arity { name: f.name(), want, args: args.len(), results: results.len() });
         }
         if f.is_native() {
             return match self.native(function) {
-                Some(entry) => super::native::call(exec, entry, args, results),
-                None => fail(crate::diag!(Unimplemented, "native function '{}' is not registered", f.name())),
+                Some(entry) => {
+                    super::native::call(exec, entry, args, results);
+                    None
+                }
+                None => fail(Failure::NativeMissing(f.name())),
             };
         }
         // SAFETY: forwarded from this function's contract.
         let Some(frame) = (unsafe { Frame::new(self, exec, &f) }) else {
-            return fail(crate::diag!(
-                ResourceExhausted,
-                "Cannot allocate {} bytes for an executor frame",
-                rec.frame_bytes64
-            ));
+            return fail(Failure::NoFrame(rec.frame_bytes64));
         };
         let regs = f.registers();
         // Result placeholders: one forwarding value per returned register, shared by every
@@ -172,8 +195,7 @@ impl Program<'_> {
             let existing = frame.reg(r).load(Ordering::Acquire);
             if existing.is_null() {
                 let Ok(p) = IndirectAsyncValue::new(exec.allocator()) else {
-                    let d = crate::diag!(ResourceExhausted, "no memory for a result");
-                    slot.set(Some(RcAsyncValue::error_or_oom(exec.allocator(), d)));
+                    slot.set(Some(failure(exec, Failure::NoResult)));
                     continue;
                 };
                 let p = p.into_rc();
@@ -188,21 +210,24 @@ impl Program<'_> {
                 slot.set(p);
             }
         }
-        // Deep nesting (recursion) continues in a task instead of growing the stack.
-        let (_level, depth) = CallLevel::enter();
-        let asynchronous = asynchronous || depth > exec.host().max_call_depth();
-        if asynchronous && let Ok(held) = heapless::Vec::<RcAsyncValue, ASYNC_ARGS>::from_slice(args) {
-            let task = move || {
-                if let Some(f) = Body::of(&frame) {
-                    kick_off(&frame, &f, &held);
-                }
-            };
-            if let Err(oom) = exec.host().enqueue_work(task) {
-                (oom.into_inner())(); // no memory for a task: start it here after all
-            }
-            return;
+        let body = Body::new(&f);
+        Some((frame, body))
+    }
+}
+
+/// The asynchronous kick-off's second half: steps 3-4 in a new task, with the arguments
+/// (at most [`ASYNC_ARGS`]) captured. Kept out of `execute_with`, whose frame every nested
+/// call adds to the stack.
+#[inline(never)]
+fn kick_off_in_task(exec: &ExecutionContext<'_>, frame: Frame, args: &[RcAsyncValue]) {
+    let Ok(held) = heapless::Vec::<RcAsyncValue, ASYNC_ARGS>::from_slice(args) else { return };
+    let task = move || {
+        if let Some(f) = Body::of(&frame) {
+            kick_off(&frame, &f, &held);
         }
-        kick_off(&frame, &Body::new(f), args);
+    };
+    if let Err(oom) = exec.host().enqueue_work(task) {
+        (oom.into_inner())(); // no memory for a task: start it here after all
     }
 }
 
@@ -212,9 +237,10 @@ const ASYNC_ARGS: usize = 16;
 
 /// SPEC §2.4 steps 3-4: the pseudo kernel (zero-operand kernels in textual order, then the
 /// arguments), then processing of the ready queue.
+#[inline(never)] // keeps `execute_with`'s frame, which every nested call adds, small
 fn kick_off(frame: &Frame, f: &Body<'_>, args: &[RcAsyncValue]) {
     let regs = f.regs;
-    let mut queue = ReadyQueue::new(f, f.root_stream());
+    let mut queue = ReadyQueue::new(f, f.root_stream);
     for (k, kr) in f.kernels.iter().enumerate() {
         if kr.num_args() == 0 {
             notify(frame, k as u32, &mut queue);
@@ -228,9 +254,58 @@ fn kick_off(frame: &Frame, f: &Body<'_>, args: &[RcAsyncValue]) {
     process(frame, f, &mut queue);
 }
 
-/// Every result slot gets one shared error value (or stays empty if even that fails).
-fn fill_error(exec: &ExecutionContext<'_>, results: &[Cell<Option<RcAsyncValue>>], d: Diagnostic) {
-    let e = RcAsyncValue::error_or_oom(exec.allocator(), d);
+/// Why a call or a kernel could not run (the diagnostics are built in the cold [`failure`]
+/// so the hot paths, which nest once per call level, keep small stack frames).
+enum Failure<'a> {
+    NoFunction(u32),
+    Arity { name: &'a str, want: (u32, u32), args: usize, results: usize },
+    NativeMissing(&'a str),
+    NoFrame(u32),
+    NoResult,
+    NoMemoryToWait,
+    NoMemoryForCall(&'a str),
+    OperandsUndefined(&'a str),
+    NoMemoryForAttributes(&'a str),
+    NoResultSet,
+}
+
+/// The error value for `why`.
+#[cold]
+#[inline(never)]
+fn failure(exec: &ExecutionContext<'_>, why: Failure<'_>) -> RcAsyncValue {
+    let d = match why {
+        Failure::NoFunction(i) => crate::diag!(NotFound, "no function with index {i}"),
+        Failure::Arity { name, want, args, results } => crate::diag!(
+            InvalidArgument,
+            "function '{name}' takes {} arguments and returns {} results; called with {args} and {results}",
+            want.0,
+            want.1
+        ),
+        Failure::NativeMissing(name) => {
+            crate::diag!(Unimplemented, "native function '{name}' is not registered")
+        }
+        Failure::NoFrame(bytes) => {
+            crate::diag!(ResourceExhausted, "Cannot allocate {bytes} bytes for an executor frame")
+        }
+        Failure::NoResult => crate::diag!(ResourceExhausted, "no memory for a result"),
+        Failure::NoMemoryToWait => crate::diag!(ResourceExhausted, "no memory to wait for a value"),
+        Failure::NoMemoryForCall(k) => crate::diag!(ResourceExhausted, "no memory to call kernel '{k}'"),
+        Failure::OperandsUndefined(k) => {
+            crate::diag!(Internal, "kernel '{k}' ran before its operands were defined")
+        }
+        Failure::NoMemoryForAttributes(k) => {
+            crate::diag!(ResourceExhausted, "no memory for the attributes of '{k}'")
+        }
+        Failure::NoResultSet => Diagnostic::new(ErrorCode::Internal, "kernel did not set a result"),
+    };
+    RcAsyncValue::error_or_oom(exec.allocator(), d)
+}
+
+/// Every result slot gets one shared error value for `why`.
+#[cold]
+#[inline(never)]
+fn fill_error(exec: &ExecutionContext<'_>, results: &[Cell<Option<RcAsyncValue>>], why: Failure<'_>) {
+    let e = failure(exec, why);
     for r in results {
         r.set(Some(e.clone()));
     }
@@ -389,7 +464,7 @@ fn enqueue_stream(frame: &Frame, stream: u32, inline: u32) {
     let task_frame = frame.retain();
     let task = move || {
         let Some(f) = Body::of(&task_frame) else { return };
-        let mut q = ReadyQueue::with_inline(f.kernel_streams(), stream, inline);
+        let mut q = ReadyQueue::with_inline(f.streams, stream, inline);
         process(&task_frame, &f, &mut q);
     };
     if let Err(oom) = frame.exec().host().enqueue_work(task) {
@@ -451,8 +526,7 @@ fn publish(frame: &Frame, f: &Body<'_>, v: RcAsyncValue, r: u32, queue: &mut Rea
         // No memory to wait: the users see an out-of-memory error instead.
         drop(oom);
         if !any_non_strict {
-            let d = crate::diag!(ResourceExhausted, "no memory to wait for a value");
-            store(frame, f, RcAsyncValue::error_or_oom(frame.exec().allocator(), d), r);
+            store(frame, f, failure(frame.exec(), Failure::NoMemoryToWait), r);
         }
         for &k in users.iter().rev().filter(|k| !non_strict(**k)) {
             notify(frame, k, queue);
@@ -528,8 +602,7 @@ fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     let slots_ok = slots.fill(alloc, n_res, (0..n_res).map(|_| Cell::new(None::<RcAsyncValue>)));
     if !(args_ok && slots_ok) {
         // No memory for a wide kernel's buffers: every result is an out-of-memory error.
-        let d = crate::diag!(ResourceExhausted, "no memory to call kernel '{}'", file.kernel_name(kr.code));
-        let e = RcAsyncValue::error_or_oom(alloc, d);
+        let e = failure(exec, Failure::NoMemoryForCall(file.kernel_name(kr.code)));
         for i in 0..n_res {
             publish_result(frame, f, &kr, i, Some(e.clone()), queue);
         }
@@ -540,12 +613,7 @@ fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
             s.set(Some(e.clone()));
         }
     } else if args.as_slice().len() != arg_regs.len() {
-        let d = crate::diag!(
-            Internal,
-            "kernel '{}' ran before its operands were defined",
-            file.kernel_name(kr.code)
-        );
-        fill_error(exec, slots.as_slice(), d);
+        fill_error(exec, slots.as_slice(), Failure::OperandsUndefined(file.kernel_name(kr.code)));
     } else if let Some(attrs) = attrs_of(&mut attr_buf, alloc, file, attr_idx) {
         let location = match file.loc(kr.location) {
             crate::bef::BefLoc::FileLineCol { file, line, col } => Some(LocRef { file, line, column: col }),
@@ -559,12 +627,7 @@ fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
         }
         (entry.func)(&kf);
     } else {
-        let d = crate::diag!(
-            ResourceExhausted,
-            "no memory for the attributes of '{}'",
-            file.kernel_name(kr.code)
-        );
-        fill_error(exec, slots.as_slice(), d);
+        fill_error(exec, slots.as_slice(), Failure::NoMemoryForAttributes(file.kernel_name(kr.code)));
     }
     // 4. Operands die, in order, before results are published.
     drop(args);
@@ -601,10 +664,7 @@ fn publish_result(
     let r = kr.first_result + i as u32;
     let v = match v {
         Some(v) => v,
-        None => {
-            let d = Diagnostic::new(ErrorCode::Internal, "kernel did not set a result");
-            RcAsyncValue::error_or_oom(frame.exec().allocator(), d)
-        }
+        None => failure(frame.exec(), Failure::NoResultSet),
     };
     if f.regs[r as usize].num_uses == 0 {
         drop(v);

@@ -8,6 +8,14 @@ use crate::diagnostic::Diagnostic;
 use crate::host_context::ExecutionContext;
 use crate::kernel::{Invoke, KernelEntry, KernelFrame};
 
+/// Report a malformed use of a control-flow kernel. Cold and out of line, so the
+/// `Diagnostic` it builds does not enlarge the kernels' frames, which nested calls stack up.
+#[cold]
+#[inline(never)]
+fn fail(frame: &KernelFrame<'_>, message: &'static str) {
+    frame.report_error(Diagnostic::internal(message));
+}
+
 /// The function index of the first function attribute.
 fn callee(frame: &KernelFrame<'_>) -> Option<u32> {
     nth_function(frame, 0)
@@ -16,7 +24,7 @@ fn callee(frame: &KernelFrame<'_>) -> Option<u32> {
 /// `tfrt.call @f(args)`: non-strict, the callee starts before its arguments are available.
 fn call(frame: &KernelFrame<'_>) {
     let (Some(f), Some(inv)) = (callee(frame), frame.invoker()) else {
-        return frame.report_error(Diagnostic::internal("tfrt.call without a callee"));
+        return fail(frame, "tfrt.call without a callee");
     };
     inv.invoke(frame.exec_ctx(), f, frame.args(), frame.result_slots());
 }
@@ -24,13 +32,13 @@ fn call(frame: &KernelFrame<'_>) {
 /// `tfrt.if %cond, args { then } else { else }`.
 fn if_kernel(frame: &KernelFrame<'_>) {
     let (Some(cond), Some(inv)) = (frame.arg(0), frame.invoker()) else {
-        return frame.report_error(Diagnostic::internal("tfrt.if needs a condition"));
+        return fail(frame, "tfrt.if needs a condition");
     };
     let Some(c) = cond.get::<bool>() else {
-        return frame.report_error(Diagnostic::internal("tfrt.if condition is not an i1"));
+        return fail(frame, "tfrt.if condition is not an i1");
     };
     let Some(&body) = frame.regions().get(if *c { 0 } else { 1 }) else {
-        return frame.report_error(Diagnostic::internal("tfrt.if needs two regions"));
+        return fail(frame, "tfrt.if needs two regions");
     };
     inv.invoke(frame.exec_ctx(), body, &frame.args()[1..], frame.result_slots());
 }
@@ -44,10 +52,10 @@ fn nth_function(frame: &KernelFrame<'_>, n: usize) -> Option<u32> {
 /// `tfrt.cond %c @t @f (args)`: like `tfrt.if` with named functions.
 fn cond(frame: &KernelFrame<'_>) {
     let (Some(c), Some(inv)) = (frame.arg(0).and_then(|c| c.get::<bool>()), frame.invoker()) else {
-        return frame.report_error(Diagnostic::internal("tfrt.cond needs an i1 condition"));
+        return fail(frame, "tfrt.cond needs an i1 condition");
     };
     let Some(f) = nth_function(frame, if *c { 0 } else { 1 }) else {
-        return frame.report_error(Diagnostic::internal("tfrt.cond needs two functions"));
+        return fail(frame, "tfrt.cond needs two functions");
     };
     inv.invoke(frame.exec_ctx(), f, &frame.args()[1..], frame.result_slots());
 }
@@ -55,11 +63,11 @@ fn cond(frame: &KernelFrame<'_>) {
 /// `tfrt.case %i [@f0, @f1, ...] (args)`: an index outside the list selects the last branch.
 fn case(frame: &KernelFrame<'_>) {
     let (Some(&i), Some(inv)) = (frame.arg(0).and_then(|c| c.get::<i32>()), frame.invoker()) else {
-        return frame.report_error(Diagnostic::internal("tfrt.case needs an i32 index"));
+        return fail(frame, "tfrt.case needs an i32 index");
     };
     let branches = frame.attrs().iter().flat_map(|a| a.functions()).count();
     if branches == 0 {
-        return frame.report_error(Diagnostic::internal("tfrt.case needs branches"));
+        return fail(frame, "tfrt.case needs branches");
     }
     let pick = usize::try_from(i).ok().filter(|i| *i < branches).unwrap_or(branches - 1);
     if let Some(f) = nth_function(frame, pick) {
@@ -71,17 +79,15 @@ fn case(frame: &KernelFrame<'_>) {
 /// feeding the next; checks for cancellation before every iteration.
 fn repeat_i32(frame: &KernelFrame<'_>) {
     let (Some(n), Some(inv), Some(&body)) = (frame.arg(0), frame.invoker(), frame.regions().first()) else {
-        return frame.report_error(Diagnostic::internal("tfrt.repeat.i32 needs a count and a body"));
+        return fail(frame, "tfrt.repeat.i32 needs a count and a body");
     };
     let Some(&n) = n.get::<i32>() else {
-        return frame.report_error(Diagnostic::internal("tfrt.repeat.i32 count is not an i32"));
+        return fail(frame, "tfrt.repeat.i32 count is not an i32");
     };
     let exec = frame.exec_ctx();
     let mut values: heapless::Vec<RcAsyncValue, 8> = frame.args()[1..].iter().cloned().collect();
     if values.len() + 1 != frame.args().len() || values.len() != frame.num_results() {
-        return frame.report_error(Diagnostic::internal(
-            "tfrt.repeat.i32 supports up to 8 loop values, as many as results",
-        ));
+        return fail(frame, "tfrt.repeat.i32 supports up to 8 loop values, as many as results");
     }
     for _ in 0..n.max(0) {
         if let Some(c) = exec.request().cancel_value() {
@@ -110,7 +116,7 @@ fn repeat_i32(frame: &KernelFrame<'_>) {
 /// the results of that first run (later calls ignore their operands).
 fn once(frame: &KernelFrame<'_>) {
     let (Some(f), Some(inv)) = (nth_function(frame, 0), frame.invoker()) else {
-        return frame.report_error(Diagnostic::internal("tfrt.once needs a function"));
+        return fail(frame, "tfrt.once needs a function");
     };
     let request = frame.exec_ctx().request();
     if let Some(results) = request.once_results(f) {
@@ -130,9 +136,7 @@ fn once(frame: &KernelFrame<'_>) {
         })
         .collect();
     if request.remember_once(f, &results).is_err() {
-        frame.report_error(Diagnostic::internal(
-            "tfrt.once: too many once functions or results in one request",
-        ));
+        fail(frame, "tfrt.once: too many once functions or results in one request");
     }
 }
 
@@ -236,13 +240,11 @@ fn forward_error_when_available(
 /// the asynchronous kick-off and the loop continues in the condition's waiter (SPEC §3.4).
 fn while_kernel(frame: &KernelFrame<'_>) {
     let (Some(cond), Some(inv), Some(body)) = (frame.arg(0), frame.invoker(), nth_function(frame, 0)) else {
-        return frame.report_error(Diagnostic::internal("tfrt.while needs a condition and a body function"));
+        return fail(frame, "tfrt.while needs a condition and a body function");
     };
     let values: heapless::Vec<RcAsyncValue, 8> = frame.args()[1..].iter().cloned().collect();
     if values.len() + 1 != frame.args().len() || values.len() != frame.num_results() {
-        return frame.report_error(Diagnostic::internal(
-            "tfrt.while supports up to 8 loop values, as many as results",
-        ));
+        return fail(frame, "tfrt.while supports up to 8 loop values, as many as results");
     }
     let mut results = heapless::Vec::<IndirectAsyncValue, 8>::new();
     for i in 0..frame.num_results() {

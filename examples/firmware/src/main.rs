@@ -37,6 +37,39 @@ fn arena_buffer() -> &'static mut [u8] {
     unsafe { &mut *((&raw mut BUFFER) as *mut [u8; ARENA_BYTES]) }
 }
 
+/// Bytes below the stack pointer at start-up filled with [`PAINT`], to find how deep the
+/// stack got (its high-water mark) after the programs ran.
+const PAINTED: usize = 64 * 1024;
+const PAINT: u32 = 0x5AFE_57AC;
+
+/// Paint [`PAINTED`] bytes below the current stack pointer (less a margin for this call);
+/// returns the lowest painted address.
+fn paint_stack() -> usize {
+    let sp = cortex_m::register::msp::read() as usize;
+    let (bottom, top) = ((sp - PAINTED) & !3, (sp - 256) & !3);
+    for p in (bottom..top).step_by(4) {
+        // SAFETY: the words lie below the live stack (256 bytes of margin under this frame)
+        // and above all static data (RAM is 4 MiB, the statics a few KiB); nothing else
+        // uses that memory before the stack grows into it.
+        unsafe { (p as *mut u32).write_volatile(PAINT) };
+    }
+    bottom
+}
+
+/// Stack bytes used since start-up: from the top of the stack down to the deepest word no
+/// longer holding [`PAINT`].
+fn stack_used(bottom: usize) -> usize {
+    unsafe extern "C" {
+        static _stack_start: u32;
+    }
+    let mut p = bottom;
+    // SAFETY: reads the painted words (plain RAM below the current frame).
+    while unsafe { (p as *const u32).read_volatile() } == PAINT {
+        p += 4;
+    }
+    (&raw const _stack_start) as usize - p
+}
+
 fn print_diagnostic(d: &Diagnostic) {
     match &d.location {
         Some(l) => heprint!("{}: runtime error: {}\n", l, d.message()),
@@ -46,6 +79,7 @@ fn print_diagnostic(d: &Diagnostic) {
 
 #[entry]
 fn main() -> ! {
+    let painted = paint_stack();
     let programs = [program!("fib"), program!("errors"), program!("loops")];
     let mut ok = ARENA.init(arena_buffer()).is_ok();
     let Ok(alloc) = Allocator::register(&ARENA) else { exit(false) };
@@ -69,6 +103,7 @@ fn main() -> ! {
     }
     let s = ARENA.stats().unwrap_or_default();
     heprint!("arena: {} bytes in use, peak {} of {} bytes\n", s.in_use, s.peak, ARENA_BYTES);
+    heprint!("stack: {} bytes used at most\n", stack_used(painted));
     exit(ok && s.in_use == 0 && s.live_allocations == 0)
 }
 
