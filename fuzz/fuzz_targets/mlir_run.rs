@@ -1,17 +1,51 @@
-//! Arbitrary text that parses and compiles is run: every parameterless function of the
-//! program, with the basic kernels, on the single-threaded queue over a small fixed arena.
+//! Arbitrary text that parses and compiles is run, compiled with and without TFRT's streams:
+//! every parameterless function of the program, with the basic kernels, on the
+//! single-threaded queue over a small fixed arena.
 //! Never a panic, a hang or a stack overflow, and once the queue is quiet and the program
 //! dropped, the arena holds nothing (no leak, also when it ran out of memory midway).
-//! Loop kernels (`tfrt.repeat.i32`, `tfrt.while`, parallel loops) are left out, so every
-//! program terminates; unbounded recursion ends when the arena is exhausted.
+//! Loop kernels (`tfrt.repeat.i32`, `tfrt.while`, parallel loops) are left out and calls are
+//! counted against a budget, so every program terminates quickly.
 #![no_main]
 
-use hostrt_compiler::bef::{AlignedBytes, write};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use hostrt_compiler::bef::{AlignedBytes, WriteOptions, write_with};
 use hostrt_compiler::text::parse;
 use hostrt_core::allocator::{FixedArena, HostAllocator};
 use hostrt_core::executor::{DriverOptions, Program};
+use hostrt_core::kernel::KernelEntry;
 use hostrt_core::kernels::{control, float, integer, print};
-use hostrt_core::{Allocator, ConcurrentWorkQueue, HostContext, KernelRegistry, SingleThreadedWorkQueue};
+use hostrt_core::{
+    Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, KernelFrame, KernelRegistry,
+    SingleThreadedWorkQueue,
+};
+
+/// Calls and branches one run may make: with one stream, recursion is depth-first and may
+/// never exhaust the arena (fib(52) is 2^36 calls), so work is bounded by counting them.
+const CALL_BUDGET: u32 = 5_000;
+static BUDGET: AtomicU32 = AtomicU32::new(CALL_BUDGET);
+
+/// `entry`, failing once the run's call budget is spent.
+macro_rules! budgeted {
+    ($entry:expr) => {{
+        fn run(frame: &KernelFrame<'_>) {
+            if BUDGET.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(1)).is_err() {
+                return frame.report_error(Diagnostic::internal("fuzz call budget spent"));
+            }
+            ($entry.func)(frame)
+        }
+        KernelEntry { func: run, ..$entry }
+    }};
+}
+
+/// The function-starting control kernels (the loops are left out altogether).
+const BUDGETED: [KernelEntry; 5] = [
+    budgeted!(control::CALL),
+    budgeted!(control::IF),
+    budgeted!(control::COND),
+    budgeted!(control::CASE),
+    budgeted!(control::ONCE),
+];
 
 /// One arena reused by every run, so the allocator table never fills up.
 fn arena() -> (&'static FixedArena, Allocator) {
@@ -26,14 +60,21 @@ fn arena() -> (&'static FixedArena, Allocator) {
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let Ok(module) = parse("fuzz.mlir", text) else { return };
-    let Ok(bef) = write(&module, None) else { return };
-    let bytes = AlignedBytes::new(&bef);
+    // Both schedules: TFRT's streams (other streams become tasks) and one stream per call.
+    for streams in [true, false] {
+        let Ok(bef) = write_with(&module, None, WriteOptions { streams }) else { return };
+        run(&AlignedBytes::new(&bef), text);
+    }
+});
+
+/// Run every parameterless function of `bytes`; the arena must be empty afterwards.
+fn run(bytes: &AlignedBytes, text: &str) {
     let (arena, alloc) = arena();
     let mut registry: KernelRegistry<64> = KernelRegistry::new();
-    let calls = [control::CALL, control::IF, control::COND, control::CASE, control::ONCE];
-    for group in [integer::ALL, float::ALL, print::ALL, &calls[..]] {
+    for group in [integer::ALL, float::ALL, print::ALL, &BUDGETED[..]] {
         registry.add_entries(group).unwrap();
     }
+    BUDGET.store(CALL_BUDGET, Ordering::Relaxed);
     let queue = SingleThreadedWorkQueue::new();
     let discard = |_: std::fmt::Arguments<'_>| {};
     {
@@ -45,4 +86,4 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
     let stats = arena.stats().unwrap();
     assert_eq!((stats.in_use, stats.live_allocations), (0, 0), "leak after running:\n{text}");
-});
+}
