@@ -3,6 +3,7 @@
 
 use std::cell::Cell;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hostrt_compiler::bef::{AlignedBytes, write};
 use hostrt_compiler::text::parse;
@@ -19,7 +20,9 @@ use hostrt_core::{
 fn async_copy(x: Argument<i32>, out: Output<i32>, ctx: &ExecutionContext) {
     let Some(r) = out.allocate() else { return };
     let v = *x;
-    let _ = ctx.host().enqueue_work(move || r.emplace(v));
+    if let Err(oom) = ctx.host().enqueue_work(move || r.emplace(v)) {
+        (oom.into_inner())(); // no memory for the task: complete it here
+    }
 }
 
 /// A test-only kernel: cancels the current request.
@@ -508,4 +511,124 @@ func.func @main() -> (i32, i32) {
         assert_eq!(r.output, format!("int32 = {first}\n"), "the function ran once");
         assert_eq!(i32_of(r, 1), first, "both calls return the first run's results");
     });
+}
+
+/// A fixed arena whose allocations fail once `left` reaches zero (fault injection); it
+/// counts its own live blocks.
+struct FailAfter {
+    inner: &'static FixedArena,
+    left: AtomicUsize,
+    live: AtomicUsize,
+}
+
+// SAFETY: forwards granted requests to the arena unchanged; refusals allocate nothing.
+unsafe impl HostAllocator for FailAfter {
+    fn allocate(&self, layout: std::alloc::Layout) -> Result<std::ptr::NonNull<u8>, hostrt_core::AllocError> {
+        self.left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .map_err(|_| hostrt_core::AllocError::new(layout))?;
+        let p = self.inner.allocate(layout)?;
+        self.live.fetch_add(1, Ordering::Relaxed);
+        Ok(p)
+    }
+
+    unsafe fn deallocate(&self, ptr: std::ptr::NonNull<u8>, layout: std::alloc::Layout) {
+        self.live.fetch_sub(1, Ordering::Relaxed);
+        // SAFETY: forwarded: the block came from `inner` with this layout.
+        unsafe { self.inner.deallocate(ptr, layout) }
+    }
+
+    fn stats(&self) -> Option<hostrt_core::allocator::AllocStats> {
+        let live_allocations = self.live.load(Ordering::Relaxed);
+        Some(hostrt_core::allocator::AllocStats { live_allocations, ..Default::default() })
+    }
+}
+
+/// Run `func` of `text` with the `k`-th allocation and every later one failing, for every
+/// `k` until a run no longer runs out: every run must complete all its results (an await
+/// that cannot finish is an error on this queue) and give every block back.
+fn sweep_allocation_failures(text: &str, func: &str) -> usize {
+    let module = parse("t.mlir", text).unwrap_or_else(|e| panic!("{e}"));
+    let bef = AlignedBytes::new(&write(&module, None).unwrap());
+    let reg = registry();
+    let (backing, loader) = arena(1 << 20);
+    let program = Program::load(bef.as_bytes(), &reg, loader).unwrap();
+    let f = program.function_index(func).expect("function");
+    let n = program.file().function(f).unwrap().record().num_results as usize;
+    for k in 0.. {
+        let left = AtomicUsize::new(k);
+        let faulty: &'static FailAfter =
+            Box::leak(Box::new(FailAfter { inner: backing, left, live: AtomicUsize::new(0) }));
+        let alloc = Allocator::register(faulty).unwrap();
+        let queue = SingleThreadedWorkQueue::new();
+        {
+            let host = HostContext::new(alloc, &queue, &reg);
+            let request = RequestContext::new();
+            let exec = ExecutionContext::new(&host, &request);
+            let slots: Vec<Cell<Option<RcAsyncValue>>> = (0..n).map(|_| Cell::new(None)).collect();
+            // SAFETY: program, host and contexts outlive the await and quiesce below.
+            unsafe { program.execute(&exec, f, &[], &slots) };
+            let results: Vec<RcAsyncValue> =
+                slots.into_iter().map(|s| s.into_inner().expect("every result slot is set")).collect();
+            host.await_values(&results).unwrap_or_else(|e| panic!("k={k}: results never complete: {e:?}"));
+            host.quiesce();
+        }
+        let leaked = faulty.live.load(Ordering::Relaxed);
+        assert_eq!(leaked, 0, "k={k}: {leaked} blocks not returned after running @{func}");
+        alloc.unregister().unwrap();
+        if faulty.left.load(Ordering::Relaxed) > 0 {
+            return k; // this run had all the memory it asked for
+        }
+    }
+    unreachable!()
+}
+
+#[test]
+fn every_allocation_failure_completes_all_results_and_leaks_nothing() {
+    let while_text = format!(
+        "{WHILE_STEP}func.func @main() -> (i32, i32) {{
+  %go = tfrt.constant.i1 true
+  %zero = tfrt.constant.i32 0
+  %i, %acc = tfrt.while %go @step(%zero, %zero) parallel_iterations(4) : (i32, i32) -> (i32, i32)
+  tfrt.return %i, %acc : i32, i32
+}}
+"
+    );
+    let programs = [
+        (FIB.replace("constant.i32 15", "constant.i32 6"), "main"),
+        (while_text.clone(), "main"),
+        (while_text.replace("parallel_iterations(4)", "parallel_iterations(1)"), "main"),
+        (
+            r#"func.func @main() -> i32 {
+  %n = tfrt.constant.i32 5
+  %x = tfrt.constant.i32 1
+  %r = tfrt.repeat.i32 %n, %x : i32 {
+    %y = "test.async_copy"(%x) : (i32) -> i32
+    %z = tfrt.add.i32 %x, %y
+    tfrt.return %z : i32
+  }
+  %s = tfrt.constant.i32 0
+  %e = tfrt.constant.i32 7
+  %b = tfrt.constant.i32 2
+  %done = tfrt.parallel_for.i32 %s to %e fixed %b {
+    tfrt.return
+  }
+  %c = "tfrt.lessequal.i32"(%r, %e) : (i32, i32) -> i1
+  %out = tfrt.if %c, %r : (i32) -> (i32) {
+    tfrt.return %r : i32
+  } else {
+    %m = tfrt.add.i32 %r, %r
+    tfrt.return %m : i32
+  }
+  tfrt.return %out : i32
+}
+"#
+            .to_string(),
+            "main",
+        ),
+    ];
+    for (text, func) in &programs {
+        let runs = sweep_allocation_failures(text, func);
+        assert!(runs > 10, "the sweep covered {runs} failure points");
+    }
 }

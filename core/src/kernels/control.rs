@@ -164,6 +164,10 @@ impl WhileLoop {
     fn run(mut self, mut cond: RcAsyncValue) {
         loop {
             if !cond.is_available() {
+                // Without memory for the waiter the loop cannot continue: its results become
+                // errors (never left unresolved, which would hang a multi-threaded await).
+                let results: heapless::Vec<RcAsyncValue, 8> =
+                    self.results.iter().map(|r| (**r).clone()).collect();
                 let c = cond.clone();
                 let waiter = move || {
                     if self.parallel {
@@ -176,9 +180,9 @@ impl WhileLoop {
                         (oom.into_inner())();
                     }
                 };
-                // Without memory for the waiter the loop cannot continue; its results then
-                // stay unresolved, which awaiting reports instead of hanging.
-                let _ = cond.and_then(waiter);
+                if cond.and_then(waiter).is_err() {
+                    cannot_wait(&results);
+                }
                 return;
             }
             if cond.is_error() {
@@ -206,13 +210,34 @@ impl WhileLoop {
                     Some(v) => {
                         let _ = next.push(v);
                     }
-                    None => return,
+                    None => {
+                        return cannot_wait(
+                            &self.results.iter().map(|r| (**r).clone()).collect::<heapless::Vec<_, 8>>(),
+                        );
+                    }
                 }
             }
-            let Some(c) = slots[n].take() else { return };
+            let Some(c) = slots[n].take() else {
+                return cannot_wait(
+                    &self.results.iter().map(|r| (**r).clone()).collect::<heapless::Vec<_, 8>>(),
+                );
+            };
             self.values = next;
             cond = c;
         }
+    }
+}
+
+/// `tfrt.while` cannot go on (no memory to wait, or a body without results): every result
+/// that is still unresolved becomes an out-of-memory error.
+#[cold]
+#[inline(never)]
+fn cannot_wait(results: &[RcAsyncValue]) {
+    for r in results {
+        r.set_error(Diagnostic::new(
+            crate::diagnostic::ErrorCode::ResourceExhausted,
+            "tfrt.while: no memory to continue the loop",
+        ));
     }
 }
 
@@ -224,9 +249,11 @@ fn forward_error_when_available(
     err: RcAsyncValue,
 ) {
     if let Some(pending) = values.iter().find(|v| !v.is_available()).cloned() {
+        let held: heapless::Vec<RcAsyncValue, 8> = results.iter().map(|r| (**r).clone()).collect();
         let wait = move || forward_error_when_available(values, results, err);
-        // Without memory for the waiter the results stay unresolved (reported by awaiting).
-        let _ = pending.and_then(wait);
+        if pending.and_then(wait).is_err() {
+            cannot_wait(&held);
+        }
         return;
     }
     for r in &results {
