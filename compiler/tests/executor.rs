@@ -3,11 +3,10 @@
 
 use std::cell::Cell;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hostrt_compiler::bef::{AlignedBytes, write};
 use hostrt_compiler::text::parse;
-use hostrt_core::allocator::{FixedArena, HostAllocator};
+use hostrt_core::allocator::{FailAfter, FixedArena, HostAllocator};
 use hostrt_core::executor::Program;
 use hostrt_core::kernel::{Argument, KernelLookup, Output};
 use hostrt_core::kernels::register_basic_kernels;
@@ -513,37 +512,6 @@ func.func @main() -> (i32, i32) {
     });
 }
 
-/// A fixed arena whose allocations fail once `left` reaches zero (fault injection); it
-/// counts its own live blocks.
-struct FailAfter {
-    inner: &'static FixedArena,
-    left: AtomicUsize,
-    live: AtomicUsize,
-}
-
-// SAFETY: forwards granted requests to the arena unchanged; refusals allocate nothing.
-unsafe impl HostAllocator for FailAfter {
-    fn allocate(&self, layout: std::alloc::Layout) -> Result<std::ptr::NonNull<u8>, hostrt_core::AllocError> {
-        self.left
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
-            .map_err(|_| hostrt_core::AllocError::new(layout))?;
-        let p = self.inner.allocate(layout)?;
-        self.live.fetch_add(1, Ordering::Relaxed);
-        Ok(p)
-    }
-
-    unsafe fn deallocate(&self, ptr: std::ptr::NonNull<u8>, layout: std::alloc::Layout) {
-        self.live.fetch_sub(1, Ordering::Relaxed);
-        // SAFETY: forwarded: the block came from `inner` with this layout.
-        unsafe { self.inner.deallocate(ptr, layout) }
-    }
-
-    fn stats(&self) -> Option<hostrt_core::allocator::AllocStats> {
-        let live_allocations = self.live.load(Ordering::Relaxed);
-        Some(hostrt_core::allocator::AllocStats { live_allocations, ..Default::default() })
-    }
-}
-
 /// Run `func` of `text` with the `k`-th allocation and every later one failing, for every
 /// `k` until a run no longer runs out: every run must complete all its results (an await
 /// that cannot finish is an error on this queue) and give every block back.
@@ -556,9 +524,7 @@ fn sweep_allocation_failures(text: &str, func: &str) -> usize {
     let f = program.function_index(func).expect("function");
     let n = program.file().function(f).unwrap().record().num_results as usize;
     for k in 0.. {
-        let left = AtomicUsize::new(k);
-        let faulty: &'static FailAfter =
-            Box::leak(Box::new(FailAfter { inner: backing, left, live: AtomicUsize::new(0) }));
+        let faulty: &'static FailAfter<&FixedArena> = Box::leak(Box::new(FailAfter::new(backing, k)));
         let alloc = Allocator::register(faulty).unwrap();
         let queue = SingleThreadedWorkQueue::new();
         {
@@ -573,10 +539,10 @@ fn sweep_allocation_failures(text: &str, func: &str) -> usize {
             host.await_values(&results).unwrap_or_else(|e| panic!("k={k}: results never complete: {e:?}"));
             host.quiesce();
         }
-        let leaked = faulty.live.load(Ordering::Relaxed);
+        let leaked = faulty.live();
         assert_eq!(leaked, 0, "k={k}: {leaked} blocks not returned after running @{func}");
         alloc.unregister().unwrap();
-        if faulty.left.load(Ordering::Relaxed) > 0 {
+        if faulty.refused() == 0 {
             return k; // this run had all the memory it asked for
         }
     }

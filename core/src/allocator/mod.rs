@@ -6,9 +6,11 @@
 //! Exhaustion is an [`AllocError`], never a panic.
 
 mod arena;
+mod fault;
 mod registry;
 
 pub use arena::FixedArena;
+pub use fault::FailAfter;
 pub use registry::{Allocator, MAX_ALLOCATORS, RegisterError};
 
 use core::alloc::Layout;
@@ -40,6 +42,22 @@ pub unsafe trait HostAllocator: Sync {
     /// Usage statistics, when the allocator keeps them.
     fn stats(&self) -> Option<AllocStats> {
         None
+    }
+}
+
+// SAFETY: forwards to the referenced allocator, which upholds the contract.
+unsafe impl<A: HostAllocator + ?Sized> HostAllocator for &A {
+    fn allocate(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        (**self).allocate(layout)
+    }
+
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { (**self).deallocate(ptr, layout) }
+    }
+
+    fn stats(&self) -> Option<AllocStats> {
+        (**self).stats()
     }
 }
 
