@@ -13,9 +13,12 @@ use super::program::Program;
 use crate::async_value::{IndirectAsyncValue, RcAsyncValue};
 use crate::bef::Function;
 use crate::bef::format::{KernelRecord, RegisterRecord};
+use crate::callback::{self, CallbackHeader};
 use crate::diagnostic::{Diagnostic, ErrorCode};
 use crate::host_context::ExecutionContext;
 use crate::kernel::{AttrRef, Invoke, KernelFrame, LocRef};
+use crate::work_queue::Task;
+use core::ptr::NonNull;
 
 /// Waiter callbacks nested on this stack beyond this depth are re-enqueued as tasks instead.
 pub const MAX_STACK_DEPTH: u32 = 100;
@@ -518,39 +521,63 @@ fn publish(frame: &Frame, f: &Body<'_>, v: RcAsyncValue, r: u32, queue: &mut Rea
             notify(frame, k, queue);
         }
     }
-    let waiter_frame = frame.retain();
-    let value = v.clone();
-    let stream = queue.stream;
-    let waiter = move || on_available(waiter_frame, value, r, stream, !any_non_strict);
-    if let Err(oom) = v.and_then(waiter) {
-        // No memory to wait: the users see an out-of-memory error instead.
-        drop(oom);
-        if !any_non_strict {
-            store(frame, f, failure(frame.exec(), Failure::NoMemoryToWait), r);
-        }
-        for &k in users.iter().rev().filter(|k| !non_strict(**k)) {
-            notify(frame, k, queue);
+    let waiting = Continuation {
+        frame: frame.retain(),
+        value: v.clone(),
+        r,
+        stream: queue.stream,
+        do_store: !any_non_strict,
+    };
+    let alloc = frame.exec().allocator();
+    match callback::new_data_node(alloc, callback::KIND_CLOSURE, waiting, run_continuation) {
+        Ok(node) => v.push_waiter(node),
+        Err(oom) => {
+            // No memory to wait: the users see an out-of-memory error instead.
+            drop(oom);
+            if !any_non_strict {
+                store(frame, f, failure(frame.exec(), Failure::NoMemoryToWait), r);
+            }
+            for &k in users.iter().rev().filter(|k| !non_strict(**k)) {
+                notify(frame, k, queue);
+            }
         }
     }
 }
 
-/// A value a kernel waited on became available: store it (unless stored already for
-/// non-strict users) and run the strict users, inline or, past the depth limit, as a task.
-fn on_available(frame: Frame, v: RcAsyncValue, r: u32, stream: u32, do_store: bool) {
+/// What a kernel waiting on an unavailable value needs when it becomes available: a waiter
+/// node on the value (no closure), so that it can be re-queued as a task without allocating.
+struct Continuation {
+    frame: Frame,
+    value: RcAsyncValue,
+    r: u32,
+    stream: u32,
+    /// Store the value (unless already stored for non-strict users).
+    do_store: bool,
+}
+
+/// `invoke` of a [`Continuation`] node: store the value and run the strict users inline,
+/// or, with [`MAX_STACK_DEPTH`] waiters already nested, hand this very node to the work
+/// queue as a task (it runs this function again on a fresh stack). Needs no memory, so even
+/// an exhausted allocator cannot make a long waiter chain nest.
+unsafe fn run_continuation(node: NonNull<CallbackHeader>, run: bool) {
+    if !run {
+        // SAFETY: `invoke`'s contract: a `Continuation` node we own.
+        drop(unsafe { callback::take_data::<Continuation>(node) });
+        return;
+    }
     let depth = DEPTH.fetch_add(1, Ordering::Relaxed) + 1;
     if depth >= MAX_STACK_DEPTH {
         DEPTH.fetch_sub(1, Ordering::Relaxed);
-        let exec = core::ptr::from_ref(frame.exec()).cast::<ExecutionContext<'static>>();
-        let task = move || on_available_now(&frame, v, r, stream, do_store);
-        // SAFETY: the executor's contract keeps the execution context alive while any frame
-        // of the request exists (this task holds one).
-        let host = unsafe { &*exec }.host();
-        if let Err(oom) = host.enqueue_work(task) {
-            (oom.into_inner())(); // no memory for a task: run it here after all
-        }
+        // SAFETY: we own the node; its data stays in place for the task.
+        let host = unsafe { (*callback::data_ptr::<Continuation>(node)).frame.exec().host() };
+        // SAFETY: the node is detached from the value's waiter list and owned by us; a task
+        // node has the same layout and runs `invoke(node, true)`, this function.
+        host.work_queue().add_task(unsafe { Task::from_node(node) });
         return;
     }
-    on_available_now(&frame, v, r, stream, do_store);
+    // SAFETY: `invoke`'s contract: a `Continuation` node we own; freed here.
+    let c = unsafe { callback::take_data::<Continuation>(node) };
+    on_available_now(&c.frame, c.value, c.r, c.stream, c.do_store);
     DEPTH.fetch_sub(1, Ordering::Relaxed);
 }
 
