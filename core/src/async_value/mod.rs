@@ -150,17 +150,25 @@ struct StaticError(Concrete<()>);
 #[cfg(not(loom))]
 unsafe impl Sync for StaticError {}
 
+/// The out-of-memory block: an available error whose count starts at 2^30 and whose
+/// allocator id names no slot. A macro because loom's atomics cannot be built in a `const`.
+macro_rules! oom_block {
+    () => {
+        Concrete::<()> {
+            header: AsyncValue {
+                refcount: AtomicU32::new(1 << 30),
+                kind: KIND_CONCRETE,
+                alloc: u8::MAX,
+                type_id: type_table::NO_TYPE,
+                waiters_and_state: AtomicPtr::new(ptr::without_provenance_mut(ERROR)),
+            },
+            payload: UnsafeCell::new(Payload { error: &raw const OOM_DIAGNOSTIC }),
+        }
+    };
+}
+
 #[cfg(not(loom))]
-static OOM_VALUE: StaticError = StaticError(Concrete {
-    header: AsyncValue {
-        refcount: AtomicU32::new(1 << 30),
-        kind: KIND_CONCRETE,
-        alloc: u8::MAX,
-        type_id: type_table::NO_TYPE,
-        waiters_and_state: AtomicPtr::new(ptr::without_provenance_mut(ERROR)),
-    },
-    payload: UnsafeCell::new(Payload { error: &raw const OOM_DIAGNOSTIC }),
-});
+static OOM_VALUE: StaticError = StaticError(oom_block!());
 
 #[cfg(not(loom))]
 fn oom_value() -> NonNull<AsyncValue> {
@@ -172,16 +180,7 @@ fn oom_value() -> NonNull<AsyncValue> {
 #[cfg(loom)]
 fn oom_value() -> NonNull<AsyncValue> {
     extern crate std;
-    let block = std::boxed::Box::leak(std::boxed::Box::new(Concrete::<()> {
-        header: AsyncValue {
-            refcount: AtomicU32::new(1 << 30),
-            kind: KIND_CONCRETE,
-            alloc: u8::MAX,
-            type_id: type_table::NO_TYPE,
-            waiters_and_state: AtomicPtr::new(ptr::without_provenance_mut(ERROR)),
-        },
-        payload: UnsafeCell::new(Payload { error: &raw const OOM_DIAGNOSTIC }),
-    }));
+    let block = std::boxed::Box::leak(std::boxed::Box::new(oom_block!()));
     NonNull::from(block).cast()
 }
 
