@@ -74,7 +74,7 @@ fn do_async(frame: &KernelFrame<'_>) {
     }
 }
 
-fn async_add_i32(a: Argument<i32>, b: Argument<i32>, out: Output<i32>, ctx: &ExecutionContext) {
+pub(crate) fn async_add_i32(a: Argument<i32>, b: Argument<i32>, out: Output<i32>, ctx: &ExecutionContext) {
     let (a, b) = (*a, *b);
     complete_later(&out, ctx, move || a.wrapping_add(b));
 }
@@ -184,7 +184,7 @@ fn report_error_indirect_async(frame: &KernelFrame<'_>) {
 
 /// A chain available once every operand is, which strict dispatch already guarantees: no
 /// task.
-fn as_chain(_values: RemainingArguments) -> Chain {
+pub(crate) fn as_chain(_values: RemainingArguments) -> Chain {
     Chain
 }
 
