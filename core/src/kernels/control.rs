@@ -210,18 +210,10 @@ impl WhileLoop {
                     Some(v) => {
                         let _ = next.push(v);
                     }
-                    None => {
-                        return cannot_wait(
-                            &self.results.iter().map(|r| (**r).clone()).collect::<heapless::Vec<_, 8>>(),
-                        );
-                    }
+                    None => return cannot_wait(self.results.iter().map(|r| &**r)),
                 }
             }
-            let Some(c) = slots[n].take() else {
-                return cannot_wait(
-                    &self.results.iter().map(|r| (**r).clone()).collect::<heapless::Vec<_, 8>>(),
-                );
-            };
+            let Some(c) = slots[n].take() else { return cannot_wait(self.results.iter().map(|r| &**r)) };
             self.values = next;
             cond = c;
         }
@@ -232,7 +224,7 @@ impl WhileLoop {
 /// that is still unresolved becomes an out-of-memory error.
 #[cold]
 #[inline(never)]
-fn cannot_wait(results: &[RcAsyncValue]) {
+fn cannot_wait<'r>(results: impl IntoIterator<Item = &'r RcAsyncValue>) {
     for r in results {
         r.set_error(Diagnostic::new(
             crate::diagnostic::ErrorCode::ResourceExhausted,
