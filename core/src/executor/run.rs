@@ -145,8 +145,8 @@ impl Program<'_> {
         // Deep nesting (recursion) continues in a task instead of growing the stack.
         let (_level, depth) = CallLevel::enter();
         let asynchronous = asynchronous || depth > exec.host().max_call_depth();
-        if asynchronous && args.len() <= ASYNC_ARGS {
-            return kick_off_in_task(exec, frame, args);
+        if asynchronous {
+            return kick_off_in_task(exec, frame, &body, args);
         }
         kick_off(&frame, &body, args);
     }
@@ -219,11 +219,13 @@ impl Program<'_> {
 }
 
 /// The asynchronous kick-off's second half: steps 3-4 in a new task, with the arguments
-/// (at most [`ASYNC_ARGS`]) captured. Kept out of `execute_with`, whose frame every nested
-/// call adds to the stack.
+/// captured (more than [`ASYNC_ARGS`] start synchronously instead). Kept out of
+/// `execute_with`, whose frame every nested call adds to the stack.
 #[inline(never)]
-fn kick_off_in_task(exec: &ExecutionContext<'_>, frame: Frame, args: &[RcAsyncValue]) {
-    let Ok(held) = heapless::Vec::<RcAsyncValue, ASYNC_ARGS>::from_slice(args) else { return };
+fn kick_off_in_task(exec: &ExecutionContext<'_>, frame: Frame, body: &Body<'_>, args: &[RcAsyncValue]) {
+    let Ok(held) = heapless::Vec::<RcAsyncValue, ASYNC_ARGS>::from_slice(args) else {
+        return kick_off(&frame, body, args); // too many arguments to carry: start it here
+    };
     let task = move || {
         if let Some(f) = Body::of(&frame) {
             kick_off(&frame, &f, &held);
