@@ -56,8 +56,8 @@ pub fn write_with(
         match &func.body {
             Some(body) => {
                 // The function's own options apply to its body only; regions use the module's.
-                w.body_options = Some(StreamOptions::of(&func.attrs, Some(module_options)));
-                w.body(i as u32, &func.name, &func.args, body, Some(&func.results), attrs, loc)?;
+                let options = StreamOptions::of(&func.attrs, Some(module_options));
+                w.body(i as u32, &func.name, &func.args, body, Some(&func.results), attrs, loc, options)?;
             }
             None => {
                 let sig = w.signature(func.args.iter().map(|a| &a.1), func.results.iter());
@@ -102,8 +102,6 @@ struct Writer<'s> {
     streams: bool,
     /// Stream options of the module, used for regions.
     module_options: StreamOptions,
-    /// Options for the next body compiled, when it is a function's (taken by `body`).
-    body_options: Option<StreamOptions>,
 }
 
 /// `tfrt.cost_threshold` and `tfrt.merge_inter_dependent_streams` (SPEC §2.3).
@@ -188,7 +186,8 @@ impl<'s> Writer<'s> {
         self.attr(&Attr::Dict(attrs.to_vec()), loc)
     }
 
-    /// Compile a function or region body into function slot `slot`; returns result types.
+    /// Compile a function or region body into function slot `slot`, with the stream
+    /// `options` that apply to it; returns result types.
     #[allow(clippy::too_many_arguments)]
     fn body(
         &mut self,
@@ -199,9 +198,9 @@ impl<'s> Writer<'s> {
         declared: Option<&[Type]>,
         attrs: u32,
         loc: u32,
+        options: StreamOptions,
     ) -> Result<Vec<Type>, CompileError> {
         let mut b = Body::default();
-        let options = self.body_options.take().unwrap_or(self.module_options);
         let streams = super::streams::assign(region, options.threshold, options.merge_inter_dependent);
         for (arg, ty) in args {
             let r = b.reg_types.len() as u32;
@@ -380,7 +379,7 @@ impl<'s> Writer<'s> {
             self.functions.push(FunctionRecord::default());
             self.root_streams.push(0);
             let loc = self.loc(&op.loc);
-            self.body(slot, "", &region.args, region, None, f::NONE, loc)?;
+            self.body(slot, "", &region.args, region, None, f::NONE, loc, self.module_options)?;
             regions.push(slot);
         }
         let regions_at = self.pool_list(regions.iter().copied());
