@@ -24,6 +24,12 @@ pub mod work_queue;
 mod callback;
 mod sync;
 
+/// What exported macros expand to; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use portable_atomic::{AtomicBool, Ordering};
+}
+
 #[cfg(test)]
 pub(crate) mod testing;
 

@@ -57,7 +57,8 @@ fn measure(elf: &Path) -> Result<Sizes, String> {
     }
     for sym in file.symbols() {
         let name = format!("{:#}", rustc_demangle::demangle(sym.name().unwrap_or("")));
-        if name.contains("arena_buffer") && name.ends_with("BUFFER") {
+        // The arena's memory: the static that `hostrt_core::static_buffer!` expands to.
+        if name.ends_with("::BUFFER") {
             s.arena_buffer = sym.size();
         }
         let in_flash = sym

@@ -132,6 +132,27 @@ unsafe impl HostAllocator for FixedArena {
     }
 }
 
+/// A buffer of `$bytes` bytes in a static of its own, as `Option<&'static mut [u8]>` for
+/// [`FixedArena::init`]: `Some` the first time the expansion runs, `None` ever after, so
+/// the memory is never handed out twice. For firmware without a heap:
+/// `let buffer = hostrt_core::static_buffer!(16 * 1024);`.
+#[macro_export]
+macro_rules! static_buffer {
+    ($bytes:expr) => {{
+        static TAKEN: $crate::__private::AtomicBool = $crate::__private::AtomicBool::new(false);
+        static mut BUFFER: [::core::mem::MaybeUninit<u8>; $bytes] =
+            [::core::mem::MaybeUninit::uninit(); $bytes];
+        if TAKEN.swap(true, $crate::__private::Ordering::AcqRel) {
+            None
+        } else {
+            // SAFETY: `TAKEN` lets exactly one caller through, so this is the only reference
+            // to `BUFFER` ever made; `MaybeUninit<u8>` and `u8` have the same layout, and an
+            // arena never reads bytes it has not written.
+            Some(unsafe { &mut *((&raw mut BUFFER) as *mut [u8; $bytes]) } as &'static mut [u8])
+        }
+    }};
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,5 +196,20 @@ mod tests {
         a.init(vec![0u8; 128].leak()).unwrap();
         assert_eq!(a.init(vec![0u8; 128].leak()), Err(ArenaInitError::AlreadyInitialized));
         assert!(a.allocate(Layout::from_size_align(0, 1).unwrap()).is_err());
+    }
+}
+
+#[cfg(test)]
+mod static_buffer_tests {
+    #[test]
+    fn a_static_buffer_is_handed_out_once() {
+        let mut taken = 0;
+        for _ in 0..3 {
+            if let Some(b) = crate::static_buffer!(64) {
+                assert_eq!(b.len(), 64);
+                taken += 1;
+            }
+        }
+        assert_eq!(taken, 1);
     }
 }

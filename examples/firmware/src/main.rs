@@ -4,8 +4,6 @@
 #![no_std]
 #![no_main]
 
-use core::mem::MaybeUninit;
-
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, heprint, hprint, hprintln};
 use hostrt_core::allocator::HostAllocator;
@@ -29,13 +27,6 @@ macro_rules! program {
 const ARENA_BYTES: usize = 16 * 1024;
 static ARENA: FixedArena = FixedArena::empty();
 static QUEUE: SingleThreadedWorkQueue = SingleThreadedWorkQueue::new();
-
-fn arena_buffer() -> &'static mut [u8] {
-    static mut BUFFER: [MaybeUninit<u8>; ARENA_BYTES] = [MaybeUninit::uninit(); ARENA_BYTES];
-    // SAFETY: called once at start-up, before anything else touches BUFFER; the arena never
-    // reads bytes it has not written.
-    unsafe { &mut *((&raw mut BUFFER) as *mut [u8; ARENA_BYTES]) }
-}
 
 /// Bytes below the stack pointer at start-up filled with [`PAINT`], to find how deep the
 /// stack got (its high-water mark) after the programs ran.
@@ -81,7 +72,7 @@ fn print_diagnostic(d: &Diagnostic) {
 fn main() -> ! {
     let painted = paint_stack();
     let programs = [program!("fib"), program!("errors"), program!("loops")];
-    let mut ok = ARENA.init(arena_buffer()).is_ok();
+    let mut ok = hostrt_core::static_buffer!(ARENA_BYTES).is_some_and(|b| ARENA.init(b).is_ok());
     let Ok(alloc) = Allocator::register(&ARENA) else { exit(false) };
     let mut registry: KernelRegistry<64> = KernelRegistry::new();
     ok &= register_basic_kernels(&mut registry).is_ok();

@@ -5,8 +5,6 @@
 #![no_std]
 #![no_main]
 
-use core::mem::MaybeUninit;
-
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 use hostrt_core::{FixedArena, SingleThreadedWorkQueue};
@@ -20,17 +18,10 @@ static QUEUE: SingleThreadedWorkQueue = SingleThreadedWorkQueue::new();
 const INJECTED: &[(&str, bool)] =
     if cfg!(feature = "deliberately-fail") { &[("deliberately_failing", false)] } else { &[] };
 
-/// The arena's memory. Taken once, at start-up.
-fn arena_buffer() -> &'static mut [u8] {
-    static mut BUFFER: [MaybeUninit<u8>; ARENA_BYTES] = [MaybeUninit::uninit(); ARENA_BYTES];
-    // SAFETY: called once, before anything else touches BUFFER; MaybeUninit<u8> and u8 have
-    // the same layout and the arena never reads bytes it has not written.
-    unsafe { &mut *((&raw mut BUFFER) as *mut [u8; ARENA_BYTES]) }
-}
-
 #[entry]
 fn main() -> ! {
-    let report = hostrt_qemu_checks::run(&ARENA, arena_buffer(), &QUEUE);
+    let Some(buffer) = hostrt_core::static_buffer!(ARENA_BYTES) else { exit(false) };
+    let report = hostrt_qemu_checks::run(&ARENA, buffer, &QUEUE);
     let mut failed = 0;
     for &(name, ok) in report.checks.iter().chain(INJECTED) {
         failed += usize::from(!ok);
@@ -38,7 +29,12 @@ fn main() -> ! {
     }
     hprintln!("arena peak {} bytes of {}", report.peak, ARENA_BYTES);
     hprintln!("{} passed, {} failed", report.checks.len() + INJECTED.len() - failed, failed);
-    debug::exit(if failed == 0 { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
+    exit(failed == 0)
+}
+
+/// Report the outcome to QEMU (semihosting exit status).
+fn exit(success: bool) -> ! {
+    debug::exit(if success { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
     loop {
         cortex_m::asm::wfi();
     }

@@ -6,8 +6,6 @@
 #![no_std]
 #![no_main]
 
-use core::mem::MaybeUninit;
-
 use hostrt_core::{FixedArena, SingleThreadedWorkQueue};
 use semihosting::{println, process};
 
@@ -22,17 +20,10 @@ static QUEUE: SingleThreadedWorkQueue = SingleThreadedWorkQueue::new();
 const INJECTED: &[(&str, bool)] =
     if cfg!(feature = "deliberately-fail") { &[("deliberately_failing", false)] } else { &[] };
 
-/// The arena's memory. Taken once, at start-up.
-fn arena_buffer() -> &'static mut [u8] {
-    static mut BUFFER: [MaybeUninit<u8>; ARENA_BYTES] = [MaybeUninit::uninit(); ARENA_BYTES];
-    // SAFETY: called once, before anything else touches BUFFER; MaybeUninit<u8> and u8 have
-    // the same layout and the arena never reads bytes it has not written.
-    unsafe { &mut *((&raw mut BUFFER) as *mut [u8; ARENA_BYTES]) }
-}
-
 #[riscv_rt::entry]
 fn main() -> ! {
-    let report = hostrt_qemu_checks::run(&ARENA, arena_buffer(), &QUEUE);
+    let Some(buffer) = hostrt_core::static_buffer!(ARENA_BYTES) else { process::exit(1) };
+    let report = hostrt_qemu_checks::run(&ARENA, buffer, &QUEUE);
     let mut failed = 0;
     for &(name, ok) in report.checks.iter().chain(INJECTED) {
         failed += usize::from(!ok);

@@ -7,7 +7,6 @@
 #![no_main]
 
 use core::cell::Cell;
-use core::mem::MaybeUninit;
 
 use cortex_m_rt::entry;
 use cortex_m_semihosting::debug;
@@ -28,13 +27,6 @@ static FIB: &Bef<{ include_bytes!(concat!(env!("OUT_DIR"), "/fib_quiet.bef")).le
 const ARENA_BYTES: usize = 8 * 1024;
 static ARENA: FixedArena = FixedArena::empty();
 static QUEUE: SingleThreadedWorkQueue = SingleThreadedWorkQueue::new();
-
-fn arena_buffer() -> &'static mut [u8] {
-    static mut BUFFER: [MaybeUninit<u8>; ARENA_BYTES] = [MaybeUninit::uninit(); ARENA_BYTES];
-    // SAFETY: called once at start-up, before anything else touches BUFFER; the arena never
-    // reads bytes it has not written.
-    unsafe { &mut *((&raw mut BUFFER) as *mut [u8; ARENA_BYTES]) }
-}
 
 /// Run `fib_driver` (which returns fib(5) and fib(12)) and check the results.
 fn run(alloc: Allocator) -> bool {
@@ -62,7 +54,7 @@ fn run(alloc: Allocator) -> bool {
 
 #[entry]
 fn main() -> ! {
-    let ok = ARENA.init(arena_buffer()).is_ok()
+    let ok = hostrt_core::static_buffer!(ARENA_BYTES).is_some_and(|b| ARENA.init(b).is_ok())
         && Allocator::register(&ARENA).is_ok_and(run)
         && ARENA.stats().is_some_and(|s| s.in_use == 0);
     debug::exit(if ok { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
