@@ -7,10 +7,11 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hostrt_compiler::ast::{Attr, Func, Loc, Module, NamedAttr, Op, Region, ResultGroup, Type, ValueRef};
-use hostrt_compiler::bef::{AlignedBytes, write};
+use hostrt_compiler::bef::write;
 use hostrt_core::allocator::FixedArena;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::{Allocator, KernelRegistry};
+use hostrt_std::AlignedBytes;
 
 const KERNELS: usize = 100_000;
 

@@ -9,15 +9,16 @@ use std::cell::Cell;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use hostrt_compiler::bef::{AlignedBytes, WriteOptions, write, write_with};
-use hostrt_compiler::text::parse;
-use hostrt_core::executor::Program;
+use hostrt_compiler::bef::WriteOptions;
+use hostrt_compiler::compile;
+use hostrt_core::basic_kernels::register_basic_kernels;
+use hostrt_core::executor::{Program, raw};
 use hostrt_core::kernel::{Argument, KernelFn, KernelFrame, KernelLookup, Output, RemainingArguments};
-use hostrt_core::kernels::register_basic_kernels;
 use hostrt_core::{
     Allocator, ConcurrentWorkQueue, ExecutionContext, HostContext, KernelRegistry, RcAsyncValue,
     RequestContext, SingleThreadedWorkQueue,
 };
+use hostrt_std::AlignedBytes;
 use hostrt_std::SystemAllocator;
 
 static SYSTEM: SystemAllocator = SystemAllocator::new();
@@ -73,7 +74,7 @@ fn bench(c: &mut Criterion) {
     reg.add_kernel("test.async_add.i32", hostrt_core::kernel!(async_add)).unwrap();
     reg.add_kernel("test.sum", hostrt_core::kernel!(sum)).unwrap();
     let queue = SingleThreadedWorkQueue::new();
-    let host = HostContext::new(alloc, &queue, &reg);
+    let host = HostContext::new(alloc, &queue);
     let request = RequestContext::new();
     let exec = ExecutionContext::new(&host, &request);
     let add: KernelFn = reg.lookup("tfrt.add.i32").unwrap().func;
@@ -84,13 +85,13 @@ fn bench(c: &mut Criterion) {
 
     for kind in ["serial", "parallel", "star"] {
         let text = program(kind);
-        let bef = AlignedBytes::new(&write(&parse("bench.mlir", &text).unwrap(), None).unwrap());
+        let bef = AlignedBytes::new(&compile("bench.mlir", &text, WriteOptions::default()).unwrap());
         let prog = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
         let main = prog.function_index("main").unwrap();
         // The graph must compute the right value, or the timings below measure an error path.
         let check = [Cell::new(None::<RcAsyncValue>)];
         // SAFETY: program and contexts outlive the await below.
-        unsafe { prog.execute(&exec, main, &[], &check) };
+        unsafe { raw::execute(&prog, &exec, main, &[], &check) };
         let r = check[0].take().unwrap();
         queue.await_values(std::slice::from_ref(&r)).unwrap();
         let want = if kind == "parallel" { 1 } else { 100 };
@@ -125,9 +126,7 @@ fn bench(c: &mut Criterion) {
         });
         // TFRT's stream assignment (the default) and one stream per call (`--single-stream`):
         // with streams, independent kernels of other streams become work-queue tasks.
-        let one = AlignedBytes::new(
-            &write_with(&parse("bench.mlir", &text).unwrap(), None, WriteOptions { streams: false }).unwrap(),
-        );
+        let one = AlignedBytes::new(&compile("bench.mlir", &text, WriteOptions { streams: false }).unwrap());
         let one_stream = Program::load(one.as_bytes(), &reg, alloc).unwrap();
         for (name, prog) in
             [("hostrt executor (execute + await)", &prog), ("hostrt executor, one stream", &one_stream)]
@@ -136,7 +135,7 @@ fn bench(c: &mut Criterion) {
                 b.iter(|| {
                     let slot = [Cell::new(None::<RcAsyncValue>)];
                     // SAFETY: program and contexts outlive the await; the queue is drained.
-                    unsafe { prog.execute(&exec, main, &[], &slot) };
+                    unsafe { raw::execute(prog, &exec, main, &[], &slot) };
                     let r = slot[0].take().unwrap();
                     queue.await_values(std::slice::from_ref(&r)).unwrap();
                     queue.quiesce();
@@ -148,14 +147,14 @@ fn bench(c: &mut Criterion) {
             // The same graph on the multi-threaded queue (one worker per core).
             let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
             let mstd = hostrt_std::MultiThreadedWorkQueue::new(threads, 1);
-            let mhost = HostContext::new(alloc, &mstd, &reg);
+            let mhost = HostContext::new(alloc, &mstd);
             let mrequest = RequestContext::new();
             let mexec = ExecutionContext::new(&mhost, &mrequest);
             g.bench_function(format!("hostrt executor on mstd ({threads} workers)"), |b| {
                 b.iter(|| {
                     let slot = [Cell::new(None::<RcAsyncValue>)];
                     // SAFETY: program and contexts outlive the await and quiesce below.
-                    unsafe { prog.execute(&mexec, main, &[], &slot) };
+                    unsafe { raw::execute(&prog, &mexec, main, &[], &slot) };
                     let r = slot[0].take().unwrap();
                     mstd.await_values(std::slice::from_ref(&r)).unwrap();
                     mstd.quiesce();

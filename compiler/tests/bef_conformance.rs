@@ -6,9 +6,10 @@ mod common;
 
 use std::path::PathBuf;
 
-use hostrt_compiler::bef::{AlignedBytes, decode, write};
+use hostrt_compiler::bef::{decode, write};
 use hostrt_compiler::text::{PrintOptions, parse, print};
 use hostrt_core::bef::BefFile;
+use hostrt_std::AlignedBytes;
 
 fn programs() -> Option<Vec<PathBuf>> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/tfrt");

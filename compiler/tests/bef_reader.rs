@@ -4,9 +4,10 @@
 mod common;
 
 use common::{sample, scratch};
-use hostrt_compiler::bef::{AlignedBytes, decode, write};
+use hostrt_compiler::bef::{decode, write};
 use hostrt_core::bef::format::{self as f, section};
 use hostrt_core::bef::{BefErrorKind as K, BefFile};
+use hostrt_std::AlignedBytes;
 
 fn valid() -> Vec<u8> {
     write(&sample(), None).unwrap()

@@ -4,9 +4,10 @@
 mod common;
 
 use common::{sample, scratch, t};
-use hostrt_compiler::bef::{AlignedBytes, decode, write};
+use hostrt_compiler::bef::{decode, write};
 use hostrt_core::KernelRegistry;
 use hostrt_core::bef::BefFile;
+use hostrt_std::AlignedBytes;
 
 #[test]
 fn write_load_decode_write_is_byte_identical() {

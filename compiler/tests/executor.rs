@@ -4,16 +4,17 @@
 use std::cell::Cell;
 use std::sync::Mutex;
 
-use hostrt_compiler::bef::{AlignedBytes, write};
+use hostrt_compiler::bef::write;
 use hostrt_compiler::text::parse;
 use hostrt_core::allocator::{FailAfter, FixedArena, HostAllocator};
-use hostrt_core::executor::Program;
+use hostrt_core::basic_kernels::register_basic_kernels;
+use hostrt_core::executor::{Program, raw};
 use hostrt_core::kernel::{Argument, KernelLookup, Output};
-use hostrt_core::kernels::register_basic_kernels;
 use hostrt_core::{
     Allocator, AsyncValueRef, ExecutionContext, HostContext, KernelRegistry, RcAsyncValue, RequestContext,
     SingleThreadedWorkQueue,
 };
+use hostrt_std::AlignedBytes;
 
 /// A test-only kernel: returns its input through a value completed later by a task.
 fn async_copy(x: Argument<i32>, out: Output<i32>, ctx: &ExecutionContext) {
@@ -79,7 +80,7 @@ fn run_in_arena(
     let output = Mutex::new(String::new());
     let sink = |a: std::fmt::Arguments<'_>| output.lock().unwrap().push_str(&a.to_string());
     {
-        let host = HostContext::new(alloc, &queue, &reg).with_output(&sink);
+        let host = HostContext::new(alloc, &queue).with_output(&sink);
         let request = RequestContext::new();
         let exec = ExecutionContext::new(&host, &request);
         let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap_or_else(|e| panic!("{e}"));
@@ -88,7 +89,7 @@ fn run_in_arena(
         let n = program.file().function(f).unwrap().record().num_results as usize;
         let slots: Vec<Cell<Option<RcAsyncValue>>> = (0..n).map(|_| Cell::new(None)).collect();
         // SAFETY: program, host, request and exec outlive the await and quiesce below.
-        unsafe { program.execute(&exec, f, &args, &slots) };
+        unsafe { raw::execute(&program, &exec, f, &args, &slots) };
         after_start(&args);
         let results: Vec<Option<RcAsyncValue>> = slots.into_iter().map(Cell::into_inner).collect();
         let awaited: Vec<RcAsyncValue> = results.iter().flatten().cloned().collect();
@@ -246,13 +247,13 @@ func.func @main() -> (i32, i32) {
     let reg = registry();
     let queue = SingleThreadedWorkQueue::new();
     {
-        let host = HostContext::new(alloc, &queue, &reg);
+        let host = HostContext::new(alloc, &queue);
         let request = RequestContext::new();
         let exec = ExecutionContext::new(&host, &request);
         let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
         let slots = [Cell::new(None), Cell::new(None)];
         // SAFETY: everything outlives the quiesce below.
-        unsafe { program.execute(&exec, program.function_index("main").unwrap(), &[], &slots) };
+        unsafe { raw::execute(&program, &exec, program.function_index("main").unwrap(), &[], &slots) };
         let (r, slow) = (slots[0].take().unwrap(), slots[1].take().unwrap());
         assert!(!slow.is_available(), "the async argument is still pending");
         assert_eq!(r.get::<i32>(), Some(&7), "the call already returned its first argument");
@@ -413,7 +414,7 @@ fn parallel_while_starts_each_body_in_a_task_with_the_same_results() {
 #[test]
 fn parallel_for_halves_the_block_range_into_tasks() {
     // [0, 10) in blocks of 3: block 0 runs inline, [2, 4) and [1, 2) become tasks, [2, 4)
-    // hands [3, 4) to another task (SPEC §3.5): blocks run in the order 0, 2, 1, 3, each
+    // hands [3, 4) to another task (docs/execution.md): blocks run in the order 0, 2, 1, 3, each
     // printing its bounds. The result waits for every body's chain.
     let text = r#"
 func.func @main() -> !tfrt.chain {
@@ -503,7 +504,7 @@ func.func @main() -> (i32, i32) {
   tfrt.return %r1, %r2 : i32, i32
 }
 "#;
-    // Which `tfrt.once` runs first is the scheduler's choice (with SPEC §2.3 streams the
+    // Which `tfrt.once` runs first is the scheduler's choice (with TFRT's streams the
     // second one, in the `%ch` task's stream switch); whichever it is runs alone.
     run(text, "main", |r| {
         let first = i32_of(r, 0);
@@ -521,24 +522,13 @@ fn sweep_allocation_failures(text: &str, func: &str) -> usize {
     let reg = registry();
     let (backing, loader) = arena(1 << 20);
     let program = Program::load(bef.as_bytes(), &reg, loader).unwrap();
-    let f = program.function_index(func).expect("function");
-    let n = program.file().function(f).unwrap().record().num_results as usize;
     for k in 0.. {
         let faulty: &'static FailAfter<&FixedArena> = Box::leak(Box::new(FailAfter::new(backing, k)));
         let alloc = Allocator::register(faulty).unwrap();
         let queue = SingleThreadedWorkQueue::new();
-        {
-            let host = HostContext::new(alloc, &queue, &reg);
-            let request = RequestContext::new();
-            let exec = ExecutionContext::new(&host, &request);
-            let slots: Vec<Cell<Option<RcAsyncValue>>> = (0..n).map(|_| Cell::new(None)).collect();
-            // SAFETY: program, host and contexts outlive the await and quiesce below.
-            unsafe { program.execute(&exec, f, &[], &slots) };
-            let results: Vec<RcAsyncValue> =
-                slots.into_iter().map(|s| s.into_inner().expect("every result slot is set")).collect();
-            host.await_values(&results).unwrap_or_else(|e| panic!("k={k}: results never complete: {e:?}"));
-            host.quiesce();
-        }
+        let host = HostContext::new(alloc, &queue);
+        let results = program.call(&host, func, &[]);
+        results.unwrap_or_else(|e| panic!("k={k}: results never complete: {e:?}"));
         let leaked = faulty.live();
         assert_eq!(leaked, 0, "k={k}: {leaked} blocks not returned after running @{func}");
         alloc.unregister().unwrap();

@@ -36,7 +36,7 @@ fn main() {
     registry.add_kernel("test.add.i32.async", hostrt_core::kernel!(add_i32_async)).unwrap();
 
     let queue = SingleThreadedWorkQueue::new();
-    let host = HostContext::new(alloc, &queue, &registry);
+    let host = HostContext::new(alloc, &queue);
     let request = RequestContext::new();
     let exec = ExecutionContext::new(&host, &request);
 

@@ -1,4 +1,4 @@
-//! The environment kernels run in: [`HostContext`] (allocator, work queue, kernel registry)
+//! The environment kernels run in: [`HostContext`] (allocator, work queue, output sinks)
 //! and, per request, [`RequestContext`] (cancellation), joined in an [`ExecutionContext`].
 
 use core::fmt;
@@ -9,14 +9,15 @@ use portable_atomic::{AtomicPtr, Ordering};
 use crate::allocator::{AllocError, Allocator, OutOfMemory};
 use crate::async_value::{AsyncValue, AsyncValueRef, IndirectAsyncValue, RcAsyncValue};
 use crate::diagnostic::Diagnostic;
-use crate::kernel::KernelLookup;
 use crate::work_queue::{AwaitError, ConcurrentWorkQueue, Task};
 
-/// Shared host resources: where memory comes from, where work runs, which kernels exist.
+/// Shared host resources: where memory comes from, where work runs, where output goes.
+///
+/// Kernels are not part of it: a [`KernelRegistry`](crate::KernelRegistry) is needed only
+/// while a program is loaded, which resolves every kernel name once.
 pub struct HostContext<'a> {
     allocator: Allocator,
     work_queue: &'a dyn ConcurrentWorkQueue,
-    kernels: &'a dyn KernelLookup,
     output: Option<&'a OutputSink<'a>>,
     diagnostics: Option<&'a DiagnosticSink<'a>>,
     max_call_depth: u32,
@@ -45,15 +46,10 @@ impl fmt::Debug for HostContext<'_> {
 
 impl<'a> HostContext<'a> {
     /// Assemble a host context.
-    pub fn new(
-        allocator: Allocator,
-        work_queue: &'a dyn ConcurrentWorkQueue,
-        kernels: &'a dyn KernelLookup,
-    ) -> Self {
+    pub fn new(allocator: Allocator, work_queue: &'a dyn ConcurrentWorkQueue) -> Self {
         HostContext {
             allocator,
             work_queue,
-            kernels,
             output: None,
             diagnostics: None,
             max_call_depth: DEFAULT_MAX_CALL_DEPTH,
@@ -111,12 +107,6 @@ impl<'a> HostContext<'a> {
     #[inline]
     pub fn work_queue(&self) -> &'a dyn ConcurrentWorkQueue {
         self.work_queue
-    }
-
-    /// The kernel registry.
-    #[inline]
-    pub fn kernels(&self) -> &'a dyn KernelLookup {
-        self.kernels
     }
 
     /// Run `f` on the work queue. On allocator exhaustion the closure is returned unrun.

@@ -12,13 +12,14 @@
 
 pub mod allocator;
 pub mod async_value;
+pub mod basic_kernels;
 pub mod bef;
 pub mod chain;
 pub mod diagnostic;
+pub mod driver;
 pub mod executor;
 pub mod host_context;
 pub mod kernel;
-pub mod kernels;
 pub mod work_queue;
 
 mod callback;

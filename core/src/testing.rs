@@ -7,7 +7,6 @@ use std::vec;
 
 use crate::allocator::{Allocator, FixedArena, HostAllocator};
 use crate::host_context::{ExecutionContext, HostContext, RequestContext};
-use crate::kernel::KernelRegistry;
 use crate::work_queue::SingleThreadedWorkQueue;
 
 /// An arena registered as an allocator; asserts zero bytes in use when dropped.
@@ -43,24 +42,19 @@ impl Drop for TestArena {
 pub(crate) struct TestHost {
     pub(crate) arena: TestArena,
     pub(crate) queue: SingleThreadedWorkQueue,
-    pub(crate) registry: KernelRegistry,
 }
 
 impl TestHost {
     pub(crate) fn new(bytes: usize) -> Self {
-        TestHost {
-            arena: TestArena::new(bytes),
-            queue: SingleThreadedWorkQueue::new(),
-            registry: KernelRegistry::new(),
-        }
+        TestHost { arena: TestArena::new(bytes), queue: SingleThreadedWorkQueue::new() }
     }
 
     pub(crate) fn with_arena(arena: TestArena) -> Self {
-        TestHost { arena, queue: SingleThreadedWorkQueue::new(), registry: KernelRegistry::new() }
+        TestHost { arena, queue: SingleThreadedWorkQueue::new() }
     }
 
     pub(crate) fn with<R>(&self, f: impl FnOnce(&ExecutionContext<'_>) -> R) -> R {
-        let host = HostContext::new(self.arena.alloc, &self.queue, &self.registry);
+        let host = HostContext::new(self.arena.alloc, &self.queue);
         let request = RequestContext::new();
         let exec = ExecutionContext::new(&host, &request);
         f(&exec)

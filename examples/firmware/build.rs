@@ -13,12 +13,10 @@ fn main() {
         let name = format!("programs/{p}.mlir");
         println!("cargo:rerun-if-changed={name}");
         let text = fs::read_to_string(&name).expect("read program");
-        let module = hostrt_compiler::text::parse(&name, &text).unwrap_or_else(|e| panic!("{e}"));
         // One stream per call: depth-first execution keeps the arena small on a device
         // (TFRT's stream assignment would queue recursive calls' work as tasks).
         let options = hostrt_compiler::bef::WriteOptions { streams: false };
-        let bef = hostrt_compiler::bef::write_with(&module, Some((&name, &text)), options)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let bef = hostrt_compiler::compile(&name, &text, options).unwrap_or_else(|e| panic!("{e}"));
         fs::write(out.join(format!("{p}.bef")), bef).expect("write BEF");
     }
 }

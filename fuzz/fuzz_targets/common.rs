@@ -1,10 +1,11 @@
 //! Shared by the fuzz targets: a scratch allocator and the load → decode → print check.
 
-use hostrt_compiler::bef::{AlignedBytes, decode, write};
+use hostrt_compiler::bef::{decode, write};
 use hostrt_compiler::text::{PrintOptions, parse, print};
 use hostrt_core::Allocator;
 use hostrt_core::allocator::FixedArena;
 use hostrt_core::bef::BefFile;
+use hostrt_std::AlignedBytes;
 
 /// One arena for the verifier's scratch memory, shared by every run.
 pub fn scratch() -> Allocator {

@@ -5,9 +5,10 @@
 #[path = "common.rs"]
 mod common;
 
-use hostrt_compiler::bef::{AlignedBytes, decode, write};
+use hostrt_compiler::bef::{decode, write};
 use hostrt_compiler::text::{PrintOptions, parse, print};
 use hostrt_core::bef::BefFile;
+use hostrt_std::AlignedBytes;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

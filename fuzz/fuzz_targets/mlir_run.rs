@@ -9,16 +9,18 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use hostrt_compiler::bef::{AlignedBytes, WriteOptions, write_with};
+use hostrt_compiler::bef::{WriteOptions, write_with};
 use hostrt_compiler::text::parse;
 use hostrt_core::allocator::{FixedArena, HostAllocator};
-use hostrt_core::executor::{DriverOptions, Program};
+use hostrt_core::basic_kernels::{control, float, integer, print};
+use hostrt_core::driver::{DriverOptions, run_functions};
+use hostrt_core::executor::Program;
 use hostrt_core::kernel::KernelEntry;
-use hostrt_core::kernels::{control, float, integer, print};
 use hostrt_core::{
     Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, KernelFrame, KernelRegistry,
     SingleThreadedWorkQueue,
 };
+use hostrt_std::AlignedBytes;
 
 /// Calls and branches one run may make: with one stream, recursion is depth-first and may
 /// never exhaust the arena (fib(52) is 2^36 calls), so work is bounded by counting them.
@@ -78,10 +80,10 @@ fn run(bytes: &AlignedBytes, text: &str) {
     let queue = SingleThreadedWorkQueue::new();
     let discard = |_: std::fmt::Arguments<'_>| {};
     {
-        let host = HostContext::new(alloc, &queue, &registry).with_output(&discard);
+        let host = HostContext::new(alloc, &queue).with_output(&discard);
         let Ok(program) = Program::load(bytes.as_bytes(), &registry, alloc) else { return };
         let opts = DriverOptions { functions: &[], init_function: None, print_error_code: false };
-        let _ = program.run_functions(&host, &opts, &mut |_| {});
+        let _ = run_functions(&program, &host, &opts, &mut |_| {});
         queue.quiesce();
     }
     let stats = arena.stats().unwrap();

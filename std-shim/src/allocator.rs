@@ -152,7 +152,7 @@ unsafe impl<A: HostAllocator> HostAllocator for ProfiledAllocator<A> {
     }
 }
 
-/// What [`FixedSizeTestAllocator`] logs, in TFRT's words (SPEC §2.7).
+/// What [`FixedSizeTestAllocator`] logs, in TFRT's words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FixedSizeEvent {
     /// `Allocating <size> bytes. <remaining> remaining.` (info)

@@ -5,16 +5,20 @@
 //!   [`FixedSizeTestAllocator`] is TFRT's `test_fixed_size_1k` byte budget.
 //! - [`MultiThreadedWorkQueue`]: TFRT's `mstd` queue (work-stealing workers, blocking pool).
 //!
-//! - [`MappedBef`]: zero-copy loading of BEF files through `mmap`, verified in place.
+//! - [`MappedBef`]: zero-copy loading of BEF files through `mmap`, verified in place;
+//!   [`AlignedBytes`] for BEF read into memory.
+//! - [`leaked_arena`]: the firmware's fixed arena over heap memory, for tools and tests.
 //!
 //! Planned: plugin loading.
 
 mod allocator;
+mod bytes;
 mod mmap;
 mod work_queue;
 
 pub use allocator::{
     FixedSizeEvent, FixedSizeTestAllocator, MallocAllocator, Profile, ProfiledAllocator, SystemAllocator,
 };
+pub use bytes::{AlignedBytes, ArenaError, leaked_arena};
 pub use mmap::{MapError, MappedBef};
 pub use work_queue::MultiThreadedWorkQueue;

@@ -7,10 +7,11 @@ mod common;
 use common::with_deadline;
 use std::cell::Cell;
 
-use hostrt_compiler::bef::{AlignedBytes, write};
-use hostrt_core::executor::Program;
+use hostrt_std::AlignedBytes;
+
+use hostrt_core::basic_kernels::register_basic_kernels;
+use hostrt_core::executor::{Program, raw};
 use hostrt_core::kernel::{Argument, Output};
-use hostrt_core::kernels::register_basic_kernels;
 use hostrt_core::{
     Allocator, ConcurrentWorkQueue, ExecutionContext, HostContext, KernelRegistry, RcAsyncValue,
     RequestContext, SingleThreadedWorkQueue,
@@ -69,16 +70,16 @@ fn run(
     alloc: Allocator,
     cancel: bool,
 ) -> Vec<Result<i32, String>> {
-    let bef =
-        AlignedBytes::new(&write(&hostrt_compiler::text::parse("r.mlir", text).unwrap(), None).unwrap());
+    let bef = AlignedBytes::new(&hostrt_compiler::compile("r.mlir", text, Default::default()).unwrap());
     let reg = registry();
-    let host = HostContext::new(alloc, queue, &reg);
+    let host = HostContext::new(alloc, queue);
     let request = RequestContext::new();
     let exec = ExecutionContext::new(&host, &request);
     let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
     let slots: Vec<Cell<Option<RcAsyncValue>>> = (0..4).map(|_| Cell::new(None)).collect();
+    // The raw seam, to cancel between the kick-off and the first queued task.
     // SAFETY: everything outlives the await and quiesce below.
-    unsafe { program.execute(&exec, program.function_index("main").unwrap(), &[], &slots) };
+    unsafe { raw::execute(&program, &exec, program.function_index("main").unwrap(), &[], &slots) };
     if cancel {
         request.cancel(alloc).unwrap();
     }

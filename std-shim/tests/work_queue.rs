@@ -4,11 +4,11 @@
 mod common;
 
 use common::with_deadline;
-use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Barrier, OnceLock};
 
 use hostrt_core::{Allocator, AsyncValueRef, ConcurrentWorkQueue, RcAsyncValue, Task};
+use hostrt_std::AlignedBytes;
 use hostrt_std::{MultiThreadedWorkQueue, SystemAllocator};
 
 fn alloc() -> Allocator {
@@ -149,30 +149,22 @@ const PROGRAM: &str = concat!(
 "#
 );
 
-/// Run `@main(n)` with `n` arriving late (completed from a worker), on `queue`.
+/// Run `@main(n)` with `n` arriving late (completed from a task), on `queue`.
 fn run_program(queue: &dyn ConcurrentWorkQueue, n: i32) -> (i32, i32) {
-    use hostrt_compiler::bef::{AlignedBytes, write};
+    use hostrt_core::basic_kernels::register_basic_kernels;
     use hostrt_core::executor::Program;
-    use hostrt_core::kernels::register_basic_kernels;
-    use hostrt_core::{ExecutionContext, HostContext, KernelRegistry, RequestContext};
-    let bef =
-        AlignedBytes::new(&write(&hostrt_compiler::text::parse("p.mlir", PROGRAM).unwrap(), None).unwrap());
+    use hostrt_core::{HostContext, KernelRegistry};
+    let bef = hostrt_compiler::compile("p.mlir", PROGRAM, Default::default()).unwrap();
+    let bef = AlignedBytes::new(&bef);
     let mut reg: KernelRegistry<128> = KernelRegistry::new();
     register_basic_kernels(&mut reg).unwrap();
-    let host = HostContext::new(alloc(), queue, &reg);
-    let request = RequestContext::new();
-    let exec = ExecutionContext::new(&host, &request);
+    let host = HostContext::new(alloc(), queue);
     let program = Program::load(bef.as_bytes(), &reg, alloc()).unwrap();
     let arg = AsyncValueRef::<i32>::unconstructed(alloc()).unwrap();
-    let slots = [Cell::new(None), Cell::new(None)];
-    // SAFETY: everything outlives the await and quiesce below.
-    unsafe { program.execute(&exec, program.function_index("main").unwrap(), &[(*arg).clone()], &slots) };
     let a = arg.clone();
     queue.add_task(Task::new(alloc(), move || a.emplace(n)).unwrap());
-    let results: Vec<RcAsyncValue> = slots.iter().map(|s| s.take().unwrap()).collect();
-    queue.await_values(&results).unwrap();
-    queue.quiesce();
-    (*results[0].get::<i32>().unwrap(), *results[1].get::<i32>().unwrap())
+    let results = program.call(&host, "main", &[(*arg).clone()]).unwrap();
+    (*results.get::<i32>(0).unwrap(), *results.get::<i32>(1).unwrap())
 }
 
 #[test]

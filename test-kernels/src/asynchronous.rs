@@ -1,4 +1,4 @@
-//! `tfrt_test.do.async` (SPEC §3.6) and the asynchronous test kernels (SPEC §3.8). Each of
+//! `tfrt_test.do.async` and the asynchronous test kernels. Each of
 //! them, except `tfrt_test.as_chain`, returns unavailable results and enqueues exactly one
 //! non-blocking task that completes them.
 
@@ -12,8 +12,8 @@ use hostrt_core::{
     AsyncValueRef, Chain, Diagnostic, ErrorCode, ExecutionContext, IndirectAsyncValue, RcAsyncValue, kernel,
 };
 
-use crate::detach::Detached;
 use crate::sys;
+use hostrt_core::kernel::Detached;
 
 /// The message of the asynchronous error kernels.
 const SOMETHING_BAD_ASYNC: &str = "something bad happened asynchronously";
@@ -40,7 +40,7 @@ where
 /// Nothing of the body runs before that task.
 fn do_async(frame: &KernelFrame<'_>) {
     let d = Detached::of(frame);
-    let (Some(&body), Some(invoker)) = (frame.regions().first(), d.invoker()) else {
+    let (Some(&body), Some(_)) = (frame.regions().first(), frame.invoker()) else {
         return frame.report_error(Diagnostic::internal("tfrt_test.do.async needs a body to run"));
     };
     let alloc = frame.exec_ctx().allocator();
@@ -55,10 +55,11 @@ fn do_async(frame: &KernelFrame<'_>) {
         }
     }
     let args: Vec<RcAsyncValue> = frame.args().to_vec();
-    let exec = d.exec();
     let task = move || {
         let slots: Vec<Cell<Option<RcAsyncValue>>> = results.iter().map(|_| Cell::new(None)).collect();
-        invoker.invoke(exec, body, &args, &slots);
+        if let Some(invoker) = d.invoker() {
+            invoker.invoke(d.exec(), body, &args, &slots);
+        }
         for (r, slot) in results.iter().zip(slots) {
             match slot.into_inner() {
                 Some(v) => r.forward_to(v),

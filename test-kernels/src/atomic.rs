@@ -1,4 +1,4 @@
-//! Atomic counters (SPEC §3.9): `!test.atomic.i32`, a shared mutable counter. The value
+//! Atomic counters: `!test.atomic.i32`, a shared mutable counter. The value
 //! object is shared by every kernel that uses it, never copied.
 
 use core::sync::atomic::{AtomicI32, Ordering};

@@ -1,4 +1,4 @@
-//! `tfrt_test.benchmark` (SPEC §3.11): runs its region serially, each run in its own task,
+//! `tfrt_test.benchmark`: runs its region serially, each run in its own task,
 //! until `max_count` recorded runs or `duration_secs` of recorded wall time, then prints
 //! eleven `BM:<name>:...` summary lines and makes its chain available.
 
@@ -8,12 +8,12 @@ use alloc::vec::Vec;
 use core::cell::Cell;
 use core::fmt::Write as _;
 
-use hostrt_core::executor::write_c_exp;
-use hostrt_core::kernel::{Invoke, KernelFrame, KernelRegistry, RegistryError};
+use hostrt_core::driver::write_c_exp;
+use hostrt_core::kernel::{KernelFrame, KernelRegistry, RegistryError};
 use hostrt_core::{AsyncValueRef, Chain, Diagnostic, ErrorCode, RcAsyncValue};
 
-use crate::detach::Detached;
 use crate::sys;
+use hostrt_core::kernel::Detached;
 
 /// Run statistics (TFRT's `BenchmarkStats`).
 #[derive(Debug)]
@@ -107,7 +107,6 @@ struct Runner {
     stats: Stats,
     body: u32,
     args: Vec<RcAsyncValue>,
-    invoker: &'static dyn Invoke,
     ctx: Detached,
     done: AsyncValueRef<Chain>,
 }
@@ -117,9 +116,9 @@ impl Runner {
     /// synchronous bodies do not recurse through waiters).
     fn start_run(mut self: Box<Self>) {
         self.stats.start_run();
-        let host = self.ctx.host();
+        let ctx = self.ctx;
         let task = move || self.run_body();
-        if let Err(oom) = host.enqueue_work(task) {
+        if let Err(oom) = ctx.host().enqueue_work(task) {
             drop(oom);
             // The runner is gone with the task; its chain was dropped unavailable. Nothing
             // else can be done without memory.
@@ -128,7 +127,9 @@ impl Runner {
 
     fn run_body(self: Box<Self>) {
         let slot = [Cell::new(None::<RcAsyncValue>)];
-        self.invoker.invoke(self.ctx.exec(), self.body, &self.args, &slot);
+        if let Some(invoker) = self.ctx.invoker() {
+            invoker.invoke(self.ctx.exec(), self.body, &self.args, &slot);
+        }
         let result = match slot[0].take() {
             Some(r) => r,
             None => return self.fail(Diagnostic::internal("tfrt_test.benchmark: the body set no result")),
@@ -188,8 +189,7 @@ fn benchmark(frame: &KernelFrame<'_>) {
     let ctx = Detached::of(frame);
     // The compiler checks that the body returns exactly one value; a body of another arity
     // yields error results from the executor.
-    let (Some(&body), Some(invoker), 1) = (frame.regions().first(), ctx.invoker(), frame.regions().len())
-    else {
+    let (Some(&body), Some(_), 1) = (frame.regions().first(), frame.invoker(), frame.regions().len()) else {
         return frame.report_error(Diagnostic::internal(
             "Benchmark op requires the input function have exactly one return value",
         ));
@@ -205,7 +205,7 @@ fn benchmark(frame: &KernelFrame<'_>) {
         i64::from(max_count),
         u64::try_from(duration_secs).unwrap_or(0).saturating_mul(1_000_000_000),
     );
-    let runner = Runner { stats, body, args: frame.args().to_vec(), invoker, ctx, done };
+    let runner = Runner { stats, body, args: frame.args().to_vec(), ctx, done };
     Box::new(runner).start_run();
 }
 

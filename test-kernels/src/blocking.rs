@@ -1,10 +1,9 @@
-//! Blocking-queue kernels (SPEC §3.10): each enqueues one blocking task (queuing allowed)
+//! Blocking-queue kernels: each enqueues one blocking task (queuing allowed)
 //! that sleeps, then prints `Slept for <µs> microseconds`.
 
-use hostrt_core::kernel::{Argument, KernelRegistry, Output, RegistryError};
+use hostrt_core::kernel::{Argument, Detached, KernelRegistry, Output, RegistryError};
 use hostrt_core::{Chain, HostContext, kernel};
 
-use crate::detach::Detached;
 use crate::sys;
 
 /// Printed when the queue refuses the blocking task. TFRT writes it to stderr; hostrt's
@@ -17,22 +16,22 @@ fn sleep_and_report(host: &HostContext<'_>, us: i32) {
 }
 
 fn usleep(us: Argument<i32>, d: Detached) {
-    let (us, host) = (*us, d.host());
-    if host.enqueue_blocking_work(move || sleep_and_report(host, us), true).is_err() {
-        host.print(format_args!("{REFUSED}"));
+    let us = *us;
+    if d.host().enqueue_blocking_work(move || sleep_and_report(d.host(), us), true).is_err() {
+        d.host().print(format_args!("{REFUSED}"));
     }
 }
 
 /// Like `tfrt_test.usleep`; the result chain becomes available after the print.
 fn blocking_usleep(us: Argument<i32>, done: Output<Chain>, d: Detached) {
     let Some(done) = done.allocate() else { return };
-    let (us, host) = (*us, d.host());
+    let us = *us;
     let task = move || {
-        sleep_and_report(host, us);
+        sleep_and_report(d.host(), us);
         done.emplace(Chain);
     };
-    if host.enqueue_blocking_work(task, true).is_err() {
-        host.print(format_args!("{REFUSED}"));
+    if d.host().enqueue_blocking_work(task, true).is_err() {
+        d.host().print(format_args!("{REFUSED}"));
     }
 }
 

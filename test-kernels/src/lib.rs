@@ -1,12 +1,12 @@
 //! `hostrt-test-kernels`: TFRT's test kernels (`tfrt_test.*`, `tfrt_tutorial.*`, `vt.*`), the
-//! kernels the conformance programs use besides the basic `tfrt.*` ones (SPEC §3.6–§3.14).
+//! kernels the conformance programs use besides the basic `tfrt.*` ones.
 //!
 //! Register them next to the basic kernels:
 //!
 //! ```
 //! # use hostrt_core::KernelRegistry;
 //! let mut registry: KernelRegistry<512> = KernelRegistry::new();
-//! hostrt_core::kernels::register_basic_kernels(&mut registry).unwrap();
+//! hostrt_core::basic_kernels::register_basic_kernels(&mut registry).unwrap();
 //! hostrt_test_kernels::register_test_kernels(&mut registry).unwrap();
 //! ```
 //!
@@ -38,7 +38,6 @@ mod asynchronous;
 mod atomic;
 mod benchmark;
 mod blocking;
-mod detach;
 mod native;
 mod simple;
 mod sys;

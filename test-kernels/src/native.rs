@@ -1,10 +1,10 @@
-//! The native functions of SPEC §3.13: Rust functions a program declares with
+//! The native functions (docs/execution.md, "Calls and control flow"): Rust functions a program declares with
 //! `func.func private @name(...) attributes {tfrt.native}` and calls like BEF functions.
 //! They are registry entries under their own names; the executor runs them once their
 //! arguments are available. Most are kernels this crate or the core already has.
 
+use hostrt_core::basic_kernels::integer;
 use hostrt_core::kernel::{KernelEntry, KernelRegistry, RegistryError, RemainingArguments};
-use hostrt_core::kernels::integer;
 use hostrt_core::{Diagnostic, ErrorCode, KernelFrame, RcAsyncValue, kernel};
 
 use crate::asynchronous::{as_chain, async_add_i32};

@@ -1,4 +1,4 @@
-//! Simple and diagnostic test kernels (SPEC §3.7): strings, printing, forwarding, errors,
+//! Simple and diagnostic test kernels: strings, printing, forwarding, errors,
 //! cancellation, resources and a few probes of the runtime's internals. All synchronous.
 
 use alloc::string::String;
@@ -14,8 +14,8 @@ use hostrt_core::kernel::{
 use hostrt_core::{AsyncValueRef, Chain, Diagnostic, ErrorCode, ExecutionContext, kernel};
 
 use crate::TfrtString;
-use crate::detach::Detached;
 use crate::sys::{self, LogPrefix, Severity};
+use hostrt_core::kernel::Detached;
 
 /// The message of `tfrt_test.fail` and `tfrt_test.partial_fail`.
 pub(crate) const SOMETHING_BAD: &str = "something bad happened";
@@ -93,7 +93,7 @@ fn partial_fail(one: Output<i32>, _error: Output<i32>, h: KernelErrorHandler) {
     h.report_error(Diagnostic::internal(SOMETHING_BAD));
 }
 
-/// Cancels the current request (SPEC §2.9); result 0 is 0, result 1 the operand chain.
+/// Cancels the current request (docs/execution.md); result 0 is 0, result 1 the operand chain.
 fn cancel(
     chain: Argument<Chain>,
     int_out: Output<i32>,
@@ -317,7 +317,7 @@ fn print_bool(_chain: Argument<Chain>, b: Argument<bool>, ctx: &ExecutionContext
 }
 
 /// `tfrt_test.test_cost`: prints its `id` attribute; result 0. Its `_tfrt_cost` attribute
-/// only matters to stream assignment and should not reach the kernel (SPEC §2.2); should a
+/// only matters to stream assignment and should not reach the kernel (docs/execution.md); should a
 /// compiler pass it anyway, it sorts before `id`, so `id` is the last attribute.
 fn test_cost(frame: &KernelFrame<'_>) {
     let Some(id) = frame.attrs().last().and_then(|a| a.get::<i64>()) else {
@@ -330,7 +330,7 @@ fn test_cost(frame: &KernelFrame<'_>) {
     frame.emplace_result(0, 0i32);
 }
 
-/// Per operand: whether the kernel's reference is the only one (SPEC §2.1).
+/// Per operand: whether the kernel's reference is the only one (docs/execution.md).
 fn get_uniqueness(args: RemainingArguments, results: RemainingResults) {
     for (i, v) in args.values().iter().enumerate().take(results.len()) {
         results.emplace(i, v.is_unique());

@@ -108,7 +108,7 @@ pub enum Severity {
     Error,
 }
 
-/// The prefix of a TFRT log line (SPEC §1.6):
+/// The prefix of a TFRT log line:
 /// `<S> <YYYY-MM-DD HH:MM:SS>.<µs> <thread> <file>:<line>] `. The time is UTC (the
 /// reference prints local time; tests match only the message).
 #[derive(Clone, Copy, Debug)]

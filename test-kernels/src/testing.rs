@@ -13,8 +13,8 @@ use std::sync::Mutex;
 use hostrt_core::kernel::{AttrRef, KernelFn, KernelFrame, LocRef};
 use hostrt_core::work_queue::AwaitError;
 use hostrt_core::{
-    Allocator, ConcurrentWorkQueue, Diagnostic, ExecutionContext, HostContext, KernelRegistry, RcAsyncValue,
-    RequestContext, SingleThreadedWorkQueue, Task,
+    Allocator, ConcurrentWorkQueue, Diagnostic, ExecutionContext, HostContext, RcAsyncValue, RequestContext,
+    SingleThreadedWorkQueue, Task,
 };
 use hostrt_std::SystemAllocator;
 
@@ -131,7 +131,6 @@ pub(crate) fn with_host(f: impl FnOnce(&Env<'_>)) {
     let system: &'static SystemAllocator = Box::leak(Box::new(SystemAllocator::new()));
     let alloc = Allocator::register(system).unwrap();
     let queue = CountingQueue::default();
-    let registry: KernelRegistry<4> = KernelRegistry::new();
     let output = Mutex::new(String::new());
     let diags = Mutex::new(Vec::new());
     let sink = |a: core::fmt::Arguments<'_>| output.lock().unwrap().push_str(&a.to_string());
@@ -140,7 +139,7 @@ pub(crate) fn with_host(f: impl FnOnce(&Env<'_>)) {
         diags.lock().unwrap().push(std::format!("{at}: {}", d.message()));
     };
     {
-        let host = HostContext::new(alloc, &queue, &registry).with_output(&sink).with_diagnostics(&on_diag);
+        let host = HostContext::new(alloc, &queue).with_output(&sink).with_diagnostics(&on_diag);
         let request = RequestContext::new();
         let exec = ExecutionContext::new(&host, &request);
         f(&Env { exec: &exec, queue: &queue, output: &output, diags: &diags });

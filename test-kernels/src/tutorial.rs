@@ -1,4 +1,4 @@
-//! The tutorial kernels (SPEC §3.14): a user-defined payload type, `!my.coordinate`.
+//! The tutorial kernels: a user-defined payload type, `!my.coordinate`.
 
 use hostrt_core::kernel::{Argument, KernelRegistry, RegistryError, Value};
 use hostrt_core::{Chain, ExecutionContext, kernel};

@@ -1,10 +1,10 @@
-//! Value-tracking kernels (SPEC §3.12): `!vt.value` holds an i32 and prints its lifecycle,
+//! Value-tracking kernels: `!vt.value` holds an i32 and prints its lifecycle,
 //! so tests can see when the runtime creates, moves and destroys values.
 
 use hostrt_core::kernel::{Argument, Attribute, KernelRegistry, Output, RegistryError};
 use hostrt_core::{Chain, ExecutionContext, kernel};
 
-use crate::detach::Detached;
+use hostrt_core::kernel::Detached;
 
 /// The payload of `!vt.value` values. Creating one prints `constructed vt.value(<v>)`;
 /// storing it into a result prints `move constructed vt.value(<v>)` (TFRT moves the new

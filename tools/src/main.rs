@@ -9,11 +9,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use hostrt_compiler::bef::{AlignedBytes, WriteOptions, decode, write, write_with};
+use hostrt_compiler::bef::{WriteOptions, decode, write, write_with};
 use hostrt_compiler::text::{PrintOptions, parse, print};
 use hostrt_core::Allocator;
 use hostrt_core::allocator::FixedArena;
 use hostrt_core::bef::BefFile;
+use hostrt_std::AlignedBytes;
 
 #[derive(Parser)]
 #[command(name = "hostrt", version, about = "hostrt host runtime tools")]

@@ -1,25 +1,25 @@
-//! `hostrt run`: the TFRT test-driver contract (SPEC §1) over hostrt's executor.
+//! `hostrt run`: the TFRT test-driver contract over hostrt's executor.
 //!
 //! The driver writes through a [`RunIo`] and hands diagnostics to a [`DiagnosticHandler`], so
 //! `hostrt run` prints straight to the process's streams ([`StdIo`], [`PrintDiagnostics`])
 //! while `hostrt check` runs the same driver in process, capturing both streams and verifying
-//! diagnostics against `expected-*` annotations (SPEC §1.7).
+//! diagnostics against `expected-*` annotations.
 
-use std::cell::Cell;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use hostrt_compiler::bef::AlignedBytes;
 use hostrt_core::allocator::HostAllocator;
+use hostrt_core::basic_kernels::register_basic_kernels;
 use hostrt_core::bef::BefErrorKind;
-use hostrt_core::executor::{DriverError, DriverOptions, Program, for_each_function_in_order, write_result};
+use hostrt_core::driver::{self, DriverError, DriverOptions, for_each_function_in_order, write_result};
+use hostrt_core::executor::Program;
 use hostrt_core::kernel::{KernelEntry, KernelLookup};
-use hostrt_core::kernels::register_basic_kernels;
 use hostrt_core::{
-    Allocator, ConcurrentWorkQueue, Diagnostic, ExecutionContext, HostContext, KernelRegistry, Location,
-    RcAsyncValue, RequestContext, SingleThreadedWorkQueue,
+    Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, KernelRegistry, Location,
+    SingleThreadedWorkQueue,
 };
+use hostrt_std::AlignedBytes;
 use hostrt_std::{
     FixedSizeEvent, FixedSizeTestAllocator, MallocAllocator, MultiThreadedWorkQueue, SystemAllocator,
 };
@@ -115,42 +115,68 @@ impl Drop for Registered {
     }
 }
 
-/// Where the fixed-size allocator's log lines go: the current run's stderr, while the run
-/// lasts. The allocator is leaked (it must be `'static` to register) and may in principle
-/// be called after the run; then the lines are dropped.
-struct LogRoute(std::sync::Mutex<Option<IoPtr>>);
-
-/// A `RunIo` of a run in progress.
-struct IoPtr(*const (dyn RunIo + 'static));
-
-// SAFETY: `RunIo: Sync`, so using it from any thread is fine; the pointer is only
-// dereferenced under the route's lock while the run that owns it is in progress.
-unsafe impl Send for IoPtr {}
+/// The fixed-size allocator's log lines, held until the run writes its next line. The
+/// allocator is leaked (it must be `'static` to register) and may log from any thread at
+/// any time, so it cannot hold the run's `io`; [`Routed`] writes the held lines before
+/// each of the run's own, which keeps the order of a merged `2>&1` capture, and closes the
+/// route when the run ends (later lines are dropped).
+struct LogRoute(std::sync::Mutex<Option<Vec<String>>>);
 
 impl LogRoute {
     fn log(&self, e: FixedSizeEvent) {
-        let Ok(io) = self.0.lock() else { return };
-        let Some(io) = io.as_ref() else { return };
         let (severity, line) = match e {
             FixedSizeEvent::Allocating { .. } => (Severity::Info, 67),
             FixedSizeEvent::Refused { .. } => (Severity::Error, 71),
             FixedSizeEvent::Freeing { .. } => (Severity::Info, 44),
         };
         let prefix = LogPrefix { severity, file: "test_fixed_size_allocator.cc", line };
-        // SAFETY: set by `RouteGuard` for the duration of the run and cleared (under this
-        // lock) before the run's `io` goes away.
-        unsafe { &*io.0 }.err(&format!("{prefix}{e}\n"));
+        if let Ok(mut held) = self.0.lock()
+            && let Some(held) = held.as_mut()
+        {
+            held.push(format!("{prefix}{e}\n"));
+        }
+    }
+
+    /// The lines held so far; `close` also stops holding new ones.
+    fn take(&self, close: bool) -> Vec<String> {
+        let Ok(mut held) = self.0.lock() else { return Vec::new() };
+        if close {
+            held.take().unwrap_or_default()
+        } else {
+            held.as_mut().map(std::mem::take).unwrap_or_default()
+        }
     }
 }
 
-/// Clears a [`LogRoute`] when the run ends, on every path.
-struct RouteGuard(&'static LogRoute);
+/// A run's `io` with the allocator's held log lines (standard error) written first.
+struct Routed<'a> {
+    io: &'a dyn RunIo,
+    route: &'static LogRoute,
+}
 
-impl Drop for RouteGuard {
-    fn drop(&mut self) {
-        if let Ok(mut io) = self.0.0.lock() {
-            *io = None;
+impl Routed<'_> {
+    fn flush_log(&self, close: bool) {
+        for line in self.route.take(close) {
+            self.io.err(&line);
         }
+    }
+}
+
+impl RunIo for Routed<'_> {
+    fn out(&self, text: &str) {
+        self.flush_log(false);
+        self.io.out(text);
+    }
+
+    fn err(&self, text: &str) {
+        self.flush_log(false);
+        self.io.err(text);
+    }
+}
+
+impl Drop for Routed<'_> {
+    fn drop(&mut self) {
+        self.flush_log(true);
     }
 }
 
@@ -163,13 +189,9 @@ pub fn run(
     diags: &dyn DiagnosticHandler,
 ) -> u8 {
     let system: &'static SystemAllocator = Box::leak(Box::new(SystemAllocator::new()));
-    let route: &'static LogRoute = Box::leak(Box::new(LogRoute(std::sync::Mutex::new(None))));
-    // SAFETY: only the lifetime is erased; `_guard` clears the route before `io` can dangle.
-    let io_static = unsafe { std::mem::transmute::<&dyn RunIo, &'static dyn RunIo>(io) };
-    if let Ok(mut slot) = route.0.lock() {
-        *slot = Some(IoPtr(io_static));
-    }
-    let _guard = RouteGuard(route);
+    let route: &'static LogRoute = Box::leak(Box::new(LogRoute(std::sync::Mutex::new(Some(Vec::new())))));
+    let routed = Routed { io, route };
+    let io: &dyn RunIo = &routed;
     let (banner, host_allocator): (&str, &'static dyn HostAllocator) = match opts.host_allocator_type.as_str()
     {
         "" | "leak_check_allocator" => ("Choosing memory leak check allocator.", system),
@@ -230,8 +252,7 @@ pub fn run(
     };
     let output = |a: std::fmt::Arguments<'_>| io.out(&a.to_string());
     let status = {
-        let host =
-            HostContext::new(alloc.0, queue, &registry).with_output(&output).with_diagnostics(&on_diagnostic);
+        let host = HostContext::new(alloc.0, queue).with_output(&output).with_diagnostics(&on_diagnostic);
         match Program::load(bef.as_bytes(), &registry, alloc.0) {
             Ok(program) => run_functions(argv0, &program, &host, opts, io),
             Err(e) if e.kind == BefErrorKind::UnknownKernel => {
@@ -275,12 +296,12 @@ fn run_functions(
     io: &dyn RunIo,
 ) -> u8 {
     let functions: Vec<&str> = opts.functions.iter().map(String::as_str).collect();
-    let driver = DriverOptions {
+    let options = DriverOptions {
         functions: &functions,
         init_function: opts.test_init_function.as_deref(),
         print_error_code: opts.print_error_code,
     };
-    match program.run_functions(host, &driver, &mut |a| io.out(&a.to_string())) {
+    match driver::run_functions(program, host, &options, &mut |a| io.out(&a.to_string())) {
         Ok(()) => 0,
         Err(DriverError::NoSuchFunction(name)) => {
             io.err(&format!("{argv0}: couldn't find function {name}\n"));
@@ -289,7 +310,7 @@ fn run_functions(
     }
 }
 
-/// The kernels `code_size_test_driver` links (SPEC §1.10): integer and control-flow families.
+/// The kernels `code_size_test_driver` links: integer and control-flow families.
 pub fn code_size_kernel(name: &str) -> bool {
     const EXACT: &[&str] = &[
         "tfrt.new.chain",
@@ -331,7 +352,7 @@ impl KernelLookup for Restricted<'_> {
     }
 }
 
-/// `code_size_test_driver` (SPEC §1.10): no options and no banners, program on stdin, only
+/// `code_size_test_driver`: no options and no banners, program on stdin, only
 /// integer and control-flow kernels, diagnostics discarded, results other than `i32` printed
 /// as `<type> value`; exit status 0 (134, "aborted", when the program cannot be loaded).
 pub fn run_code_size(bytes: &[u8], io: &dyn RunIo) -> u8 {
@@ -351,8 +372,7 @@ pub fn run_code_size(bytes: &[u8], io: &dyn RunIo) -> u8 {
     let output = |a: std::fmt::Arguments<'_>| io.out(&a.to_string());
     let discard = |_: &Diagnostic| {};
     {
-        let host =
-            HostContext::new(alloc.0, &queue, &registry).with_output(&output).with_diagnostics(&discard);
+        let host = HostContext::new(alloc.0, &queue).with_output(&output).with_diagnostics(&discard);
         let Ok(program) = Program::load(bef.as_bytes(), &registry, alloc.0) else {
             io.out("Could not BEFFile::Open fib.bef.\n");
             return 134;
@@ -375,33 +395,25 @@ fn code_size_run_one(program: &Program<'_>, host: &HostContext<'_>, fi: u32, io:
         return;
     }
     io.out(&format!("--- Running '{name}':\n"));
-    let request = RequestContext::new();
-    let exec = ExecutionContext::new(host, &request);
-    let n = f.result_types().len();
-    let slots: Vec<Cell<Option<RcAsyncValue>>> = (0..n).map(|_| Cell::new(None)).collect();
-    // SAFETY: the program, host and request outlive the await and the quiesce below, after
-    // which no work of this run remains on the single-threaded queue.
-    unsafe { program.execute(&exec, fi, &[], &slots) };
-    let results: Vec<RcAsyncValue> = slots.iter().filter_map(Cell::take).collect();
-    if let Err(e) = host.await_values(&results) {
-        io.out(&format!("'{name}': {e}\n"));
+    let results = match program.call(host, name, &[]) {
+        Ok(results) => results,
+        Err(e) => return io.out(&format!("{}\n", e.message())),
+    };
+    if results.is_empty() {
+        return;
     }
-    if n > 0 {
-        let mut line = format!("'{name}' returned ");
-        for (i, (v, t)) in results.iter().zip(f.result_types()).enumerate() {
-            if i > 0 {
-                line.push(',');
-            }
-            let ty = file.type_name(*t);
-            if v.get_error().is_some() || ty == "i32" {
-                let _ = write_result(&mut line, v, ty, false);
-            } else {
-                let _ = write!(line, "{ty} value");
-            }
+    let mut line = format!("'{name}' returned ");
+    for (i, (v, t)) in results.iter().zip(f.result_types()).enumerate() {
+        if i > 0 {
+            line.push(',');
         }
-        line.push('\n');
-        io.out(&line);
+        let ty = file.type_name(*t);
+        if v.get_error().is_some() || ty == "i32" {
+            let _ = write_result(&mut line, v, ty, false);
+        } else {
+            let _ = write!(line, "{ty} value");
+        }
     }
-    host.quiesce();
-    drop(results);
+    line.push('\n');
+    io.out(&line);
 }

@@ -7,14 +7,15 @@
 
 use std::path::{Path, PathBuf};
 
-use hostrt_compiler::bef::{AlignedBytes, write};
-use hostrt_compiler::text::parse;
+use hostrt_compiler::compile;
 use hostrt_core::allocator::{FailAfter, FixedArena};
-use hostrt_core::executor::{DriverOptions, Program};
-use hostrt_core::kernels::register_basic_kernels;
+use hostrt_core::basic_kernels::register_basic_kernels;
+use hostrt_core::driver::{DriverOptions, run_functions};
+use hostrt_core::executor::Program;
 use hostrt_core::{
     Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, KernelRegistry, SingleThreadedWorkQueue,
 };
+use hostrt_std::AlignedBytes;
 use hostrt_test_kernels::register_test_kernels;
 
 /// Failure points tried per program, spread evenly over its allocations.
@@ -22,12 +23,7 @@ const SAMPLES: usize = 40;
 
 /// Run every function of `program` with allocations refused after `budget`; returns the
 /// allocator's record of the run and the driver's output.
-fn run(
-    program: &Program<'_>,
-    registry: &KernelRegistry<512>,
-    backing: &'static FixedArena,
-    budget: usize,
-) -> (usize, usize, usize, String) {
+fn run(program: &Program<'_>, backing: &'static FixedArena, budget: usize) -> (usize, usize, usize, String) {
     let faulty: &'static FailAfter<&FixedArena> = Box::leak(Box::new(FailAfter::new(backing, budget)));
     let alloc = Allocator::register(faulty).expect("allocator slot");
     let queue = SingleThreadedWorkQueue::new();
@@ -35,10 +31,9 @@ fn run(
     {
         let discard = |_: std::fmt::Arguments<'_>| {};
         let no_diagnostics = |_: &Diagnostic| {};
-        let host =
-            HostContext::new(alloc, &queue, registry).with_output(&discard).with_diagnostics(&no_diagnostics);
+        let host = HostContext::new(alloc, &queue).with_output(&discard).with_diagnostics(&no_diagnostics);
         let opts = DriverOptions::default();
-        let _ = program.run_functions(&host, &opts, &mut |a| out.push_str(&a.to_string()));
+        let _ = run_functions(program, &host, &opts, &mut |a| out.push_str(&a.to_string()));
         queue.quiesce();
     }
     let live = faulty.live();
@@ -51,24 +46,23 @@ fn run(
 fn sweep(path: &Path) -> usize {
     let text = std::fs::read_to_string(path).unwrap();
     let name = path.display().to_string();
-    let module = parse(&name, &text).unwrap_or_else(|e| panic!("{e}"));
-    let bef = AlignedBytes::new(&write(&module, None).unwrap());
+    let bef = AlignedBytes::new(&compile(&name, &text, Default::default()).unwrap_or_else(|e| panic!("{e}")));
     let mut registry: KernelRegistry<512> = KernelRegistry::new();
     register_basic_kernels(&mut registry).unwrap();
     register_test_kernels(&mut registry).unwrap();
     let backing: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
-    backing.init(Box::leak(vec![0u8; 8 << 20].into_boxed_slice())).unwrap();
+    backing.init(vec![0u8; 8 << 20].leak()).unwrap();
     let loader = Allocator::register(backing).unwrap();
     let Ok(program) = Program::load(bef.as_bytes(), &registry, loader) else {
         return 0; // e.g. the unknown-kernel test: nothing runs
     };
-    let (total, refused, live, out) = run(&program, &registry, backing, usize::MAX);
+    let (total, refused, live, out) = run(&program, backing, usize::MAX);
     assert_eq!((refused, live), (0, 0), "{name}: the unlimited run");
     assert!(!out.contains("deadlock:"), "{name}: {out}");
     let step = (total / SAMPLES).max(1);
     let mut tried = 0;
     for k in (0..total).step_by(step) {
-        let (_, _, live, out) = run(&program, &registry, backing, k);
+        let (_, _, live, out) = run(&program, backing, k);
         assert!(
             !out.contains("deadlock:"),
             "{name}, allocations refused from #{k}: a result never completed\n{out}"

@@ -1,6 +1,5 @@
-//! Execution semantics seen through `hostrt run`: stream scheduling (SPEC §2.3–§2.4 and the
-//! worked examples of §6), parallel loops (§3.5), native functions (§3.13) and the
-//! `test_fixed_size_1k` allocator (§2.7). The programs are in `tests/programs/`.
+//! Execution semantics seen through `hostrt run`: stream scheduling, parallel loops, native functions and the
+//! `test_fixed_size_1k` allocator. The programs are in `tests/programs/`.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -30,7 +29,7 @@ fn vt_lifetime(v: i32) -> String {
 
 #[test]
 fn cost_threshold_streams_run_in_the_reference_order() {
-    // SPEC §6.1: `%u` runs inline; then one task per stream in ascending stream order, the
+    // Worked example 1: `%u` runs inline; then one task per stream in ascending stream order, the
     // print joining the chain's task.
     let (out, err, code) = run("stream_threshold.mlir", &[]);
     let expected = format!(
@@ -45,7 +44,7 @@ fn cost_threshold_streams_run_in_the_reference_order() {
 
 #[test]
 fn independent_kernels_run_first_then_in_reverse_order() {
-    // SPEC §6.2: without a threshold each independent kernel is its own stream; K1 runs at
+    // Worked example 2: without a threshold each independent kernel is its own stream; K1 runs at
     // kick-off, the rest as tasks Kk .. K2.
     let (out, err, code) = run("stream_independent.mlir", &[]);
     let expected = format!(
@@ -61,7 +60,7 @@ fn independent_kernels_run_first_then_in_reverse_order() {
 
 #[test]
 fn an_error_operand_skips_the_add_after_the_async_print() {
-    // SPEC §6.3: the print (stream 1) runs in the async value's waiter; the add (stream 0)
+    // Worked example 3: the print (stream 1) runs in the async value's waiter; the add (stream 0)
     // is enqueued and skipped because of the error operand.
     let (out, err, code) = run("stream_error_async.mlir", &[]);
     assert_eq!(

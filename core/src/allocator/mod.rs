@@ -9,7 +9,7 @@ mod arena;
 mod fault;
 mod registry;
 
-pub use arena::FixedArena;
+pub use arena::{ArenaInitError, FixedArena};
 pub use fault::FailAfter;
 pub use registry::{Allocator, MAX_ALLOCATORS, RegisterError};
 

@@ -35,7 +35,7 @@ pub enum BefErrorKind {
     BadKernel,
     /// A kernel name is not in the registry.
     UnknownKernel,
-    /// A native function declaration names no registered function (SPEC §3.13).
+    /// A native function declaration names no registered function (docs/execution.md).
     UnknownNativeFunction,
     /// The scratch memory verification needs could not be allocated.
     OutOfMemory,

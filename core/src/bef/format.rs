@@ -105,7 +105,7 @@ pub mod section {
     /// `[u32]`: byte offset in ATTRIBUTES of each attribute blob, in file order. Attributes
     /// are referenced everywhere by their index in this table.
     pub const ATTR_INDEX: u32 = 10;
-    /// Optional (minor version 1): `[u32]` stream ids (SPEC §2.3), first the root stream of
+    /// Optional (minor version 1): `[u32]` stream ids (docs/execution.md), first the root stream of
     /// each function (its pseudo kernel), then one per kernel in KERNELS order. Without it
     /// every kernel of a function shares one stream.
     pub const STREAMS: u32 = 11;

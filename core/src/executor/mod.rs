@@ -1,20 +1,74 @@
 //! The BEF executor: runs a function of a loaded program as a dataflow graph of kernels.
 //!
-//! [`Program::load`] verifies a BEF file and resolves kernel names once;
-//! [`Program::execute`] starts a function. The algorithm follows SPEC §2.4 / TFRT's
-//! BEFExecutor: a pseudo kernel starts zero-operand kernels and publishes the arguments;
-//! kernels whose operands are all available run inline (LIFO); unavailable results are
-//! waited on with `and_then`; errors and cancellation poison only downstream kernels;
-//! function results are indirect values forwarded when produced. Frames come from the
-//! host allocator and are freed when the call's last pending work ends.
+//! # Walkthrough
+//!
+//! Running a program takes four things: memory, a work queue, the kernels the program
+//! names, and the program itself. On a microcontroller all four are statics or live on
+//! the stack; nothing needs a heap.
+//!
+//! ```
+//! use hostrt_core::basic_kernels::{control, integer};
+//! use hostrt_core::allocator::HostAllocator;
+//! use hostrt_core::executor::Program;
+//! use hostrt_core::{Allocator, FixedArena, HostContext, KernelRegistry, SingleThreadedWorkQueue};
+//!
+//! // 1. Memory: a fixed arena over a static buffer, registered as an `Allocator` handle.
+//! //    Every async value, frame and task of a run comes from it.
+//! static ARENA: FixedArena = FixedArena::empty();
+//! ARENA.init(hostrt_core::static_buffer!(16 * 1024).unwrap()).unwrap();
+//! let alloc = Allocator::register(&ARENA).unwrap();
+//!
+//! // 2. A work queue: the single-threaded one runs tasks only while the host waits, so
+//! //    output is deterministic. `HostContext` joins it with the allocator.
+//! static QUEUE: SingleThreadedWorkQueue = SingleThreadedWorkQueue::new();
+//! let host = HostContext::new(alloc, &QUEUE);
+//!
+//! // 3. Kernels: only those the program uses, so the linker drops the rest.
+//! let registry = KernelRegistry::<4>::with_entries(&[
+//!     integer::CONSTANT_I32, integer::ADD_I32, integer::LESSEQUAL_I32, control::IF,
+//! ])
+//! .unwrap();
+//!
+//! // 4. The program: BEF bytes, verified once and read in place (firmware embeds them
+//! //    with `include_bef!`; here the compiler makes them).
+//! let text = r#"func.func @max(%a: i32, %b: i32) -> i32 {
+//!   %le = "tfrt.lessequal.i32"(%a, %b) : (i32, i32) -> i1
+//!   %r = tfrt.if %le, %a, %b : (i32, i32) -> (i32) {
+//!     tfrt.return %b : i32
+//!   } else {
+//!     tfrt.return %a : i32
+//!   }
+//!   tfrt.return %r : i32
+//! }"#;
+//! let bef = hostrt_compiler::compile("max.mlir", text, Default::default()).unwrap();
+//! let bef = hostrt_std::AlignedBytes::new(&bef);
+//! let program = Program::load(bef.as_bytes(), &registry, alloc).unwrap();
+//!
+//! // Run it: `call` starts the function, waits for its results and for the queue to go
+//! // quiet, and returns the results.
+//! let three = host.make_available(3i32).unwrap().into_rc();
+//! let five = host.make_available(5i32).unwrap().into_rc();
+//! let results = program.call(&host, "max", &[three, five]).unwrap();
+//! assert_eq!(results.get::<i32>(0), Ok(&5));
+//!
+//! // Everything the run allocated is back in the arena.
+//! drop((results, program));
+//! assert_eq!(ARENA.stats().unwrap().in_use, 0);
+//! ```
+//!
+//! How the graph runs (ready counts, streams, waiters, errors, cancellation) is in
+//! `docs/execution.md`. [`raw`] is the asynchronous entry for kernels and embedders that
+//! drive the work queue themselves, with its safety contract.
 
 mod buf;
-mod driver;
+mod call;
 mod frame;
 mod native;
 mod program;
+pub mod raw;
 mod run;
 
-pub use driver::{DriverError, DriverOptions, for_each_function_in_order, write_c_exp, write_result};
+pub(crate) use call::Finished;
+pub use call::Results;
 pub use program::Program;
 pub use run::MAX_STACK_DEPTH;

@@ -1,4 +1,4 @@
-//! Calling native functions (SPEC §3.13): a declaration `func.func private @f(...)
+//! Calling native functions (docs/execution.md): a declaration `func.func private @f(...)
 //! attributes {tfrt.native}` runs the registry entry of the same name. With every argument
 //! available it runs at once; otherwise its results are forwarding values and it runs on the
 //! thread that completes the last argument.
@@ -74,7 +74,7 @@ fn argument_ready(call: &AsyncValueRef<Deferred>) {
     }
 }
 
-/// Call native function `entry` (SPEC §3.13); `results` receive its (possibly forwarding)
+/// Call native function `entry` (docs/execution.md); `results` receive its (possibly forwarding)
 /// results. Running out of memory, or more than 8 arguments or results while some argument
 /// is unavailable, gives error results. Not inlined: its buffers would otherwise enlarge
 /// the executor's call frame, which every nested call adds to the stack.

@@ -9,7 +9,7 @@ use crate::kernel::{KernelEntry, KernelLookup};
 
 /// A verified BEF file plus a table (in allocator memory) mapping each kernel code to its
 /// implementation, and one mapping each native function declaration to the registry entry
-/// of the same name (SPEC §3.13). Dropping it frees the tables.
+/// of the same name (docs/execution.md). Dropping it frees the tables.
 pub struct Program<'a> {
     pub(crate) file: BefFile<'a>,
     table: NonNull<KernelEntry>,

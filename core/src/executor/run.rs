@@ -1,4 +1,4 @@
-//! The BEF executor algorithm (SPEC §2.4): kick-off with the pseudo kernel, ready counts,
+//! The BEF executor algorithm (docs/execution.md): kick-off with the pseudo kernel, ready counts,
 //! inline LIFO processing of the current stream, other streams handed to the work queue as
 //! one task per stream, publication of results (waiting on unavailable ones), error
 //! poisoning and cancellation.
@@ -47,7 +47,7 @@ impl Drop for CallLevel {
     }
 }
 
-/// Ready kernels of one thread of control (SPEC §2.4 "ready queue"): those of the current
+/// Ready kernels of one thread of control (docs/execution.md): those of the current
 /// stream run inline (LIFO), the others (the outline list, in notification order) go to the
 /// work queue. Both lists are threaded through the frame's link array: a kernel becomes
 /// ready once per call, so it is on at most one list.
@@ -104,35 +104,13 @@ impl<'a> ReadyQueue<'a> {
     }
 }
 impl Program<'_> {
-    /// Start function `function` with `args`, putting its (possibly unavailable) results in
-    /// `results`. Kernels that are ready run inline before this returns; the rest run when
-    /// their inputs become available (from waiters or work-queue tasks).
-    ///
-    /// A wrong argument or result count, a native function, or exhausted memory yields error
-    /// results, never a panic.
+    /// Start `function` (see [`raw::execute`](super::raw::execute)), optionally with TFRT's
+    /// *asynchronous kick-off*: the frame and result placeholders are made now, the kernels
+    /// start in a new work-queue task.
     ///
     /// # Safety
-    /// `self` and `exec` (with its host and request contexts) must stay alive until every
-    /// piece of work this call starts has finished: until all results are available *and*
-    /// the work queue has quiesced.
-    pub unsafe fn execute(
-        &self,
-        exec: &ExecutionContext<'_>,
-        function: u32,
-        args: &[RcAsyncValue],
-        results: &[Cell<Option<RcAsyncValue>>],
-    ) {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { self.execute_with(exec, function, args, results, false) }
-    }
-
-    /// [`execute`](Self::execute), optionally with TFRT's *asynchronous kick-off* (SPEC
-    /// §2.4): the frame and result placeholders are made now, the kernels start in a new
-    /// work-queue task.
-    ///
-    /// # Safety
-    /// As for [`execute`](Self::execute).
-    unsafe fn execute_with(
+    /// The contract of [`raw`](super::raw).
+    pub(crate) unsafe fn execute_with(
         &self,
         exec: &ExecutionContext<'_>,
         function: u32,
@@ -151,13 +129,13 @@ impl Program<'_> {
         kick_off(&frame, &body, args);
     }
 
-    /// SPEC §2.4 steps 1-2: check the call, allocate the frame and set the result
+    /// Steps 1-2 of a call (docs/execution.md): check the call, allocate the frame and set the result
     /// placeholders. `None` when the call is already complete (error results, or a native
     /// function ran). Not inlined: its temporaries (a `Function` copies the whole `BefFile`)
     /// would otherwise stay in `execute_with`'s frame, which every nested call adds.
     ///
     /// # Safety
-    /// As for [`execute`](Self::execute).
+    /// The contract of [`raw`](super::raw).
     #[inline(never)]
     unsafe fn prepare<'p>(
         &'p self,
@@ -240,7 +218,7 @@ fn kick_off_in_task(exec: &ExecutionContext<'_>, frame: Frame, body: &Body<'_>, 
 /// synchronously instead.
 const ASYNC_ARGS: usize = 16;
 
-/// SPEC §2.4 steps 3-4: the pseudo kernel (zero-operand kernels in textual order, then the
+/// Steps 3-4 of a call (docs/execution.md): the pseudo kernel (zero-operand kernels in textual order, then the
 /// arguments), then processing of the ready queue.
 #[inline(never)] // keeps `execute_with`'s frame, which every nested call adds, small
 fn kick_off(frame: &Frame, f: &Body<'_>, args: &[RcAsyncValue]) {
@@ -336,7 +314,7 @@ fn notify(frame: &Frame, k: u32, queue: &mut ReadyQueue<'_>) {
     }
 }
 
-/// SPEC §2.4 "Process": run inline kernels LIFO; whenever the inline list runs dry, adopt
+/// Process the ready queue (docs/execution.md): run inline kernels LIFO; whenever the inline list runs dry, adopt
 /// the stream of the first outline kernel; after each step hand the outline to the queue.
 fn process(frame: &Frame, f: &Body<'_>, queue: &mut ReadyQueue<'_>) {
     if queue.out_head != NIL {
@@ -710,10 +688,10 @@ impl Invoke for Program<'_> {
         args: &[RcAsyncValue],
         results: &[Cell<Option<RcAsyncValue>>],
     ) {
-        // SAFETY: `invoke` is reached only through a KernelFrame built by `execute`, whose
-        // caller keeps the program and contexts alive until all work of the request ends;
-        // the callee's work is part of that same request.
-        unsafe { self.execute(exec, function, args, results) }
+        // SAFETY: `invoke` is reached through a KernelFrame of a run (directly or through a
+        // `Detached` handle), whose starter keeps the program and contexts alive until all
+        // work of the run ends (the contract of `raw`); the callee's work is part of it.
+        unsafe { self.execute_with(exec, function, args, results, false) }
     }
 
     fn invoke_async(

@@ -7,6 +7,7 @@
 
 mod adaptors;
 mod attribute;
+mod detach;
 mod frame;
 mod registry;
 mod returns;
@@ -19,6 +20,7 @@ pub use adaptors::{
     RemainingArguments, RemainingResults, StringAttribute, invoke,
 };
 pub use attribute::{AttrKind, AttrRef, AttrScalar};
+pub use detach::Detached;
 pub use frame::{Invoke, KernelFrame, LocRef};
 pub use registry::{KernelEntry, KernelLookup, KernelRegistry, RegistryError};
 pub use returns::{KernelReturn, Value};

@@ -54,6 +54,16 @@ impl fmt::Display for RegistryError {
     }
 }
 
+impl From<RegistryError> for crate::diagnostic::Diagnostic {
+    fn from(e: RegistryError) -> Self {
+        let code = match e {
+            RegistryError::Duplicate(_) => crate::diagnostic::ErrorCode::AlreadyExists,
+            RegistryError::Full(_) => crate::diagnostic::ErrorCode::ResourceExhausted,
+        };
+        crate::diagnostic::Diagnostic::fmt(code, format_args!("{e}"))
+    }
+}
+
 /// A registry of up to `N` kernels, kept sorted by name (lookup is a binary search).
 pub struct KernelRegistry<const N: usize = 128> {
     entries: heapless::Vec<KernelEntry, N>,
@@ -87,11 +97,28 @@ impl<const N: usize> KernelRegistry<N> {
         self.insert(KernelEntry { name, func, non_strict: true })
     }
 
-    /// Register prepared entries, such as the constants of [`crate::kernels`]: firmware
+    /// Register prepared entries, such as the constants of [`crate::basic_kernels`]: firmware
     /// lists only the kernels its programs use and the linker drops the rest (TFLite
     /// Micro's `MicroMutableOpResolver`). Stops at the first refused entry.
     pub fn add_entries(&mut self, entries: &[KernelEntry]) -> Result<(), RegistryError> {
         entries.iter().try_for_each(|e| self.insert(*e))
+    }
+
+    /// A registry holding exactly `entries` (see [`add_entries`](Self::add_entries)).
+    ///
+    /// ```
+    /// use hostrt_core::KernelRegistry;
+    /// use hostrt_core::basic_kernels::{control, integer};
+    /// use hostrt_core::kernel::KernelLookup;
+    ///
+    /// let registry = KernelRegistry::<2>::with_entries(&[integer::ADD_I32, control::CALL]).unwrap();
+    /// assert!(registry.lookup("tfrt.call").is_some_and(|k| k.non_strict));
+    /// assert!(registry.lookup("tfrt.mul.i32").is_none());
+    /// ```
+    pub fn with_entries(entries: &[KernelEntry]) -> Result<Self, RegistryError> {
+        let mut registry = Self::new();
+        registry.add_entries(entries)?;
+        Ok(registry)
     }
 
     fn insert(&mut self, entry: KernelEntry) -> Result<(), RegistryError> {

@@ -312,3 +312,38 @@ fn attribute_kinds_read_as_type_names_in_diagnostics() {
     assert_eq!(shown(AttrKind::Dict), "dictionary");
     assert_eq!(ScalarKind::I64.to_string(), "i64");
 }
+
+/// The `Detached` contract (kernel/detach.rs): work a kernel hands to the queue keeps using
+/// the context after the kernel call and its frame are gone, and it is sound as long as the
+/// starter quiesces before the context goes away. Run under Miri by CI, which checks that
+/// every use through the handle stays within the borrowed objects' lives.
+#[test]
+fn detached_work_uses_the_context_after_the_kernel_returned() {
+    fn later(frame: &KernelFrame<'_>) {
+        let Ok(out) = frame.exec_ctx().host().make_unconstructed::<i32>() else { return };
+        frame.set_result(0, out.clone().into_rc());
+        let d = Detached::of(frame);
+        let task = move || {
+            // Runs from `quiesce`, long after `later` returned and its frame was dropped.
+            let again = Detached::of(&KernelFrame::new(d.exec(), &[], &[], &[]));
+            again.host().print(format_args!("late {}", d.location().map_or(0, |l| l.line)));
+            out.emplace(if d.exec().request().is_cancelled() { -1 } else { 42 });
+        };
+        if let Err(oom) = frame.exec_ctx().host().enqueue_work(task) {
+            (oom.into_inner())();
+        }
+    }
+    let h = TestHost::new(8192);
+    let printed = std::sync::Mutex::new(std::string::String::new());
+    let sink = |a: core::fmt::Arguments<'_>| printed.lock().unwrap().push_str(&a.to_string());
+    let host = crate::HostContext::new(h.arena.alloc, &h.queue).with_output(&sink);
+    let request = crate::RequestContext::new();
+    let exec = ExecutionContext::new(&host, &request);
+    let r = call(&exec, later, &[], &[], 1);
+    let v = r[0].clone().unwrap();
+    assert!(!v.is_available(), "completed by the task, not by the kernel");
+    host.await_values(core::slice::from_ref(&v)).unwrap();
+    host.quiesce();
+    assert_eq!(v.get::<i32>(), Some(&42));
+    assert_eq!(*printed.lock().unwrap(), "late 4");
+}

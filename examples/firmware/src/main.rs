@@ -7,21 +7,17 @@
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, heprint, hprint, hprintln};
 use hostrt_core::allocator::HostAllocator;
-use hostrt_core::executor::{DriverOptions, Program};
-use hostrt_core::kernels::register_basic_kernels;
+use hostrt_core::basic_kernels::register_basic_kernels;
+use hostrt_core::driver::{DriverOptions, run_functions};
+use hostrt_core::executor::Program;
 use hostrt_core::{Allocator, Diagnostic, FixedArena, HostContext, KernelRegistry, SingleThreadedWorkQueue};
 use panic_semihosting as _;
 
-/// BEF bytes, 8-byte aligned as the reader requires.
-#[repr(C, align(8))]
-struct Bef<const N: usize>([u8; N]);
-
+/// A program compiled by the build script: its name and its (aligned) BEF bytes.
 macro_rules! program {
-    ($name:literal) => {{
-        static BYTES: &Bef<{ include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".bef")).len() }> =
-            &Bef(*include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".bef")));
-        ($name, &BYTES.0[..])
-    }};
+    ($name:literal) => {
+        ($name, hostrt_core::include_bef!(concat!(env!("OUT_DIR"), "/", $name, ".bef")))
+    };
 }
 
 const ARENA_BYTES: usize = 16 * 1024;
@@ -77,14 +73,13 @@ fn main() -> ! {
     let mut registry: KernelRegistry<64> = KernelRegistry::new();
     ok &= register_basic_kernels(&mut registry).is_ok();
     let output = |a: core::fmt::Arguments<'_>| hprint!("{}", a);
-    let host =
-        HostContext::new(alloc, &QUEUE, &registry).with_output(&output).with_diagnostics(&print_diagnostic);
+    let host = HostContext::new(alloc, &QUEUE).with_output(&output).with_diagnostics(&print_diagnostic);
     for (name, bytes) in programs {
         hprintln!("=== {}", name);
         match Program::load(bytes, &registry, alloc) {
             Ok(program) => {
                 let mut out = |a: core::fmt::Arguments<'_>| hprint!("{}", a);
-                ok &= program.run_functions(&host, &DriverOptions::default(), &mut out).is_ok();
+                ok &= run_functions(&program, &host, &DriverOptions::default(), &mut out).is_ok();
             }
             Err(e) => {
                 hprintln!("load failed: {}", e);

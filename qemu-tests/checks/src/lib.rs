@@ -89,7 +89,7 @@ pub fn run(
     let mut registry: KernelRegistry<8> = KernelRegistry::new();
     let ok_reg = registry.add_kernel("tfrt.add.i32", hostrt_core::kernel!(add_i32)).is_ok()
         && registry.add_kernel("test.add.i32.async", hostrt_core::kernel!(add_i32_async)).is_ok();
-    let host = HostContext::new(alloc, queue, &registry);
+    let host = HostContext::new(alloc, queue);
     let request = RequestContext::new();
     let exec = ExecutionContext::new(&host, &request);
     let checks = [

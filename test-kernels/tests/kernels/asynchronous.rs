@@ -1,4 +1,4 @@
-//! `tfrt_test.do.async` and the asynchronous test kernels (SPEC §3.6, §3.8).
+//! `tfrt_test.do.async` and the asynchronous test kernels.
 
 use crate::harness::drive;
 
@@ -66,7 +66,7 @@ func.func @f() -> i32 {
     assert_eq!(
         o.section("f"),
         // The driver prints the result as soon as `%y` is available; the body's print_hello
-        // and the print of `%y` belong to other streams and run as later tasks (SPEC §2.3).
+        // and the print of `%y` belong to other streams and run as later tasks (docs/execution.md).
         ["int32 = 42", "int32 = 1", "'f' returned 43", "hello host executor!", "int32 = 43"],
         "{}",
         o.output

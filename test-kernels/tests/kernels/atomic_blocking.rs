@@ -1,4 +1,4 @@
-//! Atomic counters and the blocking-queue kernels (SPEC §3.9, §3.10).
+//! Atomic counters and the blocking-queue kernels.
 
 use crate::harness::drive;
 

@@ -1,4 +1,4 @@
-//! `tfrt_test.benchmark` (SPEC §3.11).
+//! `tfrt_test.benchmark`.
 
 use crate::harness::drive;
 

@@ -2,15 +2,14 @@
 
 use std::sync::Mutex;
 
-use hostrt_compiler::bef::{AlignedBytes, write};
-use hostrt_compiler::text::parse;
-use hostrt_core::allocator::FixedArena;
-use hostrt_core::executor::{DriverOptions, Program};
-use hostrt_core::kernels::register_basic_kernels;
+use hostrt_compiler::compile;
+use hostrt_core::basic_kernels::register_basic_kernels;
+use hostrt_core::driver::{DriverOptions, run_functions};
+use hostrt_core::executor::Program;
 use hostrt_core::{
-    Allocator, ConcurrentWorkQueue, Diagnostic, HostAllocator, HostContext, KernelRegistry,
-    SingleThreadedWorkQueue,
+    ConcurrentWorkQueue, Diagnostic, HostAllocator, HostContext, KernelRegistry, SingleThreadedWorkQueue,
 };
+use hostrt_std::{AlignedBytes, leaked_arena};
 use hostrt_test_kernels::register_test_kernels;
 
 /// The file name programs are compiled under (diagnostics name it).
@@ -63,11 +62,8 @@ pub fn registry() -> KernelRegistry<512> {
 
 /// Run every function of `text` (or only `functions`), as the test driver does.
 pub fn drive_only(text: &str, functions: &[&str]) -> Outcome {
-    let module = parse(FILE, text).unwrap_or_else(|e| panic!("{e}"));
-    let bef = AlignedBytes::new(&write(&module, Some((FILE, text))).unwrap_or_else(|e| panic!("{e}")));
-    let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
-    arena.init(Box::leak(vec![0u8; 4 << 20].into_boxed_slice())).unwrap();
-    let alloc = Allocator::register(arena).unwrap();
+    let bef = AlignedBytes::new(&compile(FILE, text, Default::default()).unwrap_or_else(|e| panic!("{e}")));
+    let (arena, alloc) = leaked_arena(4 << 20).unwrap();
     let reg = registry();
     let queue = SingleThreadedWorkQueue::new();
     let output = Mutex::new(String::new());
@@ -77,11 +73,10 @@ pub fn drive_only(text: &str, functions: &[&str]) -> Outcome {
         output.lock().unwrap().push_str(&format!("{at}: runtime error: {}\n", d.message()));
     };
     {
-        let host = HostContext::new(alloc, &queue, &reg).with_output(&sink).with_diagnostics(&diag);
+        let host = HostContext::new(alloc, &queue).with_output(&sink).with_diagnostics(&diag);
         let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap_or_else(|e| panic!("{e}"));
         let opts = DriverOptions { functions, ..DriverOptions::default() };
-        program
-            .run_functions(&host, &opts, &mut |a| output.lock().unwrap().push_str(&a.to_string()))
+        run_functions(&program, &host, &opts, &mut |a| output.lock().unwrap().push_str(&a.to_string()))
             .unwrap();
         queue.quiesce();
     }

@@ -1,4 +1,4 @@
-//! Simple and diagnostic test kernels (SPEC §3.7).
+//! Simple and diagnostic test kernels.
 
 use crate::harness::{drive, drive_only};
 
@@ -25,7 +25,7 @@ func.func @f() -> (i32, i32, i32, i64, i64) {
     assert_eq!(
         o.section("f"),
         // The prints' chains are not returned: their stream runs as a task after the
-        // results are available (SPEC §2.3 stream assignment, as TFRT schedules it).
+        // results are available (docs/execution.md).
         ["'f' returned 42,43,44,-4,-2", "hello host executor!", "string = foobar"],
         "{}",
         o.output

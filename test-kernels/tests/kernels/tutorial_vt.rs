@@ -1,4 +1,4 @@
-//! Tutorial kernels and value tracking (SPEC §3.12, §3.14).
+//! Tutorial kernels and value tracking.
 
 use crate::harness::drive;
 
@@ -16,7 +16,7 @@ func.func @f() -> !my.coordinate {
 }
 "#,
     );
-    // The print's chain is not returned, so its stream runs after the result (SPEC §2.3).
+    // The print's chain is not returned, so its stream runs after the result (docs/execution.md).
     assert_eq!(o.section("f"), ["'f' returned !my.coordinate value", "(2, 4)"]);
 }
 

@@ -1,4 +1,4 @@
-//! `expected-*` annotations and diagnostic verification (SPEC §1.7, §4.9), after MLIR's
+//! `expected-*` annotations and diagnostic verification, after MLIR's
 //! `SourceMgrDiagnosticVerifierHandler`.
 
 use std::collections::HashMap;

@@ -1,13 +1,14 @@
 //! Running a parsed RUN command in process: the tools of the suite mapped to hostrt's
-//! (SPEC §0), pipes with *pipefail*, `not`, redirections, and `%s.bef` built from `%s`.
+//!, pipes with *pipefail*, `not`, redirections, and `%s.bef` built from `%s`.
 
 use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
-use hostrt_compiler::bef::{AlignedBytes, decode, write};
+use hostrt_compiler::bef::{decode, write};
 use hostrt_compiler::text::{PrintOptions, parse, print};
 use hostrt_core::bef::BefFile;
+use hostrt_std::AlignedBytes;
 
 use super::diagnostics::{Verifier, marker};
 use super::filecheck;
@@ -166,7 +167,7 @@ fn flag_value(arg: &str, v: Option<&str>) -> Result<bool, String> {
     }
 }
 
-/// The driver's command line (SPEC §1.1). `Err` is a feature hostrt does not have yet.
+/// The driver's command line. `Err` is a feature hostrt does not have yet.
 fn driver_tool(argv0: &str, args: &[String]) -> Result<Tool, String> {
     let mut opts = RunOptions {
         work_queue_type: "s".into(),

@@ -1,4 +1,4 @@
-//! An LLVM FileCheck work-alike for the directives the suite uses (SPEC §5): `CHECK`,
+//! An LLVM FileCheck work-alike for the directives the suite uses: `CHECK`,
 //! `-NEXT`, `-SAME`, `-NOT`, `-LABEL`, `-DAG`, `-EMPTY`, `-COUNT-n`, `{{regex}}`,
 //! `[[VAR:regex]]` / `[[VAR]]` / `[[@LINE±n]]`, custom prefixes and FileCheck's default
 //! whitespace canonicalisation.

@@ -1,6 +1,6 @@
 //! `hostrt check FILE.mlir...`: run each test file's `// RUN:` lines in process, the way
-//! LLVM `lit` runs TFRT's test programs (SPEC §0), with hostrt's tools standing in for
-//! TFRT's and a built-in FileCheck (SPEC §5) and `expected-*` verifier (SPEC §1.7, §4.9).
+//! LLVM `lit` runs TFRT's test programs, with hostrt's tools standing in for
+//! TFRT's and a built-in FileCheck and `expected-*` verifier.
 //!
 //! Output: `PASS path` or `FAIL path: reason` per file, then `N passed, N failed`.
 

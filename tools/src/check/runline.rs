@@ -1,4 +1,4 @@
-//! `// RUN:` lines (SPEC §0): extraction with `\` continuations, lit substitutions, and a
+//! `// RUN:` lines: extraction with `\` continuations, lit substitutions, and a
 //! small shell grammar (words, quotes, pipes, `&&`/`||`/`;`, redirections).
 
 /// One RUN command: the joined text of its `RUN:` lines.

@@ -1,4 +1,4 @@
-//! `tfrt.parallel_for.i32` and `tfrt.parallel_call.i32` (SPEC §3.5): split `[start, end)`
+//! `tfrt.parallel_for.i32` and `tfrt.parallel_call.i32` (docs/execution.md): split `[start, end)`
 //! into fixed-size blocks and run a body per block, halving the block range into work-queue
 //! tasks so blocks spread over the queue's threads. `ALL` is the group.
 
@@ -9,16 +9,15 @@ use portable_atomic::{AtomicU32, Ordering};
 use crate::async_value::{AsyncValueRef, RcAsyncValue};
 use crate::chain::Chain;
 use crate::diagnostic::{Diagnostic, ErrorCode};
-use crate::host_context::ExecutionContext;
-use crate::kernel::{Invoke, KernelFrame};
+use crate::kernel::{Detached, KernelFrame};
 
 /// Extra operands a body may take besides its block bounds.
 const MAX_ARGS: usize = 8;
 
 /// What a parallel loop shares between the tasks running its blocks.
 struct Loop {
-    exec: *const ExecutionContext<'static>,
-    invoker: *const (dyn Invoke + 'static),
+    /// The kernel's context and program, kept for the blocks' tasks.
+    ctx: Detached,
     body: u32,
     args: heapless::Vec<RcAsyncValue, MAX_ARGS>,
     offset: i32,
@@ -31,21 +30,13 @@ struct Loop {
     done: AsyncValueRef<Chain>,
 }
 
-// SAFETY: the pointers refer to the execution context and program of the running request,
-// which the executor's contract keeps alive until all of the request's work has finished
-// (the loop's tasks are part of that work); the async values are Send + Sync.
-unsafe impl Send for Loop {}
-// SAFETY: as above; the only shared mutable state is the atomic counter.
-unsafe impl Sync for Loop {}
-
 type Shared = AsyncValueRef<Loop>;
 
 /// Evaluate blocks `[a, b)`: hand the upper half to a task until one block is left, then
 /// compute it here.
 fn evaluate(state: Shared, a: u32, mut b: u32) {
     let Some(s) = state.get() else { return };
-    // SAFETY: see `Loop`'s Send impl: the context outlives the loop.
-    let exec = unsafe { &*s.exec };
+    let exec = s.ctx.exec();
     while b - a > 1 {
         let mid = a + (b - a) / 2;
         let upper = state.clone();
@@ -61,8 +52,7 @@ fn evaluate(state: Shared, a: u32, mut b: u32) {
 /// Kick off the body for block `k` with its bounds and the extra operands.
 fn compute_block(state: &Shared, k: u32) {
     let Some(s) = state.get() else { return };
-    // SAFETY: see `Loop`'s Send impl.
-    let (exec, invoker) = unsafe { (&*s.exec, &*s.invoker) };
+    let exec = s.ctx.exec();
     let alloc = exec.allocator();
     let start = k as u64 * s.block as u64;
     let end = (start + s.block as u64).min(s.total as u64);
@@ -80,6 +70,7 @@ fn compute_block(state: &Shared, k: u32) {
         }
     }
     args.extend(s.args.iter().cloned());
+    let Some(invoker) = s.ctx.invoker() else { return };
     let slot = [Cell::new(None::<RcAsyncValue>)];
     invoker.invoke(exec, s.body, &args, &slot[..usize::from(s.async_body)]);
     match slot[0].take() {
@@ -135,13 +126,8 @@ fn parallel(frame: &KernelFrame<'_>, body: u32) {
     let Ok(done) = AsyncValueRef::<Chain>::unconstructed(alloc) else {
         return frame.report_error(no_memory());
     };
-    // SAFETY: only the lifetime is erased; see `Loop`'s Send impl for why the pointers stay
-    // valid while the loop runs.
-    let invoker: *const (dyn Invoke + 'static) =
-        unsafe { core::mem::transmute::<&dyn Invoke, &'static dyn Invoke>(invoker) };
     let state = Loop {
-        exec: core::ptr::from_ref(exec).cast(),
-        invoker,
+        ctx: Detached::of(frame),
         body,
         args,
         offset: start,

@@ -1,14 +1,14 @@
-//! Run every function of a program the way TFRT's test driver does (SPEC §1.3–§1.4),
-//! writing through a `fmt` sink: shared by `hostrt run` and firmware, so both print the same.
+//! The test driver: run every function of a program the way TFRT's test driver does
+//! (`--- Running` banners, results printed by type, floats as C's `%.6e`), writing through
+//! a `fmt` sink, so `hostrt run` and firmware print the same (docs/execution.md, "The test
+//! driver").
 
-use core::cell::Cell;
 use core::fmt::{self, Write};
 
-use super::buf::CallBuf;
-use super::program::Program;
 use crate::async_value::RcAsyncValue;
 use crate::bef::BefFile;
-use crate::diagnostic::FixedStr;
+use crate::diagnostic::{ErrorCode, FixedStr};
+use crate::executor::{Finished, Program};
 use crate::host_context::{ExecutionContext, HostContext, RequestContext};
 
 /// Which functions to run and how to print results.
@@ -96,93 +96,81 @@ impl Write for Sink<'_> {
     }
 }
 
-impl Program<'_> {
-    /// Run functions per SPEC §1.3: `--- Not running '<f>' because it has arguments.` for
-    /// functions with parameters, `--- Running '<f>':`, then (for functions with results)
-    /// `'<f>' returned r1,r2`. Each function gets a fresh request context; the work queue is
-    /// awaited for the results and quiesced after each function.
-    pub fn run_functions<'o>(
-        &self,
-        host: &HostContext<'_>,
-        opts: &DriverOptions<'o>,
-        out: &mut dyn FnMut(fmt::Arguments<'_>),
-    ) -> Result<(), DriverError<'o>> {
-        let file = self.file();
-        let init = opts.init_function.and_then(|n| self.function_index(n));
-        if let Some(i) = init {
-            self.run_one(host, i, opts, out);
-        }
-        if opts.functions.is_empty() {
-            for_each_function_in_order(file, |fi| {
-                if Some(fi) != init {
-                    self.run_one(host, fi, opts, out);
-                }
-            });
-            return Ok(());
-        }
-        for name in opts.functions {
-            self.function_index(name).ok_or(DriverError::NoSuchFunction(name))?;
-        }
-        for name in opts.functions {
-            let fi = self.function_index(name).ok_or(DriverError::NoSuchFunction(name))?;
-            if Some(fi) != init {
-                self.run_one(host, fi, opts, out);
-            }
-        }
-        Ok(())
+/// Run functions as TFRT's driver does: `--- Not running '<f>' because it has arguments.`
+/// for functions with parameters, `--- Running '<f>':`, then (for functions with results)
+/// `'<f>' returned r1,r2`. Each function is its own request, run with
+/// [`Program::call`]'s machinery (results awaited, queue quiesced).
+pub fn run_functions<'o>(
+    program: &Program<'_>,
+    host: &HostContext<'_>,
+    opts: &DriverOptions<'o>,
+    out: &mut dyn FnMut(fmt::Arguments<'_>),
+) -> Result<(), DriverError<'o>> {
+    let file = program.file();
+    let init = opts.init_function.and_then(|n| program.function_index(n));
+    if let Some(i) = init {
+        run_one(program, host, i, opts, out);
     }
+    if opts.functions.is_empty() {
+        for_each_function_in_order(file, |fi| {
+            if Some(fi) != init {
+                run_one(program, host, fi, opts, out);
+            }
+        });
+        return Ok(());
+    }
+    for name in opts.functions {
+        program.function_index(name).ok_or(DriverError::NoSuchFunction(name))?;
+    }
+    for name in opts.functions {
+        let fi = program.function_index(name).ok_or(DriverError::NoSuchFunction(name))?;
+        if Some(fi) != init {
+            run_one(program, host, fi, opts, out);
+        }
+    }
+    Ok(())
+}
 
-    fn run_one(
-        &self,
-        host: &HostContext<'_>,
-        fi: u32,
-        opts: &DriverOptions<'_>,
-        out: &mut dyn FnMut(fmt::Arguments<'_>),
-    ) {
-        let file = self.file();
-        let Some(f) = file.function(fi) else { return };
-        let name = f.name();
-        if f.record().num_args > 0 {
-            out(format_args!("--- Not running '{name}' because it has arguments.\n"));
-            return;
-        }
-        if name.is_empty() {
-            return;
-        }
-        out(format_args!("--- Running '{name}':\n"));
-        let request = RequestContext::new();
-        let exec = ExecutionContext::new(host, &request);
-        let n = f.result_types().len();
-        let mut slots = CallBuf::empty();
-        if !slots.fill(host.allocator(), n, (0..n).map(|_| Cell::new(None::<RcAsyncValue>))) {
-            out(format_args!("'{name}': out of memory\n"));
-            return;
-        }
-        // SAFETY: the program, host and request outlive the await and quiesce below, after
-        // which no work of this run remains on the (single-threaded or drained) queue.
-        unsafe { self.execute(&exec, fi, &[], slots.as_slice()) };
-        let mut results = CallBuf::empty();
-        if !results.fill(host.allocator(), n, slots.as_slice().iter().filter_map(Cell::take)) {
-            out(format_args!("'{name}': out of memory\n"));
-            host.quiesce();
-            return;
-        }
-        if let Err(e) = host.await_values(results.as_slice()) {
+fn run_one(
+    program: &Program<'_>,
+    host: &HostContext<'_>,
+    fi: u32,
+    opts: &DriverOptions<'_>,
+    out: &mut dyn FnMut(fmt::Arguments<'_>),
+) {
+    let file = program.file();
+    let Some(f) = file.function(fi) else { return };
+    let name = f.name();
+    if f.record().num_args > 0 {
+        out(format_args!("--- Not running '{name}' because it has arguments.\n"));
+        return;
+    }
+    if name.is_empty() {
+        return;
+    }
+    out(format_args!("--- Running '{name}':\n"));
+    let request = RequestContext::new();
+    let exec = ExecutionContext::new(host, &request);
+    let print = &mut |finished: &Finished| {
+        if let Err(e) = finished.awaited {
             out(format_args!("'{name}': {e}\n"));
         }
-        if n > 0 {
-            let mut sink = Sink(out);
-            let _ = write!(sink, "'{name}' returned ");
-            for (i, (v, t)) in results.as_slice().iter().zip(f.result_types()).enumerate() {
-                if i > 0 {
-                    let _ = sink.write_str(",");
-                }
-                let _ = write_result(&mut sink, v, file.type_name(*t), opts.print_error_code);
-            }
-            let _ = sink.write_str("\n");
+        if finished.results.is_empty() {
+            return;
         }
-        host.quiesce();
-        drop(results);
+        let mut sink = Sink(&mut *out);
+        let _ = write!(sink, "'{name}' returned ");
+        for (i, (v, t)) in finished.results.iter().zip(f.result_types()).enumerate() {
+            if i > 0 {
+                let _ = sink.write_str(",");
+            }
+            let _ = write_result(&mut sink, v, file.type_name(*t), opts.print_error_code);
+        }
+        let _ = sink.write_str("\n");
+    };
+    if let Err(e) = program.call_and_wait(&exec, fi, &[], print) {
+        let why = if e.code == ErrorCode::ResourceExhausted { "out of memory" } else { e.message() };
+        out(format_args!("'{name}': {why}\n"));
     }
 }
 

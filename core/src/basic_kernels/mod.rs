@@ -1,4 +1,4 @@
-//! The basic `tfrt.*` kernels (SPEC §3.1–§3.4): constants, arithmetic, comparisons, chains,
+//! The basic `tfrt.*` kernels (docs/execution.md): constants, arithmetic, comparisons, chains,
 //! prints, calls and control flow.
 //!
 //! Register a whole group with the `register_*` functions, or only the kernels a program
@@ -20,10 +20,10 @@ macro_rules! entries {
 }
 
 pub mod control;
+pub mod float;
+pub mod integer;
 pub mod parallel;
-mod scalar;
-
-pub use scalar::{float, integer, print};
+pub mod print;
 
 use crate::kernel::{KernelRegistry, RegistryError};
 

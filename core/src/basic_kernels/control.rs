@@ -1,12 +1,11 @@
 //! Calls and control flow: ordinary kernels that start functions through the frame's
-//! invoker (SPEC §3.3–§3.4). One `KernelEntry` constant per kernel; `ALL` is the group.
+//! invoker (docs/execution.md). One `KernelEntry` constant per kernel; `ALL` is the group.
 
 use core::cell::Cell;
 
 use crate::async_value::{IndirectAsyncValue, RcAsyncValue};
 use crate::diagnostic::Diagnostic;
-use crate::host_context::ExecutionContext;
-use crate::kernel::{Invoke, KernelEntry, KernelFrame};
+use crate::kernel::{Detached, KernelEntry, KernelFrame};
 
 /// Report a malformed use of a control-flow kernel. Cold and out of line, so the
 /// `Diagnostic` it builds does not enlarge the kernels' frames, which nested calls stack up.
@@ -143,8 +142,8 @@ fn once(frame: &KernelFrame<'_>) {
 /// Loop state of a `tfrt.while` that may outlive the kernel call (it continues from a task
 /// when the condition is not yet available).
 struct WhileLoop {
-    exec: *const ExecutionContext<'static>,
-    invoker: *const (dyn Invoke + 'static),
+    /// The kernel's context and program, kept for the rest of the loop.
+    ctx: Detached,
     body: u32,
     /// `parallel_iterations > 1`: bodies start with the asynchronous kick-off and the loop
     /// continues in the waiter on the next condition (not in a new task).
@@ -152,11 +151,6 @@ struct WhileLoop {
     values: heapless::Vec<RcAsyncValue, 8>,
     results: heapless::Vec<IndirectAsyncValue, 8>,
 }
-
-// SAFETY: the pointers refer to the execution context and program of the running request,
-// which the executor's contract keeps alive until all of the request's work has finished
-// (this loop is part of that work); the async values are Send.
-unsafe impl Send for WhileLoop {}
 
 impl WhileLoop {
     /// Iterate while the condition is available and true; wait (then continue in a task)
@@ -173,10 +167,9 @@ impl WhileLoop {
                     if self.parallel {
                         return self.run(c);
                     }
-                    // SAFETY: see `WhileLoop`'s Send impl: the context outlives the loop.
-                    let host = unsafe { &*self.exec }.host();
+                    let ctx = self.ctx;
                     let task = move || self.run(c);
-                    if let Err(oom) = host.enqueue_work(task) {
+                    if let Err(oom) = ctx.host().enqueue_work(task) {
                         (oom.into_inner())();
                     }
                 };
@@ -197,8 +190,9 @@ impl WhileLoop {
             let n = self.values.len();
             let slots: heapless::Vec<Cell<Option<RcAsyncValue>>, 9> =
                 (0..=n).map(|_| Cell::new(None)).collect();
-            // SAFETY: see `WhileLoop`'s Send impl.
-            let (exec, invoker) = unsafe { (&*self.exec, &*self.invoker) };
+            let (exec, Some(invoker)) = (self.ctx.exec(), self.ctx.invoker()) else {
+                return cannot_wait(self.results.iter().map(|r| &**r));
+            };
             if self.parallel {
                 invoker.invoke_async(exec, self.body, &self.values, &slots);
             } else {
@@ -234,7 +228,7 @@ fn cannot_wait<'r>(results: impl IntoIterator<Item = &'r RcAsyncValue>) {
 }
 
 /// A `tfrt.while` whose condition is an error: once every loop value is available, every
-/// result becomes that error (SPEC §3.4).
+/// result becomes that error (docs/execution.md).
 fn forward_error_when_available(
     values: heapless::Vec<RcAsyncValue, 8>,
     results: heapless::Vec<IndirectAsyncValue, 8>,
@@ -256,9 +250,9 @@ fn forward_error_when_available(
 /// `tfrt.while %cond @body(args) parallel_iterations(N)`: the body returns the next loop
 /// values and a trailing `i1` condition. With `N <= 1` each body runs synchronously and an
 /// unavailable condition continues the loop in a new task; with `N > 1` each body starts with
-/// the asynchronous kick-off and the loop continues in the condition's waiter (SPEC §3.4).
+/// the asynchronous kick-off and the loop continues in the condition's waiter (docs/execution.md).
 fn while_kernel(frame: &KernelFrame<'_>) {
-    let (Some(cond), Some(inv), Some(body)) = (frame.arg(0), frame.invoker(), nth_function(frame, 0)) else {
+    let (Some(cond), Some(_), Some(body)) = (frame.arg(0), frame.invoker(), nth_function(frame, 0)) else {
         return fail(frame, "tfrt.while needs a condition and a body function");
     };
     let values: heapless::Vec<RcAsyncValue, 8> = frame.args()[1..].iter().cloned().collect();
@@ -276,14 +270,9 @@ fn while_kernel(frame: &KernelFrame<'_>) {
         frame.set_result(i, r.clone());
         let _ = results.push(r);
     }
-    let exec: *const ExecutionContext<'_> = frame.exec_ctx();
-    // SAFETY: only the lifetime is erased; see `WhileLoop`'s Send impl for why the pointers
-    // stay valid while the loop runs.
-    let invoker: *const (dyn Invoke + 'static) =
-        unsafe { core::mem::transmute::<&dyn Invoke, &'static dyn Invoke>(inv) };
     // The one integer attribute is `parallel_iterations` (the other is `body_fn`).
     let parallel = frame.attrs().iter().find_map(|a| a.get::<i64>()).is_some_and(|n| n > 1);
-    WhileLoop { exec: exec.cast(), invoker, body, parallel, values, results }.run(cond.clone());
+    WhileLoop { ctx: Detached::of(frame), body, parallel, values, results }.run(cond.clone());
 }
 
 /// `tfrt.call`: non-strict, so the callee starts before its arguments are available.

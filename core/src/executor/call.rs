@@ -1,0 +1,177 @@
+//! The safe, blocking way to run a function: [`Program::call`] starts it, waits for its
+//! results and for the work queue to go quiet, and returns the results.
+
+use core::cell::Cell;
+use core::ops::Deref;
+
+use super::Program;
+use super::buf::CallBuf;
+use crate::async_value::RcAsyncValue;
+use crate::diagnostic::{Diagnostic, ErrorCode};
+use crate::host_context::{ExecutionContext, HostContext, RequestContext};
+use crate::work_queue::AwaitError;
+
+/// The results of a finished call, as many as the function returns, in order. Each is
+/// available: a value, or an error value when that result failed.
+///
+/// Up to eight results live inline; more take one block from the host's allocator.
+pub struct Results {
+    values: CallBuf<RcAsyncValue>,
+}
+
+impl core::fmt::Debug for Results {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.iter().map(|v| v.state())).finish()
+    }
+}
+
+impl Deref for Results {
+    type Target = [RcAsyncValue];
+    fn deref(&self) -> &[RcAsyncValue] {
+        self.values.as_slice()
+    }
+}
+
+impl Results {
+    /// Result `i` as a `T`. Fails with the result's own error when it is an error value,
+    /// with `InvalidArgument` when it holds another type, with `OutOfRange` when there is
+    /// no result `i`.
+    pub fn get<T: Send + Sync + 'static>(&self, i: usize) -> Result<&T, Diagnostic> {
+        // Static messages: firmware that reads results links no formatting for them.
+        let Some(v) = self.values.as_slice().get(i) else {
+            return Err(Diagnostic::new(ErrorCode::OutOfRange, "no result with this index"));
+        };
+        if let Some(e) = v.get_error() {
+            return Err(e.clone());
+        }
+        v.get::<T>().ok_or(Diagnostic::new(ErrorCode::InvalidArgument, "the result holds another type"))
+    }
+}
+
+/// The error of a call whose arguments or results can never become available.
+#[cold]
+#[inline(never)]
+fn deadlock(name: &str, e: AwaitError) -> Diagnostic {
+    crate::diag!(Unavailable, "'{name}': {e}")
+}
+
+/// How a started call ended: its results, and whether awaiting them failed.
+pub(crate) struct Finished {
+    pub(crate) results: Results,
+    pub(crate) awaited: Result<(), AwaitError>,
+}
+
+impl Program<'_> {
+    /// Run function `name` with `args` on `host` and return its results once they are all
+    /// available and the host's work queue has quiesced. Each call is its own request
+    /// (cancel through [`call_in`](Self::call_in)).
+    ///
+    /// Arguments that are still unavailable are awaited before the function starts.
+    /// Failures: `NotFound` (no such function), `InvalidArgument` (wrong argument count),
+    /// `ResourceExhausted` (no memory to hold the results), `Unavailable` (the queue reports
+    /// a deadlock: no task left, yet an argument or result is still unavailable). A result
+    /// that fails is an error value inside `Ok` (see [`Results::get`]); nothing panics.
+    ///
+    /// ```
+    /// use hostrt_core::basic_kernels::integer;
+    /// use hostrt_core::executor::Program;
+    /// use hostrt_core::{Allocator, FixedArena, HostContext, KernelRegistry, SingleThreadedWorkQueue};
+    ///
+    /// // A BEF file (here made by `hostrt compile`, from
+    /// // `func.func @add() -> i32 { %a = tfrt.constant.i32 2  %b = tfrt.add.i32 %a, %a  tfrt.return %b : i32 }`).
+    /// # let text = "func.func @add() -> i32 {\n %a = tfrt.constant.i32 2\n %b = tfrt.add.i32 %a, %a\n tfrt.return %b : i32\n}\n";
+    /// # let bef = hostrt_compiler::compile("add.mlir", text, Default::default()).unwrap();
+    /// # let bef = hostrt_std::AlignedBytes::new(&bef);
+    /// # let bytes = bef.as_bytes();
+    /// static ARENA: FixedArena = FixedArena::empty();
+    /// static QUEUE: SingleThreadedWorkQueue = SingleThreadedWorkQueue::new();
+    /// ARENA.init(hostrt_core::static_buffer!(16 * 1024).unwrap()).unwrap();
+    /// let alloc = Allocator::register(&ARENA).unwrap();
+    ///
+    /// let registry = KernelRegistry::<2>::with_entries(&[integer::CONSTANT_I32, integer::ADD_I32]).unwrap();
+    /// let host = HostContext::new(alloc, &QUEUE);
+    /// let program = Program::load(bytes, &registry, alloc).unwrap();
+    /// let results = program.call(&host, "add", &[]).unwrap();
+    /// assert_eq!(results.get::<i32>(0), Ok(&4));
+    /// ```
+    pub fn call(
+        &self,
+        host: &HostContext<'_>,
+        name: &str,
+        args: &[RcAsyncValue],
+    ) -> Result<Results, Diagnostic> {
+        let request = RequestContext::new();
+        self.call_in(&ExecutionContext::new(host, &request), name, args)
+    }
+
+    /// [`call`](Self::call) within a given request, which can cancel it
+    /// ([`RequestContext::cancel`]) from another thread or from a kernel.
+    pub fn call_in(
+        &self,
+        exec: &ExecutionContext<'_>,
+        name: &str,
+        args: &[RcAsyncValue],
+    ) -> Result<Results, Diagnostic> {
+        let Some(f) = self.function_index(name) else {
+            return Err(crate::diag!(NotFound, "no function named '{name}'"));
+        };
+        let finished = self.call_and_wait(exec, f, args, &mut |_| {})?;
+        match finished.awaited {
+            Ok(()) => Ok(finished.results),
+            Err(e) => Err(deadlock(name, e)),
+        }
+    }
+
+    /// Start `function`, await its results, show them to `inspect`, quiesce. `Err` only
+    /// when the call could not start; a failed await is reported beside the results (the
+    /// test driver prints both, before the queue quiesces).
+    pub(crate) fn call_and_wait(
+        &self,
+        exec: &ExecutionContext<'_>,
+        function: u32,
+        args: &[RcAsyncValue],
+        inspect: &mut dyn FnMut(&Finished),
+    ) -> Result<Finished, Diagnostic> {
+        let host = exec.host();
+        let Some(f) = self.file.function(function) else {
+            return Err(crate::diag!(NotFound, "no function with index {function}"));
+        };
+        let (name, want) = (f.name(), f.record().num_args as usize);
+        if args.len() != want {
+            return Err(crate::diag!(
+                InvalidArgument,
+                "function '{name}' takes {want} arguments; called with {}",
+                args.len()
+            ));
+        }
+        // The caller may not complete an argument after the call returned (its waiters would
+        // outlive the contexts), so the call waits for them first.
+        if args.iter().any(|a| !a.is_available()) {
+            host.await_values(args).map_err(|e| deadlock(name, e))?;
+        }
+        let n = f.record().num_results as usize;
+        let no_memory =
+            || Diagnostic::new(ErrorCode::ResourceExhausted, "no memory for the results of a call");
+        let mut slots = CallBuf::empty();
+        if !slots.fill(host.allocator(), n, (0..n).map(|_| Cell::new(None::<RcAsyncValue>))) {
+            return Err(no_memory());
+        }
+        // SAFETY: `self` and `exec` are borrowed for this whole function, and it returns only
+        // after awaiting the results and quiescing the queue: the contract of `raw`.
+        unsafe { super::raw::execute(self, exec, function, args, slots.as_slice()) };
+        let mut values = CallBuf::empty();
+        let filled = values.fill(host.allocator(), n, slots.as_slice().iter().filter_map(Cell::take));
+        drop(slots);
+        if !filled || values.as_slice().len() != n {
+            // The executor fills every slot; without memory to gather them, wait for the run
+            // to end before reporting.
+            host.quiesce();
+            return Err(no_memory());
+        }
+        let awaited = host.await_values(values.as_slice());
+        let finished = Finished { results: Results { values }, awaited };
+        inspect(&finished);
+        host.quiesce();
+        Ok(finished)
+    }
+}
