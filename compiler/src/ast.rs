@@ -1,6 +1,6 @@
 //! The program representation shared by the text side (parser, printer) and the binary side
-//! (BEF writer, BEF decoder). It is the MLIR `tfrt` dialect subset of
-//! `shared/conformance/SPEC.md` §4, with custom op forms normalised to one shape.
+//! (BEF writer, BEF decoder). It is the subset of the MLIR `tfrt` dialect that TFRT's test
+//! programs use, with custom op forms normalised to one shape.
 
 /// Where something was written.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
@@ -9,6 +9,10 @@ pub enum Loc {
     FileLineCol { file: String, line: u32, col: u32 },
     /// `loc("name")`.
     Name(String),
+    /// A fused location with both a name and a position (`loc(fused["name", "file":L:C])`):
+    /// the name of its first name location and the position of its first file location.
+    /// Errors point at the position; a BEF file keeps only the position.
+    Fused { name: String, file: String, line: u32, col: u32 },
     /// `loc(unknown)` or nothing known.
     #[default]
     Unknown,
@@ -70,8 +74,9 @@ pub struct ResultGroup {
     pub count: u32,
 }
 
-/// A region (`{ ops... }`) with its block arguments. Custom forms with implicit block
-/// arguments (SPEC §4.8, marked †) get them filled in by the parser, named after the operands.
+/// A region (`{ ops... }`) with its block arguments. Custom forms whose regions take implicit
+/// block arguments (`tfrt.if`, `tfrt.repeat.i32`, `tfrt.parallel_for.i32`, ...) get them filled
+/// in by the parser, named after the operands they are bound to.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Region {
     pub args: Vec<(String, Type)>,

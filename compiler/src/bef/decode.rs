@@ -1,5 +1,7 @@
 //! Verified BEF → AST (the disassembler's first half; the text printer is the second).
-//! Registers become SSA names `r<N>`; regions are decoded inside the op that owns them.
+//! Registers become SSA names `r<N>`; the results of a kernel with several results are one
+//! group named after its first register, as MLIR's printer numbers them (`%r4:2`, used as
+//! `%r4#0`, `%r4#1`); regions are decoded inside the op that owns them.
 
 use hostrt_core::bef::format::scalar;
 use hostrt_core::bef::{BefAttr, BefFile, BefLoc, Function};
@@ -43,8 +45,28 @@ fn loc(l: BefLoc<'_>) -> Loc {
     }
 }
 
-fn value(r: u32) -> ValueRef {
-    ValueRef { name: format!("r{r}"), index: None, loc: Loc::Unknown }
+/// How the values of one function or region are used, by register: the register that names
+/// its group (the kernel's first result) and its index in the group (`None` for arguments and
+/// the results of single-result kernels).
+struct Names(Vec<(u32, Option<u32>)>);
+
+impl Names {
+    /// The use of register `r`.
+    fn value(&self, r: u32) -> ValueRef {
+        let (first, index) = self.0.get(r as usize).copied().unwrap_or((r, None));
+        ValueRef { name: format!("r{first}"), index, loc: Loc::Unknown }
+    }
+
+    /// Binds the `n` results of a kernel, starting at register `first`, and returns their
+    /// result groups: one group of `n` when `n > 1`.
+    fn bind(&mut self, first: u32, n: u32) -> Vec<ResultGroup> {
+        for i in 0..n {
+            if let Some(slot) = self.0.get_mut(first.saturating_add(i) as usize) {
+                *slot = (first, (n > 1).then_some(i));
+            }
+        }
+        if n == 0 { Vec::new() } else { vec![ResultGroup { name: format!("r{first}"), count: n }] }
+    }
 }
 
 fn region(file: &BefFile<'_>, f: &Function<'_>, depth: usize) -> Result<Region, String> {
@@ -55,6 +77,7 @@ fn region(file: &BefFile<'_>, f: &Function<'_>, depth: usize) -> Result<Region, 
     let reg_ty = |r: u32| regs.get(r as usize).map_or(Type(String::new()), |rec| ty(file, rec.ty));
     let args = (0..f.record().num_args).map(|i| (format!("r{i}"), reg_ty(i))).collect();
     let mut ops = Vec::with_capacity(f.kernels().len() + 1);
+    let mut values = Names((0..regs.len() as u32).map(|r| (r, None)).collect());
     for k in f.kernels() {
         let operands = file.kernel_args(k);
         let mut regions = Vec::with_capacity(k.num_regions() as usize);
@@ -65,8 +88,8 @@ fn region(file: &BefFile<'_>, f: &Function<'_>, depth: usize) -> Result<Region, 
         let results = k.first_result..k.first_result + k.num_results();
         ops.push(Op {
             name: file.kernel_name(k.code).to_string(),
-            results: results.clone().map(|r| ResultGroup { name: format!("r{r}"), count: 1 }).collect(),
-            operands: operands.iter().map(|r| value(*r)).collect(),
+            results: values.bind(k.first_result, k.num_results()),
+            operands: operands.iter().map(|r| values.value(*r)).collect(),
             operand_types: operands.iter().map(|r| reg_ty(*r)).collect(),
             result_types: results.map(reg_ty).collect(),
             attrs: attr_idx
@@ -81,7 +104,7 @@ fn region(file: &BefFile<'_>, f: &Function<'_>, depth: usize) -> Result<Region, 
     ops.push(Op {
         name: "tfrt.return".to_string(),
         results: Vec::new(),
-        operands: f.result_regs().iter().map(|r| value(*r)).collect(),
+        operands: f.result_regs().iter().map(|r| values.value(*r)).collect(),
         operand_types: f.result_regs().iter().map(|r| reg_ty(*r)).collect(),
         result_types: Vec::new(),
         attrs: Vec::new(),

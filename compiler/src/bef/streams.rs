@@ -1,5 +1,6 @@
-//! Compile-time stream assignment (SPEC §2.3): partitions one block's kernels into numbered
-//! streams so the executor can run one stream inline and hand the others to the work queue.
+//! Compile-time stream assignment (docs/execution.md, Streams and the ready queue): partitions
+//! one block's kernels into numbered streams so the executor can run one stream inline and
+//! hand the others to the work queue.
 //! A forward pass picks, for every op, the producer on its costliest path from the block start
 //! as its parent; a backward pass grows streams up that tree and merges the cheap ones.
 
@@ -13,7 +14,7 @@ const NONE: u32 = u32::MAX;
 /// Cost and cost-from-root of the virtual root.
 const ROOT_COST: i64 = 1;
 
-/// Stream ids of one block (SPEC §2.3).
+/// Stream ids of one block.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Streams {
     /// Stream of the pseudo kernel (the root).
@@ -50,7 +51,8 @@ pub(crate) fn assign(region: &Region, threshold: Option<i64>, merge_inter_depend
     Streams { root: b.stream(n), kernels }
 }
 
-/// `cost(X)` of SPEC §2.3 under threshold `t`.
+/// The cost of `op` in the stream assignment under threshold `t`: 1 for returns and chain
+/// merges, `_tfrt_cost` for `tfrt_test.test_cost`, else `t` (1 when `t` is not positive).
 fn op_cost(op: &Op, t: i64) -> i64 {
     let default = if t > 0 { t } else { 1 };
     match op.name.as_str() {

@@ -16,10 +16,10 @@ use crate::ast::{Attr, Loc, Module, NamedAttr, Op, Region, Type};
 /// How [`write_with`] lays out a program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WriteOptions {
-    /// Assign TFRT's streams (SPEC §2.3) and store them: kernels off the current stream
-    /// become work-queue tasks, as TFRT schedules them. Off, the file has no stream section
-    /// and each call runs depth-first on one stream, which keeps the live state of a
-    /// recursive program small (what firmware wants).
+    /// Assign TFRT's streams (docs/execution.md, Streams and the ready queue) and store
+    /// them: kernels off the current stream become work-queue tasks, as TFRT schedules them.
+    /// Off, the file has no stream section and each call runs depth-first on one stream,
+    /// which keeps the live state of a recursive program small (what firmware wants).
     pub streams: bool,
 }
 
@@ -81,6 +81,16 @@ pub fn write_with(
     Ok(w.emit())
 }
 
+/// The location a BEF file keeps for `loc`. A record holds one name or one `file:line:col`
+/// (docs/bef.md, Locations): a fused location with both keeps its position, which is what
+/// compile and runtime errors report.
+fn stored(loc: &Loc) -> Loc {
+    match loc {
+        Loc::Fused { file, line, col, .. } => Loc::FileLineCol { file: file.clone(), line: *line, col: *col },
+        other => other.clone(),
+    }
+}
+
 #[derive(Default)]
 struct Writer<'s> {
     source: Option<(&'s str, &'s str)>,
@@ -104,7 +114,8 @@ struct Writer<'s> {
     module_options: StreamOptions,
 }
 
-/// `tfrt.cost_threshold` and `tfrt.merge_inter_dependent_streams` (SPEC §2.3).
+/// `tfrt.cost_threshold` and `tfrt.merge_inter_dependent_streams`: the options of the stream
+/// assignment (docs/execution.md, Streams and the ready queue).
 #[derive(Clone, Copy, Debug, Default)]
 struct StreamOptions {
     threshold: Option<i64>,
@@ -141,7 +152,7 @@ struct Body {
 
 impl<'s> Writer<'s> {
     fn err(&self, loc: &Loc, message: impl Into<String>) -> CompileError {
-        match (loc, self.source) {
+        match (&stored(loc), self.source) {
             (Loc::FileLineCol { file, line, col }, Some((name, text))) if file == name => {
                 CompileError::at(file, text, *line, *col, message)
             }
@@ -156,7 +167,7 @@ impl<'s> Writer<'s> {
     }
 
     fn loc(&mut self, loc: &Loc) -> u32 {
-        self.locations.intern(loc)
+        self.locations.intern(&stored(loc))
     }
 
     fn pool_list(&mut self, words: impl IntoIterator<Item = u32>) -> u32 {
@@ -325,6 +336,11 @@ impl<'s> Writer<'s> {
 
     fn kernel(&mut self, b: &mut Body, op: &Op) -> Result<(), CompileError> {
         let args = self.operands(b, op)?;
+        let is_if = op.name == "tfrt.if";
+        if is_if {
+            let types: Vec<&Type> = args.iter().map(|r| &b.reg_types[*r as usize]).collect();
+            self.verify_if(op, &types)?;
+        }
         let k = b.kernels.len() as u32;
         let first_result = b.reg_types.len() as u32;
         let bound: u32 = op.results.iter().map(|g| g.count).sum();
@@ -379,7 +395,15 @@ impl<'s> Writer<'s> {
             self.functions.push(FunctionRecord::default());
             self.root_streams.push(0);
             let loc = self.loc(&op.loc);
-            self.body(slot, "", &region.args, region, None, f::NONE, loc, self.module_options)?;
+            if is_if && region.ops.last().is_none_or(|last| last.name != "tfrt.return") {
+                return Err(self.err(&op.loc, "'tfrt.if' op expected tfrt.return in body"));
+            }
+            let results =
+                self.body(slot, "", &region.args, region, None, f::NONE, loc, self.module_options)?;
+            if is_if && results != op.result_types {
+                let ret = region.ops.last().map_or(&op.loc, |last| &last.loc);
+                return Err(self.err(ret, "'tfrt.return' op operand types don't match 'tfrt.if' result"));
+            }
             regions.push(slot);
         }
         let regions_at = self.pool_list(regions.iter().copied());
@@ -399,6 +423,35 @@ impl<'s> Writer<'s> {
             attrs: attrs_at,
             regions: regions_at,
         });
+        Ok(())
+    }
+
+    /// What TFRT's verifier of `tfrt.if` (and its op definition) checks before its regions'
+    /// `tfrt.return`s, with `tfrt_opt`'s messages: two regions, an `i1` condition, and block
+    /// arguments of both regions typed as the operands after the condition. `operand_types`
+    /// are the types of the operands' values. (The `tfrt.return` of each region must then
+    /// return the op's result types: see [`Self::kernel`].)
+    fn verify_if(&self, op: &Op, operand_types: &[&Type]) -> Result<(), CompileError> {
+        let fail = |message: &str| Err(self.err(&op.loc, format!("'tfrt.if' op {message}")));
+        if op.regions.len() != 2 {
+            return fail("expected 2 regions");
+        }
+        let Some((cond, args)) = operand_types.split_first() else {
+            return fail("expected 1 or more operands, but found 0");
+        };
+        if cond.0 != "i1" {
+            return fail(&format!("operand #0 must be 1-bit signless integer, but got '{}'", cond.0));
+        }
+        for (region, block) in op.regions.iter().zip(["then", "else"]) {
+            if region.args.len() != args.len() {
+                return fail(&format!("incorrect number of arguments to '{block}' block"));
+            }
+        }
+        for (i, want) in args.iter().enumerate() {
+            if op.regions.iter().any(|r| r.args[i].1 != **want) {
+                return fail("operand/argument type mismatch");
+            }
+        }
         Ok(())
     }
 
@@ -435,7 +488,8 @@ impl<'s> Writer<'s> {
                         LocationRecord { file: self.str_ref(file), line: *line, col: *col }
                     }
                     Loc::Name(n) => LocationRecord { file: self.str_ref(n), line: f::LOC_NAME, col: 0 },
-                    Loc::Unknown => LocationRecord::default(),
+                    // Never interned: `stored` turns them into their position.
+                    Loc::Fused { .. } | Loc::Unknown => LocationRecord::default(),
                 };
                 [rec.file.offset, rec.file.len, rec.line, rec.col]
             })

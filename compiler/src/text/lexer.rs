@@ -1,4 +1,4 @@
-//! Tokens of the MLIR text form (SPEC §4.1). The lexer never fails: a malformed token becomes
+//! Tokens of the MLIR text form. The lexer never fails: a malformed token becomes
 //! an [`TokKind::Error`] token (followed by end of file) that the parser reports when it gets
 //! there, so errors come out in source order with their exact position.
 

@@ -1,10 +1,10 @@
-//! The textual form: MLIR `tfrt` dialect (SPEC §4).
+//! The textual form: the MLIR `tfrt` dialect as TFRT's test programs write it.
 //!
 //! [`parse`] turns text into an [`ast::Module`](crate::ast::Module), normalising every custom op
-//! form (SPEC §4.8) to a plain [`Op`](crate::ast::Op); [`print`] writes a module back in
-//! `tfrt_opt` style (SPEC §4.9), using the custom forms wherever they reproduce the op exactly.
+//! form (the table is `forms`) to a plain [`Op`](crate::ast::Op); [`print`] writes a module
+//! back in `tfrt_opt` style, using the custom forms wherever they reproduce the op exactly.
 //!
-//! Conventions of the parsed AST (beyond SPEC §4.8):
+//! Conventions of the parsed AST:
 //! - custom forms always fill `operand_types` (implied or listed) and `result_types`;
 //! - a function body's `Region::args` equal the function's `args`;
 //! - a custom form's region argument bound to a pack element `%x#N` is named `x#N`;
@@ -17,6 +17,7 @@
 //! - `func.func private` is not recorded (the printer writes `private` for declarations);
 //! - columns count bytes, as MLIR's do.
 
+mod forms;
 mod lexer;
 mod parser;
 mod printer;

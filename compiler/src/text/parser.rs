@@ -1,14 +1,13 @@
-//! Recursive-descent parser: MLIR `tfrt`-dialect text to [`Module`] (SPEC §4.2–§4.8).
+//! Recursive-descent parser: MLIR `tfrt`-dialect text to [`Module`] (generic and custom op
+//! forms, regions, attributes, types, locations and location aliases).
 //!
 //! The token stream is produced up front; nesting (regions, arrays, dictionaries, locations)
 //! is bounded by [`MAX_NESTING`] so hostile input cannot overflow the stack.
 
 mod attr;
-pub(super) mod custom;
+mod custom;
 mod loc;
 mod ops;
-
-pub(super) use attr::is_float_type;
 
 use std::collections::HashMap;
 
@@ -50,7 +49,7 @@ pub(super) struct Parser<'a> {
     depth: u32,
     /// Location alias name (with `#`) to the token index of its `loc`.
     aliases: HashMap<String, usize>,
-    alias_cache: HashMap<String, Loc>,
+    alias_cache: HashMap<String, loc::Parsed>,
     /// Aliases being resolved (to report cycles).
     resolving: Vec<String>,
 }

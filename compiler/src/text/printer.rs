@@ -1,4 +1,4 @@
-//! AST to MLIR text in `tfrt_opt` style (SPEC §4.9): two-space indentation, function and
+//! AST to MLIR text in `tfrt_opt` style: two-space indentation, function and
 //! block arguments renamed `%argN`, results renumbered `%0`, `%1`, … in definition order,
 //! sorted attribute dictionaries, custom forms where they reproduce the op exactly and the
 //! generic form otherwise.

@@ -1,19 +1,12 @@
-//! Types, attribute values and attribute dictionaries (SPEC §4.3, §4.4).
+//! Types, attribute values and attribute dictionaries.
 
 use super::{PResult, Parser};
 use crate::ast::{Attr, NamedAttr, Type};
+use crate::text::forms::is_float_type;
 use crate::text::lexer::{TokKind, Token};
 
 /// Builtin scalar type names besides `iN`, `siN`, `uiN`.
 const BUILTIN_TYPES: &[&str] = &["f16", "bf16", "tf32", "f32", "f64", "f80", "f128", "index", "none"];
-
-/// Float types (attribute literals of these types are floats).
-const FLOAT_TYPES: &[&str] = &["f16", "bf16", "tf32", "f32", "f64", "f80", "f128"];
-
-/// Whether `s` is a float type name.
-pub(crate) fn is_float_type(s: &str) -> bool {
-    FLOAT_TYPES.contains(&s)
-}
 
 /// The width `N` of `prefix N` (e.g. `i32` with prefix `i`), if `s` has that shape.
 fn width(s: &str, prefix: &str) -> Option<u32> {
@@ -170,7 +163,7 @@ impl Parser<'_> {
         Ok(name)
     }
 
-    /// An attribute value (SPEC §4.4). Arrays and dictionaries recurse, so this dispatcher
+    /// An attribute value. Arrays and dictionaries recurse, so this dispatcher
     /// keeps its frame small and leaves scalars to [`Self::scalar_attr`].
     pub(in crate::text) fn attr_value(&mut self) -> PResult<Attr> {
         match self.tok().kind {

@@ -1,36 +1,18 @@
-//! The custom op forms of SPEC §4.8, each normalised to a plain [`Op`] with its operand types,
-//! result types, attributes and regions filled in.
+//! The custom op forms (the table is [`crate::text::forms`]), each normalised to a plain
+//! [`Op`] with its operand types, result types, attributes and regions filled in.
 
 use super::{PResult, Parser, arg_name, new_op};
 use crate::CompileError;
 use crate::ast::{Attr, NamedAttr, Op, Region, Type, ValueRef};
+use crate::text::forms::{self, BENCHMARK_KEYS, CHAIN, Form, TENSOR};
 use crate::text::lexer::{TokKind, Token};
 
-pub(crate) const CHAIN: &str = "!tfrt.chain";
-pub(crate) const TENSOR: &str = "!tfrt_tensor.tensor";
-/// Name prefix of `tfrt_dht.create_uninitialized_tensor.<dtype>.<rank>`.
-pub(crate) const CREATE_TENSOR: &str = "tfrt_dht.create_uninitialized_tensor.";
-
-pub(crate) const CONSTANT_TYPES: &[&str] = &["i1", "i32", "i64", "ui32", "ui64", "f32", "f64"];
-pub(crate) const ADD_TYPES: &[&str] = &["i32", "i64", "f32", "f64"];
-pub(crate) const DIV_TYPES: &[&str] = &["i32", "i64"];
-pub(crate) const PRINT_TYPES: &[&str] = &["i1", "i32", "i64", "f32", "f64"];
-pub(crate) const COUNT3_TYPES: &[&str] = &["i32", "i64"];
-
-/// Benchmark keys in the order they are stored.
-pub(crate) const BENCHMARK_KEYS: &[&str] = &["duration_secs", "max_count", "num_warmup_runs"];
-
-pub(crate) fn ty(s: &str) -> Type {
+fn ty(s: &str) -> Type {
     Type(s.to_string())
 }
 
-pub(crate) fn named(name: &str, value: Attr) -> NamedAttr {
+fn named(name: &str, value: Attr) -> NamedAttr {
     NamedAttr { name: name.to_string(), value }
-}
-
-/// `T` if `name` is `prefix` followed by one of `types`.
-pub(crate) fn suffix_type<'n>(name: &'n str, prefix: &str, types: &[&str]) -> Option<&'n str> {
-    name.strip_prefix(prefix).filter(|t| types.contains(t))
 }
 
 /// Region arguments named after `values`, typed `types`.
@@ -48,34 +30,24 @@ impl Parser<'_> {
     /// The forms without types lists or regions; `false` if `op.name` is none of them.
     fn simple_op(&mut self, op: &mut Op) -> PResult<bool> {
         let name = op.name.clone();
-        let name = name.as_str();
-        if name == "tfrt.new.chain" {
-            op.result_types = vec![ty(CHAIN)];
-        } else if let Some(t) = suffix_type(name, "tfrt.constant.", CONSTANT_TYPES) {
-            op.attrs = vec![named("value", self.constant_value(t)?)];
-            op.result_types = vec![ty(t)];
-        } else if let Some(t) =
-            suffix_type(name, "tfrt.add.", ADD_TYPES).or(suffix_type(name, "tfrt.mul.", &["i32"]))
-        {
-            self.binary(op, [t, t], &[t])?;
-        } else if let Some(t) = suffix_type(name, "tfrt.div.", DIV_TYPES) {
-            self.binary(op, [t, t], &[t, t])?;
-        } else if name == "tfrt.equal.i32" {
-            self.binary(op, ["i32", "i32"], &["i1"])?;
-        } else if let Some(t) = suffix_type(name, "tfrt.print.", PRINT_TYPES) {
-            self.binary(op, [t, CHAIN], &[CHAIN])?;
-        } else if let Some(t) = suffix_type(name, "tfrt_test.count3.", COUNT3_TYPES) {
-            op.operands = vec![self.value_use()?];
-            op.operand_types = vec![ty(t)];
-            op.result_types = vec![ty(t); 3];
-        } else if name.starts_with(CREATE_TENSOR) {
-            if !self.at_punct(b'[') {
-                return Err(self.unexpected("'[' to open the shape"));
+        match forms::form(&name) {
+            Some(Form::Implied { operands, results }) => {
+                self.implied_operands(op, operands.len())?;
+                op.operand_types = operands.iter().map(|t| ty(t)).collect();
+                op.result_types = results.iter().map(|t| ty(t)).collect();
             }
-            op.attrs = vec![named("shape", Attr::Array(self.attr_array()?))];
-            op.result_types = vec![ty(TENSOR)];
-        } else {
-            return Ok(false);
+            Some(Form::Constant(t)) => {
+                op.attrs = vec![named("value", self.constant_value(t)?)];
+                op.result_types = vec![ty(t)];
+            }
+            Some(Form::CreateTensor) => {
+                if !self.at_punct(b'[') {
+                    return Err(self.unexpected("'[' to open the shape"));
+                }
+                op.attrs = vec![named("shape", Attr::Array(self.attr_array()?))];
+                op.result_types = vec![ty(TENSOR)];
+            }
+            _ => return Ok(false),
         }
         Ok(true)
     }
@@ -83,21 +55,21 @@ impl Parser<'_> {
     /// The forms with calls, types lists or regions.
     fn structured_op(&mut self, name_tok: &Token, op: &mut Op) -> PResult<()> {
         // A function table rather than a `match` of calls keeps this frame small.
-        let form: fn(&mut Self, &mut Op) -> PResult<()> = match op.name.as_str() {
-            "tfrt.merge.chains" => Self::merge_chains,
-            "tfrt.return" => Self::return_op,
-            "tfrt.call" => |p, op| p.call_like(op, "callee"),
-            "tfrt.once" => |p, op| p.call_like(op, "function"),
-            "tfrt.if" => Self::if_op,
-            "tfrt.repeat.i32" => Self::repeat,
-            "tfrt.cond" => Self::cond,
-            "tfrt.case" => Self::case,
-            "tfrt.while" => Self::while_op,
-            "tfrt.parallel_for.i32" => Self::parallel_for,
-            "tfrt.parallel_call.i32" => Self::parallel_call,
-            "tfrt_test.do.async" => Self::do_async,
-            "tfrt_test.benchmark" => Self::benchmark,
-            "tfrt_test.test_cost" => Self::test_cost,
+        let form: fn(&mut Self, &mut Op) -> PResult<()> = match forms::form(&op.name) {
+            Some(Form::MergeChains) => Self::merge_chains,
+            Some(Form::Return) => Self::return_op,
+            Some(Form::Call) => |p, op| p.call_like(op, "callee"),
+            Some(Form::Once) => |p, op| p.call_like(op, "function"),
+            Some(Form::If) => Self::if_op,
+            Some(Form::Repeat) => Self::repeat,
+            Some(Form::Cond) => Self::cond,
+            Some(Form::Case) => Self::case,
+            Some(Form::While) => Self::while_op,
+            Some(Form::ParallelFor) => Self::parallel_for,
+            Some(Form::ParallelCall) => Self::parallel_call,
+            Some(Form::DoAsync) => Self::do_async,
+            Some(Form::Benchmark) => Self::benchmark,
+            Some(Form::TestCost) => Self::test_cost,
             _ => return Err(self.unknown_form(name_tok)),
         };
         form(self, op)
@@ -127,14 +99,16 @@ impl Parser<'_> {
         self.number_attr(neg, &lit, Some(ty(t)))
     }
 
-    /// `%a, %b` of the given types, giving `results`.
-    fn binary(&mut self, op: &mut Op, types: [&str; 2], results: &[&str]) -> PResult<()> {
-        let a = self.value_use()?;
-        self.expect_punct(b',', "between the two operands")?;
-        let b = self.value_use()?;
-        op.operands = vec![a, b];
-        op.operand_types = types.iter().map(|t| ty(t)).collect();
-        op.result_types = results.iter().map(|r| ty(r)).collect();
+    /// The `n` comma-separated operands of an implied-types form (`%a, %b` for the binary
+    /// ones, `%a` for `tfrt_test.count3.T`, none for `tfrt.new.chain`).
+    fn implied_operands(&mut self, op: &mut Op, n: usize) -> PResult<()> {
+        op.operands = Vec::with_capacity(n);
+        for i in 0..n {
+            if i > 0 {
+                self.expect_punct(b',', "between the two operands")?;
+            }
+            op.operands.push(self.value_use()?);
+        }
         Ok(())
     }
 

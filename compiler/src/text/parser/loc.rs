@@ -1,11 +1,97 @@
-//! Locations `loc(...)` and location aliases `#name = loc(...)` (SPEC §4.7).
+//! Locations `loc(...)` and location aliases `#name = loc(...)`.
 //!
 //! Aliases may be defined after their uses, so a pre-pass records where each definition is;
 //! a use parses the definition on demand (cached, with cycle detection).
+//!
+//! A location is parsed to a [`Parsed`] tree first, which keeps what the rule for fused
+//! locations needs (which children are name locations, which are file locations), and then
+//! reduced to the one [`Loc`] the AST keeps (see [`Parsed::loc`]).
 
 use super::{PResult, Parser};
-use crate::ast::Loc;
+use crate::ast::{Attr, Loc};
 use crate::text::lexer::{TokKind, Token};
+
+/// A location as written, reduced to what the AST's [`Loc`] is made from.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Parsed {
+    /// `"file":L:C`.
+    File { file: String, line: u32, col: u32 },
+    /// `"name"` or `"name"(child)` (the child is not kept).
+    Name(String),
+    /// `fused[<metadata>][...]` as MLIR builds it: nested fused locations with the same
+    /// metadata flattened, unknown locations dropped; at least one child, or metadata.
+    Fused { metadata: Option<Attr>, children: Vec<Parsed> },
+    /// `unknown`, or `callsite(callee at caller)`, which stands for its callee's [`Loc`].
+    Other(Loc),
+}
+
+impl Parsed {
+    /// The location the AST keeps.
+    ///
+    /// A fused location is named after its first name location (its other names are not
+    /// joined, and its file locations never give the name), as TFRT names a fused location
+    /// in its BEF debug information; nested locations that are not direct children (inside
+    /// a call site, say) do not count. It keeps the position of its first file location
+    /// too, for errors: compile errors point at it, and since a BEF file keeps one
+    /// `file:line:col` or one name per kernel (docs/bef.md, Locations), the BEF writer stores
+    /// the position, which runtime errors then report. With only a name or only a position
+    /// it is that [`Loc::Name`] or [`Loc::FileLineCol`]; with neither it is unknown.
+    pub(super) fn loc(&self) -> Loc {
+        match self {
+            Parsed::File { file, line, col } => {
+                Loc::FileLineCol { file: file.clone(), line: *line, col: *col }
+            }
+            Parsed::Name(name) => Loc::Name(name.clone()),
+            Parsed::Other(loc) => loc.clone(),
+            Parsed::Fused { children, .. } => {
+                let name = children.iter().find_map(|c| match c {
+                    Parsed::Name(n) => Some(n),
+                    _ => None,
+                });
+                let at = children.iter().find_map(|c| match c {
+                    Parsed::File { file, line, col } => Some((file, *line, *col)),
+                    _ => None,
+                });
+                match (name, at) {
+                    (Some(name), Some((file, line, col))) => {
+                        Loc::Fused { name: name.clone(), file: file.clone(), line, col }
+                    }
+                    (Some(name), None) => Loc::Name(name.clone()),
+                    (None, Some((file, line, col))) => Loc::FileLineCol { file: file.clone(), line, col },
+                    (None, None) => Loc::Unknown,
+                }
+            }
+        }
+    }
+
+    /// `fused<metadata>[locations]` as MLIR's `FusedLoc::get` builds it: children that are
+    /// fused locations with the same metadata are flattened, unknown ones dropped; without
+    /// metadata no children is unknown and one child (or one repeated) is that child. (MLIR
+    /// drops every repeated child, which changes neither the first name nor the first
+    /// position, so other repeats stay.)
+    fn fuse(metadata: Option<Attr>, locations: Vec<Parsed>) -> Parsed {
+        fn add(children: &mut Vec<Parsed>, c: Parsed) {
+            if c != Parsed::Other(Loc::Unknown) {
+                children.push(c);
+            }
+        }
+        let mut children = Vec::with_capacity(locations.len());
+        for loc in locations {
+            match loc {
+                Parsed::Fused { metadata: m, children: inner } if m == metadata => {
+                    for c in inner {
+                        add(&mut children, c);
+                    }
+                }
+                other => add(&mut children, other),
+            }
+        }
+        if metadata.is_none() && children.iter().all(|c| Some(c) == children.first()) {
+            return children.into_iter().next().unwrap_or(Parsed::Other(Loc::Unknown));
+        }
+        Parsed::Fused { metadata, children }
+    }
+}
 
 impl Parser<'_> {
     /// Records every `#name = loc` in the token stream; reports duplicate definitions.
@@ -46,14 +132,14 @@ impl Parser<'_> {
     /// An optional `loc(...)` after an op, function or argument.
     pub(super) fn trailing_loc(&mut self) -> PResult<Option<Loc>> {
         if self.at_keyword("loc") && self.nth(1).kind == TokKind::Punct(b'(') {
-            Ok(Some(self.loc_expr()?))
+            Ok(Some(self.loc_expr()?.loc()))
         } else {
             Ok(None)
         }
     }
 
     /// `loc(inner)`.
-    fn loc_expr(&mut self) -> PResult<Loc> {
+    fn loc_expr(&mut self) -> PResult<Parsed> {
         self.expect_keyword("loc", "to start a location")?;
         self.expect_punct(b'(', "after 'loc'")?;
         let loc = self.loc_body()?;
@@ -62,7 +148,7 @@ impl Parser<'_> {
     }
 
     /// A location nested in another one (one nesting level deeper).
-    fn loc_inner(&mut self) -> PResult<Loc> {
+    fn loc_inner(&mut self) -> PResult<Parsed> {
         let tok = self.tok().clone();
         self.enter(&tok)?;
         let loc = self.loc_body();
@@ -72,7 +158,7 @@ impl Parser<'_> {
 
     /// A location without the `loc(...)` wrapper. The outermost one does not count as a
     /// nesting level, so printing locations never makes a program too deep to parse back.
-    fn loc_body(&mut self) -> PResult<Loc> {
+    fn loc_body(&mut self) -> PResult<Parsed> {
         let tok = self.tok().clone();
         let loc = match &tok.kind {
             TokKind::Str(s) => {
@@ -87,7 +173,7 @@ impl Parser<'_> {
             }
             TokKind::Ident if self.at_keyword("unknown") => {
                 self.bump();
-                Loc::Unknown
+                Parsed::Other(Loc::Unknown)
             }
             TokKind::Ident if self.at_keyword("fused") => {
                 self.bump();
@@ -102,29 +188,29 @@ impl Parser<'_> {
         Ok(loc)
     }
 
-    /// `(callee at caller)` after `callsite`: the callee.
-    fn callsite_loc(&mut self) -> PResult<Loc> {
+    /// `(callee at caller)` after `callsite`: the callee's location.
+    fn callsite_loc(&mut self) -> PResult<Parsed> {
         self.expect_punct(b'(', "after 'callsite'")?;
         let callee = self.loc_inner()?;
         self.expect_keyword("at", "in the call site location")?;
         self.loc_inner()?;
         self.expect_punct(b')', "to close the call site location")?;
-        Ok(callee)
+        Ok(Parsed::Other(callee.loc()))
     }
 
     /// After a string: `:L:C` (file location), `(child)` or nothing (name location).
-    fn string_loc(&mut self, s: String) -> PResult<Loc> {
+    fn string_loc(&mut self, s: String) -> PResult<Parsed> {
         if self.eat_punct(b':') {
             let line = self.loc_number("a line number")?;
             self.expect_punct(b':', "after the line number")?;
             let col = self.loc_number("a column number")?;
-            return Ok(Loc::FileLineCol { file: s, line, col });
+            return Ok(Parsed::File { file: s, line, col });
         }
         if self.eat_punct(b'(') {
             self.loc_inner()?;
             self.expect_punct(b')', "to close the name location's child")?;
         }
-        Ok(Loc::Name(s))
+        Ok(Parsed::Name(s))
     }
 
     fn loc_number(&mut self, what: &str) -> PResult<u32> {
@@ -136,31 +222,29 @@ impl Parser<'_> {
         self.text(&tok).parse().map_err(|_| self.error_at(&tok, format!("{what} is out of range")))
     }
 
-    /// `fused[<metadata>][l1, ...]` after `fused`: the first file or name location.
-    fn fused_loc(&mut self) -> PResult<Loc> {
+    /// `[<metadata>][l1, ...]` after `fused` (see [`Parsed::fuse`]).
+    fn fused_loc(&mut self) -> PResult<Parsed> {
+        let mut metadata = None;
         if self.eat_punct(b'<') {
-            self.attr_value()?;
+            metadata = Some(self.attr_value()?);
             self.expect_punct(b'>', "after the fused location metadata")?;
         }
         self.expect_punct(b'[', "after 'fused'")?;
-        let mut first = Loc::Unknown;
+        let mut locations = Vec::new();
         if !self.at_punct(b']') {
             loop {
-                let loc = self.loc_inner()?;
-                if first == Loc::Unknown {
-                    first = loc;
-                }
+                locations.push(self.loc_inner()?);
                 if !self.eat_punct(b',') {
                     break;
                 }
             }
         }
         self.expect_punct(b']', "to close the fused location")?;
-        Ok(first)
+        Ok(Parsed::fuse(metadata, locations))
     }
 
     /// The location an alias (`#name`, used at `tok`) stands for.
-    fn resolve_alias(&mut self, name: &str, tok: &Token) -> PResult<Loc> {
+    fn resolve_alias(&mut self, name: &str, tok: &Token) -> PResult<Parsed> {
         if let Some(loc) = self.alias_cache.get(name) {
             return Ok(loc.clone());
         }

@@ -115,7 +115,7 @@ impl Parser<'_> {
         Ok(groups)
     }
 
-    /// `"name"(%operands) [({regions})] [{attrs}] : (types) -> results` (SPEC §4.5).
+    /// `"name"(%operands) [({regions})] [{attrs}] : (types) -> results`: the generic form.
     fn generic_op(&mut self, name_tok: &Token, op: &mut Op) -> PResult<()> {
         self.generic_operands(name_tok, op)?;
         if self.eat_punct(b'(') {

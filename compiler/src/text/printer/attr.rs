@@ -122,7 +122,7 @@ pub(super) fn dict(out: &mut String, attrs: &[NamedAttr]) {
     out.push('}');
 }
 
-/// `loc("file":L:C)`, `loc("name")` or `loc(unknown)`.
+/// `loc("file":L:C)`, `loc("name")`, `loc(fused["name", "file":L:C])` or `loc(unknown)`.
 pub(super) fn loc(out: &mut String, loc: &Loc) {
     match loc {
         Loc::FileLineCol { file, line, col } => {
@@ -130,6 +130,9 @@ pub(super) fn loc(out: &mut String, loc: &Loc) {
         }
         Loc::Name(name) => {
             let _ = write!(out, "loc({})", string_lit(name));
+        }
+        Loc::Fused { name, file, line, col } => {
+            let _ = write!(out, "loc(fused[{}, {}:{line}:{col}])", string_lit(name), string_lit(file));
         }
         Loc::Unknown => out.push_str("loc(unknown)"),
     }

@@ -1,16 +1,12 @@
-//! Custom forms (SPEC §4.8, spelled as in §4.9). Each printer first checks that the op has
-//! exactly the shape the parser gives that form — otherwise the op prints in generic form —
-//! so printing and parsing back never changes an op.
+//! Custom forms (the table is [`crate::text::forms`]), spelled as `tfrt_opt` prints them. Each
+//! printer first checks that the op has exactly the shape the parser gives that form —
+//! otherwise the op prints in generic form — so printing and parsing back never changes an op.
 
 use std::fmt::Write as _;
 
 use super::{Printer, attr, function_type, type_list};
 use crate::ast::{Attr, Op, Region, Type};
-use crate::text::parser::custom::{
-    ADD_TYPES, BENCHMARK_KEYS, CHAIN, CONSTANT_TYPES, COUNT3_TYPES, CREATE_TENSOR, DIV_TYPES, PRINT_TYPES,
-    TENSOR, suffix_type,
-};
-use crate::text::parser::is_float_type;
+use crate::text::forms::{self, BENCHMARK_KEYS, CHAIN, Form, TENSOR, is_float_type};
 
 /// Whether `types` are exactly `expected`.
 fn types_are(types: &[Type], expected: &[&str]) -> bool {
@@ -57,60 +53,36 @@ impl Printer<'_> {
     /// Prints `op` in its custom form if it has one and fits it; `last` is whether it ends its
     /// block (a bare `tfrt.return` elsewhere would swallow the next op's results).
     pub(super) fn custom(&mut self, op: &Op, operands: &[String], last: bool) -> bool {
-        let name = op.name.as_str();
-        let no_operands = op.operands.is_empty();
-        if name == "tfrt.new.chain" {
-            return self.simple(plain(op) && no_operands && types_are(&op.result_types, &[CHAIN]), name, "");
-        }
-        if let Some(t) = suffix_type(name, "tfrt.constant.", CONSTANT_TYPES) {
-            return self.constant(op, t);
-        }
-        let binary = |types: [&str; 2], results: &[&str]| {
-            plain(op) && op.operands.len() == 2 && implied(op, &types) && types_are(&op.result_types, results)
+        let Some(form) = forms::form(&op.name) else {
+            return false;
         };
-        let both = operands.join(", ");
-        if let Some(t) =
-            suffix_type(name, "tfrt.add.", ADD_TYPES).or(suffix_type(name, "tfrt.mul.", &["i32"]))
-        {
-            return self.simple(binary([t, t], &[t]), name, &both);
-        }
-        if let Some(t) = suffix_type(name, "tfrt.div.", DIV_TYPES) {
-            return self.simple(binary([t, t], &[t, t]), name, &both);
-        }
-        if name == "tfrt.equal.i32" {
-            return self.simple(binary(["i32", "i32"], &["i1"]), name, &both);
-        }
-        if let Some(t) = suffix_type(name, "tfrt.print.", PRINT_TYPES) {
-            return self.simple(binary([t, CHAIN], &[CHAIN]), name, &both);
-        }
-        if let Some(t) = suffix_type(name, "tfrt_test.count3.", COUNT3_TYPES) {
-            let ok = plain(op)
-                && op.operands.len() == 1
-                && implied(op, &[t])
-                && types_are(&op.result_types, &[t; 3]);
-            return self.simple(ok, name, &both);
-        }
-        if name.starts_with(CREATE_TENSOR) {
-            return self.create_tensor(op);
-        }
-        match name {
-            "tfrt.merge.chains" => {
+        let no_operands = op.operands.is_empty();
+        match form {
+            Form::Implied { operands: types, results } => {
+                let ok = plain(op)
+                    && op.operands.len() == types.len()
+                    && implied(op, &types)
+                    && types_are(&op.result_types, &results);
+                self.simple(ok, &op.name, &operands.join(", "))
+            }
+            Form::Constant(t) => self.constant(op, t),
+            Form::CreateTensor => self.create_tensor(op),
+            Form::MergeChains => {
                 let ok = plain(op) && !no_operands && listed(op) && types_are(&op.result_types, &[CHAIN]);
                 self.values_types(ok, op, operands)
             }
-            "tfrt.return" => {
+            Form::Return => {
                 let ok = plain(op) && op.result_types.is_empty() && listed(op) && (last || !no_operands);
                 self.values_types(ok, op, operands)
             }
-            "tfrt.call" | "tfrt.once" => self.call_like(op, operands),
-            "tfrt.if" => self.if_op(op, operands),
-            "tfrt.repeat.i32" => self.repeat(op, operands),
-            "tfrt.cond" | "tfrt.case" | "tfrt.while" => self.functional(op, operands),
-            "tfrt.parallel_for.i32" | "tfrt.parallel_call.i32" => self.parallel(op, operands),
-            "tfrt_test.do.async" => self.do_async(op, operands),
-            "tfrt_test.benchmark" => self.benchmark(op, operands),
-            "tfrt_test.test_cost" => self.test_cost(op, operands),
-            _ => false,
+            Form::Call | Form::Once => self.call_like(op, operands),
+            Form::If => self.if_op(op, operands),
+            Form::Repeat => self.repeat(op, operands),
+            Form::Cond | Form::Case | Form::While => self.functional(op, operands),
+            Form::ParallelFor | Form::ParallelCall => self.parallel(op, operands),
+            Form::DoAsync => self.do_async(op, operands),
+            Form::Benchmark => self.benchmark(op, operands),
+            Form::TestCost => self.test_cost(op, operands),
         }
     }
 

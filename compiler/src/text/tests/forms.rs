@@ -1,4 +1,4 @@
-//! Custom forms are normalised as SPEC §4.8 (and the writer) expect; packs, generic ops,
+//! Custom forms are normalised as `text::forms` describes (and the writer expects); packs, generic ops,
 //! modules, functions and attributes.
 
 use super::*;

@@ -48,7 +48,7 @@ fn explicit_locations() {
             Loc::FileLineCol { file: "other.mlir".into(), line: 7, col: 9 },
             Loc::Name("scope/name".into()),
             Loc::Unknown,
-            Loc::Name("n1".into()),
+            Loc::Fused { name: "n1".into(), file: "m.py".into(), line: 3, col: 4 },
             Loc::FileLineCol { file: "m.py".into(), line: 5, col: 6 },
             Loc::Unknown,
             Loc::Name("callee".into()),
@@ -106,4 +106,75 @@ fn bad_locations() {
     assert!(e.message.contains("out of range"), "{e}");
     let e = parse_err("func.func @f() {\n  tfrt.return loc(somewhere)\n}");
     assert!(e.message.starts_with("expected a location, found 'somewhere'"), "{e}");
+}
+
+/// The location of the op in `f`'s body written with `loc(LOC)`, with alias definitions
+/// `aliases` before the function.
+fn loc_of(aliases: &str, loc: &str) -> Loc {
+    let src = format!("{aliases}\nfunc.func @f() {{\n  tfrt.return loc({loc})\n}}\n");
+    parse_ok(&src).funcs[0].body.as_ref().expect("body").ops[0].loc.clone()
+}
+
+fn fused(name: &str, file: &str, line: u32, col: u32) -> Loc {
+    Loc::Fused { name: name.into(), file: file.into(), line, col }
+}
+
+fn at(file: &str, line: u32, col: u32) -> Loc {
+    Loc::FileLineCol { file: file.into(), line, col }
+}
+
+#[test]
+fn fused_locations_take_their_name_from_the_first_name_location() {
+    // Names are not joined: the first direct name location names the fused location, as
+    // TFRT's BEF debug information does.
+    assert_eq!(loc_of("", r#"fused["a", "b", "c"]"#), Loc::Name("a".into()));
+    assert_eq!(loc_of("", r#"fused[unknown, "a"("x.py":1:1), "b"]"#), Loc::Name("a".into()));
+    // File locations never give the name, wherever they are; the first one is kept as the
+    // position.
+    assert_eq!(loc_of("", r#"fused["f.py":1:2, "n", "g.py":3:4, "m"]"#), fused("n", "f.py", 1, 2));
+    assert_eq!(loc_of("", r#"fused<"meta">["f.py":1:2, "g.py":3:4]"#), at("f.py", 1, 2));
+    // A call site is not a name location: it neither names a fused location nor gives it a
+    // position (alone and without metadata, a fused location is just its one child).
+    assert_eq!(loc_of("", r#"fused[callsite("c" at "d.py":1:1), "f.py":2:2]"#), at("f.py", 2, 2));
+    assert_eq!(loc_of("", r#"fused<"m">[callsite("c" at "d.py":1:1)]"#), Loc::Unknown);
+    assert_eq!(loc_of("", r#"fused[callsite("c" at "d.py":1:1)]"#), Loc::Name("c".into()));
+    let twice = r#"fused[callsite("c" at "d.py":1:1), unknown, callsite("c" at "d.py":1:1)]"#;
+    assert_eq!(loc_of("", twice), Loc::Name("c".into()), "one location, repeated");
+    // Empty, or only unknown locations.
+    assert_eq!(loc_of("", "fused[]"), Loc::Unknown);
+    assert_eq!(loc_of("", r#"fused<"m">[unknown, unknown]"#), Loc::Unknown);
+    // Aliases count as what they stand for.
+    assert_eq!(loc_of("#n = loc(\"aliased\")", r#"fused["f.py":1:1, #n]"#), fused("aliased", "f.py", 1, 1));
+    let alias = "#inner = loc(fused[\"x.py\":5:5, \"inner\"])";
+    assert_eq!(loc_of(alias, r#"fused[#inner, "outer"]"#), fused("inner", "x.py", 5, 5));
+}
+
+#[test]
+fn nested_fused_locations_flatten_as_in_mlir() {
+    // Nested fused locations with the same metadata (or none) are one fused location.
+    assert_eq!(loc_of("", r#"fused[fused["x.py":1:1, "n"], "m"]"#), fused("n", "x.py", 1, 1));
+    assert_eq!(loc_of("", r#"fused<"m">[fused<"m">["n"], "x.py":1:1]"#), fused("n", "x.py", 1, 1));
+    // Different metadata: the inner one is a child of its own kind, neither name nor file.
+    assert_eq!(loc_of("", r#"fused<"m">[fused<"k">["n", "y.py":2:2], "x.py":1:1]"#), at("x.py", 1, 1));
+    assert_eq!(loc_of("", r#"fused<"m">[fused<"k">["n"]]"#), Loc::Unknown);
+}
+
+#[test]
+fn fused_locations_print_and_parse_back() {
+    let src = r#"func.func @f() {
+  %a = tfrt.new.chain loc(fused["x.py":1:2, "name \"q\""])
+  tfrt.return loc(fused<"m">["n"])
+}
+"#;
+    let m = parse_ok(src);
+    let printed = print(&m, &PrintOptions { locations: true });
+    assert!(printed.contains(r#"%0 = tfrt.new.chain loc(fused["name \"q\"", "x.py":1:2])"#), "{printed}");
+    assert!(printed.contains(r#"tfrt.return loc("n")"#), "{printed}");
+    let back = parse_ok(&printed);
+    let ops = |m: &Module| {
+        m.funcs[0].body.as_ref().expect("body").ops.iter().map(|o| o.loc.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(ops(&back), ops(&m));
+    assert_eq!(ops(&m), [fused("name \"q\"", "x.py", 1, 2), Loc::Name("n".into())]);
+    assert_stable(src);
 }

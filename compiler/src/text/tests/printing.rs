@@ -1,4 +1,4 @@
-//! Printer conventions (SPEC §4.9), generic fallbacks and round trips of every custom form.
+//! Printer conventions (`tfrt_opt` style), generic fallbacks and round trips of every custom form.
 
 use super::*;
 use crate::ast::{Func, Loc, Region, ResultGroup, ValueRef};
