@@ -70,3 +70,16 @@ cross_build() {
             --target-dir target/cross-debian "$@"
     fi
 }
+
+# Nightly tools for the Miri and fuzz-smoke steps of scripts/test.sh. Best effort: when they
+# cannot be installed (offline, Debian route) those steps say they are skipped.
+if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
+    if ! cargo +nightly miri --version >/dev/null 2>&1; then
+        timeout 600 rustup toolchain install nightly --profile minimal --component miri,rust-src \
+            >/dev/null 2>&1 || echo "setup: could not install nightly with miri (Miri step will be skipped)" >&2
+    fi
+    if ! command -v cargo-fuzz >/dev/null 2>&1; then
+        timeout 900 cargo install -q --locked cargo-fuzz >/dev/null 2>&1 \
+            || echo "setup: could not install cargo-fuzz (fuzz smoke will be skipped)" >&2
+    fi
+fi

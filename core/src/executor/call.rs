@@ -136,12 +136,11 @@ impl Program<'_> {
         let Some(f) = self.file.function(function) else {
             return Err(crate::diag!(NotFound, "no function with index {function}"));
         };
-        let (name, want) = (f.name(), f.record().num_args as usize);
-        if args.len() != want {
-            return Err(crate::diag!(
-                InvalidArgument,
-                "function '{name}' takes {want} arguments; called with {}",
-                args.len()
+        let name = f.name();
+        if args.len() != f.record().num_args as usize {
+            return Err(Diagnostic::new(
+                ErrorCode::InvalidArgument,
+                "wrong number of arguments for the function",
             ));
         }
         // The caller may not complete an argument after the call returned (its waiters would

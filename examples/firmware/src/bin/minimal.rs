@@ -27,7 +27,7 @@ fn run(alloc: Allocator) -> Option<bool> {
     let fib = hostrt_core::include_bef!(concat!(env!("OUT_DIR"), "/fib_quiet.bef"));
     let program = Program::load(fib, &registry, alloc).ok()?;
     let results = program.call(&host, "fib_driver", &[]).ok()?;
-    Some(results.get::<i32>(0).ok()? == &5 && results.get::<i32>(1).ok()? == &144)
+    Some(results[0].get::<i32>() == Some(&5) && results[1].get::<i32>() == Some(&144))
 }
 
 #[entry]
