@@ -57,9 +57,7 @@ fn do_async(frame: &KernelFrame<'_>) {
     let args: Vec<RcAsyncValue> = frame.args().to_vec();
     let task = move || {
         let slots: Vec<Cell<Option<RcAsyncValue>>> = results.iter().map(|_| Cell::new(None)).collect();
-        if let Some(invoker) = d.invoker() {
-            invoker.invoke(d.exec(), body, &args, &slots);
-        }
+        d.invoke(body, &args, &slots);
         for (r, slot) in results.iter().zip(slots) {
             match slot.into_inner() {
                 Some(v) => r.forward_to(v),

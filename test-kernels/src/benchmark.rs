@@ -127,9 +127,7 @@ impl Runner {
 
     fn run_body(self: Box<Self>) {
         let slot = [Cell::new(None::<RcAsyncValue>)];
-        if let Some(invoker) = self.ctx.invoker() {
-            invoker.invoke(self.ctx.exec(), self.body, &self.args, &slot);
-        }
+        self.ctx.invoke(self.body, &self.args, &slot);
         let result = match slot[0].take() {
             Some(r) => r,
             None => return self.fail(Diagnostic::internal("tfrt_test.benchmark: the body set no result")),

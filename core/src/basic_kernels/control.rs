@@ -22,15 +22,15 @@ fn callee(frame: &KernelFrame<'_>) -> Option<u32> {
 
 /// `tfrt.call @f(args)`: non-strict, the callee starts before its arguments are available.
 fn call(frame: &KernelFrame<'_>) {
-    let (Some(f), Some(inv)) = (callee(frame), frame.invoker()) else {
+    let (Some(f), Some(_)) = (callee(frame), frame.invoker()) else {
         return fail(frame, "tfrt.call without a callee");
     };
-    inv.invoke(frame.exec_ctx(), f, frame.args(), frame.result_slots());
+    frame.invoke(f, frame.args(), frame.result_slots());
 }
 
 /// `tfrt.if %cond, args { then } else { else }`.
 fn if_kernel(frame: &KernelFrame<'_>) {
-    let (Some(cond), Some(inv)) = (frame.arg(0), frame.invoker()) else {
+    let (Some(cond), Some(_)) = (frame.arg(0), frame.invoker()) else {
         return fail(frame, "tfrt.if needs a condition");
     };
     let Some(c) = cond.get::<bool>() else {
@@ -39,7 +39,7 @@ fn if_kernel(frame: &KernelFrame<'_>) {
     let Some(&body) = frame.regions().get(if *c { 0 } else { 1 }) else {
         return fail(frame, "tfrt.if needs two regions");
     };
-    inv.invoke(frame.exec_ctx(), body, &frame.args()[1..], frame.result_slots());
+    frame.invoke(body, &frame.args()[1..], frame.result_slots());
 }
 
 /// The `n`th function named by the kernel's function attributes (in attribute-name order,
@@ -50,18 +50,18 @@ fn nth_function(frame: &KernelFrame<'_>, n: usize) -> Option<u32> {
 
 /// `tfrt.cond %c @t @f (args)`: like `tfrt.if` with named functions.
 fn cond(frame: &KernelFrame<'_>) {
-    let (Some(c), Some(inv)) = (frame.arg(0).and_then(|c| c.get::<bool>()), frame.invoker()) else {
+    let (Some(c), Some(_)) = (frame.arg(0).and_then(|c| c.get::<bool>()), frame.invoker()) else {
         return fail(frame, "tfrt.cond needs an i1 condition");
     };
     let Some(f) = nth_function(frame, if *c { 0 } else { 1 }) else {
         return fail(frame, "tfrt.cond needs two functions");
     };
-    inv.invoke(frame.exec_ctx(), f, &frame.args()[1..], frame.result_slots());
+    frame.invoke(f, &frame.args()[1..], frame.result_slots());
 }
 
 /// `tfrt.case %i [@f0, @f1, ...] (args)`: an index outside the list selects the last branch.
 fn case(frame: &KernelFrame<'_>) {
-    let (Some(&i), Some(inv)) = (frame.arg(0).and_then(|c| c.get::<i32>()), frame.invoker()) else {
+    let (Some(&i), Some(_)) = (frame.arg(0).and_then(|c| c.get::<i32>()), frame.invoker()) else {
         return fail(frame, "tfrt.case needs an i32 index");
     };
     let branches = frame.attrs().iter().flat_map(|a| a.functions()).count();
@@ -70,14 +70,14 @@ fn case(frame: &KernelFrame<'_>) {
     }
     let pick = usize::try_from(i).ok().filter(|i| *i < branches).unwrap_or(branches - 1);
     if let Some(f) = nth_function(frame, pick) {
-        inv.invoke(frame.exec_ctx(), f, &frame.args()[1..], frame.result_slots());
+        frame.invoke(f, &frame.args()[1..], frame.result_slots());
     }
 }
 
 /// `tfrt.repeat.i32 %n, args { body }`: runs the body `n` times, each iteration's results
 /// feeding the next; checks for cancellation before every iteration.
 fn repeat_i32(frame: &KernelFrame<'_>) {
-    let (Some(n), Some(inv), Some(&body)) = (frame.arg(0), frame.invoker(), frame.regions().first()) else {
+    let (Some(n), Some(_), Some(&body)) = (frame.arg(0), frame.invoker(), frame.regions().first()) else {
         return fail(frame, "tfrt.repeat.i32 needs a count and a body");
     };
     let Some(&n) = n.get::<i32>() else {
@@ -95,7 +95,7 @@ fn repeat_i32(frame: &KernelFrame<'_>) {
         }
         let slots: heapless::Vec<Cell<Option<RcAsyncValue>>, 8> =
             values.iter().map(|_| Cell::new(None)).collect();
-        inv.invoke(exec, body, &values, &slots);
+        frame.invoke(body, &values, &slots);
         for (v, s) in values.iter_mut().zip(&slots) {
             match s.take() {
                 Some(next) => *v = next,
@@ -114,7 +114,7 @@ fn repeat_i32(frame: &KernelFrame<'_>) {
 /// `tfrt.once @f(args)`: the first execution in a request runs `f`; every execution returns
 /// the results of that first run (later calls ignore their operands).
 fn once(frame: &KernelFrame<'_>) {
-    let (Some(f), Some(inv)) = (nth_function(frame, 0), frame.invoker()) else {
+    let (Some(f), Some(_)) = (nth_function(frame, 0), frame.invoker()) else {
         return fail(frame, "tfrt.once needs a function");
     };
     let request = frame.exec_ctx().request();
@@ -124,7 +124,7 @@ fn once(frame: &KernelFrame<'_>) {
         }
         return;
     }
-    inv.invoke(frame.exec_ctx(), f, frame.args(), frame.result_slots());
+    frame.invoke(f, frame.args(), frame.result_slots());
     let results: heapless::Vec<RcAsyncValue, { crate::host_context::MAX_ONCE_RESULTS }> = frame
         .result_slots()
         .iter()
@@ -190,13 +190,10 @@ impl WhileLoop {
             let n = self.values.len();
             let slots: heapless::Vec<Cell<Option<RcAsyncValue>>, 9> =
                 (0..=n).map(|_| Cell::new(None)).collect();
-            let (exec, Some(invoker)) = (self.ctx.exec(), self.ctx.invoker()) else {
-                return cannot_wait(self.results.iter().map(|r| &**r));
-            };
             if self.parallel {
-                invoker.invoke_async(exec, self.body, &self.values, &slots);
+                self.ctx.invoke_async(self.body, &self.values, &slots);
             } else {
-                invoker.invoke(exec, self.body, &self.values, &slots);
+                self.ctx.invoke(self.body, &self.values, &slots);
             }
             let mut next = heapless::Vec::<RcAsyncValue, 8>::new();
             for s in &slots[..n] {

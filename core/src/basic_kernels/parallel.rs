@@ -70,9 +70,8 @@ fn compute_block(state: &Shared, k: u32) {
         }
     }
     args.extend(s.args.iter().cloned());
-    let Some(invoker) = s.ctx.invoker() else { return };
     let slot = [Cell::new(None::<RcAsyncValue>)];
-    invoker.invoke(exec, s.body, &args, &slot[..usize::from(s.async_body)]);
+    s.ctx.invoke(s.body, &args, &slot[..usize::from(s.async_body)]);
     match slot[0].take() {
         Some(chain) if s.async_body && !chain.is_available() => {
             let waiting = state.clone();

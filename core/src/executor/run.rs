@@ -16,7 +16,7 @@ use crate::bef::format::{KernelRecord, RegisterRecord};
 use crate::callback::{self, CallbackHeader};
 use crate::diagnostic::{Diagnostic, ErrorCode};
 use crate::host_context::ExecutionContext;
-use crate::kernel::{AttrRef, Invoke, KernelFrame, LocRef};
+use crate::kernel::{AttrRef, Invoke, InvokeToken, KernelFrame, LocRef};
 use crate::work_queue::Task;
 use core::ptr::NonNull;
 
@@ -683,19 +683,22 @@ fn publish_result(
 impl Invoke for Program<'_> {
     fn invoke(
         &self,
+        _: InvokeToken,
         exec: &ExecutionContext<'_>,
         function: u32,
         args: &[RcAsyncValue],
         results: &[Cell<Option<RcAsyncValue>>],
     ) {
-        // SAFETY: `invoke` is reached through a KernelFrame of a run (directly or through a
-        // `Detached` handle), whose starter keeps the program and contexts alive until all
-        // work of the run ends (the contract of `raw`); the callee's work is part of it.
+        // SAFETY: the token proves the call comes through a KernelFrame of a run (directly
+        // or through its `Detached` handle), whose starter keeps the program and contexts
+        // alive until all work of the run ends (the contract of `raw`); the callee's work is
+        // part of that run.
         unsafe { self.execute_with(exec, function, args, results, false) }
     }
 
     fn invoke_async(
         &self,
+        _: InvokeToken,
         exec: &ExecutionContext<'_>,
         function: u32,
         args: &[RcAsyncValue],

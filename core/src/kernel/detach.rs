@@ -18,10 +18,11 @@
 //! payloads of values the run releases. Never store it in a `static` or hand it to a thread
 //! the work queue does not know about.
 
+use core::cell::Cell;
 use core::fmt;
 use core::ptr::NonNull;
 
-use super::frame::{Invoke, KernelFrame};
+use super::frame::{Invoke, InvokeToken, KernelFrame};
 use crate::async_value::RcAsyncValue;
 use crate::diagnostic::{Diagnostic, Location};
 use crate::host_context::{ExecutionContext, HostContext};
@@ -105,6 +106,32 @@ impl Detached {
     pub fn invoker(&self) -> Option<&dyn Invoke> {
         // SAFETY: as for `exec`: the program outlives every handle of the run.
         self.invoker.map(|p| unsafe { p.as_ref() })
+    }
+
+    /// Start `function` of the program with `args` (see [`Invoke::invoke`]); `false` when
+    /// the kernel had no program.
+    pub fn invoke(
+        &self,
+        function: u32,
+        args: &[RcAsyncValue],
+        results: &[Cell<Option<RcAsyncValue>>],
+    ) -> bool {
+        let Some(invoker) = self.invoker() else { return false };
+        invoker.invoke(InvokeToken::new(), self.exec(), function, args, results);
+        true
+    }
+
+    /// [`invoke`](Self::invoke) with the asynchronous kick-off (results now, kernels in a
+    /// new work-queue task).
+    pub fn invoke_async(
+        &self,
+        function: u32,
+        args: &[RcAsyncValue],
+        results: &[Cell<Option<RcAsyncValue>>],
+    ) -> bool {
+        let Some(invoker) = self.invoker() else { return false };
+        invoker.invoke_async(InvokeToken::new(), self.exec(), function, args, results);
+        true
     }
 
     /// The kernel's location, when known.

@@ -38,13 +38,28 @@ pub struct KernelFrame<'a> {
     invoker: Option<&'a dyn Invoke>,
 }
 
+/// Proof that a call of [`Invoke::invoke`] comes through the kernel API
+/// ([`KernelFrame::invoke`], [`Detached::invoke`](super::Detached::invoke)), so the function
+/// starts inside a run whose starter keeps the program and the context alive
+/// (docs/execution.md, "Lifetime of a run"). Only `hostrt-core` makes one; an embedder runs
+/// functions with `Program::call` instead.
+#[derive(Clone, Copy, Debug)]
+pub struct InvokeToken(());
+
+impl InvokeToken {
+    pub(crate) const fn new() -> Self {
+        InvokeToken(())
+    }
+}
+
 /// Runs functions of the program a kernel belongs to: what control-flow kernels (`tfrt.call`,
-/// `tfrt.if`, ...) use to start a callee or a region.
+/// `tfrt.if`, ...) use, through [`KernelFrame::invoke`], to start a callee or a region.
 pub trait Invoke: Sync {
     /// Start `function` with `args`; its results (possibly still unavailable) are put into
     /// `results`. Errors (wrong arity, no such function, no memory) become error results.
     fn invoke(
         &self,
+        token: InvokeToken,
         exec: &ExecutionContext<'_>,
         function: u32,
         args: &[RcAsyncValue],
@@ -56,12 +71,13 @@ pub trait Invoke: Sync {
     /// it synchronously.
     fn invoke_async(
         &self,
+        token: InvokeToken,
         exec: &ExecutionContext<'_>,
         function: u32,
         args: &[RcAsyncValue],
         results: &[Cell<Option<RcAsyncValue>>],
     ) {
-        self.invoke(exec, function, args, results);
+        self.invoke(token, exec, function, args, results);
     }
 
     /// Attribute `index` of the program: how kernels read the children of nested
@@ -112,6 +128,19 @@ impl<'a> KernelFrame<'a> {
     /// The program runner, for control-flow kernels.
     pub fn invoker(&self) -> Option<&'a dyn Invoke> {
         self.invoker
+    }
+
+    /// Start `function` of this kernel's program with `args`, its results put into `results`
+    /// (see [`Invoke::invoke`]); `false` when the frame has no program to run it.
+    pub fn invoke(
+        &self,
+        function: u32,
+        args: &[RcAsyncValue],
+        results: &[Cell<Option<RcAsyncValue>>],
+    ) -> bool {
+        let Some(invoker) = self.invoker else { return false };
+        invoker.invoke(InvokeToken::new(), self.exec, function, args, results);
+        true
     }
 
     /// Attach the kernel's source location (used in the diagnostics it reports).

@@ -21,7 +21,7 @@ pub use adaptors::{
 };
 pub use attribute::{AttrKind, AttrRef, AttrScalar};
 pub use detach::Detached;
-pub use frame::{Invoke, KernelFrame, LocRef};
+pub use frame::{Invoke, InvokeToken, KernelFrame, LocRef};
 pub use registry::{KernelEntry, KernelLookup, KernelRegistry, RegistryError};
 pub use returns::{KernelReturn, Value};
 
