@@ -7,8 +7,8 @@ use core::fmt::{self, Write};
 
 use crate::async_value::RcAsyncValue;
 use crate::bef::BefFile;
-use crate::diagnostic::{ErrorCode, FixedStr};
-use crate::executor::{Finished, Program};
+use crate::diagnostic::FixedStr;
+use crate::executor::{CallError, Finished, Program};
 use crate::host_context::{ExecutionContext, HostContext, RequestContext};
 
 /// Which functions to run and how to print results.
@@ -168,9 +168,10 @@ fn run_one(
         }
         let _ = sink.write_str("\n");
     };
-    if let Err(e) = program.call_and_wait(&exec, fi, &[], print) {
-        let why = if e.code == ErrorCode::ResourceExhausted { "out of memory" } else { e.message() };
-        out(format_args!("'{name}': {why}\n"));
+    match program.call_and_wait(&exec, fi, &[], print) {
+        Ok(_) => {}
+        Err(CallError::NoMemory) => out(format_args!("'{name}': out of memory\n")),
+        Err(e) => out(format_args!("'{name}': {}\n", e.diagnose(name).message())),
     }
 }
 

@@ -48,11 +48,30 @@ impl Results {
     }
 }
 
-/// The error of a call whose arguments or results can never become available.
-#[cold]
-#[inline(never)]
-fn deadlock(name: &str, e: AwaitError) -> Diagnostic {
-    crate::diag!(Unavailable, "'{name}': {e}")
+/// Why a call did not finish. Small on purpose: the diagnostic is built only when asked for
+/// ([`CallError::diagnose`]), out of line, so a caller's stack frame does not hold one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum CallError {
+    NoFunction,
+    Arity,
+    NoMemory,
+    Deadlock(AwaitError),
+}
+
+impl CallError {
+    /// The diagnostic for a call of `name`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn diagnose(self, name: &str) -> Diagnostic {
+        match self {
+            CallError::NoFunction => crate::diag!(NotFound, "no function named '{name}'"),
+            CallError::Arity => crate::diag!(InvalidArgument, "wrong number of arguments for '{name}'"),
+            CallError::NoMemory => {
+                Diagnostic::new(ErrorCode::ResourceExhausted, "no memory for the results of a call")
+            }
+            CallError::Deadlock(e) => crate::diag!(Unavailable, "'{name}': {e}"),
+        }
+    }
 }
 
 /// How a started call ended: its results, and whether awaiting them failed.
@@ -113,12 +132,12 @@ impl Program<'_> {
         args: &[RcAsyncValue],
     ) -> Result<Results, Diagnostic> {
         let Some(f) = self.function_index(name) else {
-            return Err(crate::diag!(NotFound, "no function named '{name}'"));
+            return Err(CallError::NoFunction.diagnose(name));
         };
-        let finished = self.call_and_wait(exec, f, args, &mut |_| {})?;
-        match finished.awaited {
-            Ok(()) => Ok(finished.results),
-            Err(e) => Err(deadlock(name, e)),
+        match self.call_and_wait(exec, f, args, &mut |_| {}) {
+            Ok(Finished { results, awaited: Ok(()) }) => Ok(results),
+            Ok(Finished { awaited: Err(e), .. }) => Err(CallError::Deadlock(e).diagnose(name)),
+            Err(e) => Err(e.diagnose(name)),
         }
     }
 
@@ -131,29 +150,23 @@ impl Program<'_> {
         function: u32,
         args: &[RcAsyncValue],
         inspect: &mut dyn FnMut(&Finished),
-    ) -> Result<Finished, Diagnostic> {
+    ) -> Result<Finished, CallError> {
         let host = exec.host();
         let Some(f) = self.file.function(function) else {
-            return Err(crate::diag!(NotFound, "no function with index {function}"));
+            return Err(CallError::NoFunction);
         };
-        let name = f.name();
         if args.len() != f.record().num_args as usize {
-            return Err(Diagnostic::new(
-                ErrorCode::InvalidArgument,
-                "wrong number of arguments for the function",
-            ));
+            return Err(CallError::Arity);
         }
         // The caller may not complete an argument after the call returned (its waiters would
         // outlive the contexts), so the call waits for them first.
         if args.iter().any(|a| !a.is_available()) {
-            host.await_values(args).map_err(|e| deadlock(name, e))?;
+            host.await_values(args).map_err(CallError::Deadlock)?;
         }
         let n = f.record().num_results as usize;
-        let no_memory =
-            || Diagnostic::new(ErrorCode::ResourceExhausted, "no memory for the results of a call");
         let mut slots = CallBuf::empty();
         if !slots.fill(host.allocator(), n, (0..n).map(|_| Cell::new(None::<RcAsyncValue>))) {
-            return Err(no_memory());
+            return Err(CallError::NoMemory);
         }
         // SAFETY: `self` and `exec` are borrowed for this whole function, and it returns only
         // after awaiting the results and quiescing the queue: the contract of `raw`.
@@ -165,7 +178,7 @@ impl Program<'_> {
             // The executor fills every slot; without memory to gather them, wait for the run
             // to end before reporting.
             host.quiesce();
-            return Err(no_memory());
+            return Err(CallError::NoMemory);
         }
         let awaited = host.await_values(values.as_slice());
         let finished = Finished { results: Results { values }, awaited };
