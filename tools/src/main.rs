@@ -9,10 +9,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use hostrt_compiler::bef::{WriteOptions, decode, write, write_with};
-use hostrt_compiler::text::{PrintOptions, parse, print};
+use hostrt_compiler::bef::{WriteOptions, decode};
+use hostrt_compiler::text::{PrintOptions, print};
 use hostrt_core::Allocator;
-use hostrt_core::allocator::FixedArena;
 use hostrt_core::bef::BefFile;
 use hostrt_std::AlignedBytes;
 
@@ -38,25 +37,18 @@ enum Command {
         single_stream: bool,
     },
     /// Run every function of a program (MLIR text or BEF), as TFRT's bef_executor does.
+    ///
+    /// `hostrt run [FILE] [OPTIONS]`, FILE a `.mlir` or `.bef` file (`-`, the default, reads
+    /// standard input). Options, written `--name value`, `--name=value` or `-name=value` as
+    /// bef_executor takes them (`hostrt check` parses RUN lines with the same parser):
+    /// `--work_queue_type s|mstd[:N[,M]]` (single-threaded, the default, or N workers and M
+    /// blocking threads); `--host_allocator_type leak_check_allocator|malloc|
+    /// profiled_allocator|test_fixed_size_1k`; `--functions a,b` (only these, in order;
+    /// repeatable); `--test_init_function f` (run f first); `--print_error_code`.
     Run {
-        /// `.mlir` or `.bef` file; `-` (the default) reads standard input.
-        #[arg(default_value = "-")]
-        input: PathBuf,
-        /// Work queue: `s` (single-threaded).
-        #[arg(long = "work_queue_type", default_value = "s")]
-        work_queue_type: String,
-        /// `malloc`, `profiled_allocator` or `leak_check_allocator` (the default).
-        #[arg(long = "host_allocator_type", default_value = "leak_check_allocator")]
-        host_allocator_type: String,
-        /// Run only these functions, in this order (comma-separated, repeatable).
-        #[arg(long, value_delimiter = ',')]
-        functions: Vec<String>,
-        /// Run this function first.
-        #[arg(long = "test_init_function")]
-        test_init_function: Option<String>,
-        /// Print error results with their status code.
-        #[arg(long = "print_error_code")]
-        print_error_code: bool,
+        /// The input file and the driver options, as described above.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
     },
     /// Run the `// RUN:` lines of test files in process and check their output (FileCheck,
     /// `expected-*` annotations), as LLVM lit runs TFRT's tests.
@@ -97,9 +89,7 @@ fn write_output(path: &PathBuf, bytes: &[u8]) -> Result<(), String> {
 
 /// Scratch memory for BEF verification (4 bytes per register of the largest function).
 fn scratch_allocator(bytes: usize) -> Result<Allocator, String> {
-    let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
-    arena.init(Box::leak(vec![0u8; bytes.max(4096)].into_boxed_slice())).map_err(|e| format!("{e:?}"))?;
-    Allocator::register(arena).map_err(|e| format!("{e:?}"))
+    hostrt_std::leaked_arena(bytes.max(4096)).map(|(_, alloc)| alloc).map_err(|e| e.to_string())
 }
 
 /// BEF bytes from a file that holds either BEF or MLIR text.
@@ -109,30 +99,24 @@ fn bef_of(path: &std::path::Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
     }
     let name = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
     let text = String::from_utf8(bytes).map_err(|e| format!("{name}: neither BEF nor UTF-8 text: {e}"))?;
-    let module = parse(&name, &text).map_err(|e| e.to_string())?;
-    write(&module, Some((&name, &text))).map_err(|e| e.to_string())
+    hostrt_compiler::compile(&name, &text, WriteOptions::default()).map_err(|e| e.to_string())
 }
 
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
-        Command::Run {
-            input,
-            work_queue_type,
-            host_allocator_type,
-            functions,
-            test_init_function,
-            print_error_code,
-        } => {
+        Command::Run { args } => {
+            let argv0 = std::env::args().next().unwrap_or_else(|| "hostrt".into());
+            let (opts, input) = match run::RunOptions::parse(&argv0, &args) {
+                Ok(parsed) => parsed,
+                Err(run::OptionError::Bad(message)) => {
+                    eprint!("{message}");
+                    std::process::exit(1);
+                }
+                Err(run::OptionError::Unsupported(what)) => return Err(what),
+            };
+            let input = PathBuf::from(input);
             let bytes = read_input(&input).map_err(|e| format!("cannot open input file {e}"))?;
             let bef = bef_of(&input, bytes)?;
-            let opts = run::RunOptions {
-                work_queue_type,
-                host_allocator_type,
-                functions,
-                test_init_function,
-                print_error_code,
-            };
-            let argv0 = std::env::args().next().unwrap_or_else(|| "hostrt".into());
             match run::run(&argv0, &bef, &opts, &run::StdIo, &run::PrintDiagnostics::default()) {
                 0 => Ok(()),
                 code => std::process::exit(i32::from(code)),
@@ -146,9 +130,8 @@ fn run(cli: Cli) -> Result<(), String> {
             let name = input.display().to_string();
             let bytes = read_input(&input)?;
             let text = String::from_utf8(bytes).map_err(|e| format!("{name}: not UTF-8: {e}"))?;
-            let module = parse(&name, &text).map_err(|e| e.to_string())?;
             let options = WriteOptions { streams: !single_stream };
-            let bef = write_with(&module, Some((&name, &text)), options).map_err(|e| e.to_string())?;
+            let bef = hostrt_compiler::compile(&name, &text, options).map_err(|e| e.to_string())?;
             write_output(&output, &bef)
         }
         Command::Dis { input, no_locations } => {

@@ -25,14 +25,133 @@ use hostrt_std::{
 };
 use hostrt_test_kernels::{LogPrefix, Severity, register_test_kernels};
 
-/// Options of `hostrt run` (TFRT `bef_executor` names).
-#[derive(Debug, Default)]
+/// Options of `hostrt run`, with TFRT `bef_executor`'s names; [`RunOptions::parse`] reads
+/// them for `hostrt run` and for `hostrt check`'s RUN lines alike.
+#[derive(Debug)]
 pub struct RunOptions {
+    /// `s` (single-threaded, the default) or `mstd[:N[,M]]`.
     pub work_queue_type: String,
+    /// One of [`HOST_ALLOCATOR_TYPES`]; `leak_check_allocator` by default.
     pub host_allocator_type: String,
+    /// Run only these functions, in this order.
     pub functions: Vec<String>,
+    /// Run this function first.
     pub test_init_function: Option<String>,
+    /// Print error results with their status code.
     pub print_error_code: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            work_queue_type: "s".into(),
+            host_allocator_type: "leak_check_allocator".into(),
+            functions: Vec::new(),
+            test_init_function: None,
+            print_error_code: false,
+        }
+    }
+}
+
+/// The `--host_allocator_type` values `run` supports.
+pub const HOST_ALLOCATOR_TYPES: [&str; 4] =
+    ["leak_check_allocator", "malloc", "profiled_allocator", "test_fixed_size_1k"];
+
+/// Why a driver command line was refused.
+#[derive(Debug, PartialEq, Eq)]
+pub enum OptionError {
+    /// A malformed command line, in LLVM's option parser's words (exit status 1).
+    Bad(String),
+    /// A `bef_executor` option hostrt does not have (plug-in libraries).
+    Unsupported(String),
+}
+
+/// An LLVM-style option: `-name`, `--name`, `-name=value`.
+pub(crate) fn llvm_option(arg: &str) -> Option<(&str, Option<&str>)> {
+    let body = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')).filter(|b| !b.is_empty())?;
+    Some(match body.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (body, None),
+    })
+}
+
+fn flag_value(arg: &str, v: Option<&str>) -> Result<bool, String> {
+    match v {
+        None | Some("true" | "1" | "TRUE" | "True") => Ok(true),
+        Some("false" | "0" | "FALSE" | "False") => Ok(false),
+        Some(other) => Err(format!("'{other}' is invalid value for boolean argument '{arg}'! Try 0 or 1")),
+    }
+}
+
+impl RunOptions {
+    /// Parse a driver command line the way `bef_executor`'s LLVM option parser does
+    /// (`-name=value`, `--name value`, `--flag`, `--flag=0`; `--functions` comma-separated
+    /// and repeatable). Returns the options and the input path (`-`, standard input, when
+    /// none is given).
+    pub fn parse(argv0: &str, args: &[String]) -> Result<(RunOptions, String), OptionError> {
+        let mut opts = RunOptions::default();
+        let mut input: Option<String> = None;
+        let bad = |msg: String| OptionError::Bad(format!("{argv0}: {msg}\n"));
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            let Some((name, inline)) = llvm_option(arg) else {
+                if input.replace(arg.clone()).is_some() {
+                    return Err(bad("Too many positional arguments specified!".into()));
+                }
+                continue;
+            };
+            let takes_value = matches!(
+                name,
+                "work_queue_type"
+                    | "host_allocator_type"
+                    | "functions"
+                    | "test_init_function"
+                    | "shared_libs"
+            ) || name == "tracing_level";
+            let value = if takes_value {
+                match inline.map(String::from).or_else(|| it.next().cloned()) {
+                    Some(v) => v,
+                    None => return Err(bad(format!("for the --{name} option: requires a value!"))),
+                }
+            } else {
+                String::new()
+            };
+            match name {
+                "work_queue_type" => opts.work_queue_type = value,
+                "host_allocator_type" => opts.host_allocator_type = value,
+                "functions" => {
+                    opts.functions.extend(value.split(',').filter(|s| !s.is_empty()).map(String::from))
+                }
+                "test_init_function" => opts.test_init_function = Some(value).filter(|v| !v.is_empty()),
+                "shared_libs" => {
+                    return Err(OptionError::Unsupported(format!(
+                        "{argv0} --shared_libs (plug-in kernel libraries) is not supported"
+                    )));
+                }
+                "tracing_level" => {}
+                "print_error_code" => {
+                    opts.print_error_code = flag_value(arg, inline)
+                        .map_err(|e| bad(format!("for the --print_error_code option: {e}")))?;
+                }
+                "enable_tracing" => {
+                    flag_value(arg, inline)
+                        .map_err(|e| bad(format!("for the --enable_tracing option: {e}")))?;
+                }
+                _ => {
+                    return Err(bad(format!(
+                        "Unknown command line argument '{arg}'.  Try: '{argv0} --help'"
+                    )));
+                }
+            }
+        }
+        if !HOST_ALLOCATOR_TYPES.contains(&opts.host_allocator_type.as_str()) {
+            let other = &opts.host_allocator_type;
+            return Err(bad(format!(
+                "for the --host_allocator_type option: Cannot find option named '{other}'!"
+            )));
+        }
+        Ok((opts, input.unwrap_or_else(|| "-".into())))
+    }
 }
 
 /// Where the driver's text goes: its stdout and its stderr.
@@ -194,7 +313,7 @@ pub fn run(
     let io: &dyn RunIo = &routed;
     let (banner, host_allocator): (&str, &'static dyn HostAllocator) = match opts.host_allocator_type.as_str()
     {
-        "" | "leak_check_allocator" => ("Choosing memory leak check allocator.", system),
+        "leak_check_allocator" => ("Choosing memory leak check allocator.", system),
         "malloc" => ("Choosing malloc.", system),
         "profiled_allocator" => ("Choosing profiled allocator based on malloc.", system),
         "test_fixed_size_1k" => {
@@ -217,7 +336,7 @@ pub fn run(
     let single;
     let multi;
     let queue: &dyn ConcurrentWorkQueue = match opts.work_queue_type.as_str() {
-        "" | "s" => {
+        "s" => {
             single = SingleThreadedWorkQueue::new();
             io.out("Choosing single-threaded work queue.\n");
             &single
@@ -279,7 +398,7 @@ pub fn run(
     if opts.host_allocator_type == "profiled_allocator" {
         io.out(&format!("{}\n", system.profile()));
     }
-    if matches!(opts.host_allocator_type.as_str(), "" | "leak_check_allocator")
+    if opts.host_allocator_type == "leak_check_allocator"
         && let Some(report) = system.leak_report()
     {
         io.out(&format!("{report}\n"));

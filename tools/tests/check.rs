@@ -91,14 +91,11 @@ fn failing_test_files_fail_with_a_reason() {
         PASSING.replace("{{runtime error: Divide by zero}}", "{{runtime error: Overflow}}"),
     )
     .unwrap();
-    // Features hostrt does not have yet fail, never pass.
-    // A test allocator that is not built yet makes the RUN line unsupported (a failure).
-    let mstd = dir.join("fixed1k.mlir");
-    std::fs::write(
-        &mstd,
-        PASSING.replace("-work_queue_type=s", "-work_queue_type=s -host_allocator_type=test_fixed_size_1k"),
-    )
-    .unwrap();
+    // Features hostrt does not have yet fail, never pass: plug-in kernel libraries make the
+    // RUN line unsupported (a failure).
+    let mstd = dir.join("plugins.mlir");
+    std::fs::write(&mstd, PASSING.replace("-work_queue_type=s", "-work_queue_type=s -shared_libs=k.so"))
+        .unwrap();
     let tool = dir.join("tool.mlir");
     std::fs::write(&tool, "// RUN: some_tool %s | FileCheck %s\n// CHECK: x\n").unwrap();
 
@@ -120,7 +117,7 @@ fn failing_test_files_fail_with_a_reason() {
         "{}",
         lines[4]
     );
-    assert!(lines[4].contains("test_fixed_size_1k"), "{}", lines[4]);
+    assert!(lines[4].contains("--shared_libs"), "{}", lines[4]);
     assert_eq!(
         lines[5],
         format!("FAIL {}: RUN line 1: unsupported: unknown tool 'some_tool'", tool.display())
@@ -189,4 +186,49 @@ fn conformance_suite_is_checked_file_by_file() {
     assert_eq!(passed, files.len(), "{stdout}");
     assert_eq!(lines[files.len()], format!("{passed} passed, 0 failed"));
     println!("{stdout}");
+}
+
+/// Every option `hostrt run` accepts works in a RUN line too (one parser serves both).
+#[test]
+fn run_options_work_in_run_lines() {
+    let dir = tmp_dir("run-options");
+    let file = dir.join("options.mlir");
+    std::fs::write(
+        &file,
+        r#"// RUN: bef_executor %s.bef -host_allocator_type=test_fixed_size_1k | FileCheck %s --check-prefix=FIXED
+// RUN: bef_executor %s.bef --work_queue_type mstd:2 --functions=two,one | FileCheck %s --check-prefix=MSTD
+// RUN: bef_executor %s.bef --test_init_function=two --print_error_code | FileCheck %s --check-prefix=INIT
+// RUN: bef_executor %s.bef --host_allocator_type=profiled_allocator --host_allocator_type malloc | FileCheck %s --check-prefix=MALLOC
+
+// FIXED: Choosing fixed size malloc.
+// FIXED: 'one' returned 1
+// MSTD: Choosing Multi-threaded C++ work queue (2 threads, 256 blocking threads) work queue.
+// MSTD: --- Running 'two':
+// MSTD: --- Running 'one':
+// INIT: --- Running 'two':
+// INIT-NEXT: 'two' returned 2
+// INIT-NEXT: --- Running 'one':
+// MALLOC: Choosing malloc.
+func.func @one() -> i32 {
+  %x = tfrt.constant.i32 1
+  tfrt.return %x : i32
+}
+
+func.func @two() -> i32 {
+  %x = tfrt.constant.i32 2
+  tfrt.return %x : i32
+}
+"#,
+    )
+    .unwrap();
+    let (stdout, _, code) = check(&[&file], true);
+    assert_eq!(code, Some(0), "{stdout}");
+    // A wrong expectation still fails: the parser does not make RUN lines vacuous.
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(&file).unwrap().replace("'one' returned 1", "'one' returned 7"),
+    )
+    .unwrap();
+    let (stdout, _, code) = check(&[&file], false);
+    assert_eq!(code, Some(1), "{stdout}");
 }

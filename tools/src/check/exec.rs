@@ -13,7 +13,7 @@ use hostrt_std::AlignedBytes;
 use super::diagnostics::{Verifier, marker};
 use super::filecheck;
 use super::runline::{Command, Join, Redirect, Script};
-use crate::run::{self, RunIo, RunOptions};
+use crate::run::{self, OptionError, RunIo, RunOptions, llvm_option};
 
 /// What one test's commands share: the test file and its compiled form.
 #[derive(Debug)]
@@ -50,8 +50,7 @@ impl Env {
 
 /// MLIR text to BEF; locations name `name`.
 fn compile(name: &str, text: &str) -> Result<Vec<u8>, String> {
-    let module = parse(name, text).map_err(|e| e.to_string())?;
-    write(&module, Some((name, text))).map_err(|e| e.to_string())
+    hostrt_compiler::compile(name, text, Default::default()).map_err(|e| e.to_string())
 }
 
 /// One command's streams, as the shell would wire them.
@@ -150,87 +149,14 @@ struct Prepared {
     redirects: Vec<Redirect>,
 }
 
-/// An LLVM-style option: `-name`, `--name`, `-name=value`.
-fn llvm_option(arg: &str) -> Option<(&str, Option<&str>)> {
-    let body = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')).filter(|b| !b.is_empty())?;
-    Some(match body.split_once('=') {
-        Some((n, v)) => (n, Some(v)),
-        None => (body, None),
-    })
-}
-
-fn flag_value(arg: &str, v: Option<&str>) -> Result<bool, String> {
-    match v {
-        None | Some("true" | "1" | "TRUE" | "True") => Ok(true),
-        Some("false" | "0" | "FALSE" | "False") => Ok(false),
-        Some(other) => Err(format!("'{other}' is invalid value for boolean argument '{arg}'! Try 0 or 1")),
-    }
-}
-
-/// The driver's command line. `Err` is a feature hostrt does not have yet.
+/// The driver's command line, parsed as `hostrt run` parses it. `Err` is a feature hostrt
+/// does not have yet.
 fn driver_tool(argv0: &str, args: &[String]) -> Result<Tool, String> {
-    let mut opts = RunOptions {
-        work_queue_type: "s".into(),
-        host_allocator_type: "leak_check_allocator".into(),
-        ..RunOptions::default()
-    };
-    let mut input: Option<String> = None;
-    let bad = |msg: String| Ok(Tool::BadOption(format!("{argv0}: {msg}\n")));
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let Some((name, inline)) = llvm_option(arg) else {
-            if input.replace(arg.clone()).is_some() {
-                return bad("Too many positional arguments specified!".into());
-            }
-            continue;
-        };
-        let takes_value =
-            matches!(name, "work_queue_type" | "host_allocator_type" | "functions" | "test_init_function");
-        let takes_value = takes_value || matches!(name, "shared_libs" | "tracing_level");
-        let value = if takes_value {
-            match inline.map(String::from).or_else(|| it.next().cloned()) {
-                Some(v) => v,
-                None => return bad(format!("for the --{name} option: requires a value!")),
-            }
-        } else {
-            String::new()
-        };
-        match name {
-            "work_queue_type" => opts.work_queue_type = value,
-            "host_allocator_type" => opts.host_allocator_type = value,
-            "functions" => {
-                opts.functions.extend(value.split(',').filter(|s| !s.is_empty()).map(String::from))
-            }
-            "test_init_function" => opts.test_init_function = Some(value).filter(|v| !v.is_empty()),
-            "shared_libs" => {
-                return Err(format!("{argv0} --shared_libs (plug-in kernel libraries) is not supported"));
-            }
-            "tracing_level" => {}
-            "print_error_code" => match flag_value(arg, inline) {
-                Ok(b) => opts.print_error_code = b,
-                Err(e) => return bad(format!("for the --print_error_code option: {e}")),
-            },
-            "enable_tracing" => {
-                if let Err(e) = flag_value(arg, inline) {
-                    return bad(format!("for the --enable_tracing option: {e}"));
-                }
-            }
-            _ => return bad(format!("Unknown command line argument '{arg}'.  Try: '{argv0} --help'")),
-        }
+    match RunOptions::parse(argv0, args) {
+        Ok((opts, input)) => Ok(Tool::Driver { argv0: argv0.to_string(), opts, input }),
+        Err(OptionError::Bad(message)) => Ok(Tool::BadOption(message)),
+        Err(OptionError::Unsupported(what)) => Err(what),
     }
-    match opts.host_allocator_type.as_str() {
-        "malloc" | "profiled_allocator" | "leak_check_allocator" => {}
-        "test_fixed_size_1k" => {
-            return Err(
-                "host allocator type 'test_fixed_size_1k' (fixed-size test allocator) is not implemented yet"
-                    .into(),
-            );
-        }
-        other => {
-            return bad(format!("for the --host_allocator_type option: Cannot find option named '{other}'!"));
-        }
-    }
-    Ok(Tool::Driver { argv0: argv0.to_string(), opts, input: input.unwrap_or_else(|| "-".into()) })
 }
 
 fn translate_tool(args: &[String]) -> Result<Tool, String> {
@@ -713,7 +639,13 @@ mod tests {
             panic!()
         };
         assert_eq!(opts.work_queue_type, "mstd:8");
-        assert!(driver_tool("d", &strings(&["--host_allocator_type", "test_fixed_size_1k"])).is_err());
+        let Ok(Tool::Driver { opts, .. }) =
+            driver_tool("d", &strings(&["--host_allocator_type", "test_fixed_size_1k"]))
+        else {
+            panic!("every allocator `hostrt run` supports works in a RUN line")
+        };
+        assert_eq!(opts.host_allocator_type, "test_fixed_size_1k");
+        assert!(driver_tool("d", &strings(&["--shared_libs=x.so"])).is_err(), "plug-ins are not built yet");
         assert!(
             matches!(driver_tool("d", &strings(&["--bogus"])), Ok(Tool::BadOption(m)) if m.contains("'--bogus'"))
         );
