@@ -42,8 +42,8 @@ enum Command {
     /// standard input). Options, written `--name value`, `--name=value` or `-name=value` as
     /// bef_executor takes them (`hostrt check` parses RUN lines with the same parser):
     /// `--work_queue_type s|mstd[:N[,M]]` (single-threaded, the default, or N workers and M
-    /// blocking threads); `--host_allocator_type leak_check_allocator|malloc|
-    /// profiled_allocator|test_fixed_size_1k`; `--functions a,b` (only these, in order;
+    /// blocking threads); `--host_allocator_type` one of leak_check_allocator, malloc,
+    /// profiled_allocator, test_fixed_size_1k; `--functions a,b` (only these, in order;
     /// repeatable); `--test_init_function f` (run f first); `--print_error_code`.
     Run {
         /// The input file and the driver options, as described above.

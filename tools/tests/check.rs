@@ -232,3 +232,15 @@ func.func @two() -> i32 {
     let (stdout, _, code) = check(&[&file], false);
     assert_eq!(code, Some(1), "{stdout}");
 }
+
+/// The executor's own test programs (`tests/programs/executor/`, TFRT-style: RUN lines and
+/// CHECK lines over the driver's output) all pass.
+#[test]
+fn executor_programs_pass() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/executor");
+    let (stdout, stderr, code) = check(&[&dir], false);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let passed = stdout.lines().filter(|l| l.starts_with("PASS ")).count();
+    assert!(passed >= 3, "{stdout}");
+    assert_eq!(stdout.lines().last(), Some(format!("{passed} passed, 0 failed").as_str()));
+}

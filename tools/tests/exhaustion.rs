@@ -1,6 +1,6 @@
 //! Memory exhaustion at (a sample of) every allocation of whole programs: TFRT's conformance
 //! programs (when `shared/conformance` is present) and the project's own programs in
-//! `tests/programs/`, run as `hostrt run` runs them, with the basic and test kernels on the
+//! `tests/programs/` (and `tests/programs/executor/`), run as `hostrt run` runs them, with the basic and test kernels on the
 //! single-threaded queue. With the k-th allocation and every later one refused, every run
 //! must finish: no await left waiting (the queue reports that as a deadlock), no panic, and
 //! every block handed out comes back.
@@ -86,7 +86,9 @@ fn mlir_files(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn project_programs_survive_exhaustion_at_every_sampled_point() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
-    let tried: usize = mlir_files(&dir).iter().map(|p| sweep(p)).sum();
+    let mut files = mlir_files(&dir);
+    files.extend(mlir_files(&dir.join("executor")));
+    let tried: usize = files.iter().map(|p| sweep(p)).sum();
     assert!(tried > 100, "{tried} failure points");
 }
 

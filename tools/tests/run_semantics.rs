@@ -133,3 +133,20 @@ fn fixed_size_1k_allocator_logs_refuses_and_returns_everything() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(code, Some(0));
 }
+
+/// A runtime error names the failing kernel's `file:line:col` (the `hostrt check` program
+/// consumes the diagnostic with `expected-error`, which checks only the line).
+#[test]
+fn runtime_errors_carry_the_kernel_location() {
+    let (_, err, code) = run("executor/errors.mlir", &[]);
+    let text = std::fs::read_to_string(program("executor/errors.mlir")).unwrap();
+    let (line, col) = text
+        .lines()
+        .enumerate()
+        .find_map(|(i, l)| l.find("tfrt.div.i32").map(|c| (i + 1, c + 1)))
+        .expect("the failing kernel");
+    // (Locations keep the end of a long path: diagnostics are fixed-size.)
+    let at = format!("/executor/errors.mlir:{line}:{col}: runtime error: Divide by zero");
+    assert!(err.contains(&at), "{at}\n{err}");
+    assert_eq!(code, Some(1), "a runtime error nobody expected fails the run");
+}
