@@ -8,9 +8,8 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hostrt_compiler::ast::{Attr, Func, Loc, Module, NamedAttr, Op, Region, ResultGroup, Type, ValueRef};
 use hostrt_compiler::bef::write;
-use hostrt_core::allocator::FixedArena;
+use hostrt_core::KernelRegistry;
 use hostrt_core::kernel::KernelFrame;
-use hostrt_core::{Allocator, KernelRegistry};
 use hostrt_std::AlignedBytes;
 
 const KERNELS: usize = 100_000;
@@ -74,9 +73,7 @@ fn bench(c: &mut Criterion) {
     let mut registry: KernelRegistry = KernelRegistry::new();
     registry.add_kernel("tfrt.constant.i32", nop).unwrap();
     registry.add_kernel("tfrt.add.i32", nop).unwrap();
-    let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
-    arena.init(Box::leak(vec![0u8; 1 << 20].into_boxed_slice())).unwrap();
-    let scratch = Allocator::register(arena).unwrap();
+    let (_, scratch) = hostrt_std::leaked_arena(1 << 20).unwrap();
 
     let mut g = c.benchmark_group(format!("load_100k_kernels ({} bytes)", bytes.len()));
     g.throughput(Throughput::Bytes(bytes.len() as u64));

@@ -3,18 +3,13 @@
 use hostrt_compiler::bef::{decode, write};
 use hostrt_compiler::text::{PrintOptions, parse, print};
 use hostrt_core::Allocator;
-use hostrt_core::allocator::FixedArena;
 use hostrt_core::bef::BefFile;
 use hostrt_std::AlignedBytes;
 
 /// One arena for the verifier's scratch memory, shared by every run.
 pub fn scratch() -> Allocator {
     static A: std::sync::OnceLock<Allocator> = std::sync::OnceLock::new();
-    *A.get_or_init(|| {
-        let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
-        arena.init(Box::leak(vec![0u8; 4 << 20].into_boxed_slice())).unwrap();
-        Allocator::register(arena).unwrap()
-    })
+    *A.get_or_init(|| hostrt_std::leaked_arena(4 << 20).unwrap().1)
 }
 
 /// Load arbitrary bytes (re-sealed, so the checksum does not stop them at the door);

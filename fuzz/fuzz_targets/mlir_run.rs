@@ -52,11 +52,7 @@ const BUDGETED: [KernelEntry; 5] = [
 /// One arena reused by every run, so the allocator table never fills up.
 fn arena() -> (&'static FixedArena, Allocator) {
     static A: std::sync::OnceLock<(&'static FixedArena, Allocator)> = std::sync::OnceLock::new();
-    *A.get_or_init(|| {
-        let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
-        arena.init(Box::leak(vec![0u8; 256 << 10].into_boxed_slice())).unwrap();
-        (arena, Allocator::register(arena).unwrap())
-    })
+    *A.get_or_init(|| hostrt_std::leaked_arena(256 << 10).unwrap())
 }
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {

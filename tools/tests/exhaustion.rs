@@ -15,7 +15,7 @@ use hostrt_core::executor::Program;
 use hostrt_core::{
     Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, KernelRegistry, SingleThreadedWorkQueue,
 };
-use hostrt_std::AlignedBytes;
+use hostrt_std::{AlignedBytes, leaked_arena};
 use hostrt_test_kernels::register_test_kernels;
 
 /// Failure points tried per program, spread evenly over its allocations.
@@ -50,9 +50,7 @@ fn sweep(path: &Path) -> usize {
     let mut registry: KernelRegistry<512> = KernelRegistry::new();
     register_basic_kernels(&mut registry).unwrap();
     register_test_kernels(&mut registry).unwrap();
-    let backing: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
-    backing.init(vec![0u8; 8 << 20].leak()).unwrap();
-    let loader = Allocator::register(backing).unwrap();
+    let (backing, loader) = leaked_arena(8 << 20).unwrap();
     let Ok(program) = Program::load(bef.as_bytes(), &registry, loader) else {
         return 0; // e.g. the unknown-kernel test: nothing runs
     };

@@ -4,7 +4,6 @@
 use std::sync::OnceLock;
 
 use hostrt_core::Allocator;
-use hostrt_core::allocator::FixedArena;
 use hostrt_core::bef::{BefFile, BefLoc};
 
 use hostrt_std::AlignedBytes;
@@ -17,11 +16,7 @@ use crate::text::{PrintOptions, parse, print};
 /// One registered arena, shared by the tests, for the reader's scratch memory.
 fn scratch() -> Allocator {
     static ALLOC: OnceLock<Allocator> = OnceLock::new();
-    *ALLOC.get_or_init(|| {
-        let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
-        arena.init(Box::leak(vec![0u8; 1 << 20].into_boxed_slice())).expect("arena");
-        Allocator::register(arena).expect("a free allocator slot")
-    })
+    *ALLOC.get_or_init(|| hostrt_std::leaked_arena(1 << 20).expect("an arena in a free allocator slot").1)
 }
 
 fn compile_ok(src: &str) -> Vec<u8> {

@@ -3,16 +3,11 @@
 
 use hostrt_compiler::ast::*;
 use hostrt_core::Allocator;
-use hostrt_core::allocator::FixedArena;
 
 /// One registered arena, shared by all tests of a binary, for the reader's scratch memory.
 pub fn scratch() -> Allocator {
     static ALLOC: std::sync::OnceLock<Allocator> = std::sync::OnceLock::new();
-    *ALLOC.get_or_init(|| {
-        let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
-        arena.init(Box::leak(vec![0u8; 1 << 20].into_boxed_slice())).unwrap();
-        Allocator::register(arena).unwrap()
-    })
+    *ALLOC.get_or_init(|| hostrt_std::leaked_arena(1 << 20).unwrap().1)
 }
 
 pub fn t(s: &str) -> Type {
