@@ -12,7 +12,24 @@ pub const MIN_ARENA_BYTES: usize = 4 * core::mem::size_of::<usize>();
 
 /// A heap over a caller-provided `&'static mut [u8]`, with in-use / peak / failure counters.
 ///
-/// Create it empty in a `static` and [`init`](Self::init) it once at start-up.
+/// Create it empty in a `static` and [`init`](Self::init) it once at start-up; register it to
+/// get the one-byte [`Allocator`](super::Allocator) handle runtime objects carry. Exhaustion
+/// is an `Err`, never a panic.
+///
+/// ```
+/// use hostrt_core::allocator::HostAllocator;
+/// use hostrt_core::{Allocator, AsyncValueRef, FixedArena};
+///
+/// static ARENA: FixedArena = FixedArena::empty();
+/// ARENA.init(hostrt_core::static_buffer!(4096).unwrap()).unwrap();
+/// let alloc = Allocator::register(&ARENA).unwrap();
+///
+/// let v = AsyncValueRef::available(alloc, 7u64).unwrap();
+/// assert!(ARENA.stats().unwrap().in_use > 0);
+/// drop(v);
+/// assert_eq!(ARENA.stats().unwrap().in_use, 0);
+/// assert!(AsyncValueRef::available(alloc, [0u8; 8192]).is_err(), "too big: an error, not a panic");
+/// ```
 pub struct FixedArena {
     heap: embedded_alloc::LlffHeap,
     initialized: AtomicBool,

@@ -13,7 +13,25 @@ use crate::diagnostic::Diagnostic;
 
 /// A typed reference to an async value holding (or about to hold) a `T`.
 ///
-/// Dereferences to [`RcAsyncValue`] for the type-erased operations.
+/// Dereferences to [`RcAsyncValue`] for the type-erased operations. Waiters added with
+/// `and_then` run when the value completes, on the completing thread (last added first).
+///
+/// ```
+/// use hostrt_core::{Allocator, AsyncValueRef, FixedArena};
+/// use std::sync::atomic::{AtomicI32, Ordering};
+///
+/// static ARENA: FixedArena = FixedArena::empty();
+/// ARENA.init(hostrt_core::static_buffer!(4096).unwrap()).unwrap();
+/// let alloc = Allocator::register(&ARENA).unwrap();
+///
+/// static SEEN: AtomicI32 = AtomicI32::new(0);
+/// let later = AsyncValueRef::<i32>::unconstructed(alloc).unwrap();
+/// let v = later.clone();
+/// later.and_then(move || SEEN.store(*v.get().unwrap(), Ordering::SeqCst)).ok().unwrap();
+/// assert!(!later.is_available());
+/// later.emplace(42); // runs the waiter
+/// assert_eq!(SEEN.load(Ordering::SeqCst), 42);
+/// ```
 pub struct AsyncValueRef<T> {
     rc: RcAsyncValue,
     _payload: PhantomData<T>,

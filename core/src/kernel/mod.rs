@@ -32,8 +32,25 @@ pub type KernelFn = fn(&KernelFrame<'_>);
 /// `registry.add_kernel("tfrt.add.i32", kernel!(add_i32))`.
 ///
 /// Parameters may be [`Argument`], [`Attribute`], [`ArrayAttribute`], [`StringAttribute`],
-/// [`RemainingArguments`], [`Output`], [`RemainingResults`], [`KernelErrorHandler`] and
-/// `&ExecutionContext`; the return value is anything implementing [`KernelReturn`].
+/// [`RemainingArguments`], [`Output`], [`RemainingResults`], [`KernelErrorHandler`],
+/// [`Detached`] and `&ExecutionContext`; the return value is anything implementing
+/// [`KernelReturn`] (`T`, tuples, `Result<T, Diagnostic>`, `AsyncValueRef<T>`).
+///
+/// ```
+/// use hostrt_core::kernel::{Argument, KernelLookup};
+/// use hostrt_core::{Diagnostic, KernelRegistry};
+///
+/// fn div_i32(a: Argument<i32>, b: Argument<i32>) -> Result<i32, Diagnostic> {
+///     if *b == 0 {
+///         return Err(Diagnostic::internal("Divide by zero"));
+///     }
+///     Ok(*a / *b)
+/// }
+///
+/// let mut registry: KernelRegistry<4> = KernelRegistry::new();
+/// registry.add_kernel("my.div.i32", hostrt_core::kernel!(div_i32)).unwrap();
+/// assert!(registry.lookup("my.div.i32").is_some());
+/// ```
 #[macro_export]
 macro_rules! kernel {
     ($f:expr) => {{

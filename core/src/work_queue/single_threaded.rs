@@ -14,6 +14,26 @@ use crate::async_value::RcAsyncValue;
 /// or [`quiesce`](ConcurrentWorkQueue::quiesce). No threads, no allocation of its own: the
 /// pending list is intrusive. Safe to add tasks from interrupt handlers (the list is guarded
 /// by a critical section).
+///
+/// ```
+/// use hostrt_core::{Allocator, AsyncValueRef, ConcurrentWorkQueue, FixedArena, SingleThreadedWorkQueue, Task};
+///
+/// static ARENA: FixedArena = FixedArena::empty();
+/// ARENA.init(hostrt_core::static_buffer!(4096).unwrap()).unwrap();
+/// let alloc = Allocator::register(&ARENA).unwrap();
+/// let queue = SingleThreadedWorkQueue::new();
+///
+/// let v = AsyncValueRef::<i32>::unconstructed(alloc).unwrap();
+/// let producer = v.clone();
+/// queue.add_task(Task::new(alloc, move || producer.emplace(1)).ok().unwrap());
+/// assert!(!v.is_available(), "nothing runs until the host waits");
+/// queue.await_values(&[v.clone().into_rc()]).unwrap();
+/// assert_eq!(v.get(), Some(&1));
+///
+/// // A value nothing will complete is a reported deadlock, not a hang.
+/// let never = AsyncValueRef::<i32>::unconstructed(alloc).unwrap();
+/// assert!(queue.await_values(&[never.into_rc()]).is_err());
+/// ```
 pub struct SingleThreadedWorkQueue {
     pending: Mutex<RefCell<TaskList>>,
     running: AtomicBool,
