@@ -7,7 +7,7 @@ use std::cell::Cell;
 
 use hostrt_core::allocator::{FailAfter, FixedArena, HostAllocator};
 use hostrt_core::basic_kernels::register_basic_kernels;
-use hostrt_core::executor::{Program, raw};
+use hostrt_core::executor::{CallError, Program, raw};
 use hostrt_core::kernel::{Argument, Output};
 use hostrt_core::{
     Allocator, AsyncValueRef, ErrorCode, ExecutionContext, HostContext, KernelRegistry, RcAsyncValue,
@@ -139,8 +139,9 @@ fn arguments_and_multiple_returns_of_one_register() {
         assert_eq!((i32_at(&r[0]), i32_at(&r[1]), i32_at(&r[2])), (5, 2, 5));
         assert!(r[0].ptr_eq(&r[2]), "one placeholder, two slots");
         let wrong = program.call(host, "shared_results", &[]).unwrap_err();
-        assert_eq!(wrong.code, ErrorCode::InvalidArgument);
-        assert_eq!(program.call(host, "missing", &[]).unwrap_err().code, ErrorCode::NotFound);
+        assert_eq!(wrong, CallError::WrongArgumentCount);
+        assert_eq!(hostrt_core::Diagnostic::from(wrong).code, ErrorCode::InvalidArgument);
+        assert_eq!(program.call(host, "missing", &[]).unwrap_err(), CallError::NotFound);
     });
 }
 

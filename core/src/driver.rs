@@ -170,8 +170,8 @@ fn run_one(
     };
     match program.call_and_wait(&exec, fi, &[], print) {
         Ok(_) => {}
-        Err(CallError::NoMemory) => out(format_args!("'{name}': out of memory\n")),
-        Err(e) => out(format_args!("'{name}': {}\n", e.diagnose(name).message())),
+        Err(CallError::OutOfMemory) => out(format_args!("'{name}': out of memory\n")),
+        Err(e) => out(format_args!("'{name}': {e}\n")),
     }
 }
 

@@ -516,7 +516,7 @@ fn code_size_run_one(program: &Program<'_>, host: &HostContext<'_>, fi: u32, io:
     io.out(&format!("--- Running '{name}':\n"));
     let results = match program.call(host, name, &[]) {
         Ok(results) => results,
-        Err(e) => return io.out(&format!("{}\n", e.message())),
+        Err(e) => return io.out(&format!("'{name}': {e}\n")),
     };
     if results.is_empty() {
         return;

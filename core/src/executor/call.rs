@@ -48,29 +48,51 @@ impl Results {
     }
 }
 
-/// Why a call did not finish. Small on purpose: the diagnostic is built only when asked for
-/// ([`CallError::diagnose`]), out of line, so a caller's stack frame does not hold one.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum CallError {
-    NoFunction,
-    Arity,
-    NoMemory,
+/// Why [`Program::call`] did not return results: a small `Copy` value, so firmware that only
+/// counts failures links no formatting; `?` turns it into a [`Diagnostic`] where one is
+/// wanted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallError {
+    /// The program has no function of that name (`NOT_FOUND`).
+    NotFound,
+    /// The arguments are not as many as the function's parameters (`INVALID_ARGUMENT`).
+    WrongArgumentCount,
+    /// No memory to hold the results (`RESOURCE_EXHAUSTED`).
+    OutOfMemory,
+    /// The work queue reports that an argument or result can never become available
+    /// (`UNAVAILABLE`).
     Deadlock(AwaitError),
 }
 
 impl CallError {
-    /// The diagnostic for a call of `name`.
+    /// The status code of this failure.
+    pub fn code(self) -> ErrorCode {
+        match self {
+            CallError::NotFound => ErrorCode::NotFound,
+            CallError::WrongArgumentCount => ErrorCode::InvalidArgument,
+            CallError::OutOfMemory => ErrorCode::ResourceExhausted,
+            CallError::Deadlock(_) => ErrorCode::Unavailable,
+        }
+    }
+}
+
+impl core::fmt::Display for CallError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            CallError::NotFound => f.write_str("no function of that name"),
+            CallError::WrongArgumentCount => f.write_str("wrong number of arguments for the function"),
+            CallError::OutOfMemory => f.write_str("no memory for the results of a call"),
+            CallError::Deadlock(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<CallError> for Diagnostic {
     #[cold]
     #[inline(never)]
-    pub(crate) fn diagnose(self, name: &str) -> Diagnostic {
-        match self {
-            CallError::NoFunction => crate::diag!(NotFound, "no function named '{name}'"),
-            CallError::Arity => crate::diag!(InvalidArgument, "wrong number of arguments for '{name}'"),
-            CallError::NoMemory => {
-                Diagnostic::new(ErrorCode::ResourceExhausted, "no memory for the results of a call")
-            }
-            CallError::Deadlock(e) => crate::diag!(Unavailable, "'{name}': {e}"),
-        }
+    fn from(e: CallError) -> Self {
+        Diagnostic::fmt(e.code(), format_args!("{e}"))
     }
 }
 
@@ -85,11 +107,11 @@ impl Program<'_> {
     /// available and the host's work queue has quiesced. Each call is its own request
     /// (cancel through [`call_in`](Self::call_in)).
     ///
-    /// Arguments that are still unavailable are awaited before the function starts.
-    /// Failures: `NotFound` (no such function), `InvalidArgument` (wrong argument count),
-    /// `ResourceExhausted` (no memory to hold the results), `Unavailable` (the queue reports
-    /// a deadlock: no task left, yet an argument or result is still unavailable). A result
-    /// that fails is an error value inside `Ok` (see [`Results::get`]); nothing panics.
+    /// Arguments that are still unavailable are awaited before the function starts. The
+    /// call fails with a [`CallError`] when it cannot run to the end (no such function, a
+    /// wrong argument count, no memory for the results, a deadlock reported by the queue);
+    /// a result that fails is an error value inside `Ok` (see [`Results::get`]). Nothing
+    /// panics.
     ///
     /// ```
     /// use hostrt_core::basic_kernels::integer;
@@ -118,7 +140,7 @@ impl Program<'_> {
         host: &HostContext<'_>,
         name: &str,
         args: &[RcAsyncValue],
-    ) -> Result<Results, Diagnostic> {
+    ) -> Result<Results, CallError> {
         let request = RequestContext::new();
         self.call_in(&ExecutionContext::new(host, &request), name, args)
     }
@@ -130,14 +152,11 @@ impl Program<'_> {
         exec: &ExecutionContext<'_>,
         name: &str,
         args: &[RcAsyncValue],
-    ) -> Result<Results, Diagnostic> {
-        let Some(f) = self.function_index(name) else {
-            return Err(CallError::NoFunction.diagnose(name));
-        };
-        match self.call_and_wait(exec, f, args, &mut |_| {}) {
-            Ok(Finished { results, awaited: Ok(()) }) => Ok(results),
-            Ok(Finished { awaited: Err(e), .. }) => Err(CallError::Deadlock(e).diagnose(name)),
-            Err(e) => Err(e.diagnose(name)),
+    ) -> Result<Results, CallError> {
+        let f = self.function_index(name).ok_or(CallError::NotFound)?;
+        match self.call_and_wait(exec, f, args, &mut |_| {})? {
+            Finished { results, awaited: Ok(()) } => Ok(results),
+            Finished { awaited: Err(e), .. } => Err(CallError::Deadlock(e)),
         }
     }
 
@@ -153,10 +172,10 @@ impl Program<'_> {
     ) -> Result<Finished, CallError> {
         let host = exec.host();
         let Some(f) = self.file.function(function) else {
-            return Err(CallError::NoFunction);
+            return Err(CallError::NotFound);
         };
         if args.len() != f.record().num_args as usize {
-            return Err(CallError::Arity);
+            return Err(CallError::WrongArgumentCount);
         }
         // The caller may not complete an argument after the call returned (its waiters would
         // outlive the contexts), so the call waits for them first.
@@ -166,7 +185,7 @@ impl Program<'_> {
         let n = f.record().num_results as usize;
         let mut slots = CallBuf::empty();
         if !slots.fill(host.allocator(), n, (0..n).map(|_| Cell::new(None::<RcAsyncValue>))) {
-            return Err(CallError::NoMemory);
+            return Err(CallError::OutOfMemory);
         }
         // SAFETY: `self` and `exec` are borrowed for this whole function, and it returns only
         // after awaiting the results and quiescing the queue: the contract of `raw`.
@@ -178,7 +197,7 @@ impl Program<'_> {
             // The executor fills every slot; without memory to gather them, wait for the run
             // to end before reporting.
             host.quiesce();
-            return Err(CallError::NoMemory);
+            return Err(CallError::OutOfMemory);
         }
         let awaited = host.await_values(values.as_slice());
         let finished = Finished { results: Results { values }, awaited };

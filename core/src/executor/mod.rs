@@ -68,7 +68,7 @@ mod program;
 pub mod raw;
 mod run;
 
-pub use call::Results;
-pub(crate) use call::{CallError, Finished};
+pub(crate) use call::Finished;
+pub use call::{CallError, Results};
 pub use program::Program;
 pub use run::MAX_STACK_DEPTH;
