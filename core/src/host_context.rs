@@ -166,6 +166,14 @@ impl<'a> HostContext<'a> {
     }
 }
 
+/// A host stands for its allocator where one is asked for (`Program::load(bytes, &registry,
+/// &host)`), so the allocator is named once, when the host is made.
+impl From<&HostContext<'_>> for Allocator {
+    fn from(host: &HostContext<'_>) -> Allocator {
+        host.allocator()
+    }
+}
+
 /// Per-request state: cancellation.
 ///
 /// Cancelling stores an error value; every kernel dispatched for this request afterwards is

@@ -131,7 +131,7 @@ impl Program<'_> {
     ///
     /// let registry = KernelRegistry::<2>::with_entries(&[integer::CONSTANT_I32, integer::ADD_I32]).unwrap();
     /// let host = HostContext::new(alloc, &QUEUE);
-    /// let program = Program::load(bytes, &registry, alloc).unwrap();
+    /// let program = Program::load(bytes, &registry, &host).unwrap();
     /// let results = program.call(&host, "add", &[]).unwrap();
     /// assert_eq!(results.get::<i32>(0), Ok(&4));
     /// ```

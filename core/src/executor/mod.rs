@@ -42,7 +42,7 @@
 //! }"#;
 //! let bef = hostrt_compiler::compile("max.mlir", text, Default::default()).unwrap();
 //! let bef = hostrt_std::AlignedBytes::new(&bef);
-//! let program = Program::load(bef.as_bytes(), &registry, alloc).unwrap();
+//! let program = Program::load(bef.as_bytes(), &registry, &host).unwrap();
 //!
 //! // Run it: `call` starts the function, waits for its results and for the queue to go
 //! // quiet, and returns the results.

@@ -36,10 +36,20 @@ impl core::fmt::Debug for Program<'_> {
 
 impl<'a> Program<'a> {
     /// Verify `bytes`, resolve every kernel name and native function declaration against
-    /// `kernels`, and keep the resolved tables in `alloc`. Fails with the reader's error (an
+    /// `kernels`, and keep the resolved tables in `alloc` (an [`Allocator`], or the
+    /// [`HostContext`](crate::HostContext) the program will run on, meaning its allocator). Fails with the reader's error (an
     /// unknown kernel names itself and its location), with `UnknownNativeFunction` naming
     /// the first unregistered native function, or when a table cannot be allocated.
-    pub fn load(bytes: &'a [u8], kernels: &dyn KernelLookup, alloc: Allocator) -> Result<Self, BefError> {
+    pub fn load(
+        bytes: &'a [u8],
+        kernels: &dyn KernelLookup,
+        alloc: impl Into<Allocator>,
+    ) -> Result<Self, BefError> {
+        Self::load_into(bytes, kernels, alloc.into())
+    }
+
+    /// [`load`](Self::load), not generic: one copy of the loader whatever `alloc` was.
+    fn load_into(bytes: &'a [u8], kernels: &dyn KernelLookup, alloc: Allocator) -> Result<Self, BefError> {
         let file = BefFile::load(bytes, kernels, alloc)?;
         let len = file.num_kernel_names();
         let layout = Layout::array::<KernelEntry>(len.max(1))

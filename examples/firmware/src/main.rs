@@ -76,7 +76,7 @@ fn main() -> ! {
     let host = HostContext::new(alloc, &QUEUE).with_output(&output).with_diagnostics(&print_diagnostic);
     for (name, bytes) in programs {
         hprintln!("=== {}", name);
-        match Program::load(bytes, &registry, alloc) {
+        match Program::load(bytes, &registry, &host) {
             Ok(program) => {
                 let mut out = |a: core::fmt::Arguments<'_>| hprint!("{}", a);
                 ok &= run_functions(&program, &host, &DriverOptions::default(), &mut out).is_ok();

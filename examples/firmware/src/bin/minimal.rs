@@ -25,7 +25,7 @@ fn run(alloc: Allocator) -> Option<bool> {
     let registry = KernelRegistry::<5>::with_entries(&kernels).ok()?;
     let host = HostContext::new(alloc, &QUEUE);
     let fib = hostrt_core::include_bef!(concat!(env!("OUT_DIR"), "/fib_quiet.bef"));
-    let program = Program::load(fib, &registry, alloc).ok()?;
+    let program = Program::load(fib, &registry, &host).ok()?;
     let results = program.call(&host, "fib_driver", &[]).ok()?;
     Some(results[0].get::<i32>() == Some(&5) && results[1].get::<i32>() == Some(&144))
 }
