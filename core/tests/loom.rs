@@ -171,3 +171,32 @@ fn forwarder_chain_resolves_while_it_is_built() {
         assert_eq!(counting.profile().current, 0);
     });
 }
+
+/// A tensor buffer's borrow word (tensor/buffer.rs): a reader and a writer racing on two
+/// handles of one block never both get in, and every block is freed once.
+#[test]
+fn buffer_reader_and_writer_exclude_each_other() {
+    use hostrt_core::tensor::HostBuffer;
+    let (alloc, counting) = allocator();
+    loom::model(move || {
+        let buf = HostBuffer::allocate(alloc, 4).unwrap();
+        let other = buf.slice(0, 4).unwrap();
+        let inside = Arc::new(AtomicUsize::new(0));
+        let seen = inside.clone();
+        let t = thread::spawn(move || {
+            if let Ok(mut w) = other.write() {
+                assert_eq!(seen.fetch_add(1, SeqCst), 0, "the writer is alone");
+                w[0] = 1;
+                seen.fetch_sub(1, SeqCst);
+            }
+        });
+        if let Ok(r) = buf.read() {
+            assert_eq!(inside.fetch_add(1, SeqCst), 0, "no writer while reading");
+            assert!(r[0] == 0 || r[0] == 1);
+            inside.fetch_sub(1, SeqCst);
+        }
+        t.join().unwrap();
+        drop(buf);
+        assert_eq!(counting.profile().current, 0);
+    });
+}

@@ -1,0 +1,299 @@
+//! [`HostBuffer`]: a reference-counted, 64-byte-aligned byte buffer from a host allocator,
+//! with slices that share it.
+//!
+//! Tensors are mutable shared objects (TFRT writes into an operand tensor in place, and
+//! chains order writers and readers). Rust cannot let two threads touch the same bytes
+//! unordered, so every access takes a borrow, as `RefCell` does but with one atomic word in
+//! the buffer's block: any number of readers, or one writer. A program that reads and writes
+//! a tensor without ordering them gets a [`BorrowError`] from the kernel that lost the race,
+//! never a data race. The borrow covers the whole block, slices included.
+
+use core::alloc::Layout;
+use core::fmt;
+use core::ptr::NonNull;
+
+use crate::allocator::{AllocError, Allocator};
+use crate::sync::{AtomicU32, Ordering, fence};
+
+/// Alignment of every buffer's data (a cache line; enough for any SIMD width in use).
+pub const BUFFER_ALIGN: usize = 64;
+
+/// The block's first [`BUFFER_ALIGN`] bytes; the data follows.
+#[repr(C)]
+struct Header {
+    refs: AtomicU32,
+    /// Bit 31: a writer holds the data; bits 0..31: readers.
+    borrows: AtomicU32,
+    size: usize,
+    alloc: Allocator,
+}
+
+const WRITER: u32 = 1 << 31;
+
+const _: () = assert!(core::mem::size_of::<Header>() <= BUFFER_ALIGN);
+
+/// A counted handle to a window of a buffer block (the whole block, or a slice of it).
+///
+/// ```
+/// use hostrt_core::tensor::HostBuffer;
+/// use hostrt_core::{Allocator, FixedArena};
+///
+/// static ARENA: FixedArena = FixedArena::empty();
+/// ARENA.init(hostrt_core::static_buffer!(4096).unwrap()).unwrap();
+/// let alloc = Allocator::register(&ARENA).unwrap();
+///
+/// let buf = HostBuffer::allocate(alloc, 8).unwrap();
+/// buf.write().unwrap().copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+/// let tail = buf.slice(4, 4).unwrap(); // shares the block, allocates nothing
+/// assert_eq!(&*tail.read().unwrap(), &[5, 6, 7, 8]);
+/// let reading = buf.read().unwrap();
+/// assert!(tail.write().is_err(), "a writer waits for no one: it is refused");
+/// drop(reading);
+/// ```
+pub struct HostBuffer {
+    block: NonNull<Header>,
+    offset: usize,
+    len: usize,
+}
+
+// SAFETY: the block is shared through atomics (reference count, borrow word); its bytes are
+// only reached through `read`/`write` guards that the borrow word makes exclusive for
+// writers, so handles may move to and be shared by other threads.
+unsafe impl Send for HostBuffer {}
+// SAFETY: as above.
+unsafe impl Sync for HostBuffer {}
+
+/// Another access holds the buffer: a read while it is written, or a write while it is read
+/// or written. Programs order tensor writers and readers with chains; this is the error of
+/// one that does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BorrowError;
+
+impl fmt::Display for BorrowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("tensor buffer is accessed by an unordered reader and writer")
+    }
+}
+
+fn layout(size: usize) -> Option<Layout> {
+    Layout::from_size_align(BUFFER_ALIGN.checked_add(size)?, BUFFER_ALIGN).ok()
+}
+
+impl HostBuffer {
+    /// A zeroed buffer of `size` bytes: one allocator block of 64 + `size` bytes, the data
+    /// 64-byte aligned. Exhaustion (or a size no layout can hold) is an `Err`.
+    pub fn allocate(alloc: Allocator, size: usize) -> Result<HostBuffer, AllocError> {
+        let too_big = || AllocError::new(Layout::new::<Header>());
+        let layout = layout(size).ok_or_else(too_big)?;
+        let block = alloc.allocate(layout)?.cast::<Header>();
+        // SAFETY: a fresh block of `64 + size` bytes aligned to 64: the header fits in the
+        // first 64 bytes (asserted above) and the data is the `size` bytes after them.
+        unsafe {
+            block.as_ptr().write(Header { refs: AtomicU32::new(1), borrows: AtomicU32::new(0), size, alloc });
+            block.as_ptr().cast::<u8>().add(BUFFER_ALIGN).write_bytes(0, size);
+        }
+        Ok(HostBuffer { block, offset: 0, len: size })
+    }
+
+    fn header(&self) -> &Header {
+        // SAFETY: the block lives while a counted handle exists.
+        unsafe { self.block.as_ref() }
+    }
+
+    /// Bytes in this window.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the window is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Address of the window's first byte (for printing and alignment checks only).
+    pub fn addr(&self) -> usize {
+        self.data().as_ptr().addr()
+    }
+
+    fn data(&self) -> NonNull<u8> {
+        // SAFETY: `offset <= size`, so this stays within (or one past) the block's data.
+        unsafe { self.block.cast::<u8>().add(BUFFER_ALIGN + self.offset) }
+    }
+
+    /// The window `[offset, offset + len)` of this one, sharing the block (no allocation);
+    /// `None` when it does not fit.
+    pub fn slice(&self, offset: usize, len: usize) -> Option<HostBuffer> {
+        let end = offset.checked_add(len)?;
+        if end > self.len {
+            return None;
+        }
+        self.header().refs.fetch_add(1, Ordering::Relaxed);
+        Some(HostBuffer { block: self.block, offset: self.offset + offset, len })
+    }
+
+    /// Read the bytes; fails while a writer holds the block.
+    pub fn read(&self) -> Result<ReadGuard<'_>, BorrowError> {
+        let borrows = &self.header().borrows;
+        let mut current = borrows.load(Ordering::Relaxed);
+        loop {
+            if current & WRITER != 0 || current == WRITER - 1 {
+                return Err(BorrowError);
+            }
+            match borrows.compare_exchange_weak(current, current + 1, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return Ok(ReadGuard { buffer: self }),
+                Err(now) => current = now,
+            }
+        }
+    }
+
+    /// Write the bytes; fails while anyone else reads or writes the block.
+    pub fn write(&self) -> Result<WriteGuard<'_>, BorrowError> {
+        self.header()
+            .borrows
+            .compare_exchange(0, WRITER, Ordering::Acquire, Ordering::Relaxed)
+            .map(|_| WriteGuard { buffer: self })
+            .map_err(|_| BorrowError)
+    }
+
+    /// Whether `other` is a window of the same block.
+    pub fn shares_block_with(&self, other: &HostBuffer) -> bool {
+        self.block == other.block
+    }
+}
+
+impl Clone for HostBuffer {
+    fn clone(&self) -> Self {
+        self.header().refs.fetch_add(1, Ordering::Relaxed);
+        HostBuffer { block: self.block, offset: self.offset, len: self.len }
+    }
+}
+
+impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        if self.header().refs.fetch_sub(1, Ordering::Release) != 1 {
+            return;
+        }
+        fence(Ordering::Acquire);
+        let (size, alloc) = (self.header().size, self.header().alloc);
+        if let Some(layout) = layout(size) {
+            // SAFETY: the last handle: nobody else reaches the block; it was allocated in
+            // `allocate` with this layout from `alloc`.
+            unsafe { alloc.deallocate(self.block.cast(), layout) };
+        }
+    }
+}
+
+impl fmt::Debug for HostBuffer {
+    /// TFRT's form: `HostBuffer<pointer=0x..., size=n>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HostBuffer<pointer={:#x}, size={}>", self.addr(), self.len)
+    }
+}
+
+/// Shared access to a buffer's bytes (see [`HostBuffer::read`]).
+pub struct ReadGuard<'b> {
+    buffer: &'b HostBuffer,
+}
+
+impl core::ops::Deref for ReadGuard<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: the borrow word holds a reader, so no writer exists until this guard is
+        // dropped; the window lies within the block's initialised data.
+        unsafe { core::slice::from_raw_parts(self.buffer.data().as_ptr(), self.buffer.len) }
+    }
+}
+
+impl Drop for ReadGuard<'_> {
+    fn drop(&mut self) {
+        self.buffer.header().borrows.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// Exclusive access to a buffer's bytes (see [`HostBuffer::write`]).
+pub struct WriteGuard<'b> {
+    buffer: &'b HostBuffer,
+}
+
+impl core::ops::Deref for WriteGuard<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: the borrow word holds this writer alone; the window is initialised data.
+        unsafe { core::slice::from_raw_parts(self.buffer.data().as_ptr(), self.buffer.len) }
+    }
+}
+
+impl core::ops::DerefMut for WriteGuard<'_> {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as for `deref`, and this guard is the only access to the whole block.
+        unsafe { core::slice::from_raw_parts_mut(self.buffer.data().as_ptr(), self.buffer.len) }
+    }
+}
+
+impl Drop for WriteGuard<'_> {
+    fn drop(&mut self) {
+        self.buffer.header().borrows.store(0, Ordering::Release);
+    }
+}
+
+impl fmt::Debug for ReadGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ReadGuard({:?})", self.buffer)
+    }
+}
+
+impl fmt::Debug for WriteGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "WriteGuard({:?})", self.buffer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TestArena;
+
+    #[test]
+    fn buffers_are_aligned_zeroed_shared_and_returned() {
+        let arena = TestArena::new(8192);
+        {
+            let b = HostBuffer::allocate(arena.alloc, 100).unwrap();
+            assert_eq!(b.addr() % BUFFER_ALIGN, 0);
+            assert!(b.read().unwrap().iter().all(|&x| x == 0));
+            b.write().unwrap()[99] = 7;
+            let s = b.slice(96, 4).unwrap();
+            assert!(s.shares_block_with(&b));
+            assert_eq!(&*s.read().unwrap(), &[0, 0, 0, 7]);
+            assert!(b.slice(97, 4).is_none() && b.slice(usize::MAX, 2).is_none());
+            drop(b);
+            assert_eq!(&*s.clone().read().unwrap(), &[0, 0, 0, 7], "the slice keeps the block");
+            let empty = HostBuffer::allocate(arena.alloc, 0).unwrap();
+            assert!(empty.is_empty() && empty.read().unwrap().is_empty());
+        }
+        assert_eq!(arena.in_use(), 0);
+    }
+
+    #[test]
+    fn readers_share_and_writers_are_exclusive() {
+        let arena = TestArena::new(4096);
+        let b = HostBuffer::allocate(arena.alloc, 4).unwrap();
+        let r1 = b.read().unwrap();
+        let r2 = b.slice(0, 2).unwrap();
+        let r2g = r2.read().unwrap();
+        assert_eq!(b.write().unwrap_err(), BorrowError);
+        drop((r1, r2g));
+        let w = b.write().unwrap();
+        assert_eq!(b.read().unwrap_err(), BorrowError);
+        assert_eq!(r2.write().unwrap_err(), BorrowError, "slices share the block's borrow");
+        drop(w);
+        assert!(b.read().is_ok());
+    }
+
+    #[test]
+    fn exhaustion_and_impossible_sizes_are_errors() {
+        let arena = TestArena::new(1024);
+        assert!(HostBuffer::allocate(arena.alloc, 4096).is_err());
+        assert!(HostBuffer::allocate(arena.alloc, usize::MAX).is_err());
+        assert_eq!(arena.in_use(), 0);
+    }
+}
