@@ -20,6 +20,7 @@ pub mod driver;
 pub mod executor;
 pub mod host_context;
 pub mod kernel;
+pub mod number_format;
 pub mod tensor;
 pub mod work_queue;
 
