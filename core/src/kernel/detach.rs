@@ -22,7 +22,7 @@ use core::cell::Cell;
 use core::fmt;
 use core::ptr::NonNull;
 
-use super::frame::{Invoke, InvokeToken, KernelFrame};
+use super::frame::{Invoke, KernelFrame, start};
 use crate::async_value::RcAsyncValue;
 use crate::diagnostic::{Diagnostic, Location};
 use crate::host_context::{ExecutionContext, HostContext};
@@ -116,9 +116,7 @@ impl Detached {
         args: &[RcAsyncValue],
         results: &[Cell<Option<RcAsyncValue>>],
     ) -> bool {
-        let Some(invoker) = self.invoker() else { return false };
-        invoker.invoke(InvokeToken::new(), self.exec(), function, args, results);
-        true
+        start(self.invoker(), self.exec(), function, args, results, false)
     }
 
     /// [`invoke`](Self::invoke) with the asynchronous kick-off (results now, kernels in a
@@ -129,9 +127,7 @@ impl Detached {
         args: &[RcAsyncValue],
         results: &[Cell<Option<RcAsyncValue>>],
     ) -> bool {
-        let Some(invoker) = self.invoker() else { return false };
-        invoker.invoke_async(InvokeToken::new(), self.exec(), function, args, results);
-        true
+        start(self.invoker(), self.exec(), function, args, results, true)
     }
 
     /// The kernel's location, when known.

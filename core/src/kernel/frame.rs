@@ -46,10 +46,24 @@ pub struct KernelFrame<'a> {
 #[derive(Clone, Copy, Debug)]
 pub struct InvokeToken(());
 
-impl InvokeToken {
-    pub(crate) const fn new() -> Self {
-        InvokeToken(())
+/// Start `function` through `invoker` (with the asynchronous kick-off when `asynchronous`),
+/// the one place the core makes an [`InvokeToken`]; `false` without an invoker. Callers are
+/// the kernel-side entries, [`KernelFrame::invoke`] and `Detached::invoke`.
+pub(crate) fn start(
+    invoker: Option<&dyn Invoke>,
+    exec: &ExecutionContext<'_>,
+    function: u32,
+    args: &[RcAsyncValue],
+    results: &[Cell<Option<RcAsyncValue>>],
+    asynchronous: bool,
+) -> bool {
+    let Some(invoker) = invoker else { return false };
+    if asynchronous {
+        invoker.invoke_async(InvokeToken(()), exec, function, args, results);
+    } else {
+        invoker.invoke(InvokeToken(()), exec, function, args, results);
     }
+    true
 }
 
 /// Runs functions of the program a kernel belongs to: what control-flow kernels (`tfrt.call`,
@@ -132,15 +146,14 @@ impl<'a> KernelFrame<'a> {
 
     /// Start `function` of this kernel's program with `args`, its results put into `results`
     /// (see [`Invoke::invoke`]); `false` when the frame has no program to run it.
+    #[inline]
     pub fn invoke(
         &self,
         function: u32,
         args: &[RcAsyncValue],
         results: &[Cell<Option<RcAsyncValue>>],
     ) -> bool {
-        let Some(invoker) = self.invoker else { return false };
-        invoker.invoke(InvokeToken::new(), self.exec, function, args, results);
-        true
+        start(self.invoker, self.exec, function, args, results, false)
     }
 
     /// Attach the kernel's source location (used in the diagnostics it reports).

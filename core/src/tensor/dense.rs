@@ -161,14 +161,23 @@ pub struct Elements<'b, T> {
     _t: core::marker::PhantomData<T>,
 }
 
+/// The bytes of a tensor as a `&[T]`.
+///
+/// # Safety
+/// `bytes` are the data of a tensor that `DenseHostTensor::check` accepted for `T`: aligned
+/// for `T`, a whole number of `T`s.
+unsafe fn as_elements<T: Plain>(bytes: &[u8]) -> &[T] {
+    let n = bytes.len() / core::mem::size_of::<T>();
+    // SAFETY: aligned and sized for `T` (the caller's promise); every bit pattern is a valid
+    // `T` (`Plain`); the shared borrow of `bytes` keeps writers out while the slice lives.
+    unsafe { core::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), n) }
+}
+
 impl<T: Plain> core::ops::Deref for Elements<'_, T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
-        let n = self.bytes.len() / core::mem::size_of::<T>();
-        // SAFETY: `check` proved the data aligned for `T` and of `T`'s dtype, whose size
-        // divides the length; every bit pattern is a valid `T` (`Plain`); the read guard
-        // keeps writers out while this borrow lives.
-        unsafe { core::slice::from_raw_parts(self.bytes.as_ptr().cast::<T>(), n) }
+        // SAFETY: the guard was made by `read`/`write` after `check::<T>()` passed.
+        unsafe { as_elements(&self.bytes) }
     }
 }
 
@@ -182,9 +191,8 @@ pub struct ElementsMut<'b, T> {
 impl<T: Plain> core::ops::Deref for ElementsMut<'_, T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
-        let n = self.bytes.len() / core::mem::size_of::<T>();
-        // SAFETY: as for `Elements`, under an exclusive write guard.
-        unsafe { core::slice::from_raw_parts(self.bytes.as_ptr().cast::<T>(), n) }
+        // SAFETY: the guard was made by `read`/`write` after `check::<T>()` passed.
+        unsafe { as_elements(&self.bytes) }
     }
 }
 
