@@ -25,14 +25,19 @@ impl<T> CallBuf<T> {
     }
 
     /// Collect up to `n` items (stopping early if the iterator does); `false` if `n > INLINE`
-    /// and the allocator is exhausted.
+    /// and the allocator is exhausted. The items are taken either way (a failed fill drops
+    /// them), so an iterator that takes references, as the executor's operand iterator
+    /// does, always gives them back.
     pub(crate) fn fill(&mut self, alloc: Allocator, n: usize, items: impl Iterator<Item = T>) -> bool {
         debug_assert!(self.len == 0 && self.heap.is_none());
         let base: *mut T = if n <= INLINE {
             self.inline.as_mut_ptr().cast()
         } else {
-            let Ok(layout) = Layout::array::<T>(n) else { return false };
-            let Ok(p) = alloc.allocate(layout) else { return false };
+            let block = Layout::array::<T>(n).ok().and_then(|l| Some((l, alloc.allocate(l).ok()?)));
+            let Some((layout, p)) = block else {
+                items.take(n).for_each(drop);
+                return false;
+            };
             let p = p.cast::<T>();
             self.heap = Some((p, layout, alloc));
             p.as_ptr()

@@ -608,11 +608,8 @@ fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     let mut slots = CallBuf::empty();
     let slots_ok = slots.fill(alloc, n_res, (0..n_res).map(|_| Cell::new(None::<RcAsyncValue>)));
     if !(args_ok && slots_ok) {
-        // No memory for a wide kernel's buffers: every result is an out-of-memory error. The
-        // kernel's uses of its operands end all the same (a failed fill took none of them).
-        if !args_ok {
-            arg_regs.iter().for_each(|a| drop(frame.take(*a)));
-        }
+        // No memory for a wide kernel's buffers: every result is an out-of-memory error (the
+        // operand references were taken and dropped by the fill all the same).
         let e = failure(exec, Failure::NoMemoryForCall(file.kernel_name(kr.code)));
         for i in 0..n_res {
             publish_result(frame, f, &kr, i, Some(e.clone()), queue);
