@@ -6,6 +6,7 @@
 
 pub mod ast;
 pub mod error;
+mod tensor_ops;
 pub mod text;
 
 pub use error::CompileError;

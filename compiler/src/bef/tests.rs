@@ -199,3 +199,173 @@ fn valid_ifs_compile() {
   }) : (i1, i32) -> i32";
     compile_ok(&in_function(ok));
 }
+
+/// A function whose arguments have the tensor layer's types, with `body` before its return.
+fn tensor_function(body: &str) -> String {
+    format!(
+        "func.func @f(%s: !ts.shape, %p: !ts.partial_shape, %t: !tfrt_tensor.tensor, %b: !ht.host_buffer, \
+         %i: i32, %n: i64, %ch: !tfrt.chain) {{\n{body}\n  tfrt.return\n}}\n"
+    )
+}
+
+/// `tfrt_opt`'s verifier messages for the tensor layer's ops, at the op.
+#[test]
+fn tensor_op_messages_are_tfrt_opts() {
+    let (t, ch) = ("!tfrt_tensor.tensor", "!tfrt.chain");
+    let cases = [
+        // kernel_errors.mlir's case.
+        (
+            "\"ts.build_shape\"() { value = [1 : i64] }: () -> i64".to_string(),
+            "'ts.build_shape' op result #0 must be !ts.shape type, but got 'i64'",
+        ),
+        (
+            "\"ts.build_partial_shape\"() {value = [1]} : () -> !ts.shape".into(),
+            "'ts.build_partial_shape' op result #0 must be !ts.partial_shape type, but got '!ts.shape'",
+        ),
+        (
+            "\"ts.print_shape\"(%p, %ch) : (!ts.partial_shape, !tfrt.chain) -> !tfrt.chain".into(),
+            "'ts.print_shape' op operand #0 must be !ts.shape type, but got '!ts.partial_shape'",
+        ),
+        (
+            "\"ts.print_fixed_rank_shape.2\"(%s, %ch) : (!ts.shape, !tfrt.chain) -> !tfrt.chain".into(),
+            "'ts.print_fixed_rank_shape.2' op operand #0 must be !ts.fixed_rank_shape.2 type, but got '!ts.shape'",
+        ),
+        (
+            "\"ts.as_fixed_rank_shape.1\"(%s) : (!ts.shape) -> !ts.fixed_rank_shape.3".into(),
+            "'ts.as_fixed_rank_shape.1' op result #0 must be !ts.fixed_rank_shape.1 type, but got '!ts.fixed_rank_shape.3'",
+        ),
+        (
+            "\"ts.equal_shape\"(%s, %s) : (!ts.shape, !ts.shape) -> i32".into(),
+            "'ts.equal_shape' op result #0 must be 1-bit signless integer, but got 'i32'",
+        ),
+        (
+            "\"ts.get_dimension\"(%s, %n) : (!ts.shape, i64) -> i64".into(),
+            "'ts.get_dimension' op operand #1 must be 32-bit signless integer, but got 'i64'",
+        ),
+        (
+            "\"ts.get_num_elements\"(%s) : (!ts.shape) -> i32".into(),
+            "'ts.get_num_elements' op result #0 must be 64-bit signless integer, but got 'i32'",
+        ),
+        (
+            format!("\"tfrt_dht.print_tensor\"(%t, %n) : ({t}, i64) -> {ch}"),
+            "'tfrt_dht.print_tensor' op operand #1 must be !tfrt.chain type, but got 'i64'",
+        ),
+        (
+            format!("\"tfrt_dht.tensor_equal.i32\"(%t, %t, %ch) : ({t}, {t}, {ch}) -> (i1, i1)"),
+            "'tfrt_dht.tensor_equal.i32' op result #1 must be !tfrt.chain type, but got 'i1'",
+        ),
+        (
+            format!("\"tfrt_dht.make_tensor.f32\"(%t, %s, %ch) : ({t}, !ts.shape, {ch}) -> ({t}, {ch})"),
+            "'tfrt_dht.make_tensor.f32' op operand #0 must be !ht.host_buffer type, but got '!tfrt_tensor.tensor'",
+        ),
+        (
+            format!("\"tfrt_dht.get_buffer\"(%t, %ch) : ({t}, {ch}) -> ({t}, {ch})"),
+            "'tfrt_dht.get_buffer' op result #0 must be !ht.host_buffer type, but got '!tfrt_tensor.tensor'",
+        ),
+        (
+            "\"tfrt_dht.get_tensor_shape\"(%b) : (!ht.host_buffer) -> !ts.shape".into(),
+            "'tfrt_dht.get_tensor_shape' op operand #0 must be !tfrt_tensor.tensor type, but got '!ht.host_buffer'",
+        ),
+        // Attributes.
+        ("\"ts.build_shape\"() : () -> !ts.shape".into(), "'ts.build_shape' op requires attribute 'value'"),
+        (
+            format!("\"tfrt_dht.create_uninitialized_tensor.i32.2\"() {{value = [1]}} : () -> {t}"),
+            "'tfrt_dht.create_uninitialized_tensor.i32.2' op requires attribute 'shape'",
+        ),
+        (
+            "\"ts.build_shape\"() {value = [1 : i32]} : () -> !ts.shape".into(),
+            "'ts.build_shape' op attribute 'value' failed to satisfy constraint: 64-bit integer array attribute",
+        ),
+        (
+            "\"ts.build_partial_shape\"() {value = 1} : () -> !ts.partial_shape".into(),
+            "'ts.build_partial_shape' op attribute 'value' failed to satisfy constraint: 64-bit integer array attribute",
+        ),
+        (
+            "ts.build_shape [1, 2.0]".into(),
+            "'ts.build_shape' op attribute 'value' failed to satisfy constraint: 64-bit integer array attribute",
+        ),
+        (
+            "tfrt_dht.create_uninitialized_tensor.f32.1 [2 : ui64]".into(),
+            "'tfrt_dht.create_uninitialized_tensor.f32.1' op attribute 'shape' failed to satisfy constraint: 64-bit integer array attribute",
+        ),
+        (
+            format!("\"tfrt_dht.fill_tensor_with_constant.f32\"(%t, %ch) : ({t}, {ch}) -> {ch}"),
+            "'tfrt_dht.fill_tensor_with_constant.f32' op requires attribute 'value'",
+        ),
+        (
+            format!(
+                "\"tfrt_dht.set_tensor_with_constant_values.i32\"(%t, %ch) {{values = 1 : i32}} : ({t}, {ch}) -> {ch}"
+            ),
+            "'tfrt_dht.set_tensor_with_constant_values.i32' op attribute 'values' failed to satisfy constraint: array attribute",
+        ),
+        // Counts, then regions.
+        (
+            "\"ts.equal_shape\"(%s) : (!ts.shape) -> i1".into(),
+            "'ts.equal_shape' op expected 2 operands, but found 1",
+        ),
+        ("\"ts.to_shape\"(%p) : (!ts.partial_shape) -> ()".into(), "'ts.to_shape' op requires one result"),
+        (
+            "\"ts.print_shape\"(%s, %ch, %ch) : (!ts.shape, !tfrt.chain, !tfrt.chain) -> !tfrt.chain".into(),
+            "'ts.print_shape' op operand group starting at #1 requires 0 or 1 element, but found 2",
+        ),
+        (
+            "\"tfrt_dht.allocate_buffer\"(%n, %n) ({\n  }) : (i64, i64) -> !ht.host_buffer".into(),
+            "'tfrt_dht.allocate_buffer' op requires zero regions",
+        ),
+    ];
+    for (body, message) in cases {
+        let e = compile_err(&tensor_function(&format!("  {body}")));
+        assert_eq!((e.message.as_str(), e.line, e.col), (message, 2, 3), "{body}");
+    }
+    // The full text, as `kernel_errors.mlir` expects it.
+    let e = compile_err(&tensor_function("  %a = \"ts.build_shape\"() { value = [1 : i64] }: () -> i64"));
+    assert_eq!(
+        e.to_string(),
+        "t.mlir:2:8: 'ts.build_shape' op result #0 must be !ts.shape type, but got 'i64'\n  %a = \"ts.build_shape\"() { value = [1 : i64] }: () -> i64\n       ^"
+    );
+}
+
+/// Custom forms imply their operand types: a value of another type is the parser's
+/// "different type" error at the use, as in MLIR.
+#[test]
+fn tensor_custom_forms_check_their_operands() {
+    let e = compile_err(&tensor_function("  %c = ts.print_shape %p, %ch"));
+    assert_eq!(
+        (e.message.as_str(), e.line, e.col),
+        (
+            "use of value '%p' expects different type than prior uses: '!ts.shape' vs '!ts.partial_shape'",
+            2,
+            23
+        )
+    );
+}
+
+#[test]
+fn valid_tensor_ops_compile() {
+    let body = "  %a = ts.build_shape [1, -1]
+  %c0 = \"ts.print_shape\"(%a) : (!ts.shape) -> !tfrt.chain
+  %c1 = \"tfrt_dht.print_tensor\"(%t) : (!tfrt_tensor.tensor) -> !tfrt.chain
+  %c2 = \"tfrt_dht.fill_tensor_with_constant.complex64\"(%t) {value = [1.0 : f32, 0.0 : f32]} : (!tfrt_tensor.tensor) -> !tfrt.chain
+  %x = ts.as_fixed_rank_shape.2 %a
+  %c3 = ts.print_fixed_rank_shape.2 %x, %c0
+  %d = ts.get_dimension %a, %i
+  %t2 = \"tfrt_dht.create_uninitialized_tensor.f64.7\"() {shape = [1 : i32]} : () -> !tfrt_tensor.tensor
+  %u:2 = \"tfrt_dht.no_such_kernel\"(%t2, %s) {k = \"v\"} : (!tfrt_tensor.tensor, !ts.shape) -> (i32, i32)";
+    compile_ok(&tensor_function(body));
+}
+
+/// `!t.tensor` and `!tfrt_tensor.tensor` are one type: a program compiles to the same bytes
+/// with either spelling, and values of both spellings mix.
+#[test]
+fn old_tensor_spelling_is_the_same_type() {
+    let program = |ty: &str| {
+        format!(
+            "func.func @f(%a: {ty}, %ch: !tfrt.chain) -> {ty} {{\n  %c = tfrt_dht.print_tensor %a, %ch\n  %t = tfrt_dht.create_uninitialized_tensor.i32.1 [2]\n  %e, %c2 = \"tfrt_dht.tensor_equal.i32\"(%a, %t, %c) : ({ty}, !tfrt_tensor.tensor, !tfrt.chain) -> (i1, !tfrt.chain)\n  tfrt.return %t : {ty}\n}}\n"
+        )
+    };
+    let old = compile_ok(&program("!t.tensor"));
+    assert_eq!(old, compile_ok(&program("!tfrt_tensor.tensor")));
+    let module = with_file(&old, |file| decode(file).expect("decodes"));
+    let printed = print(&module, &PrintOptions::default());
+    assert!(!printed.contains("!t.tensor") && printed.contains("(%arg0: !tfrt_tensor.tensor"), "{printed}");
+}

@@ -1,6 +1,6 @@
-//! AST → BEF. Resolves SSA names to registers, checks types, builds users lists, lays out
-//! the sections of `hostrt_core::bef::format`. Output depends only on the input
-//! (deterministic).
+//! AST → BEF. Resolves SSA names to registers, checks types (and verifies `tfrt.if` and the
+//! registered tensor-layer ops as `tfrt_opt` does), builds users lists, lays out the sections
+//! of `hostrt_core::bef::format`. Output depends only on the input (deterministic).
 
 use std::collections::HashMap;
 
@@ -12,6 +12,7 @@ use super::encode_attr::{Attrs, Ctx};
 use super::tables::{Interner, Strings};
 use crate::CompileError;
 use crate::ast::{Attr, Loc, Module, NamedAttr, Op, Region, Type};
+use crate::tensor_ops;
 
 /// How [`write_with`] lays out a program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -337,10 +338,12 @@ impl<'s> Writer<'s> {
     fn kernel(&mut self, b: &mut Body, op: &Op) -> Result<(), CompileError> {
         let args = self.operands(b, op)?;
         let is_if = op.name == "tfrt.if";
+        let types: Vec<&Type> = args.iter().map(|r| &b.reg_types[*r as usize]).collect();
         if is_if {
-            let types: Vec<&Type> = args.iter().map(|r| &b.reg_types[*r as usize]).collect();
             self.verify_if(op, &types)?;
         }
+        // The registered tensor-layer ops (their signatures are `tensor_ops`'s table).
+        tensor_ops::verify(op, &types).map_err(|m| self.err(&op.loc, format!("'{}' op {m}", op.name)))?;
         let k = b.kernels.len() as u32;
         let first_result = b.reg_types.len() as u32;
         let bound: u32 = op.results.iter().map(|g| g.count).sum();

@@ -1,14 +1,12 @@
 //! The custom op forms: which ops have a custom textual form, and the shape each form gives
 //! its op (operand, result and attribute types). The parser builds ops of exactly these shapes;
 //! the printer writes an op in its custom form only when the op has that shape, so a round
-//! trip never changes an op. Both read this table; neither reads the other's internals.
+//! trip never changes an op. Both read this table; neither reads the other's internals. The
+//! forms of the tensor-layer ops follow from their signatures ([`crate::tensor_ops`]).
 
-/// `!tfrt.chain`.
-pub(super) const CHAIN: &str = "!tfrt.chain";
-/// The result type of `tfrt_dht.create_uninitialized_tensor.*`.
-pub(super) const TENSOR: &str = "!tfrt_tensor.tensor";
-/// Name prefix of `tfrt_dht.create_uninitialized_tensor.<dtype>.<rank>`.
-const CREATE_TENSOR: &str = "tfrt_dht.create_uninitialized_tensor.";
+use crate::tensor_ops::{self, AttrKind};
+
+pub(super) use crate::tensor_ops::CHAIN;
 
 const CONSTANT_TYPES: &[&str] = &["i1", "i32", "i64", "ui32", "ui64", "f32", "f64"];
 const ADD_TYPES: &[&str] = &["i32", "i64", "f32", "f64"];
@@ -39,7 +37,8 @@ fn suffix_type<'n>(name: &'n str, prefix: &str, types: &[&str]) -> Option<&'n st
 pub(super) enum Form<'n> {
     /// `NAME %a, ...` (possibly no operands): operands of implied types, the given result
     /// types, no attributes or regions (`tfrt.new.chain`, `tfrt.add.T`, `tfrt.print.T`,
-    /// `tfrt_test.count3.T`, ...).
+    /// `tfrt_test.count3.T`, the tensor-layer ops without attributes such as
+    /// `ts.print_shape %s, %ch`, ...). An optional trailing chain is always written.
     Implied {
         /// The operand types, one per operand (the number of operands written).
         operands: Vec<&'n str>,
@@ -48,9 +47,13 @@ pub(super) enum Form<'n> {
     /// `tfrt.constant.T LIT`: no operands, attribute `value` of type `T` (a boolean for
     /// `i1`), one result of type `T`.
     Constant(&'n str),
-    /// `tfrt_dht.create_uninitialized_tensor.<dtype>.<rank> [dims]`: attribute `shape` (an
-    /// array), one [`TENSOR`] result, no operands.
-    CreateTensor,
+    /// `NAME %a, ... VALUE` (possibly no operands): operands of implied types, the given
+    /// result types, and one attribute `attr` written after the operands; an array when
+    /// `array`. The tensor-layer ops with an attribute (`ts.build_shape [1, 2]`,
+    /// `tfrt_dht.create_uninitialized_tensor.<dtype>.<rank> [dims]`,
+    /// `tfrt_dht.fill_tensor_with_constant.<dtype> %t, %ch 1.0 : f32`,
+    /// `tfrt_dht.set_tensor_with_constant_values.<dtype> %t, %ch [1 : i32]`).
+    Valued { operands: Vec<&'n str>, results: Vec<&'n str>, attr: &'n str, array: bool },
     /// `tfrt.merge.chains %a, ... : T, ...`: one [`CHAIN`] result.
     MergeChains,
     /// `tfrt.return [%a, ... : T, ...]`.
@@ -131,8 +134,12 @@ pub(super) fn form(name: &str) -> Option<Form<'_>> {
     if let Some(t) = suffix_type(name, "tfrt_test.count3.", COUNT3_TYPES) {
         return Some(implied(&[t], &[t, t, t]));
     }
-    if name.starts_with(CREATE_TENSOR) {
-        return Some(Form::CreateTensor);
+    if let Some(sig) = tensor_ops::signature(name) {
+        let (operands, results) = (sig.operands, sig.results);
+        return Some(match sig.attr {
+            None => Form::Implied { operands, results },
+            Some((attr, kind)) => Form::Valued { operands, results, attr, array: kind != AttrKind::Any },
+        });
     }
     STRUCTURED.iter().find(|(n, _)| *n == name).map(|(_, f)| f.clone())
 }
@@ -155,7 +162,30 @@ mod tests {
             form("tfrt.print.i1"),
             Some(Form::Implied { operands: vec!["i1", CHAIN], results: vec![CHAIN] })
         );
-        assert_eq!(form("tfrt_dht.create_uninitialized_tensor.f32.2"), Some(Form::CreateTensor));
+        assert_eq!(
+            form("tfrt_dht.create_uninitialized_tensor.f32.2"),
+            Some(Form::Valued {
+                operands: vec![],
+                results: vec!["!tfrt_tensor.tensor"],
+                attr: "shape",
+                array: true
+            })
+        );
+        assert_eq!(
+            form("tfrt_dht.fill_tensor_with_constant.bool"),
+            Some(Form::Valued {
+                operands: vec!["!tfrt_tensor.tensor", CHAIN],
+                results: vec![CHAIN],
+                attr: "value",
+                array: false
+            })
+        );
+        assert_eq!(
+            form("ts.print_fixed_rank_shape.1"),
+            Some(Form::Implied { operands: vec!["!ts.fixed_rank_shape.1", CHAIN], results: vec![CHAIN] })
+        );
+        assert_eq!(form("tfrt_dht.create_uninitialized_tensor.f64.2"), None, "not registered in TFRT");
+        assert_eq!(form("tfrt_dht.tensor_allclose.f32"), None);
         assert_eq!(form("tfrt.if"), Some(Form::If));
         assert_eq!(form("tfrt.if.x"), None);
         assert_eq!(form("tfrt_test.print_hello"), None);

@@ -15,6 +15,7 @@
 //! - integers of signless types are stored sign-extended (`4294967295 : i32` is -1), `ui64`
 //!   values above `i64::MAX` as their bit pattern; `f32` floats are rounded to `f32`;
 //! - `func.func private` is not recorded (the printer writes `private` for declarations);
+//! - types are stored canonically: `!t.tensor` (TFRT's older spelling) as `!tfrt_tensor.tensor`;
 //! - columns count bytes, as MLIR's do.
 
 mod forms;

@@ -2,6 +2,7 @@
 
 use super::{PResult, Parser};
 use crate::ast::{Attr, NamedAttr, Type};
+use crate::tensor_ops::canonical_type;
 use crate::text::forms::is_float_type;
 use crate::text::lexer::{TokKind, Token};
 
@@ -82,7 +83,8 @@ fn int_value(neg: bool, mag: u128, ty: &str) -> Result<i64, String> {
 }
 
 impl Parser<'_> {
-    /// A type: builtin (`i32`, `f32`, `tensor<...>`) or dialect (`!tfrt.chain`).
+    /// A type: builtin (`i32`, `f32`, `tensor<...>`) or dialect (`!tfrt.chain`), in its
+    /// canonical spelling (`!t.tensor` is stored as `!tfrt_tensor.tensor`).
     pub(in crate::text) fn parse_type(&mut self) -> PResult<Type> {
         let tok = self.tok().clone();
         let text = self.text(&tok);
@@ -94,7 +96,7 @@ impl Parser<'_> {
         if !ok {
             return Err(self.unexpected("a type"));
         }
-        let ty = Type(text.to_string());
+        let ty = Type(canonical_type(text).to_string());
         self.bump();
         Ok(ty)
     }

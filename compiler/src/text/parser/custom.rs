@@ -4,7 +4,7 @@
 use super::{PResult, Parser, arg_name, new_op};
 use crate::CompileError;
 use crate::ast::{Attr, NamedAttr, Op, Region, Type, ValueRef};
-use crate::text::forms::{self, BENCHMARK_KEYS, CHAIN, Form, TENSOR};
+use crate::text::forms::{self, BENCHMARK_KEYS, CHAIN, Form};
 use crate::text::lexer::{TokKind, Token};
 
 fn ty(s: &str) -> Type {
@@ -40,12 +40,19 @@ impl Parser<'_> {
                 op.attrs = vec![named("value", self.constant_value(t)?)];
                 op.result_types = vec![ty(t)];
             }
-            Some(Form::CreateTensor) => {
-                if !self.at_punct(b'[') {
-                    return Err(self.unexpected("'[' to open the shape"));
-                }
-                op.attrs = vec![named("shape", Attr::Array(self.attr_array()?))];
-                op.result_types = vec![ty(TENSOR)];
+            Some(Form::Valued { operands, results, attr, array }) => {
+                self.implied_operands(op, operands.len())?;
+                let value = if array {
+                    if !self.at_punct(b'[') {
+                        return Err(self.unexpected(&format!("'[' to open the array '{attr}'")));
+                    }
+                    Attr::Array(self.attr_array()?)
+                } else {
+                    self.attr_value()?
+                };
+                op.attrs = vec![named(attr, value)];
+                op.operand_types = operands.iter().map(|t| ty(t)).collect();
+                op.result_types = results.iter().map(|t| ty(t)).collect();
             }
             _ => return Ok(false),
         }
@@ -100,7 +107,7 @@ impl Parser<'_> {
     }
 
     /// The `n` comma-separated operands of an implied-types form (`%a, %b` for the binary
-    /// ones, `%a` for `tfrt_test.count3.T`, none for `tfrt.new.chain`).
+    /// ones, `%a` for `tfrt_test.count3.T`, none for `tfrt.new.chain` or `ts.build_shape`).
     fn implied_operands(&mut self, op: &mut Op, n: usize) -> PResult<()> {
         op.operands = Vec::with_capacity(n);
         for i in 0..n {

@@ -100,6 +100,30 @@ pub(super) fn attr(out: &mut String, a: &Attr) {
     }
 }
 
+/// An attribute written in a custom form, as MLIR prints one there: like [`attr`], except
+/// that array elements of the default types drop them (`[1, -1, 2.500000e+00]` for
+/// `[1 : i64, -1 : i64, 2.5 : f64]`); the parser reads bare literals back with those types.
+pub(super) fn custom_value(out: &mut String, a: &Attr) {
+    let Attr::Array(items) = a else {
+        return attr(out, a);
+    };
+    out.push('[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        match item {
+            Attr::Int { value, ty } if ty.0 == "i64" => out.push_str(&value.to_string()),
+            // Infinities and NaN print as bit patterns, which read back as integers when bare.
+            Attr::Float { value, ty } if ty.0 == "f64" && value.is_finite() => {
+                out.push_str(&float(*value, "f64"))
+            }
+            _ => custom_value(out, item),
+        }
+    }
+    out.push(']');
+}
+
 /// `{a = 1 : i64, flag}` sorted by name.
 pub(super) fn dict(out: &mut String, attrs: &[NamedAttr]) {
     let mut sorted: Vec<&NamedAttr> = attrs.iter().collect();

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::{Printer, attr, function_type, type_list};
 use crate::ast::{Attr, Op, Region, Type};
-use crate::text::forms::{self, BENCHMARK_KEYS, CHAIN, Form, TENSOR, is_float_type};
+use crate::text::forms::{self, BENCHMARK_KEYS, CHAIN, Form, is_float_type};
 
 /// Whether `types` are exactly `expected`.
 fn types_are(types: &[Type], expected: &[&str]) -> bool {
@@ -66,7 +66,9 @@ impl Printer<'_> {
                 self.simple(ok, &op.name, &operands.join(", "))
             }
             Form::Constant(t) => self.constant(op, t),
-            Form::CreateTensor => self.create_tensor(op),
+            Form::Valued { operands: types, results, attr, array } => {
+                self.valued(op, operands, (&types, &results), attr, array)
+            }
             Form::MergeChains => {
                 let ok = plain(op) && !no_operands && listed(op) && types_are(&op.result_types, &[CHAIN]);
                 self.values_types(ok, op, operands)
@@ -112,19 +114,32 @@ impl Printer<'_> {
         self.simple(ok, &op.name, &lit)
     }
 
-    /// `tfrt_dht.create_uninitialized_tensor.<dtype>.<rank> [dims]`.
-    fn create_tensor(&mut self, op: &Op) -> bool {
-        let attrs = attrs_exactly(op, &["shape"]);
-        let Some([shape @ Attr::Array(_)]) = attrs.as_deref() else {
+    /// `NAME %a, ... VALUE` with operand and result types `(types, results)` and the value of
+    /// attribute `attr` (an array when `array`): `ts.build_shape [1, 57, 92]`,
+    /// `tfrt_dht.fill_tensor_with_constant.f32 %0, %1 1.000000e+00 : f32`.
+    fn valued(
+        &mut self,
+        op: &Op,
+        operands: &[String],
+        (types, results): (&[&str], &[&str]),
+        name: &str,
+        array: bool,
+    ) -> bool {
+        let attrs = attrs_exactly(op, &[name]);
+        let Some([value]) = attrs.as_deref() else {
             return false;
         };
         let ok = no_regions(op)
-            && op.operands.is_empty()
-            && op.operand_types.is_empty()
-            && types_are(&op.result_types, &[TENSOR]);
-        let mut text = String::new();
-        attr::attr(&mut text, shape);
-        self.simple(ok, &op.name, &text)
+            && (!array || matches!(value, Attr::Array(_)))
+            && op.operands.len() == types.len()
+            && implied(op, types)
+            && types_are(&op.result_types, results);
+        let mut rest = operands.join(", ");
+        if !rest.is_empty() {
+            rest.push(' ');
+        }
+        attr::custom_value(&mut rest, value);
+        self.simple(ok, &op.name, &rest)
     }
 
     /// `name [%a, ... : T, ...]` (merge.chains, return).

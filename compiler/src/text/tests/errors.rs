@@ -155,3 +155,44 @@ fn nesting_at_the_limit_is_accepted() {
     let printed = print(&m, &PrintOptions::default());
     assert_eq!(print(&parse_ok(&printed), &PrintOptions::default()), printed);
 }
+
+#[test]
+fn tensor_form_errors() {
+    let function = |body: &str| {
+        format!(
+            "func.func @f(%s: !ts.shape, %t: !tfrt_tensor.tensor, %ch: !tfrt.chain) {{\n  {body}\n  tfrt.return\n}}"
+        )
+    };
+    for (body, at, msg) in [
+        ("%x = ts.build_shape 1", (2, 23), "expected '[' to open the array 'value', found '1'"),
+        (
+            "%x = ts.build_shape [1, 2 ts.print_shape",
+            (2, 29),
+            "expected ']' to close the array, found 'ts.print_shape'",
+        ),
+        (
+            "%x = tfrt_dht.create_uninitialized_tensor.i32.1 %t",
+            (2, 51),
+            "expected '[' to open the array 'shape', found '%t'",
+        ),
+        ("%x = ts.print_shape %s %ch", (2, 26), "expected ',' between the two operands, found '%ch'"),
+        (
+            "%x = tfrt_dht.fill_tensor_with_constant.f32 %t, %ch",
+            (3, 3),
+            "expected an attribute value, found 'tfrt.return'",
+        ),
+        (
+            "%x = tfrt_dht.set_tensor_with_constant_values.i32 %t, %ch 1 : i32",
+            (2, 61),
+            "expected '[' to open the array 'values', found '1'",
+        ),
+        (
+            "%x = tfrt_dht.fill_tensor_with_constant.i32 %t, %ch 1.5 : i32",
+            (2, 55),
+            "floating point literal is not valid for type 'i32'",
+        ),
+    ] {
+        let (line, col, m) = err(&function(body));
+        assert_eq!(((line, col), m.as_str()), (at, msg), "{body}");
+    }
+}

@@ -230,6 +230,7 @@ fn test_kernel_forms() {
     let o = op("%t = tfrt_dht.create_uninitialized_tensor.f32.1 [3 : i64, 4]");
     assert_eq!(*attr(&o, "shape"), Attr::Array(vec![int(3, "i64"), int(4, "i64")]));
     assert_eq!(o.result_types, tys(&["!tfrt_tensor.tensor"]));
+    assert!(o.operands.is_empty() && o.operand_types.is_empty());
 }
 
 #[test]
@@ -355,4 +356,194 @@ fn attribute_values() {
     for (name, value) in expect {
         assert_eq!(attr(&o, name), &value, "{name}");
     }
+}
+
+/// A function whose arguments have the tensor layer's types, with `body` before its return.
+fn tensor_function(body: &str) -> String {
+    format!(
+        "func.func @f(%s: !ts.shape, %p: !ts.partial_shape, %x: !ts.fixed_rank_shape.2, %t: !tfrt_tensor.tensor, \
+         %u: !tfrt_tensor.tensor, %buf: !ht.host_buffer, %i: i32, %n: i64, %ch: !tfrt.chain) {{\n{body}\n  tfrt.return\n}}\n"
+    )
+}
+
+/// What a round trip must keep of an op: everything but the locations.
+fn shape_of(op: &Op) -> (String, Vec<String>, Vec<Type>, Vec<Type>, Vec<NamedAttr>, usize) {
+    let operands = op.operands.iter().map(|v| v.name.clone()).collect();
+    (
+        op.name.clone(),
+        operands,
+        op.operand_types.clone(),
+        op.result_types.clone(),
+        op.attrs.clone(),
+        op.regions.len(),
+    )
+}
+
+/// Every custom form of the tensor layer gives the op its generic form
+/// spells out.
+#[test]
+fn tensor_forms_are_their_generic_forms() {
+    let (t, ch) = ("!tfrt_tensor.tensor", "!tfrt.chain");
+    let cases = [
+        (
+            "ts.build_shape [1 : i64, 57 : i64, 92 : i64]",
+            "\"ts.build_shape\"() {value = [1, 57, 92]} : () -> !ts.shape".to_string(),
+        ),
+        ("ts.build_shape []", "\"ts.build_shape\"() {value = []} : () -> !ts.shape".into()),
+        (
+            "ts.build_partial_shape [-1, 57 : i64, -1]",
+            "\"ts.build_partial_shape\"() {value = [-1, 57, -1]} : () -> !ts.partial_shape".into(),
+        ),
+        (
+            "ts.build_unranked_partial_shape",
+            "\"ts.build_unranked_partial_shape\"() : () -> !ts.partial_shape".into(),
+        ),
+        ("ts.print_shape %s, %ch", format!("\"ts.print_shape\"(%s, %ch) : (!ts.shape, {ch}) -> {ch}")),
+        (
+            "ts.print_partial_shape %p, %ch",
+            format!("\"ts.print_partial_shape\"(%p, %ch) : (!ts.partial_shape, {ch}) -> {ch}"),
+        ),
+        (
+            "ts.print_fixed_rank_shape.2 %x, %ch",
+            format!("\"ts.print_fixed_rank_shape.2\"(%x, %ch) : (!ts.fixed_rank_shape.2, {ch}) -> {ch}"),
+        ),
+        ("ts.equal_shape %s, %s", "\"ts.equal_shape\"(%s, %s) : (!ts.shape, !ts.shape) -> i1".into()),
+        ("ts.get_num_elements %s", "\"ts.get_num_elements\"(%s) : (!ts.shape) -> i64".into()),
+        ("ts.get_dimension %s, %i", "\"ts.get_dimension\"(%s, %i) : (!ts.shape, i32) -> i64".into()),
+        (
+            "ts.as_fixed_rank_shape.1 %s",
+            "\"ts.as_fixed_rank_shape.1\"(%s) : (!ts.shape) -> !ts.fixed_rank_shape.1".into(),
+        ),
+        ("ts.to_shape %p", "\"ts.to_shape\"(%p) : (!ts.partial_shape) -> !ts.shape".into()),
+        ("ts.to_partial_shape %s", "\"ts.to_partial_shape\"(%s) : (!ts.shape) -> !ts.partial_shape".into()),
+        (
+            "tfrt_dht.create_uninitialized_tensor.ui16.0 []",
+            format!("\"tfrt_dht.create_uninitialized_tensor.ui16.0\"() {{shape = []}} : () -> {t}"),
+        ),
+        (
+            "tfrt_dht.create_uninitialized_tensor.complex128.4 [1 : i64, 2, 3, 4]",
+            format!(
+                "\"tfrt_dht.create_uninitialized_tensor.complex128.4\"() {{shape = [1, 2, 3, 4]}} : () -> {t}"
+            ),
+        ),
+        (
+            "tfrt_dht.fill_tensor_with_constant.f32 %t, %ch 1.0 : f32",
+            format!(
+                "\"tfrt_dht.fill_tensor_with_constant.f32\"(%t, %ch) {{value = 1. : f32}} : ({t}, {ch}) -> {ch}"
+            ),
+        ),
+        (
+            "tfrt_dht.fill_tensor_with_constant.i64 %t, %ch -3",
+            format!(
+                "\"tfrt_dht.fill_tensor_with_constant.i64\"(%t, %ch) {{value = -3 : i64}} : ({t}, {ch}) -> {ch}"
+            ),
+        ),
+        (
+            "tfrt_dht.fill_tensor_with_constant.bool %t, %ch true",
+            format!(
+                "\"tfrt_dht.fill_tensor_with_constant.bool\"(%t, %ch) {{value = 1 : i1}} : ({t}, {ch}) -> {ch}"
+            ),
+        ),
+        (
+            "tfrt_dht.set_tensor_with_constant_values.i32 %t, %ch [1 : i32, -1 : i32]",
+            format!(
+                "\"tfrt_dht.set_tensor_with_constant_values.i32\"(%t, %ch) {{values = [1 : i32, -1 : i32]}} : ({t}, {ch}) -> {ch}"
+            ),
+        ),
+        (
+            "tfrt_dht.set_tensor_with_constant_values.complex64 %t, %ch [1. : f32, 0.0 : f32]",
+            format!(
+                "\"tfrt_dht.set_tensor_with_constant_values.complex64\"(%t, %ch) {{values = [1.0 : f32, 0. : f32]}} : ({t}, {ch}) -> {ch}"
+            ),
+        ),
+        (
+            "tfrt_dht.print_tensor %t, %ch",
+            format!("\"tfrt_dht.print_tensor\"(%t, %ch) : ({t}, {ch}) -> {ch}"),
+        ),
+        (
+            "tfrt_dht.tensor_equal.ui64 %t, %u, %ch",
+            format!("\"tfrt_dht.tensor_equal.ui64\"(%t, %u, %ch) : ({t}, {t}, {ch}) -> (i1, {ch})"),
+        ),
+        (
+            "tfrt_dht.make_tensor.f32 %buf, %s, %ch",
+            format!(
+                "\"tfrt_dht.make_tensor.f32\"(%buf, %s, %ch) : (!ht.host_buffer, !ts.shape, {ch}) -> ({t}, {ch})"
+            ),
+        ),
+        ("tfrt_dht.get_tensor_shape %t", format!("\"tfrt_dht.get_tensor_shape\"(%t) : ({t}) -> !ts.shape")),
+        (
+            "tfrt_dht.allocate_buffer %n, %n",
+            "\"tfrt_dht.allocate_buffer\"(%n, %n) : (i64, i64) -> !ht.host_buffer".into(),
+        ),
+        (
+            "tfrt_dht.get_buffer %t, %ch",
+            format!("\"tfrt_dht.get_buffer\"(%t, %ch) : ({t}, {ch}) -> (!ht.host_buffer, {ch})"),
+        ),
+        (
+            "tfrt_dht.get_buffer_slice %buf, %n, %n",
+            "\"tfrt_dht.get_buffer_slice\"(%buf, %n, %n) : (!ht.host_buffer, i64, i64) -> !ht.host_buffer"
+                .into(),
+        ),
+        (
+            "tfrt_dht.print_buffer %buf, %ch",
+            format!("\"tfrt_dht.print_buffer\"(%buf, %ch) : (!ht.host_buffer, {ch}) -> {ch}"),
+        ),
+    ];
+    for (custom, generic) in &cases {
+        let body = format!("  {custom}\n  {generic}");
+        let ops = ops(&tensor_function(&body));
+        assert_eq!(shape_of(&ops[0]), shape_of(&ops[1]), "{custom}");
+    }
+}
+
+#[test]
+fn shape_arrays_span_lines_and_take_negative_dims() {
+    let ops = ops(&tensor_function(
+        "  %a = ts.build_shape [\n        0 : i64, 1 : i64,\n        -2 : i64,\n        4294967295 ]\n  %b = ts.build_partial_shape [ -1 : i64 ]",
+    ));
+    assert_eq!(
+        *attr(&ops[0], "value"),
+        Attr::Array(vec![int(0, "i64"), int(1, "i64"), int(-2, "i64"), int(4294967295, "i64")])
+    );
+    assert_eq!(*attr(&ops[1], "value"), Attr::Array(vec![int(-1, "i64")]));
+    assert_eq!(ops[1].result_types, tys(&["!ts.partial_shape"]));
+}
+
+/// `!t.tensor` (TFRT's e94ffc4b spelling) is stored as `!tfrt_tensor.tensor` wherever a type
+/// is written.
+#[test]
+fn old_tensor_type_is_canonicalized() {
+    let m = parse_ok(
+        "func.func @f(%a: !t.tensor) -> !t.tensor attributes {ty = !t.tensor} {\n  %b = \"x.y\"(%a) : (!t.tensor) -> (!t.tensor)\n  tfrt.return %b : !t.tensor\n}\n",
+    );
+    let f = &m.funcs[0];
+    let tensor = ty("!tfrt_tensor.tensor");
+    assert_eq!((f.args[0].1.clone(), f.results.clone()), (tensor.clone(), vec![tensor.clone()]));
+    assert_eq!(f.attrs[0].value, Attr::Type(tensor.clone()));
+    let body = &f.body.as_ref().expect("body").ops;
+    assert_eq!(
+        (body[0].operand_types.clone(), body[0].result_types.clone()),
+        (vec![tensor.clone()], vec![tensor.clone()])
+    );
+    assert_eq!(body[1].operand_types, vec![tensor]);
+    // Other types keep their spelling.
+    assert_eq!(op("\"x\"() {t = !t.tensor2} : () -> ()").attrs[0].value, Attr::Type(ty("!t.tensor2")));
+}
+
+/// Names TFRT does not register have no custom form: other dtypes and ranks, other kernels.
+#[test]
+fn unregistered_tensor_ops_are_generic_only() {
+    for custom in [
+        "%x = tfrt_dht.create_uninitialized_tensor.f64.2 [1]",
+        "%x = tfrt_dht.create_uninitialized_tensor.f32.5 [1, 1, 1, 1, 1]",
+        "%x = ts.as_fixed_rank_shape.4 %s",
+        "%x, %y = tfrt_dht.tensor_allclose.f32 %t, %u, %ch",
+    ] {
+        let e = parse_err(&tensor_function(&format!("  {custom}")));
+        assert!(e.message.starts_with("unknown custom op form"), "{custom}: {e}");
+    }
+    let o = ops(&tensor_function(
+        "  %c, %d = \"tfrt_dht.tensor_allclose.f32\"(%t, %u, %ch) : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> (i1, !tfrt.chain)",
+    ));
+    assert_eq!(o[0].result_types, tys(&["i1", "!tfrt.chain"]));
 }

@@ -115,7 +115,7 @@ fn every_form_round_trips() {
         ("tfrt_test.count3.i32 %arg0", ""),
         ("%32 = tfrt_test.test_cost %arg0, %29 {_tfrt_cost = 100 : i64, id = 0 : i64} : i32, i32", ""),
         ("tfrt_test.test_cost {id = 1 : i64}", ""),
-        ("tfrt_dht.create_uninitialized_tensor.f32.1 [2 : i64, 3 : i64]", ""),
+        ("%34 = tfrt_dht.create_uninitialized_tensor.f32.1 [2, 3]", ""),
         ("\"t.generic\"(%arg0) ({", "^bb0(%arg2: i32):"),
         (
             "\"t.yield\"(%arg2) : (i32) -> ()",
@@ -261,4 +261,114 @@ fn results_are_bound_only_when_named() {
     assert_eq!(op.results, Vec::<ResultGroup>::new());
     let printed = print(&m, &PrintOptions::default());
     assert!(printed.contains("\n    \"t\"() : () -> i32\n"), "{printed}");
+}
+
+/// The tensor layer's custom forms, some written generically.
+const TENSOR_FORMS: &str = r#"
+func.func @tensors(%i: i32, %n: i64, %ch: !tfrt.chain) -> !tfrt.chain {
+  %s = ts.build_shape [1 : i64, 57 : i64, 92 : i64]
+  %e = "ts.build_shape"() { value = [] } : () -> !ts.shape
+  %p = "ts.build_partial_shape"() { value = [-1 : i64, 57 : i64,
+                                              -1 : i64] } : () -> !ts.partial_shape
+  %u = ts.build_unranked_partial_shape
+  %ch0 = ts.print_shape %s, %ch
+  %ch1 = ts.print_partial_shape %p, %ch0
+  %x = ts.as_fixed_rank_shape.3 %s
+  %ch2 = ts.print_fixed_rank_shape.3 %x, %ch1
+  %eq = ts.equal_shape %s, %e
+  %ne = ts.get_num_elements %s
+  %d = ts.get_dimension %s, %i
+  %s2 = ts.to_shape %p
+  %p2 = ts.to_partial_shape %s2
+  %t = tfrt_dht.create_uninitialized_tensor.f32.2 [2 : i64, 3 : i64]
+  %t0 = "tfrt_dht.create_uninitialized_tensor.bool.0"() { shape = [] } : () -> !t.tensor
+  %ch3 = tfrt_dht.fill_tensor_with_constant.f32 %t, %ch2 1.0 : f32
+  %ch4 = "tfrt_dht.set_tensor_with_constant_values.f32"(%t, %ch3) { values = [1. : f32, 2.5 : f32] } : (!t.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch5 = tfrt_dht.set_tensor_with_constant_values.i64 %t, %ch4 [1, -1 : i64, 7]
+  %ch6 = tfrt_dht.print_tensor %t, %ch5
+  %same, %ch7 = tfrt_dht.tensor_equal.f32 %t, %t, %ch6
+  %shape = tfrt_dht.get_tensor_shape %t
+  %buf = tfrt_dht.allocate_buffer %n, %n
+  %slice = tfrt_dht.get_buffer_slice %buf, %n, %n
+  %made, %ch8 = tfrt_dht.make_tensor.i32 %slice, %shape, %ch7
+  %b2, %ch9 = tfrt_dht.get_buffer %made, %ch8
+  %ch10 = tfrt_dht.print_buffer %b2, %ch9
+  %c, %ch11 = "tfrt_dht.tensor_allclose.f32"(%t, %t, %ch10) : (!t.tensor, !t.tensor, !tfrt.chain) -> (i1, !tfrt.chain)
+  tfrt.return %ch11 : !tfrt.chain
+}
+"#;
+
+/// `tfrt_opt` prints the tensor layer's ops in their custom forms, i64 array elements
+/// without their type.
+#[test]
+fn tensor_forms_print_as_tfrt_opt_does() {
+    let printed = assert_stable(TENSOR_FORMS);
+    let expected = "module {
+  func.func @tensors(%arg0: i32, %arg1: i64, %arg2: !tfrt.chain) -> !tfrt.chain {
+    %0 = ts.build_shape [1, 57, 92]
+    %1 = ts.build_shape []
+    %2 = ts.build_partial_shape [-1, 57, -1]
+    %3 = ts.build_unranked_partial_shape
+    %4 = ts.print_shape %0, %arg2
+    %5 = ts.print_partial_shape %2, %4
+    %6 = ts.as_fixed_rank_shape.3 %0
+    %7 = ts.print_fixed_rank_shape.3 %6, %5
+    %8 = ts.equal_shape %0, %1
+    %9 = ts.get_num_elements %0
+    %10 = ts.get_dimension %0, %arg0
+    %11 = ts.to_shape %2
+    %12 = ts.to_partial_shape %11
+    %13 = tfrt_dht.create_uninitialized_tensor.f32.2 [2, 3]
+    %14 = tfrt_dht.create_uninitialized_tensor.bool.0 []
+    %15 = tfrt_dht.fill_tensor_with_constant.f32 %13, %7 1.000000e+00 : f32
+    %16 = tfrt_dht.set_tensor_with_constant_values.f32 %13, %15 [1.000000e+00 : f32, 2.500000e+00 : f32]
+    %17 = tfrt_dht.set_tensor_with_constant_values.i64 %13, %16 [1, -1, 7]
+    %18 = tfrt_dht.print_tensor %13, %17
+    %19, %20 = tfrt_dht.tensor_equal.f32 %13, %13, %18
+    %21 = tfrt_dht.get_tensor_shape %13
+    %22 = tfrt_dht.allocate_buffer %arg1, %arg1
+    %23 = tfrt_dht.get_buffer_slice %22, %arg1, %arg1
+    %24, %25 = tfrt_dht.make_tensor.i32 %23, %21, %20
+    %26, %27 = tfrt_dht.get_buffer %24, %25
+    %28 = tfrt_dht.print_buffer %26, %27
+    %29, %30 = \"tfrt_dht.tensor_allclose.f32\"(%13, %13, %28) : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> (i1, !tfrt.chain)
+    tfrt.return %30 : !tfrt.chain
+  }
+}
+";
+    assert_eq!(printed, expected);
+}
+
+/// Tensor-layer ops that differ from their custom form's shape (an optional chain left out, an
+/// extra attribute, other types) print generically, so the round trip keeps them as they are.
+#[test]
+fn tensor_ops_off_their_form_print_generically() {
+    let src = r#"func.func @f(%s: !ts.shape, %t: !tfrt_tensor.tensor, %ch: !tfrt.chain) {
+  %a = "ts.print_shape"(%s) : (!ts.shape) -> !tfrt.chain
+  %b = "ts.build_shape"() {value = [1 : i32]} : () -> !ts.shape
+  %c = "ts.build_shape"() {value = [1], other = 2 : i32} : () -> !ts.shape
+  %d = "ts.build_shape"() : () -> !ts.shape
+  %e = "ts.get_num_elements"(%s) : (!ts.shape) -> i32
+  %f = "tfrt_dht.set_tensor_with_constant_values.i32"(%t, %ch) {values = 1 : i32} : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %g = "tfrt_dht.fill_tensor_with_constant.i64"(%t, %ch) {value = [1.5, 0x7FF0000000000000 : f64, [2]]} : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %h = "tfrt_dht.fill_tensor_with_constant.i32"(%t) {value = 1 : i32} : (!tfrt_tensor.tensor) -> !tfrt.chain
+  tfrt.return
+}
+"#;
+    let printed = assert_stable(src);
+    for line in [
+        "%0 = \"ts.print_shape\"(%arg0) : (!ts.shape) -> !tfrt.chain",
+        // Not an i64 array, but the form's shape: the custom form keeps the element type.
+        "%1 = ts.build_shape [1 : i32]",
+        "%2 = \"ts.build_shape\"() {other = 2 : i32, value = [1 : i64]} : () -> !ts.shape",
+        "%3 = \"ts.build_shape\"() : () -> !ts.shape",
+        "%4 = \"ts.get_num_elements\"(%arg0) : (!ts.shape) -> i32",
+        "%5 = \"tfrt_dht.set_tensor_with_constant_values.i32\"(%arg1, %arg2) {values = 1 : i32}",
+        // Array elements drop the default types, except where a bare literal would read back
+        // as another value.
+        "%6 = tfrt_dht.fill_tensor_with_constant.i64 %arg1, %arg2 [1.500000e+00, 0x7FF0000000000000 : f64, [2]]",
+        "%7 = \"tfrt_dht.fill_tensor_with_constant.i32\"(%arg1) {value = 1 : i32}",
+    ] {
+        assert!(printed.contains(line), "missing {line:?} in\n{printed}");
+    }
 }
