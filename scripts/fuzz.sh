@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 secs=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate mlir_parse mlir_run)
+[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate mlir_parse mlir_run btf_read)
 corpus=$PWD/target/fuzz-corpus
-mkdir -p "$corpus"/{bef_load,bef_mutate,mlir_parse,mlir_run}
+mkdir -p "$corpus"/{bef_load,bef_mutate,mlir_parse,mlir_run,btf_read}
 conf=../shared/conformance/tfrt
 if [ -d "$conf" ]; then
     cargo build -q -p hostrt
@@ -21,6 +21,11 @@ if [ -d "$conf" ]; then
     done
 else
     echo "fuzz: $conf not found; starting from empty corpora"
+fi
+# TFRT's BTF files seed the BTF reader.
+tensors=../shared/conformance/tfrt-tensor
+if [ -d "$tensors" ]; then
+    find "$tensors" -name '*.btf' -exec cp {} "$corpus/btf_read/" \;
 fi
 # The project's own programs seed the run target too (recursion, streams, natives).
 cp examples/firmware/programs/*.mlir tools/tests/programs/*.mlir "$corpus/mlir_run/"

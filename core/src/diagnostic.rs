@@ -7,7 +7,8 @@
 use core::fmt::{self, Write};
 
 /// Maximum bytes of a diagnostic message; longer messages are truncated at a char boundary.
-pub const MESSAGE_CAPACITY: usize = 112;
+/// (TFRT's tensor messages with a file path or two shapes run past 150 bytes.)
+pub const MESSAGE_CAPACITY: usize = 192;
 /// Maximum bytes of a location's file name; longer names keep their tail.
 pub const FILE_CAPACITY: usize = 48;
 

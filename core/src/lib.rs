@@ -12,6 +12,7 @@
 
 pub mod allocator;
 pub mod async_value;
+#[macro_use]
 pub mod basic_kernels;
 pub mod bef;
 pub mod chain;
@@ -22,6 +23,7 @@ pub mod host_context;
 pub mod kernel;
 pub mod number_format;
 pub mod tensor;
+pub mod tensor_kernels;
 pub mod work_queue;
 
 mod callback;

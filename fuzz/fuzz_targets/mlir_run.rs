@@ -1,5 +1,5 @@
 //! Arbitrary text that parses and compiles is run, compiled with and without TFRT's streams:
-//! every parameterless function of the program, with the basic kernels, on the
+//! every parameterless function of the program, with the basic and tensor kernels, on the
 //! single-threaded queue over a small fixed arena.
 //! Never a panic, a hang or a stack overflow, and once the queue is quiet and the program
 //! dropped, the arena holds nothing (no leak, also when it ran out of memory midway).
@@ -16,6 +16,7 @@ use hostrt_core::basic_kernels::{control, float, integer, print};
 use hostrt_core::driver::{DriverOptions, run_functions};
 use hostrt_core::executor::Program;
 use hostrt_core::kernel::KernelEntry;
+use hostrt_core::tensor_kernels::{dht, mnist, resnet, shape};
 use hostrt_core::{
     Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, KernelFrame, KernelRegistry,
     SingleThreadedWorkQueue,
@@ -68,8 +69,13 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
 /// Run every parameterless function of `bytes`; the arena must be empty afterwards.
 fn run(bytes: &AlignedBytes, text: &str) {
     let (arena, alloc) = arena();
-    let mut registry: KernelRegistry<64> = KernelRegistry::new();
-    for group in [integer::ALL, float::ALL, print::ALL, &BUDGETED[..]] {
+    let mut registry: KernelRegistry<1024> = KernelRegistry::new();
+    for group in
+        [integer::ALL, float::ALL, print::ALL, &BUDGETED[..], shape::ALL, mnist::F32, mnist::I32, resnet::ALL]
+    {
+        registry.add_entries(group).unwrap();
+    }
+    for group in dht::ALL_GROUPS {
         registry.add_entries(group).unwrap();
     }
     BUDGET.store(CALL_BUDGET, Ordering::Relaxed);

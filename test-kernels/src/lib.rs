@@ -38,6 +38,7 @@ mod asynchronous;
 mod atomic;
 mod benchmark;
 mod blocking;
+pub mod btf;
 mod native;
 mod simple;
 mod sys;
@@ -57,13 +58,14 @@ pub use vt::VtValue;
 /// The payload of `!tfrt.string` values.
 pub type TfrtString = alloc::string::String;
 
-/// Register every test kernel: `tfrt_test.*`, `tfrt_tutorial.*`, `vt.*`, and the native
-/// functions (`native_add`, ...).
+/// Register every test kernel: `tfrt_test.*`, `tfrt_tutorial.*`, `vt.*`,
+/// `btf.read_dense_tensor.*`, and the native functions (`native_add`, ...).
 pub fn register_test_kernels<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
     simple::register(r)?;
     asynchronous::register(r)?;
     atomic::register(r)?;
     blocking::register(r)?;
+    btf::register(r)?;
     benchmark::register(r)?;
     vt::register(r)?;
     native::register(r)?;

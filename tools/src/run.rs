@@ -15,6 +15,7 @@ use hostrt_core::bef::BefErrorKind;
 use hostrt_core::driver::{self, DriverError, DriverOptions, for_each_function_in_order, write_result};
 use hostrt_core::executor::Program;
 use hostrt_core::kernel::{KernelEntry, KernelLookup};
+use hostrt_core::tensor_kernels::register_tensor_kernels;
 use hostrt_core::{
     Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, KernelRegistry, Location,
     SingleThreadedWorkQueue,
@@ -353,10 +354,12 @@ pub fn run(
             }
         },
     };
-    // The basic kernels and TFRT's test kernels, as `bef_executor` links them.
-    let mut registry: KernelRegistry<512> = KernelRegistry::new();
-    if let Err(e) = register_basic_kernels(&mut registry).and_then(|()| register_test_kernels(&mut registry))
-    {
+    // The basic, tensor and TFRT's test kernels, as `bef_executor` links them.
+    let mut registry: KernelRegistry<1024> = KernelRegistry::new();
+    let registered = register_basic_kernels(&mut registry)
+        .and_then(|()| register_tensor_kernels(&mut registry))
+        .and_then(|()| register_test_kernels(&mut registry));
+    if let Err(e) = registered {
         io.err(&format!("{argv0}: {e}\n"));
         return 1;
     }

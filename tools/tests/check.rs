@@ -188,6 +188,45 @@ fn conformance_suite_is_checked_file_by_file() {
     println!("{stdout}");
 }
 
+/// TFRT's tensor-layer programs (tensors, shapes, BTF, MNIST and ResNet kernels), checked as
+/// the suite's README says: from the suite's folder, each program named by its relative path
+/// (the programs open their data files by paths relative to that folder).
+#[test]
+fn tensor_conformance_suite_passes_from_its_folder() {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/tfrt-tensor");
+    if !suite.is_dir() {
+        println!("skipped: no tensor conformance suite at {}", suite.display());
+        return;
+    }
+    let mut files = Vec::new();
+    let mut dirs = vec![PathBuf::new()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(suite.join(&dir)).unwrap() {
+            let name = dir.join(entry.unwrap().file_name());
+            if suite.join(&name).is_dir() {
+                dirs.push(name);
+            } else if name.extension().is_some_and(|x| x == "mlir") {
+                files.push(name.to_str().unwrap().to_owned());
+            }
+        }
+    }
+    files.sort();
+    assert_eq!(files.len(), 7, "{files:?}");
+    let out = Command::new(env!("CARGO_BIN_EXE_hostrt"))
+        .arg("check")
+        .args(&files)
+        .current_dir(&suite)
+        .output()
+        .expect("run hostrt");
+    let (stdout, stderr) = (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap());
+    assert!(!stderr.contains("panicked") && !stdout.contains("panicked"), "{stdout}\n{stderr}");
+    for file in &files {
+        assert!(stdout.lines().any(|l| l == format!("PASS {file}")), "{file} passes\n{stdout}\n{stderr}");
+    }
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    println!("{stdout}");
+}
+
 /// Every option `hostrt run` accepts works in a RUN line too (one parser serves both).
 #[test]
 fn run_options_work_in_run_lines() {

@@ -9,6 +9,14 @@
 /// One public `KernelEntry` constant per strict kernel, plus `ALL`, the group's table
 /// (starting with the constants named in the optional leading `[...]`, defined by hand).
 macro_rules! entries {
+    (group $group:ident; $($name:ident = $op:literal => $func:expr),* $(,)?) => {
+        $(
+            #[doc = concat!("`", $op, "`")]
+            pub const $name: $crate::kernel::KernelEntry = $crate::kernel::KernelEntry::strict($op, $func);
+        )*
+        /// The kernels of this table.
+        pub const $group: &[$crate::kernel::KernelEntry] = &[$($name),*];
+    };
     ($([$($extra:ident),*])? $($name:ident = $op:literal => $func:expr),* $(,)?) => {
         $(
             #[doc = concat!("`", $op, "`")]

@@ -207,8 +207,12 @@ impl<'a> AttrRef<'a> {
         Some(unsafe { self.bytes.as_ptr().cast::<T>().read_unaligned() })
     }
 
-    /// View an array of `T` in place.
+    /// View an array of `T` in place. An empty nested array (`[]`, whose element type the
+    /// text does not say) is an empty array of any `T`.
     pub fn get_array<T: AttrScalar>(&self) -> Option<&'a [T]> {
+        if self.kind == AttrKind::Aggregate && self.bytes.is_empty() {
+            return Some(&[]);
+        }
         if self.kind != AttrKind::Array(T::KIND) {
             return None;
         }

@@ -7,6 +7,10 @@
 //! the buffer's block: any number of readers, or one writer. A program that reads and writes
 //! a tensor without ordering them gets a [`BorrowError`] from the kernel that lost the race,
 //! never a data race. The borrow covers the whole block, slices included.
+//!
+//! A buffer may also borrow bytes it does not own (an mmap'd file, a program's constant
+//! data): [`HostBuffer::from_owner`] moves the owner into the buffer's header block and
+//! drops it with the last handle. Such buffers are read-only.
 
 use core::alloc::Layout;
 use core::fmt;
@@ -18,14 +22,22 @@ use crate::sync::{AtomicU32, Ordering, fence};
 /// Alignment of every buffer's data (a cache line; enough for any SIMD width in use).
 pub const BUFFER_ALIGN: usize = 64;
 
-/// The block's first [`BUFFER_ALIGN`] bytes; the data follows.
+/// The block's first [`BUFFER_ALIGN`] bytes; then the data (owned buffers) or the owner of
+/// the data (borrowed ones).
 #[repr(C)]
 struct Header {
     refs: AtomicU32,
     /// Bit 31: a writer holds the data; bits 0..31: readers.
     borrows: AtomicU32,
-    size: usize,
     alloc: Allocator,
+    writable: bool,
+    /// The whole buffer's bytes (after the header, or the owner's).
+    data: NonNull<u8>,
+    size: usize,
+    /// The block as allocated, to give it back.
+    block: Layout,
+    /// Drops the owner of borrowed bytes in place (`None` for owned data).
+    drop_owner: Option<unsafe fn(NonNull<Header>)>,
 }
 
 const WRITER: u32 = 1 << 31;
@@ -63,20 +75,48 @@ unsafe impl Send for HostBuffer {}
 // SAFETY: as above.
 unsafe impl Sync for HostBuffer {}
 
-/// Another access holds the buffer: a read while it is written, or a write while it is read
-/// or written. Programs order tensor writers and readers with chains; this is the error of
-/// one that does not.
+/// Why the bytes cannot be accessed now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BorrowError;
+pub enum BorrowError {
+    /// Another access holds the buffer: a read while it is written, or a write while it is
+    /// read or written. Programs order tensor writers and readers with chains; this is the
+    /// error of one that does not.
+    Busy,
+    /// A write to bytes the buffer borrows read-only ([`HostBuffer::from_owner`]).
+    ReadOnly,
+}
 
 impl fmt::Display for BorrowError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("tensor buffer is accessed by an unordered reader and writer")
+        f.write_str(match self {
+            BorrowError::Busy => "tensor buffer is accessed by an unordered reader and writer",
+            BorrowError::ReadOnly => "tensor buffer is read-only (it borrows constant bytes)",
+        })
     }
 }
 
-fn layout(size: usize) -> Option<Layout> {
-    Layout::from_size_align(BUFFER_ALIGN.checked_add(size)?, BUFFER_ALIGN).ok()
+/// The header padded to [`BUFFER_ALIGN`], then `tail`: the block of an owned buffer (`tail`
+/// = the data) or a borrowed one (`tail` = the owner), and the tail's offset.
+fn block_layout(tail: Layout) -> Option<(Layout, usize)> {
+    let head = Layout::from_size_align(BUFFER_ALIGN, BUFFER_ALIGN).ok()?;
+    head.extend(tail).ok()
+}
+
+fn data_layout(size: usize) -> Option<Layout> {
+    Layout::from_size_align(size, 1).ok()
+}
+
+/// Drops the owner `O` stored in the block after the header.
+///
+/// # Safety
+/// `header` is a block made by [`HostBuffer::from_owner::<O>`] whose owner is still alive
+/// and is dropped no more than once.
+unsafe fn drop_owner<O>(header: NonNull<Header>) {
+    if let Some((_, offset)) = block_layout(Layout::new::<O>()) {
+        // SAFETY: `from_owner` wrote an `O` at this offset of the block (same layout
+        // computation); the caller promises it is alive and dropped once.
+        unsafe { header.cast::<u8>().add(offset).cast::<O>().drop_in_place() };
+    }
 }
 
 impl HostBuffer {
@@ -84,15 +124,103 @@ impl HostBuffer {
     /// 64-byte aligned. Exhaustion (or a size no layout can hold) is an `Err`.
     pub fn allocate(alloc: Allocator, size: usize) -> Result<HostBuffer, AllocError> {
         let too_big = || AllocError::new(Layout::new::<Header>());
-        let layout = layout(size).ok_or_else(too_big)?;
+        let (layout, offset) = data_layout(size).and_then(block_layout).ok_or_else(too_big)?;
         let block = alloc.allocate(layout)?.cast::<Header>();
         // SAFETY: a fresh block of `64 + size` bytes aligned to 64: the header fits in the
-        // first 64 bytes (asserted above) and the data is the `size` bytes after them.
+        // first 64 bytes (asserted above) and the data is the `size` bytes at `offset` (64).
         unsafe {
-            block.as_ptr().write(Header { refs: AtomicU32::new(1), borrows: AtomicU32::new(0), size, alloc });
-            block.as_ptr().cast::<u8>().add(BUFFER_ALIGN).write_bytes(0, size);
+            let data = block.cast::<u8>().add(offset);
+            data.as_ptr().write_bytes(0, size);
+            block.as_ptr().write(Header {
+                refs: AtomicU32::new(1),
+                borrows: AtomicU32::new(0),
+                alloc,
+                writable: true,
+                data,
+                size,
+                block: layout,
+                drop_owner: None,
+            });
         }
         Ok(HostBuffer { block, offset: 0, len: size })
+    }
+
+    /// A read-only buffer over `owner`'s bytes, without copying them: `owner` (an mmap, a
+    /// `&'static [u8]` of constants, an `Arc` of a file's bytes) moves into the buffer's
+    /// header block (one allocator block of 64 bytes + the owner's size) and is dropped when
+    /// the last handle goes. Exhaustion is an `Err` (and `owner` is dropped).
+    ///
+    /// ```
+    /// use hostrt_core::tensor::{BorrowError, HostBuffer};
+    /// use hostrt_core::{Allocator, FixedArena};
+    ///
+    /// static ARENA: FixedArena = FixedArena::empty();
+    /// ARENA.init(hostrt_core::static_buffer!(1024).unwrap()).unwrap();
+    /// let alloc = Allocator::register(&ARENA).unwrap();
+    ///
+    /// static WEIGHTS: [u8; 4] = [1, 2, 3, 4];
+    /// let buf = HostBuffer::from_owner(alloc, &WEIGHTS[..]).unwrap();
+    /// assert_eq!(buf.read().unwrap().as_ptr(), WEIGHTS.as_ptr(), "not copied");
+    /// assert_eq!(buf.write().unwrap_err(), BorrowError::ReadOnly);
+    /// ```
+    pub fn from_owner<O>(alloc: Allocator, owner: O) -> Result<HostBuffer, AllocError>
+    where
+        O: AsRef<[u8]> + Send + Sync + 'static,
+    {
+        Self::adopt(alloc, owner, false, |o: &mut O| {
+            let bytes = (*o).as_ref();
+            (NonNull::new(bytes.as_ptr().cast_mut()), bytes.len())
+        })
+    }
+
+    /// Like [`from_owner`](Self::from_owner), but writable through the owner's `AsMut` (a
+    /// private copy-on-write mapping of a file, say): writes change the owner's bytes.
+    pub fn from_owner_mut<O>(alloc: Allocator, owner: O) -> Result<HostBuffer, AllocError>
+    where
+        O: AsMut<[u8]> + Send + Sync + 'static,
+    {
+        Self::adopt(alloc, owner, true, |o: &mut O| {
+            let bytes = o.as_mut();
+            (NonNull::new(bytes.as_mut_ptr()), bytes.len())
+        })
+    }
+
+    /// Move `owner` into a new header block and borrow its bytes (`data` finds them).
+    fn adopt<O: Send + Sync + 'static>(
+        alloc: Allocator,
+        owner: O,
+        writable: bool,
+        data: impl FnOnce(&mut O) -> (Option<NonNull<u8>>, usize),
+    ) -> Result<HostBuffer, AllocError> {
+        let too_big = || AllocError::new(Layout::new::<Header>());
+        let (layout, offset) = block_layout(Layout::new::<O>()).ok_or_else(too_big)?;
+        let block = alloc.allocate(layout)?.cast::<Header>();
+        // SAFETY: a fresh block laid out as the header (first 64 bytes) and an `O` at
+        // `offset`; the owner is written once, then its bytes are borrowed in place: they
+        // stay put while the owner is not moved, and it is not moved until `drop_owner`
+        // drops it with the last handle. Writes go through the pointer `AsMut` gave, and
+        // only when `writable`.
+        unsafe {
+            let slot = block.cast::<u8>().add(offset).cast::<O>();
+            slot.as_ptr().write(owner);
+            let (ptr, size) = data(&mut *slot.as_ptr());
+            block.as_ptr().write(Header {
+                refs: AtomicU32::new(1),
+                borrows: AtomicU32::new(0),
+                alloc,
+                writable,
+                data: ptr.unwrap_or(NonNull::dangling()),
+                size,
+                block: layout,
+                drop_owner: Some(drop_owner::<O>),
+            });
+        }
+        Ok(HostBuffer { block, offset: 0, len: 0 }.whole())
+    }
+
+    fn whole(mut self) -> HostBuffer {
+        self.len = self.header().size;
+        self
     }
 
     fn header(&self) -> &Header {
@@ -117,7 +245,7 @@ impl HostBuffer {
 
     fn data(&self) -> NonNull<u8> {
         // SAFETY: `offset <= size`, so this stays within (or one past) the block's data.
-        unsafe { self.block.cast::<u8>().add(BUFFER_ALIGN + self.offset) }
+        unsafe { self.header().data.add(self.offset) }
     }
 
     /// The window `[offset, offset + len)` of this one, sharing the block (no allocation);
@@ -137,7 +265,7 @@ impl HostBuffer {
         let mut current = borrows.load(Ordering::Relaxed);
         loop {
             if current & WRITER != 0 || current == WRITER - 1 {
-                return Err(BorrowError);
+                return Err(BorrowError::Busy);
             }
             match borrows.compare_exchange_weak(current, current + 1, Ordering::Acquire, Ordering::Relaxed) {
                 Ok(_) => return Ok(ReadGuard { buffer: self }),
@@ -148,11 +276,19 @@ impl HostBuffer {
 
     /// Write the bytes; fails while anyone else reads or writes the block.
     pub fn write(&self) -> Result<WriteGuard<'_>, BorrowError> {
+        if !self.header().writable {
+            return Err(BorrowError::ReadOnly);
+        }
         self.header()
             .borrows
             .compare_exchange(0, WRITER, Ordering::Acquire, Ordering::Relaxed)
             .map(|_| WriteGuard { buffer: self })
-            .map_err(|_| BorrowError)
+            .map_err(|_| BorrowError::Busy)
+    }
+
+    /// Whether [`write`](Self::write) can ever succeed (false for borrowed bytes).
+    pub fn is_writable(&self) -> bool {
+        self.header().writable
     }
 
     /// Whether `other` is a window of the same block.
@@ -174,11 +310,14 @@ impl Drop for HostBuffer {
             return;
         }
         fence(Ordering::Acquire);
-        let (size, alloc) = (self.header().size, self.header().alloc);
-        if let Some(layout) = layout(size) {
-            // SAFETY: the last handle: nobody else reaches the block; it was allocated in
-            // `allocate` with this layout from `alloc`.
-            unsafe { alloc.deallocate(self.block.cast(), layout) };
+        let (layout, alloc, drop) = (self.header().block, self.header().alloc, self.header().drop_owner);
+        // SAFETY: the last handle: nobody else reaches the block. Its owner (if any) is alive
+        // and dropped here once; the block was allocated with `layout` from `alloc`.
+        unsafe {
+            if let Some(drop) = drop {
+                drop(self.block);
+            }
+            alloc.deallocate(self.block.cast(), layout);
         }
     }
 }
@@ -280,13 +419,48 @@ mod tests {
         let r1 = b.read().unwrap();
         let r2 = b.slice(0, 2).unwrap();
         let r2g = r2.read().unwrap();
-        assert_eq!(b.write().unwrap_err(), BorrowError);
+        assert_eq!(b.write().unwrap_err(), BorrowError::Busy);
         drop((r1, r2g));
         let w = b.write().unwrap();
-        assert_eq!(b.read().unwrap_err(), BorrowError);
-        assert_eq!(r2.write().unwrap_err(), BorrowError, "slices share the block's borrow");
+        assert_eq!(b.read().unwrap_err(), BorrowError::Busy);
+        assert_eq!(r2.write().unwrap_err(), BorrowError::Busy, "slices share the block's borrow");
         drop(w);
         assert!(b.read().is_ok());
+    }
+
+    #[test]
+    fn borrowed_bytes_are_read_in_place_read_only_and_their_owner_dropped_once() {
+        use portable_atomic::AtomicUsize;
+        static DROPS: AtomicUsize = AtomicUsize::new(0);
+        struct Owner(&'static [u8]);
+        impl AsRef<[u8]> for Owner {
+            fn as_ref(&self) -> &[u8] {
+                self.0
+            }
+        }
+        impl Drop for Owner {
+            fn drop(&mut self) {
+                DROPS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        static BYTES: [u8; 6] = [1, 2, 3, 4, 5, 6];
+        let arena = TestArena::new(1024);
+        {
+            let b = HostBuffer::from_owner(arena.alloc, Owner(&BYTES)).unwrap();
+            assert_eq!(b.len(), 6);
+            assert_eq!(b.read().unwrap().as_ptr(), BYTES.as_ptr());
+            assert!(!b.is_writable());
+            let tail = b.slice(4, 2).unwrap();
+            drop(b);
+            assert_eq!(DROPS.load(core::sync::atomic::Ordering::Relaxed), 0, "the slice keeps it");
+            assert_eq!(&*tail.read().unwrap(), &[5, 6]);
+            assert_eq!(tail.write().unwrap_err(), BorrowError::ReadOnly);
+        }
+        assert_eq!(DROPS.load(core::sync::atomic::Ordering::Relaxed), 1);
+        assert_eq!(arena.in_use(), 0);
+        let tiny = TestArena::new(64);
+        assert!(HostBuffer::from_owner(tiny.alloc, Owner(&BYTES)).is_err());
+        assert_eq!(DROPS.load(core::sync::atomic::Ordering::Relaxed), 2, "dropped on exhaustion");
     }
 
     #[test]

@@ -42,8 +42,10 @@ pub enum TensorError {
     },
     /// The data is not aligned for the element type (a slice at an odd offset).
     Misaligned,
-    /// See [`BorrowError`].
+    /// See [`BorrowError::Busy`].
     Busy,
+    /// A write to a tensor over borrowed read-only bytes.
+    ReadOnly,
 }
 
 impl fmt::Display for TensorError {
@@ -59,14 +61,18 @@ impl fmt::Display for TensorError {
             ),
             TensorError::DType { actual, wanted } => write!(f, "tensor of dtype {actual} used as {wanted}"),
             TensorError::Misaligned => f.write_str("tensor data is not aligned for its element type"),
-            TensorError::Busy => fmt::Display::fmt(&BorrowError, f),
+            TensorError::Busy => fmt::Display::fmt(&BorrowError::Busy, f),
+            TensorError::ReadOnly => fmt::Display::fmt(&BorrowError::ReadOnly, f),
         }
     }
 }
 
 impl From<BorrowError> for TensorError {
-    fn from(_: BorrowError) -> Self {
-        TensorError::Busy
+    fn from(e: BorrowError) -> Self {
+        match e {
+            BorrowError::Busy => TensorError::Busy,
+            BorrowError::ReadOnly => TensorError::ReadOnly,
+        }
     }
 }
 
@@ -145,6 +151,17 @@ impl DenseHostTensor {
     pub fn read<T: Plain>(&self) -> Result<Elements<'_, T>, TensorError> {
         self.check::<T>()?;
         Ok(Elements { bytes: self.buffer.read()?, _t: core::marker::PhantomData })
+    }
+
+    /// The raw row-major bytes of any dtype (bool, f16, complex included), while no writer
+    /// holds the buffer.
+    pub fn read_bytes(&self) -> Result<ReadGuard<'_>, TensorError> {
+        Ok(self.buffer.read()?)
+    }
+
+    /// The raw bytes for writing, while no one else reads or writes the buffer.
+    pub fn write_bytes(&self) -> Result<WriteGuard<'_>, TensorError> {
+        Ok(self.buffer.write()?)
     }
 
     /// The elements as a `&mut [T]`, while no one else reads or writes the buffer.

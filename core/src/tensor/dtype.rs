@@ -126,6 +126,23 @@ impl DType {
         DType::ALL.into_iter().find(|d| d.kernel_suffix() == Some(suffix))
     }
 
+    /// The Binary Tensor Format code (0..=9) of this dtype, `None` for dtypes BTF lacks.
+    pub const fn btf_code(self) -> Option<u8> {
+        Some(match self {
+            DType::I8 => 0,
+            DType::I16 => 1,
+            DType::I32 => 2,
+            DType::I64 => 3,
+            DType::F32 => 4,
+            DType::F64 => 5,
+            DType::U8 => 6,
+            DType::U16 => 7,
+            DType::U32 => 8,
+            DType::U64 => 9,
+            _ => return None,
+        })
+    }
+
     /// The dtype of a Binary Tensor Format code (0..=9), `None` for other codes.
     pub const fn from_btf(code: u8) -> Option<DType> {
         Some(match code {

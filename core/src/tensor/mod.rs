@@ -3,15 +3,19 @@
 //! [`TensorMetadata`]) with TFRT's text forms, [`HostBuffer`], the reference-counted,
 //! 64-byte-aligned bytes tensors live in, and [`DenseHostTensor`] over them.
 //!
-//! Still to come (see the README): tensors over borrowed bytes (BEF attributes, mmap), BTF,
-//! and the tensor kernels.
+//! [`btf`] reads tensors of the Binary Tensor Format in place. Tensors may borrow bytes they
+//! do not own ([`HostBuffer::from_owner`]).
 
+pub mod btf;
 mod buffer;
 mod dense;
 mod dtype;
+pub mod gemm;
 mod shape;
 
 pub use buffer::{BUFFER_ALIGN, BorrowError, HostBuffer, ReadGuard, WriteGuard};
 pub use dense::{DenseHostTensor, Elements, ElementsMut, Plain, TensorError};
 pub use dtype::{DType, Element};
-pub use shape::{MAX_RANK, NotKnown, PartialTensorShape, RankTooLarge, TensorMetadata, TensorShape};
+pub use shape::{
+    FixedRankShape, MAX_RANK, NotKnown, PartialTensorShape, RankTooLarge, TensorMetadata, TensorShape,
+};

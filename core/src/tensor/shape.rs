@@ -189,6 +189,36 @@ impl fmt::Display for PartialTensorShape {
     }
 }
 
+/// A shape of exactly `N` dims (`!ts.fixed_rank_shape.N`; the shape of fixed-rank views).
+///
+/// It prints as a shape, except that it prints `[]` whenever the product of its dims is 0
+/// (TFRT's quirk, kept because error messages show it).
+///
+/// ```
+/// use hostrt_core::tensor::FixedRankShape;
+///
+/// assert_eq!(FixedRankShape([1, 57, 92]).to_string(), "[1, 57, 92]");
+/// assert_eq!(FixedRankShape([2, 0, 3, 1]).to_string(), "[]");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FixedRankShape<const N: usize>(pub [i64; N]);
+
+impl<const N: usize> FixedRankShape<N> {
+    /// The dims of `shape` when its rank is `N`.
+    pub fn of(shape: &TensorShape) -> Option<Self> {
+        shape.dims().try_into().ok().map(FixedRankShape)
+    }
+}
+
+impl<const N: usize> fmt::Display for FixedRankShape<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.iter().fold(1i64, |n, &d| n.wrapping_mul(d)) == 0 {
+            return f.write_str("[]");
+        }
+        write_dims(f, &self.0)
+    }
+}
+
 /// A tensor's dtype and shape; equal iff both are.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TensorMetadata {

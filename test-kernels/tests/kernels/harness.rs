@@ -52,10 +52,11 @@ impl Outcome {
     }
 }
 
-/// The registry `hostrt run` uses: basic and test kernels.
-pub fn registry() -> KernelRegistry<512> {
+/// The registry `hostrt run` uses: basic, tensor and test kernels.
+pub fn registry() -> KernelRegistry<1024> {
     let mut r = KernelRegistry::new();
     register_basic_kernels(&mut r).unwrap();
+    hostrt_core::tensor_kernels::register_tensor_kernels(&mut r).unwrap();
     register_test_kernels(&mut r).unwrap();
     r
 }

@@ -7,6 +7,7 @@ mod harness;
 mod asynchronous;
 mod atomic_blocking;
 mod benchmark;
+mod btf;
 mod registry;
 mod simple;
 mod tutorial_vt;

@@ -21,13 +21,16 @@ fn every_family_is_registered_once() {
         "tfrt_test.share_to_two",
         "tfrt_tutorial.print_coordinate",
         "vt.constant",
+        "btf.read_dense_tensor.f32.4",
+        "btf.read_dense_tensor.ui8.0",
     ] {
         assert!(names.contains(&name), "{name} missing");
     }
     assert!(
         names
             .iter()
-            .all(|n| ["tfrt_test.", "tfrt_tutorial.", "vt.", "native_"].iter().any(|p| n.starts_with(p)))
+            .all(|n| ["tfrt_test.", "tfrt_tutorial.", "vt.", "native_"].iter().any(|p| n.starts_with(p))
+                || n.starts_with("btf."))
     );
     assert!(r.entries().iter().all(|e| !e.non_strict), "every test kernel is strict");
     assert!(matches!(register_test_kernels(&mut r), Err(RegistryError::Duplicate(_))));

@@ -1,0 +1,179 @@
+//! Matrix multiplication behind the matmul and convolution kernels: `C := alpha·A·B +
+//! beta·C` over row-major slices. `f32` uses the `matrixmultiply` crate where `std` is on
+//! (packed, cache-blocked, AVX/FMA or NEON picked at run time) and a portable blocked loop on
+//! bare metal; other types use the reference loop.
+
+/// The reference loop for any element type (`i-k-j` order, so the inner loop runs along
+/// rows of `B` and `C`). With `beta == zero`, `C` is not read. Integer callers get exact
+/// wrapping results; floats round differently from [`sgemm`].
+#[allow(clippy::too_many_arguments)]
+pub fn reference<T: Copy + PartialEq>(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: T,
+    a: &[T],
+    b: &[T],
+    beta: T,
+    c: &mut [T],
+    zero: T,
+    add: impl Fn(T, T) -> T,
+    mul: impl Fn(T, T) -> T,
+) {
+    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "gemm operands are too short");
+    if n == 0 {
+        return;
+    }
+    for (i, row) in c.chunks_exact_mut(n).take(m).enumerate() {
+        for x in row.iter_mut() {
+            *x = if beta == zero { zero } else { mul(beta, *x) };
+        }
+        for (p, brow) in b.chunks_exact(n).take(k).enumerate() {
+            let s = mul(alpha, a[i * k + p]);
+            for (x, y) in row.iter_mut().zip(brow) {
+                *x = add(*x, mul(s, *y));
+            }
+        }
+    }
+}
+
+/// `C := alpha·A·B + beta·C` in `f32`, `A` [m, k], `B` [k, n], `C` [m, n], all row-major and
+/// at least that long (shorter slices panic: callers check shapes first).
+#[allow(clippy::too_many_arguments)]
+pub fn sgemm(m: usize, k: usize, n: usize, alpha: f32, a: &[f32], b: &[f32], beta: f32, c: &mut [f32]) {
+    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "gemm operands are too short");
+    #[cfg(feature = "std")]
+    {
+        let (rk, rn) = (k as isize, n as isize);
+        // SAFETY: the slices hold at least m·k, k·n and m·n elements (asserted above), and
+        // the strides (k, 1), (n, 1), (n, 1) describe exactly those row-major matrices; `c`
+        // is borrowed mutably, so it overlaps neither input.
+        unsafe {
+            matrixmultiply::sgemm(
+                m,
+                k,
+                n,
+                alpha,
+                a.as_ptr(),
+                rk,
+                1,
+                b.as_ptr(),
+                rn,
+                1,
+                beta,
+                c.as_mut_ptr(),
+                rn,
+                1,
+            )
+        };
+    }
+    #[cfg(not(feature = "std"))]
+    blocked(m, k, n, alpha, a, b, beta, c);
+}
+
+/// The portable kernel: four rows of `C` at a time, so each row of `B` loaded serves four
+/// rows (the compiler vectorises the inner loop along `n`).
+#[allow(clippy::too_many_arguments, dead_code)]
+fn blocked(m: usize, k: usize, n: usize, alpha: f32, a: &[f32], b: &[f32], beta: f32, c: &mut [f32]) {
+    if n == 0 {
+        return;
+    }
+    let mut rows = c[..m * n].chunks_exact_mut(4 * n);
+    let mut i = 0;
+    for block in rows.by_ref() {
+        let (r0, rest) = block.split_at_mut(n);
+        let (r1, rest) = rest.split_at_mut(n);
+        let (r2, r3) = rest.split_at_mut(n);
+        for r in [&mut *r0, &mut *r1, &mut *r2, &mut *r3] {
+            scale(r, beta);
+        }
+        for (p, brow) in b.chunks_exact(n).take(k).enumerate() {
+            let s = [0, 1, 2, 3].map(|d| alpha * a[(i + d) * k + p]);
+            for j in 0..n {
+                let y = brow[j];
+                r0[j] += s[0] * y;
+                r1[j] += s[1] * y;
+                r2[j] += s[2] * y;
+                r3[j] += s[3] * y;
+            }
+        }
+        i += 4;
+    }
+    for row in rows.into_remainder().chunks_exact_mut(n) {
+        scale(row, beta);
+        for (p, brow) in b.chunks_exact(n).take(k).enumerate() {
+            let s = alpha * a[i * k + p];
+            for (x, y) in row.iter_mut().zip(brow) {
+                *x += s * y;
+            }
+        }
+        i += 1;
+    }
+}
+
+fn scale(row: &mut [f32], beta: f32) {
+    for x in row.iter_mut() {
+        *x = if beta == 0.0 { 0.0 } else { beta * *x };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::vec::Vec;
+
+    use super::*;
+
+    #[allow(clippy::too_many_arguments)]
+    fn naive(
+        m: usize,
+        k: usize,
+        n: usize,
+        alpha: f32,
+        a: &[f32],
+        b: &[f32],
+        beta: f32,
+        c: &[f32],
+    ) -> Vec<f32> {
+        let mut out = Vec::new();
+        for i in 0..m {
+            for j in 0..n {
+                let s: f64 = (0..k).map(|p| f64::from(a[i * k + p]) * f64::from(b[p * n + j])).sum();
+                out.push((f64::from(alpha) * s + f64::from(beta) * f64::from(c[i * n + j])) as f32);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_kernel_agrees_with_a_naive_product() {
+        for &(m, k, n) in &[(1, 1, 1), (5, 3, 7), (9, 17, 4), (0, 3, 2), (3, 0, 2), (13, 8, 1), (64, 65, 33)]
+        {
+            let a: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 11) as f32 - 5.0) / 4.0).collect();
+            let b: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 13) as f32 - 6.0) / 8.0).collect();
+            let c0: Vec<f32> = (0..m * n).map(|i| (i % 3) as f32).collect();
+            for (alpha, beta) in [(1.0, 0.0), (0.5, 2.0)] {
+                let want = naive(m, k, n, alpha, &a, &b, beta, &c0);
+                let mut fast = c0.clone();
+                sgemm(m, k, n, alpha, &a, &b, beta, &mut fast);
+                let mut portable = c0.clone();
+                blocked(m, k, n, alpha, &a, &b, beta, &mut portable);
+                let mut reference_out = c0.clone();
+                reference(m, k, n, alpha, &a, &b, beta, &mut reference_out, 0.0, |x, y| x + y, |x, y| x * y);
+                for got in [&fast, &portable, &reference_out] {
+                    for (g, w) in got.iter().zip(&want) {
+                        assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "{m}x{k}x{n}: {g} vs {w}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn integer_products_wrap_exactly() {
+        let (a, b) = ([i32::MAX, 2], [2, 3]);
+        let mut c = [7];
+        reference(1, 2, 1, 1, &a, &b, 1, &mut c, 0, i32::wrapping_add, i32::wrapping_mul);
+        assert_eq!(c[0], 7i32.wrapping_add(i32::MAX.wrapping_mul(2)).wrapping_add(6));
+    }
+}

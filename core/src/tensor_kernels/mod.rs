@@ -1,0 +1,61 @@
+//! The tensor kernels (docs/architecture.md, "Tensor kernels"): `ts.*` shapes, `tfrt_dht.*`
+//! dense host tensors, and the model kernels of TFRT's MNIST and ResNet tests
+//! (`tfrt_test.matmul.f32.2`, `relu`, `argmax`, `max_pooling_2d`, ...). `no_std`, no
+//! `alloc`: every tensor comes from the host allocator, and exhaustion is an error value.
+//!
+//! Each module's tables are registration groups, so firmware links only what it registers:
+//! [`shape::ALL`], [`dht::UNTYPED`] plus one table per dtype ([`dht::F32`], ...),
+//! [`mnist::F32`] / [`mnist::I32`] / [`mnist::I64`] / [`mnist::CAST`], [`resnet::ALL`].
+//! [`register_tensor_kernels`] registers them all.
+
+pub mod dht;
+pub mod mnist;
+pub mod resnet;
+mod scalar;
+pub mod shape;
+
+use crate::diagnostic::Diagnostic;
+use crate::host_context::ExecutionContext;
+use crate::kernel::{KernelRegistry, RegistryError};
+use crate::tensor::{DType, DenseHostTensor, TensorError, TensorMetadata, TensorShape};
+
+/// Register every tensor kernel in `registry` (about 300 names).
+pub fn register_tensor_kernels<const N: usize>(
+    registry: &mut KernelRegistry<N>,
+) -> Result<(), RegistryError> {
+    registry.add_entries(shape::ALL)?;
+    for group in dht::ALL_GROUPS {
+        registry.add_entries(group)?;
+    }
+    for group in [mnist::F32, mnist::I32, mnist::I64, mnist::CAST, resnet::ALL] {
+        registry.add_entries(group)?;
+    }
+    Ok(())
+}
+
+/// A tensor error as a kernel error (`INTERNAL`, TFRT's code for kernel failures).
+fn tensor_error(e: TensorError) -> Diagnostic {
+    crate::diag!(Internal, "{e}")
+}
+
+/// A new (zeroed) tensor from the context's allocator; exhaustion gives `message`.
+fn new_tensor(
+    ctx: &ExecutionContext<'_>,
+    dtype: DType,
+    dims: &[i64],
+    message: &str,
+) -> Result<DenseHostTensor, Diagnostic> {
+    let shape = TensorShape::new(dims).map_err(|e| crate::diag!(Internal, "{e}"))?;
+    DenseHostTensor::new(ctx.allocator(), TensorMetadata { dtype, shape }).map_err(|e| match e {
+        TensorError::CannotAllocate => Diagnostic::internal(message),
+        other => tensor_error(other),
+    })
+}
+
+/// Whether two tensors are views of exactly the same bytes (an in-place operand).
+fn same_data(a: &DenseHostTensor, b: &DenseHostTensor) -> bool {
+    a.buffer().shares_block_with(b.buffer()) && a.buffer().addr() == b.buffer().addr()
+}
+
+#[cfg(test)]
+mod tests;

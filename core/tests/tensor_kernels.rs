@@ -1,0 +1,329 @@
+//! The tensor kernels end to end: MLIR text → BEF → the test driver, with the basic and
+//! tensor kernels registered, on a fixed arena that must be empty again afterwards. Error
+//! texts are TFRT's where TFRT defines them; cases TFRT leaves undefined
+//! (wrong dtype or rank, out-of-range reads) are errors here, never a crash.
+
+use std::sync::Mutex;
+
+use hostrt_compiler::compile;
+use hostrt_core::basic_kernels::register_basic_kernels;
+use hostrt_core::driver::{DriverOptions, run_functions};
+use hostrt_core::executor::Program;
+use hostrt_core::tensor_kernels::register_tensor_kernels;
+use hostrt_core::{
+    ConcurrentWorkQueue, Diagnostic, HostAllocator, HostContext, KernelRegistry, SingleThreadedWorkQueue,
+};
+use hostrt_std::{AlignedBytes, leaked_arena};
+
+fn registry() -> KernelRegistry<1024> {
+    let mut r = KernelRegistry::new();
+    register_basic_kernels(&mut r).unwrap();
+    register_tensor_kernels(&mut r).unwrap();
+    r
+}
+
+/// Run every function of `text` on an arena of `arena` bytes: the output (driver lines,
+/// prints, `runtime error: MSG` lines) and the bytes still allocated afterwards. `None` when
+/// the program does not even load in that arena.
+fn run_in(text: &str, arena: usize) -> Option<(String, usize)> {
+    let bef =
+        AlignedBytes::new(&compile("t.mlir", text, Default::default()).unwrap_or_else(|e| panic!("{e}")));
+    let (arena, alloc) = leaked_arena(arena).unwrap();
+    let reg = registry();
+    let queue = SingleThreadedWorkQueue::new();
+    let output = Mutex::new(String::new());
+    let sink = |a: std::fmt::Arguments<'_>| output.lock().unwrap().push_str(&a.to_string());
+    let diag = |d: &Diagnostic| output.lock().unwrap().push_str(&format!("runtime error: {}\n", d.message()));
+    let loaded = {
+        let host = HostContext::new(alloc, &queue).with_output(&sink).with_diagnostics(&diag);
+        match Program::load(bef.as_bytes(), &reg, alloc) {
+            Ok(program) => {
+                run_functions(&program, &host, &DriverOptions::default(), &mut |a| sink(a)).unwrap();
+                queue.quiesce();
+                true
+            }
+            Err(_) => false,
+        }
+    };
+    let in_use = arena.stats().unwrap().in_use;
+    if in_use == 0 {
+        alloc.unregister().unwrap();
+    }
+    loaded.then(|| (output.into_inner().unwrap(), in_use))
+}
+
+/// Run on a roomy arena; nothing may stay allocated. Returns the printed lines (in order,
+/// `--- Running` banners dropped), then the errors sorted (the executor orders an error
+/// after the prints of other streams as it likes).
+fn run(text: &str) -> Vec<String> {
+    let (out, in_use) = run_in(text, 1 << 20).expect("loads");
+    assert_eq!(in_use, 0, "the run leaked; output:\n{out}");
+    let lines = out.lines().filter(|l| !l.starts_with("--- "));
+    let (mut errors, prints): (Vec<&str>, Vec<&str>) = lines.partition(|l| l.starts_with("runtime error: "));
+    errors.sort();
+    prints.into_iter().chain(errors).map(str::to_owned).collect()
+}
+
+#[test]
+fn shapes_build_compare_convert_and_fail_clearly() {
+    let out = run(r#"
+func.func @f() {
+  %ch = tfrt.new.chain
+  %a = ts.build_shape [2 : i64, 0 : i64, 3 : i64]
+  %b = ts.build_shape []
+  %eq = ts.equal_shape %a, %b
+  %ch1 = tfrt.print.i1 %eq, %ch
+  %n = ts.get_num_elements %a
+  %ch2 = tfrt.print.i64 %n, %ch1
+  %i = tfrt.constant.i32 2
+  %d = ts.get_dimension %a, %i
+  %ch3 = tfrt.print.i64 %d, %ch2
+  %f = ts.as_fixed_rank_shape.3 %a
+  %ch4 = ts.print_fixed_rank_shape.3 %f, %ch3
+  %bad = tfrt.constant.i32 3
+  %e = ts.get_dimension %a, %bad
+  %g = ts.as_fixed_rank_shape.2 %a
+  %p = ts.build_partial_shape [-1 : i64, 4 : i64, -1 : i64]
+  %s = ts.to_shape %p
+  %u = ts.build_unranked_partial_shape
+  %s2 = ts.to_shape %u
+  %ch5 = ts.print_partial_shape %p, %ch4
+  tfrt.return
+}
+"#);
+    assert_eq!(
+        out,
+        [
+            "int1 = 0",
+            "int64 = 0",
+            "int64 = 3",
+            "fixed_rank_shape = []",
+            "partial_tensor_shape = [-1, 4, -1]",
+            "runtime error: Unknown dimensions at following indices = [0, 2]",
+            "runtime error: Unknown rank",
+            "runtime error: dimension index 3 is out of range for shape [2, 0, 3]",
+            "runtime error: shape [2, 0, 3] does not have rank 2",
+        ]
+    );
+}
+
+#[test]
+fn tensors_of_every_family_are_made_filled_set_and_printed() {
+    let out = run(r#"
+func.func @f() {
+  %ch = tfrt.new.chain
+  %b = "tfrt_dht.create_uninitialized_tensor.bool.1"() { shape = [3 : i64] } : () -> !tfrt_tensor.tensor
+  %ch1 = "tfrt_dht.set_tensor_with_constant_values.bool"(%b, %ch) { values = [true, false, true] } : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch2 = tfrt_dht.print_tensor %b, %ch1
+  %u = "tfrt_dht.create_uninitialized_tensor.ui8.2"() { shape = [1 : i64, 2 : i64] } : () -> !tfrt_tensor.tensor
+  %ch3 = "tfrt_dht.fill_tensor_with_constant.ui8"(%u, %ch2) { value = -1 : i8 } : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch4 = tfrt_dht.print_tensor %u, %ch3
+  %c = "tfrt_dht.create_uninitialized_tensor.complex64.1"() { shape = [2 : i64] } : () -> !tfrt_tensor.tensor
+  %ch5 = "tfrt_dht.set_tensor_with_constant_values.complex64"(%c, %ch4) { values = [1.0 : f32, -2.0 : f32, 0.5 : f32, 0.0 : f32] } : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch6 = tfrt_dht.print_tensor %c, %ch5
+  %ch7 = "tfrt_dht.set_tensor_with_constant_values.complex64"(%c, %ch6) { values = [1.0 : f32] } : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %i = "tfrt_dht.create_uninitialized_tensor.i32.1"() { shape = [20 : i64] } : () -> !tfrt_tensor.tensor
+  %ch8 = "tfrt_dht.fill_tensor_with_constant.i32"(%i, %ch6) { value = 7 : i32 } : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch9 = tfrt_dht.print_tensor %i, %ch8
+  %ch10 = "tfrt_dht.set_tensor_with_constant_values.i32"(%i, %ch9) { values = [1 : i32, 2 : i32] } : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %one = tfrt.constant.i32 1
+  %ch11 = "tfrt_dht.set_tensor_with_values.i32"(%i, %ch9, %one) : (!tfrt_tensor.tensor, !tfrt.chain, i32) -> !tfrt.chain
+  %ch12 = "tfrt_dht.print_tensor_shape"(%i, %ch9) : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %f = "tfrt_dht.create_uninitialized_tensor.f32.0"() { shape = [] } : () -> !tfrt_tensor.tensor
+  %ch13 = "tfrt_dht.fill_tensor_with_constant.i32"(%f, %ch12) { value = 7 : i32 } : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  tfrt.return
+}
+"#);
+    assert_eq!(
+        out,
+        [
+            "DenseHostTensor dtype = i1, shape = [3], values = [1, 0, 1]",
+            "DenseHostTensor dtype = u8, shape = [1, 2], values = [255, 255]",
+            "DenseHostTensor dtype = complex64, shape = [2], values = [(1.000000e+00,-2.000000e+00), (5.000000e-01,0.000000e+00)]",
+            "DenseHostTensor dtype = i32, shape = [20], values = [7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, ... ]",
+            "[20]",
+            "runtime error: Incorrect number of real and imaginary values for the complex tensor: 1, but expected 4",
+            "runtime error: Incorrect number of values for the tensor: 1, but expected 20",
+            "runtime error: Incorrect number of values for the tensor: 2, but expected 20",
+            "runtime error: tensor of dtype f32 used as i32",
+        ]
+    );
+}
+
+#[test]
+fn buffers_share_slice_and_make_tensors() {
+    let out = run(r#"
+func.func @f() {
+  %ch = tfrt.new.chain
+  %size = tfrt.constant.i64 16
+  %align = tfrt.constant.i64 8
+  %buf = tfrt_dht.allocate_buffer %size, %align
+  %off = tfrt.constant.i64 8
+  %eight = tfrt.constant.i64 8
+  %tail = tfrt_dht.get_buffer_slice %buf, %off, %eight
+  %shape = ts.build_shape [2 : i64]
+  %t, %ch1 = tfrt_dht.make_tensor.i32 %tail, %shape, %ch
+  %ch2 = "tfrt_dht.set_tensor_with_constant_values.i32"(%t, %ch1) { values = [5 : i32, 6 : i32] } : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %whole = ts.build_shape [4 : i64]
+  %all, %ch3 = tfrt_dht.make_tensor.i32 %buf, %whole, %ch2
+  %ch4 = tfrt_dht.print_tensor %all, %ch3
+  %bad, %ch5 = "tfrt_dht.make_tensor.f64"(%tail, %whole, %ch4) : (!ht.host_buffer, !ts.shape, !tfrt.chain) -> (!tfrt_tensor.tensor, !tfrt.chain)
+  %far = tfrt.constant.i64 12
+  %out = tfrt_dht.get_buffer_slice %buf, %far, %eight
+  %huge = tfrt.constant.i64 1000000000000
+  %no = tfrt_dht.allocate_buffer %huge, %align
+  tfrt.return
+}
+"#);
+    assert_eq!(
+        out,
+        [
+            "DenseHostTensor dtype = i32, shape = [4], values = [0, 0, 5, 6]",
+            "runtime error: Cannot allocate host buffer",
+            "runtime error: buffer slice [12, +8) is outside a buffer of 16 bytes",
+            "runtime error: dht.make_tensor failed: buffer_size (8) is not equal to the number of elements in shape ([4]) times element size (8)",
+        ]
+    );
+}
+
+/// A rank-2 f32 tensor `%name` of `dims` holding `values`, chained after `%ch`.
+fn f32_tensor(name: &str, dims: [i64; 2], values: &[f32]) -> String {
+    let values: Vec<String> = values.iter().map(|v| format!("{v:?} : f32")).collect();
+    format!(
+        "  %{name} = \"tfrt_dht.create_uninitialized_tensor.f32.2\"() {{ shape = [{} : i64, {} : i64] }} : () -> !tfrt_tensor.tensor\n  \
+         %ch_{name} = \"tfrt_dht.set_tensor_with_constant_values.f32\"(%{name}, %ch) {{ values = [{}] }} : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain\n",
+        dims[0],
+        dims[1],
+        values.join(", ")
+    )
+}
+
+#[test]
+fn model_kernels_compute_check_shapes_and_work_in_place() {
+    let mut text = String::from("func.func @f() {\n  %ch = tfrt.new.chain\n");
+    text += &f32_tensor("a", [2, 3], &[1.0, -2.0, 3.0, 4.0, 5.0, -6.0]);
+    text += &f32_tensor("b", [3, 2], &[1.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+    text += &f32_tensor("c", [2, 2], &[0.0; 4]);
+    text += &f32_tensor("x", [2, 2], &[-1.0, 1.0, 2.0, 2.0]);
+    text += r#"
+  %ch0 = tfrt.merge.chains %ch_a, %ch_b, %ch_c, %ch_x : !tfrt.chain, !tfrt.chain, !tfrt.chain, !tfrt.chain
+  %one = tfrt.constant.f32 1.0
+  %zero = tfrt.constant.f32 0.0
+  %ch1 = "tfrt_test.matmul.f32.2"(%one, %a, %b, %zero, %c, %ch0) : (f32, !tfrt_tensor.tensor, !tfrt_tensor.tensor, f32, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch2 = tfrt_dht.print_tensor %c, %ch1
+  %ch3 = "tfrt_test.add_inplace.f32"(%c, %c, %ch2) : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch4 = "tfrt_test.relu_inplace.f32"(%c, %ch3) : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch5 = tfrt_dht.print_tensor %c, %ch4
+  %am = "tfrt_test.argmax.f32.2"(%x, %ch5) : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt_tensor.tensor
+  %ch6 = tfrt_dht.print_tensor %am, %ch5
+  %ch7 = "tfrt_test.matmul.f32.2"(%one, %a, %a, %zero, %c, %ch6) : (f32, !tfrt_tensor.tensor, !tfrt_tensor.tensor, f32, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch8 = "tfrt_test.relu.f32"(%a, %c, %ch6) : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch9 = "tfrt_test.relu.i32"(%c, %c, %ch6) : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %s = ts.build_shape [3 : i64, 2 : i64]
+  %bc = "tfrt_test.broadcast.f32.2"(%a, %s, %ch6) : (!tfrt_tensor.tensor, !ts.shape, !tfrt.chain) -> !tfrt_tensor.tensor
+  %ch10 = "tfrt_test.matmul.f32.2"(%one, %a, %b, %zero, %a, %ch6) : (f32, !tfrt_tensor.tensor, !tfrt_tensor.tensor, f32, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  tfrt.return
+}
+"#;
+    assert_eq!(
+        run(&text),
+        [
+            "DenseHostTensor dtype = f32, shape = [2, 2], values = [4.000000e+00, 1.000000e+00, -2.000000e+00, -1.000000e+00]",
+            "DenseHostTensor dtype = f32, shape = [2, 2], values = [8.000000e+00, 2.000000e+00, 0.000000e+00, 0.000000e+00]",
+            "DenseHostTensor dtype = i32, shape = [2], values = [1, 0]",
+            "runtime error: broadcast needs a rank-1 input, got [2, 3]",
+            "runtime error: matmul shapes do not agree: [2, 3] x [2, 3] into [2, 2]",
+            "runtime error: matmul shapes do not agree: [2, 3] x [3, 2] into [2, 3]",
+            "runtime error: tensor of dtype f32 used as i32",
+            "runtime error: tensor shape mismatch: [2, 3] vs. [2, 2]",
+        ]
+    );
+}
+
+#[test]
+fn resnet_kernels_pool_pad_transpose_and_reduce() {
+    let mut text = String::from("func.func @f() {\n  %ch = tfrt.new.chain\n");
+    text += &f32_tensor("a", [2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    text += &f32_tensor("t", [3, 2], &[0.0; 6]);
+    text += &f32_tensor("m", [1, 3], &[0.0; 3]);
+    text += r#"
+  %ch0 = tfrt.merge.chains %ch_a, %ch_t, %ch_m : !tfrt.chain, !tfrt.chain, !tfrt.chain
+  %ch1 = "tfrt_test.tensor_transpose.f32"(%a, %t, %ch0) : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch2 = tfrt_dht.print_tensor %t, %ch1
+  %ch3 = "tfrt_test.tensor_transpose.f32"(%a, %a, %ch2) : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %v = "tfrt_dht.create_uninitialized_tensor.f32.1"() { shape = [3 : i64] } : () -> !tfrt_tensor.tensor
+  %ch4 = "tfrt_test.mean_axis_zero.f32"(%a, %v, %ch2) : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch5 = tfrt_dht.print_tensor %v, %ch4
+  %ch6 = "tfrt_test.softmax_inplace.f32"(%v, %ch5) : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch7 = tfrt_dht.print_tensor %v, %ch6
+  %in = "tfrt_dht.create_uninitialized_tensor.f32.4"() { shape = [1 : i64, 3 : i64, 3 : i64, 1 : i64] } : () -> !tfrt_tensor.tensor
+  %ch8 = "tfrt_dht.set_tensor_with_constant_values.f32"(%in, %ch7) { values = [1.0 : f32, 2.0 : f32, 3.0 : f32, 4.0 : f32, 9.0 : f32, 6.0 : f32, 7.0 : f32, 8.0 : f32, 5.0 : f32] } : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %out = "tfrt_dht.create_uninitialized_tensor.f32.4"() { shape = [1 : i64, 2 : i64, 2 : i64, 1 : i64] } : () -> !tfrt_tensor.tensor
+  %ch9 = "tfrt_test.max_pooling_2d.f32"(%in, %out, %ch8) { padding = "same", pool_size = [2 : i32, 2 : i32], strides = [2 : i32, 2 : i32] } : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch10 = tfrt_dht.print_tensor %out, %ch9
+  %pad = "tfrt_dht.create_uninitialized_tensor.f32.4"() { shape = [1 : i64, 4 : i64, 4 : i64, 1 : i64] } : () -> !tfrt_tensor.tensor
+  %ch11 = "tfrt_test.zero_padding.f32"(%out, %pad, %ch10) { padding = [1 : i32, 1 : i32] } : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch12 = tfrt_dht.print_tensor %pad, %ch11
+  %ch13 = "tfrt_test.max_pooling_2d.f32"(%in, %out, %ch12) { padding = "valid", pool_size = [2 : i32, 2 : i32], strides = [2 : i32, 2 : i32] } : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %g = "tfrt_dht.create_uninitialized_tensor.f32.2"() { shape = [1 : i64, 1 : i64] } : () -> !tfrt_tensor.tensor
+  %ch14 = "tfrt_test.global_average_pooling.f32"(%in, %g, %ch12) : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch15 = tfrt_dht.print_tensor %g, %ch14
+  %ch16 = "tfrt_test.global_average_pooling.f32"(%a, %g, %ch15) : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  tfrt.return
+}
+"#;
+    assert_eq!(
+        run(&text),
+        [
+            "DenseHostTensor dtype = f32, shape = [3, 2], values = [1.000000e+00, 4.000000e+00, 2.000000e+00, 5.000000e+00, 3.000000e+00, 6.000000e+00]",
+            "DenseHostTensor dtype = f32, shape = [3], values = [2.500000e+00, 3.500000e+00, 4.500000e+00]",
+            "DenseHostTensor dtype = f32, shape = [3], values = [9.003057e-02, 2.447285e-01, 6.652410e-01]",
+            "DenseHostTensor dtype = f32, shape = [1, 2, 2, 1], values = [9.000000e+00, 6.000000e+00, 8.000000e+00, 5.000000e+00]",
+            "DenseHostTensor dtype = f32, shape = [1, 4, 4, 1], values = [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 9.000000e+00, 6.000000e+00, 0.000000e+00, 0.000000e+00, 8.000000e+00, 5.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]",
+            "DenseHostTensor dtype = f32, shape = [1, 1], values = [5.000000e+00]",
+            "runtime error: MaxPool2D output shape [1, 2, 2, 1] does not match the expected output shape [1, 1, 1, 1]",
+            "runtime error: TensorTranspose output shape [2, 3] does not match the input shape [2, 3]",
+            "runtime error: Unsupported reduction ranks: input_rank=2 reduction_rank=2",
+        ]
+    );
+}
+
+/// Every arena size from too small to load up to roomy: the program either does not load
+/// or runs to the end with error results, and never leaks or panics.
+#[test]
+fn exhaustion_inside_tensor_kernels_is_an_error_and_leaks_nothing() {
+    let mut text = String::from("func.func @f() {\n  %ch = tfrt.new.chain\n");
+    text += &f32_tensor("a", [8, 8], &[1.5; 64]);
+    text += &f32_tensor("c", [8, 8], &[0.0; 64]);
+    text += r#"
+  %ch0 = tfrt.merge.chains %ch_a, %ch_c : !tfrt.chain, !tfrt.chain
+  %one = tfrt.constant.f32 1.0
+  %ch1 = "tfrt_test.matmul.f32.2"(%one, %a, %a, %one, %c, %ch0) : (f32, !tfrt_tensor.tensor, !tfrt_tensor.tensor, f32, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %am = "tfrt_test.argmax.f32.2"(%c, %ch1) : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt_tensor.tensor
+  %s = ts.build_shape [8 : i64, 8 : i64]
+  %v = "tfrt_dht.create_uninitialized_tensor.f32.1"() { shape = [8 : i64] } : () -> !tfrt_tensor.tensor
+  %bc = "tfrt_test.broadcast.f32.2"(%v, %s, %ch1) : (!tfrt_tensor.tensor, !ts.shape, !tfrt.chain) -> !tfrt_tensor.tensor
+  %ch2 = tfrt_dht.print_tensor %am, %ch1
+  tfrt.return
+}
+"#;
+    let full = run(&text);
+    assert_eq!(full, ["DenseHostTensor dtype = i32, shape = [8], values = [0, 0, 0, 0, 0, 0, 0, 0]"]);
+    let (mut loaded, mut failed) = (0, 0);
+    for size in (256..24 * 1024).step_by(64) {
+        if let Some((out, in_use)) = run_in(&text, size) {
+            assert_eq!(in_use, 0, "arena of {size} bytes leaked; output:\n{out}");
+            loaded += 1;
+            if out.contains("runtime error") {
+                failed += 1;
+                assert!(
+                    out.contains("Cannot allocate")
+                        || out.contains("cannot allocate")
+                        || out.contains("out of memory"),
+                    "{size}: {out}"
+                );
+            }
+        }
+    }
+    assert!(loaded > 0 && failed > 0, "the sweep reached both loading and failing runs ({loaded}, {failed})");
+}
