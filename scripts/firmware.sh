@@ -27,5 +27,19 @@ firmware_cargo examples/firmware run -q --bin hostrt-firmware-example >"$out/fw.
 ) >"$out/host.out"
 diff -u "$out/host.out" "$out/fw.out"
 grep -v '^arena:\|^stack:' "$out/fw.err" | diff -u "$out/host.err" -
+# The digits model: weights and test images in flash (Program::load_static), predictions
+# and accuracy compared with the host's.
+firmware_cargo examples/firmware run -q --bin digits >"$out/digits.fw" 2>"$out/digits.err" || {
+    cat "$out/digits.fw" "$out/digits.err"
+    echo "firmware: the digits model failed"
+    exit 1
+}
+(
+    cd examples/firmware
+    ../../target/debug/hostrt compile --single-stream programs/digits.mlir -o "$out/digits.bef"
+    ../../target/debug/hostrt run "$out/digits.bef" | tail -n +3
+) >"$out/digits.host"
+diff -u "$out/digits.host" "$out/digits.fw"
+echo "digits model on QEMU Cortex-M4F: 360 predictions and the accuracy identical to the host's ($(tail -1 "$out/digits.fw" | sed 's/.*values = //')); $(grep '^arena:' "$out/digits.err")"
 echo "minimal image on QEMU Cortex-M4F: fib results correct"
 echo "firmware on QEMU Cortex-M4F: output identical to the host's ($(wc -l <"$out/fw.out") lines); $(grep '^arena:' "$out/fw.err"); $(grep '^stack:' "$out/fw.err")"

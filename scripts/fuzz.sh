@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 secs=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate mlir_parse mlir_run btf_read)
+[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate mlir_parse mlir_run btf_read dense_attr)
 corpus=$PWD/target/fuzz-corpus
-mkdir -p "$corpus"/{bef_load,bef_mutate,mlir_parse,mlir_run,btf_read}
+mkdir -p "$corpus"/{bef_load,bef_mutate,mlir_parse,mlir_run,btf_read,dense_attr}
 conf=../shared/conformance/tfrt
 if [ -d "$conf" ]; then
     cargo build -q -p hostrt
@@ -27,6 +27,16 @@ tensors=../shared/conformance/tfrt-tensor
 if [ -d "$tensors" ]; then
     find "$tensors" -name '*.btf' -exec cp {} "$corpus/btf_read/" \;
 fi
+# Each literal form seeds the dense attribute target (the first byte picks the tensor type:
+# fuzz/fuzz_targets/dense_attr.rs).
+printf '\0001.5' >"$corpus/dense_attr/splat"
+printf '\002[[1.0, 2.0], [3.0, -4.5e-3]]' >"$corpus/dense_attr/nested"
+printf '\003[true, false, 1, 0]' >"$corpus/dense_attr/bools"
+printf '\004[0.1, 0x7C00]' >"$corpus/dense_attr/f16"
+printf '\006[(1.0, 2.0), (-0.5, 0x7FC00000)]' >"$corpus/dense_attr/complex"
+printf '\010' >"$corpus/dense_attr/empty"
+printf '\001"0x01000000FFFFFFFF7F000000"' >"$corpus/dense_attr/hex"
+printf '\01318446744073709551615' >"$corpus/dense_attr/ui64"
 # The project's own programs seed the run target too (recursion, streams, natives).
 cp examples/firmware/programs/*.mlir tools/tests/programs/*.mlir "$corpus/mlir_run/"
 for t in "${targets[@]}"; do

@@ -43,6 +43,24 @@ pub enum Attr {
     Type(Type),
     /// A unit attribute (a name with no value, e.g. `{tfrt.native}`).
     Unit,
+    /// `dense<...> : tensor<...>`: a tensor constant's elements (boxed to keep `Attr` small).
+    Dense(Box<DenseAttr>),
+}
+
+/// The elements of a `dense<...> : tensor<2x3xf32>` attribute, as BEF stores them (a DENSE
+/// attribute, docs/bef.md): whatever form the literal had (a splat, nested lists, a hex
+/// blob), the parser expands it to every element, row-major.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DenseAttr {
+    /// Element type: one of the MLIR names of `hostrt_core::bef::format::dense::TYPES`
+    /// (`i1`, `i32`, `ui8`, `f16`, `bf16`, `f32`, `complex<f64>`, ...).
+    pub elem: Type,
+    /// The tensor's dimensions (empty for rank 0); non-negative, at most
+    /// `format::dense::MAX_RANK` of them.
+    pub dims: Vec<i64>,
+    /// The elements: little-endian, row-major, bools as 0/1 bytes, complex numbers as the
+    /// real part then the imaginary part. Exactly (product of `dims`) × element size bytes.
+    pub data: Vec<u8>,
 }
 
 /// `name = value`.

@@ -5,6 +5,7 @@
 //! - [`bef`]: writer (AST → BEF bytes) and decoder (verified BEF → AST).
 
 pub mod ast;
+mod dense;
 pub mod error;
 mod tensor_ops;
 pub mod text;

@@ -287,3 +287,46 @@ fn every_resealed_byte_flip_is_an_error_or_a_valid_file() {
         }
     }
 }
+
+#[test]
+fn dense_attribute_rules() {
+    // One DENSE blob, `tensor<2x3xf32>`: kind, code, len, type, then rank, dims, data.
+    let text = r#"func.func @f() -> i32 {
+  %x = "x.y"() {w = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>} : () -> i32
+  tfrt.return %x : i32
+}
+"#;
+    let good = hostrt_compiler::compile("t.mlir", text, Default::default()).unwrap();
+    assert_eq!(load(&good), Ok(()));
+    let (_, aoff, _) = section_of(&good, section::ATTRIBUTES);
+    let (_, ioff, isize) = section_of(&good, section::ATTR_INDEX);
+    let blob = (0..isize / 4)
+        .map(|i| aoff + rd(&good, ioff + 4 * i) as usize)
+        .find(|p| good[*p] == f::attr::DENSE)
+        .unwrap();
+    let (rank, dim0, dim1) = (blob + 8, blob + 16, blob + 24);
+    let bad = |edit: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = good.clone();
+        edit(&mut b);
+        f::seal(&mut b);
+        load(&b).expect_err("corrupted file must be rejected")
+    };
+    let put = |b: &mut Vec<u8>, at: usize, v: u64| b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    assert_eq!(bad(&|b| b[blob + 1] = 15), K::BadAttribute, "unknown element type");
+    assert_eq!(bad(&|b| b[blob + 1] = 12), K::BadAttribute, "f64 needs twice the data");
+    assert_eq!(bad(&|b| put(b, rank, 17)), K::BadAttribute, "rank above 16");
+    assert_eq!(bad(&|b| put(b, rank, 1)), K::BadAttribute, "rank 1 leaves the data too long");
+    assert_eq!(bad(&|b| put(b, dim1, 4)), K::BadAttribute, "dims must match the data");
+    assert_eq!(bad(&|b| put(b, dim1, u64::MAX)), K::BadAttribute, "negative dim");
+    assert_eq!(bad(&|b| put(b, dim0, 1 << 62)), K::BadAttribute, "element count overflows");
+    // A zero dim with a negative one is still rejected (the product is 0, the dim is not valid).
+    assert_eq!(
+        bad(&|b| {
+            put(b, dim0, 0);
+            put(b, dim1, u64::MAX)
+        }),
+        K::BadAttribute,
+        "negative dim beside a zero dim"
+    );
+    assert_eq!(bad(&|b| wr(b, blob + 4, 8)), K::BadAttribute, "payload shorter than its dims");
+}

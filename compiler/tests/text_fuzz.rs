@@ -164,6 +164,13 @@ fn hostile_literals_and_nesting() {
         format!("func.func @f(%a: !t<{}) {{\n}}", "<".repeat(100_000)),
         format!("func.func @f() {{\n \"t\"() {{a = {}}} : () -> ()\n}}", "[".repeat(n)),
         format!("func.func @f() {{\n \"t\"() {{a = {}}} : () -> ()\n}}", "{a = ".repeat(n)),
+        format!("func.func @f() {{\n \"t\"() {{a = dense<{}> : tensor<i32>}} : () -> ()\n}}", "[".repeat(n)),
+        "func.func @f() {\n \"t\"() {a = dense<0.0> : tensor<99999x99999x99999xf32>} : () -> ()\n}"
+            .to_string(),
+        format!(
+            "func.func @f() {{\n \"t\"() {{a = dense<\"0x{}\"> : tensor<2xf32>}} : () -> ()\n}}",
+            "0".repeat(100_001)
+        ),
         format!("func.func @f(%n: i32) {{\n{}", "tfrt.repeat.i32 %n {\n".repeat(n)),
         format!("func.func @f() {{\n{}", "\"t\"() ({\n".repeat(n)),
         format!("func.func @f() {{\n tfrt.return loc({})\n}}", "callsite(".repeat(n)),
@@ -214,12 +221,20 @@ fn maximum_nesting_fits_a_test_thread_stack() {
             " at unknown)".repeat(d - 2)
         ),
     ];
+    // Dense literals nest lists as deep, though no type has that rank.
+    let dense = format!(
+        "func.func @f() {{\n \"t\"() {{a = dense<{}1{}> : tensor<i32>}} : () -> ()\n}}",
+        "[".repeat(d - 2),
+        "]".repeat(d - 2)
+    );
     let worker = std::thread::Builder::new().stack_size(2 << 20).spawn(move || {
         for text in &cases {
             let module = parse("t.mlir", text).unwrap_or_else(|e| panic!("{e}"));
             let printed = print(&module, &PrintOptions { locations: true });
             parse("p.mlir", &printed).unwrap_or_else(|e| panic!("{e}"));
         }
+        let e = parse("t.mlir", &dense).expect_err("a rank-126 literal for a rank-0 type");
+        assert!(e.message.starts_with("the dense literal has shape [1, 1, "), "{e}");
     });
     worker.expect("spawn").join().expect("no panic");
 }

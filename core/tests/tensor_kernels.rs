@@ -26,6 +26,12 @@ fn registry() -> KernelRegistry<1024> {
 /// prints, `runtime error: MSG` lines) and the bytes still allocated afterwards. `None` when
 /// the program does not even load in that arena.
 fn run_in(text: &str, arena: usize) -> Option<(String, usize)> {
+    run_loaded(text, arena, false).map(|(out, in_use, _)| (out, in_use))
+}
+
+/// [`run_in`], loading the program with `Program::load_static` (from leaked bytes) when
+/// `static_bytes`; also returns the arena's peak.
+fn run_loaded(text: &str, arena: usize, static_bytes: bool) -> Option<(String, usize, usize)> {
     let bef =
         AlignedBytes::new(&compile("t.mlir", text, Default::default()).unwrap_or_else(|e| panic!("{e}")));
     let (arena, alloc) = leaked_arena(arena).unwrap();
@@ -36,7 +42,12 @@ fn run_in(text: &str, arena: usize) -> Option<(String, usize)> {
     let diag = |d: &Diagnostic| output.lock().unwrap().push_str(&format!("runtime error: {}\n", d.message()));
     let loaded = {
         let host = HostContext::new(alloc, &queue).with_output(&sink).with_diagnostics(&diag);
-        match Program::load(bef.as_bytes(), &reg, alloc) {
+        let program = if static_bytes {
+            Program::load_static(Box::leak(Box::new(bef)).as_bytes(), &reg, alloc)
+        } else {
+            Program::load(bef.as_bytes(), &reg, alloc)
+        };
+        match program {
             Ok(program) => {
                 run_functions(&program, &host, &DriverOptions::default(), &mut |a| sink(a)).unwrap();
                 queue.quiesce();
@@ -45,11 +56,11 @@ fn run_in(text: &str, arena: usize) -> Option<(String, usize)> {
             Err(_) => false,
         }
     };
-    let in_use = arena.stats().unwrap().in_use;
-    if in_use == 0 {
+    let stats = arena.stats().unwrap();
+    if stats.in_use == 0 {
         alloc.unregister().unwrap();
     }
-    loaded.then(|| (output.into_inner().unwrap(), in_use))
+    loaded.then(|| (output.into_inner().unwrap(), stats.in_use, stats.peak))
 }
 
 /// Run on a roomy arena; nothing may stay allocated. Returns the printed lines (in order,
@@ -326,4 +337,48 @@ fn exhaustion_inside_tensor_kernels_is_an_error_and_leaks_nothing() {
         }
     }
     assert!(loaded > 0 && failed > 0, "the sweep reached both loading and failing runs ({loaded}, {failed})");
+}
+
+/// A `dense` constant becomes a tensor: copied into the arena by `Program::load` (and then
+/// writable), borrowed from the program's bytes by `Program::load_static` (no arena memory for
+/// the data, and read-only, so a write is an error rather than a write to flash).
+#[test]
+fn constant_tensors_borrow_static_programs_and_are_copied_otherwise() {
+    let text = r#"func.func @f() {
+  %ch0 = tfrt.new.chain
+  %t = "tfrt_dht.const_dense_tensor"() {value = dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>} : () -> !tfrt_tensor.tensor
+  %ch1 = tfrt_dht.print_tensor %t, %ch0
+  %ch2 = tfrt_dht.fill_tensor_with_constant.f32 %t, %ch1 0.5 : f32
+  %ch3 = tfrt_dht.print_tensor %t, %ch2
+  %big = "tfrt_dht.const_dense_tensor"() {value = dense<0.25> : tensor<64x64xf32>} : () -> !tfrt_tensor.tensor
+  %ch4 = "tfrt_dht.print_tensor_shape"(%big, %ch3) : (!tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  tfrt.return
+}
+"#;
+    let lines = |out: &str| -> Vec<String> {
+        out.lines().filter(|l| !l.starts_with("--- ")).map(str::to_owned).collect()
+    };
+    let (copied, in_use, copy_peak) = run_loaded(text, 1 << 20, false).expect("loads");
+    assert_eq!(in_use, 0);
+    assert_eq!(
+        lines(&copied),
+        [
+            "DenseHostTensor dtype = f32, shape = [2, 2], values = [1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]",
+            "DenseHostTensor dtype = f32, shape = [2, 2], values = [5.000000e-01, 5.000000e-01, 5.000000e-01, 5.000000e-01]",
+            "[64, 64]",
+        ]
+    );
+    let (borrowed, in_use, static_peak) = run_loaded(text, 1 << 20, true).expect("loads");
+    assert_eq!(in_use, 0);
+    let borrowed = lines(&borrowed);
+    assert_eq!(borrowed[0], lines(&copied)[0]);
+    assert!(
+        borrowed
+            .contains(&"runtime error: tensor buffer is read-only (it borrows constant bytes)".to_owned()),
+        "{borrowed:?}"
+    );
+    assert!(!borrowed.iter().any(|l| l.contains("5.000000e-01")), "{borrowed:?}");
+    // The 16 KiB constant is in the arena when copied, not when borrowed.
+    let data = 64 * 64 * 4;
+    assert!(copy_peak > data && static_peak < data, "peaks: copied {copy_peak}, static {static_peak}");
 }

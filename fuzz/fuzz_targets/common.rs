@@ -1,4 +1,5 @@
-//! Shared by the fuzz targets: a scratch allocator and the load → decode → print check.
+//! Shared by the fuzz targets: a scratch allocator, the load → decode → print check and the
+//! text → BEF → text → BEF round trip.
 
 use hostrt_compiler::bef::{decode, write};
 use hostrt_compiler::text::{PrintOptions, parse, print};
@@ -29,4 +30,20 @@ pub fn check_bef(bytes: &[u8]) {
         let a = AlignedBytes::new(&again);
         assert!(BefFile::load_unresolved(a.as_bytes(), scratch()).is_ok(), "writer produced an invalid file");
     }
+}
+
+/// Whatever of `text` parses and compiles must survive compile → load → disassemble → parse →
+/// compile with identical bytes.
+#[allow(dead_code)]
+pub fn check_round_trip(text: &str) {
+    let Ok(module) = parse("fuzz.mlir", text) else { return };
+    let Ok(bef) = write(&module, None) else { return };
+    let aligned = AlignedBytes::new(&bef);
+    let file = BefFile::load_unresolved(aligned.as_bytes(), scratch()).expect("compiled file loads");
+    let decoded = decode(&file).expect("compiled file decodes");
+    let dis = print(&decoded, &PrintOptions { locations: true });
+    let reparsed =
+        parse("fuzz.mlir", &dis).unwrap_or_else(|e| panic!("disassembly does not parse: {e}\n{dis}"));
+    let again = write(&reparsed, None).unwrap_or_else(|e| panic!("disassembly does not compile: {e}\n{dis}"));
+    assert!(bef == again, "text -> BEF -> text -> BEF is not byte-identical\n{dis}");
 }

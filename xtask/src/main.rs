@@ -37,6 +37,8 @@ struct Sizes {
     data: u64,
     bss: u64,
     arena_buffer: u64,
+    /// Embedded BEF programs (`include_bef!` statics).
+    programs: u64,
     by_crate: BTreeMap<String, u64>,
 }
 
@@ -60,6 +62,9 @@ fn measure(elf: &Path) -> Result<Sizes, String> {
         // The arena's memory: the static that `hostrt_core::static_buffer!` expands to.
         if name.ends_with("::BUFFER") {
             s.arena_buffer = sym.size();
+        }
+        if name.ends_with("::BEF") {
+            s.programs += sym.size();
         }
         let in_flash = sym
             .section_index()
@@ -135,6 +140,16 @@ fn run() -> Result<bool, String> {
         minimal.rodata,
         minimal.data + minimal.bss,
         minimal.arena_buffer
+    );
+    let digits = measure(&root().join(format!("examples/firmware/target/{TARGET}/release/digits")))?;
+    println!(
+        "digits image (64-32-10 MLP, tensor kernels, weights and 360 test images in flash): flash {} bytes, \
+         of which the program {} bytes and code and constants {} bytes; static RAM {} bytes (arena buffer {})",
+        flash_of(&digits),
+        digits.programs,
+        flash_of(&digits) - digits.programs,
+        digits.data + digits.bss,
+        digits.arena_buffer
     );
     println!("example image flash by crate (symbols):");
     let mut crates: Vec<_> = s.by_crate.iter().collect();

@@ -163,6 +163,9 @@ fn attr(file: &BefFile<'_>, index: u32) -> Attr {
                 .collect(),
         ),
         Some(BefAttr::Type(t)) => Attr::Type(ty(file, t)),
+        Some(BefAttr::Dense { code, payload, .. }) => {
+            crate::dense::decode(code, payload).map_or(Attr::Unit, |d| Attr::Dense(Box::new(d)))
+        }
         Some(BefAttr::Dict(entries)) => Attr::Dict(
             entries
                 .chunks_exact(3)

@@ -170,6 +170,11 @@ impl Attrs {
                 }
                 Ok(self.blob(AttrHeader::new(attr::DICT, 0, u16::MAX, payload.len() as u32), &payload))
             }
+            Attr::Dense(d) => {
+                // The element type and dims are in the payload, so no type index is needed.
+                let (code, payload) = crate::dense::encode(d)?;
+                Ok(self.blob(AttrHeader::new(attr::DENSE, code, u16::MAX, payload.len() as u32), &payload))
+            }
             Attr::Bool(_) | Attr::Int { .. } | Attr::Float { .. } => {
                 Err("internal: scalar not encoded".to_string())
             }

@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use hostrt_core::Allocator;
-use hostrt_core::bef::{BefFile, BefLoc};
+use hostrt_core::bef::{BefAttr, BefFile, BefLoc};
 
 use hostrt_std::AlignedBytes;
 
@@ -368,4 +368,187 @@ fn old_tensor_spelling_is_the_same_type() {
     let module = with_file(&old, |file| decode(file).expect("decodes"));
     let printed = print(&module, &PrintOptions::default());
     assert!(!printed.contains("!t.tensor") && printed.contains("(%arg0: !tfrt_tensor.tensor"), "{printed}");
+}
+
+/// Every DENSE attribute of `bef`, in index order: the byte offset of its blob in the file,
+/// the blob's 8-byte header and its payload.
+fn dense_blobs(bef: &[u8]) -> Vec<(usize, [u8; 8], Vec<u8>)> {
+    let aligned = AlignedBytes::new(bef);
+    let bytes = aligned.as_bytes();
+    let file = BefFile::load_unresolved(bytes, scratch()).unwrap_or_else(|e| panic!("{e}"));
+    (0..file.num_attrs() as u32)
+        .filter_map(|i| match file.attr(i) {
+            Some(BefAttr::Dense { payload, ty, .. }) => {
+                assert_eq!(ty, None, "no type index");
+                // The payload lies in the loaded bytes: read it (and its header) in place.
+                let at = payload.as_ptr() as usize - bytes.as_ptr() as usize;
+                assert_eq!(payload.as_ptr() as usize % 8, 0, "payload 8-aligned in memory");
+                let header: [u8; 8] = bytes[at - 8..at].try_into().expect("8 bytes");
+                Some((at - 8, header, payload.to_vec()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A function with one op per attribute value of `values`.
+fn dense_program(values: &[&str]) -> String {
+    let mut s = String::from("func.func @f() {\n");
+    for (i, v) in values.iter().enumerate() {
+        s.push_str(&format!("  %a{i} = \"x.y\"() {{value = {v}}} : () -> i32\n"));
+    }
+    s.push_str("  tfrt.return\n}\n");
+    s
+}
+
+/// A DENSE blob's 8-byte header and its payload.
+type DenseBlob = ([u8; 8], Vec<u8>);
+
+/// The DENSE blob of element type `code`, `dims` and `data`.
+fn dense_blob(code: u8, dims: &[i64], data: &[u8]) -> DenseBlob {
+    let mut payload = (dims.len() as u64).to_le_bytes().to_vec();
+    for d in dims {
+        payload.extend_from_slice(&d.to_le_bytes());
+    }
+    payload.extend_from_slice(data);
+    let len = (payload.len() as u32).to_le_bytes();
+    ([hostrt_core::bef::format::attr::DENSE, code, 0xff, 0xff, len[0], len[1], len[2], len[3]], payload)
+}
+
+#[test]
+fn dense_attributes_have_the_documented_layout() {
+    let bef = compile_ok(&dense_program(&["dense<[1.0, 2.0]> : tensor<2xf32>"]));
+    assert_eq!(u16::from_le_bytes([bef[6], bef[7]]), 2, "minor version 2");
+    let blobs = dense_blobs(&bef);
+    assert_eq!(blobs.len(), 1);
+    let (_, header, payload) = &blobs[0];
+    assert_eq!(header, &[8, 11, 0xff, 0xff, 24, 0, 0, 0]);
+    assert_eq!(
+        payload,
+        &[
+            1, 0, 0, 0, 0, 0, 0, 0, // rank
+            2, 0, 0, 0, 0, 0, 0, 0, // dims
+            0, 0, 0x80, 0x3f, 0, 0, 0, 0x40, // 1.0, 2.0
+        ]
+    );
+}
+
+#[test]
+fn dense_attributes_of_every_form() {
+    let f64s = |v: &[f64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let cases: Vec<(&str, DenseBlob)> = vec![
+        ("dense<7> : tensor<i64>", dense_blob(4, &[], &7i64.to_le_bytes())),
+        ("dense<[true, false, true]> : tensor<3xi1>", dense_blob(0, &[3], &[1, 0, 1])),
+        ("dense<[-1, 2]> : tensor<2xi16>", dense_blob(2, &[2], &[0xff, 0xff, 2, 0])),
+        ("dense<[[1, 2], [3, 4], [5, 6]]> : tensor<3x2xui8>", dense_blob(5, &[3, 2], &[1, 2, 3, 4, 5, 6])),
+        ("dense<[1.0, 0.5]> : tensor<2xbf16>", dense_blob(10, &[2], &[0x80, 0x3f, 0x00, 0x3f])),
+        ("dense<\"0x003C\"> : tensor<3xf16>", dense_blob(9, &[3], &[0x00, 0x3c, 0x00, 0x3c, 0x00, 0x3c])),
+        (
+            "dense<(1.0, -1.0)> : tensor<2x1xcomplex<f64>>",
+            dense_blob(14, &[2, 1], &f64s(&[1.0, -1.0, 1.0, -1.0])),
+        ),
+        ("dense<> : tensor<0x2xf32>", dense_blob(11, &[0, 2], &[])),
+        ("dense<18446744073709551615> : tensor<1x1x1xui64>", dense_blob(8, &[1, 1, 1], &[0xff; 8])),
+    ];
+    // A string of odd length first, so that blobs do not start aligned by luck.
+    let mut values = vec!["\"abc\""];
+    values.extend(cases.iter().map(|c| c.0));
+    let bef = compile_ok(&dense_program(&values));
+    let blobs = dense_blobs(&bef);
+    assert_eq!(blobs.len(), cases.len());
+    for ((text, (header, payload)), (offset, h, p)) in cases.iter().zip(&blobs) {
+        assert_eq!((h, p), (header, payload), "{text}");
+        // Blobs start 8-aligned, and so does the data after the rank and dims words.
+        let rank = u64::from_le_bytes(p[..8].try_into().expect("rank")) as usize;
+        assert_eq!(offset % 8, 0, "{text}");
+        assert_eq!((offset + 8 + 8 * (rank + 1)) % 8, 0, "{text}");
+    }
+}
+
+#[test]
+fn identical_dense_attributes_are_stored_once() {
+    let bef = compile_ok(&dense_program(&[
+        "dense<1.0> : tensor<2xf32>",
+        "dense<[1.0, 1.0]> : tensor<2xf32>",
+        "dense<\"0x0000803F\"> : tensor<2xf32>",
+        "dense<\"0x0000803F0000803F\"> : tensor<2xf32>",
+        "dense<1.0> : tensor<1x2xf32>",
+        "dense<1> : tensor<2xi32>",
+    ]));
+    let blobs = dense_blobs(&bef);
+    assert_eq!(blobs.len(), 3, "one blob per distinct value");
+    assert_eq!(blobs[1].2[8..16], 1i64.to_le_bytes()); // tensor<1x2xf32>
+    assert_eq!(blobs[2].1[1], 3); // i32
+}
+
+#[test]
+fn dense_attributes_round_trip_through_bef() {
+    let src = r#"module attributes {m = dense<[1, 2, 3]> : tensor<3xi64>} {
+  func.func @f(%ch: !tfrt.chain) -> !tfrt.chain attributes {w = dense<2.5> : tensor<f64>} {
+    %w = "tfrt_dht.const_dense_tensor"() {value = dense<0.5> : tensor<64x32xf32>} : () -> !tfrt_tensor.tensor
+    %b = "x.y"() {big = dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 0.1]> : tensor<17xf32>} : () -> i32
+    %c = "x.y"() {l = [dense<[(1.0, 2.0), (0x7FC00000, -0.0)]> : tensor<2xcomplex<f32>>, dense<> : tensor<0xi1>], h = dense<[0.1, 65504.0, 6.0e-8]> : tensor<3xf16>} : () -> i32
+    %d = "x.y"() {v = dense<[[true, false], [false, true]]> : tensor<2x2xi1>, q = dense<"0x0180FF7F"> : tensor<2x2xi8>, b = dense<[1.0e-8, -3.0e38]> : tensor<2xbf16>} : () -> i32
+    tfrt.return %ch : !tfrt.chain
+  }
+}
+"#;
+    let bef = compile_ok(src);
+    let module = with_file(&bef, |file| decode(file).expect("decodes"));
+    let parsed = parse("t.mlir", src).expect("parses");
+    assert_eq!(module.attrs, parsed.attrs);
+    assert_eq!(module.funcs[0].attrs, parsed.funcs[0].attrs);
+    let decoded_ops = &module.funcs[0].body.as_ref().expect("a body").ops;
+    let parsed_ops = &parsed.funcs[0].body.as_ref().expect("a body").ops;
+    for (d, p) in decoded_ops.iter().zip(parsed_ops) {
+        let mut sorted = p.attrs.clone();
+        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        assert_eq!(d.attrs, sorted, "{}", p.name);
+    }
+    // With locations, the disassembly compiles to the same bytes.
+    let text = print(&module, &PrintOptions { locations: true });
+    assert!(text.contains("{value = dense<5.000000e-01> : tensor<64x32xf32>}"), "{text}");
+    assert!(text.contains("{big = dense<\"0x000000000000803F"), "{text}");
+    assert!(text.contains("q = dense<[[1, -128], [-1, 127]]> : tensor<2x2xi8>"), "{text}");
+    let again =
+        write(&parse("p.mlir", &text).unwrap_or_else(|e| panic!("{e}\n{text}")), None).expect("writes");
+    assert!(again == bef, "text -> BEF -> text -> BEF differs\n{text}");
+}
+
+#[test]
+fn the_writer_rejects_malformed_dense_attributes() {
+    use crate::ast::{Attr, DenseAttr, Type};
+    let mut module = parse("t.mlir", &dense_program(&["unit"])).expect("parses");
+    let cases = [
+        (
+            DenseAttr { elem: Type("f32".into()), dims: vec![2], data: vec![0; 3] },
+            "dense attribute data of 3 bytes does not match its type 'tensor<2xf32>'",
+        ),
+        (
+            DenseAttr { elem: Type("f32".into()), dims: vec![-1], data: vec![] },
+            "dense attribute data of 0 bytes does not match its type 'tensor<-1xf32>'",
+        ),
+        (
+            DenseAttr { elem: Type("f80".into()), dims: vec![], data: vec![0; 10] },
+            "unsupported dense attribute element type 'f80'",
+        ),
+        (
+            DenseAttr { elem: Type("i8".into()), dims: vec![1; 17], data: vec![0] },
+            "dense attribute of rank 17 (at most 16)",
+        ),
+        (
+            DenseAttr { elem: Type("i1".into()), dims: vec![1], data: vec![2] },
+            "dense attribute of type i1 with a byte other than 0 or 1",
+        ),
+    ];
+    for (d, msg) in cases {
+        module.funcs[0].body.as_mut().expect("a body").ops[0].attrs[0].value = Attr::Dense(Box::new(d));
+        match write(&module, None) {
+            Ok(_) => panic!("expected an error: {msg}"),
+            Err(e) => assert_eq!(e.message, msg),
+        }
+        // The printer writes such attributes too.
+        let text = print(&module, &PrintOptions::default());
+        assert!(text.contains("value = dense<"), "{text}");
+    }
 }

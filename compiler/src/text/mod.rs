@@ -14,6 +14,9 @@
 //!   num_warmup_runs`;
 //! - integers of signless types are stored sign-extended (`4294967295 : i32` is -1), `ui64`
 //!   values above `i64::MAX` as their bit pattern; `f32` floats are rounded to `f32`;
+//! - dense attributes (`dense<...> : tensor<...>`) hold every element, whatever form the
+//!   literal had (a splat, nested lists, a hex blob); `f16` / `bf16` decimals are rounded to
+//!   nearest, ties to even, and a finite literal beyond a float type's range is an error;
 //! - `func.func private` is not recorded (the printer writes `private` for declarations);
 //! - types are stored canonically: `!t.tensor` (TFRT's older spelling) as `!tfrt_tensor.tensor`;
 //! - columns count bytes, as MLIR's do.

@@ -6,6 +6,7 @@
 
 mod attr;
 mod custom;
+mod dense;
 mod loc;
 mod ops;
 

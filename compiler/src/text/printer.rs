@@ -5,6 +5,7 @@
 
 pub(in crate::text) mod attr;
 mod custom;
+mod dense;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;

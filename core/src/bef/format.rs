@@ -7,8 +7,10 @@
 pub const MAGIC: [u8; 4] = *b"HBEF";
 /// Major version: readers reject files with another major version.
 pub const VERSION_MAJOR: u16 = 1;
-/// Minor version: a newer minor version only adds sections, which older readers skip.
-pub const VERSION_MINOR: u16 = 1;
+/// Minor version: a newer minor version only adds sections or attribute kinds. Older readers
+/// skip unknown sections and reject unknown attribute kinds with a clear error. Minor 2 added
+/// [`attr::DENSE`].
+pub const VERSION_MINOR: u16 = 2;
 /// Byte size of the file header.
 pub const HEADER_SIZE: usize = 24;
 /// Offset of the header's CRC-32 field.
@@ -290,6 +292,57 @@ pub mod attr {
     /// Dictionary; payload: entries of 3 `u32`: name StrRef (2 words), attribute index
     /// (smaller than this attribute's index).
     pub const DICT: u8 = 7;
+    /// Dense elements (`dense<...> : tensor<2x3xf32>`; since minor version 2). The header's
+    /// scalar byte is the element type ([`dense`](super::dense)); payload: `u64` rank, `rank`
+    /// × `i64` dims (non-negative), then the row-major elements (little-endian, bools 0/1).
+    /// The data therefore starts 8-byte aligned, enough to read any element type in place.
+    pub const DENSE: u8 = 8;
+}
+
+/// Element types of [`attr::DENSE`] attributes: their codes and MLIR names.
+pub mod dense {
+    /// `(code, MLIR element type, bytes per element)`, the code being the table index.
+    pub const TYPES: [(u8, &str, usize); 15] = [
+        (0, "i1", 1),
+        (1, "i8", 1),
+        (2, "i16", 2),
+        (3, "i32", 4),
+        (4, "i64", 8),
+        (5, "ui8", 1),
+        (6, "ui16", 2),
+        (7, "ui32", 4),
+        (8, "ui64", 8),
+        (9, "f16", 2),
+        (10, "bf16", 2),
+        (11, "f32", 4),
+        (12, "f64", 8),
+        (13, "complex<f32>", 8),
+        (14, "complex<f64>", 16),
+    ];
+
+    /// The code of an MLIR element type name.
+    pub fn code(name: &str) -> Option<u8> {
+        TYPES.iter().find(|t| t.1 == name).map(|t| t.0)
+    }
+
+    /// Bytes per element, by code: a table of its own so firmware links 15 bytes, not the names.
+    const SIZES: [u8; 15] = [1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16];
+
+    const _: () = {
+        let mut i = 0;
+        while i < TYPES.len() {
+            assert!(TYPES[i].0 as usize == i && TYPES[i].2 == SIZES[i] as usize);
+            i += 1;
+        }
+    };
+
+    /// Bytes per element of a code (0 if unknown).
+    pub const fn size(code: u8) -> usize {
+        if (code as usize) < SIZES.len() { SIZES[code as usize] as usize } else { 0 }
+    }
+
+    /// Largest rank a dense attribute may have (the tensor layer's inline shapes).
+    pub const MAX_RANK: usize = 16;
 }
 
 /// Scalar element kinds.

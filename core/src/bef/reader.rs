@@ -279,6 +279,7 @@ impl<'a> BefFile<'a> {
                     count_ok && w.iter().all(|fi| (*fi as usize) < self.functions.len())
                 }),
                 f::attr::TYPE => matches!(words(), Some([t]) if (*t as usize) < self.types.len()),
+                f::attr::DENSE => ty_ok && dense_payload_ok(h.scalar(), payload),
                 f::attr::DICT => words().is_some_and(|w| {
                     w.len().is_multiple_of(3)
                         && w.chunks_exact(3).all(|e| {
@@ -515,4 +516,35 @@ impl Drop for Scratch {
         // SAFETY: allocated in `new` from this allocator with this layout.
         unsafe { self.alloc.deallocate(self.ptr, self.layout) }
     }
+}
+
+/// Whether a DENSE attribute's payload is well formed (docs/bef.md, "Attributes"): a known
+/// element type, a rank up to 16, non-negative dims whose element count times the element
+/// size (without overflow) is exactly the data's length. Bools are checked to be 0/1 where the
+/// elements are read (`AttrRef::get_dense`), so firmware that has no tensor kernels does not
+/// link that loop. Kept out of line: firmware that never sees a dense attribute pays only for
+/// the call.
+#[inline(never)]
+fn dense_payload_ok(code: u8, payload: &[u8]) -> bool {
+    let (head, data) = payload.split_at(payload.len().min(8));
+    let rank = le_u64(head);
+    if head.len() < 8 || rank > f::dense::MAX_RANK as u64 || data.len() < 8 * rank as usize {
+        return false;
+    }
+    let (dims, data) = data.split_at(8 * rank as usize);
+    let mut bytes = f::dense::size(code);
+    for d in dims.chunks_exact(8) {
+        let dim = usize::try_from(le_u64(d)).ok().filter(|d| *d as u64 <= i64::MAX as u64);
+        match dim.and_then(|d| bytes.checked_mul(d)) {
+            Some(b) => bytes = b,
+            None => return false,
+        }
+    }
+    // An unknown code has size 0, and so does a tensor with a zero dim: only the latter is valid.
+    f::dense::size(code) != 0 && bytes == data.len()
+}
+
+/// The little-endian `u64` at the start of `b` (0 when shorter).
+fn le_u64(b: &[u8]) -> u64 {
+    b.get(..8).and_then(|w| w.try_into().ok()).map_or(0, u64::from_le_bytes)
 }

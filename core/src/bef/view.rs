@@ -30,6 +30,16 @@ pub enum BefLoc<'a> {
 pub enum BefAttr<'a> {
     /// No value.
     Unit,
+    /// Dense elements: [`format::dense`](super::format::dense) element-type code, type index,
+    /// and the payload (`u64` rank, dims, data; verified at load).
+    Dense {
+        /// Element-type code.
+        code: u8,
+        /// Type index, if recorded.
+        ty: Option<u32>,
+        /// The payload.
+        payload: &'a [u8],
+    },
     /// A scalar: [`format::scalar`](super::format::scalar) kind, type index, LE bytes.
     Scalar {
         /// Scalar kind.
@@ -170,6 +180,7 @@ impl<'a> BefFile<'a> {
             f::attr::FUNCTION => BefAttr::Function(word()),
             f::attr::TYPE => BefAttr::Type(word()),
             f::attr::DICT => BefAttr::Dict(cast(p).unwrap_or(&[])),
+            f::attr::DENSE => BefAttr::Dense { code: h.scalar(), ty, payload: p },
             _ => BefAttr::Unit,
         })
     }
@@ -200,6 +211,7 @@ impl<'a> BefFile<'a> {
             f::attr::TYPE => AttrRef::raw(AttrKind::Type, p),
             f::attr::DICT => AttrRef::raw(AttrKind::Dict, p),
             f::attr::UNIT => AttrRef::raw(AttrKind::Unit, p),
+            f::attr::DENSE => Some(AttrRef::dense(crate::tensor::DType::from_bef_dense(h.scalar())?, p)),
             _ => AttrRef::raw(AttrKind::Aggregate, p),
         }
     }

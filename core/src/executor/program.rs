@@ -17,6 +17,9 @@ pub struct Program<'a> {
     /// One slot per function when the file declares native functions.
     natives: Option<NonNull<Option<KernelEntry>>>,
     alloc: Allocator,
+    /// The file's bytes when they live for the whole program run ([`Program::load_static`]):
+    /// kernels may then borrow attribute data instead of copying it.
+    static_bytes: Option<&'static [u8]>,
 }
 
 // SAFETY: the table is written once in `load` and only read afterwards; `BefFile` borrows
@@ -48,6 +51,25 @@ impl<'a> Program<'a> {
         Self::load_into(bytes, kernels, alloc.into())
     }
 
+    /// [`load`](Self::load) for bytes that live forever (a BEF file in flash through
+    /// [`include_bef!`](crate::include_bef), a leaked or mapped-for-good file): kernels may
+    /// then make tensors that borrow constant data (`dense` attributes) instead of copying
+    /// it into the arena, which keeps a model's weights in flash on firmware.
+    pub fn load_static(
+        bytes: &'static [u8],
+        kernels: &dyn KernelLookup,
+        alloc: impl Into<Allocator>,
+    ) -> Result<Program<'static>, BefError> {
+        let mut program = Program::load_into(bytes, kernels, alloc.into())?;
+        program.static_bytes = Some(bytes);
+        Ok(program)
+    }
+
+    /// The file's bytes, when the program was loaded with [`load_static`](Self::load_static).
+    pub fn static_bytes(&self) -> Option<&'static [u8]> {
+        self.static_bytes
+    }
+
     /// [`load`](Self::load), not generic: one copy of the loader whatever `alloc` was.
     fn load_into(bytes: &'a [u8], kernels: &dyn KernelLookup, alloc: Allocator) -> Result<Self, BefError> {
         let file = BefFile::load(bytes, kernels, alloc)?;
@@ -73,7 +95,7 @@ impl<'a> Program<'a> {
                 }
             }
         }
-        let mut program = Program { file, table, len, natives: None, alloc };
+        let mut program = Program { file, table, len, natives: None, alloc, static_bytes: None };
         let nf = program.file.num_functions();
         let native = |i: usize| program.file.function(i as u32).is_some_and(|f| f.is_native());
         if (0..nf).any(native) {

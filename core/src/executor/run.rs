@@ -721,6 +721,10 @@ impl Invoke for Program<'_> {
         let f = self.file.function(function)?;
         f.result_types().get(i).map(|t| self.file.type_name(*t))
     }
+
+    fn static_bytes(&self) -> Option<&'static [u8]> {
+        self.static_bytes()
+    }
 }
 
 #[cfg(test)]

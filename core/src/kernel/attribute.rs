@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use crate::tensor::{DType, TensorShape};
+
 /// The kind of an attribute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AttrKind {
@@ -31,6 +33,8 @@ pub enum AttrKind {
     Dict,
     /// A unit attribute (no value).
     Unit,
+    /// Dense elements of a dtype (`dense<...> : tensor<...>`); see [`AttrRef::get_dense`].
+    Dense(DType),
 }
 
 /// Element kinds of array attributes.
@@ -87,6 +91,10 @@ impl fmt::Display for AttrKind {
             AttrKind::Aggregate => "nested array",
             AttrKind::Dict => "dictionary",
             AttrKind::Unit => "unit",
+            AttrKind::Dense(d) => {
+                f.write_str("dense ")?;
+                d.name()
+            }
         };
         f.write_str(name)
     }
@@ -176,6 +184,35 @@ impl<'a> AttrRef<'a> {
         AttrRef { kind: AttrKind::String, bytes: s.as_bytes() }
     }
 
+    /// A dense attribute of `dtype` over its BEF payload (`u64` rank, `rank` × `i64` dims,
+    /// the elements). Not checked here (that code would sit in every image that reads
+    /// attributes): [`get_dense`](Self::get_dense) checks the payload and the data's
+    /// alignment, and gives `None` for a malformed one.
+    pub fn dense(dtype: DType, payload: &'a [u8]) -> Self {
+        AttrRef { kind: AttrKind::Dense(dtype), bytes: payload }
+    }
+
+    /// The dense elements of a dense attribute: shape and row-major data, in place. `None` if
+    /// the attribute is not dense or its payload is malformed (rank, dims, length, alignment,
+    /// or a bool byte other than 0/1).
+    pub fn get_dense(&self) -> Option<DenseAttr<'a>> {
+        let AttrKind::Dense(dtype) = self.kind else { return None };
+        let word = |i: usize| -> Option<u64> {
+            Some(u64::from_le_bytes(self.bytes.get(8 * i..8 * i + 8)?.try_into().ok()?))
+        };
+        let rank = usize::try_from(word(0)?).ok().filter(|r| *r <= crate::tensor::MAX_RANK)?;
+        let mut dims = [0i64; crate::tensor::MAX_RANK];
+        for (i, d) in dims[..rank].iter_mut().enumerate() {
+            *d = word(i + 1)? as i64;
+        }
+        let shape = TensorShape::new(&dims[..rank]).ok()?;
+        let data = self.bytes.get(8 * (rank + 1)..)?;
+        let size = shape.checked_num_elements()?.checked_mul(dtype.size())?;
+        let aligned = (data.as_ptr() as usize).is_multiple_of(dtype.align());
+        let bools_ok = dtype != DType::Bool || data.iter().all(|b| *b <= 1);
+        (size == data.len() && aligned && bools_ok).then_some(DenseAttr { dtype, shape, data })
+    }
+
     /// An attribute of another kind over raw bytes (functions, types, aggregates), whose
     /// meaning the program reader defines.
     pub fn raw(kind: AttrKind, bytes: &'a [u8]) -> Option<Self> {
@@ -243,4 +280,16 @@ impl<'a> AttrRef<'a> {
         // check keeps the view sound for any bytes.
         core::str::from_utf8(self.bytes).ok()
     }
+}
+
+/// A dense attribute's contents, borrowed from the program: dtype, shape and the row-major
+/// element bytes (aligned for the dtype).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DenseAttr<'a> {
+    /// The element type.
+    pub dtype: DType,
+    /// The shape.
+    pub shape: TensorShape,
+    /// `elements × dtype.size()` bytes, little-endian.
+    pub data: &'a [u8],
 }

@@ -103,6 +103,12 @@ pub trait Invoke: Sync {
 
     /// Type name of result `i` of `function` as written (`i32`, `!tfrt.chain`).
     fn result_type(&self, function: u32, i: usize) -> Option<&str>;
+
+    /// The program's bytes when they outlive every value of every run (see
+    /// [`Program::load_static`](crate::executor::Program::load_static)); `None` by default.
+    fn static_bytes(&self) -> Option<&'static [u8]> {
+        None
+    }
 }
 
 impl fmt::Debug for KernelFrame<'_> {
@@ -154,6 +160,15 @@ impl<'a> KernelFrame<'a> {
         results: &[Cell<Option<RcAsyncValue>>],
     ) -> bool {
         start(self.invoker, self.exec, function, args, results, false)
+    }
+
+    /// `bytes` (part of one of this frame's attributes) as a `'static` slice, when the
+    /// program's bytes live forever: a kernel may then keep them in a value (a tensor over a
+    /// constant) instead of copying. `None` otherwise, or for bytes outside the program.
+    pub fn static_attribute_bytes(&self, bytes: &[u8]) -> Option<&'static [u8]> {
+        let all = self.invoker?.static_bytes()?;
+        let start = bytes.as_ptr().addr().checked_sub(all.as_ptr().addr())?;
+        all.get(start..start.checked_add(bytes.len())?)
     }
 
     /// Attach the kernel's source location (used in the diagnostics it reports).

@@ -347,3 +347,24 @@ fn detached_work_uses_the_context_after_the_kernel_returned() {
     assert_eq!(v.get::<i32>(), Some(&42));
     assert_eq!(*printed.lock().unwrap(), "late 4");
 }
+
+#[test]
+fn dense_attributes_are_validated_where_they_are_read() {
+    use crate::tensor::DType;
+    // rank 1, dim 2, then the data.
+    let payload = |data: &[u8]| -> Vec<u8> {
+        let mut p = Vec::from(1u64.to_le_bytes());
+        p.extend(2u64.to_le_bytes());
+        p.extend(data);
+        p
+    };
+    let ok = payload(&[1, 0]);
+    let dense = AttrRef::dense(DType::Bool, &ok).get_dense().expect("valid");
+    assert_eq!((dense.dtype, dense.shape.dims(), dense.data), (DType::Bool, &[2i64][..], &[1u8, 0][..]));
+    let not_bool = payload(&[1, 2]);
+    assert!(AttrRef::dense(DType::Bool, &not_bool).get_dense().is_none(), "bool bytes are 0 or 1");
+    assert!(AttrRef::dense(DType::I8, &not_bool).get_dense().is_some());
+    assert!(AttrRef::dense(DType::I8, &payload(&[1])).get_dense().is_none(), "length");
+    assert!(AttrRef::dense(DType::I8, &ok[..8]).get_dense().is_none(), "truncated dims");
+    assert!(AttrRef::raw(AttrKind::Unit, &[]).unwrap().get_dense().is_none(), "not dense");
+}

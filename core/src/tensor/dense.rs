@@ -263,16 +263,25 @@ fn write_element(f: &mut fmt::Formatter<'_>, dtype: DType, b: &[u8]) -> fmt::Res
     }
 }
 
-impl fmt::Display for DenseHostTensor {
-    /// `DenseHostTensor dtype = i32, shape = [2, 2], values = [1, 2, 3, 4]`: at most the first
-    /// 16 elements, then `, ... ` when there are more. Fails (`fmt::Error`) while a writer
-    /// holds the buffer.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl DenseHostTensor {
+    /// TFRT's form with every element (no `, ... `): what a program that must show all its
+    /// results prints (`hostrt.print_tensor_all`).
+    pub fn display_all(&self) -> impl fmt::Display + '_ {
+        struct All<'t>(&'t DenseHostTensor);
+        impl fmt::Display for All<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.write_text(f, usize::MAX)
+            }
+        }
+        All(self)
+    }
+
+    fn write_text(&self, f: &mut fmt::Formatter<'_>, limit: usize) -> fmt::Result {
         let bytes = self.buffer.read().map_err(|_| fmt::Error)?;
         write!(f, "DenseHostTensor dtype = {}, shape = {}, values = [", self.dtype(), self.shape())?;
         let size = self.dtype().size();
         let mut elements = bytes.chunks_exact(size);
-        for (i, e) in elements.by_ref().take(PRINTED).enumerate() {
+        for (i, e) in elements.by_ref().take(limit).enumerate() {
             if i > 0 {
                 f.write_str(", ")?;
             }
@@ -282,6 +291,15 @@ impl fmt::Display for DenseHostTensor {
             f.write_str(", ... ")?;
         }
         f.write_str("]")
+    }
+}
+
+impl fmt::Display for DenseHostTensor {
+    /// `DenseHostTensor dtype = i32, shape = [2, 2], values = [1, 2, 3, 4]`: at most the first
+    /// 16 elements, then `, ... ` when there are more. Fails (`fmt::Error`) while a writer
+    /// holds the buffer.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_text(f, PRINTED)
     }
 }
 

@@ -126,6 +126,30 @@ impl DType {
         DType::ALL.into_iter().find(|d| d.kernel_suffix() == Some(suffix))
     }
 
+    /// The dtypes of BEF dense attributes, by their element-type code (docs/bef.md).
+    const BEF_DENSE: [DType; 15] = [
+        DType::Bool,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+        DType::Complex64,
+        DType::Complex128,
+    ];
+
+    /// The dtype of a BEF dense attribute's element-type code.
+    pub const fn from_bef_dense(code: u8) -> Option<DType> {
+        if (code as usize) < Self::BEF_DENSE.len() { Some(Self::BEF_DENSE[code as usize]) } else { None }
+    }
+
     /// The Binary Tensor Format code (0..=9) of this dtype, `None` for dtypes BTF lacks.
     pub const fn btf_code(self) -> Option<u8> {
         Some(match self {
@@ -211,6 +235,21 @@ mod tests {
             }
         }
         assert_eq!(<f32 as Element>::DTYPE, DType::F32);
+        for (code, name, size) in crate::bef::format::dense::TYPES {
+            let d = DType::from_bef_dense(code).unwrap();
+            assert_eq!(d.size(), size, "{name}");
+            let mlir = match d.kernel_suffix() {
+                Some("bool") => "i1",
+                Some("complex64") => "complex<f32>",
+                Some("complex128") => "complex<f64>",
+                Some(s) => s,
+                // No kernel group has u16 tensors, so it has no suffix to compare.
+                None if d == DType::U16 => "ui16",
+                None => d.name(),
+            };
+            assert_eq!(mlir, name, "the BEF code table and DType agree");
+        }
+        assert_eq!(DType::from_bef_dense(15), None);
         assert_eq!(<bool as Element>::DTYPE.size(), core::mem::size_of::<bool>());
     }
 }

@@ -68,13 +68,24 @@ pub fn sgemm(m: usize, k: usize, n: usize, alpha: f32, a: &[f32], b: &[f32], bet
         };
     }
     #[cfg(not(feature = "std"))]
-    blocked(m, k, n, alpha, a, b, beta, c);
+    sgemm_portable(m, k, n, alpha, a, b, beta, c);
 }
 
-/// The portable kernel: four rows of `C` at a time, so each row of `B` loaded serves four
-/// rows (the compiler vectorises the inner loop along `n`).
-#[allow(clippy::too_many_arguments, dead_code)]
-fn blocked(m: usize, k: usize, n: usize, alpha: f32, a: &[f32], b: &[f32], beta: f32, c: &mut [f32]) {
+/// The portable kernel [`sgemm`] uses without `std`: four rows of `C` at a time, so each row
+/// of `B` loaded serves four rows (the compiler vectorises the inner loop along `n`). Public
+/// so hosts can test and measure what firmware runs.
+#[allow(clippy::too_many_arguments)]
+pub fn sgemm_portable(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: f32,
+    a: &[f32],
+    b: &[f32],
+    beta: f32,
+    c: &mut [f32],
+) {
+    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "gemm operands are too short");
     if n == 0 {
         return;
     }
@@ -157,7 +168,7 @@ mod tests {
                 let mut fast = c0.clone();
                 sgemm(m, k, n, alpha, &a, &b, beta, &mut fast);
                 let mut portable = c0.clone();
-                blocked(m, k, n, alpha, &a, &b, beta, &mut portable);
+                sgemm_portable(m, k, n, alpha, &a, &b, beta, &mut portable);
                 let mut reference_out = c0.clone();
                 reference(m, k, n, alpha, &a, &b, beta, &mut reference_out, 0.0, |x, y| x + y, |x, y| x * y);
                 for got in [&fast, &portable, &reference_out] {

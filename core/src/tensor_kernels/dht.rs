@@ -9,7 +9,9 @@ use crate::chain::Chain;
 use crate::diagnostic::Diagnostic;
 use crate::host_context::ExecutionContext;
 use crate::kernel;
-use crate::kernel::{Argument, ArrayAttribute, Attribute, KernelEntry, KernelFn, RemainingArguments, Value};
+use crate::kernel::{
+    Argument, ArrayAttribute, Attribute, KernelEntry, KernelFn, KernelFrame, RemainingArguments, Value,
+};
 use crate::tensor::{DenseHostTensor, HostBuffer, TensorMetadata, TensorShape};
 
 // ---- dtype families ----
@@ -277,6 +279,11 @@ fn print_tensor(t: Argument<DenseHostTensor>, ctx: &ExecutionContext) -> Result<
     ctx.host().print(format_args!("{}\n", *t));
     Ok(Chain)
 }
+fn print_tensor_all(t: Argument<DenseHostTensor>, ctx: &ExecutionContext) -> Result<Chain, Diagnostic> {
+    drop(t.read_bytes().map_err(tensor_error)?);
+    ctx.host().print(format_args!("{}\n", t.display_all()));
+    Ok(Chain)
+}
 fn print_tensor_shape(t: Argument<DenseHostTensor>, ctx: &ExecutionContext) -> Chain {
     ctx.host().print(format_args!("{}\n", t.shape()));
     Chain
@@ -331,9 +338,41 @@ fn print_buffer(b: Argument<HostBuffer>, chain: Argument<Chain>, ctx: &Execution
     chain.value().clone()
 }
 
+/// `tfrt_dht.const_dense_tensor {value = dense<...> : tensor<...>}`: the attribute as a
+/// tensor. When the program's bytes live forever ([`Program::load_static`]) the tensor
+/// borrows them (read-only, no arena memory for the data: weights stay in flash); otherwise
+/// the data is copied into a new tensor. Either way, programs treat it as a constant.
+///
+/// [`Program::load_static`]: crate::executor::Program::load_static
+fn const_dense_tensor(frame: &KernelFrame<'_>) {
+    let Some(dense) = frame.attrs().first().and_then(|a| a.get_dense()) else {
+        return frame.report_error(Diagnostic::internal(
+            "tfrt_dht.const_dense_tensor needs a dense attribute 'value'",
+        ));
+    };
+    let alloc = frame.exec_ctx().allocator();
+    let metadata = TensorMetadata { dtype: dense.dtype, shape: dense.shape.clone() };
+    let tensor = match frame.static_attribute_bytes(dense.data) {
+        Some(bytes) => HostBuffer::from_owner(alloc, bytes)
+            .map_err(|_| Diagnostic::internal("Cannot allocate tensor"))
+            .and_then(|b| DenseHostTensor::from_buffer(metadata, b).map_err(tensor_error)),
+        None => new_tensor(frame.exec_ctx(), dense.dtype, dense.shape.dims(), "Cannot allocate tensor")
+            .and_then(|t| {
+                t.write_bytes().map_err(tensor_error)?.copy_from_slice(dense.data);
+                Ok(t)
+            }),
+    };
+    match tensor {
+        Ok(t) => frame.emplace_result(0, t),
+        Err(e) => frame.report_error(e),
+    }
+}
+
 entries! {
     group UNTYPED;
+    CONST_DENSE_TENSOR = "tfrt_dht.const_dense_tensor" => const_dense_tensor,
     PRINT_TENSOR = "tfrt_dht.print_tensor" => kernel!(print_tensor),
+    PRINT_TENSOR_ALL = "hostrt.print_tensor_all" => kernel!(print_tensor_all),
     PRINT_TENSOR_SHAPE = "tfrt_dht.print_tensor_shape" => kernel!(print_tensor_shape),
     GET_TENSOR_SHAPE = "tfrt_dht.get_tensor_shape" => kernel!(get_tensor_shape),
     NO_OP_HT = "tfrt_dht.no_op_ht" => kernel!(no_op_ht),

@@ -5,13 +5,15 @@
 #![no_main]
 
 use cortex_m_rt::entry;
-use cortex_m_semihosting::{debug, heprint, hprint, hprintln};
+use cortex_m_semihosting::{heprint, hprint, hprintln};
 use hostrt_core::allocator::HostAllocator;
 use hostrt_core::basic_kernels::register_basic_kernels;
-use hostrt_core::driver::{DriverOptions, run_functions};
 use hostrt_core::executor::Program;
-use hostrt_core::{Allocator, Diagnostic, FixedArena, HostContext, KernelRegistry, SingleThreadedWorkQueue};
+use hostrt_core::{Allocator, FixedArena, HostContext, KernelRegistry, SingleThreadedWorkQueue};
 use panic_semihosting as _;
+use semihosting::{exit, print_diagnostic, run_program};
+
+mod semihosting;
 
 /// A program compiled by the build script: its name and its (aligned) BEF bytes.
 macro_rules! program {
@@ -57,13 +59,6 @@ fn stack_used(bottom: usize) -> usize {
     (&raw const _stack_start) as usize - p
 }
 
-fn print_diagnostic(d: &Diagnostic) {
-    match &d.location {
-        Some(l) => heprint!("{}: runtime error: {}\n", l, d.message()),
-        None => heprint!("runtime error: {}\n", d.message()),
-    }
-}
-
 #[entry]
 fn main() -> ! {
     let painted = paint_stack();
@@ -76,16 +71,7 @@ fn main() -> ! {
     let host = HostContext::new(alloc, &QUEUE).with_output(&output).with_diagnostics(&print_diagnostic);
     for (name, bytes) in programs {
         hprintln!("=== {}", name);
-        match Program::load(bytes, &registry, &host) {
-            Ok(program) => {
-                let mut out = |a: core::fmt::Arguments<'_>| hprint!("{}", a);
-                ok &= run_functions(&program, &host, &DriverOptions::default(), &mut out).is_ok();
-            }
-            Err(e) => {
-                hprintln!("load failed: {}", e);
-                ok = false;
-            }
-        }
+        ok &= run_program(Program::load(bytes, &registry, &host), &host);
     }
     let s = ARENA.stats().unwrap_or_default();
     heprint!("arena: {} bytes in use, peak {} of {} bytes\n", s.in_use, s.peak, ARENA_BYTES);
@@ -93,9 +79,3 @@ fn main() -> ! {
     exit(ok && s.in_use == 0 && s.live_allocations == 0)
 }
 
-fn exit(success: bool) -> ! {
-    debug::exit(if success { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
-    loop {
-        cortex_m::asm::wfi();
-    }
-}

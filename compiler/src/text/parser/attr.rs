@@ -187,6 +187,7 @@ impl Parser<'_> {
                 self.bump();
                 Ok(Attr::Unit)
             }
+            TokKind::Ident if self.text(&tok) == "dense" => self.dense_attr(),
             TokKind::Int | TokKind::Float | TokKind::Punct(b'-') => {
                 let (neg, lit) = self.number_literal()?;
                 let ty = if self.at_punct(b':') && self.nth_is_type(1) {

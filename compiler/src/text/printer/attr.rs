@@ -64,7 +64,7 @@ pub(in crate::text) fn float(value: f64, ty: &str) -> String {
 }
 
 /// Rust's `1.5e-7` / `1e3` to MLIR's `1.5e-07` / `1.0e+03` (a `.` is required by the lexer).
-fn normalize_exponent(s: &str) -> String {
+pub(super) fn normalize_exponent(s: &str) -> String {
     let (mantissa, exp) = s.split_once('e').unwrap_or((s, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     let dot = if mantissa.contains('.') { "" } else { ".0" };
@@ -97,6 +97,7 @@ pub(super) fn attr(out: &mut String, a: &Attr) {
         Attr::Dict(entries) => dict(out, entries),
         Attr::Type(t) => out.push_str(&t.0),
         Attr::Unit => out.push_str("unit"),
+        Attr::Dense(d) => super::dense::dense(out, d),
     }
 }
 

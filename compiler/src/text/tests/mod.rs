@@ -1,5 +1,6 @@
 //! Unit tests of the text side: custom-form normalisation, locations, errors and printing.
 
+mod dense;
 mod errors;
 mod forms;
 mod locations;
