@@ -78,4 +78,3 @@ fn main() -> ! {
     heprint!("stack: {} bytes used at most\n", stack_used(painted));
     exit(ok && s.in_use == 0 && s.live_allocations == 0)
 }
-

@@ -47,4 +47,3 @@ fn main() -> ! {
     heprint!("arena: {} bytes in use, peak {} of {} bytes\n", s.in_use, s.peak, ARENA_BYTES);
     exit(ok && s.in_use == 0 && s.live_allocations == 0)
 }
-
