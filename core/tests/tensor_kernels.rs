@@ -382,3 +382,110 @@ fn constant_tensors_borrow_static_programs_and_are_copied_otherwise() {
     let data = 64 * 64 * 4;
     assert!(copy_peak > data && static_peak < data, "peaks: copied {copy_peak}, static {static_peak}");
 }
+
+/// `eigen.conv2d.*` and `eigen.batch_norm.f32` on a 3×3 image: a 2×2 filter whose channel 0
+/// sums the window and channel 1 subtracts the bottom-right tap from the bottom-left one.
+#[test]
+fn convolution_kernels_compute_fuse_and_check_shapes() {
+    let text = r#"func.func @f() {
+  %ch0 = tfrt.new.chain
+  %x = "tfrt_dht.const_dense_tensor"() {value = dense<[[[[1.0], [2.0], [3.0]], [[4.0], [5.0], [6.0]], [[7.0], [8.0], [9.0]]]]> : tensor<1x3x3x1xf32>} : () -> !tfrt_tensor.tensor
+  %w = "tfrt_dht.const_dense_tensor"() {value = dense<[[[[1.0, 0.0]], [[1.0, 0.0]]], [[[1.0, 1.0]], [[1.0, -1.0]]]]> : tensor<2x2x1x2xf32>} : () -> !tfrt_tensor.tensor
+  %bias = "tfrt_dht.const_dense_tensor"() {value = dense<[10.0, 20.0]> : tensor<2xf32>} : () -> !tfrt_tensor.tensor
+  %scale = "tfrt_dht.const_dense_tensor"() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> !tfrt_tensor.tensor
+  %offset = "tfrt_dht.const_dense_tensor"() {value = dense<[0.0, 1.0]> : tensor<2xf32>} : () -> !tfrt_tensor.tensor
+  %mean = "tfrt_dht.const_dense_tensor"() {value = dense<[12.0, 0.0]> : tensor<2xf32>} : () -> !tfrt_tensor.tensor
+  %var = "tfrt_dht.const_dense_tensor"() {value = dense<[3.0, 0.0]> : tensor<2xf32>} : () -> !tfrt_tensor.tensor
+  %three = "tfrt_dht.const_dense_tensor"() {value = dense<1.0> : tensor<3xf32>} : () -> !tfrt_tensor.tensor
+  %flat = "tfrt_dht.const_dense_tensor"() {value = dense<1.0> : tensor<3x3xf32>} : () -> !tfrt_tensor.tensor
+  %o = "tfrt_dht.create_uninitialized_tensor.f32.4"() { shape = [1 : i64, 2 : i64, 2 : i64, 2 : i64] } : () -> !tfrt_tensor.tensor
+  %ch1 = "eigen.conv2d.f32"(%x, %w, %o, %ch0) {padding = "valid", strides = [1 : i64, 1 : i64]} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch2 = tfrt_dht.print_tensor %o, %ch1
+  %ch3 = "eigen.batch_norm.f32"(%o, %scale, %offset, %mean, %var, %ch2) {epsilon = 1.0 : f32} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch4 = tfrt_dht.print_tensor %o, %ch3
+  %ch5 = "eigen.conv2d.f32"(%x, %w, %o, %ch4) {padding = "SAME", strides = [2 : i64, 2 : i64]} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch6 = tfrt_dht.print_tensor %o, %ch5
+  %ch7 = "eigen.conv2d.bias.f32"(%x, %w, %bias, %o, %ch6) {padding = "valid", strides = [1 : i64, 1 : i64]} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch8 = tfrt_dht.print_tensor %o, %ch7
+  %ch9 = "eigen.conv2d.batch_norm.f32"(%x, %w, %scale, %offset, %mean, %var, %o, %ch8) {epsilon = 1.0 : f32, padding = "valid", strides = [1 : i64, 1 : i64]} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch10 = tfrt_dht.print_tensor %o, %ch9
+  %ch11 = "eigen.conv2d.batch_norm.relu.f32"(%x, %w, %scale, %offset, %mean, %var, %o, %ch10) {epsilon = 1.0 : f32, padding = "valid", strides = [1 : i64, 1 : i64]} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch12 = tfrt_dht.print_tensor %o, %ch11
+  %e1 = "eigen.conv2d.f32"(%x, %w, %o, %ch12) {padding = "full", strides = [1 : i64, 1 : i64]} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %e2 = "eigen.conv2d.f32"(%x, %o, %o, %ch12) {padding = "valid", strides = [1 : i64, 1 : i64]} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %e3 = "eigen.conv2d.f32"(%x, %w, %x, %ch12) {padding = "valid", strides = [1 : i64, 1 : i64]} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %e4 = "eigen.conv2d.f32"(%x, %w, %o, %ch12) {padding = "valid", strides = [1 : i64, 0 : i64]} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %e5 = "eigen.conv2d.f32"(%x, %w, %o, %ch12) {padding = "valid", strides = [1 : i64, 1 : i64, 1 : i64]} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %e6 = "eigen.conv2d.bias.f32"(%x, %w, %three, %o, %ch12) {padding = "valid", strides = [1 : i64, 1 : i64]} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %e7 = "eigen.batch_norm.f32"(%o, %scale, %three, %mean, %var, %ch12) {epsilon = 1.0 : f32} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %e8 = "eigen.conv2d.f32"(%flat, %w, %o, %ch12) {padding = "valid", strides = [1 : i64, 1 : i64]} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %e9 = "eigen.conv2d.batch_norm.f32"(%x, %w, %scale, %offset, %three, %var, %o, %ch12) {epsilon = 1.0 : f32, padding = "valid", strides = [1 : i64, 1 : i64]} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %e10 = "eigen.conv2d.f32"(%x, %w, %w, %ch12) {padding = "valid", strides = [2 : i64, 2 : i64]} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  tfrt.return
+}
+"#;
+    let t = |v: &str| format!("DenseHostTensor dtype = f32, shape = [1, 2, 2, 2], values = [{v}]");
+    assert_eq!(
+        run(text),
+        [
+            t("1.200000e+01, -1.000000e+00, 1.600000e+01, -1.000000e+00, 2.400000e+01, -1.000000e+00, 2.800000e+01, -1.000000e+00"),
+            t("0.000000e+00, -1.000000e+00, 2.000000e+00, -1.000000e+00, 6.000000e+00, -1.000000e+00, 8.000000e+00, -1.000000e+00"),
+            t("1.200000e+01, -1.000000e+00, 9.000000e+00, 6.000000e+00, 1.500000e+01, 0.000000e+00, 9.000000e+00, 0.000000e+00"),
+            t("2.200000e+01, 1.900000e+01, 2.600000e+01, 1.900000e+01, 3.400000e+01, 1.900000e+01, 3.800000e+01, 1.900000e+01"),
+            t("0.000000e+00, -1.000000e+00, 2.000000e+00, -1.000000e+00, 6.000000e+00, -1.000000e+00, 8.000000e+00, -1.000000e+00"),
+            t("0.000000e+00, 0.000000e+00, 2.000000e+00, 0.000000e+00, 6.000000e+00, 0.000000e+00, 8.000000e+00, 0.000000e+00"),
+            "runtime error: BatchNorm parameter dimension does not match the input channel number 2".to_owned(),
+            "runtime error: Conv2D expects 2 strides, got 3".to_owned(),
+            "runtime error: Conv2D input expects a rank-4 tensor, got [3, 3]".to_owned(),
+            "runtime error: Dimensions does not match: bias shape is 3 and output channels size is 2".to_owned(),
+            "runtime error: Dimensions does not match: estimated mean shape is 3 and output channels size is 2".to_owned(),
+            "runtime error: Dimensions does not match: input channels is 1 and kernel depth is 2".to_owned(),
+            "runtime error: Stride must be > 0, but got 0".to_owned(),
+            "runtime error: Tensor shapes do not match: output tensor shape is [1, 3, 3, 1] and computed output shape is [1, 2, 2, 2]".to_owned(),
+            "runtime error: Tensor shapes do not match: output tensor shape is [2, 2, 1, 2] and computed output shape is [1, 1, 1, 2]".to_owned(),
+            "runtime error: Unknown padding type full".to_owned(),
+        ]
+    );
+}
+
+/// A convolution in arenas from too small to roomy: when its im2col scratch does not fit,
+/// the kernel convolves directly and prints the same tensor; otherwise the run fails with an
+/// allocation error and leaks nothing.
+#[test]
+fn convolution_without_room_for_scratch_computes_directly() {
+    // A hex blob: little-endian f32 bytes.
+    let values = |n: usize, k: usize| -> String {
+        let bytes = (0..n).flat_map(|i| (((i * k) % 11) as f32 - 5.0).to_le_bytes());
+        bytes.map(|b| format!("{b:02X}")).collect()
+    };
+    let text = format!(
+        r#"func.func @f() {{
+  %ch0 = tfrt.new.chain
+  %x = "tfrt_dht.const_dense_tensor"() {{value = dense<"0x{}"> : tensor<1x8x8x4xf32>}} : () -> !tfrt_tensor.tensor
+  %w = "tfrt_dht.const_dense_tensor"() {{value = dense<"0x{}"> : tensor<3x3x4x3xf32>}} : () -> !tfrt_tensor.tensor
+  %o = "tfrt_dht.create_uninitialized_tensor.f32.4"() {{ shape = [1 : i64, 4 : i64, 4 : i64, 3 : i64] }} : () -> !tfrt_tensor.tensor
+  %ch1 = "eigen.conv2d.f32"(%x, %w, %o, %ch0) {{padding = "same", strides = [2 : i64, 2 : i64]}} : (!tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt_tensor.tensor, !tfrt.chain) -> !tfrt.chain
+  %ch2 = tfrt_dht.print_tensor %o, %ch1
+  tfrt.return
+}}
+"#,
+        values(256, 3),
+        values(108, 7)
+    );
+    let roomy = run(&text);
+    assert_eq!(roomy.len(), 1, "{roomy:?}");
+    let scratch = 16 * 36 * 4;
+    let (mut direct, mut failed) = (0, 0);
+    for size in (1024..16 * 1024).step_by(64) {
+        let Some((out, in_use, peak)) = run_loaded(&text, size, false) else { continue };
+        assert_eq!(in_use, 0, "arena of {size} bytes leaked; output:\n{out}");
+        if out.contains("runtime error") {
+            failed += 1;
+            assert!(out.contains("Cannot allocate") || out.contains("out of memory"), "{size}: {out}");
+        } else {
+            assert!(out.contains(&roomy[0]), "{size}: {out}");
+            direct += usize::from(size < peak + scratch);
+        }
+    }
+    assert!(direct > 0 && failed > 0, "runs without scratch: {direct}, failed runs: {failed}");
+}

@@ -12,9 +12,6 @@ pub mod format;
 mod reader;
 mod view;
 
-#[cfg(test)]
-mod tests;
-
 pub use error::{BefError, BefErrorKind};
 pub use reader::BefFile;
 pub use view::{BefAttr, BefLoc, Function};

@@ -84,6 +84,8 @@ impl_kernel_impl!(P0, P1, P2, P3, P4, P5, P6);
 impl_kernel_impl!(P0, P1, P2, P3, P4, P5, P6, P7);
 impl_kernel_impl!(P0, P1, P2, P3, P4, P5, P6, P7, P8);
 impl_kernel_impl!(P0, P1, P2, P3, P4, P5, P6, P7, P8, P9);
+impl_kernel_impl!(P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10);
+impl_kernel_impl!(P0, P1, P2, P3, P4, P5, P6, P7, P8, P9, P10, P11);
 
 /// The next argument, an available value holding a `T`. Dereferences to the `T`.
 #[derive(Debug)]

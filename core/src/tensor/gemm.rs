@@ -1,7 +1,7 @@
 //! Matrix multiplication behind the matmul and convolution kernels: `C := alpha·A·B +
-//! beta·C` over row-major slices. `f32` uses the `matrixmultiply` crate where `std` is on
-//! (packed, cache-blocked, AVX/FMA or NEON picked at run time) and a portable blocked loop on
-//! bare metal; other types use the reference loop.
+//! beta·C` over row-major slices. `f32` uses the `gemm` crate where `std` is on (packed,
+//! cache-blocked, AVX2/FMA or NEON picked at run time, one thread) and a portable blocked
+//! loop on bare metal; other types use the reference loop.
 
 /// The reference loop for any element type (`i-k-j` order, so the inner loop runs along
 /// rows of `B` and `C`). With `beta == zero`, `C` is not read. Integer callers get exact
@@ -41,39 +41,73 @@ pub fn reference<T: Copy + PartialEq>(
 /// at least that long (shorter slices panic: callers check shapes first).
 #[allow(clippy::too_many_arguments)]
 pub fn sgemm(m: usize, k: usize, n: usize, alpha: f32, a: &[f32], b: &[f32], beta: f32, c: &mut [f32]) {
-    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "gemm operands are too short");
+    sgemm_lda(m, k, n, alpha, a, k, b, beta, c)
+}
+
+/// [`sgemm`] with `A`'s rows `lda` elements apart (`lda >= k`): row `i` of `A` is
+/// `a[i·lda .. i·lda + k]`. Convolution uses it to read input pixels a stride apart in place.
+#[allow(clippy::too_many_arguments)]
+pub fn sgemm_lda(
+    m: usize,
+    k: usize,
+    n: usize,
+    alpha: f32,
+    a: &[f32],
+    lda: usize,
+    b: &[f32],
+    beta: f32,
+    c: &mut [f32],
+) {
+    check(m, k, n, a, lda, b, c);
     #[cfg(feature = "std")]
     {
-        let (rk, rn) = (k as isize, n as isize);
-        // SAFETY: the slices hold at least m·k, k·n and m·n elements (asserted above), and
-        // the strides (k, 1), (n, 1), (n, 1) describe exactly those row-major matrices; `c`
-        // is borrowed mutably, so it overlaps neither input.
+        let (ra, rn) = (lda as isize, n as isize);
+        // `gemm` computes dst := g_alpha·dst + g_beta·lhs·rhs and reads dst only when told to.
+        let read_c = beta != 0.0;
+        // SAFETY: `check` proved that row i < m of A lies within `a` at i·lda..i·lda + k, and
+        // that `b` and `c` hold k·n and m·n elements; the (column, row) strides (1, lda),
+        // (1, n), (1, n) describe exactly those matrices; `c` is borrowed mutably, so it
+        // overlaps neither input; with read_c false `c` is only written.
         unsafe {
-            matrixmultiply::sgemm(
+            gemm::gemm(
                 m,
-                k,
                 n,
-                alpha,
-                a.as_ptr(),
-                rk,
-                1,
-                b.as_ptr(),
-                rn,
-                1,
-                beta,
+                k,
                 c.as_mut_ptr(),
-                rn,
                 1,
+                rn,
+                read_c,
+                a.as_ptr(),
+                1,
+                ra,
+                b.as_ptr(),
+                1,
+                rn,
+                beta,
+                alpha,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
             )
         };
     }
     #[cfg(not(feature = "std"))]
-    sgemm_portable(m, k, n, alpha, a, b, beta, c);
+    sgemm_portable(m, k, n, alpha, a, lda, b, beta, c);
 }
 
-/// The portable kernel [`sgemm`] uses without `std`: four rows of `C` at a time, so each row
-/// of `B` loaded serves four rows (the compiler vectorises the inner loop along `n`). Public
-/// so hosts can test and measure what firmware runs.
+/// Operand lengths (and `lda >= k`) for a product of these dims; panics otherwise.
+fn check(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], c: &[f32]) {
+    let a_len = if m == 0 { 0 } else { (m - 1) * lda + k };
+    assert!(
+        lda >= k && a.len() >= a_len && b.len() >= k * n && c.len() >= m * n,
+        "gemm operands are too short"
+    );
+}
+
+/// The portable kernel [`sgemm_lda`] uses without `std`: four rows of `C` at a time, so each
+/// row of `B` loaded serves four rows (the compiler vectorises the inner loop along `n`).
+/// Public so hosts can test and measure what firmware runs.
 #[allow(clippy::too_many_arguments)]
 pub fn sgemm_portable(
     m: usize,
@@ -81,11 +115,12 @@ pub fn sgemm_portable(
     n: usize,
     alpha: f32,
     a: &[f32],
+    lda: usize,
     b: &[f32],
     beta: f32,
     c: &mut [f32],
 ) {
-    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "gemm operands are too short");
+    check(m, k, n, a, lda, b, c);
     if n == 0 {
         return;
     }
@@ -99,7 +134,7 @@ pub fn sgemm_portable(
             scale(r, beta);
         }
         for (p, brow) in b.chunks_exact(n).take(k).enumerate() {
-            let s = [0, 1, 2, 3].map(|d| alpha * a[(i + d) * k + p]);
+            let s = [0, 1, 2, 3].map(|d| alpha * a[(i + d) * lda + p]);
             for j in 0..n {
                 let y = brow[j];
                 r0[j] += s[0] * y;
@@ -113,7 +148,7 @@ pub fn sgemm_portable(
     for row in rows.into_remainder().chunks_exact_mut(n) {
         scale(row, beta);
         for (p, brow) in b.chunks_exact(n).take(k).enumerate() {
-            let s = alpha * a[i * k + p];
+            let s = alpha * a[i * lda + p];
             for (x, y) in row.iter_mut().zip(brow) {
                 *x += s * y;
             }
@@ -168,7 +203,7 @@ mod tests {
                 let mut fast = c0.clone();
                 sgemm(m, k, n, alpha, &a, &b, beta, &mut fast);
                 let mut portable = c0.clone();
-                sgemm_portable(m, k, n, alpha, &a, &b, beta, &mut portable);
+                sgemm_portable(m, k, n, alpha, &a, k, &b, beta, &mut portable);
                 let mut reference_out = c0.clone();
                 reference(m, k, n, alpha, &a, &b, beta, &mut reference_out, 0.0, |x, y| x + y, |x, y| x * y);
                 for got in [&fast, &portable, &reference_out] {
@@ -178,6 +213,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn rows_of_a_may_be_further_apart_than_k() {
+        let (m, k, n, lda) = (5, 3, 4, 7);
+        let wide: Vec<f32> = (0..(m - 1) * lda + k).map(|i| (i % 9) as f32 - 4.0).collect();
+        let packed: Vec<f32> = (0..m).flat_map(|i| wide[i * lda..i * lda + k].to_vec()).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| (i % 5) as f32 * 0.5).collect();
+        let want = naive(m, k, n, 1.0, &packed, &b, 0.0, &[0.0; 20]);
+        let (mut fast, mut portable) = ([1.0; 20], [1.0; 20]);
+        sgemm_lda(m, k, n, 1.0, &wide, lda, &b, 0.0, &mut fast);
+        sgemm_portable(m, k, n, 1.0, &wide, lda, &b, 0.0, &mut portable);
+        assert_eq!((fast.to_vec(), portable.to_vec()), (want.clone(), want));
+    }
+
+    #[test]
+    #[should_panic(expected = "gemm operands are too short")]
+    fn a_shorter_than_its_rows_panics_before_reading() {
+        sgemm_lda(2, 3, 1, 1.0, &[0.0; 5], 3, &[0.0; 3], 0.0, &mut [0.0; 2]);
     }
 
     #[test]

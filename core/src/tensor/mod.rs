@@ -3,11 +3,13 @@
 //! [`TensorMetadata`]) with TFRT's text forms, [`HostBuffer`], the reference-counted,
 //! 64-byte-aligned bytes tensors live in, and [`DenseHostTensor`] over them.
 //!
-//! [`btf`] reads tensors of the Binary Tensor Format in place. Tensors may borrow bytes they
+//! [`btf`] reads tensors of the Binary Tensor Format in place; [`gemm`] and [`conv`] are
+//! the arithmetic behind the matmul and convolution kernels. Tensors may borrow bytes they
 //! do not own ([`HostBuffer::from_owner`]).
 
 pub mod btf;
 mod buffer;
+pub mod conv;
 mod dense;
 mod dtype;
 pub mod gemm;

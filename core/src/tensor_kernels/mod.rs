@@ -5,9 +5,11 @@
 //!
 //! Each module's tables are registration groups, so firmware links only what it registers:
 //! [`shape::ALL`], [`dht::UNTYPED`] plus one table per dtype ([`dht::F32`], ...),
-//! [`mnist::F32`] / [`mnist::I32`] / [`mnist::I64`] / [`mnist::CAST`], [`resnet::ALL`].
+//! [`mnist::F32`] / [`mnist::I32`] / [`mnist::I64`] / [`mnist::CAST`], [`resnet::ALL`],
+//! [`conv::F32`] (TFRT's `eigen.conv2d.*` and `eigen.batch_norm.f32`).
 //! [`register_tensor_kernels`] registers them all.
 
+pub mod conv;
 pub mod dht;
 pub mod mnist;
 pub mod resnet;
@@ -17,7 +19,7 @@ pub mod shape;
 use crate::diagnostic::Diagnostic;
 use crate::host_context::ExecutionContext;
 use crate::kernel::{KernelRegistry, RegistryError};
-use crate::tensor::{DType, DenseHostTensor, TensorError, TensorMetadata, TensorShape};
+use crate::tensor::{DType, DenseHostTensor, FixedRankShape, TensorError, TensorMetadata, TensorShape};
 
 /// Register every tensor kernel in `registry` (about 300 names).
 pub fn register_tensor_kernels<const N: usize>(
@@ -27,7 +29,7 @@ pub fn register_tensor_kernels<const N: usize>(
     for group in dht::ALL_GROUPS {
         registry.add_entries(group)?;
     }
-    for group in [mnist::F32, mnist::I32, mnist::I64, mnist::CAST, resnet::ALL] {
+    for group in [mnist::F32, mnist::I32, mnist::I64, mnist::CAST, resnet::ALL, conv::F32] {
         registry.add_entries(group)?;
     }
     Ok(())
@@ -52,10 +54,20 @@ fn new_tensor(
     })
 }
 
+/// The dims of a rank-`N` tensor, or an error naming the kernel (`what`).
+fn rank<const N: usize>(t: &DenseHostTensor, what: &str) -> Result<[i64; N], Diagnostic> {
+    FixedRankShape::<N>::of(t.shape())
+        .map(|s| s.0)
+        .ok_or_else(|| crate::diag!(Internal, "{what} expects a rank-{N} tensor, got {}", t.shape()))
+}
+
+/// Whether `t` has no elements: kernels return before looping over dims whose product is
+/// zero (the other dims may be huge).
+fn empty(t: &DenseHostTensor) -> bool {
+    t.shape().checked_num_elements() == Some(0)
+}
+
 /// Whether two tensors are views of exactly the same bytes (an in-place operand).
 fn same_data(a: &DenseHostTensor, b: &DenseHostTensor) -> bool {
     a.buffer().shares_block_with(b.buffer()) && a.buffer().addr() == b.buffer().addr()
 }
-
-#[cfg(test)]
-mod tests;

@@ -2,7 +2,7 @@
 //! `zero_padding`, `global_average_pooling`, `softmax_inplace`, ...). Shapes in their error
 //! messages use the fixed-rank form (`[]` for an empty shape), as TFRT's do.
 
-use super::tensor_error;
+use super::{empty, rank, tensor_error};
 use crate::async_value::RcAsyncValue;
 use crate::chain::Chain;
 use crate::diagnostic::Diagnostic;
@@ -11,18 +11,6 @@ use crate::kernel::{Argument, ArrayAttribute, StringAttribute};
 use crate::tensor::{DenseHostTensor, FixedRankShape};
 
 type Tensor<'f> = Argument<'f, DenseHostTensor>;
-
-fn rank<const N: usize>(t: &DenseHostTensor, what: &str) -> Result<[i64; N], Diagnostic> {
-    FixedRankShape::<N>::of(t.shape())
-        .map(|s| s.0)
-        .ok_or_else(|| crate::diag!(Internal, "{what} expects a rank-{N} tensor, got {}", t.shape()))
-}
-
-/// Whether `t` has no elements: kernels return before looping over dims whose product is
-/// zero (the other dims may be huge).
-fn empty(t: &DenseHostTensor) -> bool {
-    t.shape().checked_num_elements() == Some(0)
-}
 
 /// Dims as indices (shapes of real tensors are non-negative).
 fn idx<const N: usize>(d: [i64; N]) -> [usize; N] {
