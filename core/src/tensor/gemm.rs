@@ -193,8 +193,10 @@ mod tests {
 
     #[test]
     fn every_kernel_agrees_with_a_naive_product() {
-        for &(m, k, n) in &[(1, 1, 1), (5, 3, 7), (9, 17, 4), (0, 3, 2), (3, 0, 2), (13, 8, 1), (64, 65, 33)]
-        {
+        // Miri interprets every multiply: it skips the large shape.
+        let shapes: &[(usize, usize, usize)] =
+            &[(1, 1, 1), (5, 3, 7), (9, 17, 4), (0, 3, 2), (3, 0, 2), (13, 8, 1), (64, 65, 33)];
+        for &(m, k, n) in if cfg!(miri) { &shapes[..6] } else { shapes } {
             let a: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 11) as f32 - 5.0) / 4.0).collect();
             let b: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 13) as f32 - 6.0) / 8.0).collect();
             let c0: Vec<f32> = (0..m * n).map(|i| (i % 3) as f32).collect();

@@ -66,6 +66,8 @@ fn every_algorithm_agrees_with_the_definition() {
         ([1, 2, 3, 1], [4, 4, 1, 1], "same", [1, 1]),
         ([1, 8, 8, 3], [7, 7, 3, 2], "Same", [2, 2]),
     ];
+    // Miri interprets every multiply: three geometries (pointwise among them) keep it short.
+    let geometries = if cfg!(miri) { &geometries[2..5] } else { geometries };
     for (g, &(input, filter, padding, strides)) in geometries.iter().enumerate() {
         let p = Conv2dParams::new(input, filter, padding, strides).unwrap();
         let x = data(input.iter().product(), g);
@@ -76,7 +78,8 @@ fn every_algorithm_agrees_with_the_definition() {
         let mut direct = vec![7.0; len];
         conv2d_direct(&p, &x, &f, &mut direct, &mut |_| {});
         close(&direct, &want, &std::format!("direct {g}"));
-        for pixels in [1, 3, usize::MAX] {
+        for pixels in if cfg!(miri) { &[3][..] } else { &[1, 3, usize::MAX][..] } {
+            let pixels = *pixels;
             let mut scratch = vec![9.0; p.scratch_len(pixels).max(row)];
             let mut im2col = vec![7.0; len];
             conv2d_im2col(&p, &x, &f, &mut im2col, &mut scratch, &mut |_| {});
@@ -97,7 +100,7 @@ fn the_epilogue_sees_each_output_pixel_once_whole() {
     let p = Conv2dParams::new([2, 5, 4, 2], [3, 3, 2, 3], "same", [2, 1]).unwrap();
     let (x, f) = (data(80, 1), data(54, 2));
     let want: Vec<f32> = naive(&p, &x, &f).iter().map(|v| v + 100.0).collect();
-    for scratch_pixels in [0, 1, 4, 1000] {
+    for &scratch_pixels in if cfg!(miri) { &[0, 4][..] } else { &[0, 1, 4, 1000][..] } {
         let mut scratch = vec![0.0; p.scratch_len(scratch_pixels)];
         let mut out = vec![0.0; want.len()];
         let mut seen = 0;
