@@ -228,6 +228,12 @@ impl HostBuffer {
         unsafe { self.block.as_ref() }
     }
 
+    /// Whether this is the only handle on the buffer (no clone or slice shares its block), so
+    /// its owner may reuse the bytes: TensorFlow's "forward an input" rule.
+    pub fn is_unique(&self) -> bool {
+        self.header().refs.load(Ordering::Acquire) == 1
+    }
+
     /// Bytes in this window.
     pub fn len(&self) -> usize {
         self.len
@@ -400,11 +406,14 @@ mod tests {
             assert_eq!(b.addr() % BUFFER_ALIGN, 0);
             assert!(b.read().unwrap().iter().all(|&x| x == 0));
             b.write().unwrap()[99] = 7;
+            assert!(b.is_unique());
             let s = b.slice(96, 4).unwrap();
             assert!(s.shares_block_with(&b));
+            assert!(!b.is_unique() && !s.is_unique());
             assert_eq!(&*s.read().unwrap(), &[0, 0, 0, 7]);
             assert!(b.slice(97, 4).is_none() && b.slice(usize::MAX, 2).is_none());
             drop(b);
+            assert!(s.is_unique());
             assert_eq!(&*s.clone().read().unwrap(), &[0, 0, 0, 7], "the slice keeps the block");
             let empty = HostBuffer::allocate(arena.alloc, 0).unwrap();
             assert!(empty.is_empty() && empty.read().unwrap().is_empty());

@@ -1,0 +1,27 @@
+//! TensorFlow's C API for ops and kernels, implemented over hostrt (docs/capi.md): the
+//! headers in `include/tensorflow/c/` declare TensorFlow's names and signatures, so a
+//! plugin written against TensorFlow compiles unchanged, and this crate exports the
+//! functions they declare.
+//!
+//! Built so far: [`status`] (`tf_status.h`), [`datatype`] (`tf_datatype.h`), [`tensor`]
+//! (`tf_tensor.h`, a `TF_Tensor` is a handle on a [`DenseHostTensor`]) and [`buffer`]
+//! (`TF_Buffer` of `c_api.h`).
+//!
+//! The contract of every exported function, stated once: a pointer argument is NULL or
+//! points to a live object of its type made by this API (or, for data, to as many bytes as
+//! the call says); NULL where TensorFlow requires an object is answered with a neutral result
+//! (and an error in the status, when the call takes one) rather than a crash. No Rust panic
+//! crosses the boundary: a panic inside a call becomes `TF_INTERNAL` (or the neutral
+//! result).
+//!
+//! [`DenseHostTensor`]: hostrt_core::tensor::DenseHostTensor
+
+#![allow(non_camel_case_types, non_snake_case)]
+// The safety contract of the exported functions is the one above, stated once.
+#![allow(clippy::missing_safety_doc)]
+
+pub mod buffer;
+pub mod datatype;
+mod ffi;
+pub mod status;
+pub mod tensor;
