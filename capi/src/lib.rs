@@ -23,5 +23,7 @@
 pub mod buffer;
 pub mod datatype;
 mod ffi;
+pub mod op_def;
+pub mod ops;
 pub mod status;
 pub mod tensor;

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The headers of the C API.
-const HEADERS: &[&str] = &["c_api_macros.h", "tf_datatype.h", "tf_status.h", "tf_tensor.h", "c_api.h"];
+const HEADERS: &[&str] =
+    &["c_api_macros.h", "tf_datatype.h", "tf_status.h", "tf_tensor.h", "c_api.h", "ops.h"];
 
 /// Types the headers define; cbindgen must only name them.
 const HEADER_TYPES: &[&str] = &[
@@ -20,6 +21,10 @@ const HEADER_TYPES: &[&str] = &[
     "TF_StringView",
     "TF_Bool",
     "TF_AllocatorAttributes",
+    "TF_OpDefinitionBuilder",
+    "TF_ShapeInferenceContext",
+    "TF_ShapeHandle",
+    "TF_DimensionHandle",
 ];
 
 fn include_dir() -> PathBuf {
