@@ -26,4 +26,5 @@ mod ffi;
 pub mod op_def;
 pub mod ops;
 pub mod status;
+pub mod std_ops;
 pub mod tensor;

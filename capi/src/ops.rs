@@ -268,6 +268,30 @@ pub struct TF_ShapeInferenceContext {
     outputs: Vec<ShapeValue>,
 }
 
+impl TF_ShapeInferenceContext {
+    /// Input `i`'s shape.
+    pub fn input(&self, i: usize) -> Option<&ShapeValue> {
+        self.inputs.get(i)
+    }
+
+    /// Attr `name` (the op's default when the program gave none).
+    pub fn attr(&self, name: &str) -> Option<&AttrValue> {
+        self.attrs.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// Sets output `i` (ignored past the last output).
+    pub fn set_output(&mut self, i: usize, shape: ShapeValue) {
+        if let Some(o) = self.outputs.get_mut(i) {
+            *o = shape;
+        }
+    }
+
+    /// The op's name.
+    pub fn op(&self) -> &str {
+        &self.op
+    }
+}
+
 /// A shape (opaque to C): unknown rank, or dims with -1 unknown.
 #[derive(Debug, Clone)]
 pub struct TF_ShapeHandle(ShapeValue);
