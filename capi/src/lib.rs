@@ -4,8 +4,9 @@
 //! functions they declare.
 //!
 //! Built so far: [`status`] (`tf_status.h`), [`datatype`] (`tf_datatype.h`), [`tensor`]
-//! (`tf_tensor.h`, a `TF_Tensor` is a handle on a [`DenseHostTensor`]) and [`buffer`]
-//! (`TF_Buffer` of `c_api.h`).
+//! (`tf_tensor.h`, a `TF_Tensor` is a handle on a [`DenseHostTensor`]), [`c_api`]
+//! (`TF_Buffer`, `TF_StringView`), [`ops`] (`ops.h`, over [`op_def`]), [`std_ops`] and
+//! [`kernels`] (`kernels.h`).
 //!
 //! The contract of every exported function, stated once: a pointer argument is NULL or
 //! points to a live object of its type made by this API (or, for data, to as many bytes as
@@ -20,9 +21,10 @@
 // The safety contract of the exported functions is the one above, stated once.
 #![allow(clippy::missing_safety_doc)]
 
-pub mod buffer;
+pub mod c_api;
 pub mod datatype;
 mod ffi;
+pub mod kernels;
 pub mod op_def;
 pub mod ops;
 pub mod status;

@@ -30,6 +30,11 @@ impl TF_Tensor {
         TF_Tensor { dtype: datatype::of(tensor.dtype()), tensor }
     }
 
+    /// A handle on `tensor` typed as `dtype` (a quantized type over its integer storage).
+    pub(crate) fn with_dtype(dtype: TF_DataType, tensor: DenseHostTensor) -> Self {
+        TF_Tensor { dtype, tensor }
+    }
+
     /// The tensor this handle shares.
     pub fn dense(&self) -> &DenseHostTensor {
         &self.tensor
@@ -39,6 +44,17 @@ impl TF_Tensor {
     pub fn dtype(&self) -> TF_DataType {
         self.dtype
     }
+}
+
+/// `TF_AllocatorAttributes` (a plain C struct): hostrt has host memory only, so it is read
+/// by nothing.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct TF_AllocatorAttributes {
+    /// `TF_ALLOCATOR_ATTRIBUTES_STRUCT_SIZE`.
+    pub struct_size: usize,
+    /// 1 for host memory.
+    pub on_host: u8,
 }
 
 /// The system heap as a hostrt allocator, registered on first use (`None` if every

@@ -9,7 +9,7 @@ use std::process::Command;
 
 /// The headers of the C API.
 const HEADERS: &[&str] =
-    &["c_api_macros.h", "tf_datatype.h", "tf_status.h", "tf_tensor.h", "c_api.h", "ops.h"];
+    &["c_api_macros.h", "tf_datatype.h", "tf_status.h", "tf_tensor.h", "c_api.h", "ops.h", "kernels.h"];
 
 /// Types the headers define; cbindgen must only name them.
 const HEADER_TYPES: &[&str] = &[
@@ -25,6 +25,12 @@ const HEADER_TYPES: &[&str] = &[
     "TF_ShapeInferenceContext",
     "TF_ShapeHandle",
     "TF_DimensionHandle",
+    "TF_KernelBuilder",
+    "TF_OpKernelConstruction",
+    "TF_OpKernelContext",
+    "TF_InputRange_Args",
+    "SP_Stream",
+    "SP_Stream_st",
 ];
 
 fn include_dir() -> PathBuf {

@@ -1,8 +1,22 @@
-//! `TF_Buffer` of `c_api.h`: bytes and the function that frees them.
+//! The part of `c_api.h` hostrt has: `TF_Bool`, `TF_StringView`, and `TF_Buffer` (bytes and
+//! the function that frees them).
 
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void};
 
 use crate::ffi::guard;
+
+/// A C boolean (`unsigned char`).
+pub type TF_Bool = u8;
+
+/// A string that is not NUL-terminated (a plain C struct).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct TF_StringView {
+    /// The bytes.
+    pub data: *const c_char,
+    /// How many.
+    pub len: usize,
+}
 
 /// TensorFlow's `TF_Buffer` (a plain C struct).
 #[repr(C)]
