@@ -308,6 +308,12 @@ fn complete_attrs(
         }
     }
     for (name, value) in &attrs {
+        if name == "_kernel" && !matches!(value, AttrValue::S(_)) {
+            return Err(bad(format!(
+                "attr '_kernel' (the kernel label) of op '{}' must be a string",
+                op.name
+            )));
+        }
         if name.starts_with('_') {
             continue;
         }

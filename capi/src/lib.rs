@@ -20,6 +20,9 @@
 #![allow(non_camel_case_types, non_snake_case)]
 // The safety contract of the exported functions is the one above, stated once.
 #![allow(clippy::missing_safety_doc)]
+// `Diagnostic` is the runtime's fixed-size error value (no heap), passed by value as in the
+// core.
+#![allow(clippy::result_large_err)]
 
 pub mod c_api;
 pub mod datatype;
@@ -27,6 +30,7 @@ mod ffi;
 pub mod kernels;
 pub mod op_def;
 pub mod ops;
+pub mod program;
 pub mod status;
 pub mod std_ops;
 pub mod tensor;

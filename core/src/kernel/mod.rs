@@ -19,7 +19,7 @@ pub use adaptors::{
     Argument, ArrayAttribute, Attribute, Cursor, KernelErrorHandler, KernelImpl, KernelParam, Output,
     RemainingArguments, RemainingResults, StringAttribute, invoke,
 };
-pub use attribute::{AttrKind, AttrRef, AttrScalar, DenseAttr};
+pub use attribute::{AttrKind, AttrRef, AttrScalar, DenseAttr, ScalarKind};
 pub use detach::Detached;
 pub use frame::{Invoke, InvokeToken, KernelFrame, LocRef};
 pub use registry::{KernelEntry, KernelLookup, KernelRegistry, RegistryError};

@@ -1,0 +1,308 @@
+//! Programs that call C-API kernels: a registered kernel for op `Foo` is the hostrt kernel
+//! `tf.Foo`, taking and returning `!t.tensor`, with TensorFlow attrs as MLIR attributes
+//! (`T = f32`, strings, ints, floats, bools and their arrays) and an optional trailing
+//! `!tfrt.chain` operand it waits for.
+//!
+//! [`TfProgram::load`] loads a program with `tf.*` names resolved (through [`TfKernels`])
+//! and makes one [`KernelSite`] per `tf.*` kernel of the program, so `create` runs at load
+//! and a kernel or attr that does not fit is a load error naming the kernel's location.
+//! Dropping the `TfProgram` deletes the sites. At run time, the one `tf.*` kernel function
+//! finds its site by the program and the kernel's source location.
+
+use std::collections::HashMap;
+use std::ops::Deref;
+use std::sync::{Arc, Mutex, RwLock};
+
+use hostrt_core::allocator::Allocator;
+use hostrt_core::bef::BefLoc;
+use hostrt_core::chain::Chain;
+use hostrt_core::diagnostic::{Diagnostic, ErrorCode, Location};
+use hostrt_core::executor::Program;
+use hostrt_core::kernel::{AttrKind, AttrRef, Invoke, KernelEntry, KernelFrame, KernelLookup, ScalarKind};
+use hostrt_core::tensor::DenseHostTensor;
+
+use crate::datatype::{self, TF_DataType};
+use crate::kernels::KernelSite;
+use crate::op_def::AttrValue;
+use crate::ops::lookup;
+use crate::status::TF_Code;
+use crate::tensor::TF_Tensor;
+
+/// A hostrt error for a C API code and message.
+pub fn diagnostic(code: TF_Code, message: &str) -> Diagnostic {
+    let code = match code {
+        1 => ErrorCode::Cancelled,
+        3 => ErrorCode::InvalidArgument,
+        4 => ErrorCode::DeadlineExceeded,
+        5 => ErrorCode::NotFound,
+        6 => ErrorCode::AlreadyExists,
+        7 => ErrorCode::PermissionDenied,
+        8 => ErrorCode::ResourceExhausted,
+        9 => ErrorCode::FailedPrecondition,
+        10 => ErrorCode::Aborted,
+        11 => ErrorCode::OutOfRange,
+        12 => ErrorCode::Unimplemented,
+        13 => ErrorCode::Internal,
+        14 => ErrorCode::Unavailable,
+        15 => ErrorCode::DataLoss,
+        16 => ErrorCode::Unauthenticated,
+        _ => ErrorCode::Unknown,
+    };
+    Diagnostic::new(code, message)
+}
+
+/// A kernel lookup that answers `tf.<Op>` for every registered op, and everything else from
+/// `inner`.
+#[derive(Clone, Copy)]
+pub struct TfKernels<'r> {
+    /// The program's other kernels.
+    pub inner: &'r dyn KernelLookup,
+}
+
+impl std::fmt::Debug for TfKernels<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TfKernels")
+    }
+}
+
+/// `name` with a `'static` lifetime, leaked once per distinct name (op names are few).
+fn intern(name: &str) -> &'static str {
+    static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.iter().find(|n| **n == name) {
+        return n;
+    }
+    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.push(leaked);
+    leaked
+}
+
+impl KernelLookup for TfKernels<'_> {
+    fn lookup(&self, name: &str) -> Option<KernelEntry> {
+        self.inner.lookup(name).or_else(|| {
+            let op = name.strip_prefix("tf.")?;
+            lookup(op)?;
+            Some(KernelEntry::strict(intern(name), tf_kernel))
+        })
+    }
+}
+
+/// Where a kernel is: file, line, column.
+type SiteKey = (String, u32, u32);
+
+/// The `tf.*` kernel sites of one program, by location.
+type Sites = Arc<HashMap<SiteKey, KernelSite>>;
+
+/// The sites of each loaded `TfProgram`, by the address of its `Program`.
+static SITES: RwLock<Vec<(usize, Sites)>> = RwLock::new(Vec::new());
+
+/// A program loaded with its `tf.*` kernels created. Dereferences to the [`Program`].
+pub struct TfProgram<'a> {
+    program: Box<Program<'a>>,
+}
+
+impl std::fmt::Debug for TfProgram<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TfProgram").field("program", &self.program).finish()
+    }
+}
+
+impl<'a> Deref for TfProgram<'a> {
+    type Target = Program<'a>;
+    fn deref(&self) -> &Program<'a> {
+        &self.program
+    }
+}
+
+impl Drop for TfProgram<'_> {
+    fn drop(&mut self) {
+        let key = self.key();
+        SITES.write().unwrap_or_else(|e| e.into_inner()).retain(|(k, _)| *k != key);
+    }
+}
+
+/// The TensorFlow dtype of an MLIR element type name (`f32`, `i64`, `ui8`, `i1`, ...).
+fn dtype_of_type_name(t: &str) -> Option<TF_DataType> {
+    Some(match t {
+        "f32" => datatype::TF_FLOAT,
+        "f64" => datatype::TF_DOUBLE,
+        "f16" => datatype::TF_HALF,
+        "bf16" => datatype::TF_BFLOAT16,
+        "i1" => datatype::TF_BOOL,
+        "i8" => datatype::TF_INT8,
+        "i16" => datatype::TF_INT16,
+        "i32" => datatype::TF_INT32,
+        "i64" => datatype::TF_INT64,
+        "ui8" => datatype::TF_UINT8,
+        "ui16" => datatype::TF_UINT16,
+        "ui32" => datatype::TF_UINT32,
+        "ui64" => datatype::TF_UINT64,
+        "complex<f32>" => datatype::TF_COMPLEX64,
+        "complex<f64>" => datatype::TF_COMPLEX128,
+        _ => return None,
+    })
+}
+
+/// An MLIR attribute as a TensorFlow attr value; `type_name` resolves type indices.
+fn attr_value(a: &AttrRef<'_>, type_name: &dyn Fn(u32) -> Option<String>) -> Option<AttrValue> {
+    Some(match a.kind() {
+        AttrKind::Bool => AttrValue::B(a.get::<bool>()?),
+        AttrKind::I8 => AttrValue::I(i64::from(a.get::<i8>()?)),
+        AttrKind::I32 => AttrValue::I(i64::from(a.get::<i32>()?)),
+        AttrKind::I64 => AttrValue::I(a.get::<i64>()?),
+        AttrKind::F32 => AttrValue::F(a.get::<f32>()?),
+        AttrKind::F64 => AttrValue::F(a.get::<f64>()? as f32),
+        AttrKind::String => AttrValue::S(a.get_str()?.to_owned()),
+        AttrKind::Type => {
+            let index = u32::from_le_bytes(a.bytes().get(..4)?.try_into().ok()?);
+            AttrValue::Type(dtype_of_type_name(&type_name(index)?)?)
+        }
+        AttrKind::Array(kind) => AttrValue::List(match kind {
+            ScalarKind::Bool => a.get_array::<bool>()?.iter().map(|b| AttrValue::B(*b)).collect(),
+            ScalarKind::I8 => a.get_array::<i8>()?.iter().map(|i| AttrValue::I(i64::from(*i))).collect(),
+            ScalarKind::I32 => a.get_array::<i32>()?.iter().map(|i| AttrValue::I(i64::from(*i))).collect(),
+            ScalarKind::I64 => a.get_array::<i64>()?.iter().map(|i| AttrValue::I(*i)).collect(),
+            ScalarKind::F32 => a.get_array::<f32>()?.iter().map(|f| AttrValue::F(*f)).collect(),
+            ScalarKind::F64 => a.get_array::<f64>()?.iter().map(|f| AttrValue::F(*f as f32)).collect(),
+        }),
+        _ => return None,
+    })
+}
+
+impl<'a> TfProgram<'a> {
+    /// Loads `bytes` with `kernels` plus every registered op as `tf.<Op>`, and creates the
+    /// program's `tf.*` kernels. Errors name the kernel's location: an attr of a kind
+    /// TensorFlow attrs cannot take, no kernel for the attrs, a failing `create`.
+    pub fn load(
+        bytes: &'a [u8],
+        kernels: &dyn KernelLookup,
+        alloc: impl Into<Allocator>,
+    ) -> Result<Self, Diagnostic> {
+        let program = Box::new(Program::load(bytes, &TfKernels { inner: kernels }, alloc)?);
+        let file = program.file();
+        let mut sites = HashMap::new();
+        for fi in 0..file.num_functions() as u32 {
+            let Some(f) = file.function(fi) else { continue };
+            for kr in f.kernels() {
+                let name = file.kernel_name(kr.code);
+                let Some(op) = name.strip_prefix("tf.") else { continue };
+                if kernels.lookup(name).is_some() {
+                    continue;
+                }
+                let (file_name, line, col) = match file.loc(kr.location) {
+                    BefLoc::FileLineCol { file, line, col } => (file, line, col),
+                    _ => {
+                        return Err(Diagnostic::new(
+                            ErrorCode::InvalidArgument,
+                            "a tf.* kernel needs a file:line:col location",
+                        ));
+                    }
+                };
+                let at = |mut d: Diagnostic| {
+                    d.location = Some(Location::new(file_name, line, col));
+                    d
+                };
+                let (idx, names) = file.kernel_attrs(kr);
+                let mut attrs = Vec::new();
+                let mut device = None;
+                for (i, a) in idx.iter().enumerate() {
+                    let attr_name = file.name_at(names[2 * i], names[2 * i + 1]);
+                    let r = file.attr_ref(*a);
+                    let value =
+                        r.as_ref().and_then(|r| attr_value(r, &|t| Some(file.type_name(t).to_owned())));
+                    match (attr_name, value) {
+                        ("device", Some(AttrValue::S(d))) => device = Some(d),
+                        (n, Some(v)) => attrs.push((n.to_owned(), v)),
+                        (n, None) => {
+                            return Err(at(hostrt_core::diag!(
+                                InvalidArgument,
+                                "attr '{n}' of '{name}' is of a kind TensorFlow attrs cannot hold"
+                            )));
+                        }
+                    }
+                }
+                let key = (file_name.to_owned(), line, col);
+                if sites.contains_key(&key) {
+                    return Err(at(Diagnostic::new(
+                        ErrorCode::InvalidArgument,
+                        "two tf.* kernels at one location",
+                    )));
+                }
+                let node = format!("{op}@{file_name}:{line}:{col}");
+                let site = KernelSite::new(op, &node, device.as_deref(), attrs, None)
+                    .map_err(|(c, m)| at(diagnostic(c, &m)))?;
+                sites.insert(key, site);
+            }
+        }
+        let tf = TfProgram { program };
+        if !sites.is_empty() {
+            SITES.write().unwrap_or_else(|e| e.into_inner()).push((tf.key(), Arc::new(sites)));
+        }
+        Ok(tf)
+    }
+
+    fn key(&self) -> usize {
+        &*self.program as *const Program<'_> as *const () as usize
+    }
+}
+
+/// The site of the kernel `frame` runs.
+fn site_of(frame: &KernelFrame<'_>) -> Result<(Sites, SiteKey), Diagnostic> {
+    let program = frame.invoker().map(|i| i as *const dyn Invoke as *const () as usize);
+    let loc = frame.location();
+    let table = program.and_then(|p| {
+        SITES.read().unwrap_or_else(|e| e.into_inner()).iter().find(|(k, _)| *k == p).map(|(_, t)| t.clone())
+    });
+    match (table, loc) {
+        (Some(t), Some(l)) => Ok((t, (l.file.to_owned(), l.line, l.column))),
+        _ => Err(Diagnostic::new(
+            ErrorCode::FailedPrecondition,
+            "a tf.* kernel ran in a program not loaded with hostrt_capi::TfProgram::load",
+        )),
+    }
+}
+
+/// The one kernel function of every `tf.*` op.
+fn tf_kernel(frame: &KernelFrame<'_>) {
+    if let Err(d) = run_tf_kernel(frame) {
+        frame.report_error(d);
+    }
+}
+
+fn run_tf_kernel(frame: &KernelFrame<'_>) -> Result<(), Diagnostic> {
+    let (table, key) = site_of(frame)?;
+    let site = table
+        .get(&key)
+        .ok_or_else(|| Diagnostic::new(ErrorCode::Internal, "no kernel site at this location"))?;
+    let mut args = frame.args();
+    if args.last().is_some_and(|a| a.is_type::<Chain>()) {
+        args = &args[..args.len() - 1];
+    }
+    let expected = site.input_types();
+    let mut inputs = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        let t = a
+            .get::<DenseHostTensor>()
+            .ok_or_else(|| hostrt_core::diag!(InvalidArgument, "operand {i} is not a tensor"))?;
+        // A quantized input type is stored as its integer: keep the op's type.
+        let dtype = match expected.get(i) {
+            Some(&want) if datatype::storage(want) == Some(t.dtype()) => want,
+            _ => datatype::of(t.dtype()),
+        };
+        inputs.push(TF_Tensor::with_dtype(dtype, t.clone()));
+    }
+    let outputs =
+        site.compute(inputs, frame.exec_ctx().allocator(), 0).map_err(|(c, m)| diagnostic(c, &m))?;
+    if outputs.len() != frame.num_results() {
+        return Err(hostrt_core::diag!(
+            InvalidArgument,
+            "the op has {} outputs but the program takes {}",
+            outputs.len(),
+            frame.num_results()
+        ));
+    }
+    for (i, o) in outputs.into_iter().enumerate() {
+        frame.emplace_result(i, o.dense().clone());
+    }
+    Ok(())
+}
