@@ -226,6 +226,9 @@ pub unsafe extern "C" fn TF_RegisterKernelBuilder(
         register_kernel(kernel)
     });
     let (code, m) = r.err().unwrap_or((TF_OK, String::new()));
+    if code != TF_OK {
+        crate::plugin::note_failure(&m);
+    }
     // SAFETY: NULL or live, by the contract.
     unsafe { report(status, code, &m) }
 }

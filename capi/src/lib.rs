@@ -30,6 +30,7 @@ mod ffi;
 pub mod kernels;
 pub mod op_def;
 pub mod ops;
+pub mod plugin;
 pub mod program;
 pub mod status;
 pub mod std_ops;

@@ -14,7 +14,7 @@ use std::ops::Deref;
 use std::sync::{Arc, Mutex, RwLock};
 
 use hostrt_core::allocator::Allocator;
-use hostrt_core::bef::BefLoc;
+use hostrt_core::bef::{BefError, BefLoc};
 use hostrt_core::chain::Chain;
 use hostrt_core::diagnostic::{Diagnostic, ErrorCode, Location};
 use hostrt_core::executor::Program;
@@ -95,6 +95,24 @@ type Sites = Arc<HashMap<SiteKey, KernelSite>>;
 
 /// The sites of each loaded `TfProgram`, by the address of its `Program`.
 static SITES: RwLock<Vec<(usize, Sites)>> = RwLock::new(Vec::new());
+
+/// Why [`TfProgram::load`] failed.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The BEF file was refused (`Program::load`'s error).
+    Bef(BefError),
+    /// A `tf.*` kernel could not be made (its location is in the diagnostic).
+    Kernel(Diagnostic),
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Bef(e) => write!(f, "{e}"),
+            LoadError::Kernel(d) => write!(f, "{d}"),
+        }
+    }
+}
 
 /// A program loaded with its `tf.*` kernels created. Dereferences to the [`Program`].
 pub struct TfProgram<'a> {
@@ -177,8 +195,13 @@ impl<'a> TfProgram<'a> {
         bytes: &'a [u8],
         kernels: &dyn KernelLookup,
         alloc: impl Into<Allocator>,
-    ) -> Result<Self, Diagnostic> {
-        let program = Box::new(Program::load(bytes, &TfKernels { inner: kernels }, alloc)?);
+    ) -> Result<Self, LoadError> {
+        let program = Program::load(bytes, &TfKernels { inner: kernels }, alloc).map_err(LoadError::Bef)?;
+        Self::create_sites(Box::new(program), kernels).map_err(LoadError::Kernel)
+    }
+
+    /// One kernel site per `tf.*` kernel of `program` (not those `kernels` itself has).
+    fn create_sites(program: Box<Program<'a>>, kernels: &dyn KernelLookup) -> Result<Self, Diagnostic> {
         let file = program.file();
         let mut sites = HashMap::new();
         for fi in 0..file.num_functions() as u32 {

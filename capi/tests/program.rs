@@ -134,7 +134,7 @@ fn run(text: &str) -> Result<Vec<String>, String> {
     let sink = |a: std::fmt::Arguments<'_>| out.lock().unwrap().push_str(&a.to_string());
     let diag = |d: &Diagnostic| out.lock().unwrap().push_str(&format!("error: {d}\n"));
     let host = HostContext::new(alloc, &queue).with_output(&sink).with_diagnostics(&diag);
-    let program = TfProgram::load(bef.as_bytes(), &reg, alloc).map_err(|d| d.to_string())?;
+    let program = TfProgram::load(bef.as_bytes(), &reg, alloc).map_err(|e| e.to_string())?;
     run_functions(&program, &host, &DriverOptions::default(), &mut |a| sink(a)).unwrap();
     queue.quiesce();
     drop(program);

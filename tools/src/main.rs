@@ -149,6 +149,8 @@ fn run(cli: Cli) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    // Keep every C-API function linked (and, with -rdynamic, exported) for plugins.
+    std::hint::black_box(hostrt_capi::plugin::EXPORTS.len());
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -9,6 +9,9 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use hostrt_capi::plugin::load_plugin;
+use hostrt_capi::program::{LoadError, TfProgram};
+use hostrt_capi::std_ops::register_standard_ops;
 use hostrt_core::allocator::HostAllocator;
 use hostrt_core::basic_kernels::register_basic_kernels;
 use hostrt_core::bef::BefErrorKind;
@@ -40,6 +43,8 @@ pub struct RunOptions {
     pub test_init_function: Option<String>,
     /// Print error results with their status code.
     pub print_error_code: bool,
+    /// C-API plugins (shared objects) to load before the program, in order (`--plugin`).
+    pub plugins: Vec<String>,
 }
 
 impl Default for RunOptions {
@@ -50,6 +55,7 @@ impl Default for RunOptions {
             functions: Vec::new(),
             test_init_function: None,
             print_error_code: false,
+            plugins: Vec::new(),
         }
     }
 }
@@ -108,6 +114,7 @@ impl RunOptions {
                     | "functions"
                     | "test_init_function"
                     | "shared_libs"
+                    | "plugin"
             ) || name == "tracing_level";
             let value = if takes_value {
                 match inline.map(String::from).or_else(|| it.next().cloned()) {
@@ -124,6 +131,7 @@ impl RunOptions {
                     opts.functions.extend(value.split(',').filter(|s| !s.is_empty()).map(String::from))
                 }
                 "test_init_function" => opts.test_init_function = Some(value).filter(|v| !v.is_empty()),
+                "plugin" => opts.plugins.push(value),
                 "shared_libs" => {
                     return Err(OptionError::Unsupported(format!(
                         "{argv0} --shared_libs (plug-in kernel libraries) is not supported"
@@ -363,6 +371,15 @@ pub fn run(
         io.err(&format!("{argv0}: {e}\n"));
         return 1;
     }
+    // TensorFlow's standard NN op definitions, then the C-API plugins asked for: their
+    // kernels run as `tf.<Op>` (docs/capi.md).
+    register_standard_ops();
+    for plugin in &opts.plugins {
+        if let Err(e) = load_plugin(std::path::Path::new(plugin)) {
+            io.err(&format!("{argv0}: {e}\n"));
+            return 1;
+        }
+    }
     let bef = AlignedBytes::new(bytes);
     let on_diagnostic = |d: &Diagnostic| {
         diags.emit(
@@ -375,19 +392,23 @@ pub fn run(
     let output = |a: std::fmt::Arguments<'_>| io.out(&a.to_string());
     let status = {
         let host = HostContext::new(alloc.0, queue).with_output(&output).with_diagnostics(&on_diagnostic);
-        match Program::load(bef.as_bytes(), &registry, alloc.0) {
+        match TfProgram::load(bef.as_bytes(), &registry, alloc.0) {
             Ok(program) => run_functions(argv0, &program, &host, opts, io),
-            Err(e) if e.kind == BefErrorKind::UnknownKernel => {
+            Err(LoadError::Kernel(d)) => {
+                diags.emit(io, DiagnosticKind::Load, d.location.as_ref(), d.message());
+                0
+            }
+            Err(LoadError::Bef(e)) if e.kind == BefErrorKind::UnknownKernel => {
                 let text = format!("unknown kernel name '{}'", e.detail.as_str());
                 diags.emit(io, DiagnosticKind::Load, e.location.as_ref(), &text);
                 0
             }
-            Err(e) if e.kind == BefErrorKind::UnknownNativeFunction => {
+            Err(LoadError::Bef(e)) if e.kind == BefErrorKind::UnknownNativeFunction => {
                 let text = "invalid FunctionIndex section in BEF file: unable to find native function in global registry";
                 diags.emit(io, DiagnosticKind::Load, None, text);
                 0
             }
-            Err(e) => {
+            Err(LoadError::Bef(e)) => {
                 io.err(&format!("{argv0}: {e}\n"));
                 return 1;
             }

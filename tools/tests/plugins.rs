@@ -1,0 +1,105 @@
+//! C-API plugins through `hostrt run --plugin`: `examples/plugins/c/scale_by.c` is built
+//! with the system C compiler against `capi/include` only (the `TF_*` symbols left undefined,
+//! as TensorFlow plugins leave them) and its program's CHECK lines must match; a library that
+//! is not a plugin, or one whose registrations fail, is a clear error. Skips, with a message,
+//! where no C compiler is installed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn hostrt(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hostrt")).args(args).output().expect("run hostrt")
+}
+
+/// Builds `source` (C) into a shared object named `name` in the test's temp dir.
+fn shared_object(source: &Path, name: &str) -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugins");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(name);
+    let include = root().join("capi/include");
+    let built = Command::new("cc")
+        .args(["-shared", "-fPIC", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(&include)
+        .arg(source)
+        .arg("-o")
+        .arg(&out)
+        .output();
+    match built {
+        Err(_) => {
+            eprintln!("skipped: no C compiler (cc) to build the example plugin");
+            None
+        }
+        Ok(o) => {
+            assert!(o.status.success(), "cc {}:\n{}", source.display(), String::from_utf8_lossy(&o.stderr));
+            Some(out)
+        }
+    }
+}
+
+/// The text after each `// CHECK: ` (or `CHECK-LABEL: `) of `program`, in order.
+fn checks(program: &str) -> Vec<String> {
+    program
+        .lines()
+        .filter_map(|l| {
+            l.trim().strip_prefix("// CHECK").and_then(|r| r.split_once(": ")).map(|(_, t)| t.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn the_c_example_plugin_runs_its_program() {
+    let Some(lib) = shared_object(&root().join("examples/plugins/c/scale_by.c"), "libscale_by.so") else {
+        return;
+    };
+    let program = root().join("examples/plugins/c/scale_by.mlir");
+    let out = hostrt(&["run", program.to_str().unwrap(), "--plugin", lib.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let mut rest = stdout.as_ref();
+    for check in checks(&std::fs::read_to_string(&program).unwrap()) {
+        let at = rest.find(&check).unwrap_or_else(|| panic!("CHECK not found in order: {check}\n{stdout}"));
+        rest = &rest[at + check.len()..];
+    }
+    // Without the plugin the op does not exist: a load error at the kernel's location.
+    let out = hostrt(&["run", program.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown kernel name 'tf.ScaleBy'"), "{stderr}");
+}
+
+#[test]
+fn libraries_that_are_not_plugins_or_fail_to_register_are_errors() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugins");
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = dir.join("not_a_plugin.c");
+    std::fs::write(&source, "int not_a_plugin(void) { return 0; }\n").unwrap();
+    let Some(lib) = shared_object(&source, "libnot_a_plugin.so") else { return };
+    let program = root().join("examples/plugins/c/scale_by.mlir");
+    let out = hostrt(&["run", program.to_str().unwrap(), "--plugin", lib.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && stderr.contains("not a plugin: it defines neither TF_InitKernel nor InitPlugin"),
+        "{stderr}"
+    );
+
+    let out = hostrt(&["run", program.to_str().unwrap(), "--plugin", "/nonexistent/libx.so"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot load"));
+
+    // The same plugin twice: its second registrations fail (the op and the kernel exist).
+    let Some(good) = shared_object(&root().join("examples/plugins/c/scale_by.c"), "libscale_by_twice.so")
+    else {
+        return;
+    };
+    let good = good.to_str().unwrap();
+    let out = hostrt(&["run", program.to_str().unwrap(), "--plugin", good, "--plugin", good]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("op 'ScaleBy' is already registered") && stderr.contains("a kernel for op 'ScaleBy'"),
+        "{stderr}"
+    );
+}
