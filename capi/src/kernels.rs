@@ -226,9 +226,7 @@ pub unsafe extern "C" fn TF_RegisterKernelBuilder(
         register_kernel(kernel)
     });
     let (code, m) = r.err().unwrap_or((TF_OK, String::new()));
-    if code != TF_OK {
-        crate::plugin::note_failure(&m);
-    }
+    crate::plugin::note(if code == TF_OK { Ok(()) } else { Err(&m) });
     // SAFETY: NULL or live, by the contract.
     unsafe { report(status, code, &m) }
 }
@@ -489,6 +487,11 @@ impl KernelSite {
     /// The dtypes the op's inputs must have.
     pub fn input_types(&self) -> &[TF_DataType] {
         &self.input_types
+    }
+
+    /// The attrs, completed with defaults and inferred types.
+    pub fn attrs(&self) -> &[(String, AttrValue)] {
+        &self.attrs
     }
 
     /// The dtypes of the outputs.

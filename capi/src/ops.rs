@@ -122,9 +122,7 @@ pub unsafe extern "C" fn TF_RegisterOpDefinition(
             None => register(b.def, b.shape_fn),
         });
     let (code, message) = done.err().unwrap_or((TF_OK, String::new()));
-    if code != TF_OK {
-        crate::plugin::note_failure(&message);
-    }
+    crate::plugin::note(if code == TF_OK { Ok(()) } else { Err(&message) });
     // SAFETY: NULL or a live status, by the contract.
     unsafe { report(status, code, &message) }
 }

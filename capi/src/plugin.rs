@@ -214,16 +214,27 @@ pub static EXPORTS: &[Export] = &[
     Export("TF_AllocateTemp", crate::kernels::context::TF_AllocateTemp as *const ()),
 ];
 
-thread_local! {
-    /// The registration errors of the plugin this thread is loading, if it is loading one.
-    static ERRORS: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+/// The registrations of the plugin a thread is loading: how many succeeded, which failed.
+#[derive(Default)]
+struct Registrations {
+    succeeded: usize,
+    failed: Vec<String>,
 }
 
-/// Notes a failed registration for the plugin being loaded (none: nothing to do).
-pub(crate) fn note_failure(message: &str) {
-    ERRORS.with(|e| {
-        if let Some(list) = e.borrow_mut().as_mut() {
-            list.push(message.to_owned());
+thread_local! {
+    /// What the plugin this thread is loading registered, if it is loading one.
+    static LOADING: RefCell<Option<Registrations>> = const { RefCell::new(None) };
+}
+
+/// Notes the outcome of an op or kernel registration for the plugin being loaded (none:
+/// nothing to do).
+pub(crate) fn note(result: Result<(), &str>) {
+    LOADING.with(|l| {
+        if let Some(r) = l.borrow_mut().as_mut() {
+            match result {
+                Ok(()) => r.succeeded += 1,
+                Err(m) => r.failed.push(m.to_owned()),
+            }
         }
     });
 }
@@ -235,16 +246,30 @@ pub struct Loaded {
     pub entry_points: Vec<&'static str>,
 }
 
-/// Loads the plugin at `path` and runs its registration. Errors: the library cannot be
-/// opened, it defines neither `TF_InitKernel` nor `InitPlugin`, or a registration it made
-/// failed (each failure is listed; the registrations that succeeded stay).
+/// Loads the plugin at `path` and runs its registration: `TF_InitKernel` and the seed's
+/// `InitPlugin`, whichever it defines, or the static initializers that TensorFlow's own
+/// kernel libraries register from (run when the library is opened). Errors: the library
+/// cannot be opened; it has no entry point and registered nothing while opening; a
+/// registration failed (each failure is listed; the registrations that succeeded stay).
 pub fn load_plugin(path: &Path) -> Result<Loaded, String> {
     let name = path.display();
-    // SAFETY: loading runs the library's initialisers; a plugin is trusted code the user
+    LOADING.with(|l| *l.borrow_mut() = Some(Registrations::default()));
+    let done = || LOADING.with(|l| l.borrow_mut().take()).unwrap_or_default();
+    // SAFETY: opening runs the library's initialisers; a plugin is trusted code the user
     // asked to load, as in TensorFlow.
-    let lib =
-        unsafe { libloading::Library::new(path) }.map_err(|e| format!("plugin {name}: cannot load: {e}"))?;
+    let lib = match unsafe { libloading::Library::new(path) } {
+        Ok(lib) => lib,
+        Err(e) => {
+            done();
+            return Err(format!("plugin {name}: cannot load: {e}"));
+        }
+    };
+    let statically =
+        LOADING.with(|l| l.borrow().as_ref().is_some_and(|r| r.succeeded > 0 || !r.failed.is_empty()));
     let mut entry_points = Vec::new();
+    if statically {
+        entry_points.push("static initializers");
+    }
     let mut inits: Vec<unsafe extern "C" fn()> = Vec::new();
     for symbol in ["TF_InitKernel", "InitPlugin"] {
         // SAFETY: both entry points are `void f(void)` by the C API's contract.
@@ -253,20 +278,22 @@ pub fn load_plugin(path: &Path) -> Result<Loaded, String> {
             inits.push(*f);
         }
     }
-    if inits.is_empty() {
-        return Err(format!("plugin {name}: not a plugin: it defines neither TF_InitKernel nor InitPlugin"));
+    if entry_points.is_empty() {
+        done();
+        return Err(format!(
+            "plugin {name}: not a plugin: it defines neither TF_InitKernel nor InitPlugin and registered nothing when loaded"
+        ));
     }
     // The kernels' code must outlive every program: the library is never unloaded.
     std::mem::forget(lib);
-    ERRORS.with(|e| *e.borrow_mut() = Some(Vec::new()));
     for init in inits {
         // SAFETY: the plugin's registration function, called once, on this thread.
         unsafe { init() };
     }
-    let errors = ERRORS.with(|e| e.borrow_mut().take()).unwrap_or_default();
-    if errors.is_empty() {
+    let failed = done().failed;
+    if failed.is_empty() {
         Ok(Loaded { entry_points })
     } else {
-        Err(format!("plugin {name}: {}", errors.join("; ")))
+        Err(format!("plugin {name}: {}", failed.join("; ")))
     }
 }

@@ -23,7 +23,7 @@ use hostrt_core::tensor::DenseHostTensor;
 
 use crate::datatype::{self, TF_DataType};
 use crate::kernels::KernelSite;
-use crate::op_def::AttrValue;
+use crate::op_def::{AttrValue, ShapeValue};
 use crate::ops::lookup;
 use crate::status::TF_Code;
 use crate::tensor::TF_Tensor;
@@ -206,7 +206,9 @@ impl<'a> TfProgram<'a> {
         let mut sites = HashMap::new();
         for fi in 0..file.num_functions() as u32 {
             let Some(f) = file.function(fi) else { continue };
-            for kr in f.kernels() {
+            // The tf.* kernels of this function: (kernel index, site key).
+            let mut tf_kernels = Vec::new();
+            for (k, kr) in f.kernels().iter().enumerate() {
                 let name = file.kernel_name(kr.code);
                 let Some(op) = name.strip_prefix("tf.") else { continue };
                 if kernels.lookup(name).is_some() {
@@ -254,8 +256,10 @@ impl<'a> TfProgram<'a> {
                 let node = format!("{op}@{file_name}:{line}:{col}");
                 let site = KernelSite::new(op, &node, device.as_deref(), attrs, None)
                     .map_err(|(c, m)| at(diagnostic(c, &m)))?;
+                tf_kernels.push((k, key.clone()));
                 sites.insert(key, site);
             }
+            infer_static_shapes(file, f.kernels(), &tf_kernels, &sites)?;
         }
         let tf = TfProgram { program };
         if !sites.is_empty() {
@@ -267,6 +271,64 @@ impl<'a> TfProgram<'a> {
     fn key(&self) -> usize {
         &*self.program as *const Program<'_> as *const () as usize
     }
+}
+
+/// Runs the shape functions of a function's `tf.*` kernels whose input shapes are known at
+/// load (from `dense` constants and from earlier `tf.*` kernels' inferred outputs; other
+/// values have unknown shapes, which shape functions accept), in dependency order. A shape
+/// function that rejects its inputs is a load error at the kernel's location.
+fn infer_static_shapes(
+    file: &hostrt_core::bef::BefFile<'_>,
+    kernels: &[hostrt_core::bef::format::KernelRecord],
+    tf_kernels: &[(usize, SiteKey)],
+    sites: &HashMap<SiteKey, KernelSite>,
+) -> Result<(), Diagnostic> {
+    let results =
+        |kr: &hostrt_core::bef::format::KernelRecord| kr.first_result..kr.first_result + kr.num_results();
+    let mut known: HashMap<u32, ShapeValue> = HashMap::new();
+    for kr in kernels.iter().filter(|kr| file.kernel_name(kr.code) == "tfrt_dht.const_dense_tensor") {
+        let dense =
+            file.kernel_attrs(kr).0.first().and_then(|a| file.attr_ref(*a)).and_then(|a| a.get_dense());
+        if let Some(d) = dense {
+            known.insert(kr.first_result, ShapeValue::Dims(d.shape.dims().to_vec()));
+        }
+    }
+    // The result registers of tf.* kernels not inferred yet.
+    let mut pending: Vec<&(usize, SiteKey)> = tf_kernels.iter().collect();
+    let waits_on = |regs: &[u32], pending: &[&(usize, SiteKey)]| {
+        pending.iter().any(|(k, _)| regs.iter().any(|r| results(&kernels[*k]).contains(r)))
+    };
+    while !pending.is_empty() {
+        let before = pending.len();
+        let mut i = 0;
+        while i < pending.len() {
+            let (k, key) = pending[i];
+            let site = &sites[key];
+            let args = file.kernel_args(&kernels[*k]);
+            let args = &args[..site.input_types().len().min(args.len())];
+            let others: Vec<&(usize, SiteKey)> = pending.iter().copied().filter(|p| p.0 != *k).collect();
+            if waits_on(args, &others) {
+                i += 1;
+                continue;
+            }
+            let inputs = args.iter().map(|r| known.get(r).cloned().unwrap_or(ShapeValue::Unknown)).collect();
+            let op = &site.kernel().op;
+            let outputs = crate::ops::infer_shapes(op, inputs, site.attrs(), site.output_types().len())
+                .map_err(|(c, m)| {
+                    let mut d = diagnostic(c, &m);
+                    d.location = Some(Location::new(&key.0, key.1, key.2));
+                    d
+                })?;
+            for (r, shape) in results(&kernels[*k]).zip(outputs) {
+                known.insert(r, shape);
+            }
+            pending.remove(i);
+        }
+        if pending.len() == before {
+            break; // a cycle cannot happen in SSA; stop rather than loop.
+        }
+    }
+    Ok(())
 }
 
 /// The site of the kernel `frame` runs.

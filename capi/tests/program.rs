@@ -113,9 +113,40 @@ fn setup() {
             );
             TF_RegisterKernelBuilder(c"LeakyReluTestOp".as_ptr(), b, s);
             assert_eq!(TF_GetCode(s), TF_OK);
+            // An op whose shape function wants rank-2 inputs.
+            let op = TF_NewOpDefinitionBuilder(c"RankTwoTest".as_ptr());
+            TF_OpDefinitionBuilderAddAttr(op, c"T: {float}".as_ptr());
+            TF_OpDefinitionBuilderAddAttr(op, c"alpha: float = 0.0".as_ptr());
+            TF_OpDefinitionBuilderAddInput(op, c"features: T".as_ptr());
+            TF_OpDefinitionBuilderAddOutput(op, c"activations: T".as_ptr());
+            TF_OpDefinitionBuilderSetShapeInferenceFunction(op, Some(rank_two));
+            TF_RegisterOpDefinition(op, s);
+            let b = TF_NewKernelBuilder(
+                c"RankTwoTest".as_ptr(),
+                c"CPU".as_ptr(),
+                Some(relu_create),
+                Some(relu_compute),
+                Some(relu_delete),
+            );
+            TF_RegisterKernelBuilder(c"RankTwoTestOp".as_ptr(), b, s);
+            assert_eq!(TF_GetCode(s), TF_OK);
             TF_DeleteStatus(s);
         }
     });
+}
+
+/// A shape function through the C API: the input must be rank 2; the output has its shape.
+unsafe extern "C" fn rank_two(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status) {
+    // SAFETY: a live context and status during the call.
+    unsafe {
+        let h = TF_NewShapeHandle();
+        TF_ShapeInferenceContextGetInput(ctx, 0, h, status);
+        TF_ShapeInferenceContextWithRank(ctx, h, 2, h, status);
+        if TF_GetCode(status) == TF_OK {
+            TF_ShapeInferenceContextSetOutput(ctx, 0, h, status);
+        }
+        TF_DeleteShapeHandle(h);
+    }
 }
 
 /// Loads and runs every function of `text`: the output lines (prints and runtime errors), or
@@ -205,5 +236,19 @@ fn attrs_with_defaults_and_failing_computes() {
     assert!(
         out.iter().any(|l| l.starts_with("error: tf.mlir:4:8: kernel 'LeakyReluTest@tf.mlir:4:8' for op 'LeakyReluTest': alpha is too large")),
         "{out:?}"
+    );
+}
+
+#[test]
+fn shape_functions_run_at_load_on_the_shapes_known_there() {
+    let ok = RELU.replace("tf.Relu", "tf.RankTwoTest").replace(", alpha = 0.5 : f32", "");
+    assert_eq!(run(&ok).unwrap().len(), 2, "[1, 3] is rank 2, and so is the first site's output");
+    let bad = ok
+        .replace("dense<[[-1.0, 2.0, -4.0]]> : tensor<1x3xf32>", "dense<[-1.0, 2.0, -4.0]> : tensor<3xf32>");
+    let e = run(&bad).unwrap_err();
+    assert!(
+        e.contains("shape function of 'RankTwoTest': Shape must be rank 2 but is rank 1")
+            && e.contains("tf.mlir:4:8"),
+        "{e}"
     );
 }

@@ -82,7 +82,7 @@ fn libraries_that_are_not_plugins_or_fail_to_register_are_errors() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success()
-            && stderr.contains("not a plugin: it defines neither TF_InitKernel nor InitPlugin"),
+            && stderr.contains("not a plugin: it defines neither TF_InitKernel nor InitPlugin and registered nothing when loaded"),
         "{stderr}"
     );
 
