@@ -87,8 +87,9 @@ impl KernelLookup for TfKernels<'_> {
     }
 }
 
-/// Where a kernel is: file, line, column.
-type SiteKey = (String, u32, u32);
+/// Where a kernel is: the address of its file name in the program's bytes (the same string
+/// at load and at run time, so the key needs no copy), line, column.
+type SiteKey = (usize, u32, u32);
 
 /// The `tf.*` kernel sites of one program, by location.
 type Sites = Arc<HashMap<SiteKey, KernelSite>>;
@@ -246,7 +247,7 @@ impl<'a> TfProgram<'a> {
                         }
                     }
                 }
-                let key = (file_name.to_owned(), line, col);
+                let key = (file_name.as_ptr() as usize, line, col);
                 if sites.contains_key(&key) {
                     return Err(at(Diagnostic::new(
                         ErrorCode::InvalidArgument,
@@ -256,7 +257,7 @@ impl<'a> TfProgram<'a> {
                 let node = format!("{op}@{file_name}:{line}:{col}");
                 let site = KernelSite::new(op, &node, device.as_deref(), attrs, None)
                     .map_err(|(c, m)| at(diagnostic(c, &m)))?;
-                tf_kernels.push((k, key.clone()));
+                tf_kernels.push((k, key, file_name));
                 sites.insert(key, site);
             }
             infer_static_shapes(file, f.kernels(), &tf_kernels, &sites)?;
@@ -280,7 +281,7 @@ impl<'a> TfProgram<'a> {
 fn infer_static_shapes(
     file: &hostrt_core::bef::BefFile<'_>,
     kernels: &[hostrt_core::bef::format::KernelRecord],
-    tf_kernels: &[(usize, SiteKey)],
+    tf_kernels: &[(usize, SiteKey, &str)],
     sites: &HashMap<SiteKey, KernelSite>,
 ) -> Result<(), Diagnostic> {
     let results =
@@ -294,19 +295,20 @@ fn infer_static_shapes(
         }
     }
     // The result registers of tf.* kernels not inferred yet.
-    let mut pending: Vec<&(usize, SiteKey)> = tf_kernels.iter().collect();
-    let waits_on = |regs: &[u32], pending: &[&(usize, SiteKey)]| {
-        pending.iter().any(|(k, _)| regs.iter().any(|r| results(&kernels[*k]).contains(r)))
+    let mut pending: Vec<&(usize, SiteKey, &str)> = tf_kernels.iter().collect();
+    let waits_on = |regs: &[u32], pending: &[&(usize, SiteKey, &str)]| {
+        pending.iter().any(|(k, _, _)| regs.iter().any(|r| results(&kernels[*k]).contains(r)))
     };
     while !pending.is_empty() {
         let before = pending.len();
         let mut i = 0;
         while i < pending.len() {
-            let (k, key) = pending[i];
+            let (k, key, file_name) = pending[i];
             let site = &sites[key];
             let args = file.kernel_args(&kernels[*k]);
             let args = &args[..site.input_types().len().min(args.len())];
-            let others: Vec<&(usize, SiteKey)> = pending.iter().copied().filter(|p| p.0 != *k).collect();
+            let others: Vec<&(usize, SiteKey, &str)> =
+                pending.iter().copied().filter(|p| p.0 != *k).collect();
             if waits_on(args, &others) {
                 i += 1;
                 continue;
@@ -316,7 +318,7 @@ fn infer_static_shapes(
             let outputs = crate::ops::infer_shapes(op, inputs, site.attrs(), site.output_types().len())
                 .map_err(|(c, m)| {
                     let mut d = diagnostic(c, &m);
-                    d.location = Some(Location::new(&key.0, key.1, key.2));
+                    d.location = Some(Location::new(file_name, key.1, key.2));
                     d
                 })?;
             for (r, shape) in results(&kernels[*k]).zip(outputs) {
@@ -339,7 +341,7 @@ fn site_of(frame: &KernelFrame<'_>) -> Result<(Sites, SiteKey), Diagnostic> {
         SITES.read().unwrap_or_else(|e| e.into_inner()).iter().find(|(k, _)| *k == p).map(|(_, t)| t.clone())
     });
     match (table, loc) {
-        (Some(t), Some(l)) => Ok((t, (l.file.to_owned(), l.line, l.column))),
+        (Some(t), Some(l)) => Ok((t, (l.file.as_ptr() as usize, l.line, l.column))),
         _ => Err(Diagnostic::new(
             ErrorCode::FailedPrecondition,
             "a tf.* kernel ran in a program not loaded with hostrt_capi::TfProgram::load",

@@ -15,14 +15,17 @@ fn hostrt(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_hostrt")).args(args).output().expect("run hostrt")
 }
 
-/// Builds `source` (C) into a shared object named `name` in the test's temp dir.
+/// Builds `source` (C, or C++ for `.cc`) into a shared object named `name` in the test's temp
+/// dir.
 fn shared_object(source: &Path, name: &str) -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugins");
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join(name);
     let include = root().join("capi/include");
-    let built = Command::new("cc")
-        .args(["-shared", "-fPIC", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
+    let cpp = source.extension().is_some_and(|e| e == "cc");
+    let (compiler, std) = if cpp { ("c++", "-std=c++17") } else { ("cc", "-std=c11") };
+    let built = Command::new(compiler)
+        .args(["-shared", "-fPIC", std, "-Wall", "-Wextra", "-Werror", "-I"])
         .arg(&include)
         .arg(source)
         .arg("-o")
@@ -30,11 +33,16 @@ fn shared_object(source: &Path, name: &str) -> Option<PathBuf> {
         .output();
     match built {
         Err(_) => {
-            eprintln!("skipped: no C compiler (cc) to build the example plugin");
+            eprintln!("skipped: no {compiler} to build the example plugin");
             None
         }
         Ok(o) => {
-            assert!(o.status.success(), "cc {}:\n{}", source.display(), String::from_utf8_lossy(&o.stderr));
+            assert!(
+                o.status.success(),
+                "{compiler} {}:\n{}",
+                source.display(),
+                String::from_utf8_lossy(&o.stderr)
+            );
             Some(out)
         }
     }
@@ -50,12 +58,10 @@ fn checks(program: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn the_c_example_plugin_runs_its_program() {
-    let Some(lib) = shared_object(&root().join("examples/plugins/c/scale_by.c"), "libscale_by.so") else {
-        return;
-    };
-    let program = root().join("examples/plugins/c/scale_by.mlir");
+/// Runs `program` with the plugin built from `source`; its CHECK lines must match in order.
+fn run_checked(source: &str, lib: &str, program: &str) -> Option<()> {
+    let lib = shared_object(&root().join(source), lib)?;
+    let program = root().join(program);
     let out = hostrt(&["run", program.to_str().unwrap(), "--plugin", lib.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
@@ -63,6 +69,17 @@ fn the_c_example_plugin_runs_its_program() {
     for check in checks(&std::fs::read_to_string(&program).unwrap()) {
         let at = rest.find(&check).unwrap_or_else(|| panic!("CHECK not found in order: {check}\n{stdout}"));
         rest = &rest[at + check.len()..];
+    }
+    Some(())
+}
+
+#[test]
+fn the_c_example_plugin_runs_its_program() {
+    let program = root().join("examples/plugins/c/scale_by.mlir");
+    if run_checked("examples/plugins/c/scale_by.c", "libscale_by.so", "examples/plugins/c/scale_by.mlir")
+        .is_none()
+    {
+        return;
     }
     // Without the plugin the op does not exist: a load error at the kernel's location.
     let out = hostrt(&["run", program.to_str().unwrap()]);
@@ -102,4 +119,9 @@ fn libraries_that_are_not_plugins_or_fail_to_register_are_errors() {
         stderr.contains("op 'ScaleBy' is already registered") && stderr.contains("a kernel for op 'ScaleBy'"),
         "{stderr}"
     );
+}
+
+#[test]
+fn the_cpp_example_plugin_runs_its_program_through_the_header_only_layer() {
+    run_checked("examples/plugins/cpp/clip.cc", "libclip.so", "examples/plugins/cpp/clip.mlir");
 }
