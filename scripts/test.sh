@@ -11,6 +11,9 @@ cargo fmt --all -- --check
 
 step "lints"
 cargo clippy -q --workspace --all-targets -- -D warnings
+# The Rust example plugin is its own workspace (built by tools/tests/plugins.rs).
+cargo fmt --manifest-path examples/plugins/rust/Cargo.toml -- --check
+cargo clippy -q --manifest-path examples/plugins/rust/Cargo.toml --target-dir target/plugins-rust -- -D warnings
 
 step "no_std builds of hostrt-core (no alloc, no global allocator): $HOSTRT_NOSTD_TARGETS"
 for t in $HOSTRT_NOSTD_TARGETS; do

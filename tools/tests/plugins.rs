@@ -125,3 +125,29 @@ fn libraries_that_are_not_plugins_or_fail_to_register_are_errors() {
 fn the_cpp_example_plugin_runs_its_program_through_the_header_only_layer() {
     run_checked("examples/plugins/cpp/clip.cc", "libclip.so", "examples/plugins/cpp/clip.mlir");
 }
+
+#[test]
+fn the_rust_example_plugin_runs_its_program() {
+    // A separate cdylib crate that declares the C API itself and leaves it undefined.
+    let manifest = root().join("examples/plugins/rust/Cargo.toml");
+    let target = root().join("target/plugins-rust");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let built = Command::new(cargo)
+        .args(["build", "-q", "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target)
+        .output()
+        .expect("run cargo");
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let lib = target.join("debug/libaffine_plugin.so");
+    let program = root().join("examples/plugins/rust/affine.mlir");
+    let out = hostrt(&["run", program.to_str().unwrap(), "--plugin", lib.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let mut rest = stdout.as_ref();
+    for check in checks(&std::fs::read_to_string(&program).unwrap()) {
+        let at = rest.find(&check).unwrap_or_else(|| panic!("CHECK not found in order: {check}\n{stdout}"));
+        rest = &rest[at + check.len()..];
+    }
+}
