@@ -10,6 +10,7 @@
 
 pub mod construction;
 pub mod context;
+pub mod threads;
 
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, RwLock};
@@ -505,12 +506,24 @@ impl KernelSite {
     }
 
     /// Runs the kernel on `inputs` (tensors whose buffer no one else holds may be forwarded
-    /// to outputs), allocating outputs and temporaries from `alloc`.
+    /// to outputs), allocating outputs and temporaries from `alloc`, with no work queue (the
+    /// thread-pool calls run inline).
     pub fn compute(
         &self,
         inputs: Vec<TF_Tensor>,
         alloc: Allocator,
         step_id: i64,
+    ) -> Result<Vec<TF_Tensor>, KernelError> {
+        self.compute_on(inputs, alloc, step_id, None)
+    }
+
+    /// [`compute`](Self::compute) with `host`'s work queue for the thread-pool calls.
+    pub fn compute_on(
+        &self,
+        inputs: Vec<TF_Tensor>,
+        alloc: Allocator,
+        step_id: i64,
+        host: Option<&hostrt_core::HostContext<'_>>,
     ) -> Result<Vec<TF_Tensor>, KernelError> {
         let op = &self.kernel.op;
         if inputs.len() != self.input_types.len() {
@@ -532,9 +545,10 @@ impl KernelSite {
             }
         }
         let mut ctx = TF_OpKernelContext::new(self, inputs, alloc, step_id);
+        let c: *mut TF_OpKernelContext = &mut ctx;
         // SAFETY: the plugin's compute function with the state its create returned and a
         // context that lives for the call, as kernels.h says.
-        unsafe { (self.kernel.compute)(self.state, &mut ctx) };
+        threads::with_current(c, host, || unsafe { (self.kernel.compute)(self.state, c) });
         ctx.finish().map_err(|(code, m)| (code, format!("kernel '{}' for op '{op}': {m}", self.name)))
     }
 }

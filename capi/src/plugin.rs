@@ -212,6 +212,24 @@ pub static EXPORTS: &[Export] = &[
         crate::kernels::context::TF_ForwardInputOrAllocateOutput as *const (),
     ),
     Export("TF_AllocateTemp", crate::kernels::context::TF_AllocateTemp as *const ()),
+    Export("TF_ThreadPool_Schedule", crate::kernels::threads::TF_ThreadPool_Schedule as *const ()),
+    Export(
+        "TF_ThreadPool_ScheduleWithHint",
+        crate::kernels::threads::TF_ThreadPool_ScheduleWithHint as *const (),
+    ),
+    Export("TF_ThreadPool_ParallelFor", crate::kernels::threads::TF_ThreadPool_ParallelFor as *const ()),
+    Export(
+        "TF_ThreadPool_ParallelForWithWorkerId",
+        crate::kernels::threads::TF_ThreadPool_ParallelForWithWorkerId as *const (),
+    ),
+    Export(
+        "TF_ThreadPool_ScheduleFuncWrap",
+        crate::kernels::threads::TF_ThreadPool_ScheduleFuncWrap as *const (),
+    ),
+    Export(
+        "TF_OpKernelContext_UpdateStatus",
+        crate::kernels::threads::TF_OpKernelContext_UpdateStatus as *const (),
+    ),
 ];
 
 /// The registrations of the plugin a thread is loading: how many succeeded, which failed.

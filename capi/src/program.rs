@@ -378,8 +378,9 @@ fn run_tf_kernel(frame: &KernelFrame<'_>) -> Result<(), Diagnostic> {
         };
         inputs.push(TF_Tensor::with_dtype(dtype, t.clone()));
     }
-    let outputs =
-        site.compute(inputs, frame.exec_ctx().allocator(), 0).map_err(|(c, m)| diagnostic(c, &m))?;
+    let outputs = site
+        .compute_on(inputs, frame.exec_ctx().allocator(), 0, Some(frame.exec_ctx().host()))
+        .map_err(|(c, m)| diagnostic(c, &m))?;
     if outputs.len() != frame.num_results() {
         return Err(hostrt_core::diag!(
             InvalidArgument,

@@ -8,8 +8,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The headers of the C API.
-const HEADERS: &[&str] =
-    &["c_api_macros.h", "tf_datatype.h", "tf_status.h", "tf_tensor.h", "c_api.h", "ops.h", "kernels.h"];
+const HEADERS: &[&str] = &[
+    "tensorflow/c/c_api_macros.h",
+    "tensorflow/c/tf_datatype.h",
+    "tensorflow/c/tf_status.h",
+    "tensorflow/c/tf_tensor.h",
+    "tensorflow/c/c_api.h",
+    "tensorflow/c/ops.h",
+    "tensorflow/c/kernels.h",
+    "hostrt/tf_device_api.h",
+];
 
 /// Types the headers define; cbindgen must only name them.
 const HEADER_TYPES: &[&str] = &[
@@ -31,6 +39,7 @@ const HEADER_TYPES: &[&str] = &[
     "TF_InputRange_Args",
     "SP_Stream",
     "SP_Stream_st",
+    "TF_FuncWrap",
 ];
 
 fn include_dir() -> PathBuf {
@@ -93,7 +102,7 @@ fn headers_declare_exactly_what_the_library_exports() {
     let declared: Vec<String> = HEADERS
         .iter()
         .flat_map(|h| {
-            let text = std::fs::read_to_string(include_dir().join("tensorflow/c").join(h)).unwrap();
+            let text = std::fs::read_to_string(include_dir().join(h)).unwrap();
             functions(text.split("TF_CAPI_EXPORT").skip(1))
         })
         .collect();
@@ -113,7 +122,7 @@ fn headers_declare_exactly_what_the_library_exports() {
         return;
     }
     let tu = dir.join("abi.c");
-    let includes: String = HEADERS.iter().map(|h| format!("#include \"tensorflow/c/{h}\"\n")).collect();
+    let includes: String = HEADERS.iter().map(|h| format!("#include \"{h}\"\n")).collect();
     std::fs::write(
         &tu,
         format!("{includes}#include \"hostrt_capi_exports.h\"\ntypedef int hostrt_nonempty;\n"),
@@ -137,10 +146,8 @@ fn each_header_stands_alone_in_c_and_cpp() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("capi-headers");
     std::fs::create_dir_all(&dir).unwrap();
     for h in HEADERS {
-        let tu = dir.join(format!("{h}.c"));
-        let text = format!(
-            "#include \"tensorflow/c/{h}\"\n#include \"tensorflow/c/{h}\"\ntypedef int hostrt_nonempty;\n"
-        );
+        let tu = dir.join(format!("{}.c", h.replace('/', "_")));
+        let text = format!("#include \"{h}\"\n#include \"{h}\"\ntypedef int hostrt_nonempty;\n");
         std::fs::write(&tu, text).unwrap();
         compile("cc", &["-std=c99", "-pedantic"], &tu, &[&include_dir()]);
         if have("c++") {

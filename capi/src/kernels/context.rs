@@ -52,7 +52,7 @@ pub struct TF_OpKernelContext {
     outputs: Vec<Option<TF_Tensor>>,
     alloc: Allocator,
     step_id: i64,
-    failure: Option<(TF_Code, String)>,
+    pub(crate) failure: Option<(TF_Code, String)>,
     /// Names handed out by `TF_GetOpKernelRequestedInput`, kept while the context lives.
     requested: Vec<CString>,
 }
