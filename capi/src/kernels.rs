@@ -439,6 +439,9 @@ pub struct KernelSite {
     output_types: Vec<TF_DataType>,
     /// Whether `state` is live (created and not yet handed to `delete`).
     live: bool,
+    /// The name of each input (its arg, with `:k` for the k-th of a list), for
+    /// `TF_GetOpKernelRequestedInput`.
+    pub(crate) requested: Vec<std::ffi::CString>,
 }
 
 // SAFETY: the state belongs to this site; TensorFlow kernels must allow `compute` from any
@@ -471,7 +474,16 @@ impl KernelSite {
             input_ranges,
             output_types,
             live: true,
+            requested: Vec::new(),
         };
+        site.requested = site
+            .input_ranges
+            .iter()
+            .flat_map(|(n, s, e)| {
+                (*s..*e).map(move |i| if e - s == 1 { n.clone() } else { format!("{n}:{}", i - s) })
+            })
+            .map(|n| std::ffi::CString::new(n).unwrap_or_default())
+            .collect();
         if let Some(create) = site.kernel.create {
             let mut ctx = TF_OpKernelConstruction::new(&site.name, op, &site.attrs);
             // SAFETY: the plugin's create function with a construction context that lives

@@ -2,7 +2,7 @@
 //! allocator of the run) and the `kernels.h` calls on it. Misuse is a status: an index out
 //! of range, an output of the wrong dtype or set twice, an allocation larger than the arena.
 
-use std::ffi::{CString, c_char, c_int, c_void};
+use std::ffi::{c_char, c_int, c_void};
 
 use hostrt_core::allocator::Allocator;
 use hostrt_core::tensor::{DenseHostTensor, TensorError};
@@ -53,22 +53,10 @@ pub struct TF_OpKernelContext {
     alloc: Allocator,
     step_id: i64,
     pub(crate) failure: Option<(TF_Code, String)>,
-    /// Names handed out by `TF_GetOpKernelRequestedInput`, kept while the context lives.
-    requested: Vec<CString>,
 }
 
 impl TF_OpKernelContext {
     pub(crate) fn new(site: &KernelSite, inputs: Vec<TF_Tensor>, alloc: Allocator, step_id: i64) -> Self {
-        let requested = (0..inputs.len())
-            .map(|i| {
-                let arg = site.input_ranges.iter().find(|(_, s, e)| (*s..*e).contains(&i));
-                let name = arg.map_or_else(
-                    || format!("input{i}"),
-                    |(n, s, e)| if e - s == 1 { n.clone() } else { format!("{n}:{}", i - s) },
-                );
-                CString::new(name).unwrap_or_default()
-            })
-            .collect();
         TF_OpKernelContext {
             site,
             outputs: vec![None; site.output_types.len()],
@@ -76,7 +64,6 @@ impl TF_OpKernelContext {
             alloc,
             step_id,
             failure: None,
-            requested,
         }
     }
 
@@ -302,7 +289,7 @@ pub unsafe extern "C" fn TF_GetOpKernelRequestedInput(
     index: usize,
 ) -> TF_StringView {
     // SAFETY: NULL or live, by the contract; the names live with the context.
-    let name = unsafe { ctx.as_ref() }.and_then(|c| c.requested.get(index));
+    let name = unsafe { ctx.as_ref() }.and_then(|c| c.site().requested.get(index));
     match name {
         Some(n) => TF_StringView { data: n.as_ptr(), len: n.as_bytes().len() },
         None => TF_StringView { data: c"".as_ptr(), len: 0 },
