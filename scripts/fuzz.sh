@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 secs=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate mlir_parse mlir_run btf_read dense_attr)
+[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate mlir_parse mlir_run btf_read dense_attr capi_register)
 corpus=$PWD/target/fuzz-corpus
-mkdir -p "$corpus"/{bef_load,bef_mutate,mlir_parse,mlir_run,btf_read,dense_attr}
+mkdir -p "$corpus"/{bef_load,bef_mutate,mlir_parse,mlir_run,btf_read,dense_attr,capi_register}
 conf=../shared/conformance/tfrt
 if [ -d "$conf" ]; then
     cargo build -q -p hostrt
@@ -37,6 +37,11 @@ printf '\006[(1.0, 2.0), (-0.5, 0x7FC00000)]' >"$corpus/dense_attr/complex"
 printf '\010' >"$corpus/dense_attr/empty"
 printf '\001"0x01000000FFFFFFFF7F000000"' >"$corpus/dense_attr/hex"
 printf '\01318446744073709551615' >"$corpus/dense_attr/ui64"
+# Op definitions of every spec form seed the C API registration target.
+printf 'a T: {float, int32}\ni x: T\no y: T\n' >"$corpus/capi_register/typed"
+printf 'a N: int >= 1 = 2\na T: type = DT_FLOAT\ni values: N * T\no sum: T\n' >"$corpus/capi_register/list"
+printf "a padding: {'SAME', 'VALID'} = 'SAME'\na ksize: list(int) >= 4\ni x: Ref(float)\no y: float\n" >"$corpus/capi_register/strings"
+printf 'a Tin: list(type) >= 0 = []\ni args: Tin\no out: int64\n' >"$corpus/capi_register/typelist"
 # The project's own programs seed the run target too (recursion, streams, natives).
 cp examples/firmware/programs/*.mlir tools/tests/programs/*.mlir "$corpus/mlir_run/"
 for t in "${targets[@]}"; do

@@ -13,7 +13,7 @@ pub mod context;
 pub mod threads;
 
 use std::ffi::{c_char, c_void};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use hostrt_core::allocator::Allocator;
 use hostrt_core::tensor::DenseHostTensor;
@@ -78,6 +78,13 @@ pub struct TF_KernelBuilder {
     kernel: Option<RegisteredKernel>,
     error: Option<String>,
     registered: bool,
+}
+
+/// Registered builders stay allocated for the process (see [`TF_KernelBuilder`]); this list
+/// holds them, so they are kept on purpose rather than lost.
+fn keep(builder: *mut TF_KernelBuilder) {
+    static KEPT: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    KEPT.lock().unwrap_or_else(|e| e.into_inner()).push(builder as usize);
 }
 
 #[unsafe(no_mangle)]
@@ -215,6 +222,7 @@ pub unsafe extern "C" fn TF_RegisterKernelBuilder(
             ));
         };
         b.registered = true;
+        keep(builder);
         if let Some(e) = b.error.take() {
             return Err((TF_INVALID_ARGUMENT, e));
         }
@@ -247,6 +255,7 @@ pub unsafe extern "C" fn TF_RegisterKernelBuilderWithKernelDef(
     if let Some(b) = unsafe { self::builder(builder) } {
         b.registered = true;
         b.kernel = None;
+        keep(builder);
     }
     // SAFETY: NULL or live, by the contract.
     unsafe {

@@ -140,7 +140,8 @@ fn thread_pool_calls_run_on_the_programs_work_queue() {
         if name == "s" {
             assert_eq!(workers, 1, "single-threaded: the caller alone");
         } else {
-            assert!(workers & 1 == 1, "mstd: the caller takes part ({workers:b})");
+            // Any of the caller (worker 0) and the 3 helpers may have claimed the shards.
+            assert!(workers != 0 && workers < 1 << 4, "mstd: workers {workers:b}");
         }
         assert_eq!(SCHEDULED.load(Ordering::SeqCst), s0 + 1, "{name}: scheduled once");
         assert_eq!(WRAPPED.load(Ordering::SeqCst), w0 + 107, "{name}: the closure ran and was freed once");
