@@ -11,19 +11,19 @@
 use std::ffi::c_void;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use hostrt_capi::kernels::context::*;
-use hostrt_capi::kernels::*;
-use hostrt_capi::program::TfProgram;
-use hostrt_capi::status::*;
-use hostrt_capi::std_ops::register_standard_ops;
-use hostrt_capi::tensor::*;
+use hostrt::kernels::context::*;
+use hostrt::kernels::*;
+use hostrt::program::TfProgram;
+use hostrt::status::*;
+use hostrt::std_ops::register_standard_ops;
+use hostrt::tensor::*;
 use hostrt_core::async_value::AsyncValueRef;
 use hostrt_core::kernel::{Argument, KernelEntry, Value};
 use hostrt_core::tensor::{DType, DenseHostTensor, TensorMetadata, TensorShape};
 use hostrt_core::{Diagnostic, ExecutionContext, HostContext, KernelRegistry, SingleThreadedWorkQueue};
 use hostrt_std::{AlignedBytes, leaked_arena};
 
-unsafe extern "C" fn relu_compute(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
+unsafe extern "C-unwind" fn relu_compute(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
     // SAFETY: a live context; handles freed once.
     unsafe {
         let status = TF_NewStatus();

@@ -22,6 +22,8 @@ pub use construction::TF_OpKernelConstruction;
 pub use context::TF_OpKernelContext;
 
 use crate::datatype::TF_DataType;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
 use crate::ffi::{guard, text};
 use crate::op_def::{self, ArgType, AttrValue, OpDef};
 use crate::ops::lookup;
@@ -31,12 +33,16 @@ use crate::status::{
 };
 use crate::tensor::TF_Tensor;
 
+// The plugin's functions are called through the `C-unwind` ABI (the same calling
+// convention as C's): a panic of a Rust plugin that declares them `extern "C-unwind"`
+// reaches hostrt, which turns it into an error (docs/capi.md).
+
 /// `create_func`: makes the kernel's state from its construction context.
-pub type CreateFn = unsafe extern "C" fn(ctx: *mut TF_OpKernelConstruction) -> *mut c_void;
+pub type CreateFn = unsafe extern "C-unwind" fn(ctx: *mut TF_OpKernelConstruction) -> *mut c_void;
 /// `compute_func`: runs the kernel.
-pub type ComputeFn = unsafe extern "C" fn(kernel: *mut c_void, ctx: *mut TF_OpKernelContext);
+pub type ComputeFn = unsafe extern "C-unwind" fn(kernel: *mut c_void, ctx: *mut TF_OpKernelContext);
 /// `delete_func`: frees the state.
-pub type DeleteFn = unsafe extern "C" fn(kernel: *mut c_void);
+pub type DeleteFn = unsafe extern "C-unwind" fn(kernel: *mut c_void);
 
 /// A registered kernel.
 #[derive(Debug, Clone)]
@@ -91,9 +97,9 @@ fn keep(builder: *mut TF_KernelBuilder) {
 pub unsafe extern "C" fn TF_NewKernelBuilder(
     op_name: *const c_char,
     device_name: *const c_char,
-    create_func: Option<unsafe extern "C" fn(ctx: *mut TF_OpKernelConstruction) -> *mut c_void>,
-    compute_func: Option<unsafe extern "C" fn(kernel: *mut c_void, ctx: *mut TF_OpKernelContext)>,
-    delete_func: Option<unsafe extern "C" fn(kernel: *mut c_void)>,
+    create_func: Option<unsafe extern "C-unwind" fn(ctx: *mut TF_OpKernelConstruction) -> *mut c_void>,
+    compute_func: Option<unsafe extern "C-unwind" fn(kernel: *mut c_void, ctx: *mut TF_OpKernelContext)>,
+    delete_func: Option<unsafe extern "C-unwind" fn(kernel: *mut c_void)>,
 ) -> *mut TF_KernelBuilder {
     guard(std::ptr::null_mut(), || {
         // SAFETY: C strings or NULL, by the contract.
@@ -497,7 +503,16 @@ impl KernelSite {
             let mut ctx = TF_OpKernelConstruction::new(&site.name, op, &site.attrs);
             // SAFETY: the plugin's create function with a construction context that lives
             // for the call, as kernels.h says.
-            site.state = unsafe { create(&mut ctx) };
+            let created = catch_unwind(AssertUnwindSafe(|| unsafe { create(&mut ctx) }));
+            let Ok(state) = created else {
+                // Its state is unknown: delete is not called.
+                site.live = false;
+                return Err((
+                    TF_INTERNAL,
+                    format!("creating kernel '{}' for op '{op}': it panicked", site.name),
+                ));
+            };
+            site.state = state;
             if let Some((code, m)) = ctx.failure() {
                 // Dropping the site hands whatever create returned to delete.
                 return Err((code, format!("creating kernel '{}' for op '{op}': {m}", site.name)));
@@ -567,9 +582,14 @@ impl KernelSite {
         }
         let mut ctx = TF_OpKernelContext::new(self, inputs, alloc, step_id);
         let c: *mut TF_OpKernelContext = &mut ctx;
-        // SAFETY: the plugin's compute function with the state its create returned and a
-        // context that lives for the call, as kernels.h says.
-        threads::with_current(c, host, || unsafe { (self.kernel.compute)(self.state, c) });
+        let ran = catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: the plugin's compute function with the state its create returned and a
+            // context that lives for the call, as kernels.h says.
+            threads::with_current(c, host, || unsafe { (self.kernel.compute)(self.state, c) })
+        }));
+        if ran.is_err() {
+            return Err((TF_INTERNAL, format!("kernel '{}' for op '{op}': it panicked", self.name)));
+        }
         ctx.finish().map_err(|(code, m)| (code, format!("kernel '{}' for op '{op}': {m}", self.name)))
     }
 }
@@ -577,8 +597,9 @@ impl KernelSite {
 impl Drop for KernelSite {
     fn drop(&mut self) {
         if let (true, Some(delete)) = (std::mem::take(&mut self.live), self.kernel.delete) {
-            // SAFETY: the state `create` returned (or NULL without one), handed back once.
-            unsafe { delete(self.state) };
+            // SAFETY: the state `create` returned (or NULL without one), handed back once. A
+            // panic leaves the state to the plugin: nothing of hostrt's is left half done.
+            let _ = catch_unwind(AssertUnwindSafe(|| unsafe { delete(self.state) }));
         }
     }
 }

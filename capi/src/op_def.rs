@@ -82,8 +82,23 @@ pub enum AttrValue {
     Type(TF_DataType),
     /// A shape.
     Shape(ShapeValue),
+    /// A tensor (an MLIR `dense<...>` attribute), shared with every reader.
+    Tensor(TensorAttr),
     /// A list of values of one kind.
     List(Vec<AttrValue>),
+}
+
+/// A tensor-valued attr: a handle on a host tensor that `GetAttrTensor` shares. Two are
+/// equal when dtype, shape and bytes are.
+#[derive(Clone, Debug)]
+pub struct TensorAttr(pub crate::tensor::TF_Tensor);
+
+impl PartialEq for TensorAttr {
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (self.0.dense(), other.0.dense());
+        let bytes = |t: &hostrt_core::tensor::DenseHostTensor| t.read_bytes().ok().map(|g| g.to_vec());
+        self.0.dtype() == other.0.dtype() && a.shape() == b.shape() && bytes(a) == bytes(b)
+    }
 }
 
 impl AttrValue {
@@ -98,6 +113,7 @@ impl AttrValue {
             AttrValue::B(_) => kind == AttrKind::Bool,
             AttrValue::Type(_) => kind == AttrKind::Type,
             AttrValue::Shape(_) => kind == AttrKind::Shape,
+            AttrValue::Tensor(_) => kind == AttrKind::Tensor,
         }
     }
 }
@@ -381,7 +397,7 @@ fn parse_value(s: &str, list: bool, kind: AttrKind) -> Option<AttrValue> {
 /// Parses an attr spec: `<name>: <type>[ >= <min>][ = <default>]`.
 ///
 /// ```
-/// use hostrt_capi::op_def::{AttrKind, AttrValue, parse_attr};
+/// use hostrt::op_def::{AttrKind, AttrValue, parse_attr};
 /// let a = parse_attr("N: int >= 1 = 2").unwrap();
 /// assert_eq!((a.kind, a.minimum, a.default), (AttrKind::Int, Some(1), Some(AttrValue::I(2))));
 /// assert!(parse_attr("x: list(nonsense)").is_err());

@@ -18,7 +18,7 @@ use crate::status::{
 };
 
 /// A shape function as C sees it.
-pub type ShapeFn = unsafe extern "C" fn(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status);
+pub type ShapeFn = unsafe extern "C-unwind" fn(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status);
 
 /// A registered op: its definition and shape function.
 #[derive(Clone, Debug)]
@@ -251,7 +251,7 @@ pub unsafe extern "C" fn TF_OpDefinitionBuilderDeprecated(
 pub unsafe extern "C" fn TF_OpDefinitionBuilderSetShapeInferenceFunction(
     builder: *mut TF_OpDefinitionBuilder,
     shape_inference_func: Option<
-        unsafe extern "C" fn(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status),
+        unsafe extern "C-unwind" fn(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status),
     >,
 ) {
     // SAFETY: NULL or a live builder, by the contract.
@@ -325,8 +325,12 @@ pub fn infer_shapes(
     if let Some(f) = op.shape_fn {
         let mut status = TF_Status::default();
         // SAFETY: a live context and status for the duration of the call, as the shape
-        // function's contract says; a panic cannot unwind out of an extern "C" function.
-        unsafe { f(&mut ctx, &mut status) };
+        // function's contract says.
+        let ran =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe { f(&mut ctx, &mut status) }));
+        if ran.is_err() {
+            return Err((TF_INTERNAL, format!("shape function of '{name}': it panicked")));
+        }
         if status.code() != TF_OK {
             return Err((status.code(), format!("shape function of '{name}': {}", status.message())));
         }
@@ -465,8 +469,10 @@ pub unsafe extern "C" fn TF_ShapeInferenceContextSetOutput(
     }
 }
 
+/// `C-unwind` (the same calling convention as C) so that Rust code can pass it as a shape
+/// function, as TensorFlow's C code does; it never unwinds.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn TF_ShapeInferenceContextSetUnknownShape(
+pub unsafe extern "C-unwind" fn TF_ShapeInferenceContextSetUnknownShape(
     ctx: *mut TF_ShapeInferenceContext,
     status: *mut TF_Status,
 ) {

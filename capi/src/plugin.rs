@@ -288,12 +288,12 @@ pub fn load_plugin(path: &Path) -> Result<Loaded, String> {
     if statically {
         entry_points.push("static initializers");
     }
-    let mut inits: Vec<unsafe extern "C" fn()> = Vec::new();
+    let mut inits: Vec<(&str, unsafe extern "C-unwind" fn())> = Vec::new();
     for symbol in ["TF_InitKernel", "InitPlugin"] {
         // SAFETY: both entry points are `void f(void)` by the C API's contract.
-        if let Ok(f) = unsafe { lib.get::<unsafe extern "C" fn()>(symbol.as_bytes()) } {
+        if let Ok(f) = unsafe { lib.get::<unsafe extern "C-unwind" fn()>(symbol.as_bytes()) } {
             entry_points.push(symbol);
-            inits.push(*f);
+            inits.push((symbol, *f));
         }
     }
     if entry_points.is_empty() {
@@ -304,11 +304,16 @@ pub fn load_plugin(path: &Path) -> Result<Loaded, String> {
     }
     // The kernels' code must outlive every program: the library is never unloaded.
     std::mem::forget(lib);
-    for init in inits {
-        // SAFETY: the plugin's registration function, called once, on this thread.
-        unsafe { init() };
+    let mut panicked = Vec::new();
+    for (symbol, init) in inits {
+        // SAFETY: the plugin's registration function, called once, on this thread. What it
+        // registered before a panic stays registered, complete.
+        if std::panic::catch_unwind(|| unsafe { init() }).is_err() {
+            panicked.push(format!("{symbol} panicked"));
+        }
     }
-    let failed = done().failed;
+    let mut failed = done().failed;
+    failed.extend(panicked);
     if failed.is_empty() {
         Ok(Loaded { entry_points })
     } else {

@@ -23,7 +23,7 @@ use hostrt_core::tensor::DenseHostTensor;
 
 use crate::datatype::{self, TF_DataType};
 use crate::kernels::KernelSite;
-use crate::op_def::{AttrValue, ShapeValue};
+use crate::op_def::{AttrValue, ShapeValue, TensorAttr};
 use crate::ops::lookup;
 use crate::status::TF_Code;
 use crate::tensor::TF_Tensor;
@@ -163,7 +163,7 @@ fn dtype_of_type_name(t: &str) -> Option<TF_DataType> {
 }
 
 /// An MLIR attribute as a TensorFlow attr value; `type_name` resolves type indices.
-fn attr_value(a: &AttrRef<'_>, type_name: &dyn Fn(u32) -> Option<String>) -> Option<AttrValue> {
+fn attr_value(a: &AttrRef<'_>, file: &hostrt_core::bef::BefFile<'_>) -> Option<AttrValue> {
     Some(match a.kind() {
         AttrKind::Bool => AttrValue::B(a.get::<bool>()?),
         AttrKind::I8 => AttrValue::I(i64::from(a.get::<i8>()?)),
@@ -174,8 +174,15 @@ fn attr_value(a: &AttrRef<'_>, type_name: &dyn Fn(u32) -> Option<String>) -> Opt
         AttrKind::String => AttrValue::S(a.get_str()?.to_owned()),
         AttrKind::Type => {
             let index = u32::from_le_bytes(a.bytes().get(..4)?.try_into().ok()?);
-            AttrValue::Type(dtype_of_type_name(&type_name(index)?)?)
+            AttrValue::Type(dtype_of_type_name(file.type_name(index))?)
         }
+        AttrKind::Dense(_) => AttrValue::Tensor(tensor_attr(a)?),
+        // `[]` or an array of dense attributes: a list of tensors.
+        AttrKind::Aggregate => AttrValue::List(
+            a.children()
+                .map(|c| file.attr_ref(c).as_ref().and_then(tensor_attr).map(AttrValue::Tensor))
+                .collect::<Option<_>>()?,
+        ),
         AttrKind::Array(kind) => AttrValue::List(match kind {
             ScalarKind::Bool => a.get_array::<bool>()?.iter().map(|b| AttrValue::B(*b)).collect(),
             ScalarKind::I8 => a.get_array::<i8>()?.iter().map(|i| AttrValue::I(i64::from(*i))).collect(),
@@ -186,6 +193,16 @@ fn attr_value(a: &AttrRef<'_>, type_name: &dyn Fn(u32) -> Option<String>) -> Opt
         }),
         _ => return None,
     })
+}
+
+/// A dense attribute as a tensor attr: its elements copied once, at load, into a tensor of
+/// the system heap that every `GetAttrTensor` shares.
+fn tensor_attr(a: &AttrRef<'_>) -> Option<TensorAttr> {
+    let d = a.get_dense()?;
+    let meta = hostrt_core::tensor::TensorMetadata { dtype: d.dtype, shape: d.shape };
+    let t = DenseHostTensor::new(crate::tensor::heap()?, meta).ok()?;
+    t.write_bytes().ok()?.copy_from_slice(d.data);
+    Some(TensorAttr(TF_Tensor::from_dense(t)))
 }
 
 impl<'a> TfProgram<'a> {
@@ -234,8 +251,7 @@ impl<'a> TfProgram<'a> {
                 for (i, a) in idx.iter().enumerate() {
                     let attr_name = file.name_at(names[2 * i], names[2 * i + 1]);
                     let r = file.attr_ref(*a);
-                    let value =
-                        r.as_ref().and_then(|r| attr_value(r, &|t| Some(file.type_name(t).to_owned())));
+                    let value = r.as_ref().and_then(|r| attr_value(r, file));
                     match (attr_name, value) {
                         ("device", Some(AttrValue::S(d))) => device = Some(d),
                         (n, Some(v)) => attrs.push((n.to_owned(), v)),

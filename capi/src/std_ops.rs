@@ -160,7 +160,7 @@ unsafe fn run(
 
 macro_rules! shape_fns {
     ($($name:ident => $body:ident;)*) => {$(
-        unsafe extern "C" fn $name(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status) {
+        unsafe extern "C-unwind" fn $name(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status) {
             // SAFETY: the shape function contract: live context and status.
             unsafe { run(ctx, status, $body) }
         }

@@ -113,7 +113,7 @@ fn headers_declare_exactly_what_the_library_exports() {
     declared_sorted.sort();
     assert!(!declared.is_empty());
     assert_eq!(declared_sorted, exported, "declared in include/ vs exported by the crate");
-    let mut kept: Vec<String> = hostrt_capi::plugin::EXPORTS.iter().map(|e| e.0.to_owned()).collect();
+    let mut kept: Vec<String> = hostrt::plugin::EXPORTS.iter().map(|e| e.0.to_owned()).collect();
     kept.sort();
     assert_eq!(declared_sorted, kept, "declared in include/ vs kept for plugins (plugin::EXPORTS)");
 

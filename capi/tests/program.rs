@@ -7,14 +7,14 @@ use std::ffi::c_void;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use hostrt_capi::kernels::construction::TF_OpKernelConstruction_GetAttrFloat;
-use hostrt_capi::kernels::context::*;
-use hostrt_capi::kernels::*;
-use hostrt_capi::ops::*;
-use hostrt_capi::program::TfProgram;
-use hostrt_capi::status::*;
-use hostrt_capi::std_ops::register_standard_ops;
-use hostrt_capi::tensor::*;
+use hostrt::kernels::construction::TF_OpKernelConstruction_GetAttrFloat;
+use hostrt::kernels::context::*;
+use hostrt::kernels::*;
+use hostrt::ops::*;
+use hostrt::program::TfProgram;
+use hostrt::status::*;
+use hostrt::std_ops::register_standard_ops;
+use hostrt::tensor::*;
 use hostrt_core::basic_kernels::register_basic_kernels;
 use hostrt_core::driver::{DriverOptions, run_functions};
 use hostrt_core::tensor_kernels::register_tensor_kernels;
@@ -25,7 +25,7 @@ static CREATED: AtomicUsize = AtomicUsize::new(0);
 static DELETED: AtomicUsize = AtomicUsize::new(0);
 
 /// State: the slope for negative inputs (a leaky ReLU when attr `alpha` is given).
-unsafe extern "C" fn relu_create(ctx: *mut TF_OpKernelConstruction) -> *mut c_void {
+unsafe extern "C-unwind" fn relu_create(ctx: *mut TF_OpKernelConstruction) -> *mut c_void {
     let mut alpha = 0.0f32;
     let status = TF_NewStatus();
     // SAFETY: a live construction context and status.
@@ -37,7 +37,7 @@ unsafe extern "C" fn relu_create(ctx: *mut TF_OpKernelConstruction) -> *mut c_vo
     Box::into_raw(Box::new(alpha)).cast()
 }
 
-unsafe extern "C" fn relu_compute(kernel: *mut c_void, ctx: *mut TF_OpKernelContext) {
+unsafe extern "C-unwind" fn relu_compute(kernel: *mut c_void, ctx: *mut TF_OpKernelContext) {
     // SAFETY: the state create made; a live context; tensors freed once.
     unsafe {
         let alpha = *kernel.cast::<f32>();
@@ -72,7 +72,7 @@ unsafe extern "C" fn relu_compute(kernel: *mut c_void, ctx: *mut TF_OpKernelCont
     }
 }
 
-unsafe extern "C" fn relu_delete(kernel: *mut c_void) {
+unsafe extern "C-unwind" fn relu_delete(kernel: *mut c_void) {
     // SAFETY: the Box create made, freed once.
     drop(unsafe { Box::from_raw(kernel.cast::<f32>()) });
     DELETED.fetch_add(1, Ordering::SeqCst);
@@ -93,7 +93,7 @@ fn setup() {
                 Some(relu_delete),
             );
             let s = TF_NewStatus();
-            TF_KernelBuilder_TypeConstraint(b, c"T".as_ptr(), hostrt_capi::datatype::TF_FLOAT, s);
+            TF_KernelBuilder_TypeConstraint(b, c"T".as_ptr(), hostrt::datatype::TF_FLOAT, s);
             TF_RegisterKernelBuilder(c"ReluOp".as_ptr(), b, s);
             assert_eq!(TF_GetCode(s), TF_OK);
             // An op of the test's own, with a float attr and a default.
@@ -136,7 +136,7 @@ fn setup() {
 }
 
 /// A shape function through the C API: the input must be rank 2; the output has its shape.
-unsafe extern "C" fn rank_two(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status) {
+unsafe extern "C-unwind" fn rank_two(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status) {
     // SAFETY: a live context and status during the call.
     unsafe {
         let h = TF_NewShapeHandle();
@@ -251,4 +251,132 @@ fn shape_functions_run_at_load_on_the_shapes_known_there() {
             && e.contains("tf.mlir:4:8"),
         "{e}"
     );
+}
+
+/// State of `AddTensorAttrTest`: its `value` attr, and how many tensors `more` held.
+struct AddState {
+    value: *mut TF_Tensor,
+    more: usize,
+}
+
+/// Reads the tensor attr `value` (and the list `more`) once, at create.
+unsafe extern "C-unwind" fn add_create(ctx: *mut TF_OpKernelConstruction) -> *mut c_void {
+    use hostrt::kernels::construction::*;
+    // SAFETY: a live construction context; every tensor handed out is kept or freed once.
+    unsafe {
+        let s = TF_NewStatus();
+        let mut value = std::ptr::null_mut();
+        TF_OpKernelConstruction_GetAttrTensor(ctx, c"value".as_ptr(), &mut value, s);
+        let (mut list_size, mut total) = (0, 0);
+        TF_OpKernelConstruction_GetAttrSize(ctx, c"more".as_ptr(), &mut list_size, &mut total, s);
+        assert_eq!((TF_GetCode(s), total), (TF_OK, -1), "a list of tensors has no total size");
+        let mut more = vec![std::ptr::null_mut(); list_size as usize];
+        TF_OpKernelConstruction_GetAttrTensorList(ctx, c"more".as_ptr(), more.as_mut_ptr(), list_size, s);
+        assert_eq!(TF_GetCode(s), TF_OK);
+        // A tensor attr read as something else is a type error, as in TensorFlow.
+        let mut f = 0.0f32;
+        TF_OpKernelConstruction_GetAttrFloat(ctx, c"value".as_ptr(), &mut f, s);
+        assert_eq!(TF_GetCode(s), TF_INVALID_ARGUMENT);
+        assert!(std::ffi::CStr::from_ptr(TF_Message(s)).to_str().unwrap().contains("'tensor'"));
+        for t in &more {
+            assert_eq!(TF_TensorType(*t), hostrt::datatype::TF_INT32);
+            TF_DeleteTensor(*t);
+        }
+        TF_DeleteStatus(s);
+        Box::into_raw(Box::new(AddState { value, more: more.len() })).cast()
+    }
+}
+
+/// `y = x + value` elementwise (`value` must have x's element count), plus `len(more)`.
+unsafe extern "C-unwind" fn add_compute(kernel: *mut c_void, ctx: *mut TF_OpKernelContext) {
+    // SAFETY: the state create made; a live context; tensors freed once.
+    unsafe {
+        let state = &*kernel.cast::<AddState>();
+        let s = TF_NewStatus();
+        let mut x = std::ptr::null_mut();
+        TF_GetInput(ctx, 0, &mut x, s);
+        let n = TF_TensorElementCount(x);
+        if TF_TensorElementCount(state.value) != n {
+            TF_SetStatus(s, TF_INVALID_ARGUMENT, c"value and x differ in size".as_ptr());
+            TF_OpKernelContext_Failure(ctx, s);
+        } else {
+            let dims: Vec<i64> = (0..TF_NumDims(x)).map(|d| TF_Dim(x, d)).collect();
+            let out = TF_AllocateOutput(
+                ctx,
+                0,
+                hostrt::datatype::TF_FLOAT,
+                dims.as_ptr(),
+                dims.len() as i32,
+                TF_TensorByteSize(x),
+                s,
+            );
+            let (a, b, y) = (
+                TF_TensorData(x).cast::<f32>(),
+                TF_TensorData(state.value).cast::<f32>(),
+                TF_TensorData(out).cast::<f32>(),
+            );
+            for i in 0..n as usize {
+                *y.add(i) = *a.add(i) + *b.add(i) + state.more as f32;
+            }
+            TF_DeleteTensor(out);
+        }
+        TF_DeleteTensor(x);
+        TF_DeleteStatus(s);
+    }
+}
+
+unsafe extern "C-unwind" fn add_delete(kernel: *mut c_void) {
+    // SAFETY: the Box create made, freed once, with the tensor it holds.
+    unsafe {
+        let state = Box::from_raw(kernel.cast::<AddState>());
+        TF_DeleteTensor(state.value);
+    }
+}
+
+#[test]
+fn tensor_attrs_are_dense_attributes() {
+    setup();
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: fresh builders consumed by registration; C literals.
+    ONCE.call_once(|| unsafe {
+        let s = TF_NewStatus();
+        let op = TF_NewOpDefinitionBuilder(c"AddTensorAttrTest".as_ptr());
+        TF_OpDefinitionBuilderAddAttr(op, c"value: tensor".as_ptr());
+        TF_OpDefinitionBuilderAddAttr(op, c"more: list(tensor) = []".as_ptr());
+        TF_OpDefinitionBuilderAddInput(op, c"x: float".as_ptr());
+        TF_OpDefinitionBuilderAddOutput(op, c"y: float".as_ptr());
+        TF_RegisterOpDefinition(op, s);
+        assert_eq!(TF_GetCode(s), TF_OK);
+        let b = TF_NewKernelBuilder(
+            c"AddTensorAttrTest".as_ptr(),
+            c"CPU".as_ptr(),
+            Some(add_create),
+            Some(add_compute),
+            Some(add_delete),
+        );
+        TF_RegisterKernelBuilder(c"AddTensorAttrTestOp".as_ptr(), b, s);
+        assert_eq!(TF_GetCode(s), TF_OK);
+        TF_DeleteStatus(s);
+    });
+    let program = |attrs: &str| {
+        format!(
+            r#"func.func @main() {{
+  %ch = tfrt.new.chain
+  %x = "tfrt_dht.const_dense_tensor"() {{value = dense<[1.0, 2.0]> : tensor<2xf32>}} : () -> !t.tensor
+  %y = "tf.AddTensorAttrTest"(%x) {{{attrs}}} : (!t.tensor) -> !t.tensor
+  %ch1 = tfrt_dht.print_tensor %y, %ch
+  tfrt.return
+}}
+"#
+        )
+    };
+    let out = run(&program("value = dense<[10.0, 20.0]> : tensor<2xf32>")).unwrap();
+    assert_eq!(out, ["DenseHostTensor dtype = f32, shape = [2], values = [1.100000e+01, 2.200000e+01]"]);
+    let two = "value = dense<5.0> : tensor<1x2xf32>, more = [dense<1> : tensor<i32>, dense<[1, 2]> : tensor<2xi32>]";
+    let out = run(&program(two)).unwrap();
+    assert_eq!(out, ["DenseHostTensor dtype = f32, shape = [2], values = [8.000000e+00, 9.000000e+00]"]);
+    let e = run(&program("value = 1.0 : f32")).unwrap_err();
+    assert!(e.contains("value") && e.contains("tf.mlir:4:8"), "{e}");
+    let out = run(&program("value = dense<1.0> : tensor<3xf32>")).unwrap();
+    assert!(out.iter().any(|l| l.contains("value and x differ in size")), "{out:?}");
 }

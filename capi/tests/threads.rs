@@ -7,13 +7,13 @@ use std::ffi::c_void;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use hostrt_capi::kernels::context::*;
-use hostrt_capi::kernels::threads::*;
-use hostrt_capi::kernels::*;
-use hostrt_capi::ops::*;
-use hostrt_capi::program::TfProgram;
-use hostrt_capi::status::*;
-use hostrt_capi::tensor::*;
+use hostrt::kernels::context::*;
+use hostrt::kernels::threads::*;
+use hostrt::kernels::*;
+use hostrt::ops::*;
+use hostrt::program::TfProgram;
+use hostrt::status::*;
+use hostrt::tensor::*;
 use hostrt_core::basic_kernels::register_basic_kernels;
 use hostrt_core::driver::{DriverOptions, run_functions};
 use hostrt_core::tensor_kernels::register_tensor_kernels;
@@ -52,7 +52,7 @@ unsafe extern "C" fn delete_wrapped(state: *mut c_void) {
 
 /// Op `Spread`: y = x, after a ParallelFor over 1000 indices, a scheduled task and a closure;
 /// with attr `fail`, it fails and checks that UpdateStatus sees it.
-unsafe extern "C" fn spread(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
+unsafe extern "C-unwind" fn spread(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
     // SAFETY: a live context; handles freed once.
     unsafe {
         *HITS.lock().unwrap() = vec![0; 1000];

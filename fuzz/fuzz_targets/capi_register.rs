@@ -19,7 +19,7 @@ use libfuzzer_sys::fuzz_target;
 static N: AtomicUsize = AtomicUsize::new(0);
 
 /// Allocates every output as a [1] tensor of its expected type.
-unsafe extern "C" fn fill_outputs(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
+unsafe extern "C-unwind" fn fill_outputs(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
     // SAFETY: a live context during compute.
     unsafe {
         for i in 0..TF_NumOutputs(ctx) {

@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_int, c_void};
 use crate::c_api::{TF_Bool, TF_StringView};
 use crate::datatype::TF_DataType;
 use crate::ffi::text;
-use crate::op_def::{AttrKind, AttrValue, ShapeValue};
+use crate::op_def::{AttrKind, AttrValue, ShapeValue, TensorAttr};
 use crate::status::{TF_Code, TF_INVALID_ARGUMENT, TF_NOT_FOUND, TF_OK, TF_Status, report};
 use crate::tensor::TF_Tensor;
 
@@ -53,6 +53,7 @@ fn kind_name(v: &AttrValue) -> String {
         AttrValue::B(_) => AttrKind::Bool.name(),
         AttrValue::Type(_) => AttrKind::Type.name(),
         AttrValue::Shape(_) => AttrKind::Shape.name(),
+        AttrValue::Tensor(_) => AttrKind::Tensor.name(),
         AttrValue::List(_) => "list",
     };
     match v {
@@ -116,11 +117,15 @@ pub unsafe extern "C" fn TF_OpKernelConstruction_GetAttrSize(
                 AttrValue::S(s) => (-1, size(s.len())),
                 AttrValue::Shape(ShapeValue::Dims(d)) => (-1, size(d.len())),
                 AttrValue::List(items) => {
+                    // Strings sum their lengths and shapes their ranks (unknown rank: 0);
+                    // any other list, empty ones included, has no total.
                     let total = items.iter().try_fold(0usize, |t, i| match i {
                         AttrValue::S(s) => Some(t + s.len()),
                         AttrValue::Shape(ShapeValue::Dims(d)) => Some(t + d.len()),
+                        AttrValue::Shape(ShapeValue::Unknown) => Some(t),
                         _ => None,
                     });
+                    let total = total.filter(|_| !items.is_empty());
                     (size(items.len()), total.map_or(-1, size))
                 }
                 _ => (-1, -1),
@@ -390,10 +395,17 @@ pub unsafe extern "C" fn TF_OpKernelConstruction_GetAttrTensor(
     val: *mut *mut TF_Tensor,
     status: *mut TF_Status,
 ) {
-    // SAFETY: the caller's contract, passed on.
+    // SAFETY: the caller's contract, passed on; `val` is NULL or writable.
     unsafe {
         put(val, std::ptr::null_mut());
-        read(ctx, attr_name, status, |name, v| Err(mismatch(name, v, "tensor")))
+        read(ctx, attr_name, status, |name, v| match v {
+            AttrValue::Tensor(t) if !val.is_null() => {
+                put(val, Box::into_raw(Box::new(t.0.clone())));
+                Ok(())
+            }
+            AttrValue::Tensor(_) => Err((TF_INVALID_ARGUMENT, "NULL output for a tensor attr".to_owned())),
+            _ => Err(mismatch(name, v, "tensor")),
+        })
     }
 }
 
@@ -405,9 +417,26 @@ pub unsafe extern "C" fn TF_OpKernelConstruction_GetAttrTensorList(
     max_values: c_int,
     status: *mut TF_Status,
 ) {
-    let _ = (vals, max_values);
-    // SAFETY: the caller's contract, passed on.
-    unsafe { read(ctx, attr_name, status, |name, v| Err(mismatch(name, v, "list(tensor)"))) }
+    // SAFETY: the caller's contract, passed on; `vals` holds `max_values` writable slots.
+    unsafe {
+        read(ctx, attr_name, status, |name, v| {
+            let tensors: Option<Vec<&TensorAttr>> = match v {
+                AttrValue::List(items) => {
+                    items.iter().map(|i| if let AttrValue::Tensor(t) = i { Some(t) } else { None }).collect()
+                }
+                _ => None,
+            };
+            let tensors = tensors.ok_or_else(|| mismatch(name, v, "list(tensor)"))?;
+            let n = tensors.len().min(usize::try_from(max_values).unwrap_or(0));
+            if n > 0 && vals.is_null() {
+                return Err((TF_INVALID_ARGUMENT, "NULL output for a list of tensors".to_owned()));
+            }
+            for (i, t) in tensors[..n].iter().enumerate() {
+                vals.add(i).write(Box::into_raw(Box::new(t.0.clone())));
+            }
+            Ok(())
+        })
+    }
 }
 
 #[unsafe(no_mangle)]

@@ -71,7 +71,7 @@ static CREATED: AtomicUsize = AtomicUsize::new(0);
 static COMPUTED: AtomicUsize = AtomicUsize::new(0);
 static DELETED: AtomicUsize = AtomicUsize::new(0);
 
-unsafe extern "C" fn my_create(ctx: *mut TF_OpKernelConstruction) -> *mut c_void {
+unsafe extern "C-unwind" fn my_create(ctx: *mut TF_OpKernelConstruction) -> *mut c_void {
     // SAFETY: a live construction context during create.
     unsafe {
         let mut t = 0;
@@ -85,7 +85,7 @@ unsafe extern "C" fn my_create(ctx: *mut TF_OpKernelConstruction) -> *mut c_void
     Box::into_raw(Box::new(7u32)).cast()
 }
 
-unsafe extern "C" fn my_compute(kernel: *mut c_void, ctx: *mut TF_OpKernelContext) {
+unsafe extern "C-unwind" fn my_compute(kernel: *mut c_void, ctx: *mut TF_OpKernelContext) {
     // SAFETY: the state create made, and a live context.
     unsafe {
         assert_eq!(*kernel.cast::<u32>(), 7);
@@ -94,7 +94,7 @@ unsafe extern "C" fn my_compute(kernel: *mut c_void, ctx: *mut TF_OpKernelContex
     COMPUTED.fetch_add(1, Ordering::SeqCst);
 }
 
-unsafe extern "C" fn my_delete(kernel: *mut c_void) {
+unsafe extern "C-unwind" fn my_delete(kernel: *mut c_void) {
     // SAFETY: the Box create made, freed once.
     drop(unsafe { Box::from_raw(kernel.cast::<u32>()) });
     DELETED.fetch_add(1, Ordering::SeqCst);
@@ -142,7 +142,7 @@ fn a_kernel_is_created_once_computed_per_run_and_deleted_with_its_site() {
 }
 
 /// A create function that checks one attr reader per op `TestKernelAttr*`.
-unsafe extern "C" fn attr_create(ctx: *mut TF_OpKernelConstruction) -> *mut c_void {
+unsafe extern "C-unwind" fn attr_create(ctx: *mut TF_OpKernelConstruction) -> *mut c_void {
     let mut s = TF_Status::default();
     let (mut list, mut total) = (0, 0);
     // SAFETY: a live construction context; buffers sized as the calls say.
@@ -253,6 +253,20 @@ unsafe extern "C" fn attr_create(ctx: *mut TF_OpKernelConstruction) -> *mut c_vo
                 TF_OpKernelConstruction_GetAttrTypeList(ctx, c"Attr".as_ptr(), v.as_mut_ptr(), 2, &mut s);
                 assert_eq!(v, [TF_FLOAT, TF_INT32]);
             }
+            "EmptyList" => assert_eq!((list, total), (0, -1)),
+            "ShapeList" => assert_eq!((list, total), (2, 2), "an unknown rank counts 0"),
+            "Tensor" => {
+                assert_eq!((list, total), (-1, -1));
+                let mut t = std::ptr::null_mut();
+                TF_OpKernelConstruction_GetAttrTensor(ctx, c"Attr".as_ptr(), &mut t, &mut s);
+                assert_eq!((TF_TensorType(t), TF_NumDims(t), TF_Dim(t, 0)), (TF_INT32, 1, 2));
+                assert_eq!(std::slice::from_raw_parts(TF_TensorData(t).cast::<i32>(), 2), [7, 8]);
+                TF_DeleteTensor(t);
+                let mut v = std::ptr::null_mut();
+                TF_OpKernelConstruction_GetAttrTensorList(ctx, c"Attr".as_ptr(), &mut v, 1, &mut s);
+                assert_eq!(s.code(), TF_INVALID_ARGUMENT);
+                TF_OpKernelConstruction_GetAttrTensor(ctx, c"Attr".as_ptr(), &mut t, &mut s);
+            }
             other => panic!("{other}"),
         }
         assert_eq!(s.code(), TF_OK, "{name}: {}", s.message());
@@ -271,7 +285,20 @@ unsafe extern "C" fn attr_create(ctx: *mut TF_OpKernelConstruction) -> *mut c_vo
     std::ptr::null_mut()
 }
 
-unsafe extern "C" fn no_compute(_: *mut c_void, _: *mut TF_OpKernelContext) {}
+unsafe extern "C-unwind" fn no_compute(_: *mut c_void, _: *mut TF_OpKernelContext) {}
+
+/// A 1-D int32 tensor attr holding `values`.
+fn int_tensor(values: &[i32]) -> crate::op_def::TensorAttr {
+    let dims = [values.len() as i64];
+    // SAFETY: one dim; the tensor is cloned, then freed once.
+    unsafe {
+        let t = TF_AllocateTensor(TF_INT32, dims.as_ptr(), 1, 4 * values.len());
+        std::ptr::copy_nonoverlapping(values.as_ptr(), TF_TensorData(t).cast(), values.len());
+        let attr = crate::op_def::TensorAttr((*t).clone());
+        TF_DeleteTensor(t);
+        attr
+    }
+}
 
 #[test]
 fn attr_readers_follow_tensorflow_conventions() {
@@ -290,6 +317,16 @@ fn attr_readers_follow_tensorflow_conventions() {
         ("BoolList", c"Attr: list(bool)", V::List(vec![V::B(true), V::B(false), V::B(true), V::B(false)])),
         ("Type", c"Attr: type", V::Type(TF_FLOAT)),
         ("TypeList", c"Attr: list(type)", V::List(vec![V::Type(TF_FLOAT), V::Type(TF_INT32)])),
+        ("EmptyList", c"Attr: list(int) >= 0", V::List(vec![])),
+        (
+            "ShapeList",
+            c"Attr: list(shape)",
+            V::List(vec![
+                V::Shape(crate::op_def::ShapeValue::Dims(vec![2, -1])),
+                V::Shape(crate::op_def::ShapeValue::Unknown),
+            ]),
+        ),
+        ("Tensor", c"Attr: tensor", V::Tensor(int_tensor(&[7, 8]))),
     ];
     for (name, spec, value) in cases {
         let op_name = std::ffi::CString::new(format!("TestKernelAttr{name}")).unwrap();
@@ -381,7 +418,7 @@ fn floats(t: &TF_Tensor) -> Vec<f32> {
     t.dense().read::<f32>().unwrap().to_vec()
 }
 
-unsafe extern "C" fn allocate_2x3(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
+unsafe extern "C-unwind" fn allocate_2x3(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
     // SAFETY: a live context; the output holds 6 floats.
     unsafe {
         let mut s = TF_Status::default();
@@ -421,7 +458,7 @@ unsafe extern "C" fn allocate_2x3(_: *mut c_void, ctx: *mut TF_OpKernelContext) 
     }
 }
 
-unsafe extern "C" fn allocate_empty_and_temp(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
+unsafe extern "C-unwind" fn allocate_empty_and_temp(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
     // SAFETY: a live context.
     unsafe {
         let mut s = TF_Status::default();
@@ -437,7 +474,7 @@ unsafe extern "C" fn allocate_empty_and_temp(_: *mut c_void, ctx: *mut TF_OpKern
     }
 }
 
-unsafe extern "C" fn forward_first(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
+unsafe extern "C-unwind" fn forward_first(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
     // SAFETY: a live context.
     unsafe {
         let mut s = TF_Status::default();
@@ -478,7 +515,7 @@ unsafe extern "C" fn forward_first(_: *mut c_void, ctx: *mut TF_OpKernelContext)
     }
 }
 
-unsafe extern "C" fn allocate_too_much(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
+unsafe extern "C-unwind" fn allocate_too_much(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
     // SAFETY: a live context.
     unsafe {
         let mut s = TF_Status::default();
@@ -522,13 +559,13 @@ fn outputs_temporaries_forwarding_and_misuse() {
 
 static FAILED_DELETED: AtomicUsize = AtomicUsize::new(0);
 
-unsafe extern "C" fn failed_delete(kernel: *mut c_void) {
+unsafe extern "C-unwind" fn failed_delete(kernel: *mut c_void) {
     // SAFETY: the Box failing_create made, freed once.
     drop(unsafe { Box::from_raw(kernel.cast::<u32>()) });
     FAILED_DELETED.fetch_add(1, Ordering::SeqCst);
 }
 
-unsafe extern "C" fn failing_create(ctx: *mut TF_OpKernelConstruction) -> *mut c_void {
+unsafe extern "C-unwind" fn failing_create(ctx: *mut TF_OpKernelConstruction) -> *mut c_void {
     let mut s = TF_Status::new(TF_INVALID_ARGUMENT, "bad attr");
     // SAFETY: a live construction context.
     unsafe { TF_OpKernelConstruction_Failure(ctx, &mut s) };
@@ -545,4 +582,52 @@ fn a_failing_create_is_an_error_and_its_state_is_deleted() {
     let e = KernelSite::new("FailingCreateOp", "fc", None, vec![], None).unwrap_err();
     assert_eq!(e, (TF_INVALID_ARGUMENT, "creating kernel 'fc' for op 'FailingCreateOp': bad attr".into()));
     assert_eq!(FAILED_DELETED.load(Ordering::SeqCst), 1);
+}
+
+unsafe extern "C-unwind" fn panicking_create(ctx: *mut TF_OpKernelConstruction) -> *mut c_void {
+    let mut s = TF_Status::default();
+    let mut fail = 0u8;
+    // SAFETY: a live construction context.
+    unsafe { TF_OpKernelConstruction_GetAttrBool(ctx, c"fail_create".as_ptr(), &mut fail, &mut s) };
+    assert!(fail == 0, "a Rust plugin's create panics");
+    Box::into_raw(Box::new(0u8)).cast()
+}
+
+unsafe extern "C-unwind" fn panicking_compute(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
+    let mut s = TF_Status::default();
+    let mut x = std::ptr::null_mut();
+    // SAFETY: a live context; the input is freed before the panic.
+    unsafe {
+        TF_GetInput(ctx, 0, &mut x, &mut s);
+        TF_DeleteTensor(x);
+    }
+    panic!("a Rust plugin's compute panics");
+}
+
+unsafe extern "C-unwind" fn byte_delete(kernel: *mut c_void) {
+    // SAFETY: the Box create made, freed once.
+    drop(unsafe { Box::from_raw(kernel.cast::<u8>()) });
+    DELETED.fetch_add(1, Ordering::SeqCst);
+}
+
+/// A Rust plugin whose callbacks are `extern "C-unwind"` may panic: create and compute
+/// panics are INTERNAL errors of that kernel site, nothing leaks, and the runtime goes on.
+#[test]
+fn panics_in_plugin_callbacks_are_errors() {
+    op(c"PanicOp", &[c"fail_create: bool = false"], &[c"x: float"], &[c"y: float"]);
+    let r = kernel(c"PanicOp", c"CPU", Some(panicking_create), panicking_compute, Some(byte_delete), |_| ());
+    assert_eq!(r.0, TF_OK);
+    let attrs = vec![("fail_create".to_owned(), V::B(true))];
+    let e = KernelSite::new("PanicOp", "p", None, attrs, None).unwrap_err();
+    assert_eq!(e, (TF_INTERNAL, "creating kernel 'p' for op 'PanicOp': it panicked".to_owned()));
+    let site = KernelSite::new("PanicOp", "q", None, vec![], None).unwrap();
+    let x = f32_tensor(&[1.0], &[1]);
+    for _ in 0..2 {
+        let e = site.compute(vec![x.clone()], heap(), 1).unwrap_err();
+        assert_eq!(e, (TF_INTERNAL, "kernel 'q' for op 'PanicOp': it panicked".to_owned()));
+    }
+    assert!(x.dense().buffer().is_unique(), "the handle the kernel took was released");
+    let d0 = DELETED.load(Ordering::SeqCst);
+    drop(site);
+    assert_eq!(DELETED.load(Ordering::SeqCst), d0 + 1, "the site's state is still deleted once");
 }

@@ -38,9 +38,15 @@ pub(crate) fn with_current<R>(
     // The host outlives the call; the pointer is read only while `f` runs.
     let host = host.map(|h| std::ptr::from_ref(h).cast::<HostContext<'static>>());
     let before = CURRENT.with(|c| c.replace(Some(Current { ctx, host })));
-    let r = f();
-    CURRENT.with(|c| c.set(before));
-    r
+    /// Restores the previous context, also when `f` unwinds (a panicking plugin).
+    struct Restore(Option<Current>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(before);
+    f()
 }
 
 /// The host of the execution `ctx`, when it is this thread's current one.

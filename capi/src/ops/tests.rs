@@ -119,7 +119,7 @@ fn a_bad_spec_fails_registration_with_its_text_and_registers_nothing() {
     }
 }
 
-unsafe extern "C" fn identity_shape_fn(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status) {
+unsafe extern "C-unwind" fn identity_shape_fn(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status) {
     // SAFETY: called by `infer_shapes` with a live context and status.
     unsafe {
         let handle = TF_NewShapeHandle();
@@ -130,7 +130,7 @@ unsafe extern "C" fn identity_shape_fn(ctx: *mut TF_ShapeInferenceContext, statu
     }
 }
 
-unsafe extern "C" fn vectorize_shape_fn(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status) {
+unsafe extern "C-unwind" fn vectorize_shape_fn(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status) {
     // SAFETY: called by `infer_shapes` with a live context and status.
     unsafe {
         let handle = TF_NewShapeHandle();
@@ -143,7 +143,7 @@ unsafe extern "C" fn vectorize_shape_fn(ctx: *mut TF_ShapeInferenceContext, stat
     }
 }
 
-unsafe extern "C" fn failing_shape_fn(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status) {
+unsafe extern "C-unwind" fn failing_shape_fn(ctx: *mut TF_ShapeInferenceContext, status: *mut TF_Status) {
     // SAFETY: called by `infer_shapes` with a live context and status.
     unsafe {
         let handle = TF_NewShapeHandle();
@@ -171,6 +171,15 @@ fn shape_functions_run_through_the_registry() {
     with_fn(c"UnknownShapeOp", TF_ShapeInferenceContextSetUnknownShape, 2);
     with_fn(c"VectorizeTestOp", vectorize_shape_fn, 1);
     with_fn(c"FailingShapeOp", failing_shape_fn, 1);
+    /// A Rust plugin's shape function that panics (declared `extern "C-unwind"`).
+    unsafe extern "C-unwind" fn panicking(_: *mut TF_ShapeInferenceContext, _: *mut TF_Status) {
+        panic!("shape function panics");
+    }
+    with_fn(c"PanickingShapeOp", panicking, 1);
+    assert_eq!(
+        infer_shapes("PanickingShapeOp", vec![dims(&[1]), dims(&[1])], &[], 1),
+        Err((TF_INTERNAL, "shape function of 'PanickingShapeOp': it panicked".to_owned()))
+    );
     assert_eq!(infer_shapes("SomeTestOp", vec![dims(&[1, 2]), dims(&[5])], &[], 1), Ok(vec![dims(&[1, 2])]));
     assert_eq!(
         infer_shapes("UnknownShapeOp", vec![dims(&[1, 2]), dims(&[3, 4])], &[], 2),

@@ -3,6 +3,10 @@
 //! kernel. The `TF_*` functions are declared here, from `tensorflow/c/*.h`, and left
 //! undefined: the process that loads the plugin (`hostrt run --plugin`) provides them.
 //!
+//! The functions hostrt calls back (shape function, create, compute, delete) are
+//! `extern "C-unwind"`: the same calling convention as C's, but a panic in them reaches
+//! hostrt, which reports it as an error of that kernel, instead of aborting the process.
+//!
 //! ```sh
 //! cargo build --release --manifest-path examples/plugins/rust/Cargo.toml
 //! hostrt run examples/plugins/rust/affine.mlir --plugin examples/plugins/rust/target/release/libaffine_plugin.so
@@ -40,7 +44,7 @@ unsafe extern "C" {
     fn TF_OpDefinitionBuilderAddOutput(b: *mut OpBuilder, spec: *const c_char);
     fn TF_OpDefinitionBuilderSetShapeInferenceFunction(
         b: *mut OpBuilder,
-        f: Option<unsafe extern "C" fn(*mut ShapeContext, *mut Status)>,
+        f: Option<unsafe extern "C-unwind" fn(*mut ShapeContext, *mut Status)>,
     );
     fn TF_RegisterOpDefinition(b: *mut OpBuilder, s: *mut Status);
     fn TF_NewShapeHandle() -> *mut ShapeHandle;
@@ -50,9 +54,9 @@ unsafe extern "C" {
     fn TF_NewKernelBuilder(
         op: *const c_char,
         device: *const c_char,
-        create: Option<unsafe extern "C" fn(*mut Construction) -> *mut c_void>,
-        compute: Option<unsafe extern "C" fn(*mut c_void, *mut Context)>,
-        delete: Option<unsafe extern "C" fn(*mut c_void)>,
+        create: Option<unsafe extern "C-unwind" fn(*mut Construction) -> *mut c_void>,
+        compute: Option<unsafe extern "C-unwind" fn(*mut c_void, *mut Context)>,
+        delete: Option<unsafe extern "C-unwind" fn(*mut c_void)>,
     ) -> *mut KernelBuilder;
     fn TF_KernelBuilder_TypeConstraint(b: *mut KernelBuilder, attr: *const c_char, t: c_int, s: *mut Status);
     fn TF_RegisterKernelBuilder(name: *const c_char, b: *mut KernelBuilder, s: *mut Status);
@@ -88,7 +92,7 @@ struct Affine {
     b: f32,
 }
 
-unsafe extern "C" fn affine_shape(ctx: *mut ShapeContext, status: *mut Status) {
+unsafe extern "C-unwind" fn affine_shape(ctx: *mut ShapeContext, status: *mut Status) {
     // SAFETY: a live context and status for the call, by the C API's contract.
     unsafe {
         let shape = TF_NewShapeHandle();
@@ -100,7 +104,7 @@ unsafe extern "C" fn affine_shape(ctx: *mut ShapeContext, status: *mut Status) {
     }
 }
 
-unsafe extern "C" fn affine_create(ctx: *mut Construction) -> *mut c_void {
+unsafe extern "C-unwind" fn affine_create(ctx: *mut Construction) -> *mut c_void {
     let mut k = Affine { a: 1.0, b: 0.0 };
     // SAFETY: a live construction context; the status is freed here.
     unsafe {
@@ -120,7 +124,7 @@ unsafe extern "C" fn affine_create(ctx: *mut Construction) -> *mut c_void {
     Box::into_raw(Box::new(k)).cast()
 }
 
-unsafe extern "C" fn affine_compute(kernel: *mut c_void, ctx: *mut Context) {
+unsafe extern "C-unwind" fn affine_compute(kernel: *mut c_void, ctx: *mut Context) {
     // SAFETY: the state `affine_create` made, a live context; handles freed once.
     unsafe {
         let k = &*kernel.cast::<Affine>();
@@ -156,7 +160,7 @@ unsafe extern "C" fn affine_compute(kernel: *mut c_void, ctx: *mut Context) {
     }
 }
 
-unsafe extern "C" fn affine_delete(kernel: *mut c_void) {
+unsafe extern "C-unwind" fn affine_delete(kernel: *mut c_void) {
     // SAFETY: the Box `affine_create` made, freed once.
     drop(unsafe { Box::from_raw(kernel.cast::<Affine>()) });
 }
