@@ -7,7 +7,8 @@
 //! loaded for the life of the process, since its kernels may run at any time.
 
 use std::cell::RefCell;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// One exported function: its C name and address.
 #[derive(Debug)]
@@ -32,6 +33,8 @@ pub static EXPORTS: &[Export] = &[
     Export("TF_TensorMaybeMove", crate::tensor::TF_TensorMaybeMove as *const ()),
     Export("TF_DeleteTensor", crate::tensor::TF_DeleteTensor as *const ()),
     Export("TF_TensorType", crate::tensor::TF_TensorType as *const ()),
+    Export("TF_SetShape", crate::tensor::TF_SetShape as *const ()),
+    Export("TF_TensorDefaultAlignment", crate::tensor::TF_TensorDefaultAlignment as *const ()),
     Export("TF_NumDims", crate::tensor::TF_NumDims as *const ()),
     Export("TF_Dim", crate::tensor::TF_Dim as *const ()),
     Export("TF_TensorByteSize", crate::tensor::TF_TensorByteSize as *const ()),
@@ -133,6 +136,29 @@ pub static EXPORTS: &[Export] = &[
     Export("TF_OpKernelContext_Failure", crate::kernels::context::TF_OpKernelContext_Failure as *const ()),
     Export("TF_ExpectedOutputDataType", crate::kernels::context::TF_ExpectedOutputDataType as *const ()),
     Export("TF_StepId", crate::kernels::context::TF_StepId as *const ()),
+    Export("TF_GetMutableOutput", crate::kernels::context::TF_GetMutableOutput as *const ()),
+    Export(
+        "TF_GetSerializedFunctionDefLibrary",
+        crate::kernels::context::TF_GetSerializedFunctionDefLibrary as *const (),
+    ),
+    Export("TF_GetSerializedConfigProto", crate::kernels::context::TF_GetSerializedConfigProto as *const ()),
+    Export("TF_IsHostMemoryInput", crate::kernels::context::TF_IsHostMemoryInput as *const ()),
+    Export("TF_IsHostMemoryOutput", crate::kernels::context::TF_IsHostMemoryOutput as *const ()),
+    Export("TF_GetFrameId", crate::kernels::context::TF_GetFrameId as *const ()),
+    Export("TF_GetIterId", crate::kernels::context::TF_GetIterId as *const ()),
+    Export("TF_GetGraphDefVersion", crate::kernels::context::TF_GetGraphDefVersion as *const ()),
+    Export(
+        "TF_GetResourceMgrDefaultContainerName",
+        crate::kernels::context::TF_GetResourceMgrDefaultContainerName as *const (),
+    ),
+    Export(
+        "TF_OpKernelConstruction_GetAttrFunction",
+        crate::kernels::construction::TF_OpKernelConstruction_GetAttrFunction as *const (),
+    ),
+    Export(
+        "TF_OpKernelConstruction_GetNodeDef",
+        crate::kernels::construction::TF_OpKernelConstruction_GetNodeDef as *const (),
+    ),
     Export("TF_GetOpKernelName", crate::kernels::context::TF_GetOpKernelName as *const ()),
     Export(
         "TF_GetOpKernelRequestedInput",
@@ -269,7 +295,25 @@ pub struct Loaded {
 /// kernel libraries register from (run when the library is opened). Errors: the library
 /// cannot be opened; it has no entry point and registered nothing while opening; a
 /// registration failed (each failure is listed; the registrations that succeeded stay).
+///
+/// Loading a library that was loaded before (the same file, by its canonical path) returns
+/// what the first load found and registers nothing again.
 pub fn load_plugin(path: &Path) -> Result<Loaded, String> {
+    static LOADED: Mutex<Vec<(PathBuf, Loaded)>> = Mutex::new(Vec::new());
+    let canonical = std::fs::canonicalize(path).ok();
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, l)) = loaded.iter().find(|(p, _)| Some(p) == canonical.as_ref()) {
+        return Ok(l.clone());
+    }
+    let result = load_once(path);
+    if let (Ok(l), Some(p)) = (&result, canonical) {
+        loaded.push((p, l.clone()));
+    }
+    result
+}
+
+/// Opens the library and runs its registration, once.
+fn load_once(path: &Path) -> Result<Loaded, String> {
     let name = path.display();
     LOADING.with(|l| *l.borrow_mut() = Some(Registrations::default()));
     let done = || LOADING.with(|l| l.borrow_mut().take()).unwrap_or_default();

@@ -229,6 +229,26 @@ pub unsafe extern "C" fn TF_TensorType(t: *const TF_Tensor) -> TF_DataType {
 }
 
 #[unsafe(no_mangle)]
+pub unsafe extern "C" fn TF_SetShape(tensor: *mut TF_Tensor, dims: *const i64, num_dims: c_int) {
+    // SAFETY: NULL or live, by the contract.
+    let Some(t) = (unsafe { tensor.as_mut() }) else { return };
+    // SAFETY: `num_dims` dims at `dims`, by the contract.
+    let Some(meta) = (unsafe { metadata(t.dtype, dims, num_dims) }) else { return };
+    if meta.shape.checked_num_elements() != t.tensor.shape().checked_num_elements() {
+        return;
+    }
+    let meta = TensorMetadata { dtype: t.tensor.dtype(), shape: meta.shape };
+    if let Ok(reshaped) = DenseHostTensor::from_buffer(meta, t.tensor.buffer().clone()) {
+        t.tensor = reshaped;
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn TF_TensorDefaultAlignment() -> usize {
+    hostrt_core::tensor::BUFFER_ALIGN
+}
+
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn TF_NumDims(t: *const TF_Tensor) -> c_int {
     // SAFETY: NULL or live, by the contract.
     unsafe { tensor(t) }.map_or(0, |t| t.tensor.shape().rank() as c_int)

@@ -60,6 +60,9 @@ enum Command {
         /// stderr (FileCheck's failure details included).
         #[arg(short, long)]
         verbose: bool,
+        /// C-API plugins (shared objects) to load first, for every RUN line (repeatable).
+        #[arg(long = "plugin", value_name = "LIB")]
+        plugins: Vec<PathBuf>,
     },
     /// Disassemble BEF to MLIR text that `compile` accepts again.
     Dis {
@@ -122,10 +125,18 @@ fn run(cli: Cli) -> Result<(), String> {
                 code => std::process::exit(i32::from(code)),
             }
         }
-        Command::Check { files, verbose } => match check::main(&files, verbose) {
-            0 => Ok(()),
-            code => std::process::exit(i32::from(code)),
-        },
+        Command::Check { files, verbose, plugins } => {
+            // The standard op definitions first, as `hostrt run` does: plugins may register
+            // kernels for them.
+            hostrt_capi::std_ops::register_standard_ops();
+            for plugin in &plugins {
+                hostrt_capi::plugin::load_plugin(plugin)?;
+            }
+            match check::main(&files, verbose) {
+                0 => Ok(()),
+                code => std::process::exit(i32::from(code)),
+            }
+        }
         Command::Compile { input, output, single_stream } => {
             let name = input.display().to_string();
             let bytes = read_input(&input)?;

@@ -1,6 +1,7 @@
 //! C-API plugins through `hostrt run --plugin`: `examples/plugins/c/scale_by.c` is built
 //! with the system C compiler against `capi/include` only (the `TF_*` symbols left undefined,
-//! as TensorFlow plugins leave them) and its program's CHECK lines must match; a library that
+//! as TensorFlow plugins leave them) and its program passes `hostrt check --plugin` (RUN and
+//! CHECK lines); so do the C++ and Rust examples. A library that
 //! is not a plugin, or one whose registrations fail, is a clear error. Skips, with a message,
 //! where no C compiler is installed.
 
@@ -48,28 +49,22 @@ fn shared_object(source: &Path, name: &str) -> Option<PathBuf> {
     }
 }
 
-/// The text after each `// CHECK: ` (or `CHECK-LABEL: `) of `program`, in order.
-fn checks(program: &str) -> Vec<String> {
-    program
-        .lines()
-        .filter_map(|l| {
-            l.trim().strip_prefix("// CHECK").and_then(|r| r.split_once(": ")).map(|(_, t)| t.to_owned())
-        })
-        .collect()
+/// Checks `program` (its RUN and CHECK lines, through `hostrt check`) with the plugin at
+/// `lib` loaded.
+fn check_with(lib: &Path, program: &Path) {
+    let out = hostrt(&["check", program.to_str().unwrap(), "--plugin", lib.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
-/// Runs `program` with the plugin built from `source`; its CHECK lines must match in order.
+/// Builds the plugin from `source` and checks `program` with it.
 fn run_checked(source: &str, lib: &str, program: &str) -> Option<()> {
     let lib = shared_object(&root().join(source), lib)?;
-    let program = root().join(program);
-    let out = hostrt(&["run", program.to_str().unwrap(), "--plugin", lib.to_str().unwrap()]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let mut rest = stdout.as_ref();
-    for check in checks(&std::fs::read_to_string(&program).unwrap()) {
-        let at = rest.find(&check).unwrap_or_else(|| panic!("CHECK not found in order: {check}\n{stdout}"));
-        rest = &rest[at + check.len()..];
-    }
+    check_with(&lib, &root().join(program));
     Some(())
 }
 
@@ -81,10 +76,12 @@ fn the_c_example_plugin_runs_its_program() {
     {
         return;
     }
-    // Without the plugin the op does not exist: a load error at the kernel's location.
+    // Without the plugin the op does not exist: a load error at the kernel's location, and
+    // the check fails.
     let out = hostrt(&["run", program.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("unknown kernel name 'tf.ScaleBy'"), "{stderr}");
+    assert!(!hostrt(&["check", program.to_str().unwrap()]).status.success());
 }
 
 #[test]
@@ -106,13 +103,18 @@ fn libraries_that_are_not_plugins_or_fail_to_register_are_errors() {
     let out = hostrt(&["run", program.to_str().unwrap(), "--plugin", "/nonexistent/libx.so"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot load"));
 
-    // The same plugin twice: its second registrations fail (the op and the kernel exist).
-    let Some(good) = shared_object(&root().join("examples/plugins/c/scale_by.c"), "libscale_by_twice.so")
+    // The same library twice is loaded once; two libraries that define the same op: the
+    // second one's registrations fail (the op and the kernel exist).
+    let source = root().join("examples/plugins/c/scale_by.c");
+    let (Some(good), Some(twin)) =
+        (shared_object(&source, "libscale_by_once.so"), shared_object(&source, "libscale_by_twin.so"))
     else {
         return;
     };
-    let good = good.to_str().unwrap();
+    let (good, twin) = (good.to_str().unwrap(), twin.to_str().unwrap());
     let out = hostrt(&["run", program.to_str().unwrap(), "--plugin", good, "--plugin", good]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = hostrt(&["run", program.to_str().unwrap(), "--plugin", good, "--plugin", twin]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(
@@ -140,14 +142,5 @@ fn the_rust_example_plugin_runs_its_program() {
         .output()
         .expect("run cargo");
     assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
-    let lib = target.join("debug/libaffine_plugin.so");
-    let program = root().join("examples/plugins/rust/affine.mlir");
-    let out = hostrt(&["run", program.to_str().unwrap(), "--plugin", lib.to_str().unwrap()]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let mut rest = stdout.as_ref();
-    for check in checks(&std::fs::read_to_string(&program).unwrap()) {
-        let at = rest.find(&check).unwrap_or_else(|| panic!("CHECK not found in order: {check}\n{stdout}"));
-        rest = &rest[at + check.len()..];
-    }
+    check_with(&target.join("debug/libaffine_plugin.so"), &root().join("examples/plugins/rust/affine.mlir"));
 }

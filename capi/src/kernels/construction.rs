@@ -5,11 +5,11 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use crate::c_api::{TF_Bool, TF_StringView};
+use crate::c_api::{TF_Bool, TF_Buffer, TF_StringView};
 use crate::datatype::TF_DataType;
 use crate::ffi::text;
 use crate::op_def::{AttrKind, AttrValue, ShapeValue, TensorAttr};
-use crate::status::{TF_Code, TF_INVALID_ARGUMENT, TF_NOT_FOUND, TF_OK, TF_Status, report};
+use crate::status::{TF_Code, TF_INVALID_ARGUMENT, TF_NOT_FOUND, TF_OK, TF_Status, TF_UNIMPLEMENTED, report};
 use crate::tensor::TF_Tensor;
 
 /// A kernel being created (opaque to C).
@@ -465,6 +465,29 @@ pub unsafe extern "C" fn TF_OpKernelConstruction_GetName(ctx: *mut TF_OpKernelCo
         Some(c) => TF_StringView { data: c.name.as_ptr().cast(), len: c.name.len() },
         None => TF_StringView { data: c"".as_ptr(), len: 0 },
     }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TF_OpKernelConstruction_GetAttrFunction(
+    ctx: *mut TF_OpKernelConstruction,
+    attr_name: *const c_char,
+    status: *mut TF_Status,
+) -> *mut TF_Buffer {
+    let _ = (ctx, attr_name);
+    // SAFETY: NULL or live, by the contract.
+    unsafe { report(status, TF_UNIMPLEMENTED, "hostrt programs have no function attrs") };
+    std::ptr::null_mut()
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TF_OpKernelConstruction_GetNodeDef(
+    ctx: *mut TF_OpKernelConstruction,
+    status: *mut TF_Status,
+) -> *mut TF_Buffer {
+    let _ = ctx;
+    // SAFETY: NULL or live, by the contract.
+    unsafe { report(status, TF_UNIMPLEMENTED, "hostrt kernels have no NodeDef proto") };
+    std::ptr::null_mut()
 }
 
 #[unsafe(no_mangle)]

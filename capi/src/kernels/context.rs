@@ -8,7 +8,7 @@ use hostrt_core::allocator::Allocator;
 use hostrt_core::tensor::{DenseHostTensor, TensorError};
 
 use super::{KernelError, KernelSite};
-use crate::c_api::TF_StringView;
+use crate::c_api::{TF_Buffer, TF_StringView};
 use crate::datatype::TF_DataType;
 use crate::ffi::{slice, text};
 use crate::op_def::dtype_name;
@@ -294,6 +294,127 @@ pub unsafe extern "C" fn TF_GetOpKernelRequestedInput(
         Some(n) => TF_StringView { data: n.as_ptr(), len: n.as_bytes().len() },
         None => TF_StringView { data: c"".as_ptr(), len: 0 },
     }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TF_GetMutableOutput(
+    ctx: *mut TF_OpKernelContext,
+    i: c_int,
+    status: *mut TF_Status,
+) -> *mut TF_Tensor {
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        with(ctx, status, std::ptr::null_mut(), |c| {
+            let n = c.outputs.len();
+            let slot = usize::try_from(i)
+                .ok()
+                .and_then(|i| c.outputs.get(i))
+                .ok_or((TF_OUT_OF_RANGE, format!("output index {i} is out of range ({n} outputs)")))?;
+            let t = slot.as_ref().ok_or((TF_FAILED_PRECONDITION, format!("output {i} is not set yet")))?;
+            Ok(Box::into_raw(Box::new(t.clone())))
+        })
+    }
+}
+
+/// TF_UNIMPLEMENTED for the session protos hostrt does not have.
+///
+/// # Safety
+/// `status` is NULL or live.
+unsafe fn no_proto(status: *mut TF_Status, what: &str) {
+    // SAFETY: by the caller's contract.
+    unsafe { report(status, TF_UNIMPLEMENTED, &format!("hostrt runs no TensorFlow session: no {what}")) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TF_GetSerializedFunctionDefLibrary(
+    ctx: *mut TF_OpKernelContext,
+    serialized_function_def_library: *mut TF_Buffer,
+    status: *mut TF_Status,
+) {
+    let _ = (ctx, serialized_function_def_library);
+    // SAFETY: the caller's contract, passed on.
+    unsafe { no_proto(status, "FunctionDefLibrary") }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TF_GetSerializedConfigProto(
+    ctx: *mut TF_OpKernelContext,
+    serialized_config_proto: *mut TF_Buffer,
+    status: *mut TF_Status,
+) {
+    let _ = (ctx, serialized_config_proto);
+    // SAFETY: the caller's contract, passed on.
+    unsafe { no_proto(status, "ConfigProto") }
+}
+
+/// Whether `i` indexes one of `n` inputs or outputs; TF_OUT_OF_RANGE otherwise.
+///
+/// # Safety
+/// `ctx` and `status` are NULL or live.
+unsafe fn host_memory(
+    ctx: *mut TF_OpKernelContext,
+    i: c_int,
+    status: *mut TF_Status,
+    count: fn(&TF_OpKernelContext) -> usize,
+    what: &str,
+) -> bool {
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        with(ctx, status, false, |c| {
+            let n = count(c);
+            usize::try_from(i)
+                .ok()
+                .filter(|i| *i < n)
+                .map(|_| true)
+                .ok_or((TF_OUT_OF_RANGE, format!("{what} index {i} is out of range ({n} {what}s)")))
+        })
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TF_IsHostMemoryInput(
+    ctx: *mut TF_OpKernelContext,
+    i: c_int,
+    status: *mut TF_Status,
+) -> bool {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { host_memory(ctx, i, status, |c| c.inputs.len(), "input") }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TF_IsHostMemoryOutput(
+    ctx: *mut TF_OpKernelContext,
+    i: c_int,
+    status: *mut TF_Status,
+) -> bool {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { host_memory(ctx, i, status, |c| c.outputs.len(), "output") }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TF_GetFrameId(ctx: *mut TF_OpKernelContext) -> u64 {
+    let _ = ctx;
+    0
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TF_GetIterId(ctx: *mut TF_OpKernelContext) -> i64 {
+    let _ = ctx;
+    0
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TF_GetGraphDefVersion(ctx: *mut TF_OpKernelContext) -> c_int {
+    let _ = ctx;
+    0
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn TF_GetResourceMgrDefaultContainerName(
+    ctx: *mut TF_OpKernelContext,
+) -> TF_StringView {
+    let _ = ctx;
+    TF_StringView { data: c"".as_ptr(), len: 0 }
 }
 
 #[unsafe(no_mangle)]

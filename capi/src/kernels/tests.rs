@@ -631,3 +631,61 @@ fn panics_in_plugin_callbacks_are_errors() {
     drop(site);
     assert_eq!(DELETED.load(Ordering::SeqCst), d0 + 1, "the site's state is still deleted once");
 }
+
+/// The context functions of newer TensorFlow headers: mutable outputs, host memory, frames,
+/// and the session protos hostrt does not have.
+unsafe extern "C-unwind" fn introspect(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
+    let mut s = TF_Status::default();
+    // SAFETY: a live context; handles freed once.
+    unsafe {
+        assert!(TF_GetMutableOutput(ctx, 0, &mut s).is_null());
+        assert_eq!((s.code(), s.message()), (TF_FAILED_PRECONDITION, "output 0 is not set yet"));
+        assert!(TF_GetMutableOutput(ctx, 1, &mut s).is_null());
+        assert_eq!(s.code(), TF_OUT_OF_RANGE);
+        let out = TF_AllocateOutput(ctx, 0, TF_FLOAT, [1i64].as_ptr(), 1, 4, &mut s);
+        let again = TF_GetMutableOutput(ctx, 0, &mut s);
+        assert_eq!(s.code(), TF_OK);
+        assert_eq!(TF_TensorData(out), TF_TensorData(again), "the same buffer");
+        TF_TensorData(again).cast::<f32>().write(7.0);
+        TF_DeleteTensor(again);
+        TF_DeleteTensor(out);
+        assert!(TF_IsHostMemoryInput(ctx, 0, &mut s) && s.code() == TF_OK);
+        assert!(TF_IsHostMemoryOutput(ctx, 0, &mut s) && s.code() == TF_OK);
+        assert!(!TF_IsHostMemoryInput(ctx, 1, &mut s) && s.code() == TF_OUT_OF_RANGE);
+        assert!(!TF_IsHostMemoryOutput(ctx, -1, &mut s) && s.code() == TF_OUT_OF_RANGE);
+        assert_eq!((TF_GetFrameId(ctx), TF_GetIterId(ctx), TF_GetGraphDefVersion(ctx)), (0, 0, 0));
+        assert_eq!(TF_GetResourceMgrDefaultContainerName(ctx).len, 0);
+        let buffer = crate::c_api::TF_NewBuffer();
+        TF_GetSerializedConfigProto(ctx, buffer, &mut s);
+        assert_eq!(s.code(), TF_UNIMPLEMENTED);
+        TF_GetSerializedFunctionDefLibrary(ctx, buffer, &mut s);
+        assert_eq!(s.code(), TF_UNIMPLEMENTED);
+        crate::c_api::TF_DeleteBuffer(buffer);
+    }
+}
+
+#[test]
+fn newer_context_functions_answer_for_a_host_runtime() {
+    let out =
+        run_op("IntrospectOp", &[c"x: float"], introspect, vec![f32_tensor(&[1.0], &[1])], heap()).unwrap();
+    assert_eq!(floats(&out[0]), [7.0]);
+}
+
+unsafe extern "C-unwind" fn no_function_attrs(ctx: *mut TF_OpKernelConstruction) -> *mut c_void {
+    let mut s = TF_Status::default();
+    // SAFETY: a live construction context.
+    unsafe {
+        assert!(TF_OpKernelConstruction_GetAttrFunction(ctx, c"f".as_ptr(), &mut s).is_null());
+        assert_eq!(s.code(), TF_UNIMPLEMENTED);
+        assert!(TF_OpKernelConstruction_GetNodeDef(ctx, &mut s).is_null());
+        assert_eq!(s.code(), TF_UNIMPLEMENTED);
+    }
+    std::ptr::null_mut()
+}
+
+#[test]
+fn function_attrs_and_node_defs_are_unimplemented() {
+    op(c"NoProtoOp", &[], &[], &[]);
+    assert_eq!(kernel(c"NoProtoOp", c"CPU", Some(no_function_attrs), no_compute, None, |_| ()).0, TF_OK);
+    KernelSite::new("NoProtoOp", "n", None, vec![], None).unwrap();
+}

@@ -144,3 +144,27 @@ fn quantized_tensors_keep_their_type_over_integer_storage() {
         TF_DeleteTensor(t);
     }
 }
+
+#[test]
+fn set_shape_reshapes_one_handle_with_the_same_element_count() {
+    // SAFETY: dims arrays as long as the counts given; handles deleted once.
+    unsafe {
+        let t = TF_AllocateTensor(TF_FLOAT, [2i64, 3].as_ptr(), 2, 24);
+        let other = Box::into_raw(Box::new((*t).clone()));
+        TF_SetShape(t, [3i64, 2].as_ptr(), 2);
+        assert_eq!((TF_NumDims(t), TF_Dim(t, 0), TF_Dim(t, 1)), (2, 3, 2));
+        assert_eq!((TF_Dim(other, 0), TF_Dim(other, 1)), (2, 3), "another handle keeps its dims");
+        assert_eq!(TF_TensorData(t), TF_TensorData(other), "the buffer is shared");
+        TF_SetShape(t, [6i64].as_ptr(), 1);
+        assert_eq!((TF_NumDims(t), TF_Dim(t, 0)), (1, 6));
+        // Another element count, a negative dim or NULL changes nothing.
+        TF_SetShape(t, [7i64].as_ptr(), 1);
+        TF_SetShape(t, [-2i64, -3].as_ptr(), 2);
+        TF_SetShape(std::ptr::null_mut(), [6i64].as_ptr(), 1);
+        assert_eq!((TF_NumDims(t), TF_Dim(t, 0)), (1, 6));
+        assert_eq!(TF_TensorDefaultAlignment(), 64);
+        assert_eq!(TF_TensorData(t) as usize % TF_TensorDefaultAlignment(), 0);
+        TF_DeleteTensor(other);
+        TF_DeleteTensor(t);
+    }
+}

@@ -1,4 +1,5 @@
-// The C plugin's op in a program: `hostrt run scale_by.mlir --plugin libscale_by.so`.
+// The C plugin's op in a program: `hostrt check scale_by.mlir --plugin libscale_by.so` (or `hostrt run`).
+// RUN: bef_executor %s.bef | FileCheck %s
 
 // CHECK-LABEL: --- Running 'scale'
 func.func @scale() {

@@ -1,4 +1,5 @@
-// The C++ plugin's op in a program: `hostrt run clip.mlir --plugin libclip.so`.
+// The C++ plugin's op in a program: `hostrt check clip.mlir --plugin libclip.so` (or `hostrt run`).
+// RUN: bef_executor %s.bef | FileCheck %s
 
 // CHECK-LABEL: --- Running 'clip'
 func.func @clip() {

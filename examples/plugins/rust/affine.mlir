@@ -1,4 +1,5 @@
-// The Rust plugin's op in a program: `hostrt run affine.mlir --plugin libaffine_plugin.so`.
+// The Rust plugin's op in a program: `hostrt check affine.mlir --plugin libaffine_plugin.so` (or `hostrt run`).
+// RUN: bef_executor %s.bef | FileCheck %s
 
 // CHECK-LABEL: --- Running 'affine'
 func.func @affine() {

@@ -132,7 +132,8 @@ TF_CAPI_EXPORT extern void TF_OpKernelConstruction_GetAttrBool(TF_OpKernelConstr
                                                                TF_Bool* val, TF_Status* status);
 TF_CAPI_EXPORT extern void TF_OpKernelConstruction_GetAttrString(TF_OpKernelConstruction* ctx, const char* attr_name,
                                                                  char* val, size_t max_length, TF_Status* status);
-/* Tensor attrs cannot be written in hostrt programs yet: these report the attr's kind. */
+/* A new handle (the caller deletes it) on the attr's tensor, a program's `dense<...>`
+ * attribute; GetAttrTensorList fills up to `max_values` handles. */
 TF_CAPI_EXPORT extern void TF_OpKernelConstruction_GetAttrTensor(TF_OpKernelConstruction* ctx, const char* attr_name,
                                                                  TF_Tensor** val, TF_Status* status);
 TF_CAPI_EXPORT extern void TF_OpKernelConstruction_GetAttrTypeList(TF_OpKernelConstruction* ctx,
@@ -164,6 +165,36 @@ TF_CAPI_EXPORT extern bool TF_OpKernelConstruction_HasAttr(TF_OpKernelConstructi
 
 /* The kernel's name, valid during create. */
 TF_CAPI_EXPORT extern TF_StringView TF_OpKernelConstruction_GetName(TF_OpKernelConstruction* ctx);
+
+/* Function attrs and NodeDef protos do not exist in hostrt: NULL and TF_UNIMPLEMENTED. */
+TF_CAPI_EXPORT extern TF_Buffer* TF_OpKernelConstruction_GetAttrFunction(TF_OpKernelConstruction* ctx,
+                                                                         const char* attr_name, TF_Status* status);
+TF_CAPI_EXPORT extern TF_Buffer* TF_OpKernelConstruction_GetNodeDef(TF_OpKernelConstruction* ctx,
+                                                                    TF_Status* status);
+
+/* A new handle on output `i` as set so far; NULL and TF_FAILED_PRECONDITION when it is not
+ * set yet, TF_OUT_OF_RANGE for a bad index. */
+TF_CAPI_EXPORT extern TF_Tensor* TF_GetMutableOutput(TF_OpKernelContext* ctx, int i, TF_Status* status);
+
+/* Protos of a TensorFlow session: TF_UNIMPLEMENTED, the buffer left unchanged. */
+TF_CAPI_EXPORT extern void TF_GetSerializedFunctionDefLibrary(TF_OpKernelContext* ctx,
+                                                              TF_Buffer* serialized_function_def_library,
+                                                              TF_Status* status);
+TF_CAPI_EXPORT extern void TF_GetSerializedConfigProto(TF_OpKernelContext* ctx, TF_Buffer* serialized_config_proto,
+                                                       TF_Status* status);
+
+/* Every input and output is in host memory: true for a valid index, else false and
+ * TF_OUT_OF_RANGE. */
+TF_CAPI_EXPORT extern bool TF_IsHostMemoryInput(TF_OpKernelContext* ctx, int i, TF_Status* status);
+TF_CAPI_EXPORT extern bool TF_IsHostMemoryOutput(TF_OpKernelContext* ctx, int i, TF_Status* status);
+
+/* hostrt programs have no control-flow frames and no GraphDef: 0, 0 and 0. */
+TF_CAPI_EXPORT extern uint64_t TF_GetFrameId(TF_OpKernelContext* ctx);
+TF_CAPI_EXPORT extern int64_t TF_GetIterId(TF_OpKernelContext* ctx);
+TF_CAPI_EXPORT extern int TF_GetGraphDefVersion(TF_OpKernelContext* ctx);
+
+/* No resource manager: an empty name. */
+TF_CAPI_EXPORT extern TF_StringView TF_GetResourceMgrDefaultContainerName(TF_OpKernelContext* ctx);
 
 /* A new tensor from the run's arena set as output `index` (the returned handle is the
  * caller's to delete); TF_RESOURCE_EXHAUSTED when the arena is out of memory. */

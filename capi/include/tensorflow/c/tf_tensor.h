@@ -51,6 +51,13 @@ TF_CAPI_EXPORT extern void TF_DeleteTensor(TF_Tensor*);
 /* The element type. */
 TF_CAPI_EXPORT extern TF_DataType TF_TensorType(const TF_Tensor*);
 
+/* Gives the tensor new dims with the same element count (a reshape of this handle only);
+ * other dims, or a NULL tensor, leave it unchanged. */
+TF_CAPI_EXPORT extern void TF_SetShape(TF_Tensor* tensor, const int64_t* dims, int num_dims);
+
+/* The alignment of tensors this API allocates: 64 bytes. */
+TF_CAPI_EXPORT extern size_t TF_TensorDefaultAlignment(void);
+
 /* The rank (0 for a NULL tensor). */
 TF_CAPI_EXPORT extern int TF_NumDims(const TF_Tensor*);
 
