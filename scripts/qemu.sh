@@ -8,7 +8,10 @@
 #   linux     `cargo test` of hostrt-core (unit + integration; not the loom file, not benches)
 #             and hostrt-compiler, cross-compiled for aarch64 and armv7 Linux and run under
 #             qemu-user as cargo's runner
-# Usage: bash scripts/qemu.sh [riscv] [selftest] [linux]   (no argument: all three)
+#   app       the C example app (examples/app-c) linked with libhostrt.a built for aarch64
+#             Linux, run under qemu-aarch64 on the digits model: its output must equal what
+#             `hostrt run` prints on this machine
+# Usage: bash scripts/qemu.sh [riscv] [selftest] [linux] [app]   (no argument: all four)
 #
 # Works with both toolchain routes of scripts/setup.sh (HOSTRT_TOOLCHAIN): rustup's prebuilt
 # targets, or Debian rustc-web with -Zbuild-std (HOSTRT_FORCE_DEBIAN=1 forces the latter).
@@ -18,7 +21,7 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(riscv selftest linux)
+[ ${#parts[@]} -eq 0 ] && parts=(riscv selftest linux app)
 want() {
     local p
     for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done
@@ -145,6 +148,33 @@ if want linux; then
             echo "hostrt-compiler on $target $(elapsed "$t0")"
         fi
     done
+fi
+
+if want app; then
+    step "C app with libhostrt.a on aarch64-unknown-linux-gnu under qemu-user"
+    t0=$SECONDS
+    target=aarch64-unknown-linux-gnu
+    out=target/qemu-app
+    mkdir -p "$out"
+    # The cdylib of the same package needs the cross linker too.
+    if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
+        CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+            cargo build -q -p hostrt-capi --target $target --target-dir target/qemu-linux
+        lib=target/qemu-linux/$target/debug/libhostrt.a
+    else
+        CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc PATH=/usr/bin:$PATH \
+            RUSTC_BOOTSTRAP=1 cargo build -q -Zbuild-std -p hostrt-capi --target $target \
+            --target-dir target/qemu-linux-debian
+        lib=target/qemu-linux-debian/$target/debug/libhostrt.a
+    fi
+    aarch64-linux-gnu-gcc -std=c11 -Wall -Wextra -Werror -I capi/include examples/app-c/main.c "$lib" \
+        -ldl -lpthread -lm -o "$out/app"
+    cargo build -q -p hostrt
+    target/debug/hostrt compile examples/app-c/digits.mlir -o "$out/digits.bef"
+    target/debug/hostrt run examples/app-c/digits.mlir | grep '^DenseHostTensor' >"$out/expected.txt"
+    qemu-aarch64 -L /usr/aarch64-linux-gnu "$out/app" "$out/digits.bef" >"$out/printed.txt"
+    cmp "$out/expected.txt" "$out/printed.txt"
+    echo "app on $target: classes identical to hostrt run ($(wc -c <"$lib") bytes of libhostrt.a) $(elapsed "$t0")"
 fi
 
 echo

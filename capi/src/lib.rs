@@ -26,6 +26,7 @@
 
 pub mod c_api;
 pub mod datatype;
+pub mod embed;
 mod ffi;
 pub mod kernels;
 pub mod op_def;

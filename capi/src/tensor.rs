@@ -89,12 +89,13 @@ pub(crate) unsafe fn metadata(
     Some(metadata)
 }
 
-/// The caller's bytes and how to give them back (`TF_NewTensor`'s deallocator).
-struct CallerBytes {
-    data: *mut u8,
-    len: usize,
-    deallocator: Option<unsafe extern "C" fn(*mut c_void, usize, *mut c_void)>,
-    arg: *mut c_void,
+/// The caller's bytes and how to give them back (`TF_NewTensor`'s deallocator, the
+/// embedding API's release function).
+pub(crate) struct CallerBytes {
+    pub(crate) data: *mut u8,
+    pub(crate) len: usize,
+    pub(crate) deallocator: Option<unsafe extern "C" fn(*mut c_void, usize, *mut c_void)>,
+    pub(crate) arg: *mut c_void,
 }
 
 // SAFETY: the bytes belong to the tensor until the deallocator runs; TensorFlow's contract
@@ -105,7 +106,7 @@ unsafe impl Send for CallerBytes {}
 unsafe impl Sync for CallerBytes {}
 
 impl CallerBytes {
-    fn release(&mut self) {
+    pub(crate) fn release(&mut self) {
         if let Some(f) = self.deallocator.take() {
             // SAFETY: the caller gave this function, data, length and argument together for
             // exactly this call, made once (`take`).

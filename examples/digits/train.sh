@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates examples/firmware/programs/digits.mlir from examples/digits/train.py in a
+# Regenerates examples/firmware/programs/digits.mlir and examples/app-c/digits.mlir from
+# examples/digits/train.py in a
 # virtual environment with pinned numpy and scikit-learn (target/digits-venv).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -9,3 +10,4 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/pip" install -q numpy==2.4.6 scikit-learn==1.9.1
 "$venv/bin/python" examples/digits/train.py >examples/firmware/programs/digits.mlir
+"$venv/bin/python" examples/digits/train.py --app >examples/app-c/digits.mlir

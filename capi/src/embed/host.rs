@@ -1,0 +1,299 @@
+//! `hostrt_host`: the memory (an arena in caller memory, one hostrt allocates, or the system
+//! heap) and the work queue (single-threaded, or N worker threads) that programs run on.
+
+use std::ffi::{c_char, c_void};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use hostrt_core::allocator::{Allocator, FixedArena};
+use hostrt_core::{ConcurrentWorkQueue, HostContext, SingleThreadedWorkQueue};
+use hostrt_std::MultiThreadedWorkQueue;
+
+use super::raw::{self, Kind};
+use super::status::{
+    Error, HOSTRT_FAILED_PRECONDITION, HOSTRT_INVALID_ARGUMENT, HOSTRT_RESOURCE_EXHAUSTED, hostrt_code,
+    hostrt_status, report,
+};
+use crate::ffi::text;
+
+/// How to make a host. Start from [`hostrt_host_options_init`]'s defaults: the system heap
+/// and the single-threaded queue.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hostrt_host_options {
+    /// `sizeof(hostrt_host_options)`, set by `hostrt_host_options_init`.
+    pub struct_size: usize,
+    /// Caller memory for the arena (`arena_bytes` bytes, valid until the host is
+    /// destroyed), or NULL for memory hostrt allocates.
+    pub arena: *mut c_void,
+    /// The arena's size; 0 with `arena` NULL: no arena, the system heap.
+    pub arena_bytes: usize,
+    /// 0: the single-threaded queue (work runs on the calling thread); N: N worker threads.
+    pub worker_threads: u32,
+    /// Threads for blocking work (file reads) when `worker_threads` > 0.
+    pub blocking_threads: u32,
+}
+
+/// Allocator statistics of a host.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct hostrt_allocator_stats {
+    /// Bytes in use now.
+    pub in_use: usize,
+    /// The most bytes ever in use.
+    pub peak: usize,
+    /// Live allocations.
+    pub live_allocations: usize,
+    /// Allocations made so far.
+    pub total_allocations: usize,
+    /// Allocation requests refused.
+    pub failed: usize,
+    /// The arena's size (0 for the system heap).
+    pub capacity: usize,
+}
+
+/// A host (opaque): see the module docs.
+pub struct hostrt_host {
+    pub(crate) inner: Arc<HostInner>,
+}
+
+/// What a host owns; programs, tensors and results keep it alive. Fields drop in order: the
+/// context borrows the queue, everything allocated from the arena is gone before it.
+pub(crate) struct HostInner {
+    context: HostContext<'static>,
+    _queue: Box<dyn ConcurrentWorkQueue>,
+    arena: Option<Arena>,
+    /// Serializes calls on the single-threaded queue, which runs work on the caller's thread.
+    call_lock: Option<Mutex<()>>,
+}
+
+/// An arena registered as an allocator; unregistered (and its memory freed, when hostrt
+/// allocated it) on drop.
+struct Arena {
+    alloc: Allocator,
+    arena: *mut FixedArena,
+    owned: Option<*mut [u8]>,
+}
+
+// SAFETY: the arena is only reached through its allocator handle, which is thread-safe; the
+// raw pointers are owned boxes freed once, on drop.
+unsafe impl Send for Arena {}
+// SAFETY: as above: shared access never touches the pointers.
+unsafe impl Sync for Arena {}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        if self.alloc.unregister().is_err() {
+            // Something made from the arena is still alive (a value leaked by its owner):
+            // keep the arena and its memory for it rather than free memory in use.
+            return;
+        }
+        // SAFETY: both boxes were leaked by `new_arena` for this object alone and nothing
+        // allocates from the arena once it is unregistered.
+        unsafe {
+            drop(Box::from_raw(self.arena));
+            if let Some(m) = self.owned {
+                drop(Box::from_raw(m));
+            }
+        }
+    }
+}
+
+impl HostInner {
+    /// The host's context for running programs.
+    pub(crate) fn context(&self) -> &HostContext<'static> {
+        &self.context
+    }
+
+    /// The allocator tensors and values of this host come from.
+    pub(crate) fn allocator(&self) -> Allocator {
+        self.context.allocator()
+    }
+
+    /// Held while a call runs on the single-threaded queue (calls on worker threads run
+    /// concurrently).
+    pub(crate) fn lock_calls(&self) -> Option<MutexGuard<'_, ()>> {
+        self.call_lock.as_ref().map(|l| l.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// Makes the arena of `options`.
+///
+/// # Safety
+/// `options.arena` is NULL or `arena_bytes` writable bytes that outlive the host.
+unsafe fn new_arena(options: &hostrt_host_options) -> Result<Option<Arena>, Error> {
+    if options.arena.is_null() && options.arena_bytes == 0 {
+        return Ok(None);
+    }
+    let (memory, owned): (*mut [u8], _) = if options.arena.is_null() {
+        let m = Box::into_raw(vec![0u8; options.arena_bytes].into_boxed_slice());
+        (m, Some(m))
+    } else {
+        (std::ptr::slice_from_raw_parts_mut(options.arena.cast::<u8>(), options.arena_bytes), None)
+    };
+    let arena = Box::into_raw(Box::new(FixedArena::empty()));
+    let free = || {
+        // SAFETY: the boxes just made, not registered anywhere.
+        unsafe {
+            drop(Box::from_raw(arena));
+            if let Some(m) = owned {
+                drop(Box::from_raw(m));
+            }
+        }
+    };
+    // SAFETY: `memory` is exclusively the arena's until the host is dropped (caller memory by
+    // the contract, or the box above); the arena box lives as long (freed in `Arena::drop`).
+    let (arena_ref, memory) = unsafe { (&*arena, &mut *memory) };
+    if let Err(e) = arena_ref.init(memory) {
+        free();
+        return Err(Error::invalid(format!("arena of {} bytes: {e:?}", options.arena_bytes)));
+    }
+    match Allocator::register(arena_ref) {
+        Ok(alloc) => Ok(Some(Arena { alloc, arena, owned })),
+        Err(_) => {
+            free();
+            Err(Error::new(HOSTRT_RESOURCE_EXHAUSTED, "every allocator slot is taken (too many hosts)"))
+        }
+    }
+}
+
+/// Sets `options` to the defaults: no arena (the system heap), the single-threaded queue.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_host_options_init(options: *mut hostrt_host_options) {
+    // SAFETY: NULL or writable, by the contract.
+    if let Some(o) = unsafe { options.as_mut() } {
+        *o = hostrt_host_options {
+            struct_size: std::mem::size_of::<hostrt_host_options>(),
+            arena: std::ptr::null_mut(),
+            arena_bytes: 0,
+            worker_threads: 0,
+            blocking_threads: 0,
+        };
+    }
+}
+
+/// A new host made as `options` say (NULL: the defaults), or NULL with the reason in
+/// `status`: an arena too small, no allocator slot left, a bad `struct_size`.
+///
+/// Thread-safety: a host may be used from any thread; on the single-threaded queue its
+/// calls run one at a time.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_host_new(
+    options: *const hostrt_host_options,
+    status: *mut hostrt_status,
+) -> *mut hostrt_host {
+    let mut out = std::ptr::null_mut();
+    // SAFETY: `status` is the caller's; `options` NULL or readable, by the contract.
+    unsafe {
+        report(status, || {
+            let mut o = std::mem::zeroed();
+            hostrt_host_options_init(&mut o);
+            if let Some(given) = options.as_ref() {
+                if given.struct_size != std::mem::size_of::<hostrt_host_options>() {
+                    return Err(Error::invalid(
+                        "hostrt_host_options.struct_size is wrong: start from hostrt_host_options_init",
+                    ));
+                }
+                o = *given;
+            }
+            let arena = new_arena(&o)?;
+            let alloc = match &arena {
+                Some(a) => a.alloc,
+                None => crate::tensor::heap()
+                    .ok_or_else(|| Error::new(HOSTRT_RESOURCE_EXHAUSTED, "every allocator slot is taken"))?,
+            };
+            let queue: Box<dyn ConcurrentWorkQueue> = if o.worker_threads == 0 {
+                Box::new(SingleThreadedWorkQueue::new())
+            } else {
+                Box::new(MultiThreadedWorkQueue::new(o.worker_threads as usize, o.blocking_threads as usize))
+            };
+            // SAFETY: the queue is boxed (a stable address) and dropped after the context,
+            // which is declared before it in `HostInner`.
+            let q: &'static dyn ConcurrentWorkQueue = &*std::ptr::from_ref(&*queue);
+            let context = HostContext::new(alloc, q);
+            let call_lock = (o.worker_threads == 0).then(|| Mutex::new(()));
+            let inner = Arc::new(HostInner { context, _queue: queue, arena, call_lock });
+            out = raw::publish(Kind::Host, hostrt_host { inner });
+            Ok(())
+        })
+    };
+    out
+}
+
+/// Destroys a host. Refused with `HOSTRT_FAILED_PRECONDITION` (the host stays usable) while
+/// programs, tensors, results or calls made from it are alive: destroy those first. Caller
+/// arena memory may be reused once this returns `HOSTRT_OK`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_host_destroy(
+    host: *mut hostrt_host,
+    status: *mut hostrt_status,
+) -> hostrt_code {
+    // SAFETY: checked by the table; `status` is the caller's.
+    unsafe {
+        report(status, || {
+            let h = raw::get(host, Kind::Host).map_err(Error::invalid)?;
+            let users = Arc::strong_count(&h.inner) - 1;
+            if users > 0 {
+                return Err(Error::new(
+                    HOSTRT_FAILED_PRECONDITION,
+                    format!(
+                        "the host still has {users} programs, tensors, results or calls: destroy them first"
+                    ),
+                ));
+            }
+            drop(raw::take(host, Kind::Host));
+            Ok(())
+        })
+    }
+}
+
+/// The host's allocator statistics, written to `*stats`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_host_allocator_stats(
+    host: *const hostrt_host,
+    stats: *mut hostrt_allocator_stats,
+    status: *mut hostrt_status,
+) -> hostrt_code {
+    // SAFETY: checked by the table; `stats` NULL or writable, by the contract.
+    unsafe {
+        report(status, || {
+            let h = raw::get(host, Kind::Host).map_err(Error::invalid)?;
+            let out = stats.as_mut().ok_or_else(|| Error::invalid("NULL hostrt_allocator_stats"))?;
+            let s = h.inner.allocator().stats().unwrap_or_default();
+            let capacity = h.inner.arena.as_ref().map_or(0, |a| (*a.arena).capacity());
+            *out = hostrt_allocator_stats {
+                in_use: s.in_use,
+                peak: s.peak,
+                live_allocations: s.live_allocations,
+                total_allocations: s.total_allocations,
+                failed: s.failed,
+                capacity,
+            };
+            Ok(())
+        })
+    }
+}
+
+/// Loads a plugin (a shared object written against TensorFlow's C API, docs/capi.md) for
+/// every host and program of the process. Loading the same file again does nothing.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_load_plugin(path: *const c_char, status: *mut hostrt_status) -> hostrt_code {
+    // SAFETY: `path` NULL or a C string, by the contract; `status` is the caller's.
+    unsafe {
+        report(status, || {
+            let path = text(path).ok_or_else(|| Error::invalid("NULL plugin path"))?;
+            crate::std_ops::register_standard_ops();
+            crate::plugin::load_plugin(std::path::Path::new(&*path))
+                .map(drop)
+                .map_err(|m| Error::new(HOSTRT_INVALID_ARGUMENT, m))
+        })
+    }
+}
+
+/// The host behind a handle, shared.
+///
+/// # Safety
+/// As for `raw::get`.
+pub(crate) unsafe fn host(h: *const hostrt_host) -> Result<Arc<HostInner>, Error> {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { raw::get(h, Kind::Host) }.map(|h| h.inner.clone()).map_err(Error::invalid)
+}

@@ -1,0 +1,51 @@
+//! The embedding C API (`include/hostrt/hostrt.h`, generated from this module by cbindgen):
+//! what an app links to run hostrt programs. A host (arena and work queue) loads programs;
+//! a program's functions are called with tensors and scalars and return results. The
+//! contract every function keeps is in docs/embedding.md: handles are checked before use
+//! (NULL, destroyed or of another kind is `HOSTRT_INVALID_ARGUMENT`, not a crash), every
+//! fallible call returns a code and fills an optional `hostrt_status`, and no panic crosses
+//! the boundary (it becomes `HOSTRT_INTERNAL`).
+//!
+//! Layering: `raw` keeps the table of live handles, the only place handles become
+//! references; the other modules are one per handle kind.
+
+mod call;
+mod host;
+mod program;
+mod raw;
+mod status;
+mod tensor;
+
+pub use call::*;
+pub use host::*;
+pub use program::*;
+pub use status::*;
+pub use tensor::*;
+
+raw::opaque_debug!(
+    hostrt_host,
+    hostrt_program,
+    hostrt_tensor,
+    hostrt_results,
+    hostrt_async_call,
+    hostrt_status
+);
+
+#[cfg(test)]
+mod tests;
+
+/// The version of the library, `"MAJOR.MINOR.PATCH"` (a static string).
+#[unsafe(no_mangle)]
+pub extern "C" fn hostrt_version() -> *const std::ffi::c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// The ABI version of `hostrt.h` this library implements; compare with `HOSTRT_ABI_VERSION`.
+#[unsafe(no_mangle)]
+pub extern "C" fn hostrt_abi_version() -> u32 {
+    HOSTRT_ABI_VERSION
+}
+
+/// The ABI version of this header: bumped when a declared signature, struct layout or
+/// constant changes; adding functions keeps it.
+pub const HOSTRT_ABI_VERSION: u32 = 1;

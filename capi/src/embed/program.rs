@@ -1,0 +1,314 @@
+//! `hostrt_program`: a loaded BEF program (from caller bytes, borrowed or copied, or a file
+//! mapped read-only), its functions and their signatures.
+
+use std::ffi::{CString, c_char, c_void};
+use std::sync::{Arc, OnceLock};
+
+use hostrt_core::KernelRegistry;
+use hostrt_core::basic_kernels::register_basic_kernels;
+use hostrt_core::tensor_kernels::register_tensor_kernels;
+use hostrt_std::{AlignedBytes, MappedBef};
+
+use super::host::{HostInner, hostrt_host};
+use super::raw::{self, Kind};
+use super::status::{
+    Error, HOSTRT_DATA_LOSS, HOSTRT_NOT_FOUND, HOSTRT_OUT_OF_RANGE, hostrt_code, hostrt_status, report,
+};
+use crate::ffi::text;
+use crate::program::{LoadError, TfProgram};
+
+/// The type of a function's argument or result.
+pub type hostrt_type = i32;
+/// A type this API does not pass (calls with it are refused).
+pub const HOSTRT_TYPE_OTHER: hostrt_type = 0;
+/// `i1`, passed in `hostrt_value.i` (0 or 1).
+pub const HOSTRT_TYPE_BOOL: hostrt_type = 1;
+/// `i32`, in `hostrt_value.i`.
+pub const HOSTRT_TYPE_I32: hostrt_type = 2;
+/// `i64`, in `hostrt_value.i`.
+pub const HOSTRT_TYPE_I64: hostrt_type = 3;
+/// `f32`, in `hostrt_value.f`.
+pub const HOSTRT_TYPE_F32: hostrt_type = 4;
+/// `f64`, in `hostrt_value.f`.
+pub const HOSTRT_TYPE_F64: hostrt_type = 5;
+/// A dense host tensor (`!t.tensor`), in `hostrt_value.tensor`.
+pub const HOSTRT_TYPE_TENSOR: hostrt_type = 6;
+/// `!tfrt.chain`: carries no value.
+pub const HOSTRT_TYPE_CHAIN: hostrt_type = 7;
+
+/// How [`hostrt_program_load`] treats the caller's bytes.
+pub type hostrt_load_mode = i32;
+/// Copy the bytes: the caller may free them when the call returns.
+pub const HOSTRT_LOAD_COPY: hostrt_load_mode = 0;
+/// Use the bytes in place (8-byte aligned; unchanged and valid until the program is
+/// destroyed): no copy, weights read where they are.
+pub const HOSTRT_LOAD_BORROW: hostrt_load_mode = 1;
+
+/// A loaded program (opaque).
+pub struct hostrt_program {
+    pub(crate) inner: Arc<ProgramInner>,
+}
+
+/// Where a program's bytes live.
+enum Bytes {
+    Copied(#[allow(dead_code)] AlignedBytes),
+    Borrowed,
+    Mapped(#[allow(dead_code)] MappedBef),
+}
+
+/// A program and what it borrows. Fields drop in order: the program before its bytes, both
+/// before the host whose allocator holds the program's tables.
+pub(crate) struct ProgramInner {
+    program: TfProgram<'static>,
+    _bytes: Bytes,
+    names: Vec<CString>,
+    pub(crate) host: Arc<HostInner>,
+}
+
+// SAFETY: the program is immutable after load and its run-time state lives in the host's
+// thread-safe context and each call's request; `Bytes` is never touched after load.
+unsafe impl Send for ProgramInner {}
+// SAFETY: as above.
+unsafe impl Sync for ProgramInner {}
+
+impl ProgramInner {
+    pub(crate) fn program(&self) -> &TfProgram<'static> {
+        &self.program
+    }
+
+    /// The index of function `name`.
+    pub(crate) fn function(&self, name: &str) -> Result<u32, Error> {
+        self.program
+            .function_index(name)
+            .ok_or_else(|| Error::new(HOSTRT_NOT_FOUND, format!("the program has no function '{name}'")))
+    }
+
+    /// The argument and result types of function `f`.
+    pub(crate) fn signature(&self, f: u32) -> (Vec<hostrt_type>, Vec<hostrt_type>) {
+        let file = self.program.file();
+        let Some(func) = file.function(f) else { return (Vec::new(), Vec::new()) };
+        let types = |ts: &[u32]| ts.iter().map(|t| type_of(file.type_name(*t))).collect();
+        (types(func.arg_types()), types(func.result_types()))
+    }
+}
+
+/// The API type of a BEF type name.
+fn type_of(name: &str) -> hostrt_type {
+    match name {
+        "i1" => HOSTRT_TYPE_BOOL,
+        "i32" => HOSTRT_TYPE_I32,
+        "i64" => HOSTRT_TYPE_I64,
+        "f32" => HOSTRT_TYPE_F32,
+        "f64" => HOSTRT_TYPE_F64,
+        "!t.tensor" | "!tfrt_tensor.tensor" => HOSTRT_TYPE_TENSOR,
+        "!tfrt.chain" => HOSTRT_TYPE_CHAIN,
+        _ => HOSTRT_TYPE_OTHER,
+    }
+}
+
+/// The kernels every program can use: the basic and tensor kernels, and `tf.*` for every op
+/// registered through the C API (plugins).
+fn kernels() -> &'static KernelRegistry<1024> {
+    static KERNELS: OnceLock<KernelRegistry<1024>> = OnceLock::new();
+    KERNELS.get_or_init(|| {
+        let mut r = KernelRegistry::new();
+        // Fixed tables well under the capacity: registration cannot fail.
+        let _ = register_basic_kernels(&mut r).and_then(|()| register_tensor_kernels(&mut r));
+        crate::std_ops::register_standard_ops();
+        r
+    })
+}
+
+/// Loads `bytes` (which `keep` keeps alive) on `host`.
+///
+/// # Safety
+/// `bytes` stays valid and unchanged for as long as the program lives (owned by `keep`, or
+/// the caller's promise for borrowed bytes).
+unsafe fn load(host: Arc<HostInner>, bytes: *const [u8], keep: Bytes) -> Result<ProgramInner, Error> {
+    // SAFETY: by the caller's contract the bytes outlive the program, which is dropped
+    // before `keep` (field order of `ProgramInner`).
+    let bytes: &'static [u8] = unsafe { &*bytes };
+    let program = TfProgram::load(bytes, kernels(), host.allocator()).map_err(|e| match e {
+        LoadError::Bef(e) => Error::new(HOSTRT_DATA_LOSS, format!("cannot load the program: {e}")),
+        LoadError::Kernel(d) => Error::from(&d),
+    })?;
+    let file = program.file();
+    let names = (0..file.num_functions() as u32)
+        .filter_map(|i| file.function(i))
+        .map(|f| CString::new(f.name()).unwrap_or_default())
+        .collect();
+    Ok(ProgramInner { program, _bytes: keep, names, host })
+}
+
+/// Loads a program from `len` bytes at `bytes` on `host`, copied or borrowed as `mode`
+/// says; NULL with the reason in `status` (a corrupt file names where it is wrong; an
+/// unknown kernel names itself and its location).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_program_load(
+    host: *const hostrt_host,
+    bytes: *const c_void,
+    len: usize,
+    mode: hostrt_load_mode,
+    status: *mut hostrt_status,
+) -> *mut hostrt_program {
+    let mut out = std::ptr::null_mut();
+    // SAFETY: handles checked by the table; `len` readable bytes at `bytes`, by the contract.
+    unsafe {
+        report(status, || {
+            let host = super::host::host(host)?;
+            if bytes.is_null() {
+                return Err(Error::invalid("NULL program bytes"));
+            }
+            let view = std::ptr::slice_from_raw_parts(bytes.cast::<u8>(), len);
+            let inner = match mode {
+                HOSTRT_LOAD_COPY => {
+                    let copy = AlignedBytes::new(&*view);
+                    let at: *const [u8] = copy.as_bytes();
+                    load(host, at, Bytes::Copied(copy))?
+                }
+                HOSTRT_LOAD_BORROW => load(host, view, Bytes::Borrowed)?,
+                other => return Err(Error::invalid(format!("unknown load mode {other}"))),
+            };
+            out = raw::publish(Kind::Program, hostrt_program { inner: Arc::new(inner) });
+            Ok(())
+        })
+    };
+    out
+}
+
+/// Loads the BEF file at `path` on `host`, mapped read-only (no copy); NULL with the reason
+/// in `status`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_program_load_file(
+    host: *const hostrt_host,
+    path: *const c_char,
+    status: *mut hostrt_status,
+) -> *mut hostrt_program {
+    let mut out = std::ptr::null_mut();
+    // SAFETY: handles checked by the table; `path` NULL or a C string, by the contract.
+    unsafe {
+        report(status, || {
+            let host = super::host::host(host)?;
+            let path = text(path).ok_or_else(|| Error::invalid("NULL path"))?;
+            let mapped = MappedBef::open(&*path).map_err(|e| Error::new(HOSTRT_NOT_FOUND, e.to_string()))?;
+            let at: *const [u8] = mapped.bytes();
+            let inner = load(host, at, Bytes::Mapped(mapped))?;
+            out = raw::publish(Kind::Program, hostrt_program { inner: Arc::new(inner) });
+            Ok(())
+        })
+    };
+    out
+}
+
+/// Destroys a program handle. Results and calls made from it keep what they need; the
+/// program's memory goes with the last of them.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_program_destroy(
+    program: *mut hostrt_program,
+    status: *mut hostrt_status,
+) -> hostrt_code {
+    // SAFETY: checked by the table.
+    unsafe { report(status, || raw::take(program, Kind::Program).map(drop).map_err(Error::invalid)) }
+}
+
+/// The program behind a handle, shared.
+///
+/// # Safety
+/// As for `raw::get`.
+pub(crate) unsafe fn shared(p: *const hostrt_program) -> Result<Arc<ProgramInner>, Error> {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { raw::get(p, Kind::Program) }.map(|p| p.inner.clone()).map_err(Error::invalid)
+}
+
+/// The name and the argument and result types of function `name` of `program`.
+///
+/// # Safety
+/// As for `raw::get`; `name` is NULL or a C string.
+unsafe fn signature(
+    program: *const hostrt_program,
+    name: *const c_char,
+) -> Result<(String, Vec<hostrt_type>, Vec<hostrt_type>), Error> {
+    // SAFETY: the caller's contract, passed on.
+    let (p, name) =
+        unsafe { (shared(program)?, text(name).ok_or_else(|| Error::invalid("NULL function name"))?) };
+    let (args, results) = p.signature(p.function(&name)?);
+    Ok((name.into_owned(), args, results))
+}
+
+/// How many functions the program has (0 for a bad handle).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_program_function_count(program: *const hostrt_program) -> usize {
+    // SAFETY: checked by the table.
+    crate::ffi::guard(0, || unsafe { raw::get(program, Kind::Program) }.map_or(0, |p| p.inner.names.len()))
+}
+
+/// The name of function `index`, valid while the program lives; NULL for a bad handle or
+/// index.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_program_function_name(
+    program: *const hostrt_program,
+    index: usize,
+) -> *const c_char {
+    crate::ffi::guard(std::ptr::null(), || {
+        // SAFETY: checked by the table.
+        let p = unsafe { raw::get(program, Kind::Program) };
+        p.ok().and_then(|p| p.inner.names.get(index)).map_or(std::ptr::null(), |n| n.as_ptr())
+    })
+}
+
+/// The signature of function `name`: how many arguments and results it has (outputs may be
+/// NULL). `HOSTRT_NOT_FOUND` when there is no such function.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_program_signature(
+    program: *const hostrt_program,
+    name: *const c_char,
+    num_args: *mut usize,
+    num_results: *mut usize,
+    status: *mut hostrt_status,
+) -> hostrt_code {
+    // SAFETY: handles checked by the table; outputs NULL or writable, by the contract.
+    unsafe {
+        report(status, || {
+            let (_, args, results) = signature(program, name)?;
+            if let Some(n) = num_args.as_mut() {
+                *n = args.len();
+            }
+            if let Some(n) = num_results.as_mut() {
+                *n = results.len();
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The type of argument (`is_result` false) or result `index` of function `name`, written
+/// to `*type_`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_program_type(
+    program: *const hostrt_program,
+    name: *const c_char,
+    is_result: bool,
+    index: usize,
+    type_: *mut hostrt_type,
+    status: *mut hostrt_status,
+) -> hostrt_code {
+    // SAFETY: handles checked by the table; `type_` NULL or writable, by the contract.
+    unsafe {
+        report(status, || {
+            let (name, args, results) = signature(program, name)?;
+            let list = if is_result { results } else { args };
+            let t = list.get(index).copied().ok_or_else(|| {
+                Error::new(
+                    HOSTRT_OUT_OF_RANGE,
+                    format!(
+                        "'{name}' has {} {}",
+                        list.len(),
+                        if is_result { "results" } else { "arguments" }
+                    ),
+                )
+            })?;
+            *type_.as_mut().ok_or_else(|| Error::invalid("NULL type output"))? = t;
+            Ok(())
+        })
+    }
+}
