@@ -71,6 +71,19 @@ cross_build() {
     fi
 }
 
+# Phone targets for the static libraries (cargo xtask libs): best effort; a target that
+# cannot be installed is skipped by that step with a message.
+HOSTRT_PHONE_TARGETS="aarch64-linux-android armv7-linux-androideabi x86_64-linux-android aarch64-apple-ios"
+export HOSTRT_PHONE_TARGETS
+if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
+    missing_phone=$(comm -23 <(tr ' ' '\n' <<<"$HOSTRT_PHONE_TARGETS" | sort) <(rustup target list --installed | sort))
+    if [ -n "$missing_phone" ]; then
+        # shellcheck disable=SC2086
+        timeout 300 rustup target add $missing_phone >/dev/null 2>&1 \
+            || echo "setup: could not install the phone targets (cargo xtask libs skips them)" >&2
+    fi
+fi
+
 # Nightly tools for the Miri and fuzz-smoke steps of scripts/test.sh. Best effort: when they
 # cannot be installed (offline, Debian route) those steps say they are skipped.
 if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then

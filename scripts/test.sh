@@ -77,6 +77,9 @@ else
     echo "skipped: $conf not found"
 fi
 
+step "static libraries for phones (Android, iOS): symbols checked, linked size (cargo xtask libs)"
+cargo xtask libs
+
 step "unit, integration and doc tests"
 cargo test --workspace
 

@@ -194,8 +194,23 @@ fn run() -> Result<bool, String> {
     Ok(ok)
 }
 
+mod libs;
+
 fn main() -> ExitCode {
     match std::env::args().nth(1).as_deref() {
+        Some("libs") => {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .unwrap_or(std::path::Path::new("."));
+            match libs::run(root) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
+                Err(e) => {
+                    eprintln!("xtask libs: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Some("size") => match run() {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::FAILURE,
@@ -205,7 +220,7 @@ fn main() -> ExitCode {
             }
         },
         _ => {
-            eprintln!("usage: cargo xtask size [--update-baseline]");
+            eprintln!("usage: cargo xtask size [--update-baseline] | cargo xtask libs");
             ExitCode::FAILURE
         }
     }

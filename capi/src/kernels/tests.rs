@@ -266,6 +266,7 @@ unsafe extern "C-unwind" fn attr_create(ctx: *mut TF_OpKernelConstruction) -> *m
                 TF_OpKernelConstruction_GetAttrTensorList(ctx, c"Attr".as_ptr(), &mut v, 1, &mut s);
                 assert_eq!(s.code(), TF_INVALID_ARGUMENT);
                 TF_OpKernelConstruction_GetAttrTensor(ctx, c"Attr".as_ptr(), &mut t, &mut s);
+                TF_DeleteTensor(t);
             }
             other => panic!("{other}"),
         }

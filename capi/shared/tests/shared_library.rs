@@ -1,4 +1,4 @@
-//! The shared library `libhostrt.so` (this crate's cdylib) exports every function the
+//! The shared library `libhostrt.so` (this package's cdylib) exports every function the
 //! headers declare, and a C program linked against it can use the API and load a plugin
 //! whose `TF_*` symbols the library resolves. Linux only (the test reads ELF symbols with
 //! `nm` and links with `cc`); skips, with a message, where the tools are missing.
@@ -40,9 +40,21 @@ fn the_shared_library_exports_the_declared_functions() {
         .filter(|s| s.starts_with("TF_"))
         .collect();
     exported.sort();
-    let mut declared: Vec<&str> = hostrt::plugin::EXPORTS.iter().map(|e| e.0).collect();
+    let mut declared: Vec<&str> = hostrt_capi::plugin::EXPORTS.iter().map(|e| e.0).collect();
     declared.sort();
     assert_eq!(exported, declared, "TF_* functions exported by {} vs declared", lib.display());
+    // And every function of the embedding API's header.
+    let header = Path::new(env!("CARGO_MANIFEST_DIR")).join("../include/hostrt/hostrt.h");
+    let header = std::fs::read_to_string(header).unwrap();
+    let embedding: Vec<&str> = header
+        .split('(')
+        .filter_map(|before| before.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next())
+        .filter(|w| w.starts_with("hostrt_"))
+        .collect();
+    assert!(embedding.len() > 30, "{embedding:?}");
+    for f in embedding {
+        assert!(symbols.lines().any(|l| l.split_whitespace().nth(2) == Some(f)), "{f} is not exported");
+    }
 }
 
 #[test]
@@ -52,7 +64,7 @@ fn a_c_program_linked_with_it_loads_a_plugin() {
         return;
     }
     let lib = shared_library().expect("cargo builds libhostrt.so with the tests");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let include = root.join("include");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("shared-library");
     std::fs::create_dir_all(&dir).unwrap();
@@ -71,7 +83,7 @@ fn a_c_program_linked_with_it_loads_a_plugin() {
     run(Command::new("cc")
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-I"])
         .arg(&include)
-        .arg(root.join("tests/c/shared_library.c"))
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/shared_library.c"))
         .arg(&lib)
         .arg(format!("-Wl,-rpath,{}", lib.parent().unwrap().display()))
         .arg("-ldl")
