@@ -47,6 +47,10 @@ command -v qemu-system-arm >/dev/null 2>&1 || apt_install qemu-system-arm
 # user-mode QEMU for the aarch64/armv7 tests (scripts/qemu.sh). apt_install skips what is there.
 apt_install qemu-system-misc qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
     gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
+# clang compiles the Swift/Objective-C header as C, C++ and Objective-C (capi/tests/header.rs);
+# a JDK runs the Android binding's Java classes on the host (capi/shared/tests/jni.rs).
+apt_install clang
+command -v javac >/dev/null 2>&1 || apt_install default-jdk-headless
 
 # Run cargo in a bare-metal firmware workspace (its own Cargo.toml and .cargo/config.toml).
 firmware_cargo() {

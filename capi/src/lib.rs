@@ -28,6 +28,8 @@ pub mod c_api;
 pub mod datatype;
 pub mod embed;
 mod ffi;
+#[cfg(any(target_os = "android", feature = "jni"))]
+pub mod jni;
 pub mod kernels;
 pub mod op_def;
 pub mod ops;

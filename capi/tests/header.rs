@@ -2,6 +2,9 @@
 //! this test regenerates it and fails on any difference, so the checked-in header never
 //! drifts from the library. `HOSTRT_BLESS=1 cargo test -p hostrt-capi --test header`
 //! rewrites it after a deliberate change. The header must also compile as C11 and C++17.
+//! `hostrt_swift.h` (the Swift/Objective-C face, with nullability and Swift names) must
+//! redeclare every function of `hostrt.h` and compile with clang as C, C++ and Objective-C,
+//! also imported as the module of `module.modulemap`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -82,4 +85,53 @@ fn the_header_compiles_as_c_and_cpp() {
     let source = "#include \"hostrt/hostrt.h\"\nint main(void) { return hostrt_abi_version() == HOSTRT_ABI_VERSION ? 0 : 1; }\n";
     compiles("cc", &["-std=c11"], source);
     compiles("c++", &["-std=c++17", "-x", "c++"], source);
+}
+
+/// The names of the functions declared in `text` (`hostrt_*` before a parenthesis).
+fn functions(text: &str) -> std::collections::BTreeSet<String> {
+    text.split('(')
+        .filter_map(|before| before.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next())
+        .filter(|w| w.starts_with("hostrt_"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_swift_header_is_complete_and_compiles_with_clang() {
+    let include = root().join("include/hostrt");
+    let base = functions(&std::fs::read_to_string(include.join("hostrt.h")).unwrap());
+    let swift = functions(&std::fs::read_to_string(include.join("hostrt_swift.h")).unwrap());
+    let missing: Vec<_> = base.difference(&swift).collect();
+    assert!(missing.is_empty(), "hostrt_swift.h does not redeclare {missing:?}");
+    assert!(base.len() > 30);
+    if Command::new("clang").arg("--version").output().is_err() {
+        eprintln!("skipped the clang checks: no clang (scripts/setup.sh installs it)");
+        return;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hostrt-swift-header");
+    std::fs::create_dir_all(&dir).unwrap();
+    let check = |lang: &str, file: &str, source: &str, extra: &[&str]| {
+        let path = dir.join(file);
+        std::fs::write(&path, source).unwrap();
+        let out = Command::new("clang")
+            .args(["-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-Wnullability-completeness", "-x", lang])
+            .args(extra)
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "clang -x {lang}:\n{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let use_it = "int main(void) { return hostrt_abi_version() == HOSTRT_ABI_VERSION ? 0 : 1; }\n";
+    let include_flag = format!("-I{}", root().join("include").display());
+    for lang in ["c", "c++", "objective-c"] {
+        check(lang, "use.c", &format!("#include \"hostrt/hostrt_swift.h\"\n{use_it}"), &[&include_flag]);
+    }
+    let module_flag = format!("-I{}", include.display());
+    let cache = format!("-fmodules-cache-path={}", dir.join("modules").display());
+    check(
+        "objective-c",
+        "use.m",
+        &format!("@import Hostrt;\n{use_it}"),
+        &["-fmodules", &module_flag, &cache],
+    );
 }

@@ -242,11 +242,20 @@ pub fn run(root: &Path) -> Result<bool, String> {
         let lib = cargo_build(root, target, &[])?;
         let Symbols { defined, ours, undefined } = symbols(&lib, target.contains("apple"))?;
         let missing: Vec<_> = api.iter().filter(|f| !defined.contains(*f)).collect();
-        let leaked: Vec<_> = ours.iter().filter(|s| !api.contains(*s) && !internal(s)).collect();
+        // The JNI functions of the Android binding are API there too.
+        let jni = ours.iter().filter(|s| s.starts_with("Java_ai_hostrt_")).count();
+        let leaked: Vec<_> = ours
+            .iter()
+            .filter(|s| !api.contains(*s) && !internal(s) && !s.starts_with("Java_ai_hostrt_"))
+            .collect();
+        if target.contains("android") && jni == 0 {
+            ok = false;
+            println!("  FAIL: no JNI functions (src/jni.rs) in the Android archive");
+        }
         let foreign: Vec<_> = undefined.iter().filter(|s| !platform(s, &libc)).collect();
         let size = std::fs::metadata(&lib).map_err(|e| e.to_string())?.len();
         println!(
-            "{target}: libhostrt.a {size} bytes; {} API functions defined; {} global symbols of hostrt's objects; {} symbols left to the platform",
+            "{target}: libhostrt.a {size} bytes; {} API functions and {jni} JNI functions defined; {} global symbols of hostrt's objects; {} symbols left to the platform",
             api.len() - missing.len(),
             ours.len(),
             undefined.len()

@@ -141,6 +141,22 @@ fn run(
     Ok(hostrt_results { results, types: p.signature(f).1, program: p.clone() })
 }
 
+/// Calls function `name` of `p` with the `n` values at `args` and waits for its results.
+///
+/// # Safety
+/// `args` is NULL or `n` readable values; their tensor handles are checked by the table.
+pub(crate) unsafe fn call(
+    p: &Arc<ProgramInner>,
+    name: &str,
+    args: *const hostrt_value,
+    n: usize,
+) -> Result<hostrt_results, Error> {
+    let f = p.function(name)?;
+    // SAFETY: the caller's contract, passed on.
+    let values = unsafe { arguments(p, name, f, args, n) }?;
+    run(p, name, f, &values, &RequestContext::new())
+}
+
 /// Calls function `name` of `program` with `nargs` arguments and waits for its results:
 /// `*results` is a new handle (destroy it) when this returns `HOSTRT_OK`. A result that
 /// failed is reported when it is read ([`hostrt_results_get`]); the call itself fails for
@@ -164,10 +180,7 @@ pub unsafe extern "C" fn hostrt_call(
             *out = std::ptr::null_mut();
             let p = super::program::shared(program)?;
             let name = text(name).ok_or_else(|| Error::invalid("NULL function name"))?;
-            let f = p.function(&name)?;
-            let values = arguments(&p, &name, f, args, nargs)?;
-            let r = run(&p, &name, f, &values, &RequestContext::new())?;
-            *out = raw::publish(Kind::Results, r);
+            *out = raw::publish(Kind::Results, call(&p, &name, args, nargs)?);
             Ok(())
         })
     }
@@ -292,7 +305,7 @@ pub unsafe extern "C" fn hostrt_async_call_destroy(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hostrt_results_count(results: *const hostrt_results) -> usize {
     // SAFETY: checked by the table.
-    guard(0, || unsafe { raw::get(results, Kind::Results) }.map_or(0, |r| r.results.len()))
+    guard(0, || unsafe { raw::get(results, Kind::Results) }.map_or(0, |r| r.len()))
 }
 
 /// Reads result `index` into `*value`: its type and value, a new tensor handle for a tensor.
@@ -310,38 +323,49 @@ pub unsafe extern "C" fn hostrt_results_get(
         report(status, || {
             let r = raw::get(results, Kind::Results).map_err(Error::invalid)?;
             let out = value.as_mut().ok_or_else(|| Error::invalid("NULL value output"))?;
-            let v = std::ops::Deref::deref(&r.results).get(index).ok_or_else(|| {
-                Error::new(HOSTRT_OUT_OF_RANGE, format!("result {index} of {}", r.results.len()))
-            })?;
-            if let Some(d) = v.get_error() {
-                return Err(Error::from(d));
-            }
-            let t = r.types[index];
-            let mut o = hostrt_value { type_: t, i: 0, f: 0.0, tensor: std::ptr::null_mut() };
-            let wrong = || {
-                Error::new(HOSTRT_INVALID_ARGUMENT, format!("result {index} does not hold its declared type"))
-            };
-            match t {
-                HOSTRT_TYPE_BOOL => o.i = i64::from(*v.get::<bool>().ok_or_else(wrong)?),
-                HOSTRT_TYPE_I32 => o.i = i64::from(*v.get::<i32>().ok_or_else(wrong)?),
-                HOSTRT_TYPE_I64 => o.i = *v.get::<i64>().ok_or_else(wrong)?,
-                HOSTRT_TYPE_F32 => o.f = f64::from(*v.get::<f32>().ok_or_else(wrong)?),
-                HOSTRT_TYPE_F64 => o.f = *v.get::<f64>().ok_or_else(wrong)?,
-                HOSTRT_TYPE_CHAIN => {}
-                HOSTRT_TYPE_TENSOR => {
-                    let tensor = v.get::<DenseHostTensor>().ok_or_else(wrong)?.clone();
-                    o.tensor = hostrt_tensor::publish(tensor, r.program.host.clone());
-                }
-                _ => {
-                    return Err(Error::new(
-                        HOSTRT_UNIMPLEMENTED,
-                        format!("result {index} has a type this API cannot pass"),
-                    ));
-                }
-            }
-            *out = o;
+            *out = r.get(index)?;
             Ok(())
         })
+    }
+}
+
+impl hostrt_results {
+    /// Result `index` as a value (a new tensor handle for a tensor), or its error.
+    pub(crate) fn get(&self, index: usize) -> Result<hostrt_value, Error> {
+        let v = std::ops::Deref::deref(&self.results).get(index).ok_or_else(|| {
+            Error::new(HOSTRT_OUT_OF_RANGE, format!("result {index} of {}", self.results.len()))
+        })?;
+        if let Some(d) = v.get_error() {
+            return Err(Error::from(d));
+        }
+        let t = self.types[index];
+        let mut o = hostrt_value { type_: t, i: 0, f: 0.0, tensor: std::ptr::null_mut() };
+        let wrong =
+            || Error::new(HOSTRT_INVALID_ARGUMENT, format!("result {index} does not hold its declared type"));
+        match t {
+            HOSTRT_TYPE_BOOL => o.i = i64::from(*v.get::<bool>().ok_or_else(wrong)?),
+            HOSTRT_TYPE_I32 => o.i = i64::from(*v.get::<i32>().ok_or_else(wrong)?),
+            HOSTRT_TYPE_I64 => o.i = *v.get::<i64>().ok_or_else(wrong)?,
+            HOSTRT_TYPE_F32 => o.f = f64::from(*v.get::<f32>().ok_or_else(wrong)?),
+            HOSTRT_TYPE_F64 => o.f = *v.get::<f64>().ok_or_else(wrong)?,
+            HOSTRT_TYPE_CHAIN => {}
+            HOSTRT_TYPE_TENSOR => {
+                let tensor = v.get::<DenseHostTensor>().ok_or_else(wrong)?.clone();
+                o.tensor = hostrt_tensor::publish(tensor, self.program.host.clone());
+            }
+            _ => {
+                return Err(Error::new(
+                    HOSTRT_UNIMPLEMENTED,
+                    format!("result {index} has a type this API cannot pass"),
+                ));
+            }
+        }
+        Ok(o)
+    }
+
+    /// How many results.
+    pub(crate) fn len(&self) -> usize {
+        self.results.len()
     }
 }
 

@@ -156,6 +156,31 @@ unsafe fn new_arena(options: &hostrt_host_options) -> Result<Option<Arena>, Erro
     }
 }
 
+/// A host made as `o` says.
+///
+/// # Safety
+/// `o.arena` is NULL or `o.arena_bytes` writable bytes that outlive the host.
+pub(crate) unsafe fn new_host(o: &hostrt_host_options) -> Result<Arc<HostInner>, Error> {
+    // SAFETY: the caller's contract, passed on.
+    let arena = unsafe { new_arena(o) }?;
+    let alloc = match &arena {
+        Some(a) => a.alloc,
+        None => crate::tensor::heap()
+            .ok_or_else(|| Error::new(HOSTRT_RESOURCE_EXHAUSTED, "every allocator slot is taken"))?,
+    };
+    let queue: Box<dyn ConcurrentWorkQueue> = if o.worker_threads == 0 {
+        Box::new(SingleThreadedWorkQueue::new())
+    } else {
+        Box::new(MultiThreadedWorkQueue::new(o.worker_threads as usize, o.blocking_threads as usize))
+    };
+    // SAFETY: the queue is boxed (a stable address) and dropped after the context, which is
+    // declared before it in `HostInner`.
+    let q: &'static dyn ConcurrentWorkQueue = unsafe { &*std::ptr::from_ref(&*queue) };
+    let context = HostContext::new(alloc, q);
+    let call_lock = (o.worker_threads == 0).then(|| Mutex::new(()));
+    Ok(Arc::new(HostInner { context, _queue: queue, arena, call_lock }))
+}
+
 /// Sets `options` to the defaults: no arena (the system heap), the single-threaded queue.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hostrt_host_options_init(options: *mut hostrt_host_options) {
@@ -195,23 +220,7 @@ pub unsafe extern "C" fn hostrt_host_new(
                 }
                 o = *given;
             }
-            let arena = new_arena(&o)?;
-            let alloc = match &arena {
-                Some(a) => a.alloc,
-                None => crate::tensor::heap()
-                    .ok_or_else(|| Error::new(HOSTRT_RESOURCE_EXHAUSTED, "every allocator slot is taken"))?,
-            };
-            let queue: Box<dyn ConcurrentWorkQueue> = if o.worker_threads == 0 {
-                Box::new(SingleThreadedWorkQueue::new())
-            } else {
-                Box::new(MultiThreadedWorkQueue::new(o.worker_threads as usize, o.blocking_threads as usize))
-            };
-            // SAFETY: the queue is boxed (a stable address) and dropped after the context,
-            // which is declared before it in `HostInner`.
-            let q: &'static dyn ConcurrentWorkQueue = &*std::ptr::from_ref(&*queue);
-            let context = HostContext::new(alloc, q);
-            let call_lock = (o.worker_threads == 0).then(|| Mutex::new(()));
-            let inner = Arc::new(HostInner { context, _queue: queue, arena, call_lock });
+            let inner = new_host(&o)?;
             out = raw::publish(Kind::Host, hostrt_host { inner });
             Ok(())
         })

@@ -9,12 +9,12 @@
 //! Layering: `raw` keeps the table of live handles, the only place handles become
 //! references; the other modules are one per handle kind.
 
-mod call;
-mod host;
-mod program;
-mod raw;
-mod status;
-mod tensor;
+pub(crate) mod call;
+pub(crate) mod host;
+pub(crate) mod program;
+pub(crate) mod raw;
+pub(crate) mod status;
+pub(crate) mod tensor;
 
 pub use call::*;
 pub use host::*;

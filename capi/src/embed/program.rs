@@ -119,6 +119,28 @@ fn kernels() -> &'static KernelRegistry<1024> {
     })
 }
 
+/// Loads a copy of `bytes` on `host`.
+pub(crate) fn load_copy(host: Arc<HostInner>, bytes: &[u8]) -> Result<ProgramInner, Error> {
+    let copy = AlignedBytes::new(bytes);
+    let at: *const [u8] = copy.as_bytes();
+    // SAFETY: the copy is kept with the program and never changed.
+    unsafe { load(host, at, Bytes::Copied(copy)) }
+}
+
+/// Loads the BEF file at `path` on `host`, mapped read-only.
+pub(crate) fn load_mapped(host: Arc<HostInner>, path: &str) -> Result<ProgramInner, Error> {
+    let mapped = MappedBef::open(path).map_err(|e| Error::new(HOSTRT_NOT_FOUND, e.to_string()))?;
+    let at: *const [u8] = mapped.bytes();
+    // SAFETY: the mapping is kept with the program; it is private and read-only.
+    unsafe { load(host, at, Bytes::Mapped(mapped)) }
+}
+
+/// The names of the program's functions, in order (for the JNI binding).
+#[cfg(any(target_os = "android", feature = "jni"))]
+pub(crate) fn function_names(p: &ProgramInner) -> impl Iterator<Item = &str> {
+    p.names.iter().map(|n| n.to_str().unwrap_or(""))
+}
+
 /// Loads `bytes` (which `keep` keeps alive) on `host`.
 ///
 /// # Safety
@@ -161,11 +183,7 @@ pub unsafe extern "C" fn hostrt_program_load(
             }
             let view = std::ptr::slice_from_raw_parts(bytes.cast::<u8>(), len);
             let inner = match mode {
-                HOSTRT_LOAD_COPY => {
-                    let copy = AlignedBytes::new(&*view);
-                    let at: *const [u8] = copy.as_bytes();
-                    load(host, at, Bytes::Copied(copy))?
-                }
+                HOSTRT_LOAD_COPY => load_copy(host, &*view)?,
                 HOSTRT_LOAD_BORROW => load(host, view, Bytes::Borrowed)?,
                 other => return Err(Error::invalid(format!("unknown load mode {other}"))),
             };
@@ -190,9 +208,7 @@ pub unsafe extern "C" fn hostrt_program_load_file(
         report(status, || {
             let host = super::host::host(host)?;
             let path = text(path).ok_or_else(|| Error::invalid("NULL path"))?;
-            let mapped = MappedBef::open(&*path).map_err(|e| Error::new(HOSTRT_NOT_FOUND, e.to_string()))?;
-            let at: *const [u8] = mapped.bytes();
-            let inner = load(host, at, Bytes::Mapped(mapped))?;
+            let inner = load_mapped(host, &path)?;
             out = raw::publish(Kind::Program, hostrt_program { inner: Arc::new(inner) });
             Ok(())
         })

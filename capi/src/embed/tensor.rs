@@ -98,22 +98,41 @@ pub unsafe extern "C" fn hostrt_tensor_new(
     unsafe {
         report(status, || {
             let host = super::host::host(host)?;
-            let meta = shape(dtype, dims, rank)?;
-            let size = meta.data_size().unwrap_or(usize::MAX);
-            if !data.is_null() && len != size {
-                return Err(Error::invalid(format!("{len} bytes given for a tensor of {size} bytes")));
-            }
-            let tensor = DenseHostTensor::new(host.allocator(), meta)
-                .map_err(|e| Error::new(HOSTRT_RESOURCE_EXHAUSTED, format!("tensor of {size} bytes: {e}")))?;
-            if !data.is_null() && size > 0 {
-                let mut to = tensor.write_bytes().map_err(|e| Error::invalid(e.to_string()))?;
-                to.copy_from_slice(std::slice::from_raw_parts(data.cast::<u8>(), size));
-            }
-            out = hostrt_tensor::publish(tensor, host);
+            // SAFETY: `dims` as the contract says.
+            let dims = crate::ffi::slice(dims, i64::try_from(rank).unwrap_or(-1))
+                .ok_or_else(|| Error::invalid("NULL dims"))?;
+            let bytes = (!data.is_null()).then(|| std::slice::from_raw_parts(data.cast::<u8>(), len));
+            out = new_tensor(host, dtype, dims, bytes)?;
             Ok(())
         })
     };
     out
+}
+
+/// A new tensor of `host` with `dims`, its elements copied from `data` (exactly its size) or
+/// zero.
+pub(crate) fn new_tensor(
+    host: Arc<HostInner>,
+    dtype: hostrt_dtype,
+    dims: &[i64],
+    data: Option<&[u8]>,
+) -> Result<*mut hostrt_tensor, Error> {
+    // SAFETY: `dims` is a slice of `dims.len()` values.
+    let meta = unsafe { shape(dtype, dims.as_ptr(), dims.len()) }?;
+    let size = meta.data_size().unwrap_or(usize::MAX);
+    if let Some(d) = data
+        && d.len() != size
+    {
+        return Err(Error::invalid(format!("{} bytes given for a tensor of {size} bytes", d.len())));
+    }
+    let tensor = DenseHostTensor::new(host.allocator(), meta)
+        .map_err(|e| Error::new(HOSTRT_RESOURCE_EXHAUSTED, format!("tensor of {size} bytes: {e}")))?;
+    if let Some(d) = data
+        && size > 0
+    {
+        tensor.write_bytes().map_err(|e| Error::invalid(e.to_string()))?.copy_from_slice(d);
+    }
+    Ok(hostrt_tensor::publish(tensor, host))
 }
 
 /// A tensor over the caller's `len` bytes at `data`, without a copy: they must be aligned

@@ -1,0 +1,46 @@
+package ai.hostrt;
+
+/** A hostrt program (BEF, from `hostrt compile`) loaded with a host of its own: an arena of
+ *  `arenaBytes` (0: the system heap) and `workers` threads (0: calls run on the caller's
+ *  thread). Close it when done. */
+public final class Program implements AutoCloseable {
+  static {
+    System.loadLibrary("hostrt");
+  }
+
+  private long handle;
+
+  private Program(long handle) {
+    this.handle = handle;
+  }
+
+  /** Loads a copy of `bef`. Throws HostrtException for a corrupt program or an unknown kernel. */
+  public static Program load(byte[] bef, long arenaBytes, int workers) {
+    return new Program(nativeLoad(bef, arenaBytes, workers));
+  }
+
+  /** The names of the program's functions. */
+  public String[] functions() {
+    return nativeFunctions(handle);
+  }
+
+  /** Calls `function` with arguments of its types (Integer, Long, Float, Double, Boolean,
+   *  Tensor) and returns its results, boxed the same way (a chain is null). A result that
+   *  failed throws its error, with the failing kernel's location. */
+  public Object[] call(String function, Object... args) {
+    return nativeCall(handle, function, args);
+  }
+
+  @Override
+  public void close() {
+    if (handle != 0) {
+      nativeClose(handle);
+      handle = 0;
+    }
+  }
+
+  private static native long nativeLoad(byte[] bef, long arenaBytes, int workers);
+  private static native String[] nativeFunctions(long handle);
+  private static native Object[] nativeCall(long handle, String function, Object[] args);
+  private static native void nativeClose(long handle);
+}

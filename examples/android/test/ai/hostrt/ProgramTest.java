@@ -1,0 +1,73 @@
+package ai.hostrt;
+
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.Arrays;
+
+/** The binding on the host's JDK: `java -Djava.library.path=DIR -cp CLASSES ai.hostrt.ProgramTest
+ *  calls.bef digits.bef`. Prints the digits classes as `hostrt run` prints them; exits 1 on the
+ *  first failed check. */
+public final class ProgramTest {
+  private static void check(boolean ok, String what) {
+    if (!ok) {
+      System.err.println("FAILED: " + what);
+      System.exit(1);
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    try (Program calls = Program.load(Files.readAllBytes(Paths.get(args[0])), 1 << 20, 0)) {
+      check(Arrays.asList(calls.functions()).contains("divmod"), "functions()");
+      Object[] r = calls.call("divmod", 17, 5);
+      check(r.length == 2 && (Integer) r[0] == 3 && (Integer) r[1] == 2, "divmod(17, 5)");
+      try (Tensor x = Tensor.ofFloats(new float[] {1.5f, -2f, 4f}, 3)) {
+        Object[] same = calls.call("same", x);
+        try (Tensor y = (Tensor) same[0]) {
+          check(Arrays.equals(y.toFloats(), new float[] {1.5f, -2f, 4f}), "tensor round trip");
+          check(Arrays.equals(y.dims(), new long[] {3}) && y.dtype() == 1, "dims and dtype");
+        }
+      }
+      // Errors are exceptions with a code and the kernel's location.
+      try {
+        calls.call("divmod", 1, 0);
+        check(false, "division by zero throws");
+      } catch (HostrtException e) {
+        check(e.getMessage().contains("Divide by zero") && e.getMessage().contains("calls.mlir:"), e.getMessage());
+      }
+      try {
+        calls.call("divmod", 1);
+        check(false, "a wrong argument count throws");
+      } catch (HostrtException e) {
+        check(e.code == 3, "INVALID_ARGUMENT for a wrong count: " + e.code);
+      }
+      try {
+        calls.call("divmod", 1.0f, 2);
+        check(false, "a wrong argument type throws");
+      } catch (HostrtException e) {
+        check(e.code == 3 && e.getMessage().contains("has type f32"), e.getMessage());
+      }
+    }
+    try {
+      Program.load(new byte[] {1, 2, 3}, 0, 0);
+      check(false, "a corrupt program throws");
+    } catch (HostrtException e) {
+      check(e.code == 15, "DATA_LOSS for a corrupt program: " + e.code);
+    }
+    // The digits model with an input made in Java (its own test images, copied).
+    try (Program digits = Program.load(Files.readAllBytes(Paths.get(args[1])), 4 << 20, 2)) {
+      float[] pixels;
+      long[] dims;
+      try (Tensor images = (Tensor) digits.call("test_images")[0]) {
+        pixels = images.toFloats();
+        dims = images.dims();
+      }
+      try (Tensor input = Tensor.ofFloats(pixels, dims);
+          Tensor classes = (Tensor) digits.call("classify", input)[0]) {
+        int[] c = classes.toInts();
+        StringBuilder line = new StringBuilder("DenseHostTensor dtype = i32, shape = [" + c.length + "], values = [");
+        for (int i = 0; i < c.length; i++) line.append(i == 0 ? "" : ", ").append(c[i]);
+        System.out.println(line.append("]"));
+      }
+    }
+  }
+}
