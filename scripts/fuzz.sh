@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 secs=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate mlir_parse mlir_run btf_read dense_attr capi_register)
+[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate mlir_parse mlir_run btf_read dense_attr capi_register embed_call)
 corpus=$PWD/target/fuzz-corpus
-mkdir -p "$corpus"/{bef_load,bef_mutate,mlir_parse,mlir_run,btf_read,dense_attr,capi_register}
+mkdir -p "$corpus"/{bef_load,bef_mutate,mlir_parse,mlir_run,btf_read,dense_attr,capi_register,embed_call}
 conf=../shared/conformance/tfrt
 if [ -d "$conf" ]; then
     cargo build -q -p hostrt
@@ -42,6 +42,11 @@ printf 'a T: {float, int32}\ni x: T\no y: T\n' >"$corpus/capi_register/typed"
 printf 'a N: int >= 1 = 2\na T: type = DT_FLOAT\ni values: N * T\no sum: T\n' >"$corpus/capi_register/list"
 printf "a padding: {'SAME', 'VALID'} = 'SAME'\na ksize: list(int) >= 4\ni x: Ref(float)\no y: float\n" >"$corpus/capi_register/strings"
 printf 'a Tin: list(type) >= 0 = []\ni args: Tin\no out: int64\n' >"$corpus/capi_register/typelist"
+# Calls of the embedding target's fixed program: divmod(i32, i32), a tensor through same(),
+# and a relu+argmax over a 2-D f32 tensor (fuzz/fuzz_targets/embed_call.rs reads the bytes).
+printf '\001\000\000\002\002\005\002\003' >"$corpus/embed_call/divmod"
+printf '\001\000\001\001\017\000\000\000\001\003\001' >"$corpus/embed_call/same"
+printf '\001\000\003\002\017\000\000\000\002\004\003\001\007' >"$corpus/embed_call/classify"
 # The project's own programs seed the run target too (recursion, streams, natives).
 cp examples/firmware/programs/*.mlir tools/tests/programs/*.mlir "$corpus/mlir_run/"
 for t in "${targets[@]}"; do

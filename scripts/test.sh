@@ -81,6 +81,8 @@ step "static libraries for phones (Android, iOS): symbols checked, linked size (
 cargo xtask libs
 
 step "unit, integration and doc tests"
+# The libraries the C, C++ and Java tests link against (cargo test builds only rlibs).
+cargo build -q -p hostrt-capi -p hostrt-shared
 cargo test --workspace
 
 step "fuzz smoke (10 s per target; the long runs are scripts/fuzz.sh)"

@@ -23,12 +23,13 @@ fn ok(cmd: &mut Command) -> Option<String> {
 
 #[test]
 fn the_c_app_prints_what_hostrt_run_prints() {
-    // Cargo builds the static library with the hostrt executable this test runs.
+    // `cargo test` builds rlibs only: the static library comes from `cargo build -p
+    // hostrt-capi`, which scripts/test.sh runs first.
     let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
     let lib = [deps.join("libhostrt.a"), deps.parent().unwrap().join("libhostrt.a")]
         .into_iter()
         .find(|p| p.exists())
-        .expect("libhostrt.a next to the test binary");
+        .expect("no libhostrt.a in the target directory: run `cargo build -p hostrt-capi` first");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("app-c");
     std::fs::create_dir_all(&dir).unwrap();
     let (app, bef) = (dir.join("app"), dir.join("digits.bef"));

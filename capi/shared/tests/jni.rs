@@ -69,7 +69,7 @@ fn the_java_classes_run_programs_through_jni() {
     let lib_dir = [deps.clone(), deps.parent().unwrap().to_path_buf()]
         .into_iter()
         .find(|d| d.join("libhostrt.so").exists())
-        .expect("cargo builds libhostrt.so with the tests");
+        .expect("no libhostrt.so in the target directory: run `cargo build -p hostrt-shared` first");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("jni");
     let classes = dir.join("classes");
     std::fs::create_dir_all(&classes).unwrap();

@@ -29,7 +29,8 @@ fn the_shared_library_exports_the_declared_functions() {
         eprintln!("skipped: the check reads ELF dynamic symbols");
         return;
     }
-    let lib = shared_library().expect("cargo builds libhostrt.so with the tests");
+    let lib = shared_library()
+        .expect("no libhostrt.so in the target directory: run `cargo build -p hostrt-shared` first");
     let Some(symbols) = run(Command::new("nm").args(["-D", "--defined-only"]).arg(&lib)) else {
         eprintln!("skipped: no nm");
         return;
@@ -63,7 +64,8 @@ fn a_c_program_linked_with_it_loads_a_plugin() {
         eprintln!("skipped: builds ELF shared objects");
         return;
     }
-    let lib = shared_library().expect("cargo builds libhostrt.so with the tests");
+    let lib = shared_library()
+        .expect("no libhostrt.so in the target directory: run `cargo build -p hostrt-shared` first");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let include = root.join("include");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("shared-library");

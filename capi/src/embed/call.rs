@@ -43,7 +43,8 @@ pub struct hostrt_value {
 /// The results of a finished call (opaque).
 pub struct hostrt_results {
     results: Results,
-    types: Vec<hostrt_type>,
+    /// The function that made them (its result types).
+    function: u32,
     program: Arc<ProgramInner>,
 }
 
@@ -138,7 +139,7 @@ fn run(
     let exec = ExecutionContext::new(host.context(), request);
     let results =
         p.program().call_in(&exec, name, args).map_err(|e| Error::from(&hostrt_core::Diagnostic::from(e)))?;
-    Ok(hostrt_results { results, types: p.signature(f).1, program: p.clone() })
+    Ok(hostrt_results { results, function: f, program: p.clone() })
 }
 
 /// Calls function `name` of `p` with the `n` values at `args` and waits for its results.
@@ -338,7 +339,7 @@ impl hostrt_results {
         if let Some(d) = v.get_error() {
             return Err(Error::from(d));
         }
-        let t = self.types[index];
+        let t = self.program.signature(self.function).1.get(index).copied().unwrap_or(0);
         let mut o = hostrt_value { type_: t, i: 0, f: 0.0, tensor: std::ptr::null_mut() };
         let wrong =
             || Error::new(HOSTRT_INVALID_ARGUMENT, format!("result {index} does not hold its declared type"));

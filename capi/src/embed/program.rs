@@ -62,6 +62,8 @@ pub(crate) struct ProgramInner {
     program: TfProgram<'static>,
     _bytes: Bytes,
     names: Vec<CString>,
+    /// Argument and result types per function.
+    signatures: Vec<(Vec<hostrt_type>, Vec<hostrt_type>)>,
     pub(crate) host: Arc<HostInner>,
 }
 
@@ -83,12 +85,9 @@ impl ProgramInner {
             .ok_or_else(|| Error::new(HOSTRT_NOT_FOUND, format!("the program has no function '{name}'")))
     }
 
-    /// The argument and result types of function `f`.
-    pub(crate) fn signature(&self, f: u32) -> (Vec<hostrt_type>, Vec<hostrt_type>) {
-        let file = self.program.file();
-        let Some(func) = file.function(f) else { return (Vec::new(), Vec::new()) };
-        let types = |ts: &[u32]| ts.iter().map(|t| type_of(file.type_name(*t))).collect();
-        (types(func.arg_types()), types(func.result_types()))
+    /// The argument and result types of function `f` (made once, at load).
+    pub(crate) fn signature(&self, f: u32) -> (&[hostrt_type], &[hostrt_type]) {
+        self.signatures.get(f as usize).map_or((&[], &[]), |(a, r)| (a.as_slice(), r.as_slice()))
     }
 }
 
@@ -155,11 +154,19 @@ unsafe fn load(host: Arc<HostInner>, bytes: *const [u8], keep: Bytes) -> Result<
         LoadError::Kernel(d) => Error::from(&d),
     })?;
     let file = program.file();
-    let names = (0..file.num_functions() as u32)
-        .filter_map(|i| file.function(i))
-        .map(|f| CString::new(f.name()).unwrap_or_default())
+    let functions: Vec<_> = (0..file.num_functions() as u32).map(|i| file.function(i)).collect();
+    let names = functions
+        .iter()
+        .map(|f| CString::new(f.as_ref().map_or("", |f| f.name())).unwrap_or_default())
         .collect();
-    Ok(ProgramInner { program, _bytes: keep, names, host })
+    let types = |ts: &[u32]| ts.iter().map(|t| type_of(file.type_name(*t))).collect();
+    let signatures = functions
+        .iter()
+        .map(|f| {
+            f.as_ref().map_or((Vec::new(), Vec::new()), |f| (types(f.arg_types()), types(f.result_types())))
+        })
+        .collect();
+    Ok(ProgramInner { program, _bytes: keep, names, signatures, host })
 }
 
 /// Loads a program from `len` bytes at `bytes` on `host`, copied or borrowed as `mode`
@@ -248,7 +255,7 @@ unsafe fn signature(
     let (p, name) =
         unsafe { (shared(program)?, text(name).ok_or_else(|| Error::invalid("NULL function name"))?) };
     let (args, results) = p.signature(p.function(&name)?);
-    Ok((name.into_owned(), args, results))
+    Ok((name.into_owned(), args.to_vec(), results.to_vec()))
 }
 
 /// How many functions the program has (0 for a bad handle).

@@ -4,7 +4,7 @@
 //! behaviour (a handle destroyed while another thread uses it is still the caller's bug).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::RwLock;
 
 /// What a handle points to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,11 +30,38 @@ impl Kind {
     }
 }
 
-static LIVE: Mutex<Option<HashMap<usize, Kind>>> = Mutex::new(None);
+/// Hashes a handle's address: one multiplication (addresses are already well spread; no
+/// attacker chooses them).
+#[derive(Default)]
+struct AddressHasher(u64);
 
-fn with_table<R>(f: impl FnOnce(&mut HashMap<usize, Kind>) -> R) -> R {
-    let mut table = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    f(table.get_or_insert_with(HashMap::new))
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8 | u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type Table = HashMap<usize, Kind, std::hash::BuildHasherDefault<AddressHasher>>;
+
+/// Live handles: looked up on every call (readers share the lock), changed when a handle is
+/// made or destroyed.
+static LIVE: RwLock<Option<Table>> = RwLock::new(None);
+
+fn lookup(p: usize) -> Option<Kind> {
+    LIVE.read().unwrap_or_else(|e| e.into_inner()).as_ref().and_then(|t| t.get(&p).copied())
+}
+
+fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
+    let mut table = LIVE.write().unwrap_or_else(|e| e.into_inner());
+    f(table.get_or_insert_with(Table::default))
 }
 
 /// Gives `value` out as a handle of `kind`.
@@ -53,7 +80,7 @@ pub(crate) unsafe fn get<'a, T>(p: *const T, kind: Kind) -> Result<&'a T, String
     if p.is_null() {
         return Err(format!("NULL {}", kind.name()));
     }
-    match with_table(|t| t.get(&(p as usize)).copied()) {
+    match lookup(p as usize) {
         // SAFETY: registered by `publish` from a Box of `T` for this kind and not yet taken
         // back by `take`; the caller keeps it alive while the reference is used.
         Some(k) if k == kind => Ok(unsafe { &*p }),
