@@ -114,7 +114,7 @@ pub extern "system" fn Java_ai_hostrt_Program_nativeLoad<'l>(
         // SAFETY: no caller memory (hostrt allocates the arena).
         let host = unsafe { crate::embed::host::new_host(&options) }?;
         let inner = crate::embed::program::load_copy(host, &bytes)?;
-        Ok(raw::publish(Kind::Program, hostrt_program { inner: Arc::new(inner) }) as jlong)
+        Ok(raw::publish(Kind::Program, hostrt_program { inner: Arc::new(inner) })? as jlong)
     })
 }
 

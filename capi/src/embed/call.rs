@@ -51,6 +51,33 @@ pub struct hostrt_results {
 // SAFETY: results are available values of Send + Sync payloads, read-only from here on.
 unsafe impl Send for hostrt_results {}
 
+/// Argument values: up to eight without a heap allocation (most calls), more in a `Vec`.
+pub(crate) enum Values {
+    Inline(heapless::Vec<RcAsyncValue, 8>),
+    Heap(Vec<RcAsyncValue>),
+}
+
+impl Values {
+    fn with_capacity(n: usize) -> Self {
+        if n <= 8 { Values::Inline(heapless::Vec::new()) } else { Values::Heap(Vec::with_capacity(n)) }
+    }
+
+    fn push(&mut self, v: RcAsyncValue) {
+        match self {
+            // Never full: made with room for every argument.
+            Values::Inline(a) => drop(a.push(v)),
+            Values::Heap(a) => a.push(v),
+        }
+    }
+
+    fn as_slice(&self) -> &[RcAsyncValue] {
+        match self {
+            Values::Inline(a) => a,
+            Values::Heap(a) => a,
+        }
+    }
+}
+
 /// The values for `args`, checked against function `f`'s parameter types.
 ///
 /// # Safety
@@ -61,7 +88,7 @@ unsafe fn arguments(
     f: u32,
     args: *const hostrt_value,
     n: usize,
-) -> Result<Vec<RcAsyncValue>, Error> {
+) -> Result<Values, Error> {
     let (types, _) = p.signature(f);
     if n != types.len() {
         return Err(Error::invalid(format!("'{name}' takes {} arguments, got {n}", types.len())));
@@ -71,7 +98,7 @@ unsafe fn arguments(
     }
     let alloc = p.host.allocator();
     let oom = |_| Error::new(HOSTRT_RESOURCE_EXHAUSTED, "no memory for an argument");
-    let mut values = Vec::with_capacity(n);
+    let mut values = Values::with_capacity(n);
     for (i, want) in types.iter().enumerate() {
         // SAFETY: `n` values at `args`, by the contract.
         let a = unsafe { *args.add(i) };
@@ -129,7 +156,6 @@ fn type_name(t: hostrt_type) -> &'static str {
 /// run.
 fn run(
     p: &Arc<ProgramInner>,
-    name: &str,
     f: u32,
     args: &[RcAsyncValue],
     request: &RequestContext,
@@ -137,8 +163,10 @@ fn run(
     let host = &p.host;
     let _serial = host.lock_calls();
     let exec = ExecutionContext::new(host.context(), request);
-    let results =
-        p.program().call_in(&exec, name, args).map_err(|e| Error::from(&hostrt_core::Diagnostic::from(e)))?;
+    let results = p
+        .program()
+        .call_index_in(&exec, f, args)
+        .map_err(|e| Error::from(&hostrt_core::Diagnostic::from(e)))?;
     Ok(hostrt_results { results, function: f, program: p.clone() })
 }
 
@@ -155,7 +183,7 @@ pub(crate) unsafe fn call(
     let f = p.function(name)?;
     // SAFETY: the caller's contract, passed on.
     let values = unsafe { arguments(p, name, f, args, n) }?;
-    run(p, name, f, &values, &RequestContext::new())
+    run(p, f, values.as_slice(), &RequestContext::new())
 }
 
 /// Calls function `name` of `program` with `nargs` arguments and waits for its results:
@@ -181,7 +209,7 @@ pub unsafe extern "C" fn hostrt_call(
             *out = std::ptr::null_mut();
             let p = super::program::shared(program)?;
             let name = text(name).ok_or_else(|| Error::invalid("NULL function name"))?;
-            *out = raw::publish(Kind::Results, call(&p, &name, args, nargs)?);
+            *out = raw::publish(Kind::Results, call(&p, &name, args, nargs)?)?;
             Ok(())
         })
     }
@@ -237,13 +265,13 @@ pub unsafe extern "C" fn hostrt_call_async(
                     let (values, user) = (values, user);
                     let r = guard(
                         Err(Error::new(super::status::HOSTRT_INTERNAL, "a panic inside hostrt")),
-                        || run(&prog, &name, f, &values.0, &req),
+                        || run(&prog, f, values.0.as_slice(), &req),
                     );
                     drop(values);
                     let status = super::status::hostrt_status_new();
                     let mut results = std::ptr::null_mut();
                     report(status, || {
-                        results = raw::publish(Kind::Results, r?);
+                        results = raw::publish(Kind::Results, r?)?;
                         Ok(())
                     });
                     if let Some(done) = done {
@@ -254,14 +282,14 @@ pub unsafe extern "C" fn hostrt_call_async(
                 .map_err(|e| {
                     Error::new(HOSTRT_RESOURCE_EXHAUSTED, format!("cannot start the call's thread: {e}"))
                 })?;
-            *out = raw::publish(Kind::Call, hostrt_async_call { request, program: p, thread: Some(thread) });
+            *out = raw::publish(Kind::Call, hostrt_async_call { request, program: p, thread: Some(thread) })?;
             Ok(())
         })
     }
 }
 
 /// Argument values moved to the call's thread.
-struct Send_(Vec<RcAsyncValue>);
+struct Send_(Values);
 // SAFETY: the values are available and their payloads are Send + Sync (tensors, scalars).
 unsafe impl Send for Send_ {}
 
@@ -352,7 +380,7 @@ impl hostrt_results {
             HOSTRT_TYPE_CHAIN => {}
             HOSTRT_TYPE_TENSOR => {
                 let tensor = v.get::<DenseHostTensor>().ok_or_else(wrong)?.clone();
-                o.tensor = hostrt_tensor::publish(tensor, self.program.host.clone());
+                o.tensor = hostrt_tensor::publish(tensor, self.program.host.clone())?;
             }
             _ => {
                 return Err(Error::new(

@@ -221,7 +221,7 @@ pub unsafe extern "C" fn hostrt_host_new(
                 o = *given;
             }
             let inner = new_host(&o)?;
-            out = raw::publish(Kind::Host, hostrt_host { inner });
+            out = raw::publish(Kind::Host, hostrt_host { inner })?;
             Ok(())
         })
     };

@@ -194,7 +194,7 @@ pub unsafe extern "C" fn hostrt_program_load(
                 HOSTRT_LOAD_BORROW => load(host, view, Bytes::Borrowed)?,
                 other => return Err(Error::invalid(format!("unknown load mode {other}"))),
             };
-            out = raw::publish(Kind::Program, hostrt_program { inner: Arc::new(inner) });
+            out = raw::publish(Kind::Program, hostrt_program { inner: Arc::new(inner) })?;
             Ok(())
         })
     };
@@ -216,7 +216,7 @@ pub unsafe extern "C" fn hostrt_program_load_file(
             let host = super::host::host(host)?;
             let path = text(path).ok_or_else(|| Error::invalid("NULL path"))?;
             let inner = load_mapped(host, &path)?;
-            out = raw::publish(Kind::Program, hostrt_program { inner: Arc::new(inner) });
+            out = raw::publish(Kind::Program, hostrt_program { inner: Arc::new(inner) })?;
             Ok(())
         })
     };

@@ -1,10 +1,14 @@
-//! The table of live handles: every handle the embedding API gives out is registered here
-//! with its kind, and turned back into a reference only after the table confirms it. A NULL,
+//! The table of live handles: every handle the embedding API gives out is a slot here that
+//! holds the object and its kind, and is turned back into a reference only after the slot
+//! confirms it. A NULL,
 //! destroyed, foreign or wrongly typed handle is then an error instead of undefined
 //! behaviour (a handle destroyed while another thread uses it is still the caller's bug).
 
-use std::collections::HashMap;
-use std::sync::RwLock;
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+use super::status::{Error, HOSTRT_RESOURCE_EXHAUSTED};
 
 /// What a handle points to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,45 +34,108 @@ impl Kind {
     }
 }
 
-/// Hashes a handle's address: one multiplication (addresses are already well spread; no
-/// attacker chooses them).
-#[derive(Default)]
-struct AddressHasher(u64);
+/// A handle is the address of a slot; the slot holds the object's address with its kind in
+/// the low bits (0: free). Slots live in chunks that are never freed, so reading the slot of
+/// any handle hostrt gave out is sound even after it was destroyed: that is what lets a
+/// destroyed or foreign handle be an error instead of undefined behaviour, with no lock on
+/// the way (a lookup is a range check and one atomic load).
+#[repr(align(8))]
+struct Slot(AtomicUsize);
 
-impl std::hash::Hasher for AddressHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 << 8 | u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+/// Slots per chunk, and chunks at most: 2^20 live handles.
+const CHUNK: usize = 4096;
+const CHUNKS: usize = 256;
+
+/// The chunks made so far (each `CHUNK` slots, leaked on purpose: handles must stay readable).
+static CHUNK_TABLE: [AtomicPtr<Slot>; CHUNKS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; CHUNKS];
+
+/// Free slots, oldest first (a destroyed handle's slot is reused as late as possible, so a
+/// stale handle is caught as long as possible), and how many chunks exist.
+static FREE: Mutex<(VecDeque<usize>, usize)> = Mutex::new((VecDeque::new(), 0));
+
+const KIND_BITS: usize = 0b111;
+
+fn tag(kind: Kind) -> usize {
+    kind as usize + 1
+}
+
+/// The slot at address `p`, if `p` is one.
+fn slot(p: usize) -> Option<&'static Slot> {
+    let size = std::mem::size_of::<Slot>();
+    for chunk in &CHUNK_TABLE {
+        let base = chunk.load(Ordering::Acquire);
+        if base.is_null() {
+            return None;
+        }
+        let base = base as usize;
+        if p >= base && p < base + CHUNK * size && (p - base).is_multiple_of(size) {
+            // SAFETY: a slot of a chunk, which is never freed.
+            return Some(unsafe { &*(p as *const Slot) });
         }
     }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    None
+}
+
+/// A free slot (a new chunk when none is left); `None` when every chunk is made and full.
+fn take_slot() -> Option<usize> {
+    let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+    if free.0.is_empty() {
+        let n = free.1;
+        if n == CHUNKS {
+            return None;
+        }
+        let chunk: Box<[Slot]> = (0..CHUNK).map(|_| Slot(AtomicUsize::new(0))).collect();
+        let base = Box::leak(chunk).as_mut_ptr();
+        CHUNK_TABLE[n].store(base, Ordering::Release);
+        free.1 = n + 1;
+        let size = std::mem::size_of::<Slot>();
+        free.0.extend((0..CHUNK).map(|i| base as usize + i * size));
     }
+    free.0.pop_front()
 }
 
-type Table = HashMap<usize, Kind, std::hash::BuildHasherDefault<AddressHasher>>;
-
-/// Live handles: looked up on every call (readers share the lock), changed when a handle is
-/// made or destroyed.
-static LIVE: RwLock<Option<Table>> = RwLock::new(None);
-
-fn lookup(p: usize) -> Option<Kind> {
-    LIVE.read().unwrap_or_else(|e| e.into_inner()).as_ref().and_then(|t| t.get(&p).copied())
+/// The kind and object address of the live handle `p`.
+fn lookup(p: usize) -> Option<(Kind, usize)> {
+    let word = slot(p)?.0.load(Ordering::Acquire);
+    let kind = match word & KIND_BITS {
+        1 => Kind::Host,
+        2 => Kind::Program,
+        3 => Kind::Tensor,
+        4 => Kind::Results,
+        5 => Kind::Call,
+        6 => Kind::Status,
+        _ => return None,
+    };
+    Some((kind, word & !KIND_BITS))
 }
 
-fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
-    let mut table = LIVE.write().unwrap_or_else(|e| e.into_inner());
-    f(table.get_or_insert_with(Table::default))
+/// Gives `value` out as a handle of `kind`; `RESOURCE_EXHAUSTED` when a million handles are
+/// live.
+pub(crate) fn publish<T>(kind: Kind, value: T) -> Result<*mut T, Error> {
+    const { assert!(std::mem::align_of::<T>() > KIND_BITS) };
+    let full =
+        || Error::new(HOSTRT_RESOURCE_EXHAUSTED, format!("{} live handles: destroy some", CHUNK * CHUNKS));
+    let at = take_slot().ok_or_else(full)?;
+    let object = Box::into_raw(Box::new(value)) as usize;
+    slot(at).ok_or_else(full)?.0.store(object | tag(kind), Ordering::Release);
+    Ok(at as *mut T)
 }
 
-/// Gives `value` out as a handle of `kind`.
-pub(crate) fn publish<T>(kind: Kind, value: T) -> *mut T {
-    let p = Box::into_raw(Box::new(value));
-    with_table(|t| t.insert(p as usize, kind));
-    p
+/// The address of the object behind handle `p`, if it is a live handle of `kind`;
+/// otherwise a message naming what is wrong.
+fn object(p: usize, kind: Kind) -> Result<usize, String> {
+    if p == 0 {
+        return Err(format!("NULL {}", kind.name()));
+    }
+    match lookup(p) {
+        Some((k, object)) if k == kind => Ok(object),
+        Some((k, _)) => Err(format!("a {} was passed where a {} is expected", k.name(), kind.name())),
+        None => Err(format!(
+            "{} {:p} is not live (destroyed, or not made by hostrt)",
+            kind.name(),
+            p as *const ()
+        )),
+    }
 }
 
 /// The value behind handle `p`, if it is a live handle of `kind`; otherwise a message
@@ -77,16 +144,9 @@ pub(crate) fn publish<T>(kind: Kind, value: T) -> *mut T {
 /// # Safety
 /// No other thread destroys `p` while the reference is used.
 pub(crate) unsafe fn get<'a, T>(p: *const T, kind: Kind) -> Result<&'a T, String> {
-    if p.is_null() {
-        return Err(format!("NULL {}", kind.name()));
-    }
-    match lookup(p as usize) {
-        // SAFETY: registered by `publish` from a Box of `T` for this kind and not yet taken
-        // back by `take`; the caller keeps it alive while the reference is used.
-        Some(k) if k == kind => Ok(unsafe { &*p }),
-        Some(k) => Err(format!("a {} was passed where a {} is expected", k.name(), kind.name())),
-        None => Err(format!("{} {p:p} is not live (destroyed, or not made by hostrt)", kind.name())),
-    }
+    // SAFETY: the slot holds a Box of `T` made by `publish` for this kind and not yet taken
+    // back by `take`; the caller keeps it alive while the reference is used.
+    object(p as usize, kind).map(|o| unsafe { &*(o as *const T) })
 }
 
 /// [`get`] for a handle the caller may change.
@@ -94,23 +154,27 @@ pub(crate) unsafe fn get<'a, T>(p: *const T, kind: Kind) -> Result<&'a T, String
 /// # Safety
 /// As for [`get`], and no other reference to the value is in use.
 pub(crate) unsafe fn get_mut<'a, T>(p: *mut T, kind: Kind) -> Result<&'a mut T, String> {
-    // SAFETY: the caller's contract, passed on.
-    unsafe { get(p, kind) }?;
-    // SAFETY: live and of this kind (checked above); unshared by the caller's contract.
-    Ok(unsafe { &mut *p })
+    // SAFETY: as for `get`; the Box's pointer is mutable and the value unshared by the
+    // caller's contract.
+    object(p as usize, kind).map(|o| unsafe { &mut *(o as *mut T) })
 }
 
-/// Takes handle `p` of `kind` back (the handle is dead afterwards).
+/// Takes handle `p` of `kind` back (the handle is dead afterwards, its slot free).
 ///
 /// # Safety
 /// As for [`get`].
 pub(crate) unsafe fn take<T>(p: *mut T, kind: Kind) -> Result<Box<T>, String> {
-    // SAFETY: the caller's contract, passed on.
-    unsafe { get(p, kind) }?;
-    with_table(|t| t.remove(&(p as usize)));
-    // SAFETY: live, of this kind and made by `publish` from a Box<T>; removed from the table
-    // above, so this is the only owner.
-    Ok(unsafe { Box::from_raw(p) })
+    let object = object(p as usize, kind)? as *mut T;
+    let s = slot(p as usize).ok_or_else(|| format!("{} {p:p} is not live", kind.name()))?;
+    // Only one taker wins the slot: a second destroy of the same handle is an error.
+    let word = object as usize | tag(kind);
+    if s.0.compare_exchange(word, 0, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        return Err(format!("{} {p:p} is not live (destroyed twice at once)", kind.name()));
+    }
+    FREE.lock().unwrap_or_else(|e| e.into_inner()).0.push_back(p as usize);
+    // SAFETY: made by `publish` from a Box<T>; the slot was cleared above, so this is the only
+    // owner (the caller keeps no reference from `get`, by its contract).
+    Ok(unsafe { Box::from_raw(object) })
 }
 
 /// `Debug` for an opaque handle type: its C name.

@@ -83,9 +83,11 @@ pub(crate) unsafe fn report(
 ) -> hostrt_code {
     let r = guard(Err(Error::new(HOSTRT_INTERNAL, "a panic inside hostrt (a bug)")), f);
     let code = r.as_ref().err().map_or(HOSTRT_OK, |e| e.code);
-    // SAFETY: NULL or live and unshared, by the caller's contract; a bad handle is ignored.
-    if let Ok(s) = unsafe { raw::get_mut(status, Kind::Status) } {
-        s.set(r.err());
+    if !status.is_null() {
+        // SAFETY: live and unshared, by the caller's contract; a bad handle is ignored.
+        if let Ok(s) = unsafe { raw::get_mut(status, Kind::Status) } {
+            s.set(r.err());
+        }
     }
     code
 }
@@ -117,7 +119,9 @@ impl hostrt_status {
 /// one thread at a time.
 #[unsafe(no_mangle)]
 pub extern "C" fn hostrt_status_new() -> *mut hostrt_status {
-    guard(std::ptr::null_mut(), || raw::publish(Kind::Status, hostrt_status::ok()))
+    guard(std::ptr::null_mut(), || {
+        raw::publish(Kind::Status, hostrt_status::ok()).unwrap_or(std::ptr::null_mut())
+    })
 }
 
 /// Frees a status (NULL or an already destroyed one: nothing happens).

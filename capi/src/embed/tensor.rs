@@ -56,7 +56,10 @@ pub struct hostrt_tensor {
 
 impl hostrt_tensor {
     /// A handle on `tensor` (sharing its buffer), allocated from `host`.
-    pub(crate) fn publish(tensor: DenseHostTensor, host: Arc<HostInner>) -> *mut hostrt_tensor {
+    pub(crate) fn publish(
+        tensor: DenseHostTensor,
+        host: Arc<HostInner>,
+    ) -> Result<*mut hostrt_tensor, Error> {
         let dtype = datatype::of(tensor.dtype());
         raw::publish(Kind::Tensor, hostrt_tensor { tensor, dtype, _host: host })
     }
@@ -132,7 +135,7 @@ pub(crate) fn new_tensor(
     {
         tensor.write_bytes().map_err(|e| Error::invalid(e.to_string()))?.copy_from_slice(d);
     }
-    Ok(hostrt_tensor::publish(tensor, host))
+    hostrt_tensor::publish(tensor, host)
 }
 
 /// A tensor over the caller's `len` bytes at `data`, without a copy: they must be aligned
@@ -174,7 +177,7 @@ pub unsafe extern "C" fn hostrt_tensor_borrow(
                 .map_err(|e| Error::new(HOSTRT_RESOURCE_EXHAUSTED, format!("{e:?}")))?;
             let tensor =
                 DenseHostTensor::from_buffer(meta, buffer).map_err(|e| Error::invalid(e.to_string()))?;
-            *out_ref = hostrt_tensor::publish(tensor, host);
+            *out_ref = hostrt_tensor::publish(tensor, host)?;
             Ok(())
         })
     };

@@ -154,7 +154,19 @@ impl Program<'_> {
         args: &[RcAsyncValue],
     ) -> Result<Results, CallError> {
         let f = self.function_index(name).ok_or(CallError::NotFound)?;
-        match self.call_and_wait(exec, f, args, &mut |_| {})? {
+        self.call_index_in(exec, f, args)
+    }
+
+    /// [`call_in`](Self::call_in) for the function with index `function` (from
+    /// [`function_index`](Self::function_index)), so a caller that calls one function
+    /// often looks its name up once.
+    pub fn call_index_in(
+        &self,
+        exec: &ExecutionContext<'_>,
+        function: u32,
+        args: &[RcAsyncValue],
+    ) -> Result<Results, CallError> {
+        match self.call_and_wait(exec, function, args, &mut |_| {})? {
             Finished { results, awaited: Ok(()) } => Ok(results),
             Finished { awaited: Err(e), .. } => Err(CallError::Deadlock(e)),
         }
