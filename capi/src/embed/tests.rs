@@ -389,3 +389,60 @@ fn asynchronous_calls_complete_through_their_callback() {
         destroy(host, program);
     }
 }
+
+unsafe extern "C" fn record(user: *mut c_void, results: *mut hostrt_results, status: *const hostrt_status) {
+    // SAFETY: the handles the call hands over; `user` points at the test's code slot.
+    unsafe {
+        let mut v = i32v(0);
+        let code = if hostrt_status_code(status) == HOSTRT_OK {
+            hostrt_results_get(results, 0, &mut v, null_mut())
+        } else {
+            hostrt_status_code(status)
+        };
+        *user.cast::<hostrt_code>() = code;
+        hostrt_results_destroy(results, null_mut());
+    }
+}
+
+#[test]
+fn a_running_call_is_cancelled() {
+    const SPIN: &str = r#"func.func @spin(%n: i32) -> i32 {
+  %zero = tfrt.constant.i32 0
+  %total = tfrt.repeat.i32 %n, %zero : i32 {
+    %one = tfrt.constant.i32 1
+    tfrt.return %one : i32
+  }
+  tfrt.return %total : i32
+}
+"#;
+    let host = host_with_arena(1 << 20, 0);
+    let program = load(host, SPIN);
+    let s = Status::new();
+    let mut code: hostrt_code = -1;
+    let started = std::time::Instant::now();
+    // SAFETY: live handles; `code` outlives the call (destroy waits for it).
+    unsafe {
+        let mut call = null_mut();
+        let args = [i32v(i32::MAX)];
+        let user = std::ptr::from_mut(&mut code).cast();
+        assert_eq!(
+            hostrt_call_async(
+                program,
+                c"spin".as_ptr(),
+                args.as_ptr(),
+                1,
+                Some(record),
+                user,
+                &mut call,
+                s.0
+            ),
+            HOSTRT_OK
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(hostrt_async_call_cancel(call, s.0), HOSTRT_OK);
+        assert_eq!(hostrt_async_call_destroy(call, s.0), HOSTRT_OK);
+    }
+    assert_eq!(code, HOSTRT_CANCELLED, "the loop's result is the cancellation");
+    assert!(started.elapsed().as_secs() < 60, "2^31 iterations would take far longer");
+    destroy(host, program);
+}
