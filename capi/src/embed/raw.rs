@@ -109,14 +109,19 @@ fn lookup(p: usize) -> Option<(Kind, usize)> {
     Some((kind, word & !KIND_BITS))
 }
 
+/// An object behind a handle, aligned so that its address leaves the slot's kind bits free
+/// (also where `T` itself is only 4-byte aligned, as on 32-bit targets).
+#[repr(align(8))]
+struct Aligned<T>(T);
+
 /// Gives `value` out as a handle of `kind`; `RESOURCE_EXHAUSTED` when a million handles are
 /// live.
 pub(crate) fn publish<T>(kind: Kind, value: T) -> Result<*mut T, Error> {
-    const { assert!(std::mem::align_of::<T>() > KIND_BITS) };
+    const { assert!(std::mem::align_of::<Aligned<T>>() > KIND_BITS) };
     let full =
         || Error::new(HOSTRT_RESOURCE_EXHAUSTED, format!("{} live handles: destroy some", CHUNK * CHUNKS));
     let at = take_slot().ok_or_else(full)?;
-    let object = Box::into_raw(Box::new(value)) as usize;
+    let object = Box::into_raw(Box::new(Aligned(value))) as usize;
     slot(at).ok_or_else(full)?.0.store(object | tag(kind), Ordering::Release);
     Ok(at as *mut T)
 }
@@ -144,9 +149,9 @@ fn object(p: usize, kind: Kind) -> Result<usize, String> {
 /// # Safety
 /// No other thread destroys `p` while the reference is used.
 pub(crate) unsafe fn get<'a, T>(p: *const T, kind: Kind) -> Result<&'a T, String> {
-    // SAFETY: the slot holds a Box of `T` made by `publish` for this kind and not yet taken
-    // back by `take`; the caller keeps it alive while the reference is used.
-    object(p as usize, kind).map(|o| unsafe { &*(o as *const T) })
+    // SAFETY: the slot holds a Box of `Aligned<T>` made by `publish` for this kind and not
+    // yet taken back by `take`; the caller keeps it alive while the reference is used.
+    object(p as usize, kind).map(|o| unsafe { &(*(o as *const Aligned<T>)).0 })
 }
 
 /// [`get`] for a handle the caller may change.
@@ -156,15 +161,16 @@ pub(crate) unsafe fn get<'a, T>(p: *const T, kind: Kind) -> Result<&'a T, String
 pub(crate) unsafe fn get_mut<'a, T>(p: *mut T, kind: Kind) -> Result<&'a mut T, String> {
     // SAFETY: as for `get`; the Box's pointer is mutable and the value unshared by the
     // caller's contract.
-    object(p as usize, kind).map(|o| unsafe { &mut *(o as *mut T) })
+    object(p as usize, kind).map(|o| unsafe { &mut (*(o as *mut Aligned<T>)).0 })
 }
 
-/// Takes handle `p` of `kind` back (the handle is dead afterwards, its slot free).
+/// Takes the value of handle `p` of `kind` back (the handle is dead afterwards, its slot
+/// free).
 ///
 /// # Safety
 /// As for [`get`].
-pub(crate) unsafe fn take<T>(p: *mut T, kind: Kind) -> Result<Box<T>, String> {
-    let object = object(p as usize, kind)? as *mut T;
+pub(crate) unsafe fn take<T>(p: *mut T, kind: Kind) -> Result<T, String> {
+    let object = object(p as usize, kind)? as *mut Aligned<T>;
     let s = slot(p as usize).ok_or_else(|| format!("{} {p:p} is not live", kind.name()))?;
     // Only one taker wins the slot: a second destroy of the same handle is an error.
     let word = object as usize | tag(kind);
@@ -172,9 +178,9 @@ pub(crate) unsafe fn take<T>(p: *mut T, kind: Kind) -> Result<Box<T>, String> {
         return Err(format!("{} {p:p} is not live (destroyed twice at once)", kind.name()));
     }
     FREE.lock().unwrap_or_else(|e| e.into_inner()).0.push_back(p as usize);
-    // SAFETY: made by `publish` from a Box<T>; the slot was cleared above, so this is the only
-    // owner (the caller keeps no reference from `get`, by its contract).
-    Ok(unsafe { Box::from_raw(object) })
+    // SAFETY: made by `publish` from a Box<Aligned<T>>; the slot was cleared above, so this
+    // is the only owner (the caller keeps no reference from `get`, by its contract).
+    Ok(unsafe { Box::from_raw(object) }.0)
 }
 
 /// `Debug` for an opaque handle type: its C name.
