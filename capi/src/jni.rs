@@ -67,15 +67,8 @@ fn throw(env: &mut JNIEnv<'_>, e: &Error) {
 fn tensor_host() -> Result<Arc<HostInner>, Error> {
     static HOST: OnceLock<Result<Arc<HostInner>, Error>> = OnceLock::new();
     HOST.get_or_init(|| {
-        let options = hostrt_host_options {
-            struct_size: std::mem::size_of::<hostrt_host_options>(),
-            arena: std::ptr::null_mut(),
-            arena_bytes: 0,
-            worker_threads: 0,
-            blocking_threads: 0,
-        };
         // SAFETY: no caller memory: hostrt allocates nothing for the heap.
-        unsafe { crate::embed::host::new_host(&options) }
+        unsafe { crate::embed::host::new_host(&hostrt_host_options::default()) }
     })
     .clone()
 }
@@ -105,16 +98,15 @@ pub extern "system" fn Java_ai_hostrt_Program_nativeLoad<'l>(
     guarded(&mut env, 0, |env| {
         let bytes = env.convert_byte_array(&bef).map_err(java)?;
         let options = hostrt_host_options {
-            struct_size: std::mem::size_of::<hostrt_host_options>(),
-            arena: std::ptr::null_mut(),
             arena_bytes: usize::try_from(arena_bytes).map_err(|_| Error::invalid("negative arena size"))?,
             worker_threads: u32::try_from(workers).map_err(|_| Error::invalid("negative worker count"))?,
             blocking_threads: 1,
+            ..Default::default()
         };
         // SAFETY: no caller memory (hostrt allocates the arena).
         let host = unsafe { crate::embed::host::new_host(&options) }?;
         let inner = crate::embed::program::load_copy(host, &bytes)?;
-        Ok(raw::publish(Kind::Program, hostrt_program { inner: Arc::new(inner) })? as jlong)
+        Ok(hostrt_program::publish(inner)? as jlong)
     })
 }
 

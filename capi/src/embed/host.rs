@@ -2,6 +2,7 @@
 //! heap) and the work queue (single-threaded, or N worker threads) that programs run on.
 
 use std::ffi::{c_char, c_void};
+use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use hostrt_core::allocator::{Allocator, FixedArena};
@@ -31,6 +32,19 @@ pub struct hostrt_host_options {
     pub worker_threads: u32,
     /// Threads for blocking work (file reads) when `worker_threads` > 0.
     pub blocking_threads: u32,
+}
+
+impl Default for hostrt_host_options {
+    /// No arena (the system heap), the single-threaded queue.
+    fn default() -> Self {
+        hostrt_host_options {
+            struct_size: std::mem::size_of::<hostrt_host_options>(),
+            arena: std::ptr::null_mut(),
+            arena_bytes: 0,
+            worker_threads: 0,
+            blocking_threads: 0,
+        }
+    }
 }
 
 /// Allocator statistics of a host.
@@ -66,34 +80,45 @@ pub(crate) struct HostInner {
     call_lock: Option<Mutex<()>>,
 }
 
-/// An arena registered as an allocator; unregistered (and its memory freed, when hostrt
-/// allocated it) on drop.
-struct Arena {
-    alloc: Allocator,
+/// The arena's two allocations, freed together on drop. Raw pointers: the arena holds the
+/// memory as `&'static mut`, so no `Box` may claim it meanwhile.
+struct Blocks {
     arena: *mut FixedArena,
     owned: Option<*mut [u8]>,
 }
 
 // SAFETY: the arena is only reached through its allocator handle, which is thread-safe; the
 // raw pointers are owned boxes freed once, on drop.
-unsafe impl Send for Arena {}
-// SAFETY: as above: shared access never touches the pointers.
-unsafe impl Sync for Arena {}
+unsafe impl Send for Blocks {}
+// SAFETY: as above: shared access only reads the arena's capacity.
+unsafe impl Sync for Blocks {}
 
-impl Drop for Arena {
+impl Drop for Blocks {
     fn drop(&mut self) {
-        if self.alloc.unregister().is_err() {
-            // Something made from the arena is still alive (a value leaked by its owner):
-            // keep the arena and its memory for it rather than free memory in use.
-            return;
-        }
-        // SAFETY: both boxes were leaked by `new_arena` for this object alone and nothing
-        // allocates from the arena once it is unregistered.
+        // SAFETY: both boxes were leaked by `new_arena` for this object alone, and nothing
+        // allocates from the arena any more (never registered, or unregistered).
         unsafe {
             drop(Box::from_raw(self.arena));
             if let Some(m) = self.owned {
                 drop(Box::from_raw(m));
             }
+        }
+    }
+}
+
+/// An arena registered as an allocator; unregistered (and its blocks freed) on drop.
+struct Arena {
+    alloc: Allocator,
+    blocks: ManuallyDrop<Blocks>,
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        // If something made from the arena is still alive (a value leaked by its owner),
+        // unregistering is refused: the blocks stay, rather than free memory in use.
+        if self.alloc.unregister().is_ok() {
+            // SAFETY: dropped once, here.
+            unsafe { ManuallyDrop::drop(&mut self.blocks) }
         }
     }
 }
@@ -130,30 +155,17 @@ unsafe fn new_arena(options: &hostrt_host_options) -> Result<Option<Arena>, Erro
     } else {
         (std::ptr::slice_from_raw_parts_mut(options.arena.cast::<u8>(), options.arena_bytes), None)
     };
-    let arena = Box::into_raw(Box::new(FixedArena::empty()));
-    let free = || {
-        // SAFETY: the boxes just made, not registered anywhere.
-        unsafe {
-            drop(Box::from_raw(arena));
-            if let Some(m) = owned {
-                drop(Box::from_raw(m));
-            }
-        }
-    };
+    let blocks = Blocks { arena: Box::into_raw(Box::new(FixedArena::empty())), owned };
     // SAFETY: `memory` is exclusively the arena's until the host is dropped (caller memory by
-    // the contract, or the box above); the arena box lives as long (freed in `Arena::drop`).
-    let (arena_ref, memory) = unsafe { (&*arena, &mut *memory) };
-    if let Err(e) = arena_ref.init(memory) {
-        free();
-        return Err(Error::invalid(format!("arena of {} bytes: {e:?}", options.arena_bytes)));
-    }
-    match Allocator::register(arena_ref) {
-        Ok(alloc) => Ok(Some(Arena { alloc, arena, owned })),
-        Err(_) => {
-            free();
-            Err(Error::new(HOSTRT_RESOURCE_EXHAUSTED, "every allocator slot is taken (too many hosts)"))
-        }
-    }
+    // the contract, or the box above); the arena box lives as long (freed with `blocks`).
+    let (arena_ref, memory) = unsafe { (&*blocks.arena, &mut *memory) };
+    arena_ref
+        .init(memory)
+        .map_err(|e| Error::invalid(format!("arena of {} bytes: {e:?}", options.arena_bytes)))?;
+    let alloc = Allocator::register(arena_ref).map_err(|_| {
+        Error::new(HOSTRT_RESOURCE_EXHAUSTED, "every allocator slot is taken (too many hosts)")
+    })?;
+    Ok(Some(Arena { alloc, blocks: ManuallyDrop::new(blocks) }))
 }
 
 /// A host made as `o` says.
@@ -186,13 +198,7 @@ pub(crate) unsafe fn new_host(o: &hostrt_host_options) -> Result<Arc<HostInner>,
 pub unsafe extern "C" fn hostrt_host_options_init(options: *mut hostrt_host_options) {
     // SAFETY: NULL or writable, by the contract.
     if let Some(o) = unsafe { options.as_mut() } {
-        *o = hostrt_host_options {
-            struct_size: std::mem::size_of::<hostrt_host_options>(),
-            arena: std::ptr::null_mut(),
-            arena_bytes: 0,
-            worker_threads: 0,
-            blocking_threads: 0,
-        };
+        *o = hostrt_host_options::default();
     }
 }
 
@@ -210,8 +216,7 @@ pub unsafe extern "C" fn hostrt_host_new(
     // SAFETY: `status` is the caller's; `options` NULL or readable, by the contract.
     unsafe {
         report(status, || {
-            let mut o = std::mem::zeroed();
-            hostrt_host_options_init(&mut o);
+            let mut o = hostrt_host_options::default();
             if let Some(given) = options.as_ref() {
                 if given.struct_size != std::mem::size_of::<hostrt_host_options>() {
                     return Err(Error::invalid(
@@ -268,7 +273,7 @@ pub unsafe extern "C" fn hostrt_host_allocator_stats(
             let h = raw::get(host, Kind::Host).map_err(Error::invalid)?;
             let out = stats.as_mut().ok_or_else(|| Error::invalid("NULL hostrt_allocator_stats"))?;
             let s = h.inner.allocator().stats().unwrap_or_default();
-            let capacity = h.inner.arena.as_ref().map_or(0, |a| (*a.arena).capacity());
+            let capacity = h.inner.arena.as_ref().map_or(0, |a| (*a.blocks.arena).capacity());
             *out = hostrt_allocator_stats {
                 in_use: s.in_use,
                 peak: s.peak,

@@ -49,6 +49,13 @@ pub struct hostrt_program {
     pub(crate) inner: Arc<ProgramInner>,
 }
 
+impl hostrt_program {
+    /// Gives a loaded program out as a handle.
+    pub(crate) fn publish(inner: ProgramInner) -> Result<*mut hostrt_program, Error> {
+        raw::publish(Kind::Program, hostrt_program { inner: Arc::new(inner) })
+    }
+}
+
 /// Where a program's bytes live.
 enum Bytes {
     Copied(#[allow(dead_code)] AlignedBytes),
@@ -194,7 +201,7 @@ pub unsafe extern "C" fn hostrt_program_load(
                 HOSTRT_LOAD_BORROW => load(host, view, Bytes::Borrowed)?,
                 other => return Err(Error::invalid(format!("unknown load mode {other}"))),
             };
-            out = raw::publish(Kind::Program, hostrt_program { inner: Arc::new(inner) })?;
+            out = hostrt_program::publish(inner)?;
             Ok(())
         })
     };
@@ -216,7 +223,7 @@ pub unsafe extern "C" fn hostrt_program_load_file(
             let host = super::host::host(host)?;
             let path = text(path).ok_or_else(|| Error::invalid("NULL path"))?;
             let inner = load_mapped(host, &path)?;
-            out = raw::publish(Kind::Program, hostrt_program { inner: Arc::new(inner) })?;
+            out = hostrt_program::publish(inner)?;
             Ok(())
         })
     };

@@ -55,6 +55,9 @@ static FREE: Mutex<(VecDeque<usize>, usize)> = Mutex::new((VecDeque::new(), 0));
 
 const KIND_BITS: usize = 0b111;
 
+/// Every kind, in declaration order (`Kind as usize` indexes it).
+const KINDS: [Kind; 6] = [Kind::Host, Kind::Program, Kind::Tensor, Kind::Results, Kind::Call, Kind::Status];
+
 fn tag(kind: Kind) -> usize {
     kind as usize + 1
 }
@@ -97,15 +100,8 @@ fn take_slot() -> Option<usize> {
 /// The kind and object address of the live handle `p`.
 fn lookup(p: usize) -> Option<(Kind, usize)> {
     let word = slot(p)?.0.load(Ordering::Acquire);
-    let kind = match word & KIND_BITS {
-        1 => Kind::Host,
-        2 => Kind::Program,
-        3 => Kind::Tensor,
-        4 => Kind::Results,
-        5 => Kind::Call,
-        6 => Kind::Status,
-        _ => return None,
-    };
+    // The inverse of `tag`: tag 0 is a free slot.
+    let kind = *KINDS.get((word & KIND_BITS).checked_sub(1)?)?;
     Some((kind, word & !KIND_BITS))
 }
 

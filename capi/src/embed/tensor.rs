@@ -65,22 +65,38 @@ impl hostrt_tensor {
     }
 }
 
-/// The metadata for `dtype` and `rank` dims at `dims`.
-///
-/// # Safety
-/// `dims` is NULL or `rank` readable values.
-unsafe fn shape(
+/// The metadata of a tensor of `dtype` and `dims` and its size in bytes; `given` bytes of
+/// data, when there are some, must be exactly that size.
+fn shape(
     dtype: hostrt_dtype,
-    dims: *const i64,
-    rank: usize,
-) -> Result<hostrt_core::tensor::TensorMetadata, Error> {
+    dims: &[i64],
+    given: Option<usize>,
+) -> Result<(hostrt_core::tensor::TensorMetadata, usize), Error> {
+    let rank = dims.len();
     let r = i32::try_from(rank).map_err(|_| Error::invalid("rank too large"))?;
-    // SAFETY: the caller's contract, passed on.
-    unsafe { metadata(dtype, dims, r) }.ok_or_else(|| {
+    // SAFETY: `rank` values at `dims`, a slice.
+    let meta = unsafe { metadata(dtype, dims.as_ptr(), r) }.ok_or_else(|| {
         Error::invalid(format!(
             "no tensor of dtype {dtype} with these {rank} dims (a supported dtype, rank <= 16, dims >= 0)"
         ))
-    })
+    })?;
+    let size = meta.data_size().unwrap_or(usize::MAX);
+    match given {
+        Some(len) if len != size => {
+            Err(Error::invalid(format!("{len} bytes given for a tensor of {size} bytes")))
+        }
+        _ => Ok((meta, size)),
+    }
+}
+
+/// `rank` dims at `dims` as a slice.
+///
+/// # Safety
+/// `dims` is NULL or `rank` readable values that outlive `'a`.
+unsafe fn dims_of<'a>(dims: *const i64, rank: usize) -> Result<&'a [i64], Error> {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { crate::ffi::slice(dims, i64::try_from(rank).unwrap_or(-1)) }
+        .ok_or_else(|| Error::invalid("NULL dims"))
 }
 
 /// A new tensor allocated from `host`'s memory: `rank` dims at `dims`, elements copied from
@@ -101,9 +117,7 @@ pub unsafe extern "C" fn hostrt_tensor_new(
     unsafe {
         report(status, || {
             let host = super::host::host(host)?;
-            // SAFETY: `dims` as the contract says.
-            let dims = crate::ffi::slice(dims, i64::try_from(rank).unwrap_or(-1))
-                .ok_or_else(|| Error::invalid("NULL dims"))?;
+            let dims = dims_of(dims, rank)?;
             let bytes = (!data.is_null()).then(|| std::slice::from_raw_parts(data.cast::<u8>(), len));
             out = new_tensor(host, dtype, dims, bytes)?;
             Ok(())
@@ -120,14 +134,7 @@ pub(crate) fn new_tensor(
     dims: &[i64],
     data: Option<&[u8]>,
 ) -> Result<*mut hostrt_tensor, Error> {
-    // SAFETY: `dims` is a slice of `dims.len()` values.
-    let meta = unsafe { shape(dtype, dims.as_ptr(), dims.len()) }?;
-    let size = meta.data_size().unwrap_or(usize::MAX);
-    if let Some(d) = data
-        && d.len() != size
-    {
-        return Err(Error::invalid(format!("{} bytes given for a tensor of {size} bytes", d.len())));
-    }
+    let (meta, size) = shape(dtype, dims, data.map(<[u8]>::len))?;
     let tensor = DenseHostTensor::new(host.allocator(), meta)
         .map_err(|e| Error::new(HOSTRT_RESOURCE_EXHAUSTED, format!("tensor of {size} bytes: {e}")))?;
     if let Some(d) = data
@@ -162,9 +169,8 @@ pub unsafe extern "C" fn hostrt_tensor_borrow(
     unsafe {
         report(status, move || {
             let host = super::host::host(host)?;
-            let meta = shape(dtype, dims, rank)?;
-            let size = meta.data_size().unwrap_or(usize::MAX);
-            if len != size || (data.is_null() && size > 0) {
+            let (meta, size) = shape(dtype, dims_of(dims, rank)?, Some(len))?;
+            if data.is_null() && size > 0 {
                 return Err(Error::invalid(format!("{len} bytes given for a tensor of {size} bytes")));
             }
             if !(data as usize).is_multiple_of(meta.dtype.align()) {

@@ -77,6 +77,10 @@ fn i32v(i: i32) -> hostrt_value {
     hostrt_value { type_: HOSTRT_TYPE_I32, i: i64::from(i), f: 0.0, tensor: null_mut() }
 }
 
+fn tensor_arg(tensor: *mut hostrt_tensor) -> hostrt_value {
+    hostrt_value { type_: HOSTRT_TYPE_TENSOR, i: 0, f: 0.0, tensor }
+}
+
 fn destroy(host: *mut hostrt_host, program: *mut hostrt_program) {
     let s = Status::new();
     // SAFETY: live handles, destroyed once, the program first.
@@ -141,7 +145,7 @@ fn tensors_cross_without_copies() {
         let t =
             hostrt_tensor_new(host, HOSTRT_DTYPE_F32, [3i64].as_ptr(), 1, values.as_ptr().cast(), 12, s.0);
         assert_eq!(s.code(), HOSTRT_OK, "{}", s.message());
-        let arg = hostrt_value { type_: HOSTRT_TYPE_TENSOR, i: 0, f: 0.0, tensor: t };
+        let arg = tensor_arg(t);
         let mut results = null_mut();
         assert_eq!(hostrt_call(program, c"same".as_ptr(), &arg, 1, &mut results, s.0), HOSTRT_OK);
         let mut v = i32v(0);
@@ -177,6 +181,33 @@ unsafe extern "C" fn release(data: *mut c_void, len: usize, arg: *mut c_void) {
     RELEASED.fetch_add(1, Ordering::SeqCst);
 }
 
+/// Borrows `len` bytes at `data` as an f32[2] tensor released by `release` (argument 42).
+///
+/// # Safety
+/// `data` is a leaked box of two floats that `release` frees.
+unsafe fn borrow_two_floats(
+    host: *mut hostrt_host,
+    data: *mut [f32; 2],
+    len: usize,
+    s: &Status,
+) -> *mut hostrt_tensor {
+    let arg = 42 as *mut c_void;
+    // SAFETY: one dim; the bytes are the caller's until `release` runs.
+    unsafe {
+        hostrt_tensor_borrow(
+            host,
+            HOSTRT_DTYPE_F32,
+            [2i64].as_ptr(),
+            1,
+            data.cast(),
+            len,
+            Some(release),
+            arg,
+            s.0,
+        )
+    }
+}
+
 #[test]
 fn borrowed_tensors_give_their_bytes_back_once() {
     let host = host_with_arena(1 << 16, 0);
@@ -185,20 +216,10 @@ fn borrowed_tensors_give_their_bytes_back_once() {
     // SAFETY: live handles; the data is a leaked box released by `release`.
     unsafe {
         let data = Box::into_raw(Box::new([3.0f32, 4.0]));
-        let t = hostrt_tensor_borrow(
-            host,
-            HOSTRT_DTYPE_F32,
-            [2i64].as_ptr(),
-            1,
-            data.cast(),
-            8,
-            Some(release),
-            42 as *mut c_void,
-            s.0,
-        );
+        let t = borrow_two_floats(host, data, 8, &s);
         assert_eq!(s.code(), HOSTRT_OK, "{}", s.message());
         assert_eq!(hostrt_tensor_data(t), data.cast());
-        let arg = hostrt_value { type_: HOSTRT_TYPE_TENSOR, i: 0, f: 0.0, tensor: t };
+        let arg = tensor_arg(t);
         let mut results = null_mut();
         assert_eq!(hostrt_call(program, c"same".as_ptr(), &arg, 1, &mut results, s.0), HOSTRT_OK);
         let before = RELEASED.load(Ordering::SeqCst);
@@ -208,17 +229,7 @@ fn borrowed_tensors_give_their_bytes_back_once() {
         assert_eq!(RELEASED.load(Ordering::SeqCst), before + 1);
         // A failed borrow releases at once: 7 bytes are not a [2] f32 tensor.
         let data = Box::into_raw(Box::new([0.0f32, 0.0]));
-        let t = hostrt_tensor_borrow(
-            host,
-            HOSTRT_DTYPE_F32,
-            [2i64].as_ptr(),
-            1,
-            data.cast(),
-            7,
-            Some(release),
-            42 as *mut c_void,
-            s.0,
-        );
+        let t = borrow_two_floats(host, data, 7, &s);
         assert!(t.is_null());
         assert_eq!(s.code(), HOSTRT_INVALID_ARGUMENT);
         assert_eq!(RELEASED.load(Ordering::SeqCst), before + 2);
@@ -268,7 +279,7 @@ fn misuse_is_a_status_not_a_crash() {
             HOSTRT_INVALID_ARGUMENT
         );
         // A tensor argument that is not a live tensor.
-        let t = hostrt_value { type_: HOSTRT_TYPE_TENSOR, i: 0, f: 0.0, tensor: program.cast() };
+        let t = tensor_arg(program.cast());
         assert_eq!(hostrt_call(program, c"same".as_ptr(), &t, 1, &mut results, s.0), HOSTRT_INVALID_ARGUMENT);
         assert!(results.is_null());
         // Bad tensors: wrong size, bad dtype, negative dim.
