@@ -2,7 +2,9 @@
 //! setup (single-threaded queue, an arena):
 //! - `add`: one `tfrt.add.i32` called with two i32 arguments, results read and released —
 //!   `hostrt_call` + `hostrt_results_get` + `hostrt_results_destroy` against
-//!   `Program::call` with the arguments made as values (what the C API does inside);
+//!   `Program::call` with the arguments made as values (what the C API does inside), and
+//!   the fast path `hostrt_call_into` (function looked up once, results written into the
+//!   caller's array);
 //! - `digits`: the MNIST-shaped MLP of `examples/app-c` on 360 images, the input tensor
 //!   passed and the classes read back.
 
@@ -31,27 +33,31 @@ fn bench(c: &mut Criterion) {
         &hostrt_compiler::compile("digits.mlir", &digits_text, Default::default()).unwrap(),
     );
 
-    // The Rust API.
+    // The Rust API: each program on a host of its own, so that the two benchmarks of a
+    // program see arenas in the same state.
     let mut registry = KernelRegistry::<1024>::new();
     register_basic_kernels(&mut registry).unwrap();
     register_tensor_kernels(&mut registry).unwrap();
-    let (_arena, alloc) = leaked_arena(ARENA).unwrap();
     let queue = SingleThreadedWorkQueue::new();
+    let (_add_arena, add_alloc) = leaked_arena(ARENA).unwrap();
+    let (_digits_arena, alloc) = leaked_arena(ARENA).unwrap();
+    let add_host = HostContext::new(add_alloc, &queue);
     let host = HostContext::new(alloc, &queue);
-    let add_rs = TfProgram::load(add.as_bytes(), &registry, alloc).unwrap();
+    let add_rs = TfProgram::load(add.as_bytes(), &registry, add_alloc).unwrap();
     let digits_rs = TfProgram::load(digits.as_bytes(), &registry, alloc).unwrap();
     let images =
         digits_rs.call(&host, "test_images", &[]).unwrap().get::<DenseHostTensor>(0).unwrap().clone();
 
-    // The C API, on an equal host.
+    // The C API, on equal hosts.
     // SAFETY: handles from the API, used while alive and destroyed at the end.
     unsafe {
         let mut options = std::mem::zeroed();
         hostrt_host_options_init(&mut options);
         options.arena_bytes = ARENA;
+        let add_h = hostrt_host_new(&options, null_mut());
         let h = hostrt_host_new(&options, null_mut());
         let add_c = hostrt_program_load(
-            h,
+            add_h,
             add.as_bytes().as_ptr().cast(),
             add.as_bytes().len(),
             HOSTRT_LOAD_COPY,
@@ -80,10 +86,10 @@ fn bench(c: &mut Criterion) {
         g.bench_function("add: Rust Program::call", |b| {
             b.iter(|| {
                 let args = [
-                    AsyncValueRef::available(alloc, 2i32).unwrap().into_rc(),
-                    AsyncValueRef::available(alloc, 3i32).unwrap().into_rc(),
+                    AsyncValueRef::available(add_alloc, 2i32).unwrap().into_rc(),
+                    AsyncValueRef::available(add_alloc, 3i32).unwrap().into_rc(),
                 ];
-                let r = add_rs.call(&host, "add", &args).unwrap();
+                let r = add_rs.call(&add_host, "add", &args).unwrap();
                 *r.get::<i32>(0).unwrap()
             })
         });
@@ -97,6 +103,16 @@ fn bench(c: &mut Criterion) {
                 hostrt_results_get(r, 0, &mut v, null_mut());
                 hostrt_results_destroy(r, null_mut());
                 v.i
+            })
+        });
+        let mut add_index = 0;
+        hostrt_program_function_index(add_c, c"add".as_ptr(), &mut add_index, null_mut());
+        g.bench_function("add: C hostrt_call_into", |b| {
+            b.iter(|| {
+                let args = [int(2), int(3)];
+                let mut out = [int(0)];
+                hostrt_call_into(add_c, add_index, args.as_ptr(), 2, out.as_mut_ptr(), 1, null_mut());
+                out[0].i
             })
         });
         g.bench_function("digits: Rust Program::call", |b| {
@@ -119,10 +135,23 @@ fn bench(c: &mut Criterion) {
                 first
             })
         });
+        let mut classify = 0;
+        hostrt_program_function_index(digits_c, c"classify".as_ptr(), &mut classify, null_mut());
+        g.bench_function("digits: C hostrt_call_into", |b| {
+            b.iter(|| {
+                let arg = hostrt_value { type_: HOSTRT_TYPE_TENSOR, i: 0, f: 0.0, tensor: x };
+                let mut out = [int(0)];
+                hostrt_call_into(digits_c, classify, &arg, 1, out.as_mut_ptr(), 1, null_mut());
+                let first = *hostrt_tensor_data(out[0].tensor).cast::<i32>();
+                hostrt_tensor_destroy(out[0].tensor, null_mut());
+                first
+            })
+        });
         g.finish();
         hostrt_tensor_destroy(x, null_mut());
         hostrt_program_destroy(add_c, null_mut());
         hostrt_program_destroy(digits_c, null_mut());
+        hostrt_host_destroy(add_h, null_mut());
         hostrt_host_destroy(h, null_mut());
     }
 }

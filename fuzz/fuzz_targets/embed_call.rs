@@ -154,6 +154,22 @@ fuzz_target!(|data: &[u8]| {
                     }
                     args.push(v);
                 }
+                let fast = input.byte();
+                if fast % 2 == 1 {
+                    // The index fast path: index and room for results are fuzzed too; on
+                    // failure nothing is left to destroy.
+                    let mut index = usize::from(fast / 2 % 8);
+                    if fast & 0x80 != 0 {
+                        hostrt_program_function_index(p, function.as_ptr(), &mut index, status);
+                    }
+                    let room = usize::from(input.byte() % 4);
+                    let mut out = vec![std::mem::zeroed::<hostrt_value>(); room];
+                    let code = hostrt_call_into(p, index, args.as_ptr(), n, out.as_mut_ptr(), room, status);
+                    if code == HOSTRT_OK {
+                        made.extend(out.iter().map(|v| v.tensor));
+                    }
+                    continue;
+                }
                 let mut results = null_mut();
                 let code = hostrt_call(p, function.as_ptr(), args.as_ptr(), n, &mut results, status);
                 if code != HOSTRT_OK {

@@ -224,6 +224,25 @@ hostrt_code hostrt_call(const hostrt_program *program,
                         hostrt_results **results,
                         hostrt_status *status);
 
+// Calls function `function` (an index from [`hostrt_program_function_index`]) of
+// `program` and writes its `nresults` results into `results` (caller memory; a tensor
+// result is a new handle the caller destroys): the fast path for a function called often,
+// with no name lookup and no results handle.
+//
+// All or nothing: when any result failed, this returns the first failure's error (with
+// the kernel's location) and no tensor handle is left behind; on any error `results` holds
+// nothing to destroy. Fails as [`hostrt_call`] does, and for a `nresults` other than the
+// function's result count or an index out of range.
+//
+// Thread-safety: as [`hostrt_call`]; `program` is not destroyed while this runs.
+hostrt_code hostrt_call_into(const hostrt_program *program,
+                             size_t function,
+                             const hostrt_value *args,
+                             size_t nargs,
+                             hostrt_value *results,
+                             size_t nresults,
+                             hostrt_status *status);
+
 // Starts function `name` of `program` on a thread of its own and returns at once;
 // `done(user, results, status)` runs when it ends. Arguments are checked (and their tensors
 // shared) before this returns, so argument errors are reported here and `done` never runs.
@@ -300,6 +319,14 @@ hostrt_program *hostrt_program_load_file(const hostrt_host *host,
 // Destroys a program handle. Results and calls made from it keep what they need; the
 // program's memory goes with the last of them.
 hostrt_code hostrt_program_destroy(hostrt_program *program, hostrt_status *status);
+
+// Writes the index of function `name` to `*index`, for [`hostrt_call_into`](crate::embed::hostrt_call_into):
+// `HOSTRT_NOT_FOUND` when there is no such function. Indexes run from 0 to
+// [`hostrt_program_function_count`] - 1, in the order of [`hostrt_program_function_name`].
+hostrt_code hostrt_program_function_index(const hostrt_program *program,
+                                          const char *name,
+                                          size_t *index,
+                                          hostrt_status *status);
 
 // How many functions the program has (0 for a bad handle).
 size_t hostrt_program_function_count(const hostrt_program *program);

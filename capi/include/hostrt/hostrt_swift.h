@@ -63,6 +63,10 @@ size_t hostrt_program_function_count(const hostrt_program* HOSTRT_NONNULL progra
     HOSTRT_SWIFT_NAME(hostrtProgramFunctionCount(_:));
 const char* HOSTRT_NULLABLE hostrt_program_function_name(const hostrt_program* HOSTRT_NONNULL program, size_t index)
     HOSTRT_SWIFT_NAME(hostrtProgramFunctionName(_:index:));
+hostrt_code hostrt_program_function_index(const hostrt_program* HOSTRT_NONNULL program,
+                                          const char* HOSTRT_NONNULL name, size_t* HOSTRT_NONNULL index,
+                                          hostrt_status* HOSTRT_NULLABLE status)
+    HOSTRT_SWIFT_NAME(hostrtProgramFunctionIndex(_:name:index:status:));
 hostrt_code hostrt_program_signature(const hostrt_program* HOSTRT_NONNULL program, const char* HOSTRT_NONNULL name,
                                      size_t* HOSTRT_NULLABLE num_args, size_t* HOSTRT_NULLABLE num_results,
                                      hostrt_status* HOSTRT_NULLABLE status)
@@ -98,6 +102,11 @@ hostrt_code hostrt_call(const hostrt_program* HOSTRT_NONNULL program, const char
                         hostrt_results* HOSTRT_NULLABLE* HOSTRT_NONNULL results,
                         hostrt_status* HOSTRT_NULLABLE status)
     HOSTRT_SWIFT_NAME(hostrtCall(_:function:arguments:count:results:status:));
+hostrt_code hostrt_call_into(const hostrt_program* HOSTRT_NONNULL program, size_t function,
+                             const hostrt_value* HOSTRT_NULLABLE args, size_t nargs,
+                             hostrt_value* HOSTRT_NULLABLE results, size_t nresults,
+                             hostrt_status* HOSTRT_NULLABLE status)
+    HOSTRT_SWIFT_NAME(hostrtCallInto(_:function:arguments:count:results:resultCount:status:));
 hostrt_code hostrt_call_async(const hostrt_program* HOSTRT_NONNULL program, const char* HOSTRT_NONNULL name,
                               const hostrt_value* HOSTRT_NULLABLE args, size_t nargs, hostrt_done_fn HOSTRT_NULLABLE done,
                               void* HOSTRT_NULLABLE user, hostrt_async_call* HOSTRT_NULLABLE* HOSTRT_NONNULL call,

@@ -82,15 +82,11 @@ impl Values {
 ///
 /// # Safety
 /// `args` is NULL or `n` readable values; their tensor handles are checked by the table.
-unsafe fn arguments(
-    p: &ProgramInner,
-    name: &str,
-    f: u32,
-    args: *const hostrt_value,
-    n: usize,
-) -> Result<Values, Error> {
+unsafe fn arguments(p: &ProgramInner, f: u32, args: *const hostrt_value, n: usize) -> Result<Values, Error> {
     let (types, _) = p.signature(f);
+    let name = || p.name(f);
     if n != types.len() {
+        let name = name();
         return Err(Error::invalid(format!("'{name}' takes {} arguments, got {n}", types.len())));
     }
     if n > 0 && args.is_null() {
@@ -103,6 +99,7 @@ unsafe fn arguments(
         // SAFETY: `n` values at `args`, by the contract.
         let a = unsafe { *args.add(i) };
         if a.type_ != *want {
+            let name = name();
             return Err(Error::invalid(format!(
                 "argument {i} of '{name}' has type {}, but the function takes {}",
                 type_name(a.type_),
@@ -128,6 +125,7 @@ unsafe fn arguments(
                 AsyncValueRef::available(alloc, shared).map_err(oom)?.into_rc()
             }
             other => {
+                let name = name();
                 return Err(Error::new(
                     HOSTRT_UNIMPLEMENTED,
                     format!("argument {i} of '{name}' has a type this API cannot pass ({other})"),
@@ -154,20 +152,26 @@ fn type_name(t: hostrt_type) -> &'static str {
 
 /// Runs function `f` of `p` with `args` within `request`: its results, or why it could not
 /// run.
+fn run_in(
+    p: &ProgramInner,
+    f: u32,
+    args: &[RcAsyncValue],
+    request: &RequestContext,
+) -> Result<Results, Error> {
+    let host = &p.host;
+    let _serial = host.lock_calls();
+    let exec = ExecutionContext::new(host.context(), request);
+    p.program().call_index_in(&exec, f, args).map_err(|e| Error::from(&hostrt_core::Diagnostic::from(e)))
+}
+
+/// [`run_in`], its results kept with the program for reading through a handle.
 fn run(
     p: &Arc<ProgramInner>,
     f: u32,
     args: &[RcAsyncValue],
     request: &RequestContext,
 ) -> Result<hostrt_results, Error> {
-    let host = &p.host;
-    let _serial = host.lock_calls();
-    let exec = ExecutionContext::new(host.context(), request);
-    let results = p
-        .program()
-        .call_index_in(&exec, f, args)
-        .map_err(|e| Error::from(&hostrt_core::Diagnostic::from(e)))?;
-    Ok(hostrt_results { results, function: f, program: p.clone() })
+    Ok(hostrt_results { results: run_in(p, f, args, request)?, function: f, program: p.clone() })
 }
 
 /// Calls function `name` of `p` with the `n` values at `args` and waits for its results.
@@ -182,7 +186,7 @@ pub(crate) unsafe fn call(
 ) -> Result<hostrt_results, Error> {
     let f = p.function(name)?;
     // SAFETY: the caller's contract, passed on.
-    let values = unsafe { arguments(p, name, f, args, n) }?;
+    let values = unsafe { arguments(p, f, args, n) }?;
     run(p, f, values.as_slice(), &RequestContext::new())
 }
 
@@ -210,6 +214,67 @@ pub unsafe extern "C" fn hostrt_call(
             let p = super::program::shared(program)?;
             let name = text(name).ok_or_else(|| Error::invalid("NULL function name"))?;
             *out = raw::publish(Kind::Results, call(&p, &name, args, nargs)?)?;
+            Ok(())
+        })
+    }
+}
+
+/// Calls function `function` (an index from [`hostrt_program_function_index`]) of
+/// `program` and writes its `nresults` results into `results` (caller memory; a tensor
+/// result is a new handle the caller destroys): the fast path for a function called often,
+/// with no name lookup and no results handle.
+///
+/// All or nothing: when any result failed, this returns the first failure's error (with
+/// the kernel's location) and no tensor handle is left behind; on any error `results` holds
+/// nothing to destroy. Fails as [`hostrt_call`] does, and for a `nresults` other than the
+/// function's result count or an index out of range.
+///
+/// Thread-safety: as [`hostrt_call`]; `program` is not destroyed while this runs.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_call_into(
+    program: *const hostrt_program,
+    function: usize,
+    args: *const hostrt_value,
+    nargs: usize,
+    results: *mut hostrt_value,
+    nresults: usize,
+    status: *mut hostrt_status,
+) -> hostrt_code {
+    // SAFETY: handles checked by the table; `args` and `results` as the contract says.
+    unsafe {
+        report(status, || {
+            let p: &ProgramInner = &raw::get(program, Kind::Program).map_err(Error::invalid)?.inner;
+            let f = u32::try_from(function).ok().filter(|&f| (f as usize) < p.function_count()).ok_or_else(
+                || Error::new(HOSTRT_OUT_OF_RANGE, format!("function {function} of {}", p.function_count())),
+            )?;
+            let want = p.signature(f).1.len();
+            if nresults != want {
+                return Err(Error::invalid(format!(
+                    "'{}' has {want} results, room was given for {nresults}",
+                    p.name(f)
+                )));
+            }
+            if want > 0 && results.is_null() {
+                return Err(Error::invalid("NULL results output"));
+            }
+            let values = arguments(p, f, args, nargs)?;
+            let out = run_in(p, f, values.as_slice(), &RequestContext::new())?;
+            drop(values);
+            for i in 0..want {
+                match value_of(p, f, &out, i) {
+                    // SAFETY: `nresults` writable values at `results`, by the contract.
+                    Ok(v) => results.add(i).write(v),
+                    Err(e) => {
+                        for j in 0..i {
+                            let t = (*results.add(j)).tensor;
+                            if !t.is_null() {
+                                super::tensor::hostrt_tensor_destroy(t, std::ptr::null_mut());
+                            }
+                        }
+                        return Err(e);
+                    }
+                }
+            }
             Ok(())
         })
     }
@@ -256,7 +321,7 @@ pub unsafe extern "C" fn hostrt_call_async(
             let p = super::program::shared(program)?;
             let name = text(name).ok_or_else(|| Error::invalid("NULL function name"))?.into_owned();
             let f = p.function(&name)?;
-            let values = Send_(arguments(&p, &name, f, args, nargs)?);
+            let values = Send_(arguments(&p, f, args, nargs)?);
             let request = Arc::new(RequestContext::new());
             let (req, prog, user) = (request.clone(), p.clone(), User(user));
             let thread = std::thread::Builder::new()
@@ -358,38 +423,44 @@ pub unsafe extern "C" fn hostrt_results_get(
     }
 }
 
+/// Result `index` of function `f` of `p` as a value (a new tensor handle for a tensor), or
+/// its error.
+fn value_of(p: &ProgramInner, f: u32, results: &Results, index: usize) -> Result<hostrt_value, Error> {
+    let v = std::ops::Deref::deref(results)
+        .get(index)
+        .ok_or_else(|| Error::new(HOSTRT_OUT_OF_RANGE, format!("result {index} of {}", results.len())))?;
+    if let Some(d) = v.get_error() {
+        return Err(Error::from(d));
+    }
+    let t = p.signature(f).1.get(index).copied().unwrap_or(0);
+    let mut o = hostrt_value { type_: t, i: 0, f: 0.0, tensor: std::ptr::null_mut() };
+    let wrong =
+        || Error::new(HOSTRT_INVALID_ARGUMENT, format!("result {index} does not hold its declared type"));
+    match t {
+        HOSTRT_TYPE_BOOL => o.i = i64::from(*v.get::<bool>().ok_or_else(wrong)?),
+        HOSTRT_TYPE_I32 => o.i = i64::from(*v.get::<i32>().ok_or_else(wrong)?),
+        HOSTRT_TYPE_I64 => o.i = *v.get::<i64>().ok_or_else(wrong)?,
+        HOSTRT_TYPE_F32 => o.f = f64::from(*v.get::<f32>().ok_or_else(wrong)?),
+        HOSTRT_TYPE_F64 => o.f = *v.get::<f64>().ok_or_else(wrong)?,
+        HOSTRT_TYPE_CHAIN => {}
+        HOSTRT_TYPE_TENSOR => {
+            let tensor = v.get::<DenseHostTensor>().ok_or_else(wrong)?.clone();
+            o.tensor = hostrt_tensor::publish(tensor, p.host.clone())?;
+        }
+        _ => {
+            return Err(Error::new(
+                HOSTRT_UNIMPLEMENTED,
+                format!("result {index} has a type this API cannot pass"),
+            ));
+        }
+    }
+    Ok(o)
+}
+
 impl hostrt_results {
     /// Result `index` as a value (a new tensor handle for a tensor), or its error.
     pub(crate) fn get(&self, index: usize) -> Result<hostrt_value, Error> {
-        let v = std::ops::Deref::deref(&self.results).get(index).ok_or_else(|| {
-            Error::new(HOSTRT_OUT_OF_RANGE, format!("result {index} of {}", self.results.len()))
-        })?;
-        if let Some(d) = v.get_error() {
-            return Err(Error::from(d));
-        }
-        let t = self.program.signature(self.function).1.get(index).copied().unwrap_or(0);
-        let mut o = hostrt_value { type_: t, i: 0, f: 0.0, tensor: std::ptr::null_mut() };
-        let wrong =
-            || Error::new(HOSTRT_INVALID_ARGUMENT, format!("result {index} does not hold its declared type"));
-        match t {
-            HOSTRT_TYPE_BOOL => o.i = i64::from(*v.get::<bool>().ok_or_else(wrong)?),
-            HOSTRT_TYPE_I32 => o.i = i64::from(*v.get::<i32>().ok_or_else(wrong)?),
-            HOSTRT_TYPE_I64 => o.i = *v.get::<i64>().ok_or_else(wrong)?,
-            HOSTRT_TYPE_F32 => o.f = f64::from(*v.get::<f32>().ok_or_else(wrong)?),
-            HOSTRT_TYPE_F64 => o.f = *v.get::<f64>().ok_or_else(wrong)?,
-            HOSTRT_TYPE_CHAIN => {}
-            HOSTRT_TYPE_TENSOR => {
-                let tensor = v.get::<DenseHostTensor>().ok_or_else(wrong)?.clone();
-                o.tensor = hostrt_tensor::publish(tensor, self.program.host.clone())?;
-            }
-            _ => {
-                return Err(Error::new(
-                    HOSTRT_UNIMPLEMENTED,
-                    format!("result {index} has a type this API cannot pass"),
-                ));
-            }
-        }
-        Ok(o)
+        value_of(&self.program, self.function, &self.results, index)
     }
 
     /// How many results.

@@ -92,6 +92,16 @@ impl ProgramInner {
             .ok_or_else(|| Error::new(HOSTRT_NOT_FOUND, format!("the program has no function '{name}'")))
     }
 
+    /// How many functions the program has.
+    pub(crate) fn function_count(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The name of function `f` (empty for none).
+    pub(crate) fn name(&self, f: u32) -> &str {
+        self.names.get(f as usize).and_then(|n| n.to_str().ok()).unwrap_or("")
+    }
+
     /// The argument and result types of function `f` (made once, at load).
     pub(crate) fn signature(&self, f: u32) -> (&[hostrt_type], &[hostrt_type]) {
         self.signatures.get(f as usize).map_or((&[], &[]), |(a, r)| (a.as_slice(), r.as_slice()))
@@ -263,6 +273,27 @@ unsafe fn signature(
         unsafe { (shared(program)?, text(name).ok_or_else(|| Error::invalid("NULL function name"))?) };
     let (args, results) = p.signature(p.function(&name)?);
     Ok((name.into_owned(), args.to_vec(), results.to_vec()))
+}
+
+/// Writes the index of function `name` to `*index`, for [`hostrt_call_into`](crate::embed::hostrt_call_into):
+/// `HOSTRT_NOT_FOUND` when there is no such function. Indexes run from 0 to
+/// [`hostrt_program_function_count`] - 1, in the order of [`hostrt_program_function_name`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_program_function_index(
+    program: *const hostrt_program,
+    name: *const c_char,
+    index: *mut usize,
+    status: *mut hostrt_status,
+) -> hostrt_code {
+    // SAFETY: handles checked by the table; `index` NULL or writable, by the contract.
+    unsafe {
+        report(status, || {
+            let (p, name) =
+                (shared(program)?, text(name).ok_or_else(|| Error::invalid("NULL function name"))?);
+            *index.as_mut().ok_or_else(|| Error::invalid("NULL index output"))? = p.function(&name)? as usize;
+            Ok(())
+        })
+    }
 }
 
 /// How many functions the program has (0 for a bad handle).

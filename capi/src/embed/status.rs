@@ -81,7 +81,9 @@ pub(crate) unsafe fn report(
     status: *mut hostrt_status,
     f: impl FnOnce() -> Result<(), Error>,
 ) -> hostrt_code {
-    let r = guard(Err(Error::new(HOSTRT_INTERNAL, "a panic inside hostrt (a bug)")), f);
+    // The panic's error is made only on a panic (not a String per call).
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(Error::new(HOSTRT_INTERNAL, "a panic inside hostrt (a bug)")));
     let code = r.as_ref().err().map_or(HOSTRT_OK, |e| e.code);
     if !status.is_null() {
         // SAFETY: live and unshared, by the caller's contract; a bad handle is ignored.

@@ -169,6 +169,78 @@ fn tensors_cross_without_copies() {
     destroy(host, program);
 }
 
+#[test]
+fn the_index_fast_path_writes_results_into_caller_memory() {
+    let text = format!(
+        "{PROGRAM}\nfunc.func @both(%x: !t.tensor, %a: i32, %b: i32) -> (!t.tensor, i32) {{\n  \
+         %q, %r = tfrt.div.i32 %a, %b\n  tfrt.return %x, %q : !t.tensor, i32\n}}\n"
+    );
+    let host = host_with_arena(1 << 20, 0);
+    let program = load(host, &text);
+    let s = Status::new();
+    // SAFETY: live handles; argument and result arrays as long as the counts given.
+    unsafe {
+        let (mut divmod, mut both) = (99, 99);
+        assert_eq!(hostrt_program_function_index(program, c"divmod".as_ptr(), &mut divmod, s.0), HOSTRT_OK);
+        assert_eq!(hostrt_program_function_index(program, c"both".as_ptr(), &mut both, s.0), HOSTRT_OK);
+        assert_eq!((divmod, both), (0, 3));
+        assert_eq!(
+            hostrt_program_function_index(program, c"nope".as_ptr(), &mut both, s.0),
+            HOSTRT_NOT_FOUND
+        );
+
+        let mut out = [i32v(0), i32v(0)];
+        let args = [i32v(17), i32v(5)];
+        assert_eq!(hostrt_call_into(program, divmod, args.as_ptr(), 2, out.as_mut_ptr(), 2, s.0), HOSTRT_OK);
+        assert_eq!((out[0].i, out[1].i), (3, 2));
+        // Misuse: room for the wrong number of results, no room, an index out of range.
+        assert_eq!(
+            hostrt_call_into(program, divmod, args.as_ptr(), 2, out.as_mut_ptr(), 1, s.0),
+            HOSTRT_INVALID_ARGUMENT
+        );
+        assert!(s.message().contains("'divmod' has 2 results"), "{}", s.message());
+        assert_eq!(
+            hostrt_call_into(program, divmod, args.as_ptr(), 2, null_mut(), 2, s.0),
+            HOSTRT_INVALID_ARGUMENT
+        );
+        assert_eq!(
+            hostrt_call_into(program, 4, args.as_ptr(), 2, out.as_mut_ptr(), 2, s.0),
+            HOSTRT_OUT_OF_RANGE
+        );
+        assert_eq!(
+            hostrt_call_into(program, usize::MAX, args.as_ptr(), 2, out.as_mut_ptr(), 2, s.0),
+            HOSTRT_OUT_OF_RANGE
+        );
+        assert_eq!(
+            hostrt_call_into(program, divmod, args.as_ptr(), 1, out.as_mut_ptr(), 2, s.0),
+            HOSTRT_INVALID_ARGUMENT
+        );
+
+        // A tensor result is a new handle; a failing later result takes it back (all or
+        // nothing) and reports the kernel's location.
+        let values = [1.0f32, 2.0];
+        let t = hostrt_tensor_new(host, HOSTRT_DTYPE_F32, [2i64].as_ptr(), 1, values.as_ptr().cast(), 8, s.0);
+        let args = [tensor_arg(t), i32v(7), i32v(2)];
+        let mut out = [i32v(0), i32v(0)];
+        assert_eq!(hostrt_call_into(program, both, args.as_ptr(), 3, out.as_mut_ptr(), 2, s.0), HOSTRT_OK);
+        assert_eq!((out[0].type_, out[1].i), (HOSTRT_TYPE_TENSOR, 3));
+        assert_eq!(hostrt_tensor_data(out[0].tensor), hostrt_tensor_data(t));
+        hostrt_tensor_destroy(out[0].tensor, s.0);
+        let args = [tensor_arg(t), i32v(7), i32v(0)];
+        assert_eq!(
+            hostrt_call_into(program, both, args.as_ptr(), 3, out.as_mut_ptr(), 2, s.0),
+            HOSTRT_INTERNAL
+        );
+        assert!(s.message().contains("Divide by zero"), "{}", s.message());
+        let (mut file, mut line, mut col) = (std::ptr::null(), 0, 0);
+        assert!(hostrt_status_location(s.0, &mut file, &mut line, &mut col));
+        assert_eq!((CStr::from_ptr(file).to_str(), line), (Ok("embed.mlir"), 15));
+        hostrt_tensor_destroy(t, s.0);
+    }
+    // The host goes: no tensor handle was left behind by the failed call.
+    destroy(host, program);
+}
+
 static RELEASED: AtomicUsize = AtomicUsize::new(0);
 
 unsafe extern "C" fn release(data: *mut c_void, len: usize, arg: *mut c_void) {
