@@ -51,6 +51,8 @@ apt_install qemu-system-misc qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cro
 # a JDK runs the Android binding's Java classes on the host (capi/shared/tests/jni.rs).
 apt_install clang
 command -v javac >/dev/null 2>&1 || apt_install default-jdk-headless
+# Vulkan on the CPU (lavapipe) for devices/vulkan's tests, and spirv-val for its shaders.
+apt_install libvulkan1 mesa-vulkan-drivers spirv-tools
 
 # Run cargo in a bare-metal firmware workspace (its own Cargo.toml and .cargo/config.toml).
 firmware_cargo() {

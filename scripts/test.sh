@@ -80,9 +80,21 @@ fi
 step "static libraries for phones (Android, iOS): symbols checked, linked size (cargo xtask libs)"
 cargo xtask libs
 
+step "Vulkan device crate for Android (ash loads libvulkan at run time: no NDK needed to build)"
+if [ "$HOSTRT_TOOLCHAIN" = rustup ] && rustup target list --installed | grep -qx aarch64-linux-android; then
+    cargo build -q -p hostrt-vulkan --target aarch64-linux-android
+    echo "built hostrt-vulkan for aarch64-linux-android"
+else
+    echo "skipped: the aarch64-linux-android target is not installed"
+fi
+
 step "unit, integration and doc tests"
 # The libraries the C, C++ and Java tests link against (cargo test builds only rlibs).
 cargo build -q -p hostrt-capi -p hostrt-shared
+# Where lavapipe is installed (scripts/setup.sh), the Vulkan tests must run, not skip.
+if [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ]; then
+    export HOSTRT_REQUIRE_VULKAN=1 XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
+fi
 cargo test --workspace
 
 step "fuzz smoke (10 s per target; the long runs are scripts/fuzz.sh)"
