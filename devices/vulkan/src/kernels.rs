@@ -1,11 +1,13 @@
 //! The `vk.*` kernels: programs move tensors to the device (`vk.to_device`), run device
 //! operations on `!vk.tensor` values, and bring results back (`vk.to_host`).
 //!
-//! Each kernel records its work and submits it at once, then returns an unavailable
-//! result; a blocking task of the host's work queue waits for the work's fence and
-//! completes the result (or makes it an error at the kernel's location). Host kernels
-//! therefore run while device work is in flight, and a failure poisons only the values
-//! that depend on it. The device is [`crate::shared`], opened on first use.
+//! Device kernels record their work into the device's [`Stream`] and return their result
+//! at once: a device value is available when its work is recorded, and the queue orders
+//! the work. Only `vk.to_host` waits: it submits the stream and returns an unavailable
+//! host tensor that a blocking task of the host's work queue completes when the device is
+//! done. Host kernels run meanwhile; a failure (wrong shapes, device memory exhausted)
+//! is an error value at the failing kernel and poisons only what depends on it. The
+//! device is [`crate::shared`], opened on first use.
 
 use std::sync::Arc;
 
@@ -13,101 +15,89 @@ use hostrt_core::kernel::{
     Argument, ArrayAttribute, Detached, KernelEntry, KernelRegistry, RegistryError, StringAttribute, Value,
 };
 use hostrt_core::tensor::DenseHostTensor;
-use hostrt_core::{Allocator, AsyncValueRef, Diagnostic, RcAsyncValue, kernel};
+use hostrt_core::{AsyncValueRef, Diagnostic, RcAsyncValue, kernel};
 
-use crate::device::Device;
 use crate::error::VkError;
-use crate::ops::{self, DeviceTensor, Elementwise, Fetch};
+use crate::ops::{self, DeviceTensor, Elementwise};
+use crate::stream::{Stream, shared_stream};
 use crate::work::Recorder;
 
 fn diag(e: VkError) -> Diagnostic {
     Diagnostic::from(&e)
 }
 
-/// Records work on `device` with `record`, submits it, and returns a result that
-/// `finish(recorded, allocator)` completes once the work is done.
-fn launch<R, T>(
-    d: &Detached,
-    device: &Arc<Device>,
-    record: impl FnOnce(&mut Recorder) -> Result<R, VkError>,
-    finish: impl FnOnce(R, Allocator) -> Result<T, Diagnostic> + Send + 'static,
-) -> Result<AsyncValueRef<T>, Diagnostic>
-where
-    R: Send + 'static,
-    T: Send + Sync + 'static,
-{
-    let mut rec = Recorder::new(device).map_err(diag)?;
-    let recorded = record(&mut rec).map_err(diag)?;
-    let pending = rec.submit().map_err(diag)?;
-    let out = d.host().make_unconstructed::<T>().map_err(Diagnostic::from)?;
-    let (value, det) = (out.clone(), *d);
+/// The stream of the device `tensors` live on (the shared device's).
+fn stream_of(tensors: &[&DeviceTensor]) -> Result<&'static Stream, Diagnostic> {
+    let s = shared_stream().map_err(diag)?;
+    if tensors.iter().any(|t| !Arc::ptr_eq(t.device(), s.device())) {
+        return Err(hostrt_core::diag!(InvalidArgument, "vulkan: a tensor of another device"));
+    }
+    Ok(s)
+}
+
+/// Records a device operation on the stream of `inputs`; its result is available at once.
+fn device_op(
+    inputs: &[&DeviceTensor],
+    record: impl FnOnce(&mut Recorder) -> Result<DeviceTensor, VkError>,
+) -> Result<Value<DeviceTensor>, Diagnostic> {
+    stream_of(inputs)?.record(record).map(Value).map_err(diag)
+}
+
+/// `vk.to_device %t`: a copy of a host tensor on the device.
+fn to_device(t: Argument<DenseHostTensor>) -> Result<Value<DeviceTensor>, Diagnostic> {
+    let s = stream_of(&[])?;
+    let host: &DenseHostTensor = &t;
+    s.record(|rec| DeviceTensor::upload(rec, s.device(), host)).map(Value).map_err(diag)
+}
+
+/// `vk.to_host %t`: a device tensor's copy in host memory, complete when the device has
+/// run everything recorded before it.
+fn to_host(t: Argument<DeviceTensor>, d: Detached) -> Result<AsyncValueRef<DenseHostTensor>, Diagnostic> {
+    let s = stream_of(&[&t])?;
+    let fetch = s.record(|rec| t.download(rec)).map_err(diag)?;
+    let pending = s.flush().map_err(diag)?;
+    let out = d.host().make_unconstructed::<DenseHostTensor>().map_err(Diagnostic::from)?;
+    let value = out.clone();
     let complete = move || {
-        let done = pending.wait().map_err(diag).and_then(|()| finish(recorded, det.host().allocator()));
-        match done {
+        let done = pending.wait().inspect_err(|e| s.fail(e)).map_err(diag);
+        // Release the buffers of finished work now rather than at the next submission.
+        drop(pending);
+        s.busy();
+        match done.and_then(|()| fetch.finish(d.host().allocator())) {
             Ok(v) => value.emplace(v),
             Err(e) => {
                 let rc: &RcAsyncValue = &value;
-                det.report_error(e, &[rc]);
+                d.report_error(e, &[rc]);
             }
         }
     };
-    // If the queue refuses the task, the work is waited for as it drops and the kernel
-    // fails with the queue's error.
+    // If the queue refuses the task, the kernel fails with the queue's error.
     d.host().enqueue_blocking_work(complete, true)?;
     Ok(out)
 }
 
-/// A device operation's result tensor, complete when its work is.
-fn device_op(
-    d: &Detached,
-    device: &Arc<Device>,
-    record: impl FnOnce(&mut Recorder) -> Result<DeviceTensor, VkError>,
-) -> Result<AsyncValueRef<DeviceTensor>, Diagnostic> {
-    launch(d, device, record, |t, _| Ok(t))
-}
-
-/// `vk.to_device %t`: a copy of a host tensor on the device.
-fn to_device(t: Argument<DenseHostTensor>, d: Detached) -> Result<AsyncValueRef<DeviceTensor>, Diagnostic> {
-    let device = crate::device::shared().map_err(diag)?;
-    let host: &DenseHostTensor = &t;
-    device_op(&d, &device, |rec| DeviceTensor::upload(rec, &device, host))
-}
-
-/// `vk.to_host %t`: a device tensor's copy in host memory.
-fn to_host(t: Argument<DeviceTensor>, d: Detached) -> Result<AsyncValueRef<DenseHostTensor>, Diagnostic> {
-    launch(&d, t.device(), |rec| t.download(rec), |f: Fetch, alloc| f.finish(alloc))
-}
-
-fn matmul(
-    a: Argument<DeviceTensor>,
-    b: Argument<DeviceTensor>,
-    d: Detached,
-) -> Result<AsyncValueRef<DeviceTensor>, Diagnostic> {
-    device_op(&d, a.device(), |rec| ops::matmul(rec, &a, &b))
+fn matmul(a: Argument<DeviceTensor>, b: Argument<DeviceTensor>) -> Result<Value<DeviceTensor>, Diagnostic> {
+    device_op(&[&a, &b], |rec| ops::matmul(rec, &a, &b))
 }
 
 fn binary<const OP: u8>(
     a: Argument<DeviceTensor>,
     b: Argument<DeviceTensor>,
-    d: Detached,
-) -> Result<AsyncValueRef<DeviceTensor>, Diagnostic> {
+) -> Result<Value<DeviceTensor>, Diagnostic> {
     let op = match OP {
         0 => Elementwise::Add,
         1 => Elementwise::Mul,
         _ => Elementwise::BiasAdd,
     };
-    device_op(&d, a.device(), |rec| ops::elementwise(rec, op, &a, &b))
+    device_op(&[&a, &b], |rec| ops::elementwise(rec, op, &a, &b))
 }
 
-fn relu(a: Argument<DeviceTensor>, d: Detached) -> Result<AsyncValueRef<DeviceTensor>, Diagnostic> {
-    device_op(&d, a.device(), |rec| ops::elementwise(rec, Elementwise::Relu, &a, &a))
+fn relu(a: Argument<DeviceTensor>) -> Result<Value<DeviceTensor>, Diagnostic> {
+    device_op(&[&a], |rec| ops::elementwise(rec, Elementwise::Relu, &a, &a))
 }
 
-fn rows<const ARGMAX: bool>(
-    x: Argument<DeviceTensor>,
-    d: Detached,
-) -> Result<AsyncValueRef<DeviceTensor>, Diagnostic> {
-    device_op(&d, x.device(), |rec| ops::rows(rec, &x, ARGMAX))
+fn rows<const ARGMAX: bool>(x: Argument<DeviceTensor>) -> Result<Value<DeviceTensor>, Diagnostic> {
+    device_op(&[&x], |rec| ops::rows(rec, &x, ARGMAX))
 }
 
 fn conv2d(
@@ -115,8 +105,7 @@ fn conv2d(
     f: Argument<DeviceTensor>,
     padding: StringAttribute,
     strides: ArrayAttribute<i64>,
-    d: Detached,
-) -> Result<AsyncValueRef<DeviceTensor>, Diagnostic> {
+) -> Result<Value<DeviceTensor>, Diagnostic> {
     let &[sh, sw] = &*strides else {
         return Err(hostrt_core::diag!(
             InvalidArgument,
@@ -125,7 +114,7 @@ fn conv2d(
         ));
     };
     let padding: &str = &padding;
-    device_op(&d, x.device(), |rec| ops::conv2d(rec, &x, &f, padding, [sh, sw]))
+    device_op(&[&x, &f], |rec| ops::conv2d(rec, &x, &f, padding, [sh, sw]))
 }
 
 /// `vk.reshape %t {shape = [...]}`: the same device buffer with other dims.

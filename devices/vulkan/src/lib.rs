@@ -2,7 +2,7 @@
 //! compiled to SPIR-V at build time, and `vk.*` kernels that run them asynchronously.
 //!
 //! Layering: `device` opens the device, `buffer` holds memory, `pipeline` the shaders,
-//! `work` records and submits; `ops` are the tensor operations on top, `kernels` expose
+//! `work` records and submits, `stream` batches a device's work; `ops` are the tensor operations on top, `kernels` expose
 //! them to programs. libvulkan is opened at run time: a machine without Vulkan gets a
 //! [`VkErrorKind::NoDevice`] error value, not a link failure.
 
@@ -15,6 +15,7 @@ mod error;
 pub mod kernels;
 pub mod ops;
 mod pipeline;
+mod stream;
 mod work;
 
 pub use buffer::Buffer;
@@ -22,4 +23,5 @@ pub use device::{Device, Options, shared};
 pub use error::{VkError, VkErrorKind};
 pub use ops::DeviceTensor;
 pub use pipeline::Shader;
+pub use stream::{Stream, shared_stream};
 pub use work::{Download, Pending, Recorder};

@@ -135,8 +135,20 @@ fn groups(n: u32, size: u32) -> u32 {
     n.div_ceil(size).max(1)
 }
 
-/// `a[m, k] x b[k, n]`.
+/// `a[m, k] x b[k, n]`, with the shader that suits the device: tiles in workgroup memory
+/// on GPUs, one invocation per output on CPU devices.
 pub fn matmul(rec: &mut Recorder, a: &DeviceTensor, b: &DeviceTensor) -> Result<DeviceTensor, VkError> {
+    let shader = if a.device().is_cpu() { Shader::MatmulSimple } else { Shader::Matmul };
+    matmul_with(rec, a, b, shader)
+}
+
+/// [`matmul`] with a given matrix-product shader.
+pub fn matmul_with(
+    rec: &mut Recorder,
+    a: &DeviceTensor,
+    b: &DeviceTensor,
+    shader: Shader,
+) -> Result<DeviceTensor, VkError> {
     a.f32("vk.matmul.f32", Some(2))?;
     b.f32("vk.matmul.f32", Some(2))?;
     let ([m, k], [k2, n]) = ([a.dims[0], a.dims[1]], [b.dims[0], b.dims[1]]);
@@ -146,14 +158,12 @@ pub fn matmul(rec: &mut Recorder, a: &DeviceTensor, b: &DeviceTensor) -> Result<
             a.dims, b.dims
         )));
     }
+    if !matches!(shader, Shader::Matmul | Shader::MatmulSimple) {
+        return Err(VkError::invalid(format!("{shader:?} is not a matrix product")));
+    }
     let c = DeviceTensor::new(a.device(), DType::F32, &[m, n])?;
     let (m, n, k) = (u32_of(m), u32_of(n), u32_of(k));
-    rec.dispatch(
-        Shader::Matmul,
-        &[&a.buffer, &b.buffer, &c.buffer],
-        &[m, n, k],
-        [groups(n, 16), groups(m, 16), 1],
-    )?;
+    rec.dispatch(shader, &[&a.buffer, &b.buffer, &c.buffer], &[m, n, k], [groups(n, 16), groups(m, 16), 1])?;
     Ok(c)
 }
 
@@ -226,4 +236,51 @@ pub fn conv2d(
         [groups(ow * co, 64), oh.max(1), n.max(1)],
     )?;
     Ok(y)
+}
+
+#[cfg(test)]
+mod tests {
+    use hostrt_core::tensor::DType;
+
+    use super::{DeviceTensor, matmul_with};
+    use crate::device::{Device, Options};
+    use crate::pipeline::Shader;
+    use crate::work::Recorder;
+
+    /// Both matrix-product shaders agree with a host loop on sizes that are not multiples
+    /// of the 16x16 tile.
+    #[test]
+    fn both_matmul_shaders_match_the_host() {
+        let d = match Device::open(Options::default()) {
+            Ok(d) => d,
+            Err(e) if std::env::var("HOSTRT_REQUIRE_VULKAN").is_ok_and(|v| v == "1") => panic!("{e}"),
+            Err(e) => return eprintln!("SKIP: {e}"),
+        };
+        let (m, k, n) = (37usize, 53usize, 29usize);
+        let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 13) as f32 / 13.0 - 0.5).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 / 11.0 - 0.5).collect();
+        let mut want = vec![0.0f32; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                want[i * n + j] = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+            }
+        }
+        let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
+        for shader in [Shader::Matmul, Shader::MatmulSimple] {
+            let mut rec = Recorder::new(&d).unwrap();
+            let ta = DeviceTensor::new(&d, DType::F32, &[m as i64, k as i64]).unwrap();
+            let tb = DeviceTensor::new(&d, DType::F32, &[k as i64, n as i64]).unwrap();
+            rec.upload(&ta.buffer, &bytes(&a)).unwrap();
+            rec.upload(&tb.buffer, &bytes(&b)).unwrap();
+            let c = matmul_with(&mut rec, &ta, &tb, shader).unwrap();
+            let down = rec.download(&c.buffer).unwrap();
+            rec.submit().unwrap().wait().unwrap();
+            let mut out = vec![0u8; m * n * 4];
+            down.read(&mut out);
+            let got: Vec<f32> = out.chunks(4).map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!((g - w).abs() < 1e-4, "{shader:?}: element {i}: {g} vs {w}");
+            }
+        }
+    }
 }

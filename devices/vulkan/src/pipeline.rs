@@ -11,8 +11,10 @@ use crate::error::VkError;
 /// The shaders (`shaders/<name>.wgsl`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shader {
-    /// Tiled f32 matrix product.
+    /// Tiled f32 matrix product (16x16 tiles in workgroup memory), for GPUs.
     Matmul,
+    /// f32 matrix product without workgroup memory, for CPU devices.
+    MatmulSimple,
     /// add, mul, relu, bias add.
     Elementwise,
     /// Row-wise softmax and argmax.
@@ -22,12 +24,13 @@ pub enum Shader {
 }
 
 impl Shader {
-    pub(crate) const COUNT: usize = 4;
+    pub(crate) const COUNT: usize = 5;
 
     /// The SPIR-V words' bytes, its storage-buffer bindings and its push-constant bytes.
     fn code(self) -> (&'static [u8], u32, u32) {
         match self {
             Shader::Matmul => (include_bytes!(concat!(env!("OUT_DIR"), "/matmul.spv")), 3, 12),
+            Shader::MatmulSimple => (include_bytes!(concat!(env!("OUT_DIR"), "/matmul_simple.spv")), 3, 12),
             Shader::Elementwise => (include_bytes!(concat!(env!("OUT_DIR"), "/elementwise.spv")), 3, 16),
             Shader::Rows => (include_bytes!(concat!(env!("OUT_DIR"), "/rows.spv")), 2, 12),
             Shader::Conv2d => (include_bytes!(concat!(env!("OUT_DIR"), "/conv2d.spv")), 3, 48),
@@ -41,7 +44,7 @@ impl Shader {
 
     /// Every shader.
     pub const ALL: [Shader; Shader::COUNT] =
-        [Shader::Matmul, Shader::Elementwise, Shader::Rows, Shader::Conv2d];
+        [Shader::Matmul, Shader::MatmulSimple, Shader::Elementwise, Shader::Rows, Shader::Conv2d];
 }
 
 /// A compute pipeline and its layouts.

@@ -13,7 +13,7 @@ use crate::error::{VkError, VkErrorKind};
 use crate::pipeline::Shader;
 
 /// Dispatches one recorder holds at most (descriptor sets it can allocate).
-const MAX_DISPATCHES: u32 = 8;
+pub(crate) const MAX_DISPATCHES: u32 = 32;
 
 /// How long a submission may run before it is reported as a hang, in nanoseconds.
 const TIMEOUT_NS: u64 = 120_000_000_000;
@@ -128,6 +128,11 @@ impl Recorder {
             full_barrier(d, cb);
             Ok(Recorder { objects, cb, dispatches: 0, empty: true })
         }
+    }
+
+    /// Whether no more dispatches fit.
+    pub(crate) fn is_full(&self) -> bool {
+        self.dispatches >= MAX_DISPATCHES
     }
 
     /// Records `shader` over `buffers` (its bindings, in order) with push constants `push`
@@ -250,7 +255,7 @@ impl Recorder {
         let device = self.objects.device.clone();
         let d = &device.raw;
         if self.empty {
-            return Ok(Pending { objects: Some(self.objects), submitted: false });
+            return Ok(Pending { objects: self.objects, submitted: false });
         }
         full_barrier(d, self.cb);
         // SAFETY: `cb` is recording; the fence is owned by `objects` from here on; the queue
@@ -273,13 +278,13 @@ impl Recorder {
                     self.objects.fence = vk::Fence::null();
                 })?;
         }
-        Ok(Pending { objects: Some(self.objects), submitted: true })
+        Ok(Pending { objects: self.objects, submitted: true })
     }
 }
 
-/// Work on the queue; its buffers live until it completed.
+/// Work on the queue; its buffers live until it completed (dropping it waits for that).
 pub struct Pending {
-    objects: Option<Objects>,
+    objects: Objects,
     submitted: bool,
 }
 
@@ -291,15 +296,14 @@ impl std::fmt::Debug for Pending {
 
 impl Pending {
     /// Blocks until the work completed: `Err` when the device failed it (lost, or a hang
-    /// past two minutes).
-    pub fn wait(mut self) -> Result<(), VkError> {
-        let Some(objects) = self.objects.take() else { return Ok(()) };
+    /// past two minutes). Several threads may wait at once.
+    pub fn wait(&self) -> Result<(), VkError> {
         if !self.submitted {
             return Ok(());
         }
-        let d = &objects.device.raw;
-        // SAFETY: the fence is live and was submitted with the work.
-        let r = unsafe { d.wait_for_fences(&[objects.fence], true, TIMEOUT_NS) };
+        // SAFETY: the fence is live (destroyed only when this is dropped) and was submitted
+        // with the work; waiting needs no external synchronisation.
+        let r = unsafe { self.objects.device.raw.wait_for_fences(&[self.objects.fence], true, TIMEOUT_NS) };
         match r {
             Ok(()) => Ok(()),
             Err(vk::Result::TIMEOUT) => {
@@ -307,6 +311,13 @@ impl Pending {
             }
             Err(r) => Err(VkError::call("device work failed", r)),
         }
+    }
+
+    /// Whether the work completed (or failed), without waiting.
+    pub fn is_done(&self) -> bool {
+        // SAFETY: as for `wait`.
+        !self.submitted
+            || !matches!(unsafe { self.objects.device.raw.get_fence_status(self.objects.fence) }, Ok(false))
     }
 }
 

@@ -11,9 +11,9 @@ use hostrt_core::{AsyncValueRef, ErrorCode};
 
 static SAW_PENDING: AtomicBool = AtomicBool::new(false);
 
-/// `test.probe %dev, %x`: a host kernel (non-strict, so it runs without waiting for `%dev`)
-/// that records whether the device value was still being computed when it ran, and
-/// returns `%x`.
+/// `test.probe %back, %x`: a host kernel (non-strict, so it runs without waiting for
+/// `%back`, a `vk.to_host` result) that records whether the device was still computing
+/// that value when it ran, and returns `%x`.
 fn probe(frame: &KernelFrame<'_>) {
     let (Some(dev), Some(x)) = (frame.arg(0), frame.arg(1)) else { return };
     if !dev.is_available() {
@@ -38,11 +38,11 @@ func.func @overlap() -> (!t.tensor, !t.tensor, !tfrt.chain) {
   %a = "tfrt_dht.const_dense_tensor"() { value = dense<0.5> : tensor<512x512xf32> } : () -> !t.tensor
   %d = "vk.to_device"(%a) : (!t.tensor) -> !vk.tensor
   %p = "vk.matmul.f32"(%d, %d) : (!vk.tensor, !vk.tensor) -> !vk.tensor
-  %x = "test.probe"(%p, %a) : (!vk.tensor, !t.tensor) -> !t.tensor
+  %back = "vk.to_host"(%p) : (!vk.tensor) -> !t.tensor
+  %x = "test.probe"(%back, %a) : (!t.tensor, !t.tensor) -> !t.tensor
   %h = "tfrt_dht.create_uninitialized_tensor.f32.2"() { shape = [512, 512] } : () -> !t.tensor
   %ch1 = "tfrt_dht.fill_tensor_with_constant.f32"(%h, %ch) { value = 0.0 : f32 } : (!t.tensor, !tfrt.chain) -> !tfrt.chain
   %ch2 = "tfrt_test.matmul.f32.2"(%one, %x, %x, %one, %h, %ch1) : (f32, !t.tensor, !t.tensor, f32, !t.tensor, !tfrt.chain) -> !tfrt.chain
-  %back = "vk.to_host"(%p) : (!vk.tensor) -> !t.tensor
   tfrt.return %back, %h, %ch2 : !t.tensor, !t.tensor, !tfrt.chain
 }
 "#;

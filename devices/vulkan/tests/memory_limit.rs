@@ -38,5 +38,6 @@ func.func @f(%big: !t.tensor, %small: !t.tensor) -> (!t.tensor, !t.tensor) {
     assert!(e.message().contains("out of device memory"), "{}", e.message());
     assert_eq!(e.location.map(|l| l.line), Some(3));
     assert_eq!(out.get::<DenseHostTensor>(1).unwrap().read::<f32>().unwrap().to_vec(), vec![0.0; 8]);
+    assert!(!hostrt_vulkan::shared_stream().unwrap().busy());
     assert_eq!(hostrt_vulkan::shared().unwrap().memory_in_use(), 0, "every buffer was released");
 }
