@@ -32,6 +32,10 @@ if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
 fi
 firmware_cargo qemu-tests/cortex-m run -q
 
+step "DSP int8 kernels on QEMU Cortex-M4F: SMLAD path bit-exact with the portable one; instruction counts"
+cargo fmt --manifest-path qemu-tests/dsp/Cargo.toml -- --check
+firmware_cargo qemu-tests/dsp run -q --release
+
 step "firmware example: BEF programs on QEMU Cortex-M4F, compared with the host; size gate"
 cargo fmt --manifest-path examples/firmware/Cargo.toml -- --check
 if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then

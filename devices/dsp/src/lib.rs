@@ -1,2 +1,113 @@
-//! int8 quantized kernels: being built.
+//! int8 quantized kernels following TensorFlow Lite's int8 scheme, bit for bit: per-channel
+//! fully connected, convolution and depthwise convolution, pooling, softmax, activation
+//! clamps and argmax, on caller-provided slices (no heap, no panics on bad sizes).
+//!
+//! The convolution-like kernels come in two implementations of their inner loops:
+//! [`portable`] (plain int32 arithmetic, any target) and [`dsp`] (the Armv7E-M DSP
+//! extension's `SXTB16`/`SMLAD`/`SSAT`, as CMSIS-NN; emulated in software elsewhere so the
+//! host tests it). Both give identical results; the functions at the crate root pick `dsp`
+//! where the target has the extension and `portable` otherwise.
+//!
+//! ```
+//! use hostrt_dsp::{ActivationRange, FullyConnectedParams, PerChannel, fully_connected, quantize_multiplier};
+//!
+//! // One row of two int8 inputs into one output channel.
+//! let params = FullyConnectedParams {
+//!     batches: 1,
+//!     input_depth: 2,
+//!     output_depth: 1,
+//!     input_zero_point: 0,
+//!     output_zero_point: -1,
+//!     activation: ActivationRange::INT8,
+//! };
+//! // input_scale * filter_scale / output_scale = 0.5
+//! let (multiplier, shift) = quantize_multiplier(0.5);
+//! let quant = PerChannel { multiplier: &[multiplier], shift: &[shift] };
+//! let mut output = [0i8; 1];
+//! fully_connected(&params, &[1, 2], &[3, 4], Some(&[2]), quant, &mut output)?;
+//! // (1*3 + 2*4 + bias 2) * 0.5 = 6.5, rounded half up to 7, plus the zero point -1.
+//! assert_eq!(output, [6]);
+//! # Ok::<(), hostrt_dsp::DspError>(())
+//! ```
 #![no_std]
+
+#[cfg(test)]
+extern crate std;
+
+mod activation;
+mod arch;
+mod argmax;
+mod conv;
+mod depthwise;
+mod error;
+mod fixedpoint;
+mod fully_connected;
+mod pool;
+mod quant;
+mod shape;
+mod softmax;
+#[cfg(test)]
+mod testutil;
+
+pub use activation::{Activation, clamp, clamp_in_place};
+pub use arch::{dsp, emulated, portable};
+pub use argmax::argmax;
+pub use conv::ConvParams;
+pub use depthwise::DepthwiseParams;
+pub use error::DspError;
+pub use fully_connected::FullyConnectedParams;
+pub use pool::{PoolParams, avg_pool, max_pool};
+pub use quant::{
+    ActivationRange, PerChannel, multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_greater_than_one, quantize_multiplier, rounding_divide_by_pot,
+    saturating_rounding_doubling_high_mul,
+};
+pub use shape::{Hw, Nhwc, Padding, Window};
+pub use softmax::{SoftmaxParams, softmax};
+
+/// Whether the crate-root kernels use the DSP extension's instructions on this target.
+pub const USES_DSP_INSTRUCTIONS: bool = cfg!(hostrt_arm_dsp);
+
+#[cfg(hostrt_arm_dsp)]
+use dsp as best;
+#[cfg(not(hostrt_arm_dsp))]
+use portable as best;
+
+/// Fully connected layer with per-channel weights (TFLite's `FullyConnectedPerChannel`), on
+/// the best inner loops for the target. See [`FullyConnectedParams`] for the layouts.
+pub fn fully_connected(
+    params: &FullyConnectedParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> Result<(), DspError> {
+    best::fully_connected(params, input, filter, bias, quant, output)
+}
+
+/// 2-D convolution with per-channel weights (TFLite's `ConvPerChannel`), on the best inner
+/// loops for the target. See [`ConvParams`] for the layouts.
+pub fn conv2d(
+    params: &ConvParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> Result<(), DspError> {
+    best::conv2d(params, input, filter, bias, quant, output)
+}
+
+/// Depthwise convolution with per-channel weights (TFLite's `DepthwiseConvPerChannel`), on the
+/// best inner loops for the target. See [`DepthwiseParams`] for the layouts.
+pub fn depthwise_conv2d(
+    params: &DepthwiseParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> Result<(), DspError> {
+    best::depthwise_conv2d(params, input, filter, bias, quant, output)
+}

@@ -1,0 +1,141 @@
+//! Inner loops on the Armv7E-M DSP extension, after CMSIS-NN: four int8 values are loaded as
+//! one word, split into two pairs of int16 with `SXTAB16` (which adds the input offset on the
+//! way) and `SXTB16`, and multiplied-accumulated two at a time with `SMLAD` (`SMLABB`/`SMLATT`
+//! per channel for depthwise); `SSAT` saturates the output. Off Arm-with-DSP the same code
+//! runs on the bit-exact software [`intrinsics`], so the host tests it against `portable`.
+
+use super::InnerLoops;
+use crate::conv::{ConvParams, run as run_conv};
+use crate::depthwise::{DepthwiseParams, run as run_depthwise};
+use crate::error::DspError;
+use crate::fully_connected::{FullyConnectedParams, run as run_fc};
+use crate::quant::{ActivationRange, PerChannel, multiply_by_quantized_multiplier};
+
+/// The DSP instructions: real ones on Arm with the DSP extension, emulated elsewhere.
+#[cfg(hostrt_arm_dsp)]
+pub use super::asm as intrinsics;
+/// The DSP instructions: real ones on Arm with the DSP extension, emulated elsewhere.
+#[cfg(not(hostrt_arm_dsp))]
+pub use super::emulated as intrinsics;
+
+use intrinsics::{smlabb, smlad, smlatt, ssat, sxtab16, sxtab16_ror8, sxtb16, sxtb16_ror8};
+
+/// Marker for the DSP inner loops.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Dsp;
+
+/// Four int8 values as one little-endian word (one unaligned `LDR` on Cortex-M4).
+#[inline(always)]
+fn word(bytes: &[i8; 4]) -> u32 {
+    u32::from_le_bytes(bytes.map(|b| b as u8))
+}
+
+/// The input offset in both halfwords, for `SXTAB16`. int8 zero points keep it in
+/// `-127..=128`, and `x + offset` in `-255..=255`, so no halfword overflows.
+#[inline(always)]
+fn offset_pair(input_offset: i32) -> u32 {
+    let half = u32::from(input_offset as u16);
+    half | (half << 16)
+}
+
+impl InnerLoops for Dsp {
+    #[inline]
+    fn dot(input: &[i8], filter: &[i8], input_offset: i32, mut acc: i32) -> i32 {
+        let offset = offset_pair(input_offset);
+        let (x4, x_tail) = input.as_chunks::<4>();
+        let (w4, w_tail) = filter.as_chunks::<4>();
+        for (x, w) in x4.iter().zip(w4) {
+            let (x, w) = (word(x), word(w));
+            acc = smlad(sxtab16(offset, x), sxtb16(w), acc);
+            acc = smlad(sxtab16_ror8(offset, x), sxtb16_ror8(w), acc);
+        }
+        for (&x, &w) in x_tail.iter().zip(w_tail) {
+            acc = acc.wrapping_add(i32::from(w) * (i32::from(x) + input_offset));
+        }
+        acc
+    }
+
+    #[inline]
+    fn mac4(input: &[i8; 4], filter: &[i8; 4], input_offset: i32, acc: &mut [i32; 4]) {
+        let offset = offset_pair(input_offset);
+        let (x, w) = (word(input), word(filter));
+        let (x02, w02) = (sxtab16(offset, x), sxtb16(w));
+        let (x13, w13) = (sxtab16_ror8(offset, x), sxtb16_ror8(w));
+        acc[0] = smlabb(x02, w02, acc[0]);
+        acc[2] = smlatt(x02, w02, acc[2]);
+        acc[1] = smlabb(x13, w13, acc[1]);
+        acc[3] = smlatt(x13, w13, acc[3]);
+    }
+
+    #[inline]
+    fn requantize(acc: i32, multiplier: i32, shift: i32, output_offset: i32, act: ActivationRange) -> i8 {
+        let v = multiply_by_quantized_multiplier(acc, multiplier, shift).wrapping_add(output_offset);
+        // SSAT to int8 first; act lies within int8, so clamping after it equals clamping before.
+        ssat::<8>(v).clamp(act.min, act.max) as i8
+    }
+}
+
+/// [`crate::fully_connected()`] with the DSP inner loops.
+pub fn fully_connected(
+    params: &FullyConnectedParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> Result<(), DspError> {
+    run_fc::<Dsp>(params, input, filter, bias, quant, output)
+}
+
+/// [`crate::conv2d()`] with the DSP inner loops.
+pub fn conv2d(
+    params: &ConvParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> Result<(), DspError> {
+    run_conv::<Dsp>(params, input, filter, bias, quant, output)
+}
+
+/// [`crate::depthwise_conv2d()`] with the DSP inner loops.
+pub fn depthwise_conv2d(
+    params: &DepthwiseParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> Result<(), DspError> {
+    run_depthwise::<Dsp>(params, input, filter, bias, quant, output)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::portable::Portable;
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn dot_matches_portable(pairs in proptest::collection::vec(any::<(i8, i8)>(), 0..40), zp in -128i32..=127, acc: i32) {
+            let (x, w): (std::vec::Vec<i8>, std::vec::Vec<i8>) = pairs.into_iter().unzip();
+            prop_assert_eq!(Dsp::dot(&x, &w, -zp, acc), Portable::dot(&x, &w, -zp, acc));
+        }
+
+        #[test]
+        fn mac4_matches_portable(x: [i8; 4], w: [i8; 4], zp in -128i32..=127, acc: [i32; 4]) {
+            let (mut a, mut b) = (acc, acc);
+            Dsp::mac4(&x, &w, -zp, &mut a);
+            Portable::mac4(&x, &w, -zp, &mut b);
+            prop_assert_eq!(a, b);
+        }
+
+        #[test]
+        fn requantize_matches_portable(acc: i32, m in 0i32..=i32::MAX, s in -31i32..=30, zp in -128i32..=127) {
+            let act = ActivationRange::new(-100, 90).unwrap();
+            prop_assert_eq!(Dsp::requantize(acc, m, s, zp, act), Portable::requantize(acc, m, s, zp, act));
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! int8 fully connected layer with per-channel weights: TFLite's
+//! `reference_integer_ops::FullyConnectedPerChannel`.
+
+use crate::arch::InnerLoops;
+use crate::error::{DspError, check_len, product};
+use crate::quant::{ActivationRange, PerChannel, check_zero_point};
+
+/// Shape and quantization of a fully connected layer. Input is `[batches, input_depth]`,
+/// filter `[output_depth, input_depth]` (symmetric int8, zero point 0), output
+/// `[batches, output_depth]`.
+#[derive(Debug, Clone, Copy)]
+pub struct FullyConnectedParams {
+    /// Rows of input (and output).
+    pub batches: usize,
+    /// Values per input row (the accumulation depth).
+    pub input_depth: usize,
+    /// Values per output row (output channels).
+    pub output_depth: usize,
+    /// Zero point of the input tensor.
+    pub input_zero_point: i32,
+    /// Zero point of the output tensor.
+    pub output_zero_point: i32,
+    /// Fused activation clamp.
+    pub activation: ActivationRange,
+}
+
+/// Checks every argument against `params`; on success all indexing below is in bounds.
+fn check(
+    p: &FullyConnectedParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: &PerChannel<'_>,
+    output: &[i8],
+) -> Result<(), DspError> {
+    check_zero_point(p.input_zero_point)?;
+    check_zero_point(p.output_zero_point)?;
+    p.activation.check()?;
+    check_len("input", product(&[p.batches, p.input_depth])?, input.len())?;
+    check_len("filter", product(&[p.output_depth, p.input_depth])?, filter.len())?;
+    check_len("output", product(&[p.batches, p.output_depth])?, output.len())?;
+    if let Some(bias) = bias {
+        check_len("bias", p.output_depth, bias.len())?;
+    }
+    quant.check(p.output_depth)
+}
+
+/// The kernel over inner loops `K`.
+pub(crate) fn run<K: InnerLoops>(
+    p: &FullyConnectedParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> Result<(), DspError> {
+    check(p, input, filter, bias, &quant, output)?;
+    if p.input_depth == 0 || p.output_depth == 0 {
+        // Bias only (or nothing at all).
+        for out_row in output.chunks_exact_mut(p.output_depth.max(1)) {
+            for (c, out) in out_row.iter_mut().enumerate() {
+                let acc = bias.map_or(0, |b| b[c]);
+                *out = K::requantize(
+                    acc,
+                    quant.multiplier[c],
+                    quant.shift[c],
+                    p.output_zero_point,
+                    p.activation,
+                );
+            }
+        }
+        return Ok(());
+    }
+    let input_offset = -p.input_zero_point;
+    for (in_row, out_row) in input.chunks_exact(p.input_depth).zip(output.chunks_exact_mut(p.output_depth)) {
+        for (c, (weights, out)) in filter.chunks_exact(p.input_depth).zip(out_row.iter_mut()).enumerate() {
+            let acc = K::dot(in_row, weights, input_offset, bias.map_or(0, |b| b[c]));
+            *out = K::requantize(acc, quant.multiplier[c], quant.shift[c], p.output_zero_point, p.activation);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::{dsp, portable};
+    use crate::quant::quantize_multiplier;
+    use crate::testutil::{Lcg, reference_fc};
+    use proptest::prelude::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    fn params(batches: usize, input_depth: usize, output_depth: usize) -> FullyConnectedParams {
+        FullyConnectedParams {
+            batches,
+            input_depth,
+            output_depth,
+            input_zero_point: 3,
+            output_zero_point: -2,
+            activation: ActivationRange::INT8,
+        }
+    }
+
+    #[test]
+    fn known_answer() {
+        // One row [1, 2, 3] (zero point 3 -> offsets [-2, -1, 0]), two channels.
+        let p = params(1, 3, 2);
+        let filter = [1, 1, 1, 2, -1, 5];
+        let (m, s) = quantize_multiplier(0.5);
+        let mut out = [0i8; 2];
+        portable::fully_connected(
+            &p,
+            &[1, 2, 3],
+            &filter,
+            Some(&[10, -10]),
+            PerChannel { multiplier: &[m, m], shift: &[s, s] },
+            &mut out,
+        )
+        .unwrap();
+        // ch0: (-2 - 1 + 0 + 10) * 0.5 = 3.5 -> 4, -2 -> 2; ch1: (-4 + 1 + 0 - 10) * 0.5 = -6.5 -> -6 (half up), -2 -> -8.
+        assert_eq!(out, [2, -8]);
+    }
+
+    #[test]
+    fn bad_lengths_are_errors() {
+        let p = params(2, 3, 4);
+        let (m, s) = ([1 << 30; 4], [0; 4]);
+        let q = PerChannel { multiplier: &m, shift: &s };
+        let (input, filter, mut out) = ([0i8; 6], [0i8; 12], [0i8; 8]);
+        assert!(portable::fully_connected(&p, &input, &filter, None, q, &mut out).is_ok());
+        assert!(matches!(
+            portable::fully_connected(&p, &input[..5], &filter, None, q, &mut out),
+            Err(DspError::Length { what: "input", .. })
+        ));
+        assert!(dsp::fully_connected(&p, &input, &filter[..11], None, q, &mut out).is_err());
+        assert!(dsp::fully_connected(&p, &input, &filter, Some(&[0; 3]), q, &mut out).is_err());
+        assert!(dsp::fully_connected(&p, &input, &filter, None, q, &mut out[..7]).is_err());
+        let short = PerChannel { multiplier: &m[..3], shift: &s };
+        assert!(dsp::fully_connected(&p, &input, &filter, None, short, &mut out).is_err());
+        let huge = FullyConnectedParams { batches: usize::MAX, ..p };
+        assert_eq!(dsp::fully_connected(&huge, &input, &filter, None, q, &mut out), Err(DspError::Overflow));
+        let bad_zp = FullyConnectedParams { input_zero_point: 128, ..p };
+        assert!(dsp::fully_connected(&bad_zp, &input, &filter, None, q, &mut out).is_err());
+        let zero = FullyConnectedParams { input_depth: 0, ..p };
+        assert!(portable::fully_connected(&zero, &[], &[], Some(&[1, 2, 3, 4]), q, &mut out).is_ok());
+    }
+
+    proptest! {
+        #[test]
+        fn dsp_and_portable_are_bit_exact(
+            batches in 1usize..4, input_depth in 1usize..40, output_depth in 1usize..9,
+            izp in -128i32..=127, ozp in -128i32..=127, seed: u64, act_lo in -128i32..=0, with_bias: bool,
+        ) {
+            let mut rng = Lcg(seed);
+            let input = rng.bytes(batches * input_depth);
+            let filter = rng.bytes(output_depth * input_depth);
+            let bias: Vec<i32> = (0..output_depth).map(|_| rng.range(-50_000, 50_000)).collect();
+            let (mult, shift) = rng.per_channel(output_depth);
+            let p = FullyConnectedParams {
+                batches, input_depth, output_depth, input_zero_point: izp, output_zero_point: ozp,
+                activation: ActivationRange::new(act_lo, 127 + act_lo / 2).unwrap(),
+            };
+            let q = PerChannel { multiplier: &mult, shift: &shift };
+            let bias = with_bias.then_some(&bias[..]);
+            let mut a = vec![0i8; batches * output_depth];
+            let mut b = a.clone();
+            portable::fully_connected(&p, &input, &filter, bias, q, &mut a).unwrap();
+            dsp::fully_connected(&p, &input, &filter, bias, q, &mut b).unwrap();
+            prop_assert_eq!(&a, &b);
+            prop_assert_eq!(a, reference_fc(&p, &input, &filter, bias, q));
+        }
+
+        #[test]
+        fn approximates_float(input_depth in 1usize..64, output_depth in 1usize..8, seed: u64) {
+            let mut rng = Lcg(seed);
+            let (in_scale, in_zp, out_scale, out_zp) = (0.05f64, -7i32, 0.2f64, 4i32);
+            let input = rng.bytes(input_depth);
+            let filter = rng.bytes(output_depth * input_depth);
+            let w_scales: Vec<f64> = (0..output_depth).map(|_| 0.001 + rng.unit() * 0.004).collect();
+            let (mult, shift): (Vec<i32>, Vec<i32>) =
+                w_scales.iter().map(|ws| quantize_multiplier(in_scale * ws / out_scale)).unzip();
+            let p = FullyConnectedParams {
+                batches: 1, input_depth, output_depth, input_zero_point: in_zp, output_zero_point: out_zp,
+                activation: ActivationRange::INT8,
+            };
+            let mut out = vec![0i8; output_depth];
+            crate::fully_connected(&p, &input, &filter, None, PerChannel { multiplier: &mult, shift: &shift }, &mut out).unwrap();
+            for c in 0..output_depth {
+                let real: f64 = (0..input_depth)
+                    .map(|d| in_scale * f64::from(i32::from(input[d]) - in_zp) * w_scales[c] * f64::from(filter[c * input_depth + d]))
+                    .sum();
+                let want = (real / out_scale + f64::from(out_zp)).round().clamp(-128.0, 127.0);
+                prop_assert!((f64::from(out[c]) - want).abs() <= 1.0, "c={} got {} want {}", c, out[c], want);
+            }
+        }
+    }
+}

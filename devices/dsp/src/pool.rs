@@ -1,0 +1,174 @@
+//! int8 max and average pooling: TFLite's `reference_integer_ops::MaxPool` / `AveragePool`.
+//! Input and output share scale and zero point; padding taps are left out (not averaged in).
+
+use crate::error::{DspError, check_len};
+use crate::quant::ActivationRange;
+use crate::shape::{Nhwc, Window, origin, tap_range};
+
+/// Shape of a pooling layer: input `[n, h, w, c]`, output `[n, window.output.h,
+/// window.output.w, c]`. The window's dilation must be 1.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolParams {
+    /// Input shape.
+    pub input: Nhwc,
+    /// Window size, stride, padding and output size.
+    pub window: Window,
+    /// Fused activation clamp.
+    pub activation: ActivationRange,
+}
+
+impl PoolParams {
+    /// Output shape.
+    pub fn output_shape(&self) -> Nhwc {
+        Nhwc::new(self.input.n, self.window.output.h, self.window.output.w, self.input.c)
+    }
+}
+
+fn check(p: &PoolParams, input: &[i8], output: &[i8]) -> Result<(), DspError> {
+    p.activation.check()?;
+    p.window.check()?;
+    if p.window.dilation.h != 1 || p.window.dilation.w != 1 {
+        return Err(DspError::Param("pooling with dilation"));
+    }
+    check_len("input", p.input.elements()?, input.len())?;
+    check_len("output", p.output_shape().elements()?, output.len())
+}
+
+/// Runs `reduce(channel, taps)` for every output value, where `taps` yields the input indices
+/// of the in-bounds window (channel 0; add the channel); `reduce` returns the value or an error.
+fn pool(
+    p: &PoolParams,
+    input: &[i8],
+    output: &mut [i8],
+    reduce: impl Fn(&mut dyn Iterator<Item = i8>) -> Result<i32, DspError>,
+) -> Result<(), DspError> {
+    check(p, input, output)?;
+    let (s, w) = (p.input, p.window);
+    if s.c == 0 {
+        return Ok(());
+    }
+    let mut pixels = output.chunks_exact_mut(s.c);
+    for b in 0..s.n {
+        for oy in 0..w.output.h {
+            let y0 = origin(oy, w.stride.h, w.pad.h);
+            let (fy0, fy1) = tap_range(y0, 1, w.filter.h, s.h);
+            for ox in 0..w.output.w {
+                let x0 = origin(ox, w.stride.w, w.pad.w);
+                let (fx0, fx1) = tap_range(x0, 1, w.filter.w, s.w);
+                let Some(pixel) = pixels.next() else { return Ok(()) };
+                for (c, out) in pixel.iter_mut().enumerate() {
+                    let mut taps = (fy0..fy1).flat_map(|fy| {
+                        let row = b * s.h + (y0 + fy as isize) as usize;
+                        (fx0..fx1).map(move |fx| input[(row * s.w + (x0 + fx as isize) as usize) * s.c + c])
+                    });
+                    let v = reduce(&mut taps)?;
+                    *out = v.clamp(p.activation.min, p.activation.max) as i8;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Max pooling. A window entirely in the padding gives `EmptyWindow`.
+pub fn max_pool(params: &PoolParams, input: &[i8], output: &mut [i8]) -> Result<(), DspError> {
+    pool(params, input, output, |taps| taps.map(i32::from).max().ok_or(DspError::EmptyWindow))
+}
+
+/// Average pooling, rounding to nearest with ties away from zero, as TFLite's int8 kernel
+/// (`(acc ± count / 2) / count`). A window entirely in the padding gives `EmptyWindow`.
+pub fn avg_pool(params: &PoolParams, input: &[i8], output: &mut [i8]) -> Result<(), DspError> {
+    pool(params, input, output, |taps| {
+        let (sum, count) =
+            taps.fold((0i32, 0i32), |(s, n), x| (s.wrapping_add(i32::from(x)), n.wrapping_add(1)));
+        if count <= 0 {
+            return Err(DspError::EmptyWindow);
+        }
+        Ok(if sum > 0 { (sum + count / 2) / count } else { (sum - count / 2) / count })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shape::{Hw, Padding};
+    use crate::testutil::Lcg;
+    use proptest::prelude::*;
+    use std::vec;
+
+    fn params(h: usize, w: usize, c: usize, f: usize, stride: usize, padding: Padding) -> PoolParams {
+        let window =
+            Window::new(Hw::new(h, w), Hw::square(f), Hw::square(stride), Hw::square(1), padding).unwrap();
+        PoolParams { input: Nhwc::new(1, h, w, c), window, activation: ActivationRange::INT8 }
+    }
+
+    #[test]
+    fn known_answers() {
+        let p = params(2, 2, 1, 2, 2, Padding::Valid);
+        let mut out = [0i8; 1];
+        max_pool(&p, &[1, -5, 7, 3], &mut out).unwrap();
+        assert_eq!(out, [7]);
+        // Ties away from zero: 6/4 = 1.5 -> 2, -6/4 -> -2; 5/4 -> 1.
+        avg_pool(&p, &[1, 2, 1, 2], &mut out).unwrap();
+        assert_eq!(out, [2]);
+        avg_pool(&p, &[-1, -2, -1, -2], &mut out).unwrap();
+        assert_eq!(out, [-2]);
+        avg_pool(&p, &[1, 1, 1, 2], &mut out).unwrap();
+        assert_eq!(out, [1]);
+        // SAME 3x3 window over 2x2: corner windows average only the in-bounds taps.
+        let p = params(2, 2, 1, 3, 1, Padding::Same);
+        let mut out = [0i8; 4];
+        avg_pool(&p, &[10, 20, 30, 41], &mut out).unwrap();
+        assert_eq!(out, [25; 4]); // 101 / 4 = 25.25
+        let relu = PoolParams { activation: ActivationRange::new(0, 127).unwrap(), ..p };
+        max_pool(&relu, &[-10, -20, -30, -41], &mut out).unwrap();
+        assert_eq!(out, [0; 4]);
+    }
+
+    #[test]
+    fn errors() {
+        let p = params(2, 2, 1, 2, 2, Padding::Valid);
+        assert!(max_pool(&p, &[0; 3], &mut [0; 1]).is_err());
+        assert!(avg_pool(&p, &[0; 4], &mut [0; 2]).is_err());
+        let mut far = p;
+        far.window.pad = Hw::square(5);
+        assert_eq!(max_pool(&far, &[0; 4], &mut [0; 1]), Err(DspError::EmptyWindow));
+        assert_eq!(avg_pool(&far, &[0; 4], &mut [0; 1]), Err(DspError::EmptyWindow));
+        let mut dilated = p;
+        dilated.window.dilation.h = 2;
+        assert!(avg_pool(&dilated, &[0; 4], &mut [0; 1]).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn avg_pool_approximates_float(h in 1usize..9, w in 1usize..9, c in 1usize..4, f in 1usize..4,
+                                       stride in 1usize..3, same: bool, seed: u64) {
+            let padding = if same { Padding::Same } else { Padding::Valid };
+            let Ok(window) = Window::new(Hw::new(h, w), Hw::square(f), Hw::square(stride), Hw::square(1), padding)
+            else { return Ok(()) };
+            let p = PoolParams { input: Nhwc::new(1, h, w, c), window, activation: ActivationRange::INT8 };
+            let input = Lcg(seed).bytes(h * w * c);
+            let mut out = vec![0i8; p.output_shape().elements().unwrap()];
+            let mut max = out.clone();
+            avg_pool(&p, &input, &mut out).unwrap();
+            max_pool(&p, &input, &mut max).unwrap();
+            let mut i = 0;
+            for oy in 0..window.output.h { for ox in 0..window.output.w { for ch in 0..c {
+                let (mut sum, mut n, mut hi) = (0.0f64, 0.0f64, i8::MIN);
+                for fy in 0..f { for fx in 0..f {
+                    let iy = (oy * stride + fy) as isize - window.pad.h as isize;
+                    let ix = (ox * stride + fx) as isize - window.pad.w as isize;
+                    if iy < 0 || ix < 0 || iy >= h as isize || ix >= w as isize { continue; }
+                    let x = input[(iy as usize * w + ix as usize) * c + ch];
+                    sum += f64::from(x);
+                    n += 1.0;
+                    hi = hi.max(x);
+                }}
+                // Exact rounding of the mean, ties away from zero, so within 1/2 LSB.
+                prop_assert!((f64::from(out[i]) - sum / n).abs() <= 0.5);
+                prop_assert_eq!(max[i], hi);
+                i += 1;
+            }}}
+        }
+    }
+}

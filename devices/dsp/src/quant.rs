@@ -1,0 +1,260 @@
+//! TFLite's fixed-point requantization: `QuantizeMultiplier` and the non-single-rounding
+//! `MultiplyByQuantizedMultiplier` of `tensorflow/lite/kernels/internal/common.h`, with the two
+//! gemmlowp primitives it is made of. Every kernel rescales its int32 accumulators with these.
+
+use crate::error::{DspError, check_len};
+
+/// gemmlowp's `SaturatingRoundingDoublingHighMul`: `round(a * b / 2^31)`, with the one
+/// overflowing case (`i32::MIN * i32::MIN`) saturated to `i32::MAX`. Rounds half up (towards
+/// positive infinity), as gemmlowp's nudge-then-truncate does.
+#[inline]
+pub fn saturating_rounding_doubling_high_mul(a: i32, b: i32) -> i32 {
+    if a == i32::MIN && b == i32::MIN {
+        return i32::MAX;
+    }
+    let ab = i64::from(a) * i64::from(b);
+    let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
+    // |ab + nudge| < 2^62, so the quotient (truncated towards zero, as in C) fits in i32.
+    ((ab + nudge) / (1i64 << 31)) as i32
+}
+
+/// gemmlowp's `RoundingDivideByPOT`: `x / 2^exponent` rounded to nearest, ties away from zero.
+/// `exponent` is clamped to `0..=31` (gemmlowp asserts that range).
+#[inline]
+pub fn rounding_divide_by_pot(x: i32, exponent: i32) -> i32 {
+    let exponent = exponent.clamp(0, 31);
+    let mask = ((1i64 << exponent) - 1) as i32;
+    let remainder = x & mask;
+    let threshold = (mask >> 1) + i32::from(x < 0);
+    (x >> exponent) + i32::from(remainder > threshold)
+}
+
+/// TFLite's `MultiplyByQuantizedMultiplier` (the default, double-rounding variant): `acc`
+/// times `multiplier / 2^31 * 2^shift`. A positive `shift` is applied to `acc` before the
+/// multiplication (wrapping, where C++ would overflow), a negative one as a rounding right
+/// shift after it. Kernels accept `shift` in `-31..=30` only.
+#[inline]
+pub fn multiply_by_quantized_multiplier(acc: i32, multiplier: i32, shift: i32) -> i32 {
+    let left_shift = shift.max(0) as u32;
+    let right_shift = (-shift.max(-31)).max(0);
+    let shifted = acc.wrapping_mul(1i32.wrapping_shl(left_shift.min(31)));
+    rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, multiplier), right_shift)
+}
+
+/// TFLite's `MultiplyByQuantizedMultiplierGreaterThanOne` (used by softmax): `x * 2^left_shift`
+/// then the doubling high multiplication, no right shift.
+#[inline]
+pub fn multiply_by_quantized_multiplier_greater_than_one(x: i32, multiplier: i32, left_shift: i32) -> i32 {
+    let shifted = x.wrapping_mul(1i32.wrapping_shl(left_shift.clamp(0, 31) as u32));
+    saturating_rounding_doubling_high_mul(shifted, multiplier)
+}
+
+/// TFLite's `QuantizeMultiplier`: splits a real multiplier into a Q31 `multiplier` in
+/// `[2^30, 2^31)` (sign kept for negative input) and a power-of-two `shift`, so that
+/// `real ≈ multiplier / 2^31 * 2^shift`. Values below about 2^-31 flush to `(0, 0)`, as in
+/// TFLite; so do zero, infinities and NaN (which TFLite does not define).
+pub fn quantize_multiplier(real: f64) -> (i32, i32) {
+    if real == 0.0 || !real.is_finite() {
+        return (0, 0);
+    }
+    let (q, mut shift) = frexp(real);
+    let mut q_fixed = round_half_away(q * (1i64 << 31) as f64);
+    if q_fixed == 1 << 31 {
+        q_fixed /= 2;
+        shift += 1;
+    }
+    if shift < -31 {
+        return (0, 0);
+    }
+    // |q| < 1, so |q_fixed| <= 2^31, and +2^31 was halved above.
+    (q_fixed as i32, shift)
+}
+
+/// `frexp`: `x = mantissa * 2^exponent` with `|mantissa|` in `[0.5, 1)`, for finite nonzero `x`.
+fn frexp(x: f64) -> (f64, i32) {
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    if biased == 0 {
+        // Subnormal: scale into the normal range by 2^54 first.
+        let (m, e) = frexp(x * f64::from_bits(0x4350_0000_0000_0000));
+        return (m, e - 54);
+    }
+    let mantissa = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
+    (mantissa, biased - 1022)
+}
+
+/// `std::round` for `|x| < 2^62`: nearest integer, ties away from zero (TFLite's `TfLiteRound`).
+pub(crate) fn round_half_away(x: f64) -> i64 {
+    let truncated = x as i64;
+    let fraction = x - truncated as f64;
+    if fraction >= 0.5 {
+        truncated + 1
+    } else if fraction <= -0.5 {
+        truncated - 1
+    } else {
+        truncated
+    }
+}
+
+/// Per-output-channel requantization (TFLite's per-channel int8 scheme): channel `c`'s
+/// accumulator is scaled by `multiplier[c]` and `shift[c]` from [`quantize_multiplier`] of
+/// `input_scale * filter_scale[c] / output_scale`.
+#[derive(Debug, Clone, Copy)]
+pub struct PerChannel<'a> {
+    /// Q31 multipliers, one per output channel.
+    pub multiplier: &'a [i32],
+    /// Power-of-two shifts, one per output channel, each in `-31..=30`.
+    pub shift: &'a [i32],
+}
+
+impl PerChannel<'_> {
+    /// Checks both arrays hold `channels` entries and every shift is in range.
+    pub(crate) fn check(&self, channels: usize) -> Result<(), DspError> {
+        check_len("multiplier", channels, self.multiplier.len())?;
+        check_len("shift", channels, self.shift.len())?;
+        if self.shift.iter().any(|s| !(-31..=30).contains(s)) {
+            return Err(DspError::Param("shift outside -31..=30"));
+        }
+        Ok(())
+    }
+}
+
+/// The int8 output clamp of a fused activation, as TFLite's `quantized_activation_min/max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActivationRange {
+    /// Smallest output value, at least -128.
+    pub min: i32,
+    /// Largest output value, at most 127.
+    pub max: i32,
+}
+
+impl ActivationRange {
+    /// No activation: the whole int8 range.
+    pub const INT8: ActivationRange = ActivationRange { min: -128, max: 127 };
+
+    /// A range, checked to satisfy `-128 <= min <= max <= 127`.
+    pub fn new(min: i32, max: i32) -> Result<ActivationRange, DspError> {
+        let range = ActivationRange { min, max };
+        range.check()?;
+        Ok(range)
+    }
+
+    /// `Ok` if the range lies within int8 and is not empty.
+    pub(crate) fn check(&self) -> Result<(), DspError> {
+        if -128 <= self.min && self.min <= self.max && self.max <= 127 {
+            Ok(())
+        } else {
+            Err(DspError::Param("activation range not within -128..=127"))
+        }
+    }
+}
+
+/// Checks a zero point lies in the int8 range (TFLite's int8 tensors require it).
+pub(crate) fn check_zero_point(zero_point: i32) -> Result<(), DspError> {
+    if (-128..=127).contains(&zero_point) { Ok(()) } else { Err(DspError::Param("zero point outside int8")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn quantize_multiplier_known_answers() {
+        assert_eq!(quantize_multiplier(0.5), (1 << 30, 0));
+        assert_eq!(quantize_multiplier(1.0), (1 << 30, 1));
+        assert_eq!(quantize_multiplier(0.25), (1 << 30, -1));
+        assert_eq!(quantize_multiplier(0.75), (1_610_612_736, 0));
+        assert_eq!(quantize_multiplier(2.0), (1 << 30, 2));
+        assert_eq!(quantize_multiplier(-0.5), (-(1 << 30), 0));
+        // 1/3 = 2/3 * 2^-1; 2/3 * 2^31 = 1431655765.33
+        assert_eq!(quantize_multiplier(1.0 / 3.0), (1_431_655_765, -1));
+        // 0.5 + 2^-32: q * 2^31 = 2^30 + 0.5 exactly, a tie, rounded away from zero.
+        assert_eq!(quantize_multiplier(0.5 + f64::from_bits(0x3df0_0000_0000_0000)), (1_073_741_825, 0));
+        // 1 - 2^-40 rounds up to 2^31, which becomes 2^30 with the shift incremented.
+        assert_eq!(quantize_multiplier(1.0 - f64::from_bits(0x3d70_0000_0000_0000)), (1 << 30, 1));
+        // Tiny multipliers flush to zero (shift < -31), and so do zero and non-finite ones.
+        assert_eq!(quantize_multiplier(f64::from_bits(0x3d70_0000_0000_0000)), (0, 0));
+        assert_eq!(quantize_multiplier(0.0), (0, 0));
+        assert_eq!(quantize_multiplier(f64::NAN), (0, 0));
+        // 2^-31 = 0.5 * 2^-30 is still representable.
+        assert_eq!(quantize_multiplier(f64::from_bits(0x3e00_0000_0000_0000)), (1 << 30, -30));
+        // Subnormal input.
+        assert_eq!(quantize_multiplier(f64::from_bits(1)), (0, 0));
+    }
+
+    #[test]
+    fn doubling_high_mul_known_answers() {
+        assert_eq!(saturating_rounding_doubling_high_mul(i32::MIN, i32::MIN), i32::MAX);
+        assert_eq!(saturating_rounding_doubling_high_mul(i32::MIN, i32::MAX), -i32::MAX);
+        assert_eq!(saturating_rounding_doubling_high_mul(i32::MAX, i32::MAX), i32::MAX - 1);
+        assert_eq!(saturating_rounding_doubling_high_mul(100, 1 << 30), 50);
+        // Ties: 1.5 -> 2, -1.5 -> -1 (gemmlowp's nudge rounds half up).
+        assert_eq!(saturating_rounding_doubling_high_mul(3, 1 << 30), 2);
+        assert_eq!(saturating_rounding_doubling_high_mul(-3, 1 << 30), -1);
+        assert_eq!(saturating_rounding_doubling_high_mul(-5, 1 << 30), -2);
+        assert_eq!(saturating_rounding_doubling_high_mul(-7, 1 << 29), -2); // -1.75
+    }
+
+    #[test]
+    fn rounding_divide_known_answers() {
+        assert_eq!(rounding_divide_by_pot(5, 1), 3); // 2.5 -> 3
+        assert_eq!(rounding_divide_by_pot(-5, 1), -3); // -2.5 -> -3
+        assert_eq!(rounding_divide_by_pot(3, 1), 2);
+        assert_eq!(rounding_divide_by_pot(-3, 1), -2);
+        assert_eq!(rounding_divide_by_pot(-7, 2), -2); // -1.75
+        assert_eq!(rounding_divide_by_pot(6, 2), 2); // 1.5 -> 2
+        assert_eq!(rounding_divide_by_pot(5, 2), 1); // 1.25
+        assert_eq!(rounding_divide_by_pot(i32::MIN, 31), -1);
+        assert_eq!(rounding_divide_by_pot(i32::MAX, 31), 1);
+        assert_eq!(rounding_divide_by_pot(7, 0), 7);
+    }
+
+    #[test]
+    fn multiply_by_quantized_multiplier_known_answers() {
+        assert_eq!(multiply_by_quantized_multiplier(100, 1 << 30, 0), 50);
+        assert_eq!(multiply_by_quantized_multiplier(100, 1 << 30, 3), 400);
+        assert_eq!(multiply_by_quantized_multiplier(1000, 1 << 30, -2), 125);
+        // Double rounding: 1001/2 = 500.5 -> 501, then 501/4 = 125.25 -> 125.
+        assert_eq!(multiply_by_quantized_multiplier(1001, 1 << 30, -2), 125);
+        // 1003/2 = 501.5 -> 502, 502/4 = 125.5 -> 126 (single rounding would give 125).
+        assert_eq!(multiply_by_quantized_multiplier(1003, 1 << 30, -2), 126);
+        assert_eq!(multiply_by_quantized_multiplier(-1003, 1 << 30, -2), -125);
+        assert_eq!(multiply_by_quantized_multiplier(i32::MIN, i32::MIN, 0), i32::MAX);
+        assert_eq!(multiply_by_quantized_multiplier(i32::MIN, i32::MIN, -31), 1);
+        assert_eq!(multiply_by_quantized_multiplier(12345, 0, 5), 0);
+        // 0.75 * 2^-3 * 800 = 75
+        let (m, s) = quantize_multiplier(0.75 / 8.0);
+        assert_eq!(multiply_by_quantized_multiplier(800, m, s), 75);
+    }
+
+    #[test]
+    fn activation_range_is_checked() {
+        assert!(ActivationRange::new(-128, 127).is_ok());
+        assert!(ActivationRange::new(0, 0).is_ok());
+        assert!(ActivationRange::new(-129, 0).is_err());
+        assert!(ActivationRange::new(1, 0).is_err());
+        assert!(ActivationRange::new(0, 128).is_err());
+        let bad = PerChannel { multiplier: &[1], shift: &[31] };
+        assert_eq!(bad.check(1), Err(DspError::Param("shift outside -31..=30")));
+        assert!(bad.check(2).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn requantization_is_within_one_of_exact(x in -(1i32 << 24)..(1 << 24), real in 1e-6f64..0.99) {
+            let (m, s) = quantize_multiplier(real);
+            let exact = f64::from(x) * f64::from(m) / (1u64 << 31) as f64 * 2f64.powi(s);
+            let got = f64::from(multiply_by_quantized_multiplier(x, m, s));
+            prop_assert!((got - exact).abs() <= 1.0, "x={x} real={real} got={got} exact={exact}");
+        }
+
+        #[test]
+        fn quantized_multiplier_is_close(real in 1e-9f64..1e3) {
+            let (m, s) = quantize_multiplier(real);
+            prop_assert!((1 << 30..=i32::MAX).contains(&m));
+            let back = f64::from(m) / (1u64 << 31) as f64 * 2f64.powi(s);
+            prop_assert!((back - real).abs() <= real * 1e-9);
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! hostrt-dsp on a Cortex-M4F: runs fully_connected, conv2d and depthwise_conv2d through both
+//! `portable` and `dsp` (real SMLAD/SXTAB16/SSAT here) on fixed-seed random data and checks
+//! they are bit-exact, checks the asm intrinsics against their software emulations, then
+//! counts instructions per call of each (QEMU `-icount shift=0`, read through SysTick).
+//! Prints `N passed, N failed` over semihosting; exit status 0 only if all passed.
+#![no_std]
+#![no_main]
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use cortex_m::peripheral::SYST;
+use cortex_m::peripheral::syst::SystClkSource;
+use cortex_m_rt::{entry, exception};
+use cortex_m_semihosting::{debug, hprintln};
+use hostrt_dsp::{
+    ActivationRange, ConvParams, DepthwiseParams, DspError, FullyConnectedParams, Hw, Nhwc, Padding,
+    PerChannel, Window, dsp, emulated, portable,
+};
+use panic_semihosting as _;
+
+const MAX: usize = 4096;
+
+/// Knuth's MMIX LCG with a fixed seed: the same data on every run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u32 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) as u32
+    }
+    fn fill(&mut self, buf: &mut [i8]) {
+        buf.iter_mut().for_each(|b| *b = self.next() as u8 as i8);
+    }
+    fn quant(&mut self, m: &mut [i32], s: &mut [i32], b: &mut [i32]) {
+        for ((m, s), b) in m.iter_mut().zip(s.iter_mut()).zip(b.iter_mut()) {
+            *m = (self.next() >> 1) as i32 | (1 << 30);
+            *s = -((self.next() % 12) as i32) - 4;
+            *b = (self.next() % 20_000) as i32 - 10_000;
+        }
+    }
+    fn zp(&mut self) -> i32 {
+        (self.next() % 256) as i32 - 128
+    }
+}
+
+/// Scratch buffers for one kernel call, and the quantization arrays.
+struct Buffers {
+    input: [i8; MAX],
+    filter: [i8; MAX],
+    out_a: [i8; MAX],
+    out_b: [i8; MAX],
+    mult: [i32; 64],
+    shift: [i32; 64],
+    bias: [i32; 64],
+}
+
+/// One kernel invocation with its shapes.
+enum Case {
+    Fc(FullyConnectedParams),
+    Conv(ConvParams),
+    Depthwise(DepthwiseParams),
+}
+
+type Kernel<P> = fn(&P, &[i8], &[i8], Option<&[i32]>, PerChannel<'_>, &mut [i8]) -> Result<(), DspError>;
+
+impl Case {
+    /// Lengths of input, filter and output, and the number of output channels.
+    fn sizes(&self) -> (usize, usize, usize, usize) {
+        match self {
+            Case::Fc(p) => (
+                p.batches * p.input_depth,
+                p.output_depth * p.input_depth,
+                p.batches * p.output_depth,
+                p.output_depth,
+            ),
+            Case::Conv(p) => {
+                let f = p.window.filter;
+                let o = p.output_shape();
+                (
+                    p.input.n * p.input.h * p.input.w * p.input.c,
+                    p.output_channels * f.h * f.w * p.input.c,
+                    o.n * o.h * o.w * o.c,
+                    p.output_channels,
+                )
+            }
+            Case::Depthwise(p) => {
+                let f = p.window.filter;
+                let o = p.output_shape();
+                (p.input.n * p.input.h * p.input.w * p.input.c, f.h * f.w * o.c, o.n * o.h * o.w * o.c, o.c)
+            }
+        }
+    }
+
+    /// Runs the case with `portable` into `out_a`, or with `dsp` into `out_b`.
+    fn run(&self, b: &mut Buffers, use_dsp: bool) -> Result<(), DspError> {
+        let (i, f, o, c) = self.sizes();
+        let q = PerChannel { multiplier: &b.mult[..c], shift: &b.shift[..c] };
+        let out = if use_dsp { &mut b.out_b[..o] } else { &mut b.out_a[..o] };
+        let (input, filter, bias) = (&b.input[..i], &b.filter[..f], Some(&b.bias[..c]));
+        match self {
+            Case::Fc(p) => {
+                let k: Kernel<_> = if use_dsp { dsp::fully_connected } else { portable::fully_connected };
+                k(p, input, filter, bias, q, out)
+            }
+            Case::Conv(p) => {
+                let k: Kernel<_> = if use_dsp { dsp::conv2d } else { portable::conv2d };
+                k(p, input, filter, bias, q, out)
+            }
+            Case::Depthwise(p) => {
+                let k: Kernel<_> = if use_dsp { dsp::depthwise_conv2d } else { portable::depthwise_conv2d };
+                k(p, input, filter, bias, q, out)
+            }
+        }
+    }
+}
+
+fn fc(batches: usize, input_depth: usize, output_depth: usize, rng: &mut Lcg) -> Case {
+    Case::Fc(FullyConnectedParams {
+        batches,
+        input_depth,
+        output_depth,
+        input_zero_point: rng.zp(),
+        output_zero_point: rng.zp(),
+        activation: ActivationRange::INT8,
+    })
+}
+
+fn window(h: usize, w: usize, f: usize, stride: usize, dilation: usize, padding: Padding) -> Window {
+    match Window::new(Hw::new(h, w), Hw::square(f), Hw::square(stride), Hw::square(dilation), padding) {
+        Ok(w) => w,
+        Err(_) => panic!("bad window"),
+    }
+}
+
+fn conv(input: Nhwc, oc: usize, win: Window, rng: &mut Lcg) -> Case {
+    Case::Conv(ConvParams {
+        input,
+        output_channels: oc,
+        window: win,
+        input_zero_point: rng.zp(),
+        output_zero_point: rng.zp(),
+        activation: ActivationRange::INT8,
+    })
+}
+
+fn depthwise(input: Nhwc, dm: usize, win: Window, rng: &mut Lcg) -> Case {
+    Case::Depthwise(DepthwiseParams {
+        input,
+        depth_multiplier: dm,
+        window: win,
+        input_zero_point: rng.zp(),
+        output_zero_point: rng.zp(),
+        activation: ActivationRange::new(-100, 120).unwrap_or(ActivationRange::INT8),
+    })
+}
+
+/// Bit-exactness of one case on fresh random data.
+fn check(case: &Case, b: &mut Buffers, rng: &mut Lcg) -> bool {
+    let (i, f, o, c) = case.sizes();
+    if i > MAX || f > MAX || o > MAX || c > 64 {
+        return false;
+    }
+    rng.fill(&mut b.input[..i]);
+    rng.fill(&mut b.filter[..f]);
+    rng.quant(&mut b.mult[..c], &mut b.shift[..c], &mut b.bias[..c]);
+    let ok_a = case.run(b, false).is_ok();
+    let ok_b = case.run(b, true).is_ok();
+    ok_a && ok_b && b.out_a[..o] == b.out_b[..o]
+}
+
+/// The asm intrinsics against the emulated ones on random words.
+fn intrinsics_match(rng: &mut Lcg) -> bool {
+    use hostrt_dsp::dsp::intrinsics as hw;
+    (0..5000).all(|_| {
+        let (x, y, a) = (rng.next(), rng.next(), rng.next() as i32);
+        hw::smlad(x, y, a) == emulated::smlad(x, y, a)
+            && hw::smlabb(x, y, a) == emulated::smlabb(x, y, a)
+            && hw::smlatt(x, y, a) == emulated::smlatt(x, y, a)
+            && hw::sxtb16(x) == emulated::sxtb16(x)
+            && hw::sxtb16_ror8(x) == emulated::sxtb16_ror8(x)
+            && hw::sxtab16(y, x) == emulated::sxtab16(y, x)
+            && hw::sxtab16_ror8(y, x) == emulated::sxtab16_ror8(y, x)
+            && hw::ssat::<8>(a >> (x % 31)) == emulated::ssat::<8>(a >> (x % 31))
+    })
+}
+
+const RELOAD: u32 = 0x00FF_FFFF;
+static WRAPS: AtomicU32 = AtomicU32::new(0);
+
+#[exception]
+fn SysTick() {
+    WRAPS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// SysTick ticks since start (24-bit counter plus counted wraps).
+fn ticks() -> u64 {
+    loop {
+        let before = WRAPS.load(Ordering::Relaxed);
+        let current = SYST::get_current();
+        if WRAPS.load(Ordering::Relaxed) == before {
+            return u64::from(before) * u64::from(RELOAD + 1) + u64::from(RELOAD - current);
+        }
+    }
+}
+
+/// SysTick ticks taken by a `subs`/`bne` loop of 2,000,000 instructions (40 at 25 MHz).
+fn calibrate() -> u64 {
+    let start = ticks();
+    let mut n: u32 = 1_000_000;
+    // SAFETY: a register-only countdown loop; it touches no memory and ends at zero.
+    unsafe {
+        core::arch::asm!("2:", "subs {n}, {n}, #1", "bne 2b", n = inout(reg) n, options(nomem, nostack));
+    }
+    let _ = n;
+    (ticks() - start).max(1)
+}
+
+/// Instructions per call of `case` on `dsp` or `portable`, averaged over `reps` calls.
+fn instructions(case: &Case, b: &mut Buffers, use_dsp: bool, reps: u32, calibration: u64) -> u64 {
+    let start = ticks();
+    for _ in 0..reps {
+        let _ = case.run(b, use_dsp);
+    }
+    (ticks() - start) * 2_000_000 / calibration / u64::from(reps)
+}
+
+#[entry]
+fn main() -> ! {
+    let Some(peripherals) = cortex_m::Peripherals::take() else { exit(false) };
+    let mut syst = peripherals.SYST;
+    syst.set_clock_source(SystClkSource::Core);
+    syst.set_reload(RELOAD);
+    syst.clear_current();
+    syst.enable_interrupt();
+    syst.enable_counter();
+
+    let mut rng = Lcg(0x5EED_D5B0_0000_0001);
+    let mut b = Buffers {
+        input: [0; MAX],
+        filter: [0; MAX],
+        out_a: [0; MAX],
+        out_b: [0; MAX],
+        mult: [0; 64],
+        shift: [0; 64],
+        bias: [0; 64],
+    };
+    let (mut passed, mut failed) = (0u32, 0u32);
+    let mut report = |name: &str, ok: bool| {
+        if ok {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
+        hprintln!("test {} ... {}", name, if ok { "ok" } else { "FAILED" });
+    };
+    report("intrinsics_asm_eq_emulated", intrinsics_match(&mut rng));
+    hprintln!("dsp path uses DSP instructions: {}", hostrt_dsp::USES_DSP_INSTRUCTIONS);
+    report("uses_dsp_instructions", hostrt_dsp::USES_DSP_INSTRUCTIONS);
+
+    let cases: [(&str, Case); 9] = [
+        ("fc_1x64_10", fc(1, 64, 10, &mut rng)),
+        ("fc_2x37_7", fc(2, 37, 7, &mut rng)),
+        ("fc_1x255_3", fc(1, 255, 3, &mut rng)),
+        ("conv_8x8x3_8_same", conv(Nhwc::new(1, 8, 8, 3), 8, window(8, 8, 3, 1, 1, Padding::Same), &mut rng)),
+        (
+            "conv_7x7x5_4_valid_s2",
+            conv(Nhwc::new(1, 7, 7, 5), 4, window(7, 7, 3, 2, 1, Padding::Valid), &mut rng),
+        ),
+        (
+            "conv_9x9x4_3_same_d2",
+            conv(Nhwc::new(1, 9, 9, 4), 3, window(9, 9, 3, 1, 2, Padding::Same), &mut rng),
+        ),
+        (
+            "dw_8x8x16_same",
+            depthwise(Nhwc::new(1, 8, 8, 16), 1, window(8, 8, 3, 1, 1, Padding::Same), &mut rng),
+        ),
+        (
+            "dw_7x7x5_valid",
+            depthwise(Nhwc::new(1, 7, 7, 5), 1, window(7, 7, 3, 1, 1, Padding::Valid), &mut rng),
+        ),
+        (
+            "dw_5x5x3_m2_same_s2",
+            depthwise(Nhwc::new(1, 5, 5, 3), 2, window(5, 5, 3, 2, 1, Padding::Same), &mut rng),
+        ),
+    ];
+    for (name, case) in &cases {
+        let ok = (0..3).all(|_| check(case, &mut b, &mut rng));
+        report(name, ok);
+    }
+
+    let calibration = calibrate();
+    hprintln!("SysTick ticks per 2,000,000 instructions: {}", calibration);
+    let bench: [(&str, Case, u32); 3] = [
+        ("fully_connected 1x128->32", fc(1, 128, 32, &mut rng), 20),
+        (
+            "conv2d 16x16x8->16 3x3 same",
+            conv(Nhwc::new(1, 16, 16, 8), 16, window(16, 16, 3, 1, 1, Padding::Same), &mut rng),
+            1,
+        ),
+        (
+            "depthwise 16x16x16 3x3 same",
+            depthwise(Nhwc::new(1, 16, 16, 16), 1, window(16, 16, 3, 1, 1, Padding::Same), &mut rng),
+            2,
+        ),
+    ];
+    for (name, case, reps) in &bench {
+        let ok = check(case, &mut b, &mut rng);
+        report(name, ok);
+        if !ok {
+            continue;
+        }
+        let p = instructions(case, &mut b, false, *reps, calibration);
+        let d = instructions(case, &mut b, true, *reps, calibration);
+        hprintln!(
+            "bench {}: portable {} instr/call, dsp {} instr/call, dsp/portable {}.{:03}",
+            name,
+            p,
+            d,
+            d / p.max(1),
+            (d * 1000 / p.max(1)) % 1000
+        );
+    }
+    hprintln!("{} passed, {} failed", passed, failed);
+    exit(failed == 0)
+}
+
+/// Report the outcome to QEMU (semihosting exit status).
+fn exit(success: bool) -> ! {
+    debug::exit(if success { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
