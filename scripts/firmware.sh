@@ -40,6 +40,20 @@ firmware_cargo examples/firmware run -q --bin digits >"$out/digits.fw" 2>"$out/d
     ../../target/debug/hostrt run "$out/digits.bef" | tail -n +3
 ) >"$out/digits.host"
 diff -u "$out/digits.host" "$out/digits.fw"
+# The int8 digits model on the dsp.* kernels (release: the size profile, kernels at -O3),
+# compared with `hostrt run --functions digits`; the image also counts instructions.
+firmware_cargo examples/firmware run -q --release --bin digits_q8 >"$out/q8.fw" 2>"$out/q8.err" || {
+    cat "$out/q8.fw" "$out/q8.err"
+    echo "firmware: the int8 digits model failed"
+    exit 1
+}
+(
+    cd examples/firmware
+    ../../target/debug/hostrt compile --single-stream programs/digits_q8.mlir -o "$out/digits_q8.bef"
+    ../../target/debug/hostrt run --functions digits "$out/digits_q8.bef" | tail -n +3
+) >"$out/q8.host"
+diff -u "$out/q8.host" "$out/q8.fw"
+echo "int8 digits model on QEMU Cortex-M4F: output identical to the host's; $(grep '^classify' "$out/q8.err"); $(grep '^arena:' "$out/q8.err")"
 echo "digits model on QEMU Cortex-M4F: 360 predictions and the accuracy identical to the host's ($(tail -1 "$out/digits.fw" | sed 's/.*values = //')); $(grep '^arena:' "$out/digits.err")"
 echo "minimal image on QEMU Cortex-M4F: fib results correct"
 echo "firmware on QEMU Cortex-M4F: output identical to the host's ($(wc -l <"$out/fw.out") lines); $(grep '^arena:' "$out/fw.err"); $(grep '^stack:' "$out/fw.err")"

@@ -15,9 +15,10 @@ cargo clippy -q --workspace --all-targets -- -D warnings
 cargo fmt --manifest-path examples/plugins/rust/Cargo.toml -- --check
 cargo clippy -q --manifest-path examples/plugins/rust/Cargo.toml --target-dir target/plugins-rust -- -D warnings
 
-step "no_std builds of hostrt-core (no alloc, no global allocator): $HOSTRT_NOSTD_TARGETS"
+step "no_std builds of hostrt-core and hostrt-dsp with its kernels (no alloc, no global allocator): $HOSTRT_NOSTD_TARGETS"
 for t in $HOSTRT_NOSTD_TARGETS; do
     cross_build hostrt-core "$t"
+    cross_build hostrt-dsp "$t" --features kernels
     echo "built for $t"
 done
 

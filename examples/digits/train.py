@@ -259,6 +259,8 @@ def int8_program(model, x_test, y_test):
         "// (gray levels quantized to int8) and returns their classes; @digits classifies the\n",
         "// 360 test images and prints the classes and the accuracy (run it alone:\n",
         "// `hostrt run --functions digits`).\n",
+        "// The integer reference of train.py predicts (tests compare the kernels with it):\n",
+        f"// reference classes: {' '.join(str(c) for c in logits.argmax(axis=1))}\n",
         f"func.func @images() -> {t} {{\n",
         const("x", xq, "i8"),
         f"  tfrt.return %x : {t}\n",

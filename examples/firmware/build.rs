@@ -2,7 +2,7 @@
 //! memory.x where cortex-m-rt's link.x finds it.
 use std::{env, fs, path::PathBuf};
 
-const PROGRAMS: [&str; 5] = ["fib", "errors", "loops", "fib_quiet", "digits"];
+const PROGRAMS: [&str; 6] = ["fib", "errors", "loops", "fib_quiet", "digits", "digits_q8"];
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));

@@ -1,7 +1,7 @@
 //! Memory exhaustion at (a sample of) every allocation of whole programs: TFRT's conformance
-//! programs (when `shared/conformance` is present) and the project's own programs in
-//! `tests/programs/` (and `tests/programs/executor/`), run as `hostrt run` runs them, with the basic and test kernels on the
-//! single-threaded queue. With the k-th allocation and every later one refused, every run
+//! programs (when `shared/conformance` is present), the project's own programs in
+//! `tests/programs/` (and `tests/programs/executor/`) and the quantized digits model, run as
+//! `hostrt run` runs them, with the basic and test kernels on the single-threaded queue. With the k-th allocation and every later one refused, every run
 //! must finish: no await left waiting (the queue reports that as a deadlock), no panic, and
 //! every block handed out comes back.
 
@@ -54,6 +54,7 @@ fn sweep_text(path: &Path, text: String) -> usize {
     let mut registry: KernelRegistry<1024> = KernelRegistry::new();
     register_basic_kernels(&mut registry).unwrap();
     register_tensor_kernels(&mut registry).unwrap();
+    registry.add_entries(hostrt_dsp::kernels::KERNELS).unwrap();
     register_test_kernels(&mut registry).unwrap();
     let (backing, loader) = leaked_arena(8 << 20).unwrap();
     let Ok(program) = Program::load(bef.as_bytes(), &registry, loader) else {
@@ -93,6 +94,12 @@ fn project_programs_survive_exhaustion_at_every_sampled_point() {
     files.extend(mlir_files(&dir.join("executor")));
     let tried: usize = files.iter().map(|p| sweep(p)).sum();
     assert!(tried > 100, "{tried} failure points");
+}
+
+#[test]
+fn quantized_digits_survive_exhaustion_at_every_sampled_point() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/firmware/programs/digits_q8.mlir");
+    assert!(sweep(&path) >= SAMPLES / 2);
 }
 
 #[test]

@@ -141,16 +141,21 @@ fn run() -> Result<bool, String> {
         minimal.data + minimal.bss,
         minimal.arena_buffer
     );
-    let digits = measure(&root().join(format!("examples/firmware/target/{TARGET}/release/digits")))?;
-    println!(
-        "digits image (64-32-10 MLP, tensor kernels, weights and 360 test images in flash): flash {} bytes, \
-         of which the program {} bytes and code and constants {} bytes; static RAM {} bytes (arena buffer {})",
-        flash_of(&digits),
-        digits.programs,
-        flash_of(&digits) - digits.programs,
-        digits.data + digits.bss,
-        digits.arena_buffer
-    );
+    for (bin, what) in [
+        ("digits", "64-32-10 MLP, tensor kernels, weights and 360 test images in flash"),
+        ("digits_q8", "the MLP in int8 on the dsp.* kernels, DSP and portable tables"),
+    ] {
+        let m = measure(&root().join(format!("examples/firmware/target/{TARGET}/release/{bin}")))?;
+        println!(
+            "{bin} image ({what}): flash {} bytes, of which the program {} bytes and code and constants {} \
+             bytes; static RAM {} bytes (arena buffer {})",
+            flash_of(&m),
+            m.programs,
+            flash_of(&m) - m.programs,
+            m.data + m.bss,
+            m.arena_buffer
+        );
+    }
     println!("example image flash by crate (symbols):");
     let mut crates: Vec<_> = s.by_crate.iter().collect();
     crates.sort_by(|a, b| b.1.cmp(a.1));

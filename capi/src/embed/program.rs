@@ -122,14 +122,16 @@ fn type_of(name: &str) -> hostrt_type {
     }
 }
 
-/// The kernels every program can use: the basic and tensor kernels, and `tf.*` for every op
-/// registered through the C API (plugins).
+/// The kernels every program can use: the basic, tensor and int8 `dsp.*` kernels, and `tf.*`
+/// for every op registered through the C API (plugins).
 fn kernels() -> &'static KernelRegistry<1024> {
     static KERNELS: OnceLock<KernelRegistry<1024>> = OnceLock::new();
     KERNELS.get_or_init(|| {
         let mut r = KernelRegistry::new();
         // Fixed tables well under the capacity: registration cannot fail.
-        let _ = register_basic_kernels(&mut r).and_then(|()| register_tensor_kernels(&mut r));
+        let _ = register_basic_kernels(&mut r)
+            .and_then(|()| register_tensor_kernels(&mut r))
+            .and_then(|()| r.add_entries(hostrt_dsp::kernels::KERNELS));
         crate::std_ops::register_standard_ops();
         r
     })

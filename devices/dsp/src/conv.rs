@@ -80,9 +80,15 @@ pub(crate) fn run<K: InnerLoops>(
                 let x0 = origin(ox, w.stride.w, w.pad.w);
                 let (fx0, fx1) = tap_range(x0, w.dilation.w, w.filter.w, s.w);
                 let Some(pixel) = pixels.next() else { return Ok(()) };
-                for (c, out) in pixel.iter_mut().enumerate() {
-                    let weights = &filter[c * per_filter..][..per_filter];
-                    let mut acc = bias.map_or(0, |b| b[c]);
+                // Two output channels at a time (an odd last one is paired with itself).
+                for c in (0..oc_n).step_by(2) {
+                    let d = if c + 1 < oc_n { c + 1 } else { c };
+                    let filters =
+                        [&filter[c * per_filter..][..per_filter], &filter[d * per_filter..][..per_filter]];
+                    let mut acc = [bias.map_or(0, |b| b[c]), bias.map_or(0, |b| b[d])];
+                    let mut taps = |x: &[i8], at: usize, len: usize| {
+                        acc = K::dot2(x, filters.map(|f| &f[at..][..len]), input_offset, acc);
+                    };
                     for fy in fy0..fy1 {
                         // In range: tap_range keeps 0 <= y0 + fy * dilation < h.
                         let iy = (y0 + (fy * w.dilation.h) as isize) as usize;
@@ -92,26 +98,24 @@ pub(crate) fn run<K: InnerLoops>(
                             if fx0 < fx1 {
                                 let ix = (x0 + fx0 as isize) as usize;
                                 let len = (fx1 - fx0) * ic;
-                                let x = &input[(row + ix) * ic..][..len];
-                                let f = &weights[(fy * w.filter.w + fx0) * ic..][..len];
-                                acc = K::dot(x, f, input_offset, acc);
+                                taps(&input[(row + ix) * ic..][..len], (fy * w.filter.w + fx0) * ic, len);
                             }
                         } else {
                             for fx in fx0..fx1 {
                                 let ix = (x0 + (fx * w.dilation.w) as isize) as usize;
-                                let x = &input[(row + ix) * ic..][..ic];
-                                let f = &weights[(fy * w.filter.w + fx) * ic..][..ic];
-                                acc = K::dot(x, f, input_offset, acc);
+                                taps(&input[(row + ix) * ic..][..ic], (fy * w.filter.w + fx) * ic, ic);
                             }
                         }
                     }
-                    *out = K::requantize(
-                        acc,
-                        quant.multiplier[c],
-                        quant.shift[c],
-                        p.output_zero_point,
-                        p.activation,
-                    );
+                    for (k, acc) in [(c, acc[0]), (d, acc[1])] {
+                        pixel[k] = K::requantize(
+                            acc,
+                            quant.multiplier[k],
+                            quant.shift[k],
+                            p.output_zero_point,
+                            p.activation,
+                        );
+                    }
                 }
             }
         }

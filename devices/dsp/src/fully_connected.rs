@@ -72,10 +72,23 @@ pub(crate) fn run<K: InnerLoops>(
         return Ok(());
     }
     let input_offset = -p.input_zero_point;
-    for (in_row, out_row) in input.chunks_exact(p.input_depth).zip(output.chunks_exact_mut(p.output_depth)) {
-        for (c, (weights, out)) in filter.chunks_exact(p.input_depth).zip(out_row.iter_mut()).enumerate() {
-            let acc = K::dot(in_row, weights, input_offset, bias.map_or(0, |b| b[c]));
-            *out = K::requantize(acc, quant.multiplier[c], quant.shift[c], p.output_zero_point, p.activation);
+    let bias = |c: usize| bias.map_or(0, |b| b[c]);
+    let out = |acc: i32, c: usize| {
+        K::requantize(acc, quant.multiplier[c], quant.shift[c], p.output_zero_point, p.activation)
+    };
+    let depth = p.input_depth;
+    for (in_row, out_row) in input.chunks_exact(depth).zip(output.chunks_exact_mut(p.output_depth)) {
+        // Two output channels at a time, then the odd one.
+        let (pairs, last) = out_row.as_chunks_mut::<2>();
+        for (k, pair) in pairs.iter_mut().enumerate() {
+            let c = 2 * k;
+            let filters = [&filter[c * depth..][..depth], &filter[(c + 1) * depth..][..depth]];
+            let acc = K::dot2(in_row, filters, input_offset, [bias(c), bias(c + 1)]);
+            *pair = [out(acc[0], c), out(acc[1], c + 1)];
+        }
+        if let [last] = last {
+            let c = p.output_depth - 1;
+            *last = out(K::dot(in_row, &filter[c * depth..][..depth], input_offset, bias(c)), c);
         }
     }
     Ok(())

@@ -42,6 +42,8 @@ mod depthwise;
 mod error;
 mod fixedpoint;
 mod fully_connected;
+#[cfg(feature = "kernels")]
+pub mod kernels;
 mod pool;
 mod quant;
 mod shape;

@@ -1,6 +1,7 @@
 //! What the firmware images share: printing through semihosting (QEMU's `-semihosting`
 //! writes it to the host's stdout and stderr), running a loaded program with the test
-//! driver, and ending QEMU with a status.
+//! driver, and ending QEMU with a status. Each image uses part of it.
+#![allow(dead_code)]
 
 use cortex_m_semihosting::{debug, heprint, hprint, hprintln};
 use hostrt_core::bef::BefError;

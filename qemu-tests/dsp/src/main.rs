@@ -6,17 +6,17 @@
 #![no_std]
 #![no_main]
 
-use core::sync::atomic::{AtomicU32, Ordering};
-
-use cortex_m::peripheral::SYST;
-use cortex_m::peripheral::syst::SystClkSource;
-use cortex_m_rt::{entry, exception};
+use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 use hostrt_dsp::{
     ActivationRange, ConvParams, DepthwiseParams, DspError, FullyConnectedParams, Hw, Nhwc, Padding,
     PerChannel, Window, dsp, emulated, portable,
 };
+use instructions::Counter;
 use panic_semihosting as _;
+
+#[path = "../../../targets/mps2-an386/instructions.rs"]
+mod instructions;
 
 const MAX: usize = 4096;
 
@@ -184,55 +184,17 @@ fn intrinsics_match(rng: &mut Lcg) -> bool {
     })
 }
 
-const RELOAD: u32 = 0x00FF_FFFF;
-static WRAPS: AtomicU32 = AtomicU32::new(0);
-
-#[exception]
-fn SysTick() {
-    WRAPS.fetch_add(1, Ordering::Relaxed);
-}
-
-/// SysTick ticks since start (24-bit counter plus counted wraps).
-fn ticks() -> u64 {
-    loop {
-        let before = WRAPS.load(Ordering::Relaxed);
-        let current = SYST::get_current();
-        if WRAPS.load(Ordering::Relaxed) == before {
-            return u64::from(before) * u64::from(RELOAD + 1) + u64::from(RELOAD - current);
-        }
-    }
-}
-
-/// SysTick ticks taken by a `subs`/`bne` loop of 2,000,000 instructions (40 at 25 MHz).
-fn calibrate() -> u64 {
-    let start = ticks();
-    let mut n: u32 = 1_000_000;
-    // SAFETY: a register-only countdown loop; it touches no memory and ends at zero.
-    unsafe {
-        core::arch::asm!("2:", "subs {n}, {n}, #1", "bne 2b", n = inout(reg) n, options(nomem, nostack));
-    }
-    let _ = n;
-    (ticks() - start).max(1)
-}
-
 /// Instructions per call of `case` on `dsp` or `portable`, averaged over `reps` calls.
-fn instructions(case: &Case, b: &mut Buffers, use_dsp: bool, reps: u32, calibration: u64) -> u64 {
-    let start = ticks();
-    for _ in 0..reps {
+fn per_call(case: &Case, b: &mut Buffers, use_dsp: bool, reps: u32, counter: Counter) -> u64 {
+    counter.instructions(reps, || {
         let _ = case.run(b, use_dsp);
-    }
-    (ticks() - start) * 2_000_000 / calibration / u64::from(reps)
+    })
 }
 
 #[entry]
 fn main() -> ! {
     let Some(peripherals) = cortex_m::Peripherals::take() else { exit(false) };
-    let mut syst = peripherals.SYST;
-    syst.set_clock_source(SystClkSource::Core);
-    syst.set_reload(RELOAD);
-    syst.clear_current();
-    syst.enable_interrupt();
-    syst.enable_counter();
+    instructions::start(peripherals.SYST);
 
     let mut rng = Lcg(0x5EED_D5B0_0000_0001);
     let mut b = Buffers {
@@ -288,8 +250,8 @@ fn main() -> ! {
         report(name, ok);
     }
 
-    let calibration = calibrate();
-    hprintln!("SysTick ticks per 2,000,000 instructions: {}", calibration);
+    let calibration = instructions::calibrate();
+    hprintln!("SysTick ticks per 2,000,000 instructions: {}", calibration.ticks_per_2m);
     let bench: [(&str, Case, u32); 3] = [
         ("fully_connected 1x128->32", fc(1, 128, 32, &mut rng), 20),
         (
@@ -309,8 +271,8 @@ fn main() -> ! {
         if !ok {
             continue;
         }
-        let p = instructions(case, &mut b, false, *reps, calibration);
-        let d = instructions(case, &mut b, true, *reps, calibration);
+        let p = per_call(case, &mut b, false, *reps, calibration);
+        let d = per_call(case, &mut b, true, *reps, calibration);
         hprintln!(
             "bench {}: portable {} instr/call, dsp {} instr/call, dsp/portable {}.{:03}",
             name,

@@ -56,6 +56,32 @@ impl InnerLoops for Dsp {
     }
 
     #[inline]
+    fn dot2(input: &[i8], filters: [&[i8]; 2], input_offset: i32, mut acc: [i32; 2]) -> [i32; 2] {
+        // CMSIS-NN's two-row matrix-vector step: 3 instructions unpack four inputs (the load
+        // and two SXTAB16), then 5 per filter (load, two SXTB16, two SMLAD). Unrolling to
+        // eight inputs measured slower (register spills).
+        let offset = offset_pair(input_offset);
+        let (x4, x_tail) = input.as_chunks::<4>();
+        let (a4, a_tail) = filters[0].as_chunks::<4>();
+        let (b4, b_tail) = filters[1].as_chunks::<4>();
+        for ((x, a), b) in x4.iter().zip(a4).zip(b4) {
+            let x = word(x);
+            let (x02, x13) = (sxtab16(offset, x), sxtab16_ror8(offset, x));
+            let (a, b) = (word(a), word(b));
+            acc[0] = smlad(x02, sxtb16(a), acc[0]);
+            acc[0] = smlad(x13, sxtb16_ror8(a), acc[0]);
+            acc[1] = smlad(x02, sxtb16(b), acc[1]);
+            acc[1] = smlad(x13, sxtb16_ror8(b), acc[1]);
+        }
+        for ((&x, &a), &b) in x_tail.iter().zip(a_tail).zip(b_tail) {
+            let x = i32::from(x) + input_offset;
+            acc[0] = acc[0].wrapping_add(i32::from(a) * x);
+            acc[1] = acc[1].wrapping_add(i32::from(b) * x);
+        }
+        acc
+    }
+
+    #[inline]
     fn mac4(input: &[i8; 4], filter: &[i8; 4], input_offset: i32, acc: &mut [i32; 4]) {
         let offset = offset_pair(input_offset);
         let (x, w) = (word(input), word(filter));

@@ -21,6 +21,15 @@ impl InnerLoops for Portable {
     }
 
     #[inline]
+    fn dot2(input: &[i8], filters: [&[i8]; 2], input_offset: i32, acc: [i32; 2]) -> [i32; 2] {
+        // One load and offset of each input for both filters.
+        input.iter().zip(filters[0]).zip(filters[1]).fold(acc, |[a, b], ((&x, &fa), &fb)| {
+            let x = i32::from(x) + input_offset;
+            [a.wrapping_add(i32::from(fa) * x), b.wrapping_add(i32::from(fb) * x)]
+        })
+    }
+
+    #[inline]
     fn mac4(input: &[i8; 4], filter: &[i8; 4], input_offset: i32, acc: &mut [i32; 4]) {
         for ((a, &x), &w) in acc.iter_mut().zip(input).zip(filter) {
             *a = a.wrapping_add(i32::from(w) * (i32::from(x) + input_offset));
