@@ -10,6 +10,8 @@
 
 pub mod construction;
 pub mod context;
+#[cfg(feature = "vulkan")]
+pub mod device_stream;
 pub mod threads;
 
 use std::ffi::{c_char, c_void};

@@ -17,6 +17,7 @@ const HEADERS: &[&str] = &[
     "tensorflow/c/ops.h",
     "tensorflow/c/kernels.h",
     "hostrt/tf_device_api.h",
+    "hostrt/hostrt_vulkan.h",
 ];
 
 /// Types the headers define; cbindgen must only name them.
@@ -107,8 +108,11 @@ fn headers_declare_exactly_what_the_library_exports() {
         })
         .collect();
     let generated = std::fs::read_to_string(&exports).unwrap();
-    // cbindgen separates declarations with blank lines.
-    let exported = functions(generated.split(';').map(|d| d.rsplit("\n\n").next().unwrap_or(d)));
+    // cbindgen separates declarations with blank lines; a doc comment precedes some.
+    let exported = functions(generated.split(';').map(|d| {
+        let d = d.rsplit("\n\n").next().unwrap_or(d);
+        d.rsplit("*/").next().unwrap_or(d)
+    }));
     let mut declared_sorted = declared.clone();
     declared_sorted.sort();
     assert!(!declared.is_empty());
@@ -154,4 +158,39 @@ fn each_header_stands_alone_in_c_and_cpp() {
             compile("c++", &["-std=c++11", "-x", "c++"], &tu, &[&include_dir()]);
         }
     }
+}
+
+/// `hostrt_vk_stream` has the same layout in the header and in Rust (the compiler checks
+/// the sizes and offsets Rust computes).
+#[cfg(feature = "vulkan")]
+#[test]
+fn the_vulkan_stream_has_the_headers_layout() {
+    use hostrt::kernels::device_stream::hostrt_vk_stream as S;
+    use std::mem::offset_of;
+    if !have("cc") {
+        eprintln!("skipped: no C compiler (cc)");
+        return;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("capi-layout");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fields = [
+        ("struct_size", offset_of!(S, struct_size)),
+        ("instance", offset_of!(S, instance)),
+        ("physical_device", offset_of!(S, physical_device)),
+        ("device", offset_of!(S, device)),
+        ("queue_family_index", offset_of!(S, queue_family_index)),
+        ("get_instance_proc_addr", offset_of!(S, get_instance_proc_addr)),
+        ("submit", offset_of!(S, submit)),
+    ];
+    let mut text = format!(
+        "#include <stddef.h>\n#include \"hostrt/hostrt_vulkan.h\"\n\
+         _Static_assert(sizeof(hostrt_vk_stream) == {}, \"size\");\n",
+        size_of::<S>()
+    );
+    for (f, o) in fields {
+        text += &format!("_Static_assert(offsetof(hostrt_vk_stream, {f}) == {o}, \"{f}\");\n");
+    }
+    let tu = dir.join("layout.c");
+    std::fs::write(&tu, text).unwrap();
+    compile("cc", &["-std=c11"], &tu, &[&include_dir()]);
 }

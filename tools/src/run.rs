@@ -362,11 +362,13 @@ pub fn run(
             }
         },
     };
-    // The basic, tensor and int8 `dsp.*` kernels, and TFRT's test kernels as `bef_executor` links them.
+    // The basic, tensor, int8 `dsp.*` and Vulkan `vk.*` kernels (the device opens on first
+    // use), and TFRT's test kernels as `bef_executor` links them.
     let mut registry: KernelRegistry<1024> = KernelRegistry::new();
     let registered = register_basic_kernels(&mut registry)
         .and_then(|()| register_tensor_kernels(&mut registry))
         .and_then(|()| registry.add_entries(hostrt_dsp::kernels::KERNELS))
+        .and_then(|()| hostrt_vulkan::kernels::register_vulkan_kernels(&mut registry))
         .and_then(|()| register_test_kernels(&mut registry));
     if let Err(e) = registered {
         io.err(&format!("{argv0}: {e}\n"));

@@ -162,17 +162,30 @@ unsafe fn with<R>(
     v
 }
 
+/// The device stream of the kernel's device: for a kernel registered on device type
+/// `VULKAN`, a `hostrt_vk_stream*` (`hostrt/hostrt_vulkan.h`) in builds with the `vulkan`
+/// feature; NULL with `TF_UNAVAILABLE` where no Vulkan device opens, and with
+/// `TF_UNIMPLEMENTED` for kernels of other device types (hostrt runs them on the host).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn TF_GetStream(ctx: *mut TF_OpKernelContext, status: *mut TF_Status) -> SP_Stream {
     // SAFETY: the caller's contract, passed on.
-    unsafe {
-        with(ctx, status, std::ptr::null_mut(), |_| {
-            Err((
-                TF_UNIMPLEMENTED,
-                "TF_GetStream: hostrt runs this kernel on the host, which has no device stream".to_owned(),
-            ))
-        })
-    }
+    unsafe { with(ctx, status, std::ptr::null_mut(), |c| device_stream(&c.site().kernel.device)) }
+}
+
+#[cfg(feature = "vulkan")]
+fn device_stream(device: &str) -> Result<SP_Stream, KernelError> {
+    super::device_stream::stream_for(device).map(|s| s.cast_mut().cast::<SP_Stream_st>())
+}
+
+#[cfg(not(feature = "vulkan"))]
+fn device_stream(device: &str) -> Result<SP_Stream, KernelError> {
+    Err((
+        TF_UNIMPLEMENTED,
+        format!(
+            "TF_GetStream: the kernel is registered for device '{device}'; this hostrt is built without device \
+             streams (feature `vulkan`), so it runs every kernel on the host"
+        ),
+    ))
 }
 
 #[unsafe(no_mangle)]

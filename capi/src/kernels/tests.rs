@@ -690,3 +690,62 @@ fn function_attrs_and_node_defs_are_unimplemented() {
     assert_eq!(kernel(c"NoProtoOp", c"CPU", Some(no_function_attrs), no_compute, None, |_| ()).0, TF_OK);
     KernelSite::new("NoProtoOp", "n", None, vec![], None).unwrap();
 }
+
+/// A kernel registered for device `VULKAN`: makes a fence on the stream's device with its
+/// own Vulkan calls, signals it through the stream's `submit`, waits for it. Outputs 1, or
+/// -1 where there is no Vulkan device.
+#[cfg(feature = "vulkan")]
+unsafe extern "C-unwind" fn use_vulkan_stream(_: *mut c_void, ctx: *mut TF_OpKernelContext) {
+    use super::device_stream::hostrt_vk_stream;
+    use hostrt_vulkan::ash::{self, vk, vk::Handle};
+    // SAFETY: a live context; the stream's handles are valid for the process (the header's
+    // contract), and the fence is this kernel's, destroyed before it returns.
+    unsafe {
+        let mut s = TF_Status::default();
+        let stream = TF_GetStream(ctx, &mut s).cast::<hostrt_vk_stream>().cast_const();
+        let value = match stream.as_ref() {
+            None => {
+                assert_eq!(s.code(), TF_UNAVAILABLE, "{}", s.message());
+                -1.0f32
+            }
+            Some(st) => {
+                assert_eq!((s.code(), st.struct_size), (TF_OK, size_of::<hostrt_vk_stream>()));
+                let gipa = std::mem::transmute::<
+                    super::device_stream::GetInstanceProcAddr,
+                    vk::PFN_vkGetInstanceProcAddr,
+                >(st.get_instance_proc_addr);
+                let entry = ash::StaticFn { get_instance_proc_addr: gipa };
+                let instance = ash::Instance::load(&entry, vk::Instance::from_raw(st.instance as u64));
+                let device = ash::Device::load(instance.fp_v1_0(), vk::Device::from_raw(st.device as u64));
+                let fence = device.create_fence(&vk::FenceCreateInfo::default(), None).unwrap();
+                assert_eq!((st.submit)(stream, 0, std::ptr::null(), fence.as_raw()), 0);
+                device.wait_for_fences(&[fence], true, 10_000_000_000).unwrap();
+                device.destroy_fence(fence, None);
+                // Another stream pointer is refused (VK_ERROR_INITIALIZATION_FAILED).
+                assert_eq!((st.submit)(std::ptr::null(), 0, std::ptr::null(), 0), -3);
+                1.0
+            }
+        };
+        let out = TF_AllocateOutput(ctx, 0, TF_FLOAT, std::ptr::null(), 0, 4, &mut s);
+        assert_eq!(s.code(), TF_OK);
+        TF_TensorData(out).cast::<f32>().write(value);
+        TF_DeleteTensor(out);
+    }
+}
+
+#[cfg(feature = "vulkan")]
+#[test]
+fn a_vulkan_kernel_gets_the_device_stream_and_submits_through_it() {
+    op(c"VulkanStreamOp", &[], &[], &[c"output1: float"]);
+    assert_eq!(kernel(c"VulkanStreamOp", c"VULKAN", None, use_vulkan_stream, None, |_| ()).0, TF_OK);
+    let out = KernelSite::new("VulkanStreamOp", "v", None, vec![], None)
+        .unwrap()
+        .compute(vec![], heap(), 0)
+        .unwrap();
+    let required = std::env::var("HOSTRT_REQUIRE_VULKAN").is_ok_and(|v| v == "1");
+    match floats(&out[0])[..] {
+        [1.0] => {}
+        [-1.0] if !required => eprintln!("SKIP: no Vulkan device (TF_GetStream gave UNAVAILABLE)"),
+        ref other => panic!("{other:?} (HOSTRT_REQUIRE_VULKAN={required})"),
+    }
+}

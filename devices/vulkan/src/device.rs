@@ -25,7 +25,7 @@ pub struct Options {
 
 /// An open Vulkan device with one compute queue. Shared (`Arc`) by its buffers and work.
 pub struct Device {
-    _entry: ash::Entry,
+    entry: ash::Entry,
     instance: ash::Instance,
     pub(crate) raw: ash::Device,
     physical: vk::PhysicalDevice,
@@ -41,6 +41,27 @@ pub struct Device {
     pub(crate) limit: Option<u64>,
     pub(crate) used: AtomicU64,
     pub(crate) pipelines: [OnceLock<Result<Pipeline, VkError>>; Shader::COUNT],
+}
+
+/// A device's raw Vulkan handles, for plugins that make their own Vulkan calls.
+#[derive(Clone, Copy)]
+pub struct RawHandles {
+    /// The `VkInstance`.
+    pub instance: vk::Instance,
+    /// The `VkPhysicalDevice`.
+    pub physical_device: vk::PhysicalDevice,
+    /// The `VkDevice`.
+    pub device: vk::Device,
+    /// The family of the compute queue hostrt submits to.
+    pub queue_family: u32,
+    /// The loader's `vkGetInstanceProcAddr`, to load every other function.
+    pub get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
+}
+
+impl std::fmt::Debug for RawHandles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawHandles").field("queue_family", &self.queue_family).finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for Device {
@@ -170,7 +191,7 @@ impl Device {
             return Err(VkError::new(VkErrorKind::NoDevice, format!("{name}: no usable memory type")));
         };
         Ok(Arc::new(Device {
-            _entry: entry,
+            entry,
             instance,
             raw,
             physical,
@@ -207,10 +228,30 @@ impl Device {
     }
 
     /// The raw handles a plugin kernel may record its own work with (the device's "stream",
-    /// as `TF_GetStream` hands out): the `VkDevice`, the compute `VkQueue` and its family.
-    /// Submitting to the queue must go through [`Device::with_queue`].
-    pub fn raw_handles(&self) -> (vk::Device, u32) {
-        (self.raw.handle(), self.family)
+    /// as `TF_GetStream` hands out; docs/devices.md). Submitting to the queue must go
+    /// through [`Device::with_queue`] or [`Device::submit_raw`].
+    pub fn raw_handles(&self) -> RawHandles {
+        RawHandles {
+            instance: self.instance.handle(),
+            physical_device: self.physical,
+            device: self.raw.handle(),
+            queue_family: self.family,
+            get_instance_proc_addr: self.entry.static_fn().get_instance_proc_addr,
+        }
+    }
+
+    /// Submits `submits` to the compute queue with `fence`, holding the queue's lock.
+    ///
+    /// # Safety
+    /// Everything `submits` names (command buffers, semaphores) and `fence` must be valid
+    /// objects of this device, as `vkQueueSubmit` requires.
+    pub unsafe fn submit_raw(
+        &self,
+        submits: &[vk::SubmitInfo<'_>],
+        fence: vk::Fence,
+    ) -> Result<(), vk::Result> {
+        // SAFETY: the caller's contract; the lock serialises the queue.
+        self.with_queue(|q| unsafe { self.raw.queue_submit(q, submits, fence) })
     }
 
     /// Runs `f` with the compute queue held (Vulkan requires submissions to a queue to be

@@ -18,8 +18,11 @@ mod pipeline;
 mod stream;
 mod work;
 
+/// The `ash` this crate uses, for plugins that make their own Vulkan calls with
+/// [`Device::raw_handles`].
+pub use ash;
 pub use buffer::Buffer;
-pub use device::{Device, Options, shared};
+pub use device::{Device, Options, RawHandles, shared};
 pub use error::{VkError, VkErrorKind};
 pub use ops::DeviceTensor;
 pub use pipeline::Shader;
