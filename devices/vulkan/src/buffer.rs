@@ -1,12 +1,14 @@
-//! Device buffers: one `VkBuffer` with its own memory each. Tensors on a device are few and
-//! large (weights, activations), so a dedicated allocation per buffer wastes little and
-//! needs no sub-allocator; what hostrt holds is counted against an optional budget, so
-//! exhaustion is an error value before the driver is asked.
+//! Device buffers: a `VkBuffer` bound to memory that `gpu-allocator` sub-allocates from a
+//! few large blocks per memory type (drivers cap the number of allocations, often at
+//! 4096). What hostrt holds is counted against an optional budget, so exhaustion is an
+//! error value before the driver is asked.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use ash::vk;
+use gpu_allocator::MemoryLocation;
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 
 use crate::device::Device;
 use crate::error::{VkError, VkErrorKind};
@@ -15,7 +17,8 @@ use crate::error::{VkError, VkErrorKind};
 pub struct Buffer {
     pub(crate) device: Arc<Device>,
     pub(crate) raw: vk::Buffer,
-    memory: vk::DeviceMemory,
+    /// Its memory; `None` only while dropping.
+    memory: Option<Allocation>,
     /// Bytes asked for.
     len: usize,
     /// Bytes charged against the budget.
@@ -40,16 +43,24 @@ impl std::fmt::Debug for Buffer {
 impl Buffer {
     /// A buffer of `len` bytes for tensors (storage, copy source and destination).
     pub fn new(device: &Arc<Device>, len: usize) -> Result<Arc<Buffer>, VkError> {
-        let (ty, mapped) = device.buffer_memory;
-        Self::make(device, len, ty, mapped).map(Arc::new)
+        let mapped = !device.uses_staging();
+        let location = if mapped { MemoryLocation::CpuToGpu } else { MemoryLocation::GpuOnly };
+        Self::make(device, len, location, mapped).map(Arc::new)
     }
 
-    /// A host-visible buffer of `len` bytes to move data through.
-    pub(crate) fn staging(device: &Arc<Device>, len: usize) -> Result<Buffer, VkError> {
-        Self::make(device, len, device.staging_memory, true)
+    /// A host-visible buffer of `len` bytes to move data through; `download` when the host
+    /// reads it (cached memory preferred), otherwise the host writes it.
+    pub(crate) fn staging(device: &Arc<Device>, len: usize, download: bool) -> Result<Buffer, VkError> {
+        let location = if download { MemoryLocation::GpuToCpu } else { MemoryLocation::CpuToGpu };
+        Self::make(device, len, location, true)
     }
 
-    fn make(device: &Arc<Device>, len: usize, memory_type: u32, map: bool) -> Result<Buffer, VkError> {
+    fn make(
+        device: &Arc<Device>,
+        len: usize,
+        location: MemoryLocation,
+        map: bool,
+    ) -> Result<Buffer, VkError> {
         let d = &device.raw;
         let usage = vk::BufferUsageFlags::STORAGE_BUFFER
             | vk::BufferUsageFlags::TRANSFER_SRC
@@ -61,18 +72,14 @@ impl Buffer {
         let raw = unsafe { d.create_buffer(&vk::BufferCreateInfo::default().size(size).usage(usage), None) }
             .map_err(|r| VkError::call("vkCreateBuffer", r))?;
         // SAFETY: a live buffer of this device.
-        let req = unsafe { d.get_buffer_memory_requirements(raw) };
+        let requirements = unsafe { d.get_buffer_memory_requirements(raw) };
         let destroy = || {
-            // SAFETY: not bound, not used by any work.
+            // SAFETY: not bound, or bound to memory not yet freed; not used by any work.
             unsafe { d.destroy_buffer(raw, None) }
         };
-        if req.memory_type_bits & (1 << memory_type) == 0 {
-            destroy();
-            return Err(VkError::new(VkErrorKind::Other, "the buffer cannot live in the chosen memory type"));
-        }
-        let before = device.used.fetch_add(req.size, Ordering::Relaxed);
-        let uncharge = || device.used.fetch_sub(req.size, Ordering::Relaxed);
-        if let Some(limit) = device.limit.filter(|&l| before + req.size > l) {
+        let before = device.used.fetch_add(requirements.size, Ordering::Relaxed);
+        let uncharge = || device.used.fetch_sub(requirements.size, Ordering::Relaxed);
+        if let Some(limit) = device.limit.filter(|&l| before + requirements.size > l) {
             uncharge();
             destroy();
             return Err(VkError::new(
@@ -80,36 +87,46 @@ impl Buffer {
                 format!("out of device memory: {len} bytes asked, {before} of {limit} in use"),
             ));
         }
-        let info = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(memory_type);
-        // SAFETY: a valid allocate-info; the memory is freed on the error paths and by `Drop`.
-        let memory = match unsafe { d.allocate_memory(&info, None) } {
-            Ok(m) => m,
-            Err(r) => {
-                uncharge();
-                destroy();
-                return Err(VkError::call(&format!("out of device memory: allocating {len} bytes"), r));
-            }
+        let desc = AllocationCreateDesc {
+            name: "hostrt buffer",
+            requirements,
+            location,
+            linear: true,
+            allocation_scheme: AllocationScheme::GpuAllocatorManaged,
         };
-        // SAFETY: fresh memory of a type the buffer accepts, bound once at offset 0.
-        let bound = unsafe { d.bind_buffer_memory(raw, memory, 0) }
-            .map_err(|r| VkError::call("vkBindBufferMemory", r));
-        let mapped = bound.and_then(|()| {
-            if map {
-                // SAFETY: host-visible memory (only such types are mapped), mapped once.
-                unsafe { d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()) }
-                    .map(|p| Some(p.cast::<u8>()))
-                    .map_err(|r| VkError::call("vkMapMemory", r))
-            } else {
-                Ok(None)
-            }
-        });
-        match mapped {
-            Ok(mapped) => Ok(Buffer { device: device.clone(), raw, memory, len, charged: req.size, mapped }),
+        let memory = match device.allocator().allocate(&desc) {
+            Ok(m) => m,
             Err(e) => {
                 uncharge();
                 destroy();
-                // SAFETY: not in use.
-                unsafe { d.free_memory(memory, None) };
+                let kind = match e {
+                    gpu_allocator::AllocationError::OutOfMemory => VkErrorKind::OutOfMemory,
+                    _ => VkErrorKind::Other,
+                };
+                return Err(VkError::new(kind, format!("out of device memory: allocating {len} bytes: {e}")));
+            }
+        };
+        // SAFETY: memory of a type the buffer accepts (the allocator checked the
+        // requirements), at an offset with the required alignment, bound once.
+        let bound = unsafe { d.bind_buffer_memory(raw, memory.memory(), memory.offset()) };
+        let mapped = match (map, memory.mapped_ptr()) {
+            (false, _) => Ok(None),
+            (true, Some(p)) => Ok(Some(p.as_ptr().cast::<u8>())),
+            (true, None) => Err(VkError::new(VkErrorKind::Other, "the allocator gave unmapped host memory")),
+        };
+        match bound.map_err(|r| VkError::call("vkBindBufferMemory", r)).and(mapped) {
+            Ok(mapped) => Ok(Buffer {
+                device: device.clone(),
+                raw,
+                memory: Some(memory),
+                len,
+                charged: requirements.size,
+                mapped,
+            }),
+            Err(e) => {
+                uncharge();
+                destroy();
+                let _ = device.allocator().free(memory);
                 Err(e)
             }
         }
@@ -154,10 +171,10 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         // SAFETY: work holds an `Arc` of each buffer it uses until its fence signalled, so
-        // nothing uses this one; unmapped by freeing.
-        unsafe {
-            self.device.raw.destroy_buffer(self.raw, None);
-            self.device.raw.free_memory(self.memory, None);
+        // nothing uses this one; the buffer goes before its memory.
+        unsafe { self.device.raw.destroy_buffer(self.raw, None) };
+        if let Some(memory) = self.memory.take() {
+            let _ = self.device.allocator().free(memory);
         }
         self.device.used.fetch_sub(self.charged, Ordering::Relaxed);
     }

@@ -2,9 +2,11 @@
 //! physical device and compute queue, and the memory types buffers use.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use ash::vk;
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, Allocator, AllocatorCreateDesc};
+use gpu_allocator::{AllocationError, AllocationSizes, AllocatorDebugSettings};
 
 use crate::error::{VkError, VkErrorKind};
 use crate::pipeline::{Pipeline, Shader};
@@ -34,10 +36,11 @@ pub struct Device {
     pub(crate) family: u32,
     name: String,
     kind: vk::PhysicalDeviceType,
-    /// Memory type of tensor buffers, and whether the host maps it.
-    pub(crate) buffer_memory: (u32, bool),
-    /// Memory type of staging buffers (host-visible, coherent).
-    pub(crate) staging_memory: u32,
+    /// Whether tensor buffers live in memory the host maps (device-local and host-visible:
+    /// integrated GPUs, CPU devices, resizable BAR); otherwise data is staged.
+    mapped_buffers: bool,
+    /// Sub-allocates buffer memory; `None` only while dropping.
+    allocator: Mutex<Option<Allocator>>,
     pub(crate) limit: Option<u64>,
     pub(crate) used: AtomicU64,
     pub(crate) pipelines: [OnceLock<Result<Pipeline, VkError>>; Shader::COUNT],
@@ -81,14 +84,10 @@ fn rank(t: vk::PhysicalDeviceType) -> u32 {
     }
 }
 
-/// A memory type of `props` with all of `want` among `allowed` types.
-fn memory_type(
-    props: &vk::PhysicalDeviceMemoryProperties,
-    allowed: u32,
-    want: vk::MemoryPropertyFlags,
-) -> Option<u32> {
-    (0..props.memory_type_count)
-        .find(|&i| allowed & (1 << i) != 0 && props.memory_types[i as usize].property_flags.contains(want))
+/// Whether `props` has a memory type with all of `want`.
+fn has_memory(props: &vk::PhysicalDeviceMemoryProperties, want: vk::MemoryPropertyFlags) -> bool {
+    let types = &props.memory_types[..(props.memory_type_count as usize).min(props.memory_types.len())];
+    types.iter().any(|t| t.property_flags.contains(want))
 }
 
 impl Device {
@@ -178,17 +177,29 @@ impl Device {
         // SAFETY: `physical` belongs to the instance.
         let memory = unsafe { instance.get_physical_device_memory_properties(physical) };
         let mappable = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-        let staging_memory = memory_type(&memory, !0, mappable);
-        let buffer_memory = match memory_type(&memory, !0, mappable | vk::MemoryPropertyFlags::DEVICE_LOCAL) {
-            Some(t) if !options.force_staging => Some((t, true)),
-            _ => memory_type(&memory, !0, vk::MemoryPropertyFlags::DEVICE_LOCAL).map(|t| (t, false)),
+        let staging = has_memory(&memory, mappable);
+        let direct = has_memory(&memory, mappable | vk::MemoryPropertyFlags::DEVICE_LOCAL);
+        let mapped_buffers = direct && !options.force_staging;
+        let mut debug_settings = AllocatorDebugSettings::default();
+        // Buffers are freed before the device; the `log` crate is not hostrt's logger.
+        debug_settings.log_leaks_on_shutdown = false;
+        let desc = AllocatorCreateDesc {
+            instance: instance.clone(),
+            device: raw.clone(),
+            physical_device: physical,
+            debug_settings,
+            buffer_device_address: false,
+            // Blocks of 32 MiB of device memory and 8 MiB of host memory; a larger buffer
+            // gets an allocation of its own.
+            allocation_sizes: AllocationSizes::new(32 << 20, 8 << 20),
         };
-        let (Some(buffer_memory), Some(staging_memory)) =
-            (buffer_memory.or(staging_memory.map(|t| (t, true))), staging_memory)
-        else {
-            // SAFETY: nothing was made from the device yet.
-            unsafe { raw.destroy_device(None) };
-            return Err(VkError::new(VkErrorKind::NoDevice, format!("{name}: no usable memory type")));
+        let allocator = match (staging, Allocator::new(&desc)) {
+            (true, Ok(a)) => a,
+            (false, _) | (_, Err(_)) => {
+                // SAFETY: nothing was made from the device yet.
+                unsafe { raw.destroy_device(None) };
+                return Err(VkError::new(VkErrorKind::NoDevice, format!("{name}: no usable memory type")));
+            }
         };
         Ok(Arc::new(Device {
             entry,
@@ -199,8 +210,8 @@ impl Device {
             family,
             name,
             kind,
-            buffer_memory,
-            staging_memory,
+            mapped_buffers,
+            allocator: Mutex::new(Some(allocator)),
             limit: options.memory_limit,
             used: AtomicU64::new(0),
             pipelines: Default::default(),
@@ -219,7 +230,12 @@ impl Device {
 
     /// Whether tensor buffers go through staging buffers (no host-mappable device memory).
     pub fn uses_staging(&self) -> bool {
-        !self.buffer_memory.1
+        !self.mapped_buffers
+    }
+
+    /// The buffer memory allocator, locked.
+    pub(crate) fn allocator(&self) -> AllocatorGuard<'_> {
+        AllocatorGuard(self.allocator.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Device memory hostrt holds now, in bytes.
@@ -268,12 +284,33 @@ impl Device {
     }
 }
 
+/// The locked buffer memory allocator (see [`Device::allocator`]).
+pub(crate) struct AllocatorGuard<'a>(MutexGuard<'a, Option<Allocator>>);
+
+impl AllocatorGuard<'_> {
+    /// Sub-allocates memory as `desc` asks.
+    pub(crate) fn allocate(
+        &mut self,
+        desc: &AllocationCreateDesc<'_>,
+    ) -> Result<Allocation, AllocationError> {
+        let closing = || AllocationError::Internal("the device is closing".to_owned());
+        self.0.as_mut().ok_or_else(closing)?.allocate(desc)
+    }
+
+    /// Gives `allocation` back.
+    pub(crate) fn free(&mut self, allocation: Allocation) -> Result<(), AllocationError> {
+        self.0.as_mut().map_or(Ok(()), |a| a.free(allocation))
+    }
+}
+
 impl Drop for Device {
     fn drop(&mut self) {
         // SAFETY: buffers and work hold an `Arc` of the device, so none is left; pipelines
         // are destroyed before the device, the device before the instance.
         unsafe {
             let _ = self.raw.device_wait_idle();
+            // Its memory blocks go before the device.
+            drop(self.allocator.get_mut().map(Option::take));
             for p in self.pipelines.iter_mut().filter_map(|p| p.get_mut()).filter_map(|p| p.as_ref().ok()) {
                 p.destroy(&self.raw);
             }
