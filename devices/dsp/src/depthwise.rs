@@ -3,8 +3,8 @@
 //! filters input channel `ic`.
 
 use crate::arch::InnerLoops;
-use crate::error::{DspError, check_len, product};
-use crate::quant::{ActivationRange, PerChannel, check_zero_point};
+use crate::error::{DspError, product};
+use crate::quant::{ActivationRange, PerChannel, PerChannelParams, Sizes, check_per_channel};
 use crate::shape::{Nhwc, Window, origin, tap_range};
 
 /// Shape and quantization of a depthwise convolution. Input `[n, h, w, c]`, filter
@@ -34,30 +34,25 @@ impl DepthwiseParams {
     }
 }
 
-fn check(
-    p: &DepthwiseParams,
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    quant: &PerChannel<'_>,
-    output: &[i8],
-) -> Result<(), DspError> {
-    check_zero_point(p.input_zero_point)?;
-    check_zero_point(p.output_zero_point)?;
-    p.activation.check()?;
-    p.window.check()?;
-    if p.depth_multiplier == 0 {
-        return Err(DspError::Param("zero depth multiplier"));
+impl PerChannelParams for DepthwiseParams {
+    fn output_stage(&self) -> (i32, i32, ActivationRange) {
+        (self.input_zero_point, self.output_zero_point, self.activation)
     }
-    let oc = product(&[p.input.c, p.depth_multiplier])?;
-    let f = p.window.filter;
-    check_len("input", p.input.elements()?, input.len())?;
-    check_len("filter", product(&[f.h, f.w, oc])?, filter.len())?;
-    check_len("output", p.output_shape().elements()?, output.len())?;
-    if let Some(bias) = bias {
-        check_len("bias", oc, bias.len())?;
+
+    fn sizes(&self) -> Result<Sizes, DspError> {
+        self.window.check()?;
+        if self.depth_multiplier == 0 {
+            return Err(DspError::Param("zero depth multiplier"));
+        }
+        let oc = product(&[self.input.c, self.depth_multiplier])?;
+        let f = self.window.filter;
+        Ok(Sizes {
+            input: self.input.elements(),
+            filter: product(&[f.h, f.w, oc]),
+            output: self.output_shape().elements(),
+            channels: oc,
+        })
     }
-    quant.check(oc)
 }
 
 /// The kernel over inner loops `K`: four channels at a time when the depth multiplier is 1
@@ -70,7 +65,7 @@ pub(crate) fn run<K: InnerLoops>(
     quant: PerChannel<'_>,
     output: &mut [i8],
 ) -> Result<(), DspError> {
-    check(p, input, filter, bias, &quant, output)?;
+    check_per_channel(p, input, filter, bias, &quant, output)?;
     let (s, w, dm) = (p.input, p.window, p.depth_multiplier);
     let (ic_n, oc_n) = (s.c, s.c * dm);
     if oc_n == 0 {
@@ -136,49 +131,29 @@ pub(crate) fn run<K: InnerLoops>(
 mod tests {
     use super::*;
     use crate::arch::{dsp, portable};
-    use crate::quant::quantize_multiplier;
     use crate::shape::{Hw, Padding};
-    use crate::testutil::{Lcg, reference_depthwise};
+    use crate::testutil::{Geometry, Operands, Quant, geometry, reference_depthwise, window};
     use proptest::prelude::*;
-    use std::vec;
-    use std::vec::Vec;
 
     #[test]
     fn known_answer() {
         // 2x2 input, 2 channels, 2x2 filter VALID: one output pixel per channel (x 2 multiplier).
-        let w =
-            Window::new(Hw::square(2), Hw::square(2), Hw::square(1), Hw::square(1), Padding::Valid).unwrap();
-        let p = DepthwiseParams {
-            input: Nhwc::new(1, 2, 2, 2),
-            depth_multiplier: 2,
-            window: w,
-            input_zero_point: 0,
-            output_zero_point: 0,
-            activation: ActivationRange::INT8,
-        };
+        let w = window(Hw::square(2), Hw::square(2), 1, 1, Padding::Valid).unwrap();
+        let p = Geometry::new(Nhwc::new(1, 2, 2, 2), w).depthwise(2);
         let input = [1, 10, 2, 20, 3, 30, 4, 40];
         let filter = [1, 0, 1, -1, 1, 0, 1, -1, 1, 0, 1, -1, 1, 0, 1, -1];
-        let (m, s) = quantize_multiplier(1.0);
-        let q = PerChannel { multiplier: &[m; 4], shift: &[s; 4] };
+        let q = Quant::uniform(1.0, 4);
         let mut out = [0i8; 4];
-        dsp::depthwise_conv2d(&p, &input, &filter, Some(&[0, 5, 0, 0]), q, &mut out).unwrap();
+        dsp::depthwise_conv2d(&p, &input, &filter, Some(&[0, 5, 0, 0]), q.get(), &mut out).unwrap();
         assert_eq!(out, [10, 5, 100, -100]);
     }
 
     #[test]
     fn bad_arguments_are_errors() {
-        let w =
-            Window::new(Hw::square(3), Hw::square(3), Hw::square(1), Hw::square(1), Padding::Same).unwrap();
-        let p = DepthwiseParams {
-            input: Nhwc::new(1, 3, 3, 5),
-            depth_multiplier: 1,
-            window: w,
-            input_zero_point: 0,
-            output_zero_point: 0,
-            activation: ActivationRange::INT8,
-        };
-        let (m, s) = ([1 << 30; 5], [0; 5]);
-        let q = PerChannel { multiplier: &m, shift: &s };
+        let w = window(Hw::square(3), Hw::square(3), 1, 1, Padding::Same).unwrap();
+        let p = Geometry::new(Nhwc::new(1, 3, 3, 5), w).depthwise(1);
+        let quant = Quant::uniform(0.5, 5);
+        let q = quant.get();
         let (input, filter, mut out) = ([0i8; 45], [0i8; 45], [0i8; 45]);
         assert!(dsp::depthwise_conv2d(&p, &input, &filter, None, q, &mut out).is_ok());
         assert!(dsp::depthwise_conv2d(&p, &input[..44], &filter, None, q, &mut out).is_err());
@@ -191,17 +166,11 @@ mod tests {
     }
 
     prop_compose! {
-        fn case()(
-            n in 1usize..3, h in 1usize..7, w in 1usize..7, c in 1usize..11, dm in 1usize..3,
-            fh in 1usize..4, fw in 1usize..4, stride in 1usize..3, dilation in 1usize..3, same: bool,
-            izp in -128i32..=127, ozp in -128i32..=127, seed: u64,
-        ) -> Option<(DepthwiseParams, u64)> {
-            let padding = if same { Padding::Same } else { Padding::Valid };
-            let window = Window::new(Hw::new(h, w), Hw::new(fh, fw), Hw::square(stride), Hw::square(dilation), padding).ok()?;
+        fn case()(g in geometry(11), dm in 1usize..3) -> Option<(DepthwiseParams, u64)> {
+            let (g, seed) = g?;
             // Depth multiplier 1 twice as often: it is the packed path.
             let dm = if dm == 2 && seed % 2 == 0 { 1 } else { dm };
-            Some((DepthwiseParams { input: Nhwc::new(n, h, w, c), depth_multiplier: dm, window,
-                input_zero_point: izp, output_zero_point: ozp, activation: ActivationRange::INT8 }, seed))
+            Some((g.depthwise(dm), seed))
         }
     }
 
@@ -209,20 +178,12 @@ mod tests {
         #[test]
         fn dsp_portable_and_reference_are_bit_exact(case in case(), with_bias: bool) {
             let Some((p, seed)) = case else { return Ok(()) };
-            let mut rng = Lcg(seed);
             let oc = p.input.c * p.depth_multiplier;
-            let input = rng.bytes(p.input.elements().unwrap());
-            let filter = rng.bytes(p.window.filter.h * p.window.filter.w * oc);
-            let bias: Vec<i32> = (0..oc).map(|_| rng.range(-100_000, 100_000)).collect();
-            let (mult, shift) = rng.per_channel(oc);
-            let q = PerChannel { multiplier: &mult, shift: &shift };
-            let bias = with_bias.then_some(&bias[..]);
-            let mut a = vec![0i8; p.output_shape().elements().unwrap()];
-            let mut b = a.clone();
-            portable::depthwise_conv2d(&p, &input, &filter, bias, q, &mut a).unwrap();
-            dsp::depthwise_conv2d(&p, &input, &filter, bias, q, &mut b).unwrap();
-            prop_assert_eq!(&a, &b);
-            prop_assert_eq!(a, reference_depthwise(&p, &input, &filter, bias, q));
+            let filter_len = p.window.filter.h * p.window.filter.w * oc;
+            let ops = Operands::random(seed, p.input.elements().unwrap(), filter_len, oc, 100_000);
+            let output_len = p.output_shape().elements().unwrap();
+            let kernels = [portable::depthwise_conv2d, dsp::depthwise_conv2d];
+            ops.assert_bit_exact(&p, with_bias, output_len, kernels, reference_depthwise)?;
         }
     }
 }

@@ -2,8 +2,8 @@
 //! `reference_integer_ops::FullyConnectedPerChannel`.
 
 use crate::arch::InnerLoops;
-use crate::error::{DspError, check_len, product};
-use crate::quant::{ActivationRange, PerChannel, check_zero_point};
+use crate::error::{DspError, product};
+use crate::quant::{ActivationRange, PerChannel, PerChannelParams, Sizes, check_per_channel};
 
 /// Shape and quantization of a fully connected layer. Input is `[batches, input_depth]`,
 /// filter `[output_depth, input_depth]` (symmetric int8, zero point 0), output
@@ -24,25 +24,19 @@ pub struct FullyConnectedParams {
     pub activation: ActivationRange,
 }
 
-/// Checks every argument against `params`; on success all indexing below is in bounds.
-fn check(
-    p: &FullyConnectedParams,
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    quant: &PerChannel<'_>,
-    output: &[i8],
-) -> Result<(), DspError> {
-    check_zero_point(p.input_zero_point)?;
-    check_zero_point(p.output_zero_point)?;
-    p.activation.check()?;
-    check_len("input", product(&[p.batches, p.input_depth])?, input.len())?;
-    check_len("filter", product(&[p.output_depth, p.input_depth])?, filter.len())?;
-    check_len("output", product(&[p.batches, p.output_depth])?, output.len())?;
-    if let Some(bias) = bias {
-        check_len("bias", p.output_depth, bias.len())?;
+impl PerChannelParams for FullyConnectedParams {
+    fn output_stage(&self) -> (i32, i32, ActivationRange) {
+        (self.input_zero_point, self.output_zero_point, self.activation)
     }
-    quant.check(p.output_depth)
+
+    fn sizes(&self) -> Result<Sizes, DspError> {
+        Ok(Sizes {
+            input: product(&[self.batches, self.input_depth]),
+            filter: product(&[self.output_depth, self.input_depth]),
+            output: product(&[self.batches, self.output_depth]),
+            channels: self.output_depth,
+        })
+    }
 }
 
 /// The kernel over inner loops `K`.
@@ -54,7 +48,7 @@ pub(crate) fn run<K: InnerLoops>(
     quant: PerChannel<'_>,
     output: &mut [i8],
 ) -> Result<(), DspError> {
-    check(p, input, filter, bias, &quant, output)?;
+    check_per_channel(p, input, filter, bias, &quant, output)?;
     if p.input_depth == 0 || p.output_depth == 0 {
         // Bias only (or nothing at all).
         for out_row in output.chunks_exact_mut(p.output_depth.max(1)) {
@@ -98,11 +92,9 @@ pub(crate) fn run<K: InnerLoops>(
 mod tests {
     use super::*;
     use crate::arch::{dsp, portable};
-    use crate::quant::quantize_multiplier;
-    use crate::testutil::{Lcg, reference_fc};
+    use crate::testutil::{Lcg, Operands, Quant, reference_fc};
     use proptest::prelude::*;
     use std::vec;
-    use std::vec::Vec;
 
     fn params(batches: usize, input_depth: usize, output_depth: usize) -> FullyConnectedParams {
         FullyConnectedParams {
@@ -120,17 +112,9 @@ mod tests {
         // One row [1, 2, 3] (zero point 3 -> offsets [-2, -1, 0]), two channels.
         let p = params(1, 3, 2);
         let filter = [1, 1, 1, 2, -1, 5];
-        let (m, s) = quantize_multiplier(0.5);
+        let q = Quant::uniform(0.5, 2);
         let mut out = [0i8; 2];
-        portable::fully_connected(
-            &p,
-            &[1, 2, 3],
-            &filter,
-            Some(&[10, -10]),
-            PerChannel { multiplier: &[m, m], shift: &[s, s] },
-            &mut out,
-        )
-        .unwrap();
+        portable::fully_connected(&p, &[1, 2, 3], &filter, Some(&[10, -10]), q.get(), &mut out).unwrap();
         // ch0: (-2 - 1 + 0 + 10) * 0.5 = 3.5 -> 4, -2 -> 2; ch1: (-4 + 1 + 0 - 10) * 0.5 = -6.5 -> -6 (half up), -2 -> -8.
         assert_eq!(out, [2, -8]);
     }
@@ -138,8 +122,8 @@ mod tests {
     #[test]
     fn bad_lengths_are_errors() {
         let p = params(2, 3, 4);
-        let (m, s) = ([1 << 30; 4], [0; 4]);
-        let q = PerChannel { multiplier: &m, shift: &s };
+        let quant = Quant::uniform(0.5, 4);
+        let q = quant.get();
         let (input, filter, mut out) = ([0i8; 6], [0i8; 12], [0i8; 8]);
         assert!(portable::fully_connected(&p, &input, &filter, None, q, &mut out).is_ok());
         assert!(matches!(
@@ -149,7 +133,7 @@ mod tests {
         assert!(dsp::fully_connected(&p, &input, &filter[..11], None, q, &mut out).is_err());
         assert!(dsp::fully_connected(&p, &input, &filter, Some(&[0; 3]), q, &mut out).is_err());
         assert!(dsp::fully_connected(&p, &input, &filter, None, q, &mut out[..7]).is_err());
-        let short = PerChannel { multiplier: &m[..3], shift: &s };
+        let short = PerChannel { multiplier: &quant.multiplier[..3], shift: &quant.shift };
         assert!(dsp::fully_connected(&p, &input, &filter, None, short, &mut out).is_err());
         let huge = FullyConnectedParams { batches: usize::MAX, ..p };
         assert_eq!(dsp::fully_connected(&huge, &input, &filter, None, q, &mut out), Err(DspError::Overflow));
@@ -165,23 +149,14 @@ mod tests {
             batches in 1usize..4, input_depth in 1usize..40, output_depth in 1usize..9,
             izp in -128i32..=127, ozp in -128i32..=127, seed: u64, act_lo in -128i32..=0, with_bias: bool,
         ) {
-            let mut rng = Lcg(seed);
-            let input = rng.bytes(batches * input_depth);
-            let filter = rng.bytes(output_depth * input_depth);
-            let bias: Vec<i32> = (0..output_depth).map(|_| rng.range(-50_000, 50_000)).collect();
-            let (mult, shift) = rng.per_channel(output_depth);
+            let ops = Operands::random(seed, batches * input_depth, output_depth * input_depth, output_depth, 50_000);
             let p = FullyConnectedParams {
-                batches, input_depth, output_depth, input_zero_point: izp, output_zero_point: ozp,
+                input_zero_point: izp, output_zero_point: ozp,
                 activation: ActivationRange::new(act_lo, 127 + act_lo / 2).unwrap(),
+                ..params(batches, input_depth, output_depth)
             };
-            let q = PerChannel { multiplier: &mult, shift: &shift };
-            let bias = with_bias.then_some(&bias[..]);
-            let mut a = vec![0i8; batches * output_depth];
-            let mut b = a.clone();
-            portable::fully_connected(&p, &input, &filter, bias, q, &mut a).unwrap();
-            dsp::fully_connected(&p, &input, &filter, bias, q, &mut b).unwrap();
-            prop_assert_eq!(&a, &b);
-            prop_assert_eq!(a, reference_fc(&p, &input, &filter, bias, q));
+            let kernels = [portable::fully_connected, dsp::fully_connected];
+            ops.assert_bit_exact(&p, with_bias, batches * output_depth, kernels, reference_fc)?;
         }
 
         #[test]
@@ -190,15 +165,14 @@ mod tests {
             let (in_scale, in_zp, out_scale, out_zp) = (0.05f64, -7i32, 0.2f64, 4i32);
             let input = rng.bytes(input_depth);
             let filter = rng.bytes(output_depth * input_depth);
-            let w_scales: Vec<f64> = (0..output_depth).map(|_| 0.001 + rng.unit() * 0.004).collect();
-            let (mult, shift): (Vec<i32>, Vec<i32>) =
-                w_scales.iter().map(|ws| quantize_multiplier(in_scale * ws / out_scale)).unzip();
+            let w_scales = rng.scales(output_depth, 0.001, 0.004);
+            let quant = Quant::from_scales(in_scale, &w_scales, out_scale);
             let p = FullyConnectedParams {
-                batches: 1, input_depth, output_depth, input_zero_point: in_zp, output_zero_point: out_zp,
-                activation: ActivationRange::INT8,
+                input_zero_point: in_zp, output_zero_point: out_zp, activation: ActivationRange::INT8,
+                ..params(1, input_depth, output_depth)
             };
             let mut out = vec![0i8; output_depth];
-            crate::fully_connected(&p, &input, &filter, None, PerChannel { multiplier: &mult, shift: &shift }, &mut out).unwrap();
+            crate::fully_connected(&p, &input, &filter, None, quant.get(), &mut out).unwrap();
             for c in 0..output_depth {
                 let real: f64 = (0..input_depth)
                     .map(|d| in_scale * f64::from(i32::from(input[d]) - in_zp) * w_scales[c] * f64::from(filter[c * input_depth + d]))

@@ -92,19 +92,26 @@ pub fn avg_pool(params: &PoolParams, input: &[i8], output: &mut [i8]) -> Result<
 mod tests {
     use super::*;
     use crate::shape::{Hw, Padding};
-    use crate::testutil::Lcg;
+    use crate::testutil::{Lcg, output_pixels, padding, taps, window};
     use proptest::prelude::*;
     use std::vec;
 
-    fn params(h: usize, w: usize, c: usize, f: usize, stride: usize, padding: Padding) -> PoolParams {
-        let window =
-            Window::new(Hw::new(h, w), Hw::square(f), Hw::square(stride), Hw::square(1), padding).unwrap();
-        PoolParams { input: Nhwc::new(1, h, w, c), window, activation: ActivationRange::INT8 }
+    /// A single-batch `h x w x c` input pooled by square `f x f` windows.
+    fn params(
+        h: usize,
+        w: usize,
+        c: usize,
+        f: usize,
+        stride: usize,
+        padding: Padding,
+    ) -> Result<PoolParams, DspError> {
+        let window = window(Hw::new(h, w), Hw::square(f), stride, 1, padding)?;
+        Ok(PoolParams { input: Nhwc::new(1, h, w, c), window, activation: ActivationRange::INT8 })
     }
 
     #[test]
     fn known_answers() {
-        let p = params(2, 2, 1, 2, 2, Padding::Valid);
+        let p = params(2, 2, 1, 2, 2, Padding::Valid).unwrap();
         let mut out = [0i8; 1];
         max_pool(&p, &[1, -5, 7, 3], &mut out).unwrap();
         assert_eq!(out, [7]);
@@ -116,7 +123,7 @@ mod tests {
         avg_pool(&p, &[1, 1, 1, 2], &mut out).unwrap();
         assert_eq!(out, [1]);
         // SAME 3x3 window over 2x2: corner windows average only the in-bounds taps.
-        let p = params(2, 2, 1, 3, 1, Padding::Same);
+        let p = params(2, 2, 1, 3, 1, Padding::Same).unwrap();
         let mut out = [0i8; 4];
         avg_pool(&p, &[10, 20, 30, 41], &mut out).unwrap();
         assert_eq!(out, [25; 4]); // 101 / 4 = 25.25
@@ -127,7 +134,7 @@ mod tests {
 
     #[test]
     fn errors() {
-        let p = params(2, 2, 1, 2, 2, Padding::Valid);
+        let p = params(2, 2, 1, 2, 2, Padding::Valid).unwrap();
         assert!(max_pool(&p, &[0; 3], &mut [0; 1]).is_err());
         assert!(avg_pool(&p, &[0; 4], &mut [0; 2]).is_err());
         let mut far = p;
@@ -143,32 +150,26 @@ mod tests {
         #[test]
         fn avg_pool_approximates_float(h in 1usize..9, w in 1usize..9, c in 1usize..4, f in 1usize..4,
                                        stride in 1usize..3, same: bool, seed: u64) {
-            let padding = if same { Padding::Same } else { Padding::Valid };
-            let Ok(window) = Window::new(Hw::new(h, w), Hw::square(f), Hw::square(stride), Hw::square(1), padding)
-            else { return Ok(()) };
-            let p = PoolParams { input: Nhwc::new(1, h, w, c), window, activation: ActivationRange::INT8 };
+            let Ok(p) = params(h, w, c, f, stride, padding(same)) else { return Ok(()) };
             let input = Lcg(seed).bytes(h * w * c);
             let mut out = vec![0i8; p.output_shape().elements().unwrap()];
             let mut max = out.clone();
             avg_pool(&p, &input, &mut out).unwrap();
             max_pool(&p, &input, &mut max).unwrap();
             let mut i = 0;
-            for oy in 0..window.output.h { for ox in 0..window.output.w { for ch in 0..c {
+            for pixel in output_pixels(p.input, p.window) { for ch in 0..c {
                 let (mut sum, mut n, mut hi) = (0.0f64, 0.0f64, i8::MIN);
-                for fy in 0..f { for fx in 0..f {
-                    let iy = (oy * stride + fy) as isize - window.pad.h as isize;
-                    let ix = (ox * stride + fx) as isize - window.pad.w as isize;
-                    if iy < 0 || ix < 0 || iy >= h as isize || ix >= w as isize { continue; }
-                    let x = input[(iy as usize * w + ix as usize) * c + ch];
+                for (_, _, at) in taps(p.input, p.window, pixel) {
+                    let x = input[at + ch];
                     sum += f64::from(x);
                     n += 1.0;
                     hi = hi.max(x);
-                }}
+                }
                 // Exact rounding of the mean, ties away from zero, so within 1/2 LSB.
                 prop_assert!((f64::from(out[i]) - sum / n).abs() <= 0.5);
                 prop_assert_eq!(max[i], hi);
                 i += 1;
-            }}}
+            }}
         }
     }
 }

@@ -1,6 +1,7 @@
 //! TFLite's fixed-point requantization: `QuantizeMultiplier` and the non-single-rounding
 //! `MultiplyByQuantizedMultiplier` of `tensorflow/lite/kernels/internal/common.h`, with the two
 //! gemmlowp primitives it is made of. Every kernel rescales its int32 accumulators with these.
+//! Also the argument checks the per-channel kernels (fully connected, convolutions) share.
 
 use crate::error::{DspError, check_len};
 
@@ -154,6 +155,54 @@ pub(crate) fn check_zero_point(zero_point: i32) -> Result<(), DspError> {
     if (-128..=127).contains(&zero_point) { Ok(()) } else { Err(DspError::Param("zero point outside int8")) }
 }
 
+/// The lengths a per-channel kernel's shape asks for. Each one is computed up front but its
+/// `Overflow` is reported only when that argument's turn comes, so errors keep their order.
+pub(crate) struct Sizes {
+    /// Elements of the input.
+    pub input: Result<usize, DspError>,
+    /// Elements of the filter.
+    pub filter: Result<usize, DspError>,
+    /// Elements of the output.
+    pub output: Result<usize, DspError>,
+    /// Output channels: the length of the bias and of each [`PerChannel`] array.
+    pub channels: usize,
+}
+
+/// The parameters of a kernel quantized per output channel, as far as [`check_per_channel`]
+/// needs them.
+pub(crate) trait PerChannelParams {
+    /// Input zero point, output zero point and fused activation clamp.
+    fn output_stage(&self) -> (i32, i32, ActivationRange);
+
+    /// Checks the parameters only this kernel has (window, depth multiplier) and gives its sizes.
+    fn sizes(&self) -> Result<Sizes, DspError>;
+}
+
+/// Checks every argument of a per-channel kernel: zero points, activation, the kernel's own
+/// parameters, then the lengths of input, filter, output and bias, then `quant`. On success all
+/// the kernel's indexing is in bounds.
+pub(crate) fn check_per_channel(
+    p: &impl PerChannelParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: &PerChannel<'_>,
+    output: &[i8],
+) -> Result<(), DspError> {
+    let (input_zero_point, output_zero_point, activation) = p.output_stage();
+    check_zero_point(input_zero_point)?;
+    check_zero_point(output_zero_point)?;
+    activation.check()?;
+    let sizes = p.sizes()?;
+    check_len("input", sizes.input?, input.len())?;
+    check_len("filter", sizes.filter?, filter.len())?;
+    check_len("output", sizes.output?, output.len())?;
+    if let Some(bias) = bias {
+        check_len("bias", sizes.channels, bias.len())?;
+    }
+    quant.check(sizes.channels)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,6 +287,33 @@ mod tests {
         let bad = PerChannel { multiplier: &[1], shift: &[31] };
         assert_eq!(bad.check(1), Err(DspError::Param("shift outside -31..=30")));
         assert!(bad.check(2).is_err());
+    }
+
+    #[test]
+    fn per_channel_checks_keep_their_order() {
+        use crate::fully_connected::FullyConnectedParams;
+        let p = FullyConnectedParams {
+            batches: 1,
+            input_depth: 2,
+            output_depth: usize::MAX,
+            input_zero_point: 0,
+            output_zero_point: 0,
+            activation: ActivationRange::INT8,
+        };
+        let q = PerChannel { multiplier: &[], shift: &[] };
+        // The filter's size overflows, but a wrong input length comes first.
+        let short = Err(DspError::Length { what: "input", expected: 2, actual: 1 });
+        assert_eq!(check_per_channel(&p, &[0], &[], None, &q, &[]), short);
+        assert_eq!(check_per_channel(&p, &[0; 2], &[], None, &q, &[]), Err(DspError::Overflow));
+        let bad = FullyConnectedParams {
+            output_zero_point: 128,
+            activation: ActivationRange { min: 1, max: 0 },
+            ..p
+        };
+        assert_eq!(
+            check_per_channel(&bad, &[0], &[], None, &q, &[]),
+            Err(DspError::Param("zero point outside int8"))
+        );
     }
 
     proptest! {
