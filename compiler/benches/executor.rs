@@ -1,6 +1,7 @@
-//! Executor overhead on TFRT's bef_perf graphs (100 kernels each), against a direct loop
-//! that calls the same kernel function pointers with the same frames and async values but
-//! no executor (no registers, ready counts or users lists). Each graph runs compiled with
+//! Executor overhead on TFRT's bef_perf graphs (100 kernels each), against two baselines: a
+//! direct loop that calls the same kernel function pointers with the same frames and async
+//! values but no executor (no registers, ready counts or users lists), and the practical
+//! floor, closures over an `i32` register file (no values, no allocation). Each graph runs compiled with
 //! TFRT's streams (the default) and with one stream per call (`--single-stream`).
 //!
 //! `cargo bench -p hostrt-compiler --bench executor`
@@ -11,68 +12,25 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use hostrt_compiler::bef::WriteOptions;
 use hostrt_compiler::compile;
-use hostrt_core::basic_kernels::register_basic_kernels;
 use hostrt_core::executor::{Program, raw};
-use hostrt_core::kernel::{Argument, KernelFn, KernelFrame, KernelLookup, Output, RemainingArguments};
+use hostrt_core::kernel::{KernelFn, KernelFrame, KernelLookup};
 use hostrt_core::{
-    Allocator, ConcurrentWorkQueue, ExecutionContext, HostContext, KernelRegistry, RcAsyncValue,
-    RequestContext, SingleThreadedWorkQueue,
+    Allocator, ConcurrentWorkQueue, ExecutionContext, HostContext, RcAsyncValue, RequestContext,
+    SingleThreadedWorkQueue,
 };
 use hostrt_std::AlignedBytes;
 use hostrt_std::SystemAllocator;
 
+mod common;
+
 static SYSTEM: SystemAllocator = SystemAllocator::new();
 
-/// `tfrt_test.async_add.i32`: the sum, delivered by a work-queue task.
-fn async_add(a: Argument<i32>, b: Argument<i32>, out: Output<i32>, ctx: &ExecutionContext) {
-    let Some(r) = out.allocate() else { return };
-    let v = a.wrapping_add(*b);
-    let _ = ctx.host().enqueue_work(move || r.emplace(v));
-}
-
-/// `tfrt_test.sum`: adds every argument.
-fn sum(args: RemainingArguments) -> i32 {
-    args.values().iter().map(|v| *v.get::<i32>().unwrap_or(&0)).sum()
-}
-
-fn program(kind: &str) -> String {
-    let mut s =
-        String::from("func.func @main() -> i32 {\n  %a = tfrt.constant.i32 1\n  %c0 = tfrt.constant.i32 0\n");
-    match kind {
-        "serial" => {
-            for i in 0..100 {
-                s += &format!("  %c{} = tfrt.add.i32 %c{i}, %a\n", i + 1);
-            }
-            s += "  tfrt.return %c100 : i32\n}\n";
-        }
-        "parallel" => {
-            for i in 1..=100 {
-                s += &format!("  %c{i} = \"test.async_add.i32\"(%a, %c0) : (i32, i32) -> i32\n");
-            }
-            s += "  tfrt.return %c100 : i32\n}\n";
-        }
-        _ => {
-            let mut args = Vec::new();
-            for i in 1..=100 {
-                s += &format!("  %c{i} = \"test.async_add.i32\"(%a, %c0) : (i32, i32) -> i32\n");
-                args.push(format!("%c{i}"));
-            }
-            let types = vec!["i32"; 100].join(", ");
-            s += &format!(
-                "  %s = \"test.sum\"({}) : ({types}) -> i32\n  tfrt.return %s : i32\n}}\n",
-                args.join(", ")
-            );
-        }
-    }
-    s
-}
+/// One kernel of the floor baseline: a closure over the register file.
+type FloorOp = Box<dyn Fn(&mut [i32])>;
 
 fn bench(c: &mut Criterion) {
     let alloc = Allocator::register(&SYSTEM).unwrap();
-    let mut reg: KernelRegistry<64> = KernelRegistry::new();
-    register_basic_kernels(&mut reg).unwrap();
-    reg.add_kernel("test.async_add.i32", hostrt_core::kernel!(async_add)).unwrap();
-    reg.add_kernel("test.sum", hostrt_core::kernel!(sum)).unwrap();
+    let reg = common::registry();
     let queue = SingleThreadedWorkQueue::new();
     let host = HostContext::new(alloc, &queue);
     let request = RequestContext::new();
@@ -84,7 +42,7 @@ fn bench(c: &mut Criterion) {
     let zero = host.make_available(0i32).unwrap().into_rc();
 
     for kind in ["serial", "parallel", "star"] {
-        let text = program(kind);
+        let text = common::program(kind);
         let bef = AlignedBytes::new(&compile("bench.mlir", &text, WriteOptions::default()).unwrap());
         let prog = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
         let main = prog.function_index("main").unwrap();
@@ -97,6 +55,32 @@ fn bench(c: &mut Criterion) {
         let want = if kind == "parallel" { 1 } else { 100 };
         assert_eq!(r.get::<i32>(), Some(&want), "{kind}: {r:?}");
         let mut g = c.benchmark_group(format!("{kind}_100"));
+        // The practical floor: the same graph as an array of closures over an `i32` register
+        // file (no values, no allocation, no scheduling).
+        let ops: Vec<FloorOp> = (0..100)
+            .map(|i| -> FloorOp {
+                if kind == "serial" {
+                    Box::new(move |r: &mut [i32]| r[i + 1] = r[i].wrapping_add(r[101]))
+                } else {
+                    Box::new(move |r: &mut [i32]| r[i + 1] = r[101].wrapping_add(r[0]))
+                }
+            })
+            .collect();
+        let mut regs = vec![0i32; 103];
+        g.bench_function("floor: closures over an i32 register file", |b| {
+            b.iter(|| {
+                regs[0] = 0;
+                regs[101] = black_box(1);
+                for op in &ops {
+                    op(&mut regs);
+                }
+                if kind == "star" {
+                    regs[102] = regs[1..=100].iter().fold(0i32, |s, v| s.wrapping_add(*v));
+                    return black_box(regs[102]);
+                }
+                black_box(regs[100])
+            })
+        });
         g.bench_function("baseline: direct loop over the kernel fn pointers", |b| {
             b.iter(|| {
                 let mut last = zero.clone();

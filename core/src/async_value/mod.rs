@@ -11,6 +11,7 @@
 //! and [`IndirectAsyncValue`] (a placeholder that is later forwarded to another value).
 
 mod indirect;
+mod spare;
 mod type_table;
 mod typed;
 
@@ -18,6 +19,7 @@ mod typed;
 mod tests;
 
 pub use indirect::IndirectAsyncValue;
+pub use spare::Spare;
 pub use type_table::{MAX_TYPES, TypeTableFull};
 pub use typed::AsyncValueRef;
 

@@ -10,7 +10,7 @@ use portable_atomic::{AtomicU32, Ordering};
 use super::buf::CallBuf;
 use super::frame::{Frame, NIL, PLACEHOLDER};
 use super::program::Program;
-use crate::async_value::{IndirectAsyncValue, RcAsyncValue};
+use crate::async_value::{IndirectAsyncValue, RcAsyncValue, Spare};
 use crate::bef::Function;
 use crate::bef::format::{KernelRecord, RegisterRecord};
 use crate::callback::{self, CallbackHeader};
@@ -59,6 +59,9 @@ struct ReadyQueue<'a> {
     out_head: u32,
     out_tail: u32,
     out_len: usize,
+    /// The block of the last operand whose last reference a kernel dropped, offered to the
+    /// next kernel's result (docs/execution.md, "Result blocks"); freed with the queue.
+    spare: Cell<Option<Spare>>,
 }
 
 /// The tables of a function the executor reads per kernel, fetched once per call (each
@@ -95,7 +98,15 @@ impl<'a> ReadyQueue<'a> {
     }
 
     fn with_inline(streams: &'a [u32], stream: u32, inline: u32) -> Self {
-        ReadyQueue { streams, stream, inline, out_head: NIL, out_tail: NIL, out_len: 0 }
+        ReadyQueue {
+            streams,
+            stream,
+            inline,
+            out_head: NIL,
+            out_tail: NIL,
+            out_len: 0,
+            spare: Cell::new(None),
+        }
     }
 
     #[inline]
@@ -629,7 +640,8 @@ fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
             crate::bef::BefLoc::Unknown => None,
         };
         let mut kf = KernelFrame::new(exec, args.as_slice(), attrs, slots.as_slice())
-            .with_functions(file.kernel_regions(&kr), program);
+            .with_functions(file.kernel_regions(&kr), program)
+            .with_spare(&queue.spare);
         if let Some(l) = location {
             kf = kf.with_location(l);
         }
@@ -637,8 +649,13 @@ fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     } else {
         fill_error(exec, slots.as_slice(), Failure::NoMemoryForAttributes(file.kernel_name(kr.code)));
     }
-    // 4. Operands die, in order, before results are published.
-    drop(args);
+    // 4. Operands die, in order, before results are published. The block of one whose last
+    // reference dies here is kept for the next kernel's result.
+    args.drain(|v| {
+        if let Ok(block) = v.into_spare() {
+            queue.spare.set(Some(block));
+        }
+    });
     // 5. Results in order.
     let mut i = 0;
     slots.drain(|c| {

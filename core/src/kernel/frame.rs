@@ -4,7 +4,7 @@ use core::cell::Cell;
 use core::fmt;
 
 use super::attribute::AttrRef;
-use crate::async_value::{AsyncValueRef, RcAsyncValue};
+use crate::async_value::{AsyncValueRef, RcAsyncValue, Spare};
 use crate::diagnostic::{Diagnostic, Location};
 use crate::host_context::ExecutionContext;
 
@@ -36,6 +36,9 @@ pub struct KernelFrame<'a> {
     location: Option<LocRef<'a>>,
     regions: &'a [u32],
     invoker: Option<&'a dyn Invoke>,
+    /// A block the executor recycled from an earlier kernel's operand, for this kernel's
+    /// first result of the same type (`async_value::Spare`).
+    spare: Option<&'a Cell<Option<Spare>>>,
 }
 
 /// Proof that a call of [`Invoke::invoke`] comes through the kernel API
@@ -130,7 +133,13 @@ impl<'a> KernelFrame<'a> {
         attrs: &'a [AttrRef<'a>],
         results: &'a [Cell<Option<RcAsyncValue>>],
     ) -> Self {
-        KernelFrame { args, attrs, results, exec, location: None, regions: &[], invoker: None }
+        KernelFrame { args, attrs, results, exec, location: None, regions: &[], invoker: None, spare: None }
+    }
+
+    /// Offer the block in `spare` for a result of the same type (the executor's recycling).
+    pub(crate) fn with_spare(mut self, spare: &'a Cell<Option<Spare>>) -> Self {
+        self.spare = Some(spare);
+        self
     }
 
     /// Attach the kernel's regions (function indices) and the program that runs them.
@@ -234,7 +243,20 @@ impl<'a> KernelFrame<'a> {
     /// A new available value holding `value`; on allocator exhaustion the kernel error has
     /// been reported and the answer is `None`.
     pub fn new_available<T: Send + Sync + 'static>(&self, value: T) -> Option<RcAsyncValue> {
-        match AsyncValueRef::available(self.exec.allocator(), value) {
+        let alloc = self.exec.allocator();
+        let value = match self.spare.and_then(Cell::take) {
+            None => value,
+            Some(block) => match block.fill(alloc, value) {
+                Ok(v) => return Some(v),
+                Err((block, value)) => {
+                    if let Some(s) = self.spare {
+                        s.set(Some(block));
+                    }
+                    value
+                }
+            },
+        };
+        match AsyncValueRef::available(alloc, value) {
             Ok(v) => Some(v.into_rc()),
             Err(e) => {
                 self.report_error(e.into());

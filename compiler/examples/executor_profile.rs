@@ -1,0 +1,43 @@
+//! Runs one of TFRT's bef_perf graphs (100 kernels) many times, for profiling the executor's
+//! per-kernel cost with callgrind:
+//! `valgrind --tool=callgrind target/release/examples/executor_profile [serial|parallel|star] [runs]`.
+
+use std::cell::Cell;
+
+use hostrt_compiler::compile;
+use hostrt_core::executor::{Program, raw};
+use hostrt_core::{
+    Allocator, ConcurrentWorkQueue, ExecutionContext, HostContext, RcAsyncValue, RequestContext,
+    SingleThreadedWorkQueue,
+};
+use hostrt_std::{AlignedBytes, SystemAllocator};
+
+#[path = "../benches/common/mod.rs"]
+mod common;
+
+static SYSTEM: SystemAllocator = SystemAllocator::new();
+
+fn main() {
+    let kind = std::env::args().nth(1).unwrap_or_else(|| "serial".into());
+    let n: usize = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let alloc = Allocator::register(&SYSTEM).unwrap();
+    let reg = common::registry();
+    let queue = SingleThreadedWorkQueue::new();
+    let host = HostContext::new(alloc, &queue);
+    let request = RequestContext::new();
+    let exec = ExecutionContext::new(&host, &request);
+    let bef = AlignedBytes::new(&compile("p.mlir", &common::program(&kind), Default::default()).unwrap());
+    let prog = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
+    let main = prog.function_index("main").unwrap();
+    let mut total = 0i64;
+    for _ in 0..n {
+        let slot = [Cell::new(None::<RcAsyncValue>)];
+        // SAFETY: program and contexts outlive the await; the queue is drained.
+        unsafe { raw::execute(&prog, &exec, main, &[], &slot) };
+        let r = slot[0].take().unwrap();
+        queue.await_values(std::slice::from_ref(&r)).unwrap();
+        queue.quiesce();
+        total += i64::from(*r.get::<i32>().unwrap());
+    }
+    println!("{kind}: {n} runs, sum of results {total}");
+}
