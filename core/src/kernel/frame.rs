@@ -168,6 +168,11 @@ impl<'a> KernelFrame<'a> {
         args: &[RcAsyncValue],
         results: &[Cell<Option<RcAsyncValue>>],
     ) -> bool {
+        // A recycled block is not held across a nested call (recursion would keep one per
+        // level alive).
+        if let Some(spare) = self.spare {
+            drop(spare.take());
+        }
         start(self.invoker, self.exec, function, args, results, false)
     }
 
