@@ -69,8 +69,9 @@ impl<T> CallBuf<T> {
         unsafe { core::slice::from_raw_parts_mut(self.base().cast_mut(), self.len) }
     }
 
-    /// Move the elements out, in order.
-    pub(crate) fn drain(mut self, mut f: impl FnMut(T)) {
+    /// Move the elements out, in order, leaving the buffer empty (by reference: moving the
+    /// buffer would copy its inline array).
+    pub(crate) fn drain(&mut self, mut f: impl FnMut(T)) {
         let base = self.base();
         let len = core::mem::replace(&mut self.len, 0);
         for i in 0..len {
