@@ -135,18 +135,14 @@ impl CallbackList {
         self.head.is_null()
     }
 
-    /// Append an owned node.
-    pub(crate) fn push_back(&mut self, node: NonNull<CallbackHeader>) {
-        // SAFETY: we own `node` and every node in the list.
-        unsafe {
-            (*node.as_ptr()).next = ptr::null_mut();
-            if self.tail.is_null() {
-                self.head = node.as_ptr();
-            } else {
-                (*self.tail).next = node.as_ptr();
-            }
+    /// Put an owned node first.
+    pub(crate) fn push_front(&mut self, node: NonNull<CallbackHeader>) {
+        // SAFETY: we own `node`.
+        unsafe { (*node.as_ptr()).next = self.head };
+        if self.tail.is_null() {
+            self.tail = node.as_ptr();
         }
-        self.tail = node.as_ptr();
+        self.head = node.as_ptr();
     }
 
     pub(crate) fn pop_front(&mut self) -> Option<NonNull<CallbackHeader>> {

@@ -200,3 +200,38 @@ fn buffer_reader_and_writer_exclude_each_other() {
         assert_eq!(counting.profile().current, 0);
     });
 }
+
+/// The single-threaded queue's lock-free stack: tasks added from two threads while the
+/// owner takes and runs batches all run exactly once, each thread's in its order.
+#[test]
+fn tasks_added_from_two_threads_run_once_in_order() {
+    use hostrt_core::{ConcurrentWorkQueue, SingleThreadedWorkQueue, Task};
+    let (alloc, counting) = allocator();
+    loom::model(move || {
+        let queue = Arc::new(SingleThreadedWorkQueue::new());
+        let log = Arc::new(loom::sync::Mutex::new(Vec::new()));
+        let adders: Vec<_> = [(10, 2), (20, 1)]
+            .into_iter()
+            .map(|(base, n)| {
+                let (q, l) = (queue.clone(), log.clone());
+                thread::spawn(move || {
+                    for i in 0..n {
+                        let l = l.clone();
+                        q.add_task(Task::new(alloc, move || l.lock().unwrap().push(base + i)).ok().unwrap());
+                    }
+                })
+            })
+            .collect();
+        queue.quiesce();
+        for a in adders {
+            a.join().unwrap();
+        }
+        queue.quiesce();
+        let log = log.lock().unwrap().clone();
+        assert_eq!(log.len(), 3, "{log:?}");
+        let first: Vec<_> = log.iter().filter(|v| **v < 20).copied().collect();
+        assert_eq!(first, [10, 11], "{log:?}");
+        drop(queue);
+        assert_eq!(counting.profile().current, 0);
+    });
+}

@@ -1,14 +1,22 @@
 //! The single-threaded work queue (TFRT's `s`): tasks run only on the host thread, while it
 //! awaits or quiesces, in FIFO batches. Output is therefore deterministic.
+//!
+//! Adding a task pushes it on a lock-free stack (one compare-and-swap; safe from any thread
+//! and from interrupt handlers); the running thread takes the whole stack at once and
+//! reverses it into FIFO order. Taking everything at once means no node is ever popped
+//! alone, so the stack has no ABA problem. Tasks of a batch left unrun when an await ends
+//! wait in a separate front list, ahead of newer ones.
 
 use core::cell::RefCell;
+use core::ptr;
 
 use critical_section::Mutex;
-use portable_atomic::{AtomicBool, Ordering};
 
 use super::task::TaskList;
 use super::{AwaitError, ConcurrentWorkQueue, Task};
 use crate::async_value::RcAsyncValue;
+use crate::callback::CallbackHeader;
+use crate::sync::{AtomicBool, AtomicPtr, Ordering};
 
 /// Runs tasks on the thread that calls [`await_values`](ConcurrentWorkQueue::await_values)
 /// or [`quiesce`](ConcurrentWorkQueue::quiesce). No threads, no allocation of its own: the
@@ -35,7 +43,13 @@ use crate::async_value::RcAsyncValue;
 /// assert!(queue.await_values(&[never.into_rc()]).is_err());
 /// ```
 pub struct SingleThreadedWorkQueue {
-    pending: Mutex<RefCell<TaskList>>,
+    /// Tasks added and not yet taken, newest first (see the module docs).
+    incoming: AtomicPtr<CallbackHeader>,
+    /// Tasks taken but left unrun by an await that ended, oldest first: they run before
+    /// `incoming`. Rarely used, so a critical section guards it.
+    front: Mutex<RefCell<TaskList>>,
+    /// Whether `front` may hold tasks (read without the critical section).
+    has_front: AtomicBool,
     running: AtomicBool,
     on_idle: Option<fn() -> bool>,
 }
@@ -52,30 +66,84 @@ impl Default for SingleThreadedWorkQueue {
     }
 }
 
+/// A queue with nothing pending (the body of both `make`s: `const` normally, not under loom).
+macro_rules! empty_queue {
+    ($on_idle:expr) => {
+        SingleThreadedWorkQueue {
+            incoming: AtomicPtr::new(ptr::null_mut()),
+            front: Mutex::new(RefCell::new(TaskList::new())),
+            has_front: AtomicBool::new(false),
+            running: AtomicBool::new(false),
+            on_idle: $on_idle,
+        }
+    };
+}
+
 impl SingleThreadedWorkQueue {
     /// A queue whose `await_values` fails with [`AwaitError::Deadlock`] when no task is left
     /// and awaited values are still unavailable.
+    #[cfg(not(loom))]
     pub const fn new() -> Self {
-        SingleThreadedWorkQueue {
-            pending: Mutex::new(RefCell::new(TaskList::new())),
-            running: AtomicBool::new(false),
-            on_idle: None,
-        }
+        Self::make(None)
+    }
+
+    /// A queue whose `await_values` fails with [`AwaitError::Deadlock`] when no task is left
+    /// and awaited values are still unavailable.
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        Self::make(None)
     }
 
     /// A queue that, when it has nothing to run while awaiting, calls `on_idle` (for example
     /// to sleep until an interrupt) and keeps waiting while it returns `true`. Use this when
     /// interrupts or other threads complete values.
+    #[cfg(not(loom))]
     pub const fn with_idle_hook(on_idle: fn() -> bool) -> Self {
-        SingleThreadedWorkQueue {
-            pending: Mutex::new(RefCell::new(TaskList::new())),
-            running: AtomicBool::new(false),
-            on_idle: Some(on_idle),
-        }
+        Self::make(Some(on_idle))
     }
 
+    /// [`with_idle_hook`](Self::with_idle_hook) under loom (its atomics are not `const`).
+    #[cfg(loom)]
+    pub fn with_idle_hook(on_idle: fn() -> bool) -> Self {
+        Self::make(Some(on_idle))
+    }
+
+    #[cfg(not(loom))]
+    const fn make(on_idle: Option<fn() -> bool>) -> Self {
+        empty_queue!(on_idle)
+    }
+
+    // loom's atomics have no `const fn new`.
+    #[cfg(loom)]
+    fn make(on_idle: Option<fn() -> bool>) -> Self {
+        empty_queue!(on_idle)
+    }
+
+    /// Every task waiting to run, oldest first: the front list, then the stack reversed.
     fn take_pending(&self) -> TaskList {
-        critical_section::with(|cs| self.pending.borrow_ref_mut(cs).take())
+        // Acquire: the pushers' writes to the nodes (closure, link) happen before.
+        let top = self.incoming.swap(ptr::null_mut(), Ordering::Acquire);
+        // SAFETY: the chain was detached from the stack by the swap; we own its task nodes.
+        let mut batch = unsafe { TaskList::from_stack(top) };
+        if self.has_front.load(Ordering::Acquire) {
+            let front = critical_section::with(|cs| {
+                self.has_front.store(false, Ordering::Relaxed);
+                self.front.borrow_ref_mut(cs).take()
+            });
+            batch.prepend(front);
+        }
+        batch
+    }
+
+    /// Put unrun tasks ahead of every pending one.
+    fn put_back(&self, batch: TaskList) {
+        critical_section::with(|cs| {
+            let mut front = self.front.borrow_ref_mut(cs);
+            let mut batch = batch;
+            batch.append(front.take());
+            *front = batch;
+            self.has_front.store(true, Ordering::Release);
+        });
     }
 
     fn run(&self, task: Task) {
@@ -86,7 +154,9 @@ impl SingleThreadedWorkQueue {
 
     /// Whether no task is waiting to run.
     pub fn pending_is_empty(&self) -> bool {
-        critical_section::with(|cs| self.pending.borrow_ref(cs).is_empty())
+        self.incoming.load(Ordering::Acquire).is_null()
+            && (!self.has_front.load(Ordering::Acquire)
+                || critical_section::with(|cs| self.front.borrow_ref(cs).is_empty()))
     }
 }
 
@@ -96,7 +166,22 @@ impl ConcurrentWorkQueue for SingleThreadedWorkQueue {
     }
 
     fn add_task(&self, task: Task) {
-        critical_section::with(|cs| self.pending.borrow_ref_mut(cs).push_back(task));
+        let node = task.into_node();
+        let mut top = self.incoming.load(Ordering::Relaxed);
+        loop {
+            // SAFETY: we own `node` until the exchange below publishes it.
+            unsafe { (*node.as_ptr()).next = top };
+            // Release: the node's contents happen before the taker's acquire swap.
+            match self.incoming.compare_exchange_weak(
+                top,
+                node.as_ptr(),
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(now) => top = now,
+            }
+        }
     }
 
     fn add_blocking_task(&self, task: Task, allow_queuing: bool) -> Option<Task> {
@@ -129,7 +214,7 @@ impl ConcurrentWorkQueue for SingleThreadedWorkQueue {
             if unavailable() == 0 {
                 // Unrun tasks of this batch go back ahead of those added meanwhile.
                 if !batch.is_empty() {
-                    critical_section::with(|cs| self.pending.borrow_ref_mut(cs).prepend(batch));
+                    self.put_back(batch);
                 }
                 return Ok(());
             }
@@ -154,6 +239,13 @@ impl ConcurrentWorkQueue for SingleThreadedWorkQueue {
 
     fn is_in_worker_thread(&self) -> bool {
         self.running.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for SingleThreadedWorkQueue {
+    fn drop(&mut self) {
+        // Pending tasks are dropped unrun (the front list drops its own).
+        drop(self.take_pending());
     }
 }
 

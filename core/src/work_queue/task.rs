@@ -66,9 +66,6 @@ impl TaskList {
     pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
-    pub(crate) fn push_back(&mut self, t: Task) {
-        self.0.push_back(t.into_node());
-    }
     pub(crate) fn pop_front(&mut self) -> Option<Task> {
         // SAFETY: every node in the list was a task's.
         self.0.pop_front().map(|n| unsafe { Task::from_node(n) })
@@ -76,6 +73,26 @@ impl TaskList {
     pub(crate) fn prepend(&mut self, front: TaskList) {
         self.0.prepend(front.0);
     }
+    /// Move all of `back`'s tasks after this list's.
+    pub(crate) fn append(&mut self, mut back: TaskList) {
+        back.0.prepend(self.0.take());
+        *self = back;
+    }
+    /// The list of the nodes of a chain linked through `next`, newest first (the order of a
+    /// stack), in reverse: oldest first.
+    ///
+    /// # Safety
+    /// Every node of the chain is a task's, owned by the caller.
+    pub(crate) unsafe fn from_stack(mut top: *mut CallbackHeader) -> TaskList {
+        let mut list = CallbackList::new();
+        while let Some(node) = NonNull::new(top) {
+            // SAFETY: the caller owns the chain; `next` is read before `push_front` rewrites it.
+            top = unsafe { (*node.as_ptr()).next };
+            list.push_front(node);
+        }
+        TaskList(list)
+    }
+
     pub(crate) fn take(&mut self) -> TaskList {
         TaskList(self.0.take())
     }
