@@ -126,10 +126,16 @@ unsafe impl<A: HostAllocator> HostAllocator for ProfiledAllocator<A> {
             }
         };
         let n = self.current.fetch_add(1, Ordering::Relaxed) + 1;
-        self.max.fetch_max(n, Ordering::Relaxed);
         self.total.fetch_add(1, Ordering::Relaxed);
         let b = self.bytes.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-        self.max_bytes.fetch_max(b, Ordering::Relaxed);
+        // The peaks change rarely: a plain load skips the read-modify-write (a locked
+        // instruction on x86) in the steady state.
+        if n > self.max.load(Ordering::Relaxed) {
+            self.max.fetch_max(n, Ordering::Relaxed);
+        }
+        if b > self.max_bytes.load(Ordering::Relaxed) {
+            self.max_bytes.fetch_max(b, Ordering::Relaxed);
+        }
         Ok(p)
     }
 
