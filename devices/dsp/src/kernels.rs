@@ -30,19 +30,12 @@ use hostrt_core::kernel::{Argument, ArrayAttribute, Attribute, KernelEntry, Valu
 use hostrt_core::tensor::{DType, DenseHostTensor, TensorError, TensorMetadata, TensorShape};
 use hostrt_core::{Diagnostic, ExecutionContext, diag, kernel};
 
-use crate::arch::InnerLoops;
 use crate::arch::dsp::Dsp;
 use crate::arch::portable::Portable;
+use crate::arch::{Best, InnerLoops};
 use crate::{ActivationRange, DspError, FullyConnectedParams, PerChannel};
 
 type Tensor<'f> = Argument<'f, DenseHostTensor>;
-
-/// The inner loops the crate-root functions use on this target.
-#[cfg(hostrt_arm_dsp)]
-type Best = Dsp;
-/// The inner loops the crate-root functions use on this target.
-#[cfg(not(hostrt_arm_dsp))]
-type Best = Portable;
 
 fn dsp_error(kernel: &str, e: DspError) -> Diagnostic {
     diag!(InvalidArgument, "{kernel}: {e}")

@@ -70,46 +70,12 @@ pub use softmax::{SoftmaxParams, softmax};
 /// Whether the crate-root kernels use the DSP extension's instructions on this target.
 pub const USES_DSP_INSTRUCTIONS: bool = cfg!(hostrt_arm_dsp);
 
-#[cfg(hostrt_arm_dsp)]
-use dsp as best;
-#[cfg(not(hostrt_arm_dsp))]
-use portable as best;
-
-/// Fully connected layer with per-channel weights (TFLite's `FullyConnectedPerChannel`), on
-/// the best inner loops for the target. See [`FullyConnectedParams`] for the layouts.
-pub fn fully_connected(
-    params: &FullyConnectedParams,
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    quant: PerChannel<'_>,
-    output: &mut [i8],
-) -> Result<(), DspError> {
-    best::fully_connected(params, input, filter, bias, quant, output)
-}
-
-/// 2-D convolution with per-channel weights (TFLite's `ConvPerChannel`), on the best inner
-/// loops for the target. See [`ConvParams`] for the layouts.
-pub fn conv2d(
-    params: &ConvParams,
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    quant: PerChannel<'_>,
-    output: &mut [i8],
-) -> Result<(), DspError> {
-    best::conv2d(params, input, filter, bias, quant, output)
-}
-
-/// Depthwise convolution with per-channel weights (TFLite's `DepthwiseConvPerChannel`), on the
-/// best inner loops for the target. See [`DepthwiseParams`] for the layouts.
-pub fn depthwise_conv2d(
-    params: &DepthwiseParams,
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    quant: PerChannel<'_>,
-    output: &mut [i8],
-) -> Result<(), DspError> {
-    best::depthwise_conv2d(params, input, filter, bias, quant, output)
-}
+arch::per_channel_kernels!(
+    arch::Best,
+    "Fully connected layer with per-channel weights (TFLite's `FullyConnectedPerChannel`), on the \
+     best inner loops for the target. See [`FullyConnectedParams`] for the layouts.",
+    "2-D convolution with per-channel weights (TFLite's `ConvPerChannel`), on the best inner loops \
+     for the target. See [`ConvParams`] for the layouts.",
+    "Depthwise convolution with per-channel weights (TFLite's `DepthwiseConvPerChannel`), on the \
+     best inner loops for the target. See [`DepthwiseParams`] for the layouts."
+);

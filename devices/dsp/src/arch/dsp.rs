@@ -5,11 +5,7 @@
 //! runs on the bit-exact software [`intrinsics`], so the host tests it against `portable`.
 
 use super::InnerLoops;
-use crate::conv::{ConvParams, run as run_conv};
-use crate::depthwise::{DepthwiseParams, run as run_depthwise};
-use crate::error::DspError;
-use crate::fully_connected::{FullyConnectedParams, run as run_fc};
-use crate::quant::{ActivationRange, PerChannel, multiply_by_quantized_multiplier};
+use crate::quant::{ActivationRange, multiply_by_quantized_multiplier};
 
 /// The DSP instructions: real ones on Arm with the DSP extension, emulated elsewhere.
 #[cfg(hostrt_arm_dsp)]
@@ -101,41 +97,12 @@ impl InnerLoops for Dsp {
     }
 }
 
-/// [`crate::fully_connected()`] with the DSP inner loops.
-pub fn fully_connected(
-    params: &FullyConnectedParams,
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    quant: PerChannel<'_>,
-    output: &mut [i8],
-) -> Result<(), DspError> {
-    run_fc::<Dsp>(params, input, filter, bias, quant, output)
-}
-
-/// [`crate::conv2d()`] with the DSP inner loops.
-pub fn conv2d(
-    params: &ConvParams,
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    quant: PerChannel<'_>,
-    output: &mut [i8],
-) -> Result<(), DspError> {
-    run_conv::<Dsp>(params, input, filter, bias, quant, output)
-}
-
-/// [`crate::depthwise_conv2d()`] with the DSP inner loops.
-pub fn depthwise_conv2d(
-    params: &DepthwiseParams,
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    quant: PerChannel<'_>,
-    output: &mut [i8],
-) -> Result<(), DspError> {
-    run_depthwise::<Dsp>(params, input, filter, bias, quant, output)
-}
+super::per_channel_kernels!(
+    Dsp,
+    "[`crate::fully_connected()`] with the DSP inner loops.",
+    "[`crate::conv2d()`] with the DSP inner loops.",
+    "[`crate::depthwise_conv2d()`] with the DSP inner loops."
+);
 
 #[cfg(test)]
 mod tests {

@@ -1,11 +1,7 @@
 //! Plain int32 inner loops, for every target: the reference the `dsp` path must match.
 
 use super::InnerLoops;
-use crate::conv::{ConvParams, run as run_conv};
-use crate::depthwise::{DepthwiseParams, run as run_depthwise};
-use crate::error::DspError;
-use crate::fully_connected::{FullyConnectedParams, run as run_fc};
-use crate::quant::{ActivationRange, PerChannel, multiply_by_quantized_multiplier};
+use crate::quant::{ActivationRange, multiply_by_quantized_multiplier};
 
 /// Marker for the portable inner loops.
 #[derive(Debug, Clone, Copy)]
@@ -44,41 +40,12 @@ impl InnerLoops for Portable {
     }
 }
 
-/// [`crate::fully_connected()`] with the portable inner loops.
-pub fn fully_connected(
-    params: &FullyConnectedParams,
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    quant: PerChannel<'_>,
-    output: &mut [i8],
-) -> Result<(), DspError> {
-    run_fc::<Portable>(params, input, filter, bias, quant, output)
-}
-
-/// [`crate::conv2d()`] with the portable inner loops.
-pub fn conv2d(
-    params: &ConvParams,
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    quant: PerChannel<'_>,
-    output: &mut [i8],
-) -> Result<(), DspError> {
-    run_conv::<Portable>(params, input, filter, bias, quant, output)
-}
-
-/// [`crate::depthwise_conv2d()`] with the portable inner loops.
-pub fn depthwise_conv2d(
-    params: &DepthwiseParams,
-    input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
-    quant: PerChannel<'_>,
-    output: &mut [i8],
-) -> Result<(), DspError> {
-    run_depthwise::<Portable>(params, input, filter, bias, quant, output)
-}
+super::per_channel_kernels!(
+    Portable,
+    "[`crate::fully_connected()`] with the portable inner loops.",
+    "[`crate::conv2d()`] with the portable inner loops.",
+    "[`crate::depthwise_conv2d()`] with the portable inner loops."
+);
 
 #[cfg(test)]
 mod tests {
