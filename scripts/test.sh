@@ -110,12 +110,17 @@ else
     echo "skipped: needs a nightly toolchain and cargo-fuzz"
 fi
 
-step "Miri (undefined-behaviour check of the core's unit tests)"
+step "Miri (undefined-behaviour check of the core's unit tests and of programs run by the executor)"
 if cargo +nightly miri --version >/dev/null 2>&1; then
     # Leaks are the tests' deliberately leaked 'static arenas; embedded-alloc's init takes an
     # address as usize, so provenance stays permissive.
     MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-ignore-leaks" \
         cargo +nightly miri test -q -p hostrt-core --lib --target-dir target/miri -- --skip concurrent
+    # Whole programs through the executor: arguments and shared results, a non-strict call,
+    # and stream tasks that share one block (about a minute).
+    MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-ignore-leaks" \
+        cargo +nightly miri test -q -p hostrt-compiler --test executor --target-dir target/miri -- \
+        arguments_and_multiple non_strict stream_tasks
 else
     echo "skipped: no nightly toolchain with the miri component on this machine"
 fi

@@ -92,6 +92,16 @@ fn suite_programs_give_every_block_back() {
 }
 
 #[test]
+fn stream_tasks_sharing_a_block_run_and_give_it_back() {
+    in_arena(1 << 20, RAW_SEAM, |program, host, _| {
+        for _ in 0..3 {
+            let results = program.call(host, "fan", &[]).unwrap();
+            assert_eq!(results.get::<i32>(0), Ok(&4));
+        }
+    });
+}
+
+#[test]
 fn non_strict_call_starts_before_its_arguments_are_available() {
     in_arena(1 << 20, RAW_SEAM, |program, host, _| {
         let request = RequestContext::new();
@@ -186,8 +196,14 @@ fn sweep_allocation_failures(text: &str, func: &str) -> usize {
 fn every_allocation_failure_completes_all_results_and_leaks_nothing() {
     // `wide`: a kernel whose operand buffer comes from the allocator; when that buffer could
     // not be allocated, the kernel's operand references used to stay in their registers.
-    let programs =
-        [(CALLS, "fib6"), (LOOPS, "while4"), (LOOPS, "while1"), (LOOPS, "wide"), (RAW_SEAM, "mix")];
+    let programs = [
+        (CALLS, "fib6"),
+        (LOOPS, "while4"),
+        (LOOPS, "while1"),
+        (LOOPS, "wide"),
+        (RAW_SEAM, "mix"),
+        (RAW_SEAM, "fan"),
+    ];
     for (text, func) in programs {
         let runs = sweep_allocation_failures(text, func);
         assert!(runs > 10, "the sweep of @{func} covered {runs} failure points");

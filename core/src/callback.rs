@@ -22,6 +22,14 @@ pub(crate) struct CallbackHeader {
     pub(crate) kind: u8,
 }
 
+impl CallbackHeader {
+    /// The header of a node whose memory its `invoke` manages itself (a node inside a larger
+    /// block, such as the executor's stream task batches); `alloc` is recorded, not used here.
+    pub(crate) fn new(invoke: unsafe fn(NonNull<CallbackHeader>, bool), alloc: Allocator) -> Self {
+        CallbackHeader { next: ptr::null_mut(), invoke, alloc, kind: KIND_CLOSURE }
+    }
+}
+
 /// A node holding an `FnOnce` closure.
 pub(crate) const KIND_CLOSURE: u8 = 0;
 /// A node holding an async value forwarding request (`async_value::indirect`).

@@ -57,3 +57,17 @@ func.func @mix() -> i32 {
   }
   tfrt.return %out : i32
 }
+
+// Independent asynchronous kernels, each in a stream of its own: one hand-over gives them
+// to the queue as tasks that share one block (docs/execution.md, "Stream tasks").
+func.func @fan() -> i32 {
+  %x = tfrt.constant.i32 1
+  %a = "test.async_copy"(%x) : (i32) -> i32
+  %b = "test.async_copy"(%x) : (i32) -> i32
+  %c = "test.async_copy"(%x) : (i32) -> i32
+  %d = "test.async_copy"(%x) : (i32) -> i32
+  %ab = tfrt.add.i32 %a, %b
+  %cd = tfrt.add.i32 %c, %d
+  %s = tfrt.add.i32 %ab, %cd
+  tfrt.return %s : i32
+}

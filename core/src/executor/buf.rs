@@ -57,6 +57,15 @@ impl<T> CallBuf<T> {
         }
     }
 
+    /// As [`base`](Self::base), for writing: derived from `&mut self`, so that dropping or
+    /// mutating elements through it is allowed (a pointer from `&self` only grants reads).
+    fn base_mut(&mut self) -> *mut T {
+        match &self.heap {
+            Some((p, ..)) => p.as_ptr(),
+            None => self.inline.as_mut_ptr().cast(),
+        }
+    }
+
     /// The elements.
     pub(crate) fn as_slice(&self) -> &[T] {
         // SAFETY: the first `len` elements were written in `new` and are dropped only in Drop.
@@ -66,7 +75,7 @@ impl<T> CallBuf<T> {
     /// The elements, mutably.
     pub(crate) fn as_mut_slice(&mut self) -> &mut [T] {
         // SAFETY: as for `as_slice`, and `&mut self` makes the access exclusive.
-        unsafe { core::slice::from_raw_parts_mut(self.base().cast_mut(), self.len) }
+        unsafe { core::slice::from_raw_parts_mut(self.base_mut(), self.len) }
     }
 
     /// Move the elements out, in order, leaving the buffer empty (by reference: moving the
@@ -84,7 +93,7 @@ impl<T> CallBuf<T> {
 
 impl<T> Drop for CallBuf<T> {
     fn drop(&mut self) {
-        let base = self.base().cast_mut();
+        let base = self.base_mut();
         for i in 0..self.len {
             // SAFETY: the first `len` elements are initialised and dropped once, in order.
             unsafe { base.add(i).drop_in_place() };
@@ -92,6 +101,41 @@ impl<T> Drop for CallBuf<T> {
         if let Some((p, layout, alloc)) = self.heap.take() {
             // SAFETY: allocated in `new` with this layout.
             unsafe { alloc.deallocate(p.cast(), layout) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CallBuf;
+    use crate::testing::TestArena;
+    use core::cell::Cell;
+
+    /// Counts its drops.
+    struct Counted<'a>(&'a Cell<usize>);
+
+    impl Drop for Counted<'_> {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() + 1);
+        }
+    }
+
+    #[test]
+    fn elements_are_mutated_drained_and_dropped_in_place() {
+        let arena = TestArena::new(4096);
+        let drops = Cell::new(0);
+        for n in [3, super::INLINE + 5] {
+            drops.set(0);
+            let mut buf = CallBuf::empty();
+            assert!(buf.fill(arena.alloc, n, (0..n).map(|_| Counted(&drops))));
+            buf.as_mut_slice().swap(0, 1); // writes through the buffer (Miri checks the pointer)
+            let mut taken = 0;
+            let mut one = CallBuf::empty();
+            assert!(one.fill(arena.alloc, 1, core::iter::once(Counted(&drops))));
+            one.drain(|_| taken += 1);
+            assert_eq!((taken, drops.get()), (1, 1));
+            drop(buf); // the rest are dropped in place
+            assert_eq!(drops.get(), 1 + n);
         }
     }
 }

@@ -67,6 +67,7 @@ mod native;
 mod program;
 pub mod raw;
 mod run;
+mod stream_tasks;
 
 pub(crate) use call::Finished;
 pub use call::{CallError, Results};

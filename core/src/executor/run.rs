@@ -10,6 +10,7 @@ use portable_atomic::{AtomicU32, Ordering};
 use super::buf::CallBuf;
 use super::frame::{Frame, NIL, PLACEHOLDER};
 use super::program::Program;
+use super::stream_tasks::Batch;
 use crate::async_value::{IndirectAsyncValue, RcAsyncValue, Spare};
 use crate::bef::Function;
 use crate::bef::format::{KernelRecord, RegisterRecord};
@@ -345,12 +346,70 @@ fn process(frame: &Frame, f: &Body<'_>, queue: &mut ReadyQueue<'_>) {
 /// its kernels move to the inline list, using the reference's exchange partition so the
 /// order matches), then "enqueue outline": one task per stream, in ascending stream order.
 fn flush_outline(frame: &Frame, queue: &mut ReadyQueue<'_>, switch: bool) {
-    let n = queue.out_len;
-    let alloc = frame.exec().allocator();
+    let (head, n) = (queue.out_head, queue.out_len);
+    queue.out_head = NIL;
+    queue.out_tail = NIL;
+    queue.out_len = 0;
+    let links = (|k| frame.link(k), |k, next| frame.set_link(k, next));
+    let Some(rest) = order_outline(head, n, switch, links, |k| queue.stream_of(k)) else {
+        return switch_partitioned(frame, queue, head, n);
+    };
+    if switch {
+        queue.stream = queue.stream_of(head);
+        frame.set_link(head, queue.inline);
+        queue.inline = head;
+    }
+    enqueue_streams(frame, queue, rest);
+}
+
+/// The order [`flush_outline`] gives the `n` kernels of the outline list at `head` (linked
+/// through `links`), without the first one when `switch` adopts it: the head of the rest
+/// sorted stably by stream, as the reference's exchange partition and (stream, position)
+/// sort leave it. `None` when `switch` is set and the first kernel's stream occurs again,
+/// which needs the partition itself ([`switch_partitioned`]).
+fn order_outline(
+    head: u32,
+    n: usize,
+    switch: bool,
+    (link, set_link): (impl Fn(u32) -> u32 + Copy, impl Fn(u32, u32) + Copy),
+    stream_of: impl Fn(u32) -> u32 + Copy,
+) -> Option<u32> {
+    let mut first = head;
+    if switch {
+        let s = stream_of(head);
+        let (mut before_last, mut prev, mut k) = (NIL, head, link(head));
+        while k != NIL {
+            if stream_of(k) == s {
+                return None;
+            }
+            let after = link(k);
+            if after == NIL {
+                before_last = prev;
+            }
+            prev = k;
+            k = after;
+        }
+        // Alone in its stream, the first kernel is all the partition moves; it swaps places
+        // with the last kernel, which thus leads the rest.
+        first = link(head);
+        if n > 2 {
+            let last = link(before_last);
+            set_link(before_last, NIL);
+            set_link(last, first);
+            first = last;
+        }
+    }
+    Some(sort_list(first, link, set_link, stream_of))
+}
+
+/// [`flush_outline`] with the switch when the first kernel's stream occurs more than once:
+/// the reference's exchange partition over a buffer of the `n` kernels from `head`.
+#[cold]
+fn switch_partitioned(frame: &Frame, queue: &mut ReadyQueue<'_>, head: u32, n: usize) {
     let mut items = CallBuf::empty();
-    let mut next = queue.out_head;
+    let mut next = head;
     let collected = items.fill(
-        alloc,
+        frame.exec().allocator(),
         n,
         core::iter::from_fn(|| {
             let k = next;
@@ -358,109 +417,167 @@ fn flush_outline(frame: &Frame, queue: &mut ReadyQueue<'_>, switch: bool) {
             (k != NIL).then_some(k)
         }),
     );
-    let mut keys = CallBuf::empty();
-    if !collected || !keys.fill(alloc, n, 0..n as u64) {
+    if !collected {
         // No memory to order them: every outline kernel becomes its own task, in list order
         // (still correct, only the order differs from the reference).
-        let mut k = queue.out_head;
+        let mut k = head;
         while k != NIL {
             let after = frame.link(k);
             frame.set_link(k, NIL);
             enqueue_stream(frame, queue.stream_of(k), k);
             k = after;
         }
-        *queue = ReadyQueue::with_inline(queue.streams, queue.stream, queue.inline);
         return;
     }
-    queue.out_head = NIL;
-    queue.out_tail = NIL;
-    queue.out_len = 0;
     let items = items.as_mut_slice();
-    let mut rest = items.len();
-    if switch {
-        let s = queue.stream_of(items[0]);
-        let stream_of = |k: u32| queue.stream_of(k);
-        let (mut i, mut j) = (0, items.len());
-        loop {
-            while i < j && stream_of(items[i]) != s {
-                i += 1;
-            }
-            if i == j {
-                break;
-            }
-            j -= 1;
-            while j > i && stream_of(items[j]) == s {
-                j -= 1;
-            }
-            if i == j {
-                break;
-            }
-            items.swap(i, j);
+    let s = queue.stream_of(items[0]);
+    let stream_of = |k: u32| queue.stream_of(k);
+    let (mut i, mut j) = (0, items.len());
+    loop {
+        while i < j && stream_of(items[i]) != s {
             i += 1;
         }
-        queue.stream = s;
-        for &k in &items[i..] {
-            frame.set_link(k, queue.inline);
-            queue.inline = k;
+        if i == j {
+            break;
         }
-        rest = i;
-    }
-    // Stable order by stream: sort (stream, position) keys.
-    let keys = &mut keys.as_mut_slice()[..rest];
-    for (key, &k) in keys.iter_mut().zip(items.iter()) {
-        *key |= u64::from(queue.stream_of(k)) << 32;
-    }
-    heap_sort(keys);
-    let mut at = 0;
-    while at < keys.len() {
-        let s = (keys[at] >> 32) as u32;
-        let mut head = NIL;
-        while at < keys.len() && (keys[at] >> 32) as u32 == s {
-            let k = items[(keys[at] & 0xffff_ffff) as usize];
-            frame.set_link(k, head);
-            head = k;
-            at += 1;
+        j -= 1;
+        while j > i && stream_of(items[j]) == s {
+            j -= 1;
         }
-        enqueue_stream(frame, s, head);
+        if i == j {
+            break;
+        }
+        items.swap(i, j);
+        i += 1;
+    }
+    queue.stream = s;
+    for &k in &items[i..] {
+        frame.set_link(k, queue.inline);
+        queue.inline = k;
+    }
+    // The rest, relinked in buffer order, goes to the queue by stream.
+    let mut rest = NIL;
+    for &k in items[..i].iter().rev() {
+        frame.set_link(k, rest);
+        rest = k;
+    }
+    let sorted =
+        sort_list(rest, |k| frame.link(k), |k, next| frame.set_link(k, next), |k| queue.stream_of(k));
+    enqueue_streams(frame, queue, sorted);
+}
+
+/// Sort the list starting at `head` (linked through `link`/`set_link`) by `key`, stably,
+/// and return its new head: a natural merge sort with no buffer and a few hundred bytes of
+/// code (`sort_unstable` costs kilobytes of flash). Each pass cuts the list into ascending
+/// runs and merges them in pairs, so a sorted list, as the outline list of independent
+/// streams usually is (the compiler numbers streams from the end of a block, and a value's
+/// users are readied last first), takes one pass.
+fn sort_list(
+    mut head: u32,
+    link: impl Fn(u32) -> u32 + Copy,
+    set_link: impl Fn(u32, u32) + Copy,
+    key: impl Fn(u32) -> u32 + Copy,
+) -> u32 {
+    loop {
+        let (mut out, mut tail, mut merged) = (NIL, NIL, 0);
+        let mut k = head;
+        while k != NIL {
+            let (a, after_a) = take_run(k, link, set_link, key);
+            let (b, after_b) =
+                if after_a == NIL { (NIL, NIL) } else { take_run(after_a, link, set_link, key) };
+            // Merge, taking from `a` on ties (stability), onto the output.
+            let (mut a, mut b) = (a, b);
+            while a != NIL || b != NIL {
+                let take_a = b == NIL || (a != NIL && key(a) <= key(b));
+                let m = if take_a { a } else { b };
+                if take_a {
+                    a = link(a);
+                } else {
+                    b = link(b);
+                }
+                if tail == NIL {
+                    out = m;
+                } else {
+                    set_link(tail, m);
+                }
+                tail = m;
+            }
+            merged += 1;
+            k = after_b;
+        }
+        if tail != NIL {
+            set_link(tail, NIL);
+        }
+        head = out;
+        if merged <= 1 {
+            return head;
+        }
     }
 }
 
-/// Sort in place in O(n log n) with a few hundred bytes of code (`sort_unstable` costs
-/// kilobytes of flash). The keys are distinct, so the order is fully determined.
-fn heap_sort(v: &mut [u64]) {
-    fn sift_down(v: &mut [u64], mut root: usize, end: usize) {
-        loop {
-            let mut child = 2 * root + 1;
-            if child >= end {
-                return;
-            }
-            if child + 1 < end && v[child + 1] > v[child] {
-                child += 1;
-            }
-            if v[root] >= v[child] {
-                return;
-            }
-            v.swap(root, child);
-            root = child;
+/// Detach the run at the front of the list at `k` (its longest ascending prefix); returns
+/// the run, ending in `NIL`, and what follows it.
+fn take_run(
+    k: u32,
+    link: impl Fn(u32) -> u32,
+    set_link: impl Fn(u32, u32),
+    key: impl Fn(u32) -> u32,
+) -> (u32, u32) {
+    let (mut end, mut next) = (k, link(k));
+    while next != NIL && key(next) >= key(end) {
+        end = next;
+        next = link(next);
+    }
+    set_link(end, NIL);
+    (k, next)
+}
+
+/// Hand the stream-sorted list at `head` to the work queue: one task per stream, in list
+/// order, each running its kernels last-first (its ready list is built by pushing). Several
+/// tasks share one block ([`Batch`]); without memory for it each gets its own.
+fn enqueue_streams(frame: &Frame, queue: &ReadyQueue<'_>, head: u32) {
+    let mut tasks = 0;
+    let mut k = head;
+    let mut prev = None;
+    while k != NIL {
+        let s = queue.stream_of(k);
+        tasks += usize::from(prev != Some(s));
+        prev = Some(s);
+        k = frame.link(k);
+    }
+    let mut batch = if tasks > 1 { Batch::new(frame.exec().allocator(), tasks) } else { None };
+    let mut k = head;
+    while k != NIL {
+        let s = queue.stream_of(k);
+        let mut ready = NIL;
+        while k != NIL && queue.stream_of(k) == s {
+            let after = frame.link(k);
+            frame.set_link(k, ready);
+            ready = k;
+            k = after;
+        }
+        match &mut batch {
+            Some(b) => b.push(frame.retain(), s, ready),
+            None => enqueue_stream(frame, s, ready),
         }
     }
-    for i in (0..v.len() / 2).rev() {
-        sift_down(v, i, v.len());
+    if let Some(b) = batch {
+        let work_queue = frame.exec().host().work_queue();
+        b.enqueue(|task| work_queue.add_task(task));
     }
-    for end in (1..v.len()).rev() {
-        v.swap(0, end);
-        sift_down(v, 0, end);
-    }
+}
+
+/// The body of a stream task: process the ready list `inline` (kernels of `stream`).
+pub(super) fn run_stream(frame: &Frame, stream: u32, inline: u32) {
+    let Some(f) = Body::of(frame) else { return };
+    let mut q = ReadyQueue::with_inline(f.streams, stream, inline);
+    process(frame, &f, &mut q);
 }
 
 /// Enqueue a task that processes the ready list `inline` (kernels of `stream`).
 fn enqueue_stream(frame: &Frame, stream: u32, inline: u32) {
     let task_frame = frame.retain();
-    let task = move || {
-        let Some(f) = Body::of(&task_frame) else { return };
-        let mut q = ReadyQueue::with_inline(f.streams, stream, inline);
-        process(&task_frame, &f, &mut q);
-    };
+    let task = move || run_stream(&task_frame, stream, inline);
     if let Err(oom) = frame.exec().host().enqueue_work(task) {
         (oom.into_inner())(); // no memory for a task: run it here after all
     }
@@ -590,6 +707,7 @@ fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, stream: u32, do_stor
     process(frame, &f, &mut queue);
 }
 
+#[inline(always)] // the ready loop's body: one copy, in `process`
 fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     let program = frame.program();
     let file = &program.file;
@@ -634,17 +752,10 @@ fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     } else if args.as_slice().len() != arg_regs.len() {
         fill_error(exec, slots.as_slice(), Failure::OperandsUndefined(file.kernel_name(kr.code)));
     } else if let Some(attrs) = attrs_of(&mut attr_buf, alloc, file, attr_idx) {
-        let location = match file.loc(kr.location) {
-            crate::bef::BefLoc::FileLineCol { file, line, col } => Some(LocRef { file, line, column: col }),
-            crate::bef::BefLoc::Name(n) => Some(LocRef { file: n, line: 0, column: 0 }),
-            crate::bef::BefLoc::Unknown => None,
-        };
-        let mut kf = KernelFrame::new(exec, args.as_slice(), attrs, slots.as_slice())
+        let kf = KernelFrame::new(exec, args.as_slice(), attrs, slots.as_slice())
             .with_functions(file.kernel_regions(&kr), program)
-            .with_spare(&queue.spare);
-        if let Some(l) = location {
-            kf = kf.with_location(l);
-        }
+            .with_spare(&queue.spare)
+            .with_location_index(kr.location);
         (entry.func)(&kf);
     } else {
         fill_error(exec, slots.as_slice(), Failure::NoMemoryForAttributes(file.kernel_name(kr.code)));
@@ -739,6 +850,14 @@ impl Invoke for Program<'_> {
         f.result_types().get(i).map(|t| self.file.type_name(*t))
     }
 
+    fn location(&self, index: u32) -> Option<LocRef<'_>> {
+        match self.file.loc(index) {
+            crate::bef::BefLoc::FileLineCol { file, line, col } => Some(LocRef { file, line, column: col }),
+            crate::bef::BefLoc::Name(n) => Some(LocRef { file: n, line: 0, column: 0 }),
+            crate::bef::BefLoc::Unknown => None,
+        }
+    }
+
     fn static_bytes(&self) -> Option<&'static [u8]> {
         self.static_bytes()
     }
@@ -746,20 +865,116 @@ impl Invoke for Program<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::{NIL, order_outline, sort_list};
+    use core::cell::Cell;
+
+    type List = heapless::Vec<u32, 40>;
+
+    fn xorshift(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    /// The reference's flush over an array: exchange partition (with `switch`), then the
+    /// rest sorted by (stream, position). Returns the rest's order.
+    fn reference(streams: &[u32], switch: bool) -> List {
+        let mut items: List = (0..streams.len() as u32).collect();
+        let mut rest = items.len();
+        if switch {
+            let s = streams[0];
+            let (mut i, mut j) = (0, items.len());
+            loop {
+                while i < j && streams[items[i] as usize] != s {
+                    i += 1;
+                }
+                if i == j {
+                    break;
+                }
+                j -= 1;
+                while j > i && streams[items[j] as usize] == s {
+                    j -= 1;
+                }
+                if i == j {
+                    break;
+                }
+                items.swap(i, j);
+                i += 1;
+            }
+            rest = i;
+        }
+        let mut keys: heapless::Vec<(u32, usize), 40> =
+            items[..rest].iter().enumerate().map(|(pos, &k)| (streams[k as usize], pos)).collect();
+        keys.sort_unstable();
+        keys.iter().map(|&(_, pos)| items[pos]).collect()
+    }
+
     #[test]
-    fn heap_sort_sorts() {
+    fn outline_order_matches_the_reference_partition_and_sort() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut checked = 0;
+        for round in 0..4000 {
+            let n = 1 + (xorshift(&mut seed) % 12) as usize;
+            let kinds = 1 + (xorshift(&mut seed) % 6) as u32;
+            let streams: List = (0..n).map(|_| (xorshift(&mut seed) % u64::from(kinds)) as u32).collect();
+            let switch = round % 2 == 0;
+            let links: [Cell<u32>; 40] =
+                core::array::from_fn(|i| Cell::new(if i + 1 < n { i as u32 + 1 } else { NIL }));
+            let ls = (|k: u32| links[k as usize].get(), |k: u32, v| links[k as usize].set(v));
+            let Some(mut k) = order_outline(0, n, switch, ls, |k| streams[k as usize]) else {
+                assert!(switch && streams[1..].contains(&streams[0]));
+                continue;
+            };
+            let mut got = List::new();
+            while k != NIL {
+                got.push(k).unwrap();
+                k = links[k as usize].get();
+            }
+            assert_eq!(got, reference(&streams, switch), "streams {streams:?}, switch {switch}");
+            checked += 1;
+        }
+        assert!(checked > 2500, "{checked}");
+    }
+
+    #[test]
+    fn sort_list_is_a_stable_sort() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        for n in 0..40 {
-            let mut v: heapless::Vec<u64, 40> = (0..n)
-                .map(|_| {
+        for (n, shape) in (0..40usize).flat_map(|n| (0..4).map(move |shape| (n, shape))) {
+            // Random keys, then runs that go up, down, and down with ties.
+            let keys: heapless::Vec<u32, 40> = (0..n)
+                .map(|i| {
                     seed ^= seed << 13;
                     seed ^= seed >> 7;
                     seed ^= seed << 17;
-                    seed % 16
+                    let noise = (seed % 8) as u32;
+                    match shape {
+                        0 => noise,
+                        1 => (i as u32 % 9) * 3 + noise % 2,
+                        2 => 200 - i as u32 * 2 - noise % 2,
+                        _ => 100 - (i as u32 / 3) % 7,
+                    }
                 })
                 .collect();
-            super::heap_sort(&mut v);
-            assert!(v.windows(2).all(|w| w[0] <= w[1]), "{v:?}");
+            // The list 0 -> 1 -> ... -> n-1.
+            let links: [Cell<u32>; 40] =
+                core::array::from_fn(|i| Cell::new(if i + 1 < n { i as u32 + 1 } else { NIL }));
+            let head = if n == 0 { NIL } else { 0 };
+            let sorted = sort_list(
+                head,
+                |k| links[k as usize].get(),
+                |k, v| links[k as usize].set(v),
+                |k| keys[k as usize],
+            );
+            let mut order: heapless::Vec<u32, 40> = heapless::Vec::new();
+            let mut k = sorted;
+            while k != NIL {
+                order.push(k).unwrap();
+                k = links[k as usize].get();
+            }
+            let mut want: heapless::Vec<u32, 40> = (0..n as u32).collect();
+            want.sort_by_key(|k| keys[*k as usize]); // stable
+            assert_eq!(order, want, "keys {keys:?}");
         }
     }
 }

@@ -8,6 +8,9 @@ use crate::async_value::{AsyncValueRef, RcAsyncValue, Spare};
 use crate::diagnostic::{Diagnostic, Location};
 use crate::host_context::ExecutionContext;
 
+/// `KernelFrame::location_index` when the frame has none.
+const NO_LOCATION: u32 = u32::MAX;
+
 /// A borrowed source location of the kernel being run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LocRef<'a> {
@@ -34,6 +37,9 @@ pub struct KernelFrame<'a> {
     results: &'a [Cell<Option<RcAsyncValue>>],
     exec: &'a ExecutionContext<'a>,
     location: Option<LocRef<'a>>,
+    /// The program's location index, resolved through `invoker` only when asked for
+    /// (most kernels never report an error, so decoding it per call is wasted work).
+    location_index: u32,
     regions: &'a [u32],
     invoker: Option<&'a dyn Invoke>,
     /// A block the executor recycled from an earlier kernel's operand, for this kernel's
@@ -107,6 +113,13 @@ pub trait Invoke: Sync {
     /// Type name of result `i` of `function` as written (`i32`, `!tfrt.chain`).
     fn result_type(&self, function: u32, i: usize) -> Option<&str>;
 
+    /// Source location `index` of the program (a kernel's, as [`KernelFrame::location`]
+    /// asks for it); `None` when unknown, and by default.
+    fn location(&self, index: u32) -> Option<LocRef<'_>> {
+        let _ = index;
+        None
+    }
+
     /// The program's bytes when they outlive every value of every run (see
     /// [`Program::load_static`](crate::executor::Program::load_static)); `None` by default.
     fn static_bytes(&self) -> Option<&'static [u8]> {
@@ -133,7 +146,17 @@ impl<'a> KernelFrame<'a> {
         attrs: &'a [AttrRef<'a>],
         results: &'a [Cell<Option<RcAsyncValue>>],
     ) -> Self {
-        KernelFrame { args, attrs, results, exec, location: None, regions: &[], invoker: None, spare: None }
+        KernelFrame {
+            args,
+            attrs,
+            results,
+            exec,
+            location: None,
+            location_index: NO_LOCATION,
+            regions: &[],
+            invoker: None,
+            spare: None,
+        }
     }
 
     /// Offer the block in `spare` for a result of the same type (the executor's recycling).
@@ -191,6 +214,13 @@ impl<'a> KernelFrame<'a> {
         self
     }
 
+    /// Attach the kernel's location as an index into the program of
+    /// [`with_functions`](Self::with_functions), resolved by [`Invoke::location`] when asked.
+    pub(crate) fn with_location_index(mut self, index: u32) -> Self {
+        self.location_index = index;
+        self
+    }
+
     /// The arguments.
     #[inline]
     pub fn args(&self) -> &'a [RcAsyncValue] {
@@ -229,7 +259,10 @@ impl<'a> KernelFrame<'a> {
 
     /// The kernel's location, when known.
     pub fn location(&self) -> Option<LocRef<'a>> {
-        self.location
+        if self.location.is_some() || self.location_index == NO_LOCATION {
+            return self.location;
+        }
+        self.invoker?.location(self.location_index)
     }
 
     /// Set result `i` to `value` (replacing what was there). Out-of-range indices are
@@ -280,7 +313,7 @@ impl<'a> KernelFrame<'a> {
     /// Attach this kernel's location to `diag` unless it has one.
     pub fn locate(&self, mut diag: Diagnostic) -> Diagnostic {
         if diag.location.is_none() {
-            diag.location = self.location.map(|l| l.to_location());
+            diag.location = self.location().map(|l| l.to_location());
         }
         diag
     }
