@@ -2,7 +2,7 @@
 //! Everything here was verified by `load`, so lookups fall back to empty values instead of
 //! failing.
 
-use super::format::{self as f, KernelRecord, RegisterRecord, StrRef};
+use super::format::{self as f, FunctionRecord, KernelRecord, RegisterRecord, StrRef};
 use super::reader::{BefFile, cast};
 use crate::diagnostic::Location;
 use crate::kernel::{AttrKind, AttrRef};
@@ -95,6 +95,41 @@ impl<'a> BefFile<'a> {
     pub fn function(&self, index: u32) -> Option<Function<'a>> {
         let rec = *self.functions.get(index as usize)?;
         Some(Function { file: *self, index, rec })
+    }
+
+    /// The record of function `index` (what [`function`](Self::function) wraps, without
+    /// copying the file into a [`Function`]: the executor asks per task).
+    pub(crate) fn function_record(&self, index: u32) -> Option<&'a FunctionRecord> {
+        self.functions.get(index as usize)
+    }
+
+    /// [`Function::registers`] of the function with record `rec`.
+    pub(crate) fn registers_of(&self, rec: &FunctionRecord) -> &'a [RegisterRecord] {
+        let n = rec.num_registers as usize;
+        self.pool_words(rec.registers, 4 * n)
+            .and_then(|w| {
+                // SAFETY: u32 words reinterpreted as bytes of the same memory.
+                let bytes = unsafe { core::slice::from_raw_parts(w.as_ptr().cast::<u8>(), w.len() * 4) };
+                cast(bytes)
+            })
+            .unwrap_or(&[])
+    }
+
+    /// [`Function::kernels`] of the function with record `rec`.
+    pub(crate) fn kernels_of(&self, rec: &FunctionRecord) -> &'a [KernelRecord] {
+        let first = rec.first_kernel as usize;
+        self.kernels.get(first..first + rec.num_kernels as usize).unwrap_or(&[])
+    }
+
+    /// [`Function::root_stream`] of function `index`.
+    pub(crate) fn root_stream_of(&self, index: u32) -> u32 {
+        self.streams.get(index as usize).copied().unwrap_or(0)
+    }
+
+    /// [`Function::kernel_streams`] of the function with record `rec`.
+    pub(crate) fn kernel_streams_of(&self, rec: &FunctionRecord) -> &'a [u32] {
+        let first = self.functions.len() + rec.first_kernel as usize;
+        self.streams.get(first..first + rec.num_kernels as usize).unwrap_or(&[])
     }
 
     /// The named function `name`.
@@ -275,30 +310,20 @@ impl<'a> Function<'a> {
     }
     /// The register table.
     pub fn registers(&self) -> &'a [RegisterRecord] {
-        let n = self.rec.num_registers as usize;
-        self.file
-            .pool_words(self.rec.registers, 4 * n)
-            .and_then(|w| {
-                // SAFETY: u32 words reinterpreted as bytes of the same memory.
-                let bytes = unsafe { core::slice::from_raw_parts(w.as_ptr().cast::<u8>(), w.len() * 4) };
-                cast(bytes)
-            })
-            .unwrap_or(&[])
+        self.file.registers_of(&self.rec)
     }
     /// The kernels, in order.
     pub fn kernels(&self) -> &'a [KernelRecord] {
-        let first = self.rec.first_kernel as usize;
-        self.file.kernels.get(first..first + self.rec.num_kernels as usize).unwrap_or(&[])
+        self.file.kernels_of(&self.rec)
     }
     /// Stream of the function's pseudo kernel (0 when the file has no stream section).
     pub fn root_stream(&self) -> u32 {
-        self.file.streams.get(self.index as usize).copied().unwrap_or(0)
+        self.file.root_stream_of(self.index)
     }
     /// Stream of each kernel, in order; empty when the file has no stream section (then all
     /// kernels share the root's stream 0).
     pub fn kernel_streams(&self) -> &'a [u32] {
-        let first = self.file.functions.len() + self.rec.first_kernel as usize;
-        self.file.streams.get(first..first + self.rec.num_kernels as usize).unwrap_or(&[])
+        self.file.kernel_streams_of(&self.rec)
     }
     /// Index of the function's attribute dictionary, if any.
     pub fn attrs(&self) -> Option<u32> {

@@ -87,9 +87,18 @@ impl<'a> Body<'a> {
         }
     }
 
-    /// The body of the function a frame runs.
+    /// The body of the function a frame runs (straight from the function's record: a
+    /// `Function` would copy the whole `BefFile` on every task).
     fn of(frame: &Frame) -> Option<Body<'_>> {
-        frame.program().file.function(frame.function()).as_ref().map(Body::new)
+        let file = &frame.program().file;
+        let index = frame.function();
+        let rec = file.function_record(index)?;
+        Some(Body {
+            regs: file.registers_of(rec),
+            kernels: file.kernels_of(rec),
+            streams: file.kernel_streams_of(rec),
+            root_stream: file.root_stream_of(index),
+        })
     }
 }
 
@@ -483,6 +492,9 @@ fn sort_list(
         let mut k = head;
         while k != NIL {
             let (a, after_a) = take_run(k, link, set_link, key);
+            if k == head && after_a == NIL {
+                return a; // one run: sorted already
+            }
             let (b, after_b) =
                 if after_a == NIL { (NIL, NIL) } else { take_run(after_a, link, set_link, key) };
             // Merge, taking from `a` on ties (stability), onto the output.
