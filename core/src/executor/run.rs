@@ -12,7 +12,7 @@ use super::frame::{Frame, NIL, PLACEHOLDER};
 use super::program::Program;
 use super::stream_tasks::Batch;
 use crate::async_value::{IndirectAsyncValue, RcAsyncValue, Spare};
-use crate::bef::Function;
+use crate::bef::BefFile;
 use crate::bef::format::{KernelRecord, RegisterRecord};
 use crate::callback::{self, CallbackHeader};
 use crate::diagnostic::{Diagnostic, ErrorCode};
@@ -77,21 +77,15 @@ struct Body<'a> {
 }
 
 impl<'a> Body<'a> {
-    #[inline(never)]
-    fn new(f: &Function<'a>) -> Self {
-        Body {
-            regs: f.registers(),
-            kernels: f.kernels(),
-            streams: f.kernel_streams(),
-            root_stream: f.root_stream(),
-        }
+    /// The body of the function a frame runs.
+    fn of(frame: &Frame) -> Option<Body<'_>> {
+        Body::of_function(&frame.program().file, frame.function())
     }
 
-    /// The body of the function a frame runs (straight from the function's record: a
-    /// `Function` would copy the whole `BefFile` on every task).
-    fn of(frame: &Frame) -> Option<Body<'_>> {
-        let file = &frame.program().file;
-        let index = frame.function();
+    /// The body of function `index` of `file`, straight from its record (a `Function` would
+    /// copy the whole `BefFile`, and tasks ask for it every time they start).
+    #[inline(never)]
+    fn of_function(file: &BefFile<'a>, index: u32) -> Option<Body<'a>> {
         let rec = file.function_record(index)?;
         Some(Body {
             regs: file.registers_of(rec),
@@ -212,7 +206,7 @@ impl Program<'_> {
                 slot.set(p);
             }
         }
-        let body = Body::new(&f);
+        let body = Body::of_function(&self.file, function)?; // `function` exists: see above
         Some((frame, body))
     }
 }

@@ -89,33 +89,30 @@ impl Batch {
     }
 
     /// Hand the tasks to `add`, in index order; the batch must be full.
-    pub(crate) fn enqueue(self, mut add: impl FnMut(Task)) {
+    pub(crate) fn enqueue(self, add: impl FnMut(Task)) {
         debug_assert_eq!(self.written, self.len());
-        let this = ManuallyDrop::new(self);
-        for i in 0..this.written as usize {
+        ManuallyDrop::new(self).hand_over(add);
+    }
+
+    /// Give every written task to `add` and the share of every unwritten node back. Spends
+    /// the batch: the block may be gone afterwards (tasks run, elsewhere too, once added).
+    fn hand_over(&mut self, mut add: impl FnMut(Task)) {
+        let (written, len) = (self.written, self.len());
+        for i in 0..written as usize {
             // SAFETY: node `i` is written; from here on the task owns it and its share.
-            add(unsafe { Task::from_node(NonNull::new_unchecked(this.nodes.as_ptr().add(i)).cast()) });
+            add(unsafe { Task::from_node(NonNull::new_unchecked(self.nodes.as_ptr().add(i)).cast()) });
         }
-        // Shares of nodes never written (none when full) are released here.
-        for _ in this.written..this.len() {
-            // SAFETY: each unwritten node's share is released once.
-            unsafe { release(this.group) };
+        for _ in written..len {
+            // SAFETY: each unwritten node's share is ours and released once.
+            unsafe { release(self.group) };
         }
     }
 }
 
 impl Drop for Batch {
+    /// A batch dropped before [`enqueue`](Batch::enqueue): its tasks are dropped unrun.
     fn drop(&mut self) {
-        let written = self.written;
-        for i in 0..written as usize {
-            // SAFETY: node `i` is written and still owned by the batch; discarding drops its
-            // frame handle and releases its share.
-            unsafe { run_node(NonNull::new_unchecked(self.nodes.as_ptr().add(i)).cast(), false) };
-        }
-        for _ in written..self.len() {
-            // SAFETY: each unwritten node's share is released once.
-            unsafe { release(self.group) };
-        }
+        self.hand_over(drop);
     }
 }
 
