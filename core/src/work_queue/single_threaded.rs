@@ -147,7 +147,10 @@ impl SingleThreadedWorkQueue {
     }
 
     fn run(&self, task: Task) {
-        let was = self.running.swap(true, Ordering::Relaxed);
+        // Only the owner runs tasks, so a plain load and store do (a swap is a locked
+        // instruction on x86); a nested run (a task awaiting on this queue) restores `was`.
+        let was = self.running.load(Ordering::Relaxed);
+        self.running.store(true, Ordering::Relaxed);
         task.run();
         self.running.store(was, Ordering::Relaxed);
     }
