@@ -510,6 +510,8 @@ impl RcAsyncValue {
     }
 
     /// Add an owned waiter node, or run it now if the value is (or becomes) available.
+    /// Touches neither the value nor the node once it has published or run the node, so the
+    /// node may own the only reference to the value (see [`borrowed`](Self::borrowed)).
     pub(crate) fn push_waiter(&self, node: NonNull<CallbackHeader>) {
         let h = self.header();
         let mut w = h.waiters_and_state.load(Ordering::Acquire);
@@ -602,6 +604,13 @@ impl RcAsyncValue {
     /// The allocator this value lives in.
     pub fn allocator(&self) -> Allocator {
         Allocator::from_id(self.header().alloc)
+    }
+
+    /// A second handle to the value that owns no reference (it must never be dropped, and it
+    /// is valid only while someone else's reference keeps the value alive): how the executor
+    /// hands its own reference to a waiter node and still pushes that node.
+    pub(crate) fn borrowed(&self) -> ManuallyDrop<RcAsyncValue> {
+        ManuallyDrop::new(RcAsyncValue { ptr: self.ptr })
     }
 
     /// Give up the handle without dropping the reference.

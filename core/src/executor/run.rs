@@ -635,16 +635,14 @@ fn publish(frame: &Frame, f: &Body<'_>, v: RcAsyncValue, r: u32, queue: &mut Rea
             notify(frame, k, queue);
         }
     }
-    let waiting = Continuation {
-        frame: frame.retain(),
-        value: v.clone(),
-        r,
-        stream: queue.stream,
-        do_store: !any_non_strict,
-    };
+    // The continuation takes our reference (no count traffic); `handle` pushes its node,
+    // which keeps the value alive until it runs (`push_waiter` touches nothing after).
+    let handle = v.borrowed();
+    let waiting =
+        Continuation { frame: frame.retain(), value: v, r, stream: queue.stream, do_store: !any_non_strict };
     let alloc = frame.exec().allocator();
     match callback::new_data_node(alloc, callback::KIND_CLOSURE, waiting, run_continuation) {
-        Ok(node) => v.push_waiter(node),
+        Ok(node) => handle.push_waiter(node),
         Err(oom) => {
             // No memory to wait: the users see an out-of-memory error instead.
             drop(oom);
