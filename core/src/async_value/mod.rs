@@ -628,6 +628,17 @@ impl RcAsyncValue {
         RcAsyncValue { ptr }
     }
 
+    /// Another reference to a value no other thread can reach yet (just made and not
+    /// shared): the count is bumped with a plain load and store, not a locked add.
+    ///
+    /// # Safety
+    /// No other reference to the value exists outside the calling thread.
+    pub(crate) unsafe fn clone_unshared(&self) -> RcAsyncValue {
+        let count = &self.header().refcount;
+        count.store(count.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        RcAsyncValue { ptr: self.ptr }
+    }
+
     /// Add `n` references at once (the executor hands one to each future use).
     pub(crate) fn add_refs(&self, n: u32) {
         if n > 0 {

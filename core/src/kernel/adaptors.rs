@@ -332,7 +332,8 @@ impl<T: Send + Sync + 'static> Output<'_, T> {
     pub fn allocate(&self) -> Option<AsyncValueRef<T>> {
         match AsyncValueRef::<T>::unconstructed(self.frame.exec_ctx().allocator()) {
             Ok(v) => {
-                self.slot.set(Some(v.clone().into_rc()));
+                // SAFETY: just made: this thread holds the only reference.
+                self.slot.set(Some(unsafe { v.clone_unshared() }));
                 Some(v)
             }
             Err(e) => {
