@@ -5,7 +5,7 @@
 use super::format::{self as f, FunctionRecord, KernelRecord, RegisterRecord, StrRef};
 use super::reader::{BefFile, cast};
 use crate::diagnostic::Location;
-use crate::kernel::{AttrKind, AttrRef};
+use crate::kernel::{AttrKind, AttrRef, LocRef};
 
 /// A location as stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,13 +184,19 @@ impl<'a> BefFile<'a> {
         }
     }
 
-    /// Location `index` for a diagnostic (`None` when unknown).
-    pub fn location(&self, index: u32) -> Option<Location> {
+    /// Location `index` as a kernel sees it (a name has line and column 0; `None` when
+    /// unknown).
+    pub(crate) fn loc_ref(&self, index: u32) -> Option<LocRef<'a>> {
         match self.loc(index) {
-            BefLoc::FileLineCol { file, line, col } => Some(Location::new(file, line, col)),
-            BefLoc::Name(n) => Some(Location::new(n, 0, 0)),
+            BefLoc::FileLineCol { file, line, col } => Some(LocRef { file, line, column: col }),
+            BefLoc::Name(n) => Some(LocRef { file: n, line: 0, column: 0 }),
             BefLoc::Unknown => None,
         }
+    }
+
+    /// Location `index` for a diagnostic (`None` when unknown).
+    pub fn location(&self, index: u32) -> Option<Location> {
+        self.loc_ref(index).map(|l| l.to_location())
     }
 
     /// Number of attributes.

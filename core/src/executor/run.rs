@@ -855,11 +855,7 @@ impl Invoke for Program<'_> {
     }
 
     fn location(&self, index: u32) -> Option<LocRef<'_>> {
-        match self.file.loc(index) {
-            crate::bef::BefLoc::FileLineCol { file, line, col } => Some(LocRef { file, line, column: col }),
-            crate::bef::BefLoc::Name(n) => Some(LocRef { file: n, line: 0, column: 0 }),
-            crate::bef::BefLoc::Unknown => None,
-        }
+        self.file.loc_ref(index)
     }
 
     fn static_bytes(&self) -> Option<&'static [u8]> {
@@ -879,6 +875,21 @@ mod tests {
         *seed ^= *seed >> 7;
         *seed ^= *seed << 17;
         *seed
+    }
+
+    /// The list `0 -> 1 -> ... -> n-1` in a link array.
+    fn chain(n: usize) -> [Cell<u32>; 40] {
+        core::array::from_fn(|i| Cell::new(if i + 1 < n { i as u32 + 1 } else { NIL }))
+    }
+
+    /// The kernels of the list at `head`, in order.
+    fn walk(links: &[Cell<u32>], mut k: u32) -> List {
+        let mut out = List::new();
+        while k != NIL {
+            out.push(k).unwrap();
+            k = links[k as usize].get();
+        }
+        out
     }
 
     /// The reference's flush over an array: exchange partition (with `switch`), then the
@@ -923,19 +934,13 @@ mod tests {
             let kinds = 1 + (xorshift(&mut seed) % 6) as u32;
             let streams: List = (0..n).map(|_| (xorshift(&mut seed) % u64::from(kinds)) as u32).collect();
             let switch = round % 2 == 0;
-            let links: [Cell<u32>; 40] =
-                core::array::from_fn(|i| Cell::new(if i + 1 < n { i as u32 + 1 } else { NIL }));
+            let links = chain(n);
             let ls = (|k: u32| links[k as usize].get(), |k: u32, v| links[k as usize].set(v));
-            let Some(mut k) = order_outline(0, n, switch, ls, |k| streams[k as usize]) else {
+            let Some(k) = order_outline(0, n, switch, ls, |k| streams[k as usize]) else {
                 assert!(switch && streams[1..].contains(&streams[0]));
                 continue;
             };
-            let mut got = List::new();
-            while k != NIL {
-                got.push(k).unwrap();
-                k = links[k as usize].get();
-            }
-            assert_eq!(got, reference(&streams, switch), "streams {streams:?}, switch {switch}");
+            assert_eq!(walk(&links, k), reference(&streams, switch), "streams {streams:?}, switch {switch}");
             checked += 1;
         }
         assert!(checked > 2500, "{checked}");
@@ -946,12 +951,9 @@ mod tests {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         for (n, shape) in (0..40usize).flat_map(|n| (0..4).map(move |shape| (n, shape))) {
             // Random keys, then runs that go up, down, and down with ties.
-            let keys: heapless::Vec<u32, 40> = (0..n)
+            let keys: List = (0..n)
                 .map(|i| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    let noise = (seed % 8) as u32;
+                    let noise = (xorshift(&mut seed) % 8) as u32;
                     match shape {
                         0 => noise,
                         1 => (i as u32 % 9) * 3 + noise % 2,
@@ -960,9 +962,7 @@ mod tests {
                     }
                 })
                 .collect();
-            // The list 0 -> 1 -> ... -> n-1.
-            let links: [Cell<u32>; 40] =
-                core::array::from_fn(|i| Cell::new(if i + 1 < n { i as u32 + 1 } else { NIL }));
+            let links = chain(n);
             let head = if n == 0 { NIL } else { 0 };
             let sorted = sort_list(
                 head,
@@ -970,15 +970,9 @@ mod tests {
                 |k, v| links[k as usize].set(v),
                 |k| keys[k as usize],
             );
-            let mut order: heapless::Vec<u32, 40> = heapless::Vec::new();
-            let mut k = sorted;
-            while k != NIL {
-                order.push(k).unwrap();
-                k = links[k as usize].get();
-            }
-            let mut want: heapless::Vec<u32, 40> = (0..n as u32).collect();
+            let mut want: List = (0..n as u32).collect();
             want.sort_by_key(|k| keys[*k as usize]); // stable
-            assert_eq!(order, want, "keys {keys:?}");
+            assert_eq!(walk(&links, sorted), want, "keys {keys:?}");
         }
     }
 }
