@@ -687,8 +687,12 @@ impl RcAsyncValue {
             Layout::new::<IndirectBlock>()
         } else {
             match state {
-                // SAFETY: a concrete value holds an initialized payload of its type.
-                CONCRETE => unsafe { (info.drop_payload)(payload) },
+                CONCRETE => {
+                    if let Some(drop_payload) = info.drop_payload {
+                        // SAFETY: a concrete value holds an initialized payload of its type.
+                        unsafe { drop_payload(payload) }
+                    }
+                }
                 ERROR => {
                     // SAFETY: an error value's payload is the diagnostic it owns.
                     let d = unsafe { (*payload.cast::<Payload<()>>()).error };

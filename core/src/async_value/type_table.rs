@@ -20,24 +20,28 @@ pub const MAX_TYPES: usize = 256;
 /// What the runtime needs to know about a payload type, erased.
 #[derive(Debug)]
 pub(crate) struct TypeInfo {
-    pub(crate) type_id: fn() -> TypeId,
+    /// The type's id itself, not a function returning it: `id_is` compares it inline
+    /// when the table entry is another copy of the same constant (one per codegen unit).
+    pub(crate) type_id: TypeId,
     pub(crate) name: fn() -> &'static str,
     /// Layout of the whole `Concrete<T>` block.
     pub(crate) layout: Layout,
     /// Byte offset of the payload union from the start of the block.
     pub(crate) payload_offset: usize,
-    pub(crate) drop_payload: unsafe fn(*mut u8),
+    /// Drops a payload in place; `None` when the type needs no drop (`i32`, `Chain`), so
+    /// freeing or recycling its block makes no call.
+    pub(crate) drop_payload: Option<unsafe fn(*mut u8)>,
 }
 
 struct InfoOf<T>(PhantomData<T>);
 
 impl<T: 'static> InfoOf<T> {
     const INFO: TypeInfo = TypeInfo {
-        type_id: TypeId::of::<T>,
+        type_id: TypeId::of::<T>(),
         name: core::any::type_name::<T>,
         layout: Layout::new::<Concrete<T>>(),
         payload_offset: core::mem::offset_of!(Concrete<T>, payload),
-        drop_payload: drop_payload::<T>,
+        drop_payload: if core::mem::needs_drop::<T>() { Some(drop_payload::<T>) } else { None },
     };
 }
 
@@ -55,11 +59,11 @@ pub(crate) fn info_of<T: 'static>() -> &'static TypeInfo {
 /// Values without a payload type (errors made without one, indirect values) use id 0.
 pub(crate) const NO_TYPE: u16 = 0;
 pub(crate) static NO_PAYLOAD: TypeInfo = TypeInfo {
-    type_id: TypeId::of::<()>,
+    type_id: TypeId::of::<()>(),
     name: || "<none>",
     layout: Layout::new::<Concrete<()>>(),
     payload_offset: core::mem::offset_of!(Concrete<()>, payload),
-    drop_payload: drop_payload::<()>,
+    drop_payload: None,
 };
 
 static TYPES: [AtomicPtr<TypeInfo>; MAX_TYPES] = [const { AtomicPtr::new(ptr::null_mut()) }; MAX_TYPES];
@@ -81,7 +85,7 @@ pub(crate) fn info(id: u16) -> &'static TypeInfo {
 pub(crate) fn id_is<T: 'static>(id: u16) -> bool {
     let want = info_of::<T>();
     let have = info(id);
-    ptr::eq(have, want) || (have.type_id)() == TypeId::of::<T>()
+    ptr::eq(have, want) || have.type_id == TypeId::of::<T>()
 }
 
 /// The table has no room for another type.
@@ -130,7 +134,7 @@ pub(crate) fn type_id_of<T: 'static>() -> Result<u16, TypeTableFull> {
         }
         // SAFETY: non-null slots hold `&'static TypeInfo` pointers.
         let have = unsafe { &*cur };
-        if ptr::eq(have, want) || (have.type_id)() == tid {
+        if ptr::eq(have, want) || have.type_id == tid {
             return Ok(slot as u16);
         }
     }

@@ -4,10 +4,11 @@
 //! poisoning and cancellation.
 
 use core::cell::Cell;
+use core::mem::{ManuallyDrop, MaybeUninit};
 
 use portable_atomic::{AtomicU32, Ordering};
 
-use super::buf::CallBuf;
+use super::buf::{CallBuf, INLINE};
 use super::frame::{Frame, NIL, PLACEHOLDER};
 use super::program::Program;
 use super::stream_tasks::Batch;
@@ -714,20 +715,63 @@ fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, stream: u32, do_stor
 #[inline(always)] // the ready loop's body: one copy, in `process`
 fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     let program = frame.program();
-    let file = &program.file;
     let kr: KernelRecord = f.kernels[k as usize];
+    let arg_regs = program.file.kernel_args(&kr);
+    let n_res = kr.num_results() as usize;
+    if arg_regs.len() > INLINE || n_res > INLINE {
+        return run_wide_kernel(frame, f, &kr, arg_regs, queue);
+    }
+    // Operands and result slots on the stack (the common, narrow kernel): plain arrays, so
+    // the loop pays no buffer bookkeeping.
+    let exec = frame.exec();
+    let strict = !program.entry(kr.code).non_strict;
+    let mut err = exec.request().cancel_value();
+    let mut args = [const { MaybeUninit::<RcAsyncValue>::uninit() }; INLINE];
+    let mut n = 0;
+    for &a in arg_regs {
+        if let Some(v) = frame.take(a) {
+            if strict && v.is_error() {
+                err = Some(v.clone());
+            }
+            args[n].write(v);
+            n += 1;
+        }
+    }
+    // Every slot is emptied by the publication below, so the array needs no drop glue.
+    let slots = ManuallyDrop::new([const { Cell::new(None::<RcAsyncValue>) }; INLINE]);
+    let slots = &slots[..n_res];
+    // SAFETY: the first `n` elements were written above; they are read out exactly once
+    // below (a panicking kernel leaks them, which is safe).
+    let taken = unsafe { core::slice::from_raw_parts(args.as_ptr().cast::<RcAsyncValue>(), n) };
+    call_kernel(frame, &kr, taken, arg_regs.len(), slots, err, queue);
+    // 4. Operands die, in order, before results are published (`retire`).
+    for v in &args[..n] {
+        // SAFETY: initialised above, read once; `args` is not used again.
+        retire(unsafe { v.assume_init_read() }, queue);
+    }
+    // 5. Results in order.
+    for (i, c) in slots.iter().enumerate() {
+        publish_result(frame, f, &kr, i, c.take(), queue);
+    }
+}
+
+/// [`run_kernel`] for a kernel with more than [`INLINE`] operands or results: its buffers
+/// come from the allocator (a failure makes every result an out-of-memory error).
+#[cold]
+#[inline(never)]
+fn run_wide_kernel(
+    frame: &Frame,
+    f: &Body<'_>,
+    kr: &KernelRecord,
+    arg_regs: &[u32],
+    queue: &mut ReadyQueue<'_>,
+) {
+    let program = frame.program();
     let exec = frame.exec();
     let alloc = exec.allocator();
-    let entry = program.entry(kr.code);
-    let arg_regs = file.kernel_args(&kr);
-    let (attr_idx, _) = file.kernel_attrs(&kr);
     let n_res = kr.num_results() as usize;
-    // 1-2. Cancellation, then the last error operand; each use takes one reference. A
-    // non-strict kernel (`tfrt.call`) receives error operands like any other value: the
-    // callee's own kernels skip on them, as TFRT's non-strict function execution does.
     let mut err = exec.request().cancel_value();
-    let strict = !entry.non_strict;
-    let mut attr_buf = CallBuf::empty();
+    let strict = !program.entry(kr.code).non_strict;
     let mut args = CallBuf::empty();
     let args_ok = args.fill(
         alloc,
@@ -743,40 +787,65 @@ fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     if !(args_ok && slots_ok) {
         // No memory for a wide kernel's buffers: every result is an out-of-memory error (the
         // operand references were taken and dropped by the fill all the same).
-        let e = failure(exec, Failure::NoMemoryForCall(file.kernel_name(kr.code)));
+        let e = failure(exec, Failure::NoMemoryForCall(program.file.kernel_name(kr.code)));
         for i in 0..n_res {
-            publish_result(frame, f, &kr, i, Some(e.clone()), queue);
+            publish_result(frame, f, kr, i, Some(e.clone()), queue);
         }
         return;
     }
-    if let Some(e) = err {
-        for s in slots.as_slice() {
-            s.set(Some(e.clone()));
-        }
-    } else if args.as_slice().len() != arg_regs.len() {
-        fill_error(exec, slots.as_slice(), Failure::OperandsUndefined(file.kernel_name(kr.code)));
-    } else if let Some(attrs) = attrs_of(&mut attr_buf, alloc, file, attr_idx) {
-        let kf = KernelFrame::new(exec, args.as_slice(), attrs, slots.as_slice())
-            .with_functions(file.kernel_regions(&kr), program)
-            .with_spare(&queue.spare)
-            .with_location_index(kr.location);
-        (entry.func)(&kf);
-    } else {
-        fill_error(exec, slots.as_slice(), Failure::NoMemoryForAttributes(file.kernel_name(kr.code)));
-    }
-    // 4. Operands die, in order, before results are published. The block of one whose last
-    // reference dies here is kept for the next kernel's result.
-    args.drain(|v| {
-        if let Ok(block) = v.into_spare() {
-            queue.spare.set(Some(block));
-        }
-    });
-    // 5. Results in order.
+    call_kernel(frame, kr, args.as_slice(), arg_regs.len(), slots.as_slice(), err, queue);
+    args.drain(|v| retire(v, queue));
     let mut i = 0;
     slots.drain(|c| {
-        publish_result(frame, f, &kr, i, c.into_inner(), queue);
+        publish_result(frame, f, kr, i, c.into_inner(), queue);
         i += 1;
     });
+}
+
+/// Steps 1-3 of running kernel `kr` (docs/execution.md) on its operands `args` (`want` of
+/// them were expected): cancellation or the last error operand `err` fills every result
+/// slot; otherwise the kernel runs. A non-strict kernel (`tfrt.call`) receives error
+/// operands like any other value: the callee's own kernels skip on them, as TFRT's
+/// non-strict function execution does.
+#[inline(always)]
+fn call_kernel(
+    frame: &Frame,
+    kr: &KernelRecord,
+    args: &[RcAsyncValue],
+    want: usize,
+    slots: &[Cell<Option<RcAsyncValue>>],
+    err: Option<RcAsyncValue>,
+    queue: &ReadyQueue<'_>,
+) {
+    let program = frame.program();
+    let file = &program.file;
+    let exec = frame.exec();
+    let mut attr_buf = CallBuf::empty();
+    let (attr_idx, _) = file.kernel_attrs(kr);
+    if let Some(e) = err {
+        for s in slots {
+            s.set(Some(e.clone()));
+        }
+    } else if args.len() != want {
+        fill_error(exec, slots, Failure::OperandsUndefined(file.kernel_name(kr.code)));
+    } else if let Some(attrs) = attrs_of(&mut attr_buf, exec.allocator(), file, attr_idx) {
+        let kf = KernelFrame::new(exec, args, attrs, slots)
+            .with_functions(file.kernel_regions(kr), program)
+            .with_spare(&queue.spare)
+            .with_location_index(kr.location);
+        (program.entry(kr.code).func)(&kf);
+    } else {
+        fill_error(exec, slots, Failure::NoMemoryForAttributes(file.kernel_name(kr.code)));
+    }
+}
+
+/// Drop an operand after its kernel ran; the block of one whose last reference dies here is
+/// kept for the next kernel's result (docs/execution.md, "Result blocks").
+#[inline(always)]
+fn retire(v: RcAsyncValue, queue: &ReadyQueue<'_>) {
+    if let Ok(block) = v.into_spare() {
+        queue.spare.set(Some(block));
+    }
 }
 
 /// The kernel's attributes as a slice: empty without touching a buffer when there are none.

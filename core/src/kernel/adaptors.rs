@@ -118,29 +118,32 @@ impl<T: 'static> KernelParam for Argument<'_, T> {
     fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<Argument<'f, T>> {
         let i = cursor.arg;
         cursor.arg += 1;
-        let Some(value) = frame.args().get(i) else {
-            return fail(
-                frame,
-                crate::diag!(InvalidArgument, "kernel expects argument {i} but got {}", frame.args().len()),
-            );
-        };
-        match value.get::<T>() {
-            Some(data) => Some(Argument { value, data }),
-            None => fail(
-                frame,
-                match value.get_error() {
-                    Some(e) => e.clone(),
-                    None if !value.is_available() => crate::diag!(Internal, "argument {i} is not available"),
-                    None => crate::diag!(
-                        InvalidArgument,
-                        "argument {i} has type {}, expected {}",
-                        value.type_name(),
-                        core::any::type_name::<T>()
-                    ),
-                },
-            ),
+        if let Some(value) = frame.args().get(i)
+            && let Some(data) = value.get::<T>()
+        {
+            return Some(Argument { value, data });
         }
+        argument_error(frame, i, core::any::type_name::<T>());
+        None
     }
+}
+
+/// Report why argument `i` could not be fetched as a `want` (one copy for every `T`, kept
+/// out of the kernels' fast path).
+#[cold]
+#[inline(never)]
+fn argument_error(frame: &KernelFrame<'_>, i: usize, want: &'static str) {
+    let diag = match frame.args().get(i) {
+        None => crate::diag!(InvalidArgument, "kernel expects argument {i} but got {}", frame.args().len()),
+        Some(value) => match value.get_error() {
+            Some(e) => e.clone(),
+            None if !value.is_available() => crate::diag!(Internal, "argument {i} is not available"),
+            None => {
+                crate::diag!(InvalidArgument, "argument {i} has type {}, expected {want}", value.type_name())
+            }
+        },
+    };
+    frame.report_error(diag);
 }
 
 /// The arguments not taken by earlier parameters.
