@@ -294,6 +294,14 @@ fn payload_ptr(this: NonNull<AsyncValue>) -> *mut u8 {
     unsafe { this.as_ptr().cast::<u8>().add(offset) }
 }
 
+/// [`payload_ptr`] of a block known to be laid out for a `T` (its type id is `T`'s): the
+/// offset is a constant, no type table lookup.
+#[inline]
+fn typed_payload_ptr<T>(this: NonNull<AsyncValue>) -> *mut Payload<T> {
+    // SAFETY: a `Concrete<T>` block holds its payload at this offset.
+    unsafe { this.as_ptr().cast::<u8>().add(core::mem::offset_of!(Concrete<T>, payload)).cast() }
+}
+
 /// Record `diag` as the error payload of the claimed value at `this` and publish it.
 fn publish_error(this: NonNull<AsyncValue>, diag: Diagnostic) {
     // SAFETY: `this` is a live block (the caller holds a reference).
@@ -477,7 +485,7 @@ impl RcAsyncValue {
         }
         // SAFETY: concrete with type `T`: the payload holds an initialized `T`, immutable
         // once published, alive while we hold a reference (directly or via the forwarder).
-        Some(unsafe { &(*payload_ptr(p).cast::<Payload<T>>()).value })
+        Some(unsafe { &(*typed_payload_ptr::<T>(p)).value })
     }
 
     /// Whether the (resolved) value's payload type is `T`.

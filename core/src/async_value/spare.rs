@@ -6,7 +6,7 @@
 use core::mem::ManuallyDrop;
 use core::ptr::{self, NonNull};
 
-use super::{AsyncValue, CONCRETE, KIND_CONCRETE, Payload, RcAsyncValue, payload_ptr, type_table};
+use super::{AsyncValue, CONCRETE, KIND_CONCRETE, RcAsyncValue, payload_ptr, type_table, typed_payload_ptr};
 use crate::allocator::Allocator;
 use crate::sync::{Ordering, fence};
 
@@ -71,7 +71,7 @@ impl Spare {
         // before anyone can see it.
         unsafe {
             ptr.as_ptr().write(AsyncValue::new(KIND_CONCRETE, alloc, type_id, CONCRETE));
-            ptr::write(&mut (*payload_ptr(ptr).cast::<Payload<T>>()).value, ManuallyDrop::new(value));
+            ptr::write(&mut (*typed_payload_ptr::<T>(ptr)).value, ManuallyDrop::new(value));
             Ok(RcAsyncValue::from_raw(ptr))
         }
     }

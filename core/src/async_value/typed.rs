@@ -6,7 +6,7 @@ use core::ops::Deref;
 use core::ptr;
 
 use super::{
-    CONCRETE, CONSTRUCTED, KIND_CONCRETE, Payload, RcAsyncValue, UNCONSTRUCTED, payload_ptr, publish_error,
+    CONCRETE, CONSTRUCTED, KIND_CONCRETE, RcAsyncValue, UNCONSTRUCTED, publish_error, typed_payload_ptr,
 };
 use crate::allocator::{AllocError, Allocator};
 use crate::diagnostic::Diagnostic;
@@ -50,10 +50,7 @@ impl<T: Send + Sync + 'static> AsyncValueRef<T> {
         // SAFETY: fresh, unshared block for `Concrete<T>`; the state is already concrete but
         // nobody can observe it before we return the handle.
         unsafe {
-            ptr::write(
-                &mut (*payload_ptr(rc.ptr).cast::<Payload<T>>()).value,
-                core::mem::ManuallyDrop::new(value),
-            )
+            ptr::write(&mut (*typed_payload_ptr::<T>(rc.ptr)).value, core::mem::ManuallyDrop::new(value))
         };
         Ok(Self::from_rc_unchecked(rc))
     }
@@ -77,10 +74,7 @@ impl<T: Send + Sync + 'static> AsyncValueRef<T> {
         // SAFETY: we hold the claim: exclusive access to the payload of a `Concrete<T>`
         // block (the type was checked when this typed handle was made).
         unsafe {
-            ptr::write(
-                &mut (*payload_ptr(self.rc.ptr).cast::<Payload<T>>()).value,
-                core::mem::ManuallyDrop::new(value),
-            )
+            ptr::write(&mut (*typed_payload_ptr::<T>(self.rc.ptr)).value, core::mem::ManuallyDrop::new(value))
         };
         h.notify(CONCRETE);
         Ok(())

@@ -6,13 +6,13 @@
 use core::cell::Cell;
 use core::mem::{ManuallyDrop, MaybeUninit};
 
-use portable_atomic::{AtomicU32, Ordering};
+use portable_atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use super::buf::{CallBuf, INLINE};
 use super::frame::{Frame, NIL, PLACEHOLDER};
 use super::program::Program;
 use super::stream_tasks::Batch;
-use crate::async_value::{IndirectAsyncValue, RcAsyncValue, Spare};
+use crate::async_value::{AsyncValue, IndirectAsyncValue, RcAsyncValue, Spare};
 use crate::bef::BefFile;
 use crate::bef::format::{KernelRecord, RegisterRecord};
 use crate::callback::{self, CallbackHeader};
@@ -247,7 +247,7 @@ fn kick_off(frame: &Frame, f: &Body<'_>, args: &[RcAsyncValue]) {
     }
     for (i, a) in args.iter().enumerate() {
         if regs[i].num_uses > 0 {
-            publish(frame, f, a.clone(), i as u32, &mut queue);
+            publish(frame, f, a.clone(), i as u32, &regs[i], &mut queue);
         }
     }
     process(frame, f, &mut queue);
@@ -590,21 +590,14 @@ fn enqueue_stream(frame: &Frame, stream: u32, inline: u32) {
     }
 }
 
-/// Store `v` in register `r` (holding one reference per kernel use from now on).
-fn store(frame: &Frame, f: &Body<'_>, v: RcAsyncValue, r: u32) {
-    let users = f.regs[r as usize].num_users;
+/// Store `v` in register `r`, which has `users` kernel uses (holding one reference per use
+/// from now on).
+#[inline]
+fn store(frame: &Frame, users: u32, v: RcAsyncValue, r: u32) {
     let reg = frame.reg(r);
     let current = reg.load(Ordering::Acquire);
     if current.addr() & PLACEHOLDER != 0 {
-        // A function result: forward its placeholder to `v`, then drop the reference that
-        // stood for the `tfrt.return` use. Kernel users receive the placeholder.
-        let p = current.map_addr(|a| a & !PLACEHOLDER);
-        let Some(p) = core::ptr::NonNull::new(p) else { return };
-        // SAFETY: the register owns `users + 1` references to the placeholder.
-        let hold = unsafe { RcAsyncValue::from_raw(p) };
-        IndirectAsyncValue::from_rc_unchecked(hold).forward_to(v);
-        reg.store(if users == 0 { core::ptr::null_mut() } else { p.as_ptr() }, Ordering::Release);
-        return;
+        return forward_placeholder(reg, current, users, v);
     }
     if users == 0 {
         return;
@@ -613,15 +606,35 @@ fn store(frame: &Frame, f: &Body<'_>, v: RcAsyncValue, r: u32) {
     reg.store(v.into_raw().as_ptr(), Ordering::Release);
 }
 
-/// Make `v`, the value of register `r`, visible to its users.
-fn publish(frame: &Frame, f: &Body<'_>, v: RcAsyncValue, r: u32, queue: &mut ReadyQueue<'_>) {
-    let rec = f.regs[r as usize];
+/// [`store`] into a function result's register, which holds the result's placeholder
+/// (`current`): forward the placeholder to `v`, then drop the reference that stood for the
+/// `tfrt.return` use. Kernel users receive the placeholder.
+#[inline(never)]
+fn forward_placeholder(reg: &AtomicPtr<AsyncValue>, current: *mut AsyncValue, users: u32, v: RcAsyncValue) {
+    let p = current.map_addr(|a| a & !PLACEHOLDER);
+    let Some(p) = core::ptr::NonNull::new(p) else { return };
+    // SAFETY: the register owns `users + 1` references to the placeholder.
+    let hold = unsafe { RcAsyncValue::from_raw(p) };
+    IndirectAsyncValue::from_rc_unchecked(hold).forward_to(v);
+    reg.store(if users == 0 { core::ptr::null_mut() } else { p.as_ptr() }, Ordering::Release);
+}
+
+/// Make `v`, the value of register `r` (whose record is `rec`), visible to its users.
+fn publish(
+    frame: &Frame,
+    f: &Body<'_>,
+    v: RcAsyncValue,
+    r: u32,
+    rec: &RegisterRecord,
+    queue: &mut ReadyQueue<'_>,
+) {
     let users = frame.program().file.pool_words(rec.users, rec.num_users as usize).unwrap_or(&[]);
+    let n = rec.num_users;
     let kernels = f.kernels;
     let program = frame.program();
     let non_strict = |k: u32| program.entry(kernels[k as usize].code).non_strict;
     if v.is_available() || users.is_empty() {
-        store(frame, f, v, r);
+        store(frame, n, v, r);
         // Consumers in descending textual order (BEF stores them ascending).
         for &k in users.iter().rev() {
             notify(frame, k, queue);
@@ -631,7 +644,7 @@ fn publish(frame: &Frame, f: &Body<'_>, v: RcAsyncValue, r: u32, queue: &mut Rea
     // Unavailable with users: non-strict users may start now; strict ones wait.
     let any_non_strict = users.iter().any(|k| non_strict(*k));
     if any_non_strict {
-        store(frame, f, v.clone(), r);
+        store(frame, n, v.clone(), r);
         for &k in users.iter().rev().filter(|k| non_strict(**k)) {
             notify(frame, k, queue);
         }
@@ -648,7 +661,7 @@ fn publish(frame: &Frame, f: &Body<'_>, v: RcAsyncValue, r: u32, queue: &mut Rea
             // No memory to wait: the users see an out-of-memory error instead.
             drop(oom);
             if !any_non_strict {
-                store(frame, f, failure(frame.exec(), Failure::NoMemoryToWait), r);
+                store(frame, n, failure(frame.exec(), Failure::NoMemoryToWait), r);
             }
             for &k in users.iter().rev().filter(|k| !non_strict(**k)) {
                 notify(frame, k, queue);
@@ -696,10 +709,10 @@ unsafe fn run_continuation(node: NonNull<CallbackHeader>, run: bool) {
 
 fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, stream: u32, do_store: bool) {
     let Some(f) = Body::of(frame) else { return };
-    if do_store {
-        store(frame, &f, v, r);
-    }
     let rec = f.regs[r as usize];
+    if do_store {
+        store(frame, rec.num_users, v, r);
+    }
     let users = frame.program().file.pool_words(rec.users, rec.num_users as usize).unwrap_or(&[]);
     let kernels = f.kernels;
     let program = frame.program();
@@ -875,10 +888,11 @@ fn publish_result(
         Some(v) => v,
         None => failure(frame.exec(), Failure::NoResultSet),
     };
-    if f.regs[r as usize].num_uses == 0 {
+    let rec = &f.regs[r as usize];
+    if rec.num_uses == 0 {
         drop(v);
     } else {
-        publish(frame, f, v, r, queue);
+        publish(frame, f, v, r, rec, queue);
     }
 }
 

@@ -267,34 +267,47 @@ impl<'a> KernelFrame<'a> {
 
     /// Set result `i` to `value` (replacing what was there). Out-of-range indices are
     /// reported as a kernel error.
+    #[inline]
     pub fn set_result(&self, i: usize, value: RcAsyncValue) {
         match self.results.get(i) {
             Some(slot) => slot.set(Some(value)),
-            None => self.report_error(crate::diag!(
-                Internal,
-                "kernel set result {i} but has {} results",
-                self.results.len()
-            )),
+            None => self.no_result_slot(i),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn no_result_slot(&self, i: usize) {
+        self.report_error(crate::diag!(
+            Internal,
+            "kernel set result {i} but has {} results",
+            self.results.len()
+        ))
     }
 
     /// A new available value holding `value`; on allocator exhaustion the kernel error has
     /// been reported and the answer is `None`.
+    #[inline]
     pub fn new_available<T: Send + Sync + 'static>(&self, value: T) -> Option<RcAsyncValue> {
-        let alloc = self.exec.allocator();
-        let value = match self.spare.and_then(Cell::take) {
-            None => value,
-            Some(block) => match block.fill(alloc, value) {
+        if let Some(spare) = self.spare
+            && let Some(block) = spare.take()
+        {
+            match block.fill(self.exec.allocator(), value) {
                 Ok(v) => return Some(v),
                 Err((block, value)) => {
-                    if let Some(s) = self.spare {
-                        s.set(Some(block));
-                    }
-                    value
+                    spare.set(Some(block));
+                    return self.allocate_available(value);
                 }
-            },
-        };
-        match AsyncValueRef::available(alloc, value) {
+            }
+        }
+        self.allocate_available(value)
+    }
+
+    /// [`new_available`](Self::new_available) in a fresh block (out of line: the recycled
+    /// block is the executor's common case).
+    #[inline(never)]
+    fn allocate_available<T: Send + Sync + 'static>(&self, value: T) -> Option<RcAsyncValue> {
+        match AsyncValueRef::available(self.exec.allocator(), value) {
             Ok(v) => Some(v.into_rc()),
             Err(e) => {
                 self.report_error(e.into());
