@@ -399,10 +399,20 @@ impl RcAsyncValue {
     }
 
     /// Allocate a concrete block for `T` in `state`.
+    #[inline]
     fn alloc_concrete<T: 'static>(alloc: Allocator, state: usize) -> Result<RcAsyncValue, AllocError> {
-        let layout = Layout::new::<Concrete<T>>();
-        let type_id = type_table::type_id_of::<T>().map_err(|_| AllocError::new(layout))?;
-        Self::alloc_block(alloc, layout, KIND_CONCRETE, type_id, state)
+        Self::alloc_typed(alloc, type_table::info_of::<T>(), state)
+    }
+
+    /// [`alloc_concrete`](Self::alloc_concrete) for the type `info` describes (one copy for
+    /// every type).
+    fn alloc_typed(
+        alloc: Allocator,
+        info: &'static type_table::TypeInfo,
+        state: usize,
+    ) -> Result<RcAsyncValue, AllocError> {
+        let type_id = type_table::id_of(info).map_err(|_| AllocError::new(info.layout))?;
+        Self::alloc_block(alloc, info.layout, KIND_CONCRETE, type_id, state)
     }
 
     /// A new available error value with no payload type.

@@ -75,7 +75,7 @@ pub(crate) fn info(id: u16) -> &'static TypeInfo {
         return &NO_PAYLOAD;
     }
     let p = TYPES[id as usize % MAX_TYPES].load(Ordering::Acquire);
-    // SAFETY: a live header only holds ids returned by `type_id_of`, whose slot was set to a
+    // SAFETY: a live header only holds ids returned by `id_of`, whose slot was set to a
     // `&'static TypeInfo` before the id was handed out; slots are never cleared.
     unsafe { &*p }
 }
@@ -108,10 +108,10 @@ impl Hasher for Fnv {
     }
 }
 
-/// The id of `T`, assigning one on first use.
-pub(crate) fn type_id_of<T: 'static>() -> Result<u16, TypeTableFull> {
-    let want = info_of::<T>();
-    let tid = TypeId::of::<T>();
+/// The id of the type `want` describes (`info_of::<T>()`), assigning one on first use. Not
+/// generic: one copy of the probe loop for every payload type.
+pub(crate) fn id_of(want: &'static TypeInfo) -> Result<u16, TypeTableFull> {
+    let tid = want.type_id;
     let mut h = Fnv(0xcbf2_9ce4_8422_2325);
     tid.hash(&mut h);
     let start = (h.finish() >> 32) as usize;

@@ -77,18 +77,6 @@ impl<T> CallBuf<T> {
         // SAFETY: as for `as_slice`, and `&mut self` makes the access exclusive.
         unsafe { core::slice::from_raw_parts_mut(self.base_mut(), self.len) }
     }
-
-    /// Move the elements out, in order, leaving the buffer empty (by reference: moving the
-    /// buffer would copy its inline array).
-    pub(crate) fn drain(&mut self, mut f: impl FnMut(T)) {
-        let base = self.base();
-        let len = core::mem::replace(&mut self.len, 0);
-        for i in 0..len {
-            // SAFETY: each initialised element is read exactly once; `len` is now 0 so Drop
-            // will not drop them again.
-            f(unsafe { base.add(i).read() });
-        }
-    }
 }
 
 impl<T> Drop for CallBuf<T> {
@@ -102,6 +90,58 @@ impl<T> Drop for CallBuf<T> {
             // SAFETY: allocated in `new` with this layout.
             unsafe { alloc.deallocate(p.cast(), layout) };
         }
+    }
+}
+
+/// The operand and result arrays of a kernel too wide for the executor's stack arrays, in
+/// one allocator block: `args` operand places (uninitialised), then `results` slots
+/// (initialised empty). Frees the block when dropped; the caller moves every operand out
+/// and empties every slot first.
+pub(crate) struct WideArrays {
+    block: NonNull<usize>,
+    layout: Layout,
+    alloc: Allocator,
+    args: usize,
+}
+
+const _: () = {
+    use crate::async_value::RcAsyncValue;
+    use core::cell::Cell;
+    assert!(
+        size_of::<RcAsyncValue>() == size_of::<usize>() && align_of::<RcAsyncValue>() <= align_of::<usize>()
+    );
+    assert!(size_of::<Cell<Option<RcAsyncValue>>>() == size_of::<usize>());
+};
+
+impl WideArrays {
+    /// The arrays for `args` operands and `results` results; `None` without memory.
+    pub(crate) fn new(alloc: Allocator, args: usize, results: usize) -> Option<WideArrays> {
+        let layout = Layout::array::<usize>(args.checked_add(results)?).ok()?;
+        let block = alloc.allocate(layout).ok()?.cast::<usize>();
+        let arrays = WideArrays { block, layout, alloc, args };
+        for i in 0..results {
+            // SAFETY: slot `i` lies in the block, after the `args` operand places.
+            unsafe { arrays.slots().cast_mut().add(i).write(core::cell::Cell::new(None)) };
+        }
+        Some(arrays)
+    }
+
+    /// The first operand place.
+    pub(crate) fn args(&self) -> *mut crate::async_value::RcAsyncValue {
+        self.block.as_ptr().cast()
+    }
+
+    /// The first result slot.
+    pub(crate) fn slots(&self) -> *const core::cell::Cell<Option<crate::async_value::RcAsyncValue>> {
+        // SAFETY: within the block of `args + results` words.
+        unsafe { self.block.as_ptr().add(self.args).cast() }
+    }
+}
+
+impl Drop for WideArrays {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout; its elements are no longer used.
+        unsafe { self.alloc.deallocate(self.block.cast(), self.layout) };
     }
 }
 
@@ -129,11 +169,10 @@ mod tests {
             let mut buf = CallBuf::empty();
             assert!(buf.fill(arena.alloc, n, (0..n).map(|_| Counted(&drops))));
             buf.as_mut_slice().swap(0, 1); // writes through the buffer (Miri checks the pointer)
-            let mut taken = 0;
             let mut one = CallBuf::empty();
             assert!(one.fill(arena.alloc, 1, core::iter::once(Counted(&drops))));
-            one.drain(|_| taken += 1);
-            assert_eq!((taken, drops.get()), (1, 1));
+            drop(one);
+            assert_eq!(drops.get(), 1);
             drop(buf); // the rest are dropped in place
             assert_eq!(drops.get(), 1 + n);
         }

@@ -8,7 +8,7 @@ use core::mem::{ManuallyDrop, MaybeUninit};
 
 use portable_atomic::{AtomicPtr, AtomicU32, Ordering};
 
-use super::buf::{CallBuf, INLINE};
+use super::buf::{CallBuf, INLINE, WideArrays};
 use super::frame::{Frame, NIL, PLACEHOLDER};
 use super::program::Program;
 use super::stream_tasks::Batch;
@@ -731,88 +731,76 @@ fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     let kr: KernelRecord = f.kernels[k as usize];
     let arg_regs = program.file.kernel_args(&kr);
     let n_res = kr.num_results() as usize;
-    if arg_regs.len() > INLINE || n_res > INLINE {
-        return run_wide_kernel(frame, f, &kr, arg_regs, queue);
-    }
-    // Operands and result slots on the stack (the common, narrow kernel): plain arrays, so
-    // the loop pays no buffer bookkeeping.
     let exec = frame.exec();
+    // Operands and result slots: plain arrays on the stack for a narrow kernel (the common
+    // case: no buffer bookkeeping), one allocator block for a wide one.
+    let mut args_inline = [const { MaybeUninit::<RcAsyncValue>::uninit() }; INLINE];
+    // Every slot is emptied by the publication below, so the array needs no drop glue.
+    let slots_inline = ManuallyDrop::new([const { Cell::new(None::<RcAsyncValue>) }; INLINE]);
+    let mut wide = None;
+    let (args_base, slots_base) = if arg_regs.len() <= INLINE && n_res <= INLINE {
+        (args_inline.as_mut_ptr().cast::<RcAsyncValue>(), slots_inline.as_ptr())
+    } else {
+        let Some(block) = WideArrays::new(exec.allocator(), arg_regs.len(), n_res) else {
+            return no_memory_for_call(frame, f, &kr, arg_regs, queue);
+        };
+        let bases = (block.args(), block.slots());
+        wide = Some(block);
+        bases
+    };
     let strict = !program.entry(kr.code).non_strict;
     let mut err = exec.request().cancel_value();
-    let mut args = [const { MaybeUninit::<RcAsyncValue>::uninit() }; INLINE];
     let mut n = 0;
     for &a in arg_regs {
         if let Some(v) = frame.take(a) {
             if strict && v.is_error() {
                 err = Some(v.clone());
             }
-            args[n].write(v);
+            // SAFETY: `n < arg_regs.len()`, the capacity of the array at `args_base`.
+            unsafe { args_base.add(n).write(v) };
             n += 1;
         }
     }
-    // Every slot is emptied by the publication below, so the array needs no drop glue.
-    let slots = ManuallyDrop::new([const { Cell::new(None::<RcAsyncValue>) }; INLINE]);
-    let slots = &slots[..n_res];
-    // SAFETY: the first `n` elements were written above; they are read out exactly once
-    // below (a panicking kernel leaks them, which is safe).
-    let taken = unsafe { core::slice::from_raw_parts(args.as_ptr().cast::<RcAsyncValue>(), n) };
+    // SAFETY: the first `n` operands were written above and are read out exactly once below
+    // (a panicking kernel leaks them, which is safe); `n_res` slots are initialised (`None`).
+    let (taken, slots) = unsafe {
+        (core::slice::from_raw_parts(args_base, n), core::slice::from_raw_parts(slots_base, n_res))
+    };
     call_kernel(frame, &kr, taken, arg_regs.len(), slots, err, queue);
-    // 4. Operands die, in order, before results are published (`retire`).
-    for v in &args[..n] {
-        // SAFETY: initialised above, read once; `args` is not used again.
-        retire(unsafe { v.assume_init_read() }, queue);
+    // 4. Operands die, in order, before results are published. The block of one whose last
+    // reference dies here is kept for the next kernel's result (docs/execution.md, "Result
+    // blocks").
+    for i in 0..n {
+        // SAFETY: initialised above, read once; `taken` is not used again.
+        if let Ok(block) = unsafe { args_base.add(i).read() }.into_spare() {
+            queue.spare.set(Some(block));
+        }
     }
     // 5. Results in order.
     for (i, c) in slots.iter().enumerate() {
         publish_result(frame, f, &kr, i, c.take(), queue);
     }
+    drop(wide); // its elements were all moved out above
 }
 
-/// [`run_kernel`] for a kernel with more than [`INLINE`] operands or results: its buffers
-/// come from the allocator (a failure makes every result an out-of-memory error).
+/// No memory for a wide kernel's arrays: its operand references are dropped and every
+/// result is an out-of-memory error.
 #[cold]
 #[inline(never)]
-fn run_wide_kernel(
+fn no_memory_for_call(
     frame: &Frame,
     f: &Body<'_>,
     kr: &KernelRecord,
     arg_regs: &[u32],
     queue: &mut ReadyQueue<'_>,
 ) {
-    let program = frame.program();
-    let exec = frame.exec();
-    let alloc = exec.allocator();
-    let n_res = kr.num_results() as usize;
-    let mut err = exec.request().cancel_value();
-    let strict = !program.entry(kr.code).non_strict;
-    let mut args = CallBuf::empty();
-    let args_ok = args.fill(
-        alloc,
-        arg_regs.len(),
-        arg_regs.iter().filter_map(|a| frame.take(*a)).inspect(|v| {
-            if strict && v.is_error() {
-                err = Some(v.clone());
-            }
-        }),
-    );
-    let mut slots = CallBuf::empty();
-    let slots_ok = slots.fill(alloc, n_res, (0..n_res).map(|_| Cell::new(None::<RcAsyncValue>)));
-    if !(args_ok && slots_ok) {
-        // No memory for a wide kernel's buffers: every result is an out-of-memory error (the
-        // operand references were taken and dropped by the fill all the same).
-        let e = failure(exec, Failure::NoMemoryForCall(program.file.kernel_name(kr.code)));
-        for i in 0..n_res {
-            publish_result(frame, f, kr, i, Some(e.clone()), queue);
-        }
-        return;
+    for &a in arg_regs {
+        drop(frame.take(a));
     }
-    call_kernel(frame, kr, args.as_slice(), arg_regs.len(), slots.as_slice(), err, queue);
-    args.drain(|v| retire(v, queue));
-    let mut i = 0;
-    slots.drain(|c| {
-        publish_result(frame, f, kr, i, c.into_inner(), queue);
-        i += 1;
-    });
+    let e = failure(frame.exec(), Failure::NoMemoryForCall(frame.program().file.kernel_name(kr.code)));
+    for i in 0..kr.num_results() as usize {
+        publish_result(frame, f, kr, i, Some(e.clone()), queue);
+    }
 }
 
 /// Steps 1-3 of running kernel `kr` (docs/execution.md) on its operands `args` (`want` of
@@ -849,15 +837,6 @@ fn call_kernel(
         (program.entry(kr.code).func)(&kf);
     } else {
         fill_error(exec, slots, Failure::NoMemoryForAttributes(file.kernel_name(kr.code)));
-    }
-}
-
-/// Drop an operand after its kernel ran; the block of one whose last reference dies here is
-/// kept for the next kernel's result (docs/execution.md, "Result blocks").
-#[inline(always)]
-fn retire(v: RcAsyncValue, queue: &ReadyQueue<'_>) {
-    if let Ok(block) = v.into_spare() {
-        queue.spare.set(Some(block));
     }
 }
 
