@@ -9,6 +9,7 @@ use portable_atomic::{AtomicPtr, Ordering};
 use crate::allocator::{AllocError, Allocator, OutOfMemory};
 use crate::async_value::{AsyncValue, AsyncValueRef, IndirectAsyncValue, RcAsyncValue};
 use crate::diagnostic::Diagnostic;
+use crate::executor::frame::FrameCache;
 use crate::work_queue::{AwaitError, ConcurrentWorkQueue, Task};
 
 /// Shared host resources: where memory comes from, where work runs, where output goes.
@@ -21,6 +22,8 @@ pub struct HostContext<'a> {
     output: Option<&'a OutputSink<'a>>,
     diagnostics: Option<&'a DiagnosticSink<'a>>,
     max_call_depth: u32,
+    /// The last finished call's executor frame block, for the next call.
+    frame_cache: FrameCache,
 }
 
 /// Default for [`HostContext::with_max_call_depth`]: synchronous function calls nested
@@ -53,7 +56,13 @@ impl<'a> HostContext<'a> {
             output: None,
             diagnostics: None,
             max_call_depth: DEFAULT_MAX_CALL_DEPTH,
+            frame_cache: FrameCache::new(),
         }
+    }
+
+    /// The executor's frame block cache.
+    pub(crate) fn frame_cache(&self) -> &FrameCache {
+        &self.frame_cache
     }
 
     /// Nested synchronous function calls (`tfrt.call`, `tfrt.if`, ... inside each other)

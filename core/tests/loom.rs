@@ -235,3 +235,46 @@ fn tasks_added_from_two_threads_run_once_in_order() {
         assert_eq!(counting.profile().current, 0);
     });
 }
+
+/// The host's frame block cache (docs/execution.md, "Frame blocks"): two threads run a call
+/// each on one host. Each frame block is taken from or kept in the host's one-block slot by
+/// exactly one of them (no block is freed twice or lost), and every block is back once the
+/// host is dropped.
+#[test]
+fn frame_blocks_kept_by_one_host_for_two_threads() {
+    use hostrt_core::SingleThreadedWorkQueue;
+    use hostrt_core::executor::{Program, raw};
+    use hostrt_core::{ExecutionContext, HostContext, KernelRegistry, RcAsyncValue, RequestContext};
+    use std::cell::Cell;
+    let (alloc, counting) = allocator();
+    let (program_alloc, _) = allocator();
+    let text = "func.func @id(%a: i32) -> i32 {\n  tfrt.return %a : i32\n}\n";
+    let bef = hostrt_compiler::compile("id.mlir", text, Default::default()).unwrap();
+    let bef: &'static hostrt_std::AlignedBytes = Box::leak(Box::new(hostrt_std::AlignedBytes::new(&bef)));
+    let registry: &'static KernelRegistry<1> = Box::leak(Box::new(KernelRegistry::new()));
+    let program: &'static Program<'static> =
+        Box::leak(Box::new(Program::load(bef.as_bytes(), registry, program_alloc).unwrap()));
+    loom::model(move || {
+        // Never runs a task: the function completes inside `execute`.
+        let queue: &'static SingleThreadedWorkQueue = Box::leak(Box::new(SingleThreadedWorkQueue::new()));
+        let host = Arc::new(HostContext::new(alloc, queue));
+        let run = |host: &HostContext<'_>, v: i32| {
+            let request = RequestContext::new();
+            let exec = ExecutionContext::new(host, &request);
+            let arg = host.make_available(v).unwrap().into_rc();
+            let slot = [Cell::new(None::<RcAsyncValue>)];
+            // SAFETY: the call completes before `execute` returns; program and contexts
+            // outlive it.
+            unsafe { raw::execute(program, &exec, 0, &[arg], &slot) };
+            assert_eq!(slot[0].take().and_then(|r| r.get::<i32>().copied()), Some(v));
+        };
+        let other = {
+            let host = host.clone();
+            thread::spawn(move || run(&host, 1))
+        };
+        run(&host, 2);
+        other.join().unwrap();
+        drop(host);
+        assert_eq!(counting.profile().current, 0);
+    });
+}

@@ -66,7 +66,11 @@ impl Frame {
         let (nreg, nk) = (rec.num_registers as usize, rec.num_kernels as usize);
         const _: () = assert!(size_of::<Header>() <= HEADER_BYTES);
         let alloc = exec.allocator();
-        let block = alloc.allocate(layout(nreg, nk)?).ok()?.cast::<Header>();
+        let layout = layout(nreg, nk)?;
+        let block = match exec.host().frame_cache().take(alloc, layout) {
+            Some(block) => block,
+            None => alloc.allocate(layout).ok()?.cast::<Header>(),
+        };
         let header = Header {
             refs: AtomicU32::new(1),
             function: f.index(),
@@ -184,11 +188,82 @@ impl Drop for Frame {
             return;
         }
         // Every register's references were taken by its uses before the last handle went
-        // (a use that never ran keeps a waiter, and with it a handle, alive).
-        let (alloc, nreg, nk) = (h.alloc, h.num_registers as usize, h.num_kernels as usize);
-        if let Some(l) = layout(nreg, nk) {
-            // SAFETY: allocated in `new` with this layout; the last handle is gone.
-            unsafe { alloc.deallocate(self.ptr.cast(), l) };
+        // (a use that never ran keeps a waiter, and with it a handle, alive). The block,
+        // its header intact, goes to the program's cache for the next call, or is freed.
+        // SAFETY: the last handle is gone: the block is ours, allocated as its header says.
+        unsafe { self.exec().host().frame_cache().put(self.ptr) };
+    }
+}
+
+/// The block of the last finished frame of a host, kept for its next call (docs/execution.md,
+/// "Frame blocks"): a call allocates no frame when the previous one of the same size and
+/// allocator has ended. One block at most; freed with the host context, so it goes back to
+/// its allocator before the allocator can go away.
+pub(crate) struct FrameCache {
+    /// Model-checked under loom (`core/tests/loom.rs`), hence `crate::sync`.
+    block: crate::sync::AtomicPtr<Header>,
+}
+
+impl FrameCache {
+    pub(crate) fn new() -> Self {
+        FrameCache { block: crate::sync::AtomicPtr::new(ptr::null_mut()) }
+    }
+
+    /// The cached block, if it was allocated from `alloc` with `layout`; a cached block of
+    /// another size is freed.
+    fn take(&self, alloc: Allocator, want: Layout) -> Option<NonNull<Header>> {
+        if self.block.load(crate::sync::Ordering::Relaxed).is_null() {
+            return None;
         }
+        // Acquire: the writes of the thread that kept the block happen before our use.
+        let block = NonNull::new(self.block.swap(ptr::null_mut(), crate::sync::Ordering::Acquire))?;
+        // SAFETY: a cached block is owned by the cache (now by us); its header is intact.
+        let h = unsafe { block.as_ref() };
+        if h.alloc == alloc && layout(h.num_registers as usize, h.num_kernels as usize) == Some(want) {
+            return Some(block);
+        }
+        // SAFETY: ours, allocated as its header says.
+        unsafe { free_block(block) };
+        None
+    }
+
+    /// Keep `block` for the next call, or free it when a block is already kept.
+    ///
+    /// # Safety
+    /// `block` is a frame block nobody uses any more, with its header intact.
+    unsafe fn put(&self, block: NonNull<Header>) {
+        let kept = self.block.compare_exchange(
+            ptr::null_mut(),
+            block.as_ptr(),
+            Ordering::Release,
+            Ordering::Relaxed,
+        );
+        if kept.is_err() {
+            // SAFETY: the caller's contract.
+            unsafe { free_block(block) };
+        }
+    }
+}
+
+impl Drop for FrameCache {
+    fn drop(&mut self) {
+        if let Some(block) = NonNull::new(self.block.load(crate::sync::Ordering::Acquire)) {
+            // SAFETY: the cache owned it; no frame of the host can be alive any more.
+            unsafe { free_block(block) };
+        }
+    }
+}
+
+/// Free a frame block.
+///
+/// # Safety
+/// `block` is a frame block nobody uses, allocated as its (intact) header says.
+unsafe fn free_block(block: NonNull<Header>) {
+    // SAFETY: the header is initialised (caller).
+    let h = unsafe { block.as_ref() };
+    let (alloc, nreg, nk) = (h.alloc, h.num_registers as usize, h.num_kernels as usize);
+    if let Some(l) = layout(nreg, nk) {
+        // SAFETY: allocated with this layout from `alloc` (caller).
+        unsafe { alloc.deallocate(block.cast(), l) };
     }
 }

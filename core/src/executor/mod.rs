@@ -51,8 +51,9 @@
 //! let results = program.call(&host, "max", &[three, five]).unwrap();
 //! assert_eq!(results.get::<i32>(0), Ok(&5));
 //!
-//! // Everything the run allocated is back in the arena.
-//! drop((results, program));
+//! // Everything the run allocated is back in the arena once the results, the program and
+//! // the host (which keeps the last call's frame block for the next call) are gone.
+//! drop((results, program, host));
 //! assert_eq!(ARENA.stats().unwrap().in_use, 0);
 //! ```
 //!
@@ -62,7 +63,7 @@
 
 mod buf;
 mod call;
-mod frame;
+pub(crate) mod frame;
 mod native;
 mod program;
 pub mod raw;

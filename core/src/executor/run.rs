@@ -118,6 +118,20 @@ impl<'a> ReadyQueue<'a> {
     fn stream_of(&self, k: u32) -> u32 {
         self.streams.get(k as usize).copied().unwrap_or(0)
     }
+
+    /// Whether kernel `k` runs on the current stream: always, without the `streams`
+    /// feature (every call is one stream, as `--single-stream` compiles it), which leaves
+    /// the outline list and stream tasks out of the build.
+    #[inline]
+    fn on_current_stream(&self, k: u32) -> bool {
+        !cfg!(feature = "streams") || self.stream_of(k) == self.stream
+    }
+
+    /// Whether ready kernels of other streams wait on the outline list.
+    #[inline]
+    fn has_outline(&self) -> bool {
+        cfg!(feature = "streams") && self.out_head != NIL
+    }
 }
 impl Program<'_> {
     /// Start `function` (see [`raw::execute`](super::raw::execute)), optionally with TFRT's
@@ -314,7 +328,7 @@ fn fill_error(exec: &ExecutionContext<'_>, results: &[Cell<Option<RcAsyncValue>>
 fn notify(frame: &Frame, k: u32, queue: &mut ReadyQueue<'_>) {
     let ready = frame.ready(k);
     if ready.load(Ordering::Acquire) == 1 || ready.fetch_sub(1, Ordering::AcqRel) == 1 {
-        if queue.stream_of(k) == queue.stream {
+        if queue.on_current_stream(k) {
             frame.set_link(k, queue.inline);
             queue.inline = k;
         } else {
@@ -333,14 +347,14 @@ fn notify(frame: &Frame, k: u32, queue: &mut ReadyQueue<'_>) {
 /// Process the ready queue (docs/execution.md): run inline kernels LIFO; whenever the inline list runs dry, adopt
 /// the stream of the first outline kernel; after each step hand the outline to the queue.
 fn process(frame: &Frame, f: &Body<'_>, queue: &mut ReadyQueue<'_>) {
-    if queue.out_head != NIL {
+    if queue.has_outline() {
         flush_outline(frame, queue, queue.inline == NIL);
     }
     while queue.inline != NIL {
         let k = queue.inline;
         queue.inline = frame.link(k);
         run_kernel(frame, f, k, queue);
-        if queue.out_head != NIL {
+        if queue.has_outline() {
             flush_outline(frame, queue, queue.inline == NIL);
         }
     }
@@ -552,7 +566,8 @@ fn enqueue_streams(frame: &Frame, queue: &ReadyQueue<'_>, head: u32) {
         prev = Some(s);
         k = frame.link(k);
     }
-    let mut batch = if tasks > 1 { Batch::new(frame.exec().allocator(), tasks) } else { None };
+    let work_queue = frame.exec().host().work_queue();
+    let mut batch = None;
     let mut k = head;
     while k != NIL {
         let s = queue.stream_of(k);
@@ -563,16 +578,27 @@ fn enqueue_streams(frame: &Frame, queue: &ReadyQueue<'_>, head: u32) {
             ready = k;
             k = after;
         }
+        if batch.is_none() && tasks > 1 {
+            batch = Batch::new(frame.exec().allocator(), tasks.min(MAX_BATCH));
+            tasks -= tasks.min(MAX_BATCH);
+        }
         match &mut batch {
-            Some(b) => b.push(frame.retain(), s, ready),
+            Some(b) => {
+                b.push(frame.retain(), s, ready);
+                if b.is_full()
+                    && let Some(full) = batch.take()
+                {
+                    full.enqueue(|task| work_queue.add_task(task));
+                }
+            }
             None => enqueue_stream(frame, s, ready),
         }
     }
-    if let Some(b) = batch {
-        let work_queue = frame.exec().host().work_queue();
-        b.enqueue(|task| work_queue.add_task(task));
-    }
 }
+
+/// Stream tasks per shared block: small enough that the block stays a small allocation
+/// (under 1 KiB, where glibc's malloc serves from its bins without consolidating).
+const MAX_BATCH: usize = 16;
 
 /// The body of a stream task: process the ready list `inline` (kernels of `stream`).
 pub(super) fn run_stream(frame: &Frame, stream: u32, inline: u32) {

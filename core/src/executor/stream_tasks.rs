@@ -63,6 +63,11 @@ impl Batch {
         }
     }
 
+    /// Whether every task has been pushed.
+    pub(crate) fn is_full(&self) -> bool {
+        self.written == self.len()
+    }
+
     fn len(&self) -> u32 {
         // SAFETY: the group lives until every share is released; ours are not.
         unsafe { self.group.as_ref() }.len

@@ -248,6 +248,7 @@ fn a_result_that_does_not_fit_is_an_error_at_the_layer() {
         }
         drop(r);
         queue.quiesce();
+        drop(host); // gives back the frame block it keeps for the next call
         assert_eq!(backing.stats().unwrap_or_default().in_use, 0);
     }
     assert!(at_layer, "no arena size failed at the layer");

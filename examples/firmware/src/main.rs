@@ -73,6 +73,7 @@ fn main() -> ! {
         hprintln!("=== {}", name);
         ok &= run_program(Program::load(bytes, &registry, &host), &host);
     }
+    drop(host); // gives back the frame block it keeps for the next call
     let s = ARENA.stats().unwrap_or_default();
     heprint!("arena: {} bytes in use, peak {} of {} bytes\n", s.in_use, s.peak, ARENA_BYTES);
     heprint!("stack: {} bytes used at most\n", stack_used(painted));

@@ -43,6 +43,7 @@ fn main() -> ! {
     let host = HostContext::new(alloc, &QUEUE).with_output(&output).with_diagnostics(&print_diagnostic);
     let bytes = hostrt_core::include_bef!(concat!(env!("OUT_DIR"), "/digits.bef"));
     ok &= run_program(Program::load_static(bytes, &registry, &host), &host);
+    drop(host); // gives back the frame block it keeps for the next call
     let s = ARENA.stats().unwrap_or_default();
     heprint!("arena: {} bytes in use, peak {} of {} bytes\n", s.in_use, s.peak, ARENA_BYTES);
     exit(ok && s.in_use == 0 && s.live_allocations == 0)
