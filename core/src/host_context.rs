@@ -65,6 +65,38 @@ impl<'a> HostContext<'a> {
         &self.frame_cache
     }
 
+    /// Give back the memory the host keeps between calls: the last finished call's executor
+    /// frame block, which the next call of the same size would reuse (docs/execution.md,
+    /// "Frame blocks"). For an embedder that checks its arena is whole while the host lives,
+    /// or needs the memory elsewhere; dropping the host does the same. Safe at any time, also
+    /// while calls run on other threads.
+    ///
+    /// ```
+    /// use hostrt_core::allocator::HostAllocator;
+    /// use hostrt_core::basic_kernels::integer;
+    /// use hostrt_core::executor::Program;
+    /// use hostrt_core::{Allocator, FixedArena, HostContext, KernelRegistry, SingleThreadedWorkQueue};
+    ///
+    /// static ARENA: FixedArena = FixedArena::empty();
+    /// ARENA.init(hostrt_core::static_buffer!(8 * 1024).unwrap()).unwrap();
+    /// static QUEUE: SingleThreadedWorkQueue = SingleThreadedWorkQueue::new();
+    /// let host = HostContext::new(Allocator::register(&ARENA).unwrap(), &QUEUE);
+    /// let registry = KernelRegistry::<1>::with_entries(&[integer::ADD_I32]).unwrap();
+    /// let text = "func.func @twice(%a: i32) -> i32 {\n  %b = tfrt.add.i32 %a, %a\n  tfrt.return %b : i32\n}";
+    /// let bef = hostrt_compiler::compile("twice.mlir", text, Default::default()).unwrap();
+    /// let bef = hostrt_std::AlignedBytes::new(&bef);
+    /// let program = Program::load(bef.as_bytes(), &registry, &host).unwrap();
+    /// let one = host.make_available(1i32).unwrap().into_rc();
+    /// drop(program.call(&host, "twice", &[one]).unwrap());
+    /// drop(program);
+    /// assert!(ARENA.stats().unwrap().in_use > 0); // the frame block kept for the next call
+    /// host.trim();
+    /// assert_eq!(ARENA.stats().unwrap().in_use, 0);
+    /// ```
+    pub fn trim(&self) {
+        self.frame_cache.trim();
+    }
+
     /// Nested synchronous function calls (`tfrt.call`, `tfrt.if`, ... inside each other)
     /// beyond `depth` start with the asynchronous kick-off, in a new work-queue task, so
     /// deep or unbounded recursion cannot overflow the stack. Firmware with a small stack

@@ -74,6 +74,14 @@ pub(crate) struct ProgramInner {
     pub(crate) host: Arc<HostInner>,
 }
 
+/// Destroying a program gives back the frame block its host keeps for the next call, so an
+/// app that destroyed every program sees its arena whole (docs/embedding.md).
+impl Drop for ProgramInner {
+    fn drop(&mut self) {
+        self.host.context().trim();
+    }
+}
+
 // SAFETY: the program is immutable after load and its run-time state lives in the host's
 // thread-safe context and each call's request; `Bytes` is never touched after load.
 unsafe impl Send for ProgramInner {}

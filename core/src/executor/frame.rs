@@ -227,6 +227,14 @@ impl FrameCache {
         None
     }
 
+    /// Free the kept block, if any.
+    pub(crate) fn trim(&self) {
+        if let Some(block) = NonNull::new(self.block.swap(ptr::null_mut(), crate::sync::Ordering::Acquire)) {
+            // SAFETY: swapped out: ours, a frame block nobody uses, header intact.
+            unsafe { free_block(block) };
+        }
+    }
+
     /// Keep `block` for the next call, or free it when a block is already kept.
     ///
     /// # Safety
