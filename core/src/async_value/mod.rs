@@ -705,12 +705,8 @@ impl RcAsyncValue {
             Layout::new::<IndirectBlock>()
         } else {
             match state {
-                CONCRETE => {
-                    if let Some(drop_payload) = info.drop_payload {
-                        // SAFETY: a concrete value holds an initialized payload of its type.
-                        unsafe { drop_payload(payload) }
-                    }
-                }
+                // SAFETY: a concrete value holds an initialized payload of its type.
+                CONCRETE => unsafe { info.drop_payload_in(ptr) },
                 ERROR => {
                     // SAFETY: an error value's payload is the diagnostic it owns.
                     let d = unsafe { (*payload.cast::<Payload<()>>()).error };

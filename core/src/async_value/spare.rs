@@ -6,7 +6,7 @@
 use core::mem::ManuallyDrop;
 use core::ptr::{self, NonNull};
 
-use super::{AsyncValue, CONCRETE, KIND_CONCRETE, RcAsyncValue, payload_ptr, type_table, typed_payload_ptr};
+use super::{AsyncValue, CONCRETE, KIND_CONCRETE, RcAsyncValue, type_table, typed_payload_ptr};
 use crate::allocator::Allocator;
 use crate::sync::{Ordering, fence};
 
@@ -40,13 +40,9 @@ impl RcAsyncValue {
         // As in `drop`: the last owner; see the writes of earlier owners before dropping.
         fence(Ordering::Acquire);
         let ptr = self.into_raw();
-        // SAFETY: the last reference: nobody else can reach the block.
-        let type_id = unsafe { ptr.as_ref() }.type_id;
-        if let Some(drop_payload) = type_table::info(type_id).drop_payload {
-            // SAFETY: a concrete value holds an initialised payload of its type, dropped
-            // exactly once, here.
-            unsafe { drop_payload(payload_ptr(ptr)) };
-        }
+        // SAFETY: the last reference: nobody else can reach the block. A concrete value
+        // holds an initialised payload of its type, dropped exactly once, here.
+        unsafe { type_table::info(ptr.as_ref().type_id).drop_payload_in(ptr) };
         Ok(Spare { ptr })
     }
 }

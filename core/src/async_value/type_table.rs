@@ -8,11 +8,11 @@ use core::alloc::Layout;
 use core::any::TypeId;
 use core::hash::{Hash, Hasher};
 use core::marker::PhantomData;
-use core::ptr;
+use core::ptr::{self, NonNull};
 
 use portable_atomic::{AtomicPtr, Ordering};
 
-use super::Concrete;
+use super::{AsyncValue, Concrete};
 
 /// How many distinct payload types one program can use.
 pub const MAX_TYPES: usize = 256;
@@ -43,6 +43,29 @@ impl<T: 'static> InfoOf<T> {
         payload_offset: core::mem::offset_of!(Concrete<T>, payload),
         drop_payload: if core::mem::needs_drop::<T>() { Some(drop_payload::<T>) } else { None },
     };
+}
+
+impl TypeInfo {
+    /// Whether `self` describes the same type as `want` (another copy of its vtable, as
+    /// each codegen unit may have, counts).
+    #[inline]
+    fn is(&self, want: &TypeInfo) -> bool {
+        ptr::eq(self, want) || self.type_id == want.type_id
+    }
+
+    /// Drop the payload of the value block at `block` in place (nothing, not even the
+    /// payload's address, for a type that needs no drop).
+    ///
+    /// # Safety
+    /// `block` is a concrete value block of this type whose payload is initialised and is
+    /// dropped exactly once, here.
+    #[inline]
+    pub(crate) unsafe fn drop_payload_in(&self, block: NonNull<AsyncValue>) {
+        if let Some(drop_payload) = self.drop_payload {
+            // SAFETY: the caller's contract; the payload lies at this offset of the block.
+            unsafe { drop_payload(block.as_ptr().cast::<u8>().add(self.payload_offset)) }
+        }
+    }
 }
 
 unsafe fn drop_payload<T>(p: *mut u8) {
@@ -83,9 +106,7 @@ pub(crate) fn info(id: u16) -> &'static TypeInfo {
 /// Whether a value with type id `id` holds a `T`.
 #[inline]
 pub(crate) fn id_is<T: 'static>(id: u16) -> bool {
-    let want = info_of::<T>();
-    let have = info(id);
-    ptr::eq(have, want) || have.type_id == TypeId::of::<T>()
+    info(id).is(info_of::<T>())
 }
 
 /// The table has no room for another type.
@@ -111,9 +132,8 @@ impl Hasher for Fnv {
 /// The id of the type `want` describes (`info_of::<T>()`), assigning one on first use. Not
 /// generic: one copy of the probe loop for every payload type.
 pub(crate) fn id_of(want: &'static TypeInfo) -> Result<u16, TypeTableFull> {
-    let tid = want.type_id;
     let mut h = Fnv(0xcbf2_9ce4_8422_2325);
-    tid.hash(&mut h);
+    want.type_id.hash(&mut h);
     let start = (h.finish() >> 32) as usize;
     for probe in 0..MAX_TYPES {
         let slot = (start + probe) % MAX_TYPES;
@@ -134,7 +154,7 @@ pub(crate) fn id_of(want: &'static TypeInfo) -> Result<u16, TypeTableFull> {
         }
         // SAFETY: non-null slots hold `&'static TypeInfo` pointers.
         let have = unsafe { &*cur };
-        if ptr::eq(have, want) || have.type_id == tid {
+        if have.is(want) {
             return Ok(slot as u16);
         }
     }

@@ -2,10 +2,12 @@
 //! allocator block (so wide kernels such as a 100-operand sum work without `alloc`).
 
 use core::alloc::Layout;
+use core::cell::Cell;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
 use crate::allocator::Allocator;
+use crate::async_value::RcAsyncValue;
 
 /// Elements kept on the stack.
 pub(crate) const INLINE: usize = 8;
@@ -105,8 +107,6 @@ pub(crate) struct WideArrays {
 }
 
 const _: () = {
-    use crate::async_value::RcAsyncValue;
-    use core::cell::Cell;
     assert!(
         size_of::<RcAsyncValue>() == size_of::<usize>() && align_of::<RcAsyncValue>() <= align_of::<usize>()
     );
@@ -121,18 +121,18 @@ impl WideArrays {
         let arrays = WideArrays { block, layout, alloc, args };
         for i in 0..results {
             // SAFETY: slot `i` lies in the block, after the `args` operand places.
-            unsafe { arrays.slots().cast_mut().add(i).write(core::cell::Cell::new(None)) };
+            unsafe { arrays.slots().cast_mut().add(i).write(Cell::new(None)) };
         }
         Some(arrays)
     }
 
     /// The first operand place.
-    pub(crate) fn args(&self) -> *mut crate::async_value::RcAsyncValue {
+    pub(crate) fn args(&self) -> *mut RcAsyncValue {
         self.block.as_ptr().cast()
     }
 
     /// The first result slot.
-    pub(crate) fn slots(&self) -> *const core::cell::Cell<Option<crate::async_value::RcAsyncValue>> {
+    pub(crate) fn slots(&self) -> *const Cell<Option<RcAsyncValue>> {
         // SAFETY: within the block of `args + results` words.
         unsafe { self.block.as_ptr().add(self.args).cast() }
     }

@@ -14,6 +14,7 @@ use crate::async_value::{AsyncValue, RcAsyncValue};
 use crate::bef::Function;
 use crate::bef::format::frame_bytes;
 use crate::host_context::ExecutionContext;
+use crate::sync::Ordering::{Acquire, Relaxed, Release};
 
 /// Low bit of a register: the register holds a result placeholder not yet forwarded.
 pub(crate) const PLACEHOLDER: usize = 1;
@@ -189,7 +190,7 @@ impl Drop for Frame {
         }
         // Every register's references were taken by its uses before the last handle went
         // (a use that never ran keeps a waiter, and with it a handle, alive). The block,
-        // its header intact, goes to the program's cache for the next call, or is freed.
+        // its header intact, goes to the host's cache for the next call, or is freed.
         // SAFETY: the last handle is gone: the block is ours, allocated as its header says.
         unsafe { self.exec().host().frame_cache().put(self.ptr) };
     }
@@ -212,12 +213,8 @@ impl FrameCache {
     /// The cached block, if it was allocated from `alloc` with `layout`; a cached block of
     /// another size is freed.
     fn take(&self, alloc: Allocator, want: Layout) -> Option<NonNull<Header>> {
-        if self.block.load(crate::sync::Ordering::Relaxed).is_null() {
-            return None;
-        }
-        // Acquire: the writes of the thread that kept the block happen before our use.
-        let block = NonNull::new(self.block.swap(ptr::null_mut(), crate::sync::Ordering::Acquire))?;
-        // SAFETY: a cached block is owned by the cache (now by us); its header is intact.
+        let block = self.swap_out()?;
+        // SAFETY: swapped out: ours, its header intact.
         let h = unsafe { block.as_ref() };
         if h.alloc == alloc && layout(h.num_registers as usize, h.num_kernels as usize) == Some(want) {
             return Some(block);
@@ -229,10 +226,19 @@ impl FrameCache {
 
     /// Free the kept block, if any.
     pub(crate) fn trim(&self) {
-        if let Some(block) = NonNull::new(self.block.swap(ptr::null_mut(), crate::sync::Ordering::Acquire)) {
+        if let Some(block) = self.swap_out() {
             // SAFETY: swapped out: ours, a frame block nobody uses, header intact.
             unsafe { free_block(block) };
         }
+    }
+
+    /// The kept block, now owned by the caller (whoever swaps it out owns it).
+    fn swap_out(&self) -> Option<NonNull<Header>> {
+        if self.block.load(Relaxed).is_null() {
+            return None; // the common miss costs no locked instruction
+        }
+        // Acquire: the writes of the thread that kept the block happen before our use.
+        NonNull::new(self.block.swap(ptr::null_mut(), Acquire))
     }
 
     /// Keep `block` for the next call, or free it when a block is already kept.
@@ -240,12 +246,7 @@ impl FrameCache {
     /// # Safety
     /// `block` is a frame block nobody uses any more, with its header intact.
     unsafe fn put(&self, block: NonNull<Header>) {
-        let kept = self.block.compare_exchange(
-            ptr::null_mut(),
-            block.as_ptr(),
-            Ordering::Release,
-            Ordering::Relaxed,
-        );
+        let kept = self.block.compare_exchange(ptr::null_mut(), block.as_ptr(), Release, Relaxed);
         if kept.is_err() {
             // SAFETY: the caller's contract.
             unsafe { free_block(block) };
@@ -255,10 +256,7 @@ impl FrameCache {
 
 impl Drop for FrameCache {
     fn drop(&mut self) {
-        if let Some(block) = NonNull::new(self.block.load(crate::sync::Ordering::Acquire)) {
-            // SAFETY: the cache owned it; no frame of the host can be alive any more.
-            unsafe { free_block(block) };
-        }
+        self.trim();
     }
 }
 

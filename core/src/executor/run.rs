@@ -554,9 +554,10 @@ fn take_run(
 }
 
 /// Hand the stream-sorted list at `head` to the work queue: one task per stream, in list
-/// order, each running its kernels last-first (its ready list is built by pushing). Several
-/// tasks share one block ([`Batch`]); without memory for it each gets its own.
+/// order, each running its kernels last-first (its ready list is built by pushing). Up to
+/// [`MAX_BATCH`] tasks share one block ([`Batch`]); without memory for it each gets its own.
 fn enqueue_streams(frame: &Frame, queue: &ReadyQueue<'_>, head: u32) {
+    // Tasks not yet given a place in a batch.
     let mut tasks = 0;
     let mut k = head;
     let mut prev = None;
@@ -579,8 +580,9 @@ fn enqueue_streams(frame: &Frame, queue: &ReadyQueue<'_>, head: u32) {
             k = after;
         }
         if batch.is_none() && tasks > 1 {
-            batch = Batch::new(frame.exec().allocator(), tasks.min(MAX_BATCH));
-            tasks -= tasks.min(MAX_BATCH);
+            let len = tasks.min(MAX_BATCH);
+            batch = Batch::new(frame.exec().allocator(), len);
+            tasks -= len;
         }
         match &mut batch {
             Some(b) => {
