@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs hostrt under QEMU:
 #   riscv     the RISC-V firmware image (qemu-tests/riscv, riscv32imac, no global allocator) on
-#             qemu-system-riscv32 `virt`, debug and size-optimised release builds
+#             qemu-system-riscv32 `virt`, debug and size-optimised release builds, and a debug
+#             build for riscv32imc (no atomic instructions, like the ESP32-C3)
 #   selftest  harness self-test: each firmware image (cortex-m, riscv) built once with the
 #             `deliberately-fail` feature must print `N passed, 1 failed` and exit non-zero,
 #             while the normal build prints `N passed, 0 failed` and exits 0
@@ -84,6 +85,12 @@ if want riscv; then
     if command -v size >/dev/null 2>&1; then size -A "$elf" | grep -E '^\.(text|rodata|data|bss) ' || true; fi
     run_image qemu-tests/riscv 0 --release
     echo "release (opt-level z, LTO) build and run $(elapsed "$t0")"
+
+    # The ESP32-C3's instruction set: no atomic instructions, so every atomic in the core goes
+    # through portable-atomic's critical-section fallback. Same machine, same checks.
+    t0=$SECONDS
+    run_image qemu-tests/riscv 0 --target riscv32imc-unknown-none-elf
+    echo "riscv32imc (no atomics) build and run $(elapsed "$t0")"
 fi
 
 if want selftest; then

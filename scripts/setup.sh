@@ -6,7 +6,9 @@
 # (`-Zbuild-std=core`, which also proves no `alloc` is needed). Exports HOSTRT_TOOLCHAIN.
 set -euo pipefail
 
-HOSTRT_NOSTD_TARGETS="thumbv7em-none-eabihf thumbv6m-none-eabi riscv32imac-unknown-none-elf"
+# riscv32imc has no atomic instructions (ESP32-C3): the core's atomics take portable-atomic's
+# critical-section fallback there.
+HOSTRT_NOSTD_TARGETS="thumbv7em-none-eabihf thumbv6m-none-eabi riscv32imac-unknown-none-elf riscv32imc-unknown-none-elf"
 export HOSTRT_NOSTD_TARGETS
 # Linux targets whose tests run under qemu-user (scripts/qemu.sh).
 HOSTRT_LINUX_TARGETS="aarch64-unknown-linux-gnu armv7-unknown-linux-gnueabihf"
@@ -61,7 +63,10 @@ firmware_cargo() {
     if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
         (cd "$dir" && cargo "$@")
     else
-        (cd "$dir" && PATH=/usr/bin:$PATH RUSTC_BOOTSTRAP=1 cargo --config .cargo/debian-toolchain.toml "$@")
+        # Debian's older cargo reads the `include` of the images' configs (targets/) only
+        # behind -Zconfig-include (stable since cargo 1.94).
+        local config=$PWD/targets/debian-toolchain.toml
+        (cd "$dir" && PATH=/usr/bin:$PATH RUSTC_BOOTSTRAP=1 cargo --config "$config" -Zconfig-include "$@")
     fi
 }
 

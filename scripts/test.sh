@@ -45,6 +45,9 @@ fi
 bash scripts/firmware.sh
 cargo xtask size
 
+step "build-only boards of targets/ (nRF52840, STM32F411, ESP32-C3): the images link in their memory maps"
+bash scripts/boards.sh
+
 step "QEMU: RISC-V image, harness self-test, aarch64/armv7 Linux tests under qemu-user"
 bash scripts/qemu.sh
 

@@ -24,7 +24,8 @@ fn firmware_cargo(args: &[&str]) -> Result<std::process::Output, String> {
     let mut cmd = Command::new("cargo");
     if debian {
         let path = format!("/usr/bin:{}", std::env::var("PATH").unwrap_or_default());
-        cmd.env("PATH", path).env("RUSTC_BOOTSTRAP", "1").args(["--config", ".cargo/debian-toolchain.toml"]);
+        let config = root().join("targets/debian-toolchain.toml");
+        cmd.env("PATH", path).env("RUSTC_BOOTSTRAP", "1").arg("--config").arg(config).arg("-Zconfig-include");
     }
     cmd.args(args).current_dir(&dir).output().map_err(|e| format!("cargo: {e}"))
 }

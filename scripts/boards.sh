@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the firmware images for the build-only boards of targets/ (no QEMU model for them):
+# the link proves the image fits the board's memory map (cortex-m-rt and riscv-rt check it).
+#   nrf52840, stm32f411   examples/firmware's minimal and example images (thumbv7em)
+#   esp32c3               qemu-tests/riscv's image for riscv32imc, the instruction set with
+#                         no atomics (the same image runs under QEMU in scripts/qemu.sh)
+# One target directory for all of them: switching boards re-runs only the build scripts and
+# the final links.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+
+dir=$PWD/target/boards
+show() {
+    local board=$1 elf=$2
+    if command -v size >/dev/null 2>&1; then
+        size -A "$elf" | awk -v b="$board" -v e="$(basename "$elf")" '
+            /^\.(vector_table|text|rodata|data|init\.rust|eh_frame)[ ]/ { flash += $2 }
+            /^\.(data|bss)[ ]/ { ram += $2 }
+            END { printf "  %-10s %-26s flash %6d bytes, static RAM %6d bytes\n", b, e, flash, ram }'
+    else
+        echo "  $board $(basename "$elf"): linked"
+    fi
+}
+for board in nrf52840 stm32f411; do
+    firmware_cargo examples/firmware build -q --release --bin minimal --bin hostrt-firmware-example \
+        --config "$PWD/targets/$board/cargo.toml" --target-dir "$dir"
+    for bin in minimal hostrt-firmware-example; do
+        show "$board" "$dir/thumbv7em-none-eabihf/release/$bin"
+    done
+done
+firmware_cargo qemu-tests/riscv build -q --release --config "$PWD/targets/esp32c3/cargo.toml" --target-dir "$dir"
+show esp32c3 "$dir/riscv32imc-unknown-none-elf/release/hostrt-qemu-riscv"
