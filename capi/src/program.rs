@@ -258,7 +258,9 @@ impl<'a> TfProgram<'a> {
                         (n, None) => {
                             return Err(at(hostrt_core::diag!(
                                 InvalidArgument,
-                                "attr '{n}' of '{name}' is of a kind TensorFlow attrs cannot hold"
+                                "attr '{}' of '{}' is of a kind TensorFlow attrs cannot hold",
+                                n,
+                                name
                             )));
                         }
                     }
@@ -386,7 +388,7 @@ fn run_tf_kernel(frame: &KernelFrame<'_>) -> Result<(), Diagnostic> {
     for (i, a) in args.iter().enumerate() {
         let t = a
             .get::<DenseHostTensor>()
-            .ok_or_else(|| hostrt_core::diag!(InvalidArgument, "operand {i} is not a tensor"))?;
+            .ok_or_else(|| hostrt_core::diag!(InvalidArgument, "operand {} is not a tensor", i))?;
         // A quantized input type is stored as its integer: keep the op's type.
         let dtype = match expected.get(i) {
             Some(&want) if datatype::storage(want) == Some(t.dtype()) => want,

@@ -2,7 +2,10 @@
 //!
 //! A [`Diagnostic`] is fixed-size (no heap): a code, a message truncated to
 //! [`MESSAGE_CAPACITY`] bytes and an optional source location, so it can be built on a
-//! microcontroller from `core::fmt` arguments.
+//! microcontroller. [`diag!`](crate::diag!) builds its message with hostrt's own few-hundred-byte
+//! formatter (strings and integers into a `{}` template), so an image that never formats
+//! anything else links no `core::fmt` (docs/porting.md); [`diag_fmt!`](crate::diag_fmt!)
+//! takes `core::fmt` arguments for messages that show richer values (tensor shapes).
 
 use core::fmt::{self, Write};
 
@@ -105,9 +108,47 @@ impl<const N: usize> FixedStr<N> {
 
     /// The text.
     pub fn as_str(&self) -> &str {
-        // Only whole UTF-8 sequences are ever copied in (`new` and `write_str` cut at char
-        // boundaries), so this cannot fail; fall back to "" rather than trusting it blindly.
-        core::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+        // SAFETY: only whole UTF-8 sequences are ever copied in (`new` and `push_str` cut at
+        // char boundaries of valid `str`s, `push_digits` writes ASCII), and the fields are
+        // private, so the first `len` bytes are always valid UTF-8.
+        unsafe { core::str::from_utf8_unchecked(&self.bytes[..self.len as usize]) }
+    }
+
+    /// Append as much of `s` as fits, cut at a char boundary; `false` if anything was cut.
+    pub fn push_str(&mut self, s: &str) -> bool {
+        let at = self.len as usize;
+        let mut n = s.len().min(N - at);
+        while !s.is_char_boundary(n) {
+            n -= 1;
+        }
+        self.bytes[at..at + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n as u8;
+        n == s.len()
+    }
+
+    /// Append `v` in decimal, with a leading `-` when `negative`.
+    fn push_decimal(&mut self, negative: bool, mut v: u64) {
+        let mut digits = [0u8; 21];
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        if negative {
+            i -= 1;
+            digits[i] = b'-';
+        }
+        for &d in &digits[i..] {
+            if self.len as usize == N {
+                return;
+            }
+            self.bytes[self.len as usize] = d;
+            self.len += 1;
+        }
     }
 }
 
@@ -119,18 +160,86 @@ impl<const N: usize> fmt::Debug for FixedStr<N> {
 
 impl<const N: usize> Write for FixedStr<N> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        for c in s.chars() {
-            let mut buf = [0u8; 4];
-            let enc = c.encode_utf8(&mut buf).as_bytes();
-            let at = self.len as usize;
-            if at + enc.len() > N {
-                return Err(fmt::Error);
-            }
-            self.bytes[at..at + enc.len()].copy_from_slice(enc);
-            self.len += enc.len() as u8;
-        }
-        Ok(())
+        if self.push_str(s) { Ok(()) } else { Err(fmt::Error) }
     }
+}
+
+/// The text of a diagnostic message.
+pub type MessageText = FixedStr<MESSAGE_CAPACITY>;
+
+/// A value that [`diag!`](crate::diag!) can show: strings, integers and hostrt's enums,
+/// written by hostrt's own code rather than `core::fmt`.
+pub trait DiagArg {
+    /// Append the value's text to `out` (truncated when full).
+    fn write_diag(&self, out: &mut MessageText);
+}
+
+impl DiagArg for str {
+    fn write_diag(&self, out: &mut MessageText) {
+        out.push_str(self);
+    }
+}
+
+impl<T: DiagArg + ?Sized> DiagArg for &T {
+    fn write_diag(&self, out: &mut MessageText) {
+        (**self).write_diag(out)
+    }
+}
+
+macro_rules! diag_arg_unsigned {
+    ($($t:ty),*) => {$(
+        impl DiagArg for $t {
+            fn write_diag(&self, out: &mut MessageText) {
+                out.push_decimal(false, *self as u64)
+            }
+        }
+    )*};
+}
+macro_rules! diag_arg_signed {
+    ($($t:ty),*) => {$(
+        impl DiagArg for $t {
+            fn write_diag(&self, out: &mut MessageText) {
+                out.push_decimal(*self < 0, (*self as i64).unsigned_abs())
+            }
+        }
+    )*};
+}
+diag_arg_unsigned!(u8, u16, u32, u64, usize);
+diag_arg_signed!(i8, i16, i32, i64, isize);
+
+impl DiagArg for ErrorCode {
+    fn write_diag(&self, out: &mut MessageText) {
+        out.push_str(self.name());
+    }
+}
+
+/// `Display` through [`DiagArg`], for types whose text is written once, for both.
+pub(crate) fn display_diag_arg(v: &dyn DiagArg, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let mut text = MessageText::new("", false);
+    v.write_diag(&mut text);
+    f.write_str(text.as_str())
+}
+
+/// Check a [`diag!`](crate::diag!) template at compile time: only `{}` placeholders, exactly
+/// `args` of them.
+#[doc(hidden)]
+pub const fn check_template(template: &str, args: usize) {
+    let b = template.as_bytes();
+    let (mut i, mut holes) = (0, 0);
+    while i < b.len() {
+        if b[i] == b'{' {
+            assert!(
+                i + 1 < b.len() && b[i + 1] == b'}',
+                "diag!: only `{{}}` placeholders (use diag_fmt! for named or formatted ones)"
+            );
+            holes += 1;
+            i += 1;
+        } else {
+            assert!(b[i] != b'}', "diag!: unmatched `}}` in the template");
+        }
+        i += 1;
+    }
+    assert!(holes == args, "diag!: the template's `{{}}` count differs from the number of arguments");
 }
 
 /// A source position (`file:line:col`), as recorded per kernel in BEF.
@@ -155,9 +264,19 @@ impl Location {
     }
 }
 
+impl DiagArg for Location {
+    fn write_diag(&self, out: &mut MessageText) {
+        out.push_str(self.file());
+        for n in [self.line, self.column] {
+            out.push_str(":");
+            n.write_diag(out);
+        }
+    }
+}
+
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file(), self.line, self.column)
+        display_diag_arg(self, f)
     }
 }
 
@@ -189,6 +308,30 @@ impl Diagnostic {
         let mut d = Diagnostic::new(code, "");
         let _ = d.message.write_fmt(args);
         d
+    }
+
+    /// A diagnostic whose message is `template` with each `{}` replaced by the next of
+    /// `args` (what [`diag!`](crate::diag!) expands to; one copy for every call site).
+    pub fn with_args(code: ErrorCode, template: &str, args: &[&dyn DiagArg]) -> Self {
+        let mut d = Diagnostic::new(code, "");
+        let (mut rest, mut args) = (template, args.iter());
+        // `{` is ASCII, so every cut below is at a char boundary (checked, never a panic).
+        while let Some(at) = rest.as_bytes().windows(2).position(|w| w == b"{}")
+            && let Some((text, hole)) = rest.split_at_checked(at)
+        {
+            d.message.push_str(text);
+            if let Some(a) = args.next() {
+                a.write_diag(&mut d.message);
+            }
+            rest = hole.get(2..).unwrap_or("");
+        }
+        d.message.push_str(rest);
+        d
+    }
+
+    /// A diagnostic whose message is the text of `arg` (an error type's own words).
+    pub fn from_arg(code: ErrorCode, arg: &dyn DiagArg) -> Self {
+        Self::with_args(code, "{}", &[arg])
     }
 
     /// An `INTERNAL` diagnostic, the code TFRT gives kernel-reported errors.
@@ -228,9 +371,30 @@ impl fmt::Debug for Diagnostic {
     }
 }
 
-/// Builds a [`Diagnostic`] with a formatted message: `diag!(Internal, "bad {}", x)`.
+/// Builds a [`Diagnostic`] from a `{}` template and [`DiagArg`] values (strings, integers),
+/// without `core::fmt`; the template is checked at compile time.
+///
+/// ```
+/// use hostrt_core::diag;
+/// let d = diag!(InvalidArgument, "argument {} has type {}", 2, "f32");
+/// assert_eq!(d.message(), "argument 2 has type f32");
+/// ```
 #[macro_export]
 macro_rules! diag {
+    ($code:ident, $template:literal $(, $arg:expr)* $(,)?) => {{
+        const _: () = $crate::diagnostic::check_template($template, <[&str]>::len(&[$(stringify!($arg)),*]));
+        $crate::diagnostic::Diagnostic::with_args(
+            $crate::diagnostic::ErrorCode::$code,
+            $template,
+            &[$(&$arg as &dyn $crate::diagnostic::DiagArg),*],
+        )
+    }};
+}
+
+/// Builds a [`Diagnostic`] with a `core::fmt` message, for values [`diag!`](crate::diag!)
+/// cannot show: `diag_fmt!(Internal, "shape {shape} has rank {}", r)`.
+#[macro_export]
+macro_rules! diag_fmt {
     ($code:ident, $($arg:tt)*) => {
         $crate::diagnostic::Diagnostic::fmt($crate::diagnostic::ErrorCode::$code, format_args!($($arg)*))
     };
@@ -253,6 +417,21 @@ mod tests {
         let d = diag!(InvalidArgument, "bad value {}", 7).with_location(Location::new("prog.mlir", 3, 9));
         extern crate std;
         assert_eq!(std::format!("{d}"), "prog.mlir:3:9: bad value 7 (INVALID_ARGUMENT)");
+    }
+
+    #[test]
+    fn diag_fills_its_template_without_core_fmt() {
+        let d = diag!(Internal, "{} of {}: {}{}", -12i32, u64::MAX, "é", ErrorCode::Cancelled);
+        assert_eq!(d.message(), "-12 of 18446744073709551615: éCANCELLED");
+        assert_eq!(diag!(Internal, "none").message(), "none");
+        assert_eq!(diag!(Internal, "{}", i64::MIN).message(), "-9223372036854775808");
+        // Truncation cuts at a char boundary, for strings and digits alike.
+        let long = "é".repeat(MESSAGE_CAPACITY);
+        let d = diag!(Internal, "{}{}", long.as_str(), 7);
+        assert!(d.message().chars().all(|c| c == 'é') && d.message().len() == MESSAGE_CAPACITY);
+        let pad = "a".repeat(MESSAGE_CAPACITY - 2);
+        assert_eq!(diag!(Internal, "{}{}", pad.as_str(), 12345).message().len(), MESSAGE_CAPACITY);
+        assert!(diag!(Internal, "{}{}", pad.as_str(), 12345).message().ends_with("12"));
     }
 
     #[test]

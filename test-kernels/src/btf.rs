@@ -32,7 +32,7 @@ fn read(
         }
     }
 
-    let cannot_open = || hostrt_core::diag!(Internal, "failed to open file {path} for reading");
+    let cannot_open = || hostrt_core::diag!(Internal, "failed to open file {} for reading", path);
     let file = std::fs::File::open(path).map_err(|_| cannot_open())?;
     let len = file.metadata().map_err(|_| cannot_open())?.len();
     // An empty file cannot be mapped; it reads as no bytes.
@@ -46,7 +46,7 @@ fn read(
     };
     let map = map.ok_or_else(cannot_open)?;
     let record = btf::read_dense(&map, index, dtype, rank)
-        .map_err(|e| hostrt_core::diag!(Internal, "{}", e.message(path)))?;
+        .map_err(|e| hostrt_core::diag_fmt!(Internal, "{}", e.message(path)))?;
     let metadata = TensorMetadata { dtype, shape: record.shape.clone() };
     let cannot_allocate = || Diagnostic::internal("cannot allocate result tensor");
     let start = record.data.as_ptr().addr() - map.as_ptr().addr();
@@ -55,12 +55,12 @@ fn read(
         let buffer = HostBuffer::from_owner_mut(host.allocator(), Window { map, start, len })
             .map_err(|_| cannot_allocate())?;
         return DenseHostTensor::from_buffer(metadata, buffer)
-            .map_err(|e| hostrt_core::diag!(Internal, "{e}"));
+            .map_err(|e| hostrt_core::diag_fmt!(Internal, "{}", e));
     }
     let tensor = DenseHostTensor::new(host.allocator(), metadata).map_err(|_| cannot_allocate())?;
     tensor
         .write_bytes()
-        .map_err(|e| hostrt_core::diag!(Internal, "{e}"))?
+        .map_err(|e| hostrt_core::diag_fmt!(Internal, "{}", e))?
         .copy_from_slice(&map[start..start + len]);
     Ok(tensor)
 }
@@ -73,7 +73,7 @@ fn read(
     _: DType,
     _: usize,
 ) -> Result<DenseHostTensor, Diagnostic> {
-    Err(hostrt_core::diag!(Internal, "failed to open file {path} for reading"))
+    Err(hostrt_core::diag!(Internal, "failed to open file {} for reading", path))
 }
 
 fn read_dense_tensor<const CODE: u8, const RANK: usize>(

@@ -60,7 +60,8 @@ fn forward_all(
     if values.len() != results.len() {
         return h.report_error(hostrt_core::diag!(
             InvalidArgument,
-            "{name} has {} values to forward but {} results",
+            "{} has {} values to forward but {} results",
+            name,
             values.len(),
             results.len()
         ));

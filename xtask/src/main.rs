@@ -41,6 +41,8 @@ struct Sizes {
     /// Embedded BEF programs (`include_bef!` statics).
     programs: u64,
     by_crate: BTreeMap<String, u64>,
+    /// Flash symbols of `core::fmt` (the formatter, `Display`/`Debug` impls).
+    fmt_symbols: Vec<String>,
 }
 
 fn measure(elf: &Path) -> Result<Sizes, String> {
@@ -71,6 +73,9 @@ fn measure(elf: &Path) -> Result<Sizes, String> {
             .section_index()
             .and_then(|i| file.section_by_index(i).ok())
             .is_some_and(|sec| matches!(sec.name().unwrap_or(""), ".text" | ".rodata" | ".vector_table"));
+        if in_flash && sym.size() > 0 && name.contains("core::fmt") {
+            s.fmt_symbols.push(name.clone());
+        }
         if in_flash && sym.size() > 0 {
             let path = name.trim_start_matches('<');
             let krate = match path.split_once("::") {
@@ -142,6 +147,14 @@ fn run() -> Result<bool, String> {
         minimal.data + minimal.bss,
         minimal.arena_buffer
     );
+    // The minimal image must link no formatter (docs/porting.md: diagnostics without core::fmt).
+    let mut ok = true;
+    if minimal.fmt_symbols.is_empty() {
+        println!("  minimal image links no core::fmt symbol -> ok");
+    } else {
+        ok = false;
+        println!("  minimal image links core::fmt -> FAIL: {}", minimal.fmt_symbols.join(", "));
+    }
     for (bin, what) in [
         ("digits", "64-32-10 MLP, tensor kernels, weights and 360 test images in flash"),
         ("digits_q8", "the MLP in int8 on the dsp.* kernels, DSP and portable tables"),
@@ -173,7 +186,7 @@ fn run() -> Result<bool, String> {
         );
         std::fs::write(&baseline, text).map_err(|e| e.to_string())?;
         println!("baseline updated: flash {flash}, RAM {ram}");
-        return Ok(true);
+        return Ok(ok);
     }
     let Some((base_flash, base_ram, base_minimal)) = read_baseline(&baseline) else {
         return Err(format!(
@@ -182,7 +195,6 @@ fn run() -> Result<bool, String> {
         ));
     };
     let limit = |b: u64| b + b * TOLERANCE_PERCENT / 100;
-    let mut ok = true;
     for (what, now, base) in
         [("flash", flash, base_flash), ("RAM", ram, base_ram), ("minimal flash", minimal_flash, base_minimal)]
     {

@@ -92,9 +92,17 @@ impl AllocError {
     }
 }
 
+impl crate::diagnostic::DiagArg for AllocError {
+    fn write_diag(&self, out: &mut crate::diagnostic::MessageText) {
+        let d =
+            crate::diag!(ResourceExhausted, "Cannot allocate {} bytes (alignment {})", self.size, self.align);
+        out.push_str(d.message());
+    }
+}
+
 impl fmt::Display for AllocError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Cannot allocate {} bytes (alignment {})", self.size, self.align)
+        crate::diagnostic::display_diag_arg(self, f)
     }
 }
 
@@ -116,6 +124,6 @@ impl<F> fmt::Debug for OutOfMemory<F> {
 
 impl From<AllocError> for Diagnostic {
     fn from(e: AllocError) -> Self {
-        Diagnostic::fmt(ErrorCode::ResourceExhausted, format_args!("{e}"))
+        Diagnostic::from_arg(ErrorCode::ResourceExhausted, &e)
     }
 }

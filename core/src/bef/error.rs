@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use crate::diagnostic::{Diagnostic, ErrorCode, FixedStr, Location};
+use crate::diagnostic::{DiagArg, Diagnostic, ErrorCode, FixedStr, Location, MessageText, display_diag_arg};
 
 /// What is wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,25 +82,37 @@ impl BefError {
     }
 }
 
-impl fmt::Display for BefError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl DiagArg for BefError {
+    fn write_diag(&self, out: &mut MessageText) {
+        let detail = self.detail.as_str();
         if self.kind == BefErrorKind::UnknownKernel {
             if let Some(loc) = &self.location {
-                write!(f, "{loc}: ")?;
+                loc.write_diag(out);
+                out.push_str(": ");
             }
-            return write!(f, "unknown kernel '{}' (BEF offset {})", self.detail.as_str(), self.offset);
+            let d = crate::diag!(Internal, "unknown kernel '{}' (BEF offset {})", detail, self.offset);
+            out.push_str(d.message());
+            return;
         }
-        write!(f, "invalid BEF at byte offset {}: {}", self.offset, self.kind.text())?;
-        if !self.detail.as_str().is_empty() {
-            write!(f, " ({})", self.detail.as_str())?;
+        let d = crate::diag!(Internal, "invalid BEF at byte offset {}: {}", self.offset, self.kind.text());
+        out.push_str(d.message());
+        if !detail.is_empty() {
+            for s in [" (", detail, ")"] {
+                out.push_str(s);
+            }
         }
-        Ok(())
+    }
+}
+
+impl fmt::Display for BefError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        display_diag_arg(self, f)
     }
 }
 
 impl From<BefError> for Diagnostic {
     fn from(e: BefError) -> Self {
-        let mut d = crate::diag!(InvalidArgument, "{e}");
+        let mut d = Diagnostic::from_arg(ErrorCode::InvalidArgument, &e);
         if e.kind == BefErrorKind::UnknownKernel {
             d.code = ErrorCode::NotFound;
         }

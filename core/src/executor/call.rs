@@ -77,14 +77,21 @@ impl CallError {
     }
 }
 
+impl crate::diagnostic::DiagArg for CallError {
+    fn write_diag(&self, out: &mut crate::diagnostic::MessageText) {
+        let text = match self {
+            CallError::NotFound => "no function of that name",
+            CallError::WrongArgumentCount => "wrong number of arguments for the function",
+            CallError::OutOfMemory => "no memory for the results of a call",
+            CallError::Deadlock(e) => return e.write_diag(out),
+        };
+        out.push_str(text);
+    }
+}
+
 impl core::fmt::Display for CallError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            CallError::NotFound => f.write_str("no function of that name"),
-            CallError::WrongArgumentCount => f.write_str("wrong number of arguments for the function"),
-            CallError::OutOfMemory => f.write_str("no memory for the results of a call"),
-            CallError::Deadlock(e) => write!(f, "{e}"),
-        }
+        crate::diagnostic::display_diag_arg(self, f)
     }
 }
 
@@ -92,7 +99,7 @@ impl From<CallError> for Diagnostic {
     #[cold]
     #[inline(never)]
     fn from(e: CallError) -> Self {
-        Diagnostic::fmt(e.code(), format_args!("{e}"))
+        Diagnostic::from_arg(e.code(), &e)
     }
 }
 

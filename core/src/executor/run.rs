@@ -287,27 +287,30 @@ enum Failure<'a> {
 #[inline(never)]
 fn failure(exec: &ExecutionContext<'_>, why: Failure<'_>) -> RcAsyncValue {
     let d = match why {
-        Failure::NoFunction(i) => crate::diag!(NotFound, "no function with index {i}"),
+        Failure::NoFunction(i) => crate::diag!(NotFound, "no function with index {}", i),
         Failure::Arity { name, want, args, results } => crate::diag!(
             InvalidArgument,
-            "function '{name}' takes {} arguments and returns {} results; called with {args} and {results}",
+            "function '{}' takes {} arguments and returns {} results; called with {} and {}",
+            name,
             want.0,
-            want.1
+            want.1,
+            args,
+            results
         ),
         Failure::NativeMissing(name) => {
-            crate::diag!(Unimplemented, "native function '{name}' is not registered")
+            crate::diag!(Unimplemented, "native function '{}' is not registered", name)
         }
         Failure::NoFrame(bytes) => {
-            crate::diag!(ResourceExhausted, "Cannot allocate {bytes} bytes for an executor frame")
+            crate::diag!(ResourceExhausted, "Cannot allocate {} bytes for an executor frame", bytes)
         }
         Failure::NoResult => crate::diag!(ResourceExhausted, "no memory for a result"),
         Failure::NoMemoryToWait => crate::diag!(ResourceExhausted, "no memory to wait for a value"),
-        Failure::NoMemoryForCall(k) => crate::diag!(ResourceExhausted, "no memory to call kernel '{k}'"),
+        Failure::NoMemoryForCall(k) => crate::diag!(ResourceExhausted, "no memory to call kernel '{}'", k),
         Failure::OperandsUndefined(k) => {
-            crate::diag!(Internal, "kernel '{k}' ran before its operands were defined")
+            crate::diag!(Internal, "kernel '{}' ran before its operands were defined", k)
         }
         Failure::NoMemoryForAttributes(k) => {
-            crate::diag!(ResourceExhausted, "no memory for the attributes of '{k}'")
+            crate::diag!(ResourceExhausted, "no memory for the attributes of '{}'", k)
         }
         Failure::NoResultSet => Diagnostic::new(ErrorCode::Internal, "kernel did not set a result"),
     };

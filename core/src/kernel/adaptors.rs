@@ -134,12 +134,18 @@ impl<T: 'static> KernelParam for Argument<'_, T> {
 #[inline(never)]
 fn argument_error(frame: &KernelFrame<'_>, i: usize, want: &'static str) {
     let diag = match frame.args().get(i) {
-        None => crate::diag!(InvalidArgument, "kernel expects argument {i} but got {}", frame.args().len()),
+        None => crate::diag!(InvalidArgument, "kernel expects argument {} but got {}", i, frame.args().len()),
         Some(value) => match value.get_error() {
             Some(e) => e.clone(),
-            None if !value.is_available() => crate::diag!(Internal, "argument {i} is not available"),
+            None if !value.is_available() => crate::diag!(Internal, "argument {} is not available", i),
             None => {
-                crate::diag!(InvalidArgument, "argument {i} has type {}, expected {want}", value.type_name())
+                crate::diag!(
+                    InvalidArgument,
+                    "argument {} has type {}, expected {}",
+                    i,
+                    value.type_name(),
+                    want
+                )
             }
         },
     };
@@ -194,7 +200,7 @@ fn next_attr<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<(usi
         Some(a) => Some((i, *a)),
         None => fail(
             frame,
-            crate::diag!(InvalidArgument, "kernel expects attribute {i} but got {}", frame.attrs().len()),
+            crate::diag!(InvalidArgument, "kernel expects attribute {} but got {}", i, frame.attrs().len()),
         ),
     }
 }
@@ -229,7 +235,7 @@ impl<T: AttrScalar> KernelParam for Attribute<'_, T> {
             Some(value) => Some(Attribute { value, _frame: PhantomData }),
             None => fail(
                 frame,
-                crate::diag!(InvalidArgument, "attribute {i} is {}, expected {}", a.kind(), T::KIND),
+                crate::diag!(InvalidArgument, "attribute {} is {}, expected {}", i, a.kind(), T::KIND),
             ),
         }
     }
@@ -263,7 +269,13 @@ impl<T: AttrScalar> KernelParam for ArrayAttribute<'_, T> {
             Some(values) => Some(ArrayAttribute { values }),
             None => fail(
                 frame,
-                crate::diag!(InvalidArgument, "attribute {i} is {}, expected array of {}", a.kind(), T::KIND),
+                crate::diag!(
+                    InvalidArgument,
+                    "attribute {} is {}, expected array of {}",
+                    i,
+                    a.kind(),
+                    T::KIND
+                ),
             ),
         }
     }
@@ -295,9 +307,10 @@ impl KernelParam for StringAttribute<'_> {
         let (i, a) = next_attr(frame, cursor)?;
         match a.get_str() {
             Some(value) => Some(StringAttribute { value }),
-            None => {
-                fail(frame, crate::diag!(InvalidArgument, "attribute {i} is {}, expected a string", a.kind()))
-            }
+            None => fail(
+                frame,
+                crate::diag!(InvalidArgument, "attribute {} is {}, expected a string", i, a.kind()),
+            ),
         }
     }
 }
@@ -364,7 +377,7 @@ fn result_slot<'f>(
         Some(slot) => Some(slot),
         None => fail(
             frame,
-            crate::diag!(InvalidArgument, "kernel expects result {i} but has {}", frame.num_results()),
+            crate::diag!(InvalidArgument, "kernel expects result {} but has {}", i, frame.num_results()),
         ),
     }
 }

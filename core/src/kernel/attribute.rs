@@ -2,6 +2,7 @@
 
 use core::fmt;
 
+use crate::diagnostic::{DiagArg, MessageText};
 use crate::tensor::{DType, TensorShape};
 
 /// The kind of an attribute.
@@ -71,32 +72,49 @@ impl fmt::Display for ScalarKind {
     }
 }
 
-/// What the attribute is, in words (`i32`, `array of f32`, `string`), for diagnostics.
-impl fmt::Display for AttrKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = match *self {
+impl AttrKind {
+    /// What the attribute is, in words (`i32`, `array of f32`, `string`), as a prefix and a
+    /// name, for diagnostics.
+    fn words(self) -> (&'static str, &'static str) {
+        let name = match self {
             AttrKind::Bool => ScalarKind::Bool.name(),
             AttrKind::I8 => ScalarKind::I8.name(),
             AttrKind::I32 => ScalarKind::I32.name(),
             AttrKind::I64 => ScalarKind::I64.name(),
             AttrKind::F32 => ScalarKind::F32.name(),
             AttrKind::F64 => ScalarKind::F64.name(),
-            AttrKind::Array(s) => {
-                f.write_str("array of ")?;
-                s.name()
-            }
+            AttrKind::Array(s) => return ("array of ", s.name()),
             AttrKind::String => "string",
             AttrKind::Function => "function",
             AttrKind::Type => "type",
             AttrKind::Aggregate => "nested array",
             AttrKind::Dict => "dictionary",
             AttrKind::Unit => "unit",
-            AttrKind::Dense(d) => {
-                f.write_str("dense ")?;
-                d.name()
-            }
+            AttrKind::Dense(d) => return ("dense ", d.name()),
         };
+        ("", name)
+    }
+}
+
+impl fmt::Display for AttrKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (prefix, name) = self.words();
+        f.write_str(prefix)?;
         f.write_str(name)
+    }
+}
+
+impl DiagArg for AttrKind {
+    fn write_diag(&self, out: &mut MessageText) {
+        let (prefix, name) = self.words();
+        out.push_str(prefix);
+        out.push_str(name);
+    }
+}
+
+impl DiagArg for ScalarKind {
+    fn write_diag(&self, out: &mut MessageText) {
+        out.push_str(self.name());
     }
 }
 

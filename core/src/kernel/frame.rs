@@ -280,7 +280,8 @@ impl<'a> KernelFrame<'a> {
     fn no_result_slot(&self, i: usize) {
         self.report_error(crate::diag!(
             Internal,
-            "kernel set result {i} but has {} results",
+            "kernel set result {} but has {} results",
+            i,
             self.results.len()
         ))
     }

@@ -45,12 +45,23 @@ pub enum RegistryError {
     Full(&'static str),
 }
 
+impl crate::diagnostic::DiagArg for RegistryError {
+    fn write_diag(&self, out: &mut crate::diagnostic::MessageText) {
+        let d = match self {
+            RegistryError::Duplicate(n) => {
+                crate::diag!(AlreadyExists, "kernel '{}' is already registered", n)
+            }
+            RegistryError::Full(n) => {
+                crate::diag!(ResourceExhausted, "kernel registry is full (registering '{}')", n)
+            }
+        };
+        out.push_str(d.message());
+    }
+}
+
 impl fmt::Display for RegistryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RegistryError::Duplicate(n) => write!(f, "kernel '{n}' is already registered"),
-            RegistryError::Full(n) => write!(f, "kernel registry is full (registering '{n}')"),
-        }
+        crate::diagnostic::display_diag_arg(self, f)
     }
 }
 
@@ -60,7 +71,7 @@ impl From<RegistryError> for crate::diagnostic::Diagnostic {
             RegistryError::Duplicate(_) => crate::diagnostic::ErrorCode::AlreadyExists,
             RegistryError::Full(_) => crate::diagnostic::ErrorCode::ResourceExhausted,
         };
-        crate::diagnostic::Diagnostic::fmt(code, format_args!("{e}"))
+        crate::diagnostic::Diagnostic::from_arg(code, &e)
     }
 }
 

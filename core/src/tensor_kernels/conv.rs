@@ -49,14 +49,15 @@ fn run(
     let x_dims = rank::<4>(input, "Conv2D input")?;
     let f_dims = rank::<4>(filter, "Conv2D kernel")?;
     rank::<4>(output, "Conv2D output")?;
-    let p =
-        Conv2dParams::new(x_dims, f_dims, padding, [sh, sw]).map_err(|e| crate::diag!(Internal, "{e}"))?;
+    let p = Conv2dParams::new(x_dims, f_dims, padding, [sh, sw])
+        .map_err(|e| crate::diag_fmt!(Internal, "{}", e))?;
     if output.shape().dims() != p.output {
-        let computed = TensorShape::new(&p.output).map_err(|e| crate::diag!(Internal, "{e}"))?;
-        return Err(crate::diag!(
+        let computed = TensorShape::new(&p.output).map_err(|e| crate::diag_fmt!(Internal, "{}", e))?;
+        return Err(crate::diag_fmt!(
             Internal,
-            "Tensor shapes do not match: output tensor shape is {} and computed output shape is {computed}",
-            output.shape()
+            "Tensor shapes do not match: output tensor shape is {} and computed output shape is {}",
+            output.shape(),
+            computed
         ));
     }
     channels(p.output[3])?;
@@ -83,7 +84,10 @@ fn per_channel(t: &DenseHostTensor, what: &str, channels: i64) -> Result<(), Dia
     if len != channels {
         return Err(crate::diag!(
             Internal,
-            "Dimensions does not match: {what} is {len} and output channels size is {channels}"
+            "Dimensions does not match: {} is {} and output channels size is {}",
+            what,
+            len,
+            channels
         ));
     }
     Ok(())
@@ -213,7 +217,8 @@ fn batch_norm(
     {
         return Err(crate::diag!(
             Internal,
-            "BatchNorm parameter dimension does not match the input channel number {c}"
+            "BatchNorm parameter dimension does not match the input channel number {}",
+            c
         ));
     }
     let norm = Norm {

@@ -26,7 +26,7 @@ fn create<T: Scalar>(
 /// The tensor's bytes for writing, after checking it holds `T`.
 fn check_dtype<T: Scalar>(t: &DenseHostTensor) -> Result<(), Diagnostic> {
     if t.dtype() != T::DTYPE {
-        return Err(crate::diag!(Internal, "tensor of dtype {} used as {}", t.dtype(), T::DTYPE));
+        return Err(crate::diag_fmt!(Internal, "tensor of dtype {} used as {}", t.dtype(), T::DTYPE));
     }
     Ok(())
 }
@@ -52,8 +52,9 @@ fn set_constant_values<T: FromAttr>(
         return Err(if T::PER == 1 {
             crate::diag!(
                 Internal,
-                "Incorrect number of values for the tensor: {}, but expected {elements}",
-                values.len()
+                "Incorrect number of values for the tensor: {}, but expected {}",
+                values.len(),
+                elements
             )
         } else {
             crate::diag!(
@@ -81,14 +82,16 @@ fn set_with_values<T: Scalar>(
     if values.len() as i64 != elements {
         return Err(crate::diag!(
             Internal,
-            "Incorrect number of values for the tensor: {}, but expected {elements}",
-            values.len()
+            "Incorrect number of values for the tensor: {}, but expected {}",
+            values.len(),
+            elements
         ));
     }
     let mut bytes = t.write_bytes().map_err(tensor_error)?;
     for (i, (e, v)) in bytes.chunks_exact_mut(T::DTYPE.size()).zip(values.values()).enumerate() {
-        let v =
-            v.get::<T>().ok_or_else(|| crate::diag!(Internal, "value {i} is not of dtype {}", T::DTYPE))?;
+        let v = v
+            .get::<T>()
+            .ok_or_else(|| crate::diag_fmt!(Internal, "value {} is not of dtype {}", i, T::DTYPE))?;
         v.store(e);
     }
     Ok(Chain)
@@ -103,11 +106,12 @@ fn make_tensor<T: Scalar>(
     let metadata = TensorMetadata { dtype: T::DTYPE, shape: shape.clone() };
     match DenseHostTensor::from_buffer(metadata, buffer.clone()) {
         Ok(t) => Ok((Value(t), chain.value().clone())),
-        Err(_) => Err(crate::diag!(
+        Err(_) => Err(crate::diag_fmt!(
             Internal,
-            "dht.make_tensor failed: buffer_size ({}) is not equal to the number of elements in shape ({}) times element size ({size})",
+            "dht.make_tensor failed: buffer_size ({}) is not equal to the number of elements in shape ({}) times element size ({})",
             buffer.len(),
-            *shape
+            *shape,
+            size
         )),
     }
 }
@@ -305,7 +309,8 @@ fn allocate_buffer(
     if !align.is_power_of_two() || align > crate::tensor::BUFFER_ALIGN {
         return Err(crate::diag!(
             Internal,
-            "Cannot allocate host buffer: alignment {align} is not a power of two up to 64"
+            "Cannot allocate host buffer: alignment {} is not a power of two up to 64",
+            align
         ));
     }
     HostBuffer::allocate(ctx.allocator(), size).map(Value).map_err(|_| cannot())

@@ -67,7 +67,7 @@ impl Num for f32 {
 }
 
 fn mismatch2(a: &TensorShape, b: &TensorShape) -> Diagnostic {
-    crate::diag!(Internal, "tensor shape mismatch: {a} vs. {b}")
+    crate::diag_fmt!(Internal, "tensor shape mismatch: {} vs. {}", a, b)
 }
 
 /// The E check of two tensors (input, output).
@@ -81,7 +81,7 @@ fn same_shape(a: &DenseHostTensor, b: &DenseHostTensor) -> Result<(), Diagnostic
 /// The E check of three tensors.
 fn same_shape3(a: &DenseHostTensor, b: &DenseHostTensor, c: &DenseHostTensor) -> Result<(), Diagnostic> {
     if a.shape() != b.shape() || b.shape() != c.shape() {
-        return Err(crate::diag!(
+        return Err(crate::diag_fmt!(
             Internal,
             "tensor shape mismatch: {} vs. {} vs. {}",
             a.shape(),
@@ -150,7 +150,7 @@ fn matmul<T: Num>(
 ) -> Result<Chain, Diagnostic> {
     let dims = |t: &DenseHostTensor| FixedRankShape::<2>::of(t.shape()).map(|s| s.0);
     let (Some([m, k]), Some([k2, n]), Some([m2, n2])) = (dims(&a), dims(&b), dims(&c)) else {
-        return Err(crate::diag!(
+        return Err(crate::diag_fmt!(
             Internal,
             "matmul needs rank-2 tensors, got {}, {} and {}",
             a.shape(),
@@ -159,7 +159,7 @@ fn matmul<T: Num>(
         ));
     };
     if k != k2 || m != m2 || n != n2 {
-        return Err(crate::diag!(
+        return Err(crate::diag_fmt!(
             Internal,
             "matmul shapes do not agree: {} x {} into {}",
             a.shape(),
@@ -243,7 +243,7 @@ fn argmax<T: Num>(
     ctx: &ExecutionContext,
 ) -> Result<Value<DenseHostTensor>, Diagnostic> {
     let Some([m, n]) = FixedRankShape::<2>::of(a.shape()).map(|s| s.0) else {
-        return Err(crate::diag!(Internal, "argmax needs a rank-2 tensor, got {}", a.shape()));
+        return Err(crate::diag_fmt!(Internal, "argmax needs a rank-2 tensor, got {}", a.shape()));
     };
     let out = new_tensor(ctx, DType::I32, &[m], "Cannot allocate result tensor.")?;
     {
@@ -268,7 +268,7 @@ fn reduce_mean<T: Num>(
     ctx: &ExecutionContext,
 ) -> Result<Value<DenseHostTensor>, Diagnostic> {
     if a.shape().rank() != 1 {
-        return Err(crate::diag!(Internal, "reduce_mean needs a rank-1 tensor, got {}", a.shape()));
+        return Err(crate::diag_fmt!(Internal, "reduce_mean needs a rank-1 tensor, got {}", a.shape()));
     }
     let out = new_tensor(ctx, T::DTYPE, &[], "cannot allocate result tensor")?;
     let x = a.read::<T>().map_err(tensor_error)?;
@@ -286,10 +286,10 @@ fn broadcast<T: Num, const R: usize>(
     ctx: &ExecutionContext,
 ) -> Result<Value<DenseHostTensor>, Diagnostic> {
     let Some([c]) = FixedRankShape::<1>::of(a.shape()).map(|s| s.0) else {
-        return Err(crate::diag!(Internal, "broadcast needs a rank-1 input, got {}", a.shape()));
+        return Err(crate::diag_fmt!(Internal, "broadcast needs a rank-1 input, got {}", a.shape()));
     };
     if shape.rank() != R || shape.dim(R - 1) != Some(c) {
-        return Err(crate::diag!(
+        return Err(crate::diag_fmt!(
             Internal,
             "broadcast input tensor dimension and target shape mismatch: {} vs. {}",
             FixedRankShape([c]),
@@ -322,7 +322,7 @@ fn slice_inplace<T: Num>(
     let (Some(inp), Some(out)) =
         (FixedRankShape::<3>::of(input.shape()), FixedRankShape::<3>::of(output.shape()))
     else {
-        return Err(crate::diag!(
+        return Err(crate::diag_fmt!(
             Internal,
             "slice needs rank-3 tensors, got {} and {}",
             input.shape(),
@@ -335,10 +335,13 @@ fn slice_inplace<T: Num>(
         .zip(out.0)
         .all(|((&b, i), o)| b >= 0 && b.checked_add(o).is_some_and(|e| e <= i));
     if !fits {
-        return Err(crate::diag!(
+        return Err(crate::diag_fmt!(
             Internal,
-            "slice of {} at [{b0}, {b1}, {b2}] does not fit the input {}",
+            "slice of {} at [{}, {}, {}] does not fit the input {}",
             output.shape(),
+            b0,
+            b1,
+            b2,
             input.shape()
         ));
     }

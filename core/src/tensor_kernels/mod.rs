@@ -37,7 +37,7 @@ pub fn register_tensor_kernels<const N: usize>(
 
 /// A tensor error as a kernel error (`INTERNAL`, TFRT's code for kernel failures).
 fn tensor_error(e: TensorError) -> Diagnostic {
-    crate::diag!(Internal, "{e}")
+    crate::diag_fmt!(Internal, "{}", e)
 }
 
 /// A new (zeroed) tensor from the context's allocator; exhaustion gives `message`.
@@ -47,7 +47,7 @@ fn new_tensor(
     dims: &[i64],
     message: &str,
 ) -> Result<DenseHostTensor, Diagnostic> {
-    let shape = TensorShape::new(dims).map_err(|e| crate::diag!(Internal, "{e}"))?;
+    let shape = TensorShape::new(dims).map_err(|e| crate::diag_fmt!(Internal, "{}", e))?;
     DenseHostTensor::new(ctx.allocator(), TensorMetadata { dtype, shape }).map_err(|e| match e {
         TensorError::CannotAllocate => Diagnostic::internal(message),
         other => tensor_error(other),
@@ -58,7 +58,7 @@ fn new_tensor(
 fn rank<const N: usize>(t: &DenseHostTensor, what: &str) -> Result<[i64; N], Diagnostic> {
     FixedRankShape::<N>::of(t.shape())
         .map(|s| s.0)
-        .ok_or_else(|| crate::diag!(Internal, "{what} expects a rank-{N} tensor, got {}", t.shape()))
+        .ok_or_else(|| crate::diag_fmt!(Internal, "{} expects a rank-{} tensor, got {}", what, N, t.shape()))
 }
 
 /// Whether `t` has no elements: kernels return before looping over dims whose product is

@@ -35,7 +35,7 @@ fn pool_padding(
             let (th, tw) = (total(h, pool[0], stride[0]) as f64, total(w, pool[1], stride[1]) as f64);
             Ok([(th / 2.0) as i64, (th / 2.0 + 0.5) as i64, (tw / 2.0) as i64, (tw / 2.0 + 0.5) as i64])
         }
-        other => Err(crate::diag!(Internal, "MaxPool2D padding '{other}' is not recognized")),
+        other => Err(crate::diag!(Internal, "MaxPool2D padding '{}' is not recognized", other)),
     }
 }
 
@@ -67,7 +67,7 @@ fn max_pooling_2d(
         c,
     ];
     if out != expected {
-        return Err(crate::diag!(
+        return Err(crate::diag_fmt!(
             Internal,
             "MaxPool2D output shape {} does not match the expected output shape {}",
             FixedRankShape(out),
@@ -112,7 +112,12 @@ fn max_pooling_2d(
 fn flatten(input: Tensor, output: Tensor, chain: Argument<Chain>) -> Result<RcAsyncValue, Diagnostic> {
     let (i, o) = (input.shape(), output.shape());
     if i.num_elements() != o.num_elements() || i.dim(0) != o.dim(0) {
-        return Err(crate::diag!(Internal, "Flatten output shape {o} does not match the input shape {i}"));
+        return Err(crate::diag_fmt!(
+            Internal,
+            "Flatten output shape {} does not match the input shape {}",
+            o,
+            i
+        ));
     }
     let x = input.read::<f32>().map_err(tensor_error)?;
     output.write::<f32>().map_err(tensor_error)?.copy_from_slice(&x);
@@ -133,7 +138,7 @@ fn zero_padding(
     let out = rank::<4>(&output, "ZeroPadding")?;
     let expected = [n, h + 2 * p0, w + 2 * p1, c];
     if out != expected {
-        return Err(crate::diag!(
+        return Err(crate::diag_fmt!(
             Internal,
             "ZeroPadding output shape {} does not match the expected output shape {}",
             FixedRankShape(out),
@@ -166,14 +171,16 @@ fn global_average_pooling(
 ) -> Result<Chain, Diagnostic> {
     let r = input.shape().rank();
     if r != 4 {
-        return Err(crate::diag!(Internal, "Unsupported reduction ranks: input_rank={r} reduction_rank=2"));
+        return Err(crate::diag!(Internal, "Unsupported reduction ranks: input_rank={} reduction_rank=2", r));
     }
     let [n, h, w, c] = idx(rank::<4>(&input, "GlobalAveragePooling")?);
     if output.shape().checked_num_elements() != Some(n * c) {
-        return Err(crate::diag!(
+        return Err(crate::diag_fmt!(
             Internal,
-            "GlobalAveragePooling output shape {} does not hold [{n}, {c}]",
-            output.shape()
+            "GlobalAveragePooling output shape {} does not hold [{}, {}]",
+            output.shape(),
+            n,
+            c
         ));
     }
     if empty(&input) || empty(&output) {
@@ -208,7 +215,7 @@ fn softmax_inplace(a: Tensor, chain: Argument<Chain>) -> Result<RcAsyncValue, Di
 
 fn unary_check(a: &DenseHostTensor, b: &DenseHostTensor) -> Result<(), Diagnostic> {
     if a.shape() != b.shape() {
-        return Err(crate::diag!(Internal, "tensor shape mismatch: {} vs. {}", a.shape(), b.shape()));
+        return Err(crate::diag_fmt!(Internal, "tensor shape mismatch: {} vs. {}", a.shape(), b.shape()));
     }
     Ok(())
 }
@@ -246,7 +253,7 @@ fn tensor_transpose(
     let [d0, d1] = rank::<2>(&input, "TensorTranspose")?;
     let out = rank::<2>(&output, "TensorTranspose")?;
     if out != [d1, d0] {
-        return Err(crate::diag!(
+        return Err(crate::diag_fmt!(
             Internal,
             "TensorTranspose output shape {} does not match the input shape {}",
             FixedRankShape(out),
@@ -271,7 +278,7 @@ fn mean_axis_zero(input: Tensor, output: Tensor, chain: Argument<Chain>) -> Resu
     let [r, c] = rank::<2>(&input, "MeanAxisZero")?;
     let out = rank::<1>(&output, "MeanAxisZero")?;
     if out != [c] {
-        return Err(crate::diag!(
+        return Err(crate::diag_fmt!(
             Internal,
             "MeanAxisZero output shape {} does not match the input shape {}",
             FixedRankShape(out),
@@ -295,7 +302,7 @@ fn broadcast_2d(input: Tensor, output: Tensor, chain: Argument<Chain>) -> Result
     // TFRT reports only a mismatch of both dims; reading past the input (a larger output
     // dim) is an error here too.
     if (n != n2 && c != c2) || n2 > n || c2 > c {
-        return Err(crate::diag!(
+        return Err(crate::diag_fmt!(
             Internal,
             "Broadcast2D output shape {} does not match the input shape {}",
             FixedRankShape(out),

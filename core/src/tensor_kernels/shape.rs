@@ -9,7 +9,7 @@ use crate::kernel::{Argument, ArrayAttribute, Value};
 use crate::tensor::{FixedRankShape, PartialTensorShape, TensorShape};
 
 fn rank_error(e: crate::tensor::RankTooLarge) -> Diagnostic {
-    crate::diag!(Internal, "{e}")
+    crate::diag_fmt!(Internal, "{}", e)
 }
 
 fn build_shape(value: ArrayAttribute<i64>) -> Result<Value<TensorShape>, Diagnostic> {
@@ -26,17 +26,16 @@ fn get_num_elements(shape: Argument<TensorShape>) -> i64 {
     shape.num_elements()
 }
 fn get_dimension(shape: Argument<TensorShape>, i: Argument<i32>) -> Result<i64, Diagnostic> {
-    usize::try_from(*i)
-        .ok()
-        .and_then(|i| shape.dim(i))
-        .ok_or_else(|| crate::diag!(Internal, "dimension index {} is out of range for shape {}", *i, *shape))
+    usize::try_from(*i).ok().and_then(|i| shape.dim(i)).ok_or_else(|| {
+        crate::diag_fmt!(Internal, "dimension index {} is out of range for shape {}", *i, *shape)
+    })
 }
 fn as_fixed_rank_shape<const N: usize>(
     shape: Argument<TensorShape>,
 ) -> Result<Value<FixedRankShape<N>>, Diagnostic> {
     FixedRankShape::of(&shape)
         .map(Value)
-        .ok_or_else(|| crate::diag!(Internal, "shape {} does not have rank {N}", *shape))
+        .ok_or_else(|| crate::diag_fmt!(Internal, "shape {} does not have rank {}", *shape, N))
 }
 fn print_fixed_rank_shape<const N: usize>(
     shape: Argument<FixedRankShape<N>>,
@@ -56,7 +55,7 @@ fn print_partial_shape(shape: Argument<PartialTensorShape>, ctx: &ExecutionConte
     Chain
 }
 fn to_shape(shape: Argument<PartialTensorShape>) -> Result<Value<TensorShape>, Diagnostic> {
-    shape.to_shape().map(Value).map_err(|e| crate::diag!(Internal, "{e}"))
+    shape.to_shape().map(Value).map_err(|e| crate::diag_fmt!(Internal, "{}", e))
 }
 fn to_partial_shape(shape: Argument<TensorShape>) -> Value<PartialTensorShape> {
     Value(PartialTensorShape::from(&*shape))

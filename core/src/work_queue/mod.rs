@@ -25,13 +25,21 @@ pub enum AwaitError {
     },
 }
 
+impl crate::diagnostic::DiagArg for AwaitError {
+    fn write_diag(&self, out: &mut crate::diagnostic::MessageText) {
+        let AwaitError::Deadlock { unavailable } = self;
+        let d = crate::diag!(
+            Unavailable,
+            "deadlock: no runnable task, {} awaited value(s) still unavailable",
+            unavailable
+        );
+        out.push_str(d.message());
+    }
+}
+
 impl fmt::Display for AwaitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AwaitError::Deadlock { unavailable } => {
-                write!(f, "deadlock: no runnable task, {unavailable} awaited value(s) still unavailable")
-            }
-        }
+        crate::diagnostic::display_diag_arg(self, f)
     }
 }
 

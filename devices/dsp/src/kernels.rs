@@ -28,7 +28,7 @@
 
 use hostrt_core::kernel::{Argument, ArrayAttribute, Attribute, KernelEntry, Value};
 use hostrt_core::tensor::{DType, DenseHostTensor, TensorError, TensorMetadata, TensorShape};
-use hostrt_core::{Diagnostic, ExecutionContext, diag, kernel};
+use hostrt_core::{Diagnostic, ExecutionContext, diag_fmt, kernel};
 
 use crate::arch::dsp::Dsp;
 use crate::arch::portable::Portable;
@@ -38,15 +38,15 @@ use crate::{ActivationRange, DspError, FullyConnectedParams, PerChannel};
 type Tensor<'f> = Argument<'f, DenseHostTensor>;
 
 fn dsp_error(kernel: &str, e: DspError) -> Diagnostic {
-    diag!(InvalidArgument, "{kernel}: {e}")
+    diag_fmt!(InvalidArgument, "{}: {}", kernel, e)
 }
 
 fn tensor_error(kernel: &str, e: TensorError) -> Diagnostic {
     match e {
         TensorError::CannotAllocate => {
-            diag!(ResourceExhausted, "{kernel}: cannot allocate the result tensor")
+            diag_fmt!(ResourceExhausted, "{}: cannot allocate the result tensor", kernel)
         }
-        other => diag!(InvalidArgument, "{kernel}: {other}"),
+        other => diag_fmt!(InvalidArgument, "{}: {}", kernel, other),
     }
 }
 
@@ -59,10 +59,15 @@ fn dims<const N: usize>(
 ) -> Result<[usize; N], Diagnostic> {
     let shape = t.shape();
     let wrong = || {
-        diag!(
+        diag_fmt!(
             InvalidArgument,
-            "{kernel}: {what} must be a rank-{N} {dtype} tensor, got {} {shape}",
-            t.dtype()
+            "{}: {} must be a rank-{} {} tensor, got {} {}",
+            kernel,
+            what,
+            N,
+            dtype,
+            t.dtype(),
+            shape
         )
     };
     if t.dtype() != dtype || shape.rank() != N {
@@ -109,9 +114,13 @@ fn fully_connected<L: InnerLoops>(
     let [output_depth, filter_depth] = dims::<2>(K, "the weights", &w, DType::I8)?;
     dims::<1>(K, "the bias", &bias, DType::I32)?;
     if filter_depth != input_depth {
-        return Err(diag!(
+        return Err(diag_fmt!(
             InvalidArgument,
-            "{K}: weights [{output_depth}, {filter_depth}] do not take {input_depth} inputs"
+            "{}: weights [{}, {}] do not take {} inputs",
+            K,
+            output_depth,
+            filter_depth,
+            input_depth
         ));
     }
     let activation = ActivationRange::new(act_min.get(), act_max.get()).map_err(|e| dsp_error(K, e))?;

@@ -119,11 +119,11 @@ pub struct Fetch {
 impl Fetch {
     /// The host tensor, from `alloc` (call after the work completed).
     pub fn finish(&self, alloc: Allocator) -> Result<DenseHostTensor, Diagnostic> {
-        let shape = TensorShape::new(&self.dims).map_err(|e| hostrt_core::diag!(Internal, "{e}"))?;
+        let shape = TensorShape::new(&self.dims).map_err(|e| hostrt_core::diag_fmt!(Internal, "{}", e))?;
         let t = DenseHostTensor::new(alloc, TensorMetadata { dtype: self.dtype, shape })
-            .map_err(|e| hostrt_core::diag!(ResourceExhausted, "vulkan: {e}"))?;
+            .map_err(|e| hostrt_core::diag_fmt!(ResourceExhausted, "vulkan: {}", e))?;
         {
-            let mut bytes = t.write_bytes().map_err(|e| hostrt_core::diag!(Internal, "{e}"))?;
+            let mut bytes = t.write_bytes().map_err(|e| hostrt_core::diag_fmt!(Internal, "{}", e))?;
             self.from.read(&mut bytes);
         }
         Ok(t)
