@@ -126,15 +126,25 @@ impl<const N: usize> FixedStr<N> {
         n == s.len()
     }
 
-    /// Append `v` in decimal, with a leading `-` when `negative`.
-    fn push_decimal(&mut self, negative: bool, mut v: u64) {
+    /// Append `v` in decimal, with a leading `-` when `negative`. Divides 16-bit limbs with
+    /// 32-bit arithmetic: a 64-bit division would link the ~900-byte `__aeabi_uldivmod` into
+    /// 32-bit firmware.
+    fn push_decimal(&mut self, negative: bool, v: u64) {
+        let mut limbs =
+            [(v >> 48) as u32, (v >> 32) as u32 & 0xFFFF, (v >> 16) as u32 & 0xFFFF, v as u32 & 0xFFFF];
         let mut digits = [0u8; 21];
         let mut i = digits.len();
         loop {
+            let (mut rem, mut rest) = (0u32, 0u32);
+            for limb in &mut limbs {
+                let cur = (rem << 16) | *limb;
+                *limb = cur / 10;
+                rem = cur % 10;
+                rest |= *limb;
+            }
             i -= 1;
-            digits[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
+            digits[i] = b'0' + rem as u8;
+            if rest == 0 {
                 break;
             }
         }

@@ -67,8 +67,32 @@ pub struct BefFile<'a> {
     offsets: [usize; SLOTS],
 }
 
-/// Result of a failed check, before the offset is attached.
-type Check<T> = Result<T, BefError>;
+/// A failed check before it becomes a [`BefError`]: small and `Copy`, so the verifier's
+/// many `?`s pass three words rather than a 150-byte error, and the error is built once,
+/// out of line.
+#[derive(Clone, Copy, Debug)]
+struct Fail {
+    kind: K,
+    offset: usize,
+    detail: &'static str,
+}
+
+impl Fail {
+    const fn new(kind: K, offset: usize, detail: &'static str) -> Self {
+        Fail { kind, offset, detail }
+    }
+}
+
+impl From<Fail> for BefError {
+    #[cold]
+    #[inline(never)]
+    fn from(f: Fail) -> Self {
+        BefError::new(f.kind, f.offset, f.detail)
+    }
+}
+
+/// Result of a check.
+type Check<T> = Result<T, Fail>;
 
 impl<'a> BefFile<'a> {
     /// Load and verify `bytes`, and check every kernel name against `kernels`.
@@ -84,6 +108,11 @@ impl<'a> BefFile<'a> {
     /// Load and verify `bytes` without checking kernel names (for tools such as the
     /// disassembler).
     pub fn load_unresolved(bytes: &'a [u8], scratch: Allocator) -> Result<Self, BefError> {
+        Ok(Self::verify(bytes, scratch)?)
+    }
+
+    /// Slice the sections and verify everything but kernel names.
+    fn verify(bytes: &'a [u8], scratch: Allocator) -> Check<Self> {
         let file = Self::sections(bytes)?;
         file.verify_strings()?;
         file.verify_attributes()?;
@@ -100,34 +129,34 @@ impl<'a> BefFile<'a> {
         Ok(file)
     }
 
-    fn err(&self, section: usize, kind: K, detail: &str) -> BefError {
-        BefError::new(kind, self.offsets[section], detail)
+    fn err(&self, section: usize, kind: K, detail: &'static str) -> Fail {
+        Fail::new(kind, self.offsets[section], detail)
     }
 
     /// Parse the header and directory and slice the sections.
     fn sections(bytes: &'a [u8]) -> Check<Self> {
         if bytes.len() < f::HEADER_SIZE {
-            return Err(BefError::new(K::Truncated, bytes.len(), "header"));
+            return Err(Fail::new(K::Truncated, bytes.len(), "header"));
         }
         if !(bytes.as_ptr() as usize).is_multiple_of(f::ALIGN) {
-            return Err(BefError::new(K::Misaligned, 0, ""));
+            return Err(Fail::new(K::Misaligned, 0, ""));
         }
         if bytes[0..4] != f::MAGIC {
-            return Err(BefError::new(K::BadMagic, 0, ""));
+            return Err(Fail::new(K::BadMagic, 0, ""));
         }
         if u16::from_le_bytes([bytes[4], bytes[5]]) != f::VERSION_MAJOR {
-            return Err(BefError::new(K::UnsupportedVersion, 4, ""));
+            return Err(Fail::new(K::UnsupportedVersion, 4, ""));
         }
         if rd32(bytes, 8) as usize != bytes.len() {
-            return Err(BefError::new(K::Truncated, 8, "file_size"));
+            return Err(Fail::new(K::Truncated, 8, "file_size"));
         }
         if rd32(bytes, f::CHECKSUM_OFFSET) != f::checksum(bytes) {
-            return Err(BefError::new(K::BadChecksum, f::CHECKSUM_OFFSET, ""));
+            return Err(Fail::new(K::BadChecksum, f::CHECKSUM_OFFSET, ""));
         }
         let count = rd32(bytes, 12) as usize;
         let dir_end = count.checked_mul(f::SECTION_ENTRY_SIZE).and_then(|n| n.checked_add(f::HEADER_SIZE));
         if dir_end.is_none_or(|end| end > bytes.len()) {
-            return Err(BefError::new(K::Truncated, 12, "section directory"));
+            return Err(Fail::new(K::Truncated, 12, "section directory"));
         }
         let mut found: [Option<&'a [u8]>; SLOTS] = [None; SLOTS];
         let mut offsets = [0usize; SLOTS];
@@ -141,12 +170,12 @@ impl<'a> BefFile<'a> {
             }
             let in_file = off.checked_add(size).is_some_and(|end| end <= bytes.len());
             if !in_file || !off.is_multiple_of(f::ALIGN) || found[slot].is_some() {
-                return Err(BefError::new(K::BadSection, at, "offset, size or duplicate"));
+                return Err(Fail::new(K::BadSection, at, "offset, size or duplicate"));
             }
             found[slot] = Some(&bytes[off..off + size]);
             offsets[slot] = off;
         }
-        let get = |id: u32| found[section_slot(id)].ok_or(BefError::new(K::MissingSection, 12, ""));
+        let get = |id: u32| found[section_slot(id)].ok_or(Fail::new(K::MissingSection, 12, ""));
         let strings = get(f::section::STRINGS)?;
         let types = get(f::section::TYPES)?;
         let kernel_names = get(f::section::KERNEL_NAMES)?;
@@ -157,8 +186,7 @@ impl<'a> BefFile<'a> {
         let pool = get(f::section::POOL)?;
         let locations = get(f::section::LOCATIONS)?;
         let module = get(f::section::MODULE)?;
-        let bad =
-            |id: u32| BefError::new(K::BadSection, offsets[section_slot(id)], "size is not whole records");
+        let bad = |id: u32| Fail::new(K::BadSection, offsets[section_slot(id)], "size is not whole records");
         let functions: &[FunctionRecord] = cast(functions).ok_or(bad(f::section::FUNCTIONS))?;
         let kernels: &[KernelRecord] = cast(kernels).ok_or(bad(f::section::KERNELS))?;
         let streams = match found[section_slot(f::section::STREAMS)] {
@@ -167,11 +195,7 @@ impl<'a> BefFile<'a> {
                 Some(w) if w.len() == functions.len() + kernels.len() => w,
                 _ => {
                     let at = offsets[section_slot(f::section::STREAMS)];
-                    return Err(BefError::new(
-                        K::BadSection,
-                        at,
-                        "streams: not one id per function and kernel",
-                    ));
+                    return Err(Fail::new(K::BadSection, at, "streams: not one id per function and kernel"));
                 }
             },
         };
@@ -242,9 +266,9 @@ impl<'a> BefFile<'a> {
         let slot = section_slot(f::section::ATTRIBUTES);
         let mut expect = 0usize;
         for (i, &off) in self.attr_index.iter().enumerate() {
-            let fail = |d: &str| BefError::new(K::BadAttribute, self.offsets[slot] + off as usize, d);
+            let fail = |d: &'static str| Fail::new(K::BadAttribute, self.offsets[slot] + off as usize, d);
             if off as usize != expect {
-                return Err(BefError::new(
+                return Err(Fail::new(
                     K::BadAttribute,
                     self.offsets[slot] + expect,
                     "index does not match blob layout",
@@ -305,13 +329,13 @@ impl<'a> BefFile<'a> {
     fn verify_function(&self, fi: usize, scratch: Allocator) -> Check<()> {
         let fr = self.functions[fi];
         let at = self.offsets[section_slot(f::section::FUNCTIONS)] + fi * size_of::<FunctionRecord>();
-        let fail = |d: &str| BefError::new(K::BadFunction, at, d);
-        self.str_checked(fr.name).ok_or(BefError::new(K::BadString, at, "function name"))?;
+        let fail = |d: &'static str| Fail::new(K::BadFunction, at, d);
+        self.str_checked(fr.name).ok_or(Fail::new(K::BadString, at, "function name"))?;
         if fr.location != f::NONE && fr.location as usize >= self.locations.len() {
-            return Err(BefError::new(K::BadIndex, at, "function location"));
+            return Err(Fail::new(K::BadIndex, at, "function location"));
         }
         if fr.attrs != f::NONE && self.attr_header(fr.attrs).is_none_or(|h| h.kind() != f::attr::DICT) {
-            return Err(BefError::new(K::BadIndex, at, "function attributes"));
+            return Err(Fail::new(K::BadIndex, at, "function attributes"));
         }
         let (na, nr, nreg) = (fr.num_args as usize, fr.num_results as usize, fr.num_registers as usize);
         let sig = self
@@ -366,7 +390,7 @@ impl<'a> BefFile<'a> {
                 return Err(fail("register record"));
             }
         }
-        let mut cursors = Scratch::new(scratch, nreg).ok_or(BefError::new(K::OutOfMemory, at, ""))?;
+        let mut cursors = Scratch::new(scratch, nreg).ok_or(Fail::new(K::OutOfMemory, at, ""))?;
         self.verify_kernels(fi, fr, kernels, regs, results, cursors.words(), first)
     }
 
@@ -387,7 +411,7 @@ impl<'a> BefFile<'a> {
         for (ki, k) in kernels.iter().enumerate() {
             let at =
                 self.offsets[section_slot(f::section::KERNELS)] + (first + ki) * size_of::<KernelRecord>();
-            let fail = |kind, d: &str| BefError::new(kind, at, d);
+            let fail = |kind, d: &'static str| Fail::new(kind, at, d);
             if k.code as usize >= self.kernel_names.len() {
                 return Err(fail(K::BadIndex, "kernel code"));
             }
@@ -437,11 +461,11 @@ impl<'a> BefFile<'a> {
         }
         let at = self.offsets[section_slot(f::section::FUNCTIONS)];
         if next != fr.num_registers {
-            return Err(BefError::new(K::BadFunction, at, "registers not all defined"));
+            return Err(Fail::new(K::BadFunction, at, "registers not all defined"));
         }
         for (c, r) in cursor.iter().zip(regs) {
             if *c != r.num_users {
-                return Err(BefError::new(K::BadFunction, at, "users list longer than the uses"));
+                return Err(Fail::new(K::BadFunction, at, "users list longer than the uses"));
             }
         }
         for r in results {
@@ -449,7 +473,7 @@ impl<'a> BefFile<'a> {
         }
         for (c, r) in cursor.iter().zip(regs) {
             if *c != r.num_uses {
-                return Err(BefError::new(K::BadFunction, at, "use count"));
+                return Err(Fail::new(K::BadFunction, at, "use count"));
             }
         }
         Ok(())
@@ -457,7 +481,7 @@ impl<'a> BefFile<'a> {
 
     /// Resolve every kernel name once; an unknown name is reported with the location of its
     /// first use.
-    fn check_kernel_names(&self, kernels: &dyn KernelLookup) -> Check<()> {
+    fn check_kernel_names(&self, kernels: &dyn KernelLookup) -> Result<(), BefError> {
         for (code, r) in self.kernel_names.iter().enumerate() {
             let name = self.str_checked(*r).unwrap_or("");
             if kernels.lookup(name).is_some() {

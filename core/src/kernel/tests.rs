@@ -281,6 +281,18 @@ fn registry_registers_resolves_and_refuses() {
     let names: Vec<_> = reg.entries().iter().map(|e| e.name).collect();
     assert_eq!(names, ["a.first", "tfrt.add.i32", "tfrt.call"]);
     assert_eq!(RegistryError::Full("x").to_string(), "kernel registry is full (registering 'x')");
+    // Any registration order leaves the entries sorted and every name found.
+    let all = ["c", "a", "e", "b", "d", "f"];
+    for rot in 0..all.len() {
+        let mut reg: KernelRegistry<6> = KernelRegistry::new();
+        for i in 0..all.len() {
+            let name = all[(i * 5 + rot) % all.len()];
+            reg.add_kernel(name, crate::kernel!(tfrt_add_i32)).unwrap();
+        }
+        let names: Vec<_> = reg.entries().iter().map(|e| e.name).collect();
+        assert_eq!(names, ["a", "b", "c", "d", "e", "f"]);
+        assert!(all.iter().all(|n| reg.lookup(n).is_some()));
+    }
 }
 
 #[test]
