@@ -107,6 +107,107 @@ fn flash_of(s: &Sizes) -> u64 {
     s.vector_table + s.text + s.rodata + s.data
 }
 
+const TABLE_START: &str = "<!-- cargo xtask size: component table -->";
+const TABLE_END: &str = "<!-- end of component table -->";
+/// Cells of the documented table may differ from the measurement by this many bytes (or
+/// by the percentage tolerance, whichever is larger) before the table counts as stale.
+const CELL_SLACK: u64 = 64;
+/// The images of the table and the order of its rows.
+const TABLE_IMAGES: [(&str, &str); 4] = [
+    ("minimal", "minimal"),
+    ("hostrt-firmware-example", "example"),
+    ("digits", "digits (f32)"),
+    ("digits_q8", "digits_q8 (int8)"),
+];
+const TABLE_ROWS: [&str; 22] = [
+    "BEF reader and verifier",
+    "executor",
+    "async values",
+    "kernel interface (frames, adaptors, registry)",
+    "allocator",
+    "host context and work queue",
+    "diagnostics",
+    "kernels: integer",
+    "kernels: float",
+    "kernels: control",
+    "kernels: print",
+    "kernels: other basic",
+    "tensor kernels",
+    "DSP kernels",
+    "driver (printing results)",
+    "other hostrt",
+    "Rust core library",
+    "compiler builtins (memcpy, ...)",
+    "start-up, the image's own code, other crates",
+    "constants and strings",
+    "embedded BEF programs",
+    "vector table",
+];
+
+/// The markdown table of flash bytes per component and image.
+fn component_table() -> Result<String, String> {
+    let mut cols = Vec::new();
+    for (bin, _) in TABLE_IMAGES {
+        cols.push(components::measure(
+            &root().join(format!("examples/firmware/target/{TARGET}/release/{bin}")),
+        )?);
+    }
+    let mut t = String::from("| component |");
+    for (_, title) in TABLE_IMAGES {
+        t += &format!(" {title} |");
+    }
+    t += "\n|---|";
+    t += &"---:|".repeat(TABLE_IMAGES.len());
+    t += "\n";
+    for row in TABLE_ROWS {
+        if cols.iter().all(|c| c.get(row).copied().unwrap_or(0) == 0) {
+            continue;
+        }
+        t += &format!("| {row} |");
+        for c in &cols {
+            t += &format!(" {} |", c.get(row).copied().unwrap_or(0));
+        }
+        t += "\n";
+    }
+    if let Some(extra) = cols.iter().flat_map(|c| c.keys()).find(|k| !TABLE_ROWS.contains(k)) {
+        return Err(format!("component '{extra}' has no row in the table"));
+    }
+    t += "| **total flash** |";
+    for c in &cols {
+        t += &format!(" **{}** |", c.values().sum::<u64>());
+    }
+    t += "\n";
+    Ok(t)
+}
+
+/// The first cell of `documented` that differs from `measured` by more than the tolerance.
+fn stale_cell(documented: &str, measured: &str) -> Option<String> {
+    let rows = |t: &str| -> Vec<(String, Vec<u64>)> {
+        t.lines()
+            .filter(|l| l.starts_with("| ") && !l.starts_with("| component"))
+            .map(|l| {
+                let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
+                let nums =
+                    cells[1..].iter().map(|c| c.trim_matches('*').parse().unwrap_or(u64::MAX)).collect();
+                (cells[0].to_string(), nums)
+            })
+            .collect()
+    };
+    let (doc, now) = (rows(documented), rows(measured));
+    if doc.iter().map(|r| &r.0).ne(now.iter().map(|r| &r.0)) {
+        return Some("its rows differ from the measured components".into());
+    }
+    for ((name, d), (_, m)) in doc.iter().zip(&now) {
+        for (i, (d, m)) in d.iter().zip(m).enumerate() {
+            let slack = (m * TOLERANCE_PERCENT / 100).max(CELL_SLACK);
+            if d.abs_diff(*m) > slack {
+                return Some(format!("'{name}' for {} says {d} bytes, measured {m}", TABLE_IMAGES[i].1));
+            }
+        }
+    }
+    None
+}
+
 fn run() -> Result<bool, String> {
     let update = std::env::args().any(|a| a == "--update-baseline");
     let build = firmware_cargo(&["build", "--release", "--quiet", "--target", TARGET, "--bins"])?;
@@ -170,6 +271,26 @@ fn run() -> Result<bool, String> {
             m.arena_buffer
         );
     }
+    let table = component_table()?;
+    print!("flash by component (bytes):\n{table}");
+    let porting = root().join("docs/porting.md");
+    let docs = std::fs::read_to_string(&porting).map_err(|e| format!("{}: {e}", porting.display()))?;
+    let (Some(start), Some(end)) = (docs.find(TABLE_START), docs.find(TABLE_END)) else {
+        return Err(format!("{}: no size table markers", porting.display()));
+    };
+    let documented = &docs[start + TABLE_START.len()..end];
+    if update {
+        let text = format!("{}{TABLE_START}\n{table}{}", &docs[..start], &docs[end..]);
+        std::fs::write(&porting, text).map_err(|e| e.to_string())?;
+        println!("docs/porting.md size table updated");
+    } else if let Some(stale) = stale_cell(documented, &table) {
+        ok = false;
+        println!("  docs/porting.md size table -> FAIL: {stale}; run cargo xtask size --update-baseline");
+    } else {
+        println!(
+            "  docs/porting.md size table matches (within {TOLERANCE_PERCENT}% or {CELL_SLACK} bytes per cell) -> ok"
+        );
+    }
     println!("example image flash by crate (symbols):");
     let mut crates: Vec<_> = s.by_crate.iter().collect();
     crates.sort_by(|a, b| b.1.cmp(a.1));
@@ -212,6 +333,7 @@ fn run() -> Result<bool, String> {
     Ok(ok)
 }
 
+mod components;
 mod libs;
 
 fn main() -> ExitCode {
