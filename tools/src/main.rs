@@ -1,6 +1,7 @@
 //! `hostrt`: compile MLIR (`tfrt` dialect) to BEF, disassemble BEF, run programs, and check
 //! test files against their RUN/CHECK lines.
 
+mod arena;
 mod check;
 mod run;
 
@@ -44,7 +45,10 @@ enum Command {
     /// `--work_queue_type s|mstd[:N[,M]]` (single-threaded, the default, or N workers and M
     /// blocking threads); `--host_allocator_type` one of leak_check_allocator, malloc,
     /// profiled_allocator, test_fixed_size_1k; `--functions a,b` (only these, in order;
-    /// repeatable); `--test_init_function f` (run f first); `--print_error_code`.
+    /// repeatable); `--test_init_function f` (run f first); `--print_error_code`;
+    /// `--record-arena-peak[=OUT]` (instead of the usual output, measure the arena each
+    /// function without arguments needs and write the BEF with an ARENA section to OUT: by
+    /// default the input when it is BEF, else the input with the extension `.bef`).
     Run {
         /// The input file and the driver options, as described above.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
@@ -105,6 +109,22 @@ fn bef_of(path: &std::path::Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
     hostrt_compiler::compile(&name, &text, WriteOptions::default()).map_err(|e| e.to_string())
 }
 
+/// `hostrt run --record-arena-peak`: measure each function's arena, write `bef` with the
+/// ARENA section to `out`, and list the figures.
+fn record_arena(bef: &[u8], opts: &run::RunOptions, out: &PathBuf) -> Result<(), String> {
+    let kernels = run::kernels(opts)?;
+    let bytes = AlignedBytes::new(bef);
+    let needs = arena::measure(bytes.as_bytes(), &*kernels)?;
+    let list: Vec<(u32, usize)> = needs.iter().map(|n| (n.function, n.bytes)).collect();
+    let recorded = hostrt_compiler::bef::with_arena(bef, &list, size_of::<usize>() as u8)?;
+    write_output(out, &recorded)?;
+    for n in &needs {
+        println!("@{}: arena {} bytes (peak {} bytes requested)", n.name, n.bytes, n.requested_peak);
+    }
+    println!("recorded in {}", out.display());
+    Ok(())
+}
+
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Run { args } => {
@@ -119,7 +139,19 @@ fn run(cli: Cli) -> Result<(), String> {
             };
             let input = PathBuf::from(input);
             let bytes = read_input(&input).map_err(|e| format!("cannot open input file {e}"))?;
+            let is_bef = bytes.starts_with(&hostrt_core::bef::format::MAGIC);
             let bef = bef_of(&input, bytes)?;
+            if let Some(out) = &opts.record_arena_peak {
+                let out = match out.as_str() {
+                    "" if input.as_os_str() == "-" => {
+                        return Err("--record-arena-peak needs a file name (=OUT) for standard input".into());
+                    }
+                    "" if is_bef => input.clone(),
+                    "" => input.with_extension("bef"),
+                    path => PathBuf::from(path),
+                };
+                return record_arena(&bef, &opts, &out);
+            }
             match run::run(&argv0, &bef, &opts, &run::StdIo, &run::PrintDiagnostics::default()) {
                 0 => Ok(()),
                 code => std::process::exit(i32::from(code)),

@@ -45,6 +45,9 @@ pub struct RunOptions {
     pub print_error_code: bool,
     /// C-API plugins (shared objects) to load before the program, in order (`--plugin`).
     pub plugins: Vec<String>,
+    /// `--record-arena-peak[=OUT]`: instead of running for output, measure each function's
+    /// arena and write the BEF with an ARENA section (`Some("")`: to the default path).
+    pub record_arena_peak: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -56,6 +59,7 @@ impl Default for RunOptions {
             test_init_function: None,
             print_error_code: false,
             plugins: Vec::new(),
+            record_arena_peak: None,
         }
     }
 }
@@ -138,6 +142,7 @@ impl RunOptions {
                     )));
                 }
                 "tracing_level" => {}
+                "record-arena-peak" => opts.record_arena_peak = Some(inline.unwrap_or("").to_string()),
                 "print_error_code" => {
                     opts.print_error_code = flag_value(arg, inline)
                         .map_err(|e| bad(format!("for the --print_error_code option: {e}")))?;
@@ -362,27 +367,13 @@ pub fn run(
             }
         },
     };
-    // The basic, tensor, int8 `dsp.*` and Vulkan `vk.*` kernels (the device opens on first
-    // use), and TFRT's test kernels as `bef_executor` links them.
-    let mut registry: KernelRegistry<1024> = KernelRegistry::new();
-    let registered = register_basic_kernels(&mut registry)
-        .and_then(|()| register_tensor_kernels(&mut registry))
-        .and_then(|()| registry.add_entries(hostrt_dsp::kernels::KERNELS))
-        .and_then(|()| hostrt_vulkan::kernels::register_vulkan_kernels(&mut registry))
-        .and_then(|()| register_test_kernels(&mut registry));
-    if let Err(e) = registered {
-        io.err(&format!("{argv0}: {e}\n"));
-        return 1;
-    }
-    // TensorFlow's standard NN op definitions, then the C-API plugins asked for: their
-    // kernels run as `tf.<Op>` (docs/capi.md).
-    register_standard_ops();
-    for plugin in &opts.plugins {
-        if let Err(e) = load_plugin(std::path::Path::new(plugin)) {
+    let registry = match kernels(opts) {
+        Ok(r) => r,
+        Err(e) => {
             io.err(&format!("{argv0}: {e}\n"));
             return 1;
         }
-    }
+    };
     let bef = AlignedBytes::new(bytes);
     let on_diagnostic = |d: &Diagnostic| {
         diags.emit(
@@ -395,7 +386,7 @@ pub fn run(
     let output = |a: std::fmt::Arguments<'_>| io.out(&a.to_string());
     let status = {
         let host = HostContext::new(alloc.0, queue).with_output(&output).with_diagnostics(&on_diagnostic);
-        match TfProgram::load(bef.as_bytes(), &registry, alloc.0) {
+        match TfProgram::load(bef.as_bytes(), &*registry, alloc.0) {
             Ok(program) => run_functions(argv0, &program, &host, opts, io),
             Err(LoadError::Kernel(d)) => {
                 diags.emit(io, DiagnosticKind::Load, d.location.as_ref(), d.message());
@@ -432,6 +423,25 @@ pub fn run(
         return 1;
     }
     u8::from(failed)
+}
+
+/// The kernels `hostrt run` links: the basic, tensor, int8 `dsp.*` and Vulkan `vk.*` kernels
+/// (the device opens on first use), and TFRT's test kernels as `bef_executor` links them;
+/// then TensorFlow's standard NN op definitions and the C-API plugins `opts` names, whose
+/// kernels run as `tf.<Op>` (docs/capi.md).
+pub fn kernels(opts: &RunOptions) -> Result<Box<KernelRegistry<1024>>, String> {
+    let mut registry: Box<KernelRegistry<1024>> = Box::default();
+    register_basic_kernels(&mut registry)
+        .and_then(|()| register_tensor_kernels(&mut registry))
+        .and_then(|()| registry.add_entries(hostrt_dsp::kernels::KERNELS))
+        .and_then(|()| hostrt_vulkan::kernels::register_vulkan_kernels(&mut registry))
+        .and_then(|()| register_test_kernels(&mut registry))
+        .map_err(|e| e.to_string())?;
+    register_standard_ops();
+    for plugin in &opts.plugins {
+        load_plugin(std::path::Path::new(plugin)).map_err(|e| e.to_string())?;
+    }
+    Ok(registry)
 }
 
 fn run_functions(

@@ -5,7 +5,9 @@
 //! must finish: no await left waiting (the queue reports that as a deadlock), no panic, and
 //! every block handed out comes back.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+mod suites;
 
 use hostrt_compiler::compile;
 use hostrt_core::allocator::{FailAfter, FixedArena};
@@ -77,22 +79,9 @@ fn sweep_text(path: &Path, text: String) -> usize {
     tried
 }
 
-fn mlir_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "mlir"))
-        .collect();
-    files.sort();
-    files
-}
-
 #[test]
 fn project_programs_survive_exhaustion_at_every_sampled_point() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
-    let mut files = mlir_files(&dir);
-    files.extend(mlir_files(&dir.join("executor")));
-    let tried: usize = files.iter().map(|p| sweep(p)).sum();
+    let tried: usize = suites::project_programs().iter().map(|p| sweep(p)).sum();
     assert!(tried > 100, "{tried} failure points");
 }
 
@@ -104,41 +93,17 @@ fn quantized_digits_survive_exhaustion_at_every_sampled_point() {
 
 #[test]
 fn conformance_programs_survive_exhaustion_at_every_sampled_point() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/tfrt");
-    if !dir.is_dir() {
-        println!("skipped: no conformance suite at {}", dir.display());
-        return;
-    }
+    let Some(programs) = suites::conformance_programs() else { return };
     // control_flow.mlir's long `tfrt.repeat.i32` chains of waiters used to overflow the
     // stack here: past the depth guard, the task that continues such a chain could not be
     // allocated. The waiter node itself now becomes that task.
-    let tried: usize = mlir_files(&dir).iter().map(|p| sweep(p)).sum();
+    let tried: usize = programs.iter().map(|p| sweep(p)).sum();
     assert!(tried > 200, "{tried} failure points");
 }
 
 #[test]
 fn tensor_conformance_programs_survive_exhaustion_at_every_sampled_point() {
-    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/tfrt-tensor");
-    if !suite.is_dir() {
-        println!("skipped: no tensor conformance suite at {}", suite.display());
-        return;
-    }
-    let suite = suite.canonicalize().unwrap();
-    let mut tried = 0;
-    for dir in ["mlir_tests/tensor", "backends/cpu/mlir_tests/mnist", "backends/cpu/mlir_tests/resnet"] {
-        for path in mlir_files(&suite.join(dir)) {
-            // matmul.mlir's benchmark runs a 512x512x512 product up to a thousand times per
-            // sweep point; its other functions are covered by the conformance check.
-            // kernel_errors.mlir is a verifier test: it does not compile.
-            if path.ends_with("matmul.mlir") || path.ends_with("kernel_errors.mlir") {
-                continue;
-            }
-            // Data files are named relative to the suite's folder; tests share one working
-            // directory, so the paths are made absolute instead.
-            let text = std::fs::read_to_string(&path).unwrap();
-            let text = text.replace("\"backends/", &format!("\"{}/backends/", suite.display()));
-            tried += sweep_text(&path, text);
-        }
-    }
+    let Some(programs) = suites::tensor_programs() else { return };
+    let tried: usize = programs.into_iter().map(|(path, text)| sweep_text(&path, text)).sum();
     assert!(tried > 100, "{tried} failure points");
 }

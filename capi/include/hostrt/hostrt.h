@@ -61,7 +61,8 @@ typedef struct {
   // `sizeof(hostrt_host_options)`, set by `hostrt_host_options_init`.
   size_t struct_size;
   // Caller memory for the arena (`arena_bytes` bytes, valid until the host is
-  // destroyed), or NULL for memory hostrt allocates.
+  // destroyed; the arena starts at its first 64-byte boundary), or NULL for memory
+  // hostrt allocates (exactly `arena_bytes` of arena).
   void *arena;
   // The arena's size; 0 with `arena` NULL: no arena, the system heap.
   size_t arena_bytes;

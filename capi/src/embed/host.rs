@@ -24,7 +24,8 @@ pub struct hostrt_host_options {
     /// `sizeof(hostrt_host_options)`, set by `hostrt_host_options_init`.
     pub struct_size: usize,
     /// Caller memory for the arena (`arena_bytes` bytes, valid until the host is
-    /// destroyed), or NULL for memory hostrt allocates.
+    /// destroyed; the arena starts at its first 64-byte boundary), or NULL for memory
+    /// hostrt allocates (exactly `arena_bytes` of arena).
     pub arena: *mut c_void,
     /// The arena's size; 0 with `arena` NULL: no arena, the system heap.
     pub arena_bytes: usize,
@@ -150,8 +151,15 @@ unsafe fn new_arena(options: &hostrt_host_options) -> Result<Option<Arena>, Erro
         return Ok(None);
     }
     let (memory, owned): (*mut [u8], _) = if options.arena.is_null() {
-        let m = Box::into_raw(vec![0u8; options.arena_bytes].into_boxed_slice());
-        (m, Some(m))
+        // Room for the arena's 64-byte start (`FixedArena::init`), so its capacity is
+        // exactly `arena_bytes`.
+        let align = hostrt_core::allocator::ARENA_ALIGN;
+        let m = Box::into_raw(vec![0u8; options.arena_bytes + align - 1].into_boxed_slice());
+        let skip = (m.cast::<u8>() as usize).wrapping_neg() % align;
+        // SAFETY: `skip + arena_bytes <= arena_bytes + align - 1`, inside the box.
+        let exact =
+            std::ptr::slice_from_raw_parts_mut(unsafe { m.cast::<u8>().add(skip) }, options.arena_bytes);
+        (exact, Some(m))
     } else {
         (std::ptr::slice_from_raw_parts_mut(options.arena.cast::<u8>(), options.arena_bytes), None)
     };

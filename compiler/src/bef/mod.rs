@@ -10,4 +10,4 @@ mod write;
 mod tests;
 
 pub use decode::decode;
-pub use write::{WriteOptions, write, write_with};
+pub use write::{WriteOptions, with_arena, with_section, write, write_with};

@@ -418,7 +418,7 @@ fn dense_blob(code: u8, dims: &[i64], data: &[u8]) -> DenseBlob {
 #[test]
 fn dense_attributes_have_the_documented_layout() {
     let bef = compile_ok(&dense_program(&["dense<[1.0, 2.0]> : tensor<2xf32>"]));
-    assert_eq!(u16::from_le_bytes([bef[6], bef[7]]), 2, "minor version 2");
+    assert_eq!(u16::from_le_bytes([bef[6], bef[7]]), 3, "minor version 3 (2 added DENSE)");
     let blobs = dense_blobs(&bef);
     assert_eq!(blobs.len(), 1);
     let (_, header, payload) = &blobs[0];
@@ -551,4 +551,35 @@ fn the_writer_rejects_malformed_dense_attributes() {
         let text = print(&module, &PrintOptions::default());
         assert!(text.contains("value = dense<"), "{text}");
     }
+}
+
+#[test]
+fn arena_records_round_trip_and_a_bad_section_is_refused() {
+    let bef = compile_ok("func.func @a() { tfrt.return }\nfunc.func @b(%x: i32) { tfrt.return }");
+    with_file(&bef, |f| assert_eq!(f.arena_need(0), None, "no ARENA section yet"));
+    let recorded = super::with_arena(&bef, &[(0, 4096)], 4).unwrap();
+    with_file(&recorded, |f| {
+        let need = f.arena_need(0).unwrap();
+        assert_eq!((need.bytes, need.measured, need.pointer_bytes), (4096, true, 4));
+        assert_eq!(f.arena_need(1), None, "a function left out records nothing");
+        assert_eq!(f.function(0).unwrap().name(), "a", "the other sections are kept");
+    });
+    // Recording again replaces the section rather than adding a second one.
+    let again = super::with_arena(&recorded, &[(1, 64)], 8).unwrap();
+    with_file(&again, |f| {
+        assert_eq!(f.arena_need(0), None);
+        assert_eq!(f.arena_need(1).unwrap().bytes, 64);
+    });
+    assert!(super::with_arena(&bef, &[(2, 1)], 8).is_err(), "no function 2");
+    // One word short: a clear load error, not a misread.
+    let short = super::with_section(&bef, hostrt_core::bef::format::section::ARENA, &[0u8; 12]).unwrap();
+    let aligned = hostrt_std::AlignedBytes::new(&short);
+    let e = BefFile::load_unresolved(aligned.as_bytes(), scratch()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "invalid BEF at byte offset {}: malformed section directory entry (arena: not two words per function)",
+            e.offset
+        )
+    );
 }

@@ -544,27 +544,87 @@ impl<'s> Writer<'s> {
             let streams = [self.root_streams.as_slice(), self.kernel_streams.as_slice()].concat();
             sections.push((section::STREAMS, words(&streams)));
         }
-        let mut out = Vec::new();
-        out.extend_from_slice(&f::MAGIC);
-        out.extend_from_slice(&f::VERSION_MAJOR.to_le_bytes());
-        out.extend_from_slice(&f::VERSION_MINOR.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes()); // file size, patched below
-        out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
-        out.extend_from_slice(&[0u8; 8]); // checksum (patched below), flags
-        let dir = out.len();
-        out.resize(dir + sections.len() * f::SECTION_ENTRY_SIZE, 0);
-        for (i, (id, data)) in sections.iter().enumerate() {
-            out.resize(out.len().next_multiple_of(f::ALIGN), 0);
-            let at = dir + i * f::SECTION_ENTRY_SIZE;
-            let entry = [*id, out.len() as u32, data.len() as u32, 0];
-            for (j, w) in entry.iter().enumerate() {
-                out[at + 4 * j..at + 4 * j + 4].copy_from_slice(&w.to_le_bytes());
-            }
-            out.extend_from_slice(data);
-        }
-        let size = out.len() as u32;
-        out[8..12].copy_from_slice(&size.to_le_bytes());
-        f::seal(&mut out);
-        out
+        assemble(&sections)
     }
+}
+
+/// A BEF file of `sections` (id, bytes), in this order: header, directory, then each
+/// section 8-byte aligned; the size and checksum filled in.
+fn assemble(sections: &[(u32, Vec<u8>)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&f::MAGIC);
+    out.extend_from_slice(&f::VERSION_MAJOR.to_le_bytes());
+    out.extend_from_slice(&f::VERSION_MINOR.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes()); // file size, patched below
+    out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
+    out.extend_from_slice(&[0u8; 8]); // checksum (patched below), flags
+    let dir = out.len();
+    out.resize(dir + sections.len() * f::SECTION_ENTRY_SIZE, 0);
+    for (i, (id, data)) in sections.iter().enumerate() {
+        out.resize(out.len().next_multiple_of(f::ALIGN), 0);
+        let at = dir + i * f::SECTION_ENTRY_SIZE;
+        let entry = [*id, out.len() as u32, data.len() as u32, 0];
+        for (j, w) in entry.iter().enumerate() {
+            out[at + 4 * j..at + 4 * j + 4].copy_from_slice(&w.to_le_bytes());
+        }
+        out.extend_from_slice(data);
+    }
+    let size = out.len() as u32;
+    out[8..12].copy_from_slice(&size.to_le_bytes());
+    f::seal(&mut out);
+    out
+}
+
+/// `bef` with section `id` set to `data` (replaced if present, else added); every other
+/// section is kept as it is, unknown ones included. `bef` must be a verified BEF file (its
+/// directory is trusted to lie inside it).
+pub fn with_section(bef: &[u8], id: u32, data: &[u8]) -> Result<Vec<u8>, String> {
+    let word = |at: usize| -> Result<u32, String> {
+        bef.get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .ok_or_else(|| format!("BEF truncated at byte {at}"))
+    };
+    let count = word(12)? as usize;
+    let mut sections = Vec::new();
+    for i in 0..count {
+        let at = f::HEADER_SIZE + i * f::SECTION_ENTRY_SIZE;
+        let (sid, off, size) = (word(at)?, word(at + 4)? as usize, word(at + 8)? as usize);
+        let bytes = bef.get(off..off + size).ok_or_else(|| format!("section {sid} outside the file"))?;
+        if sid != id {
+            sections.push((sid, bytes.to_vec()));
+        }
+    }
+    sections.push((id, data.to_vec()));
+    Ok(assemble(&sections))
+}
+
+/// `bef` with an ARENA section (docs/bef.md, "Arena sizes") recording, for each
+/// `(function index, bytes)`, a measured need on a machine with `pointer_bytes`-byte
+/// pointers; functions not listed record none.
+pub fn with_arena(bef: &[u8], needs: &[(u32, usize)], pointer_bytes: u8) -> Result<Vec<u8>, String> {
+    let functions = function_count(bef)?;
+    let mut words = vec![0u32; 2 * functions];
+    for &(fi, bytes) in needs {
+        let i = 2 * fi as usize;
+        if i + 1 >= words.len() {
+            return Err(format!("no function {fi}"));
+        }
+        words[i] =
+            u32::try_from(bytes).map_err(|_| format!("function {fi}: {bytes} bytes do not fit 32 bits"))?;
+        words[i + 1] = f::arena::MEASURED | u32::from(pointer_bytes);
+    }
+    let data: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    with_section(bef, section::ARENA, &data)
+}
+
+/// Number of function records in `bef`'s FUNCTIONS section.
+fn function_count(bef: &[u8]) -> Result<usize, String> {
+    let word = |at: usize| bef.get(at..at + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let count = word(12).ok_or("BEF truncated")? as usize;
+    (0..count)
+        .map(|i| f::HEADER_SIZE + i * f::SECTION_ENTRY_SIZE)
+        .find(|&at| word(at) == Some(section::FUNCTIONS))
+        .and_then(|at| word(at + 8))
+        .map(|size| size as usize / size_of::<FunctionRecord>())
+        .ok_or_else(|| "BEF has no FUNCTIONS section".to_string())
 }

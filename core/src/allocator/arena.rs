@@ -10,6 +10,10 @@ use super::{AllocError, AllocStats, HostAllocator};
 /// Smallest buffer the arena accepts (the underlying heap needs room for one free-list node).
 pub const MIN_ARENA_BYTES: usize = 4 * core::mem::size_of::<usize>();
 
+/// Where in its buffer an arena starts: at the first multiple of this, the largest alignment
+/// hostrt asks for (a tensor buffer's, [`BUFFER_ALIGN`](crate::tensor::BUFFER_ALIGN)).
+pub const ARENA_ALIGN: usize = 64;
+
 /// A heap over a caller-provided `&'static mut [u8]`, with in-use / peak / failure counters.
 ///
 /// Create it empty in a `static` and [`init`](Self::init) it once at start-up; register it to
@@ -80,22 +84,28 @@ impl FixedArena {
         }
     }
 
-    /// Give the arena its memory. Only the first call succeeds.
+    /// Give the arena its memory. Only the first call succeeds. The arena starts at the
+    /// buffer's first [`ARENA_ALIGN`]-byte boundary, so a program's blocks are laid out the same wherever
+    /// the buffer is: the arena size recorded in a BEF file (docs/bef.md, "Arena sizes")
+    /// holds for any buffer of at least that [`capacity`](Self::capacity).
     pub fn init(&self, buffer: &'static mut [u8]) -> Result<(), ArenaInitError> {
-        if buffer.len() < MIN_ARENA_BYTES {
+        let skip = (buffer.as_ptr() as usize).wrapping_neg() % ARENA_ALIGN;
+        let Some(usable) = buffer.len().checked_sub(skip).filter(|n| *n >= MIN_ARENA_BYTES) else {
             return Err(ArenaInitError::TooSmall);
-        }
+        };
         if self.initialized.swap(true, Ordering::AcqRel) {
             return Err(ArenaInitError::AlreadyInitialized);
         }
-        // SAFETY: `buffer` is valid, exclusively borrowed for 'static and non-empty; the
-        // `initialized` flag guarantees the heap is initialized exactly once.
-        unsafe { self.heap.init(buffer.as_mut_ptr() as usize, buffer.len()) };
-        self.capacity.store(buffer.len(), Ordering::Release);
+        // SAFETY: `buffer[skip..]` is valid, exclusively borrowed for 'static and at least
+        // MIN_ARENA_BYTES long; the `initialized` flag guarantees the heap is initialized
+        // exactly once.
+        unsafe { self.heap.init(buffer.as_mut_ptr() as usize + skip, usable) };
+        self.capacity.store(usable, Ordering::Release);
         Ok(())
     }
 
-    /// Bytes of the buffer given to [`init`](Self::init).
+    /// Usable bytes of the buffer given to [`init`](Self::init) (from its first [`ARENA_ALIGN`]-byte
+    /// boundary on).
     pub fn capacity(&self) -> usize {
         self.capacity.load(Ordering::Acquire)
     }
@@ -145,6 +155,7 @@ unsafe impl HostAllocator for FixedArena {
             live_allocations: self.live.load(Ordering::Relaxed),
             total_allocations: self.total.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
+            capacity: self.capacity(),
         })
     }
 }

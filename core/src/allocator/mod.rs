@@ -9,7 +9,7 @@ mod arena;
 mod fault;
 mod registry;
 
-pub use arena::{ArenaInitError, FixedArena};
+pub use arena::{ARENA_ALIGN, ArenaInitError, FixedArena, MIN_ARENA_BYTES};
 pub use fault::FailAfter;
 pub use registry::{Allocator, MAX_ALLOCATORS, RegisterError};
 
@@ -74,6 +74,9 @@ pub struct AllocStats {
     pub total_allocations: usize,
     /// Allocation requests that failed.
     pub failed: usize,
+    /// Bytes the allocator can hand out in all, when fixed (a [`FixedArena`]'s buffer); 0
+    /// when unbounded or unknown.
+    pub capacity: usize,
 }
 
 /// An allocation request could not be satisfied.

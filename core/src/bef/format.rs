@@ -9,8 +9,8 @@ pub const MAGIC: [u8; 4] = *b"HBEF";
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: a newer minor version only adds sections or attribute kinds. Older readers
 /// skip unknown sections and reject unknown attribute kinds with a clear error. Minor 2 added
-/// [`attr::DENSE`].
-pub const VERSION_MINOR: u16 = 2;
+/// [`attr::DENSE`], minor 3 the ARENA section.
+pub const VERSION_MINOR: u16 = 3;
 /// Byte size of the file header.
 pub const HEADER_SIZE: usize = 24;
 /// Offset of the header's CRC-32 field.
@@ -111,9 +111,20 @@ pub mod section {
     /// each function (its pseudo kernel), then one per kernel in KERNELS order. Without it
     /// every kernel of a function shares one stream.
     pub const STREAMS: u32 = 11;
+    /// Optional: `[u32; 2]` per function, the arena it needs (docs/bef.md, "Arena sizes"):
+    /// bytes, then flags ([`arena`](super::arena)). `hostrt run --record-arena-peak` writes it.
+    pub const ARENA: u32 = 12;
     /// Every id a version-1 reader requires.
     pub const REQUIRED: [u32; 10] =
         [STRINGS, TYPES, KERNEL_NAMES, ATTRIBUTES, FUNCTIONS, KERNELS, POOL, LOCATIONS, MODULE, ATTR_INDEX];
+}
+
+/// The flags word of an ARENA record.
+pub mod arena {
+    /// Bits 0-7: the pointer size, in bytes, of the machine that measured the figure.
+    pub const POINTER_BYTES_MASK: u32 = 0xFF;
+    /// Bit 8: the figure is a measured peak (else a bound derived from the program).
+    pub const MEASURED: u32 = 1 << 8;
 }
 
 /// A string: byte range of the STRINGS section.

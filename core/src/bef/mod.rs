@@ -14,7 +14,7 @@ mod view;
 
 pub use error::{BefError, BefErrorKind};
 pub use reader::BefFile;
-pub use view::{BefAttr, BefLoc, Function};
+pub use view::{ArenaNeed, BefAttr, BefLoc, Function};
 
 /// Embed a BEF file in the binary at an 8-byte-aligned address (the reader's requirement),
 /// as a `&'static [u8]`: `include_bytes!` alone gives no alignment guarantee.

@@ -63,6 +63,8 @@ pub struct BefFile<'a> {
     pub(crate) module_attrs: u32,
     /// Stream ids: one per function, then one per kernel; empty when the file has none.
     pub(crate) streams: &'a [u32],
+    /// Arena records, two words per function; empty when the file has none.
+    pub(crate) arena: &'a [u32],
     /// Byte offset of each section, for error reporting.
     offsets: [usize; SLOTS],
 }
@@ -199,6 +201,16 @@ impl<'a> BefFile<'a> {
                 }
             },
         };
+        let arena = match found[section_slot(f::section::ARENA)] {
+            None => &[][..],
+            Some(s) => match cast::<u32>(s) {
+                Some(w) if w.len() == 2 * functions.len() => w,
+                _ => {
+                    let at = offsets[section_slot(f::section::ARENA)];
+                    return Err(Fail::new(K::BadSection, at, "arena: not two words per function"));
+                }
+            },
+        };
         Ok(BefFile {
             bytes,
             strings,
@@ -215,6 +227,7 @@ impl<'a> BefFile<'a> {
                 _ => return Err(bad(f::section::MODULE)),
             },
             streams,
+            arena,
             offsets,
         })
     }
@@ -505,7 +518,7 @@ fn bytemuck_words(w: &[u32]) -> &[u8] {
 }
 
 /// Entries of the per-file section tables: slot 0 (unknown) and one per known id.
-const SLOTS: usize = f::section::STREAMS as usize + 1;
+const SLOTS: usize = f::section::ARENA as usize + 1;
 
 /// Position of a known section id in the per-file tables (0: unknown).
 fn section_slot(id: u32) -> usize {

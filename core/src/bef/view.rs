@@ -7,6 +7,21 @@ use super::reader::{BefFile, cast};
 use crate::diagnostic::Location;
 use crate::kernel::{AttrKind, AttrRef, LocRef};
 
+/// The arena a function needs, as recorded in the file: the smallest
+/// [`FixedArena`](crate::FixedArena) capacity that loads the program and completes a call of
+/// the function from an empty arena, on a machine with `pointer_bytes`-byte pointers. A
+/// 32-bit target needs no more than a 64-bit measurement (its headers are smaller).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArenaNeed {
+    /// Arena capacity in bytes.
+    pub bytes: usize,
+    /// A measured run (`hostrt run --record-arena-peak`), not a bound derived from the
+    /// program: other inputs may need more.
+    pub measured: bool,
+    /// Pointer size of the machine the figure is for.
+    pub pointer_bytes: u8,
+}
+
 /// A location as stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BefLoc<'a> {
@@ -130,6 +145,18 @@ impl<'a> BefFile<'a> {
     pub(crate) fn kernel_streams_of(&self, rec: &FunctionRecord) -> &'a [u32] {
         let first = self.functions.len() + rec.first_kernel as usize;
         self.streams.get(first..first + rec.num_kernels as usize).unwrap_or(&[])
+    }
+
+    /// The arena function `index` needs, when the file records it (docs/bef.md, "Arena
+    /// sizes"; `hostrt run --record-arena-peak` writes it).
+    pub fn arena_need(&self, index: u32) -> Option<ArenaNeed> {
+        let i = 2 * index as usize;
+        let (bytes, flags) = (*self.arena.get(i)?, *self.arena.get(i + 1)?);
+        (bytes != 0).then_some(ArenaNeed {
+            bytes: bytes as usize,
+            measured: flags & f::arena::MEASURED != 0,
+            pointer_bytes: (flags & f::arena::POINTER_BYTES_MASK) as u8,
+        })
     }
 
     /// The named function `name`.

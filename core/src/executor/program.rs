@@ -4,7 +4,8 @@ use core::alloc::Layout;
 use core::ptr::NonNull;
 
 use crate::allocator::Allocator;
-use crate::bef::{BefError, BefErrorKind, BefFile};
+use crate::bef::{ArenaNeed, BefError, BefErrorKind, BefFile};
+use crate::diagnostic::Diagnostic;
 use crate::kernel::{KernelEntry, KernelLookup};
 
 /// A verified BEF file plus a table (in allocator memory) mapping each kernel code to its
@@ -142,6 +143,57 @@ impl<'a> Program<'a> {
     /// Index of the named function.
     pub fn function_index(&self, name: &str) -> Option<u32> {
         self.file.function_by_name(name).map(|f| f.index())
+    }
+
+    /// The arena the named function needs, when the file records it (docs/bef.md, "Arena
+    /// sizes"): the [`FixedArena`](crate::FixedArena) capacity that loads this program and
+    /// completes one call of the function.
+    pub fn arena_need(&self, name: &str) -> Option<ArenaNeed> {
+        self.file.arena_need(self.function_index(name)?)
+    }
+
+    /// Check, before calling `name`, that `alloc` is big enough for it: a
+    /// `RESOURCE_EXHAUSTED` error naming the function, the recorded need and the capacity
+    /// when the file records a need (see [`arena_need`](Self::arena_need)) larger than a
+    /// fixed-capacity allocator's. `Ok` when either is unknown. Firmware calls it at
+    /// start-up, to fail with this message rather than with out-of-memory results mid-run.
+    ///
+    /// ```
+    /// use hostrt_core::{Allocator, FixedArena, HostContext, KernelRegistry, SingleThreadedWorkQueue};
+    /// use hostrt_core::basic_kernels::integer;
+    /// use hostrt_core::executor::Program;
+    ///
+    /// let bef = hostrt_compiler::compile("x.mlir", r#"
+    ///     func.func @one() -> i32 {
+    ///       %x = tfrt.constant.i32 1
+    ///       tfrt.return %x : i32
+    ///     }"#, Default::default()).unwrap();
+    /// // What `hostrt run --record-arena-peak` does: add the ARENA section.
+    /// let bef = hostrt_compiler::bef::with_arena(&bef, &[(0, 4096)], 8).unwrap();
+    /// let bef = hostrt_std::AlignedBytes::new(&bef);
+    /// static ARENA: FixedArena = FixedArena::empty();
+    /// ARENA.init(hostrt_core::static_buffer!(1024).unwrap()).unwrap();
+    /// let alloc = Allocator::register(&ARENA).unwrap();
+    /// let registry = KernelRegistry::<1>::with_entries(&[integer::CONSTANT_I32]).unwrap();
+    /// let program = Program::load(bef.as_bytes(), &registry, alloc).unwrap();
+    /// assert_eq!(program.arena_need("one").unwrap().bytes, 4096);
+    /// let e = program.check_arena(alloc, "one").unwrap_err();
+    /// let has = ARENA.capacity(); // 1024 less the bytes before the buffer's 64-byte boundary
+    /// let want = format!("function 'one' needs an arena of 4096 bytes (recorded in its BEF file); this one has {has}");
+    /// assert_eq!(e.message(), want);
+    /// ```
+    pub fn check_arena(&self, alloc: impl Into<Allocator>, name: &str) -> Result<(), Diagnostic> {
+        let capacity = alloc.into().stats().map_or(0, |s| s.capacity);
+        match self.arena_need(name) {
+            Some(need) if capacity != 0 && need.bytes > capacity => Err(crate::diag!(
+                ResourceExhausted,
+                "function '{}' needs an arena of {} bytes (recorded in its BEF file); this one has {}",
+                name,
+                need.bytes,
+                capacity
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// The implementation of kernel `code` (verified in range at load).

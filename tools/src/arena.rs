@@ -1,0 +1,214 @@
+//! `hostrt run --record-arena-peak`: measure the arena each function needs and record it in
+//! the BEF file's ARENA section (docs/bef.md, "Arena sizes").
+//!
+//! A function runs once, as the driver runs it, through an allocator that records every
+//! allocation and free. The record is then replayed into the arena's own first-fit heap
+//! (`linked_list_allocator`, which `FixedArena` uses through embedded-alloc), unbounded; the
+//! need is the highest block end plus one free-list node, from which on a `FixedArena` of
+//! any capacity lays out the same blocks (see [`need`]).
+
+use std::alloc::Layout;
+use std::collections::HashMap;
+use std::ptr::NonNull;
+use std::sync::Mutex;
+
+use hostrt_core::allocator::{ARENA_ALIGN, AllocError, AllocStats, HostAllocator};
+use hostrt_core::driver::{DriverOptions, for_each_function_in_order, run_functions};
+use hostrt_core::executor::Program;
+use hostrt_core::kernel::KernelLookup;
+use hostrt_core::{Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, SingleThreadedWorkQueue};
+use hostrt_std::SystemAllocator;
+
+/// One allocator event of a traced run.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// Allocation number `id`.
+    Alloc { id: usize, layout: Layout },
+    /// Allocation `id` freed.
+    Free { id: usize, layout: Layout },
+}
+
+/// An allocator that forwards to the system heap and records what it is asked.
+struct Tracer {
+    system: SystemAllocator,
+    state: Mutex<TraceState>,
+}
+
+#[derive(Default)]
+struct TraceState {
+    events: Vec<Event>,
+    /// Live blocks: address to allocation number.
+    live: HashMap<usize, usize>,
+    next: usize,
+}
+
+// SAFETY: forwards to the system allocator, which upholds the contract; the bookkeeping
+// only records.
+unsafe impl HostAllocator for Tracer {
+    fn allocate(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        // A `FixedArena` refuses empty blocks; so does the tracer, so the replay matches.
+        if layout.size() == 0 {
+            return Err(AllocError::new(layout));
+        }
+        let p = self.system.allocate(layout)?;
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let id = s.next;
+        s.next += 1;
+        s.live.insert(p.as_ptr() as usize, id);
+        s.events.push(Event::Alloc { id, layout });
+        Ok(p)
+    }
+
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+        {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(id) = s.live.remove(&(ptr.as_ptr() as usize)) {
+                s.events.push(Event::Free { id, layout });
+            }
+        }
+        // SAFETY: `ptr` came from `allocate`, so from the system allocator, with `layout`.
+        unsafe { self.system.deallocate(ptr, layout) }
+    }
+
+    fn stats(&self) -> Option<AllocStats> {
+        self.system.stats()
+    }
+}
+
+/// What one function needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Need {
+    /// Function index in the file.
+    pub function: u32,
+    /// Function name.
+    pub name: String,
+    /// Arena capacity from which on the program loads and the call completes.
+    pub bytes: usize,
+    /// Peak of requested bytes in use (what `AllocStats::peak` reports).
+    pub requested_peak: usize,
+}
+
+/// Load `bef` and run function `name` as the driver does, recording every allocation.
+/// `None` when the program does not load with `kernels` (nothing to measure).
+fn trace(bef: &[u8], kernels: &dyn KernelLookup, name: &str) -> Result<Option<Vec<Event>>, String> {
+    let tracer: &'static Tracer =
+        Box::leak(Box::new(Tracer { system: SystemAllocator::new(), state: Mutex::default() }));
+    let alloc = Allocator::register(tracer).map_err(|e| format!("allocator table full: {e:?}"))?;
+    let queue = SingleThreadedWorkQueue::new();
+    let loaded = {
+        let discard = |_: std::fmt::Arguments<'_>| {};
+        let quiet = |_: &Diagnostic| {};
+        let host = HostContext::new(alloc, &queue).with_output(&discard).with_diagnostics(&quiet);
+        let loaded = match Program::load(bef, kernels, &host) {
+            Ok(program) => {
+                let names = [name];
+                let opts = DriverOptions { functions: &names, ..DriverOptions::default() };
+                let _ = run_functions(&program, &host, &opts, &mut |_| {});
+                queue.quiesce();
+                true
+            }
+            Err(_) => false,
+        };
+        queue.quiesce();
+        loaded
+    };
+    let state = std::mem::take(&mut *tracer.state.lock().unwrap_or_else(|e| e.into_inner()));
+    if state.live.is_empty() {
+        let _ = alloc.unregister();
+    }
+    Ok(loaded.then_some(state.events))
+}
+
+/// The first-fit heap's rounding of a request (`HoleList::align_layout`): at least a free-list
+/// node, a multiple of its alignment.
+fn rounded(layout: Layout) -> usize {
+    let node = 2 * size_of::<usize>();
+    layout.size().max(node).next_multiple_of(align_of::<usize>())
+}
+
+/// Replay `events` into a first-fit heap of `capacity` bytes starting at an [`ARENA_ALIGN`]
+/// boundary, as in a `FixedArena` of that capacity: the highest end offset of any block, or
+/// `None` if an allocation fails.
+fn replay(events: &[Event], capacity: usize) -> Option<usize> {
+    let mut buffer = vec![0u8; capacity + ARENA_ALIGN];
+    let skip = (buffer.as_ptr() as usize).wrapping_neg() % ARENA_ALIGN;
+    // SAFETY: the pointer stays inside `buffer` (`skip < ARENA_ALIGN`).
+    let base = unsafe { buffer.as_mut_ptr().add(skip) };
+    // SAFETY: `base..base + capacity` is owned, valid and outlives `heap`, which is dropped
+    // (with every block it handed out) before `buffer`.
+    let mut heap = unsafe { linked_list_allocator::Heap::new(base, capacity) };
+    let mut blocks: HashMap<usize, NonNull<u8>> = HashMap::new();
+    let mut high = 0;
+    for e in events {
+        match *e {
+            Event::Alloc { id, layout } => {
+                let p = heap.allocate_first_fit(layout).ok()?;
+                high = high.max(p.as_ptr() as usize - base as usize + rounded(layout));
+                blocks.insert(id, p);
+            }
+            Event::Free { id, layout } => {
+                if let Some(p) = blocks.remove(&id) {
+                    // SAFETY: `p` came from this heap's `allocate_first_fit` with `layout`.
+                    unsafe { heap.deallocate(p, layout) };
+                }
+            }
+        }
+    }
+    Some(high)
+}
+
+/// The peak of requested bytes in use over `events`.
+fn requested_peak(events: &[Event]) -> usize {
+    let (mut now, mut peak) = (0usize, 0usize);
+    for e in events {
+        match e {
+            Event::Alloc { layout, .. } => {
+                now += layout.size();
+                peak = peak.max(now);
+            }
+            Event::Free { layout, .. } => now -= layout.size(),
+        }
+    }
+    peak
+}
+
+/// The arena capacity from which on every capacity runs `events` exactly as an unbounded
+/// heap does: the unbounded run's highest block end plus one free-list node. Below that the
+/// heap can refuse a block whose leftover tail would be too small for a node, so a
+/// smaller arena may succeed while a larger one fails; from it on, every leftover tail is
+/// either empty or big enough.
+fn need(events: &[Event]) -> Result<usize, String> {
+    // Room for every block at once: enough for any order of frees.
+    let unbounded: usize = events
+        .iter()
+        .map(|e| if let Event::Alloc { layout, .. } = e { rounded(*layout) + layout.align() } else { 0 })
+        .sum();
+    let high = replay(events, unbounded.max(4096)).ok_or("the unbounded replay failed")?;
+    let need = (high + 2 * size_of::<usize>()).next_multiple_of(8);
+    replay(events, need).ok_or_else(|| format!("the replay in {need} bytes failed"))?;
+    Ok(need)
+}
+
+/// Measure every named function without arguments (the ones the driver runs).
+pub fn measure(bef: &[u8], kernels: &dyn KernelLookup) -> Result<Vec<Need>, String> {
+    // Verification scratch: at most 4 bytes per register, bounded by the file's size.
+    let (_, scratch) = hostrt_std::leaked_arena(bef.len() + 4096).map_err(|e| e.to_string())?;
+    let file = hostrt_core::bef::BefFile::load_unresolved(bef, scratch).map_err(|e| e.to_string())?;
+    let mut functions = Vec::new();
+    for_each_function_in_order(&file, |fi| {
+        if let Some(f) = file.function(fi)
+            && f.record().num_args == 0
+            && !f.name().is_empty()
+            && !f.is_native()
+        {
+            functions.push((fi, f.name().to_string()));
+        }
+    });
+    let mut needs = Vec::new();
+    for (fi, name) in functions {
+        let Some(events) = trace(bef, kernels, &name)? else { continue };
+        let bytes = need(&events).map_err(|e| format!("@{name}: {e}"))?;
+        needs.push(Need { function: fi, name, bytes, requested_peak: requested_peak(&events) });
+    }
+    Ok(needs)
+}

@@ -1,0 +1,150 @@
+//! `hostrt run --record-arena-peak` (docs/bef.md, "Arena sizes") on whole programs: TFRT's
+//! conformance programs (when `shared/conformance` is present) and the project's own. For
+//! every function it records, `FixedArena`s of exactly the recorded capacity and of a few
+//! capacities above it load the program and complete the call with no refused allocation
+//! (the arena's first-fit heap is not monotone in its size: the figure is where it becomes
+//! so), and the figure lies between the peak of requested bytes and twice that peak.
+
+use std::path::Path;
+use std::process::Command;
+
+use hostrt_compiler::compile;
+use hostrt_core::allocator::{ARENA_ALIGN, FixedArena, HostAllocator};
+use hostrt_core::basic_kernels::register_basic_kernels;
+use hostrt_core::driver::{DriverOptions, run_functions};
+use hostrt_core::executor::Program;
+use hostrt_core::tensor_kernels::register_tensor_kernels;
+use hostrt_core::{
+    Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, KernelRegistry, SingleThreadedWorkQueue,
+};
+use hostrt_std::AlignedBytes;
+use hostrt_test_kernels::register_test_kernels;
+
+mod suites;
+
+/// An arena of exactly `capacity` usable bytes (its buffer starts on the arena alignment).
+fn arena(capacity: usize) -> &'static FixedArena {
+    let buffer: &'static mut [u8] = vec![0u8; capacity + ARENA_ALIGN].leak();
+    let skip = (buffer.as_ptr() as usize).wrapping_neg() % ARENA_ALIGN;
+    let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
+    arena.init(&mut buffer[skip..skip + capacity]).unwrap();
+    assert_eq!(arena.capacity(), capacity);
+    arena
+}
+
+/// Load `bef` into an arena of `capacity` bytes and run function `name` as the driver does;
+/// returns the arena's peak of requested bytes and its refused allocations.
+fn run_in(bef: &[u8], registry: &KernelRegistry<1024>, name: &str, capacity: usize) -> (usize, usize) {
+    let arena = arena(capacity);
+    let alloc = Allocator::register(arena).expect("allocator slot");
+    let queue = SingleThreadedWorkQueue::new();
+    {
+        let discard = |_: std::fmt::Arguments<'_>| {};
+        let quiet = |_: &Diagnostic| {};
+        let host = HostContext::new(alloc, &queue).with_output(&discard).with_diagnostics(&quiet);
+        if let Ok(program) = Program::load(bef, registry, &host) {
+            assert!(
+                program.check_arena(alloc, name).is_ok()
+                    || capacity < program.arena_need(name).unwrap().bytes
+            );
+            let names = [name];
+            let opts = DriverOptions { functions: &names, ..DriverOptions::default() };
+            let _ = run_functions(&program, &host, &opts, &mut |_| {});
+            queue.quiesce();
+        }
+        queue.quiesce();
+    }
+    let stats = arena.stats().unwrap();
+    assert_eq!(stats.live_allocations, 0, "@{name}: blocks left in the arena");
+    alloc.unregister().expect("nothing left in the slot");
+    (stats.peak, stats.failed)
+}
+
+/// The executor's call and waiter depths are process-wide counters (docs/execution.md), so a
+/// run on another test's thread could change when work moves to a task, and with it the
+/// allocations: the runs measured here take turns.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Record arena needs for the program `text` (named `path`) with the CLI and check each.
+/// Returns how many functions were checked.
+fn check(path: &Path, text: &str) -> usize {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let name = path.display().to_string();
+    let dir = std::env::temp_dir().join(format!("hostrt-arena-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+    let Ok(bef) = compile(&name, text, Default::default()) else { return 0 };
+    let (input, output) = (dir.join(format!("{stem}.bef")), dir.join(format!("{stem}.arena.bef")));
+    std::fs::write(&input, &bef).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_hostrt"))
+        .args(["run", input.to_str().unwrap(), &format!("--record-arena-peak={}", output.display())])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{name}: {}", String::from_utf8_lossy(&run.stderr));
+    let recorded = AlignedBytes::new(&std::fs::read(&output).unwrap());
+    let mut registry: KernelRegistry<1024> = KernelRegistry::new();
+    register_basic_kernels(&mut registry).unwrap();
+    register_tensor_kernels(&mut registry).unwrap();
+    registry.add_entries(hostrt_dsp::kernels::KERNELS).unwrap();
+    register_test_kernels(&mut registry).unwrap();
+    let (_, scratch) = hostrt_std::leaked_arena(recorded.as_bytes().len() + 4096).unwrap();
+    let Ok(program) = Program::load(recorded.as_bytes(), &registry, scratch) else { return 0 };
+    let mut checked = 0;
+    for fi in 0..program.file().num_functions() as u32 {
+        let f = program.file().function(fi).unwrap();
+        let Some(need) = program.file().arena_need(fi) else {
+            assert!(
+                f.record().num_args > 0 || f.name().is_empty() || f.is_native(),
+                "{name}: @{} has no recorded arena",
+                f.name()
+            );
+            continue;
+        };
+        assert!(need.measured && usize::from(need.pointer_bytes) == size_of::<usize>());
+        let fname = f.name().to_string();
+        let (peak, failed) = run_in(recorded.as_bytes(), &registry, &fname, need.bytes);
+        assert_eq!(failed, 0, "{name}: @{fname} refused allocations in its recorded {} bytes", need.bytes);
+        assert!(
+            need.bytes >= peak && need.bytes <= 2 * peak.max(1),
+            "{name}: @{fname} recorded {} bytes for a peak of {peak}",
+            need.bytes
+        );
+        for more in [8, 24, 40, 72, 136] {
+            let (_, failed) = run_in(recorded.as_bytes(), &registry, &fname, need.bytes + more);
+            assert_eq!(failed, 0, "{name}: @{fname} refused allocations in {} bytes", need.bytes + more);
+        }
+        checked += 1;
+    }
+    checked
+}
+
+fn check_file(path: &Path) -> usize {
+    check(path, &std::fs::read_to_string(path).unwrap())
+}
+
+#[test]
+fn project_programs_run_in_their_recorded_arena() {
+    let mut files = suites::project_programs();
+    files.extend(suites::mlir_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/firmware/programs"),
+    ));
+    let checked: usize = files.iter().map(|p| check_file(p)).sum();
+    println!("{checked} functions run in their recorded arenas");
+    assert!(checked > 15, "{checked} functions");
+}
+
+#[test]
+fn conformance_programs_run_in_their_recorded_arena() {
+    let Some(programs) = suites::conformance_programs() else { return };
+    let checked: usize = programs.iter().map(|p| check_file(p)).sum();
+    println!("{checked} functions run in their recorded arenas");
+    assert!(checked > 50, "{checked} functions");
+}
+
+#[test]
+fn tensor_conformance_programs_run_in_their_recorded_arena() {
+    let Some(programs) = suites::tensor_programs() else { return };
+    let checked: usize = programs.iter().map(|(path, text)| check(path, text)).sum();
+    println!("{checked} functions run in their recorded arenas");
+    assert!(checked > 15, "{checked} functions");
+}

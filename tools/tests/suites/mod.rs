@@ -1,0 +1,58 @@
+//! The programs whole-program tests run: the project's own, TFRT's conformance suites (when
+//! `shared/conformance` is present) and the firmware example's.
+
+use std::path::{Path, PathBuf};
+
+/// The `.mlir` files of `dir`, sorted.
+pub fn mlir_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "mlir"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// `tests/programs` and `tests/programs/executor`.
+pub fn project_programs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
+    let mut files = mlir_files(&dir);
+    files.extend(mlir_files(&dir.join("executor")));
+    files
+}
+
+/// TFRT's basic conformance programs, or `None` (with a message) without the suite.
+pub fn conformance_programs() -> Option<Vec<PathBuf>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/tfrt");
+    if !dir.is_dir() {
+        println!("skipped: no conformance suite at {}", dir.display());
+        return None;
+    }
+    Some(mlir_files(&dir))
+}
+
+/// TFRT's tensor programs as (path, text) with their data files' paths made absolute (tests
+/// share one working directory), or `None` (with a message) without the suite. Left out:
+/// matmul.mlir, whose benchmark runs a 512x512x512 product up to a thousand times, and
+/// kernel_errors.mlir, a verifier test that does not compile.
+pub fn tensor_programs() -> Option<Vec<(PathBuf, String)>> {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/tfrt-tensor");
+    if !suite.is_dir() {
+        println!("skipped: no tensor conformance suite at {}", suite.display());
+        return None;
+    }
+    let suite = suite.canonicalize().unwrap();
+    let mut programs = Vec::new();
+    for dir in ["mlir_tests/tensor", "backends/cpu/mlir_tests/mnist", "backends/cpu/mlir_tests/resnet"] {
+        for path in mlir_files(&suite.join(dir)) {
+            if path.ends_with("matmul.mlir") || path.ends_with("kernel_errors.mlir") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let text = text.replace("\"backends/", &format!("\"{}/backends/", suite.display()));
+            programs.push((path, text));
+        }
+    }
+    Some(programs)
+}
