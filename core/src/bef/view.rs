@@ -7,10 +7,11 @@ use super::reader::{BefFile, cast};
 use crate::diagnostic::Location;
 use crate::kernel::{AttrKind, AttrRef, LocRef};
 
-/// The arena a function needs, as recorded in the file: the smallest
-/// [`FixedArena`](crate::FixedArena) capacity that loads the program and completes a call of
-/// the function from an empty arena, on a machine with `pointer_bytes`-byte pointers. A
-/// 32-bit target needs no more than a 64-bit measurement (its headers are smaller).
+/// The arena a function needs, as recorded in the file: a
+/// [`FixedArena`](crate::FixedArena) capacity from which on (at it and above it) the program
+/// loads and a call of the function completes from an empty arena, on a machine with
+/// `pointer_bytes`-byte pointers (docs/bef.md, "Arena sizes"). A 32-bit target needs no more
+/// than a 64-bit measurement (its blocks are no bigger).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArenaNeed {
     /// Arena capacity in bytes.

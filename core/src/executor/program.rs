@@ -146,8 +146,8 @@ impl<'a> Program<'a> {
     }
 
     /// The arena the named function needs, when the file records it (docs/bef.md, "Arena
-    /// sizes"): the [`FixedArena`](crate::FixedArena) capacity that loads this program and
-    /// completes one call of the function.
+    /// sizes"): a [`FixedArena`](crate::FixedArena) capacity from which on this program loads
+    /// and one call of the function completes.
     pub fn arena_need(&self, name: &str) -> Option<ArenaNeed> {
         self.file.arena_need(self.function_index(name)?)
     }
