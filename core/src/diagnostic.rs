@@ -72,6 +72,8 @@ impl fmt::Display for ErrorCode {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct FixedStr<const N: usize> {
     len: u8,
+    /// Something did not fit: later appends are dropped, so the text is a true prefix.
+    cut: bool,
     bytes: [u8; N],
 }
 
@@ -103,19 +105,23 @@ impl<const N: usize> FixedStr<N> {
             bytes[i - start] = b[i];
             i += 1;
         }
-        FixedStr { len: (end - start) as u8, bytes }
+        FixedStr { len: (end - start) as u8, cut: end - start < b.len(), bytes }
     }
 
     /// The text.
     pub fn as_str(&self) -> &str {
         // SAFETY: only whole UTF-8 sequences are ever copied in (`new` and `push_str` cut at
-        // char boundaries of valid `str`s, `push_digits` writes ASCII), and the fields are
+        // char boundaries of valid `str`s, `push_decimal` writes ASCII), and the fields are
         // private, so the first `len` bytes are always valid UTF-8.
         unsafe { core::str::from_utf8_unchecked(&self.bytes[..self.len as usize]) }
     }
 
-    /// Append as much of `s` as fits, cut at a char boundary; `false` if anything was cut.
+    /// Append as much of `s` as fits, cut at a char boundary; `false` if anything was cut
+    /// (then, and after any earlier cut, later appends add nothing).
     pub fn push_str(&mut self, s: &str) -> bool {
+        if self.cut {
+            return s.is_empty();
+        }
         let at = self.len as usize;
         let mut n = s.len().min(N - at);
         while !s.is_char_boundary(n) {
@@ -123,7 +129,8 @@ impl<const N: usize> FixedStr<N> {
         }
         self.bytes[at..at + n].copy_from_slice(&s.as_bytes()[..n]);
         self.len += n as u8;
-        n == s.len()
+        self.cut = n < s.len();
+        !self.cut
     }
 
     /// Append `v` in decimal, with a leading `-` when `negative`. Divides 16-bit limbs with
@@ -152,12 +159,9 @@ impl<const N: usize> FixedStr<N> {
             i -= 1;
             digits[i] = b'-';
         }
-        for &d in &digits[i..] {
-            if self.len as usize == N {
-                return;
-            }
-            self.bytes[self.len as usize] = d;
-            self.len += 1;
+        // ASCII: any prefix is whole characters.
+        if let Ok(text) = core::str::from_utf8(&digits[i..]) {
+            self.push_str(text);
         }
     }
 }

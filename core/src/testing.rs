@@ -16,9 +16,13 @@ pub(crate) struct TestArena {
 }
 
 impl TestArena {
+    /// An arena of exactly `bytes` (its buffer is cut to start on the arena alignment).
     pub(crate) fn new(bytes: usize) -> Self {
         let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
-        arena.init(vec![0u8; bytes].leak()).unwrap();
+        let align = crate::allocator::ARENA_ALIGN;
+        let buffer = vec![0u8; bytes + align - 1].leak();
+        let skip = (buffer.as_ptr() as usize).wrapping_neg() % align;
+        arena.init(&mut buffer[skip..skip + bytes]).unwrap();
         let alloc = Allocator::register(arena).expect("allocator table full");
         TestArena { alloc, arena }
     }

@@ -154,7 +154,7 @@ unsafe impl<A: HostAllocator> HostAllocator for ProfiledAllocator<A> {
             live_allocations: p.current,
             total_allocations: p.total,
             failed: self.failed.load(Ordering::Relaxed),
-            capacity: 0,
+            capacity: self.inner.stats().map_or(0, |s| s.capacity),
         })
     }
 }

@@ -12,9 +12,9 @@ use std::collections::HashMap;
 use std::ptr::NonNull;
 use std::sync::Mutex;
 
+use hostrt_capi::program::TfProgram;
 use hostrt_core::allocator::{ARENA_ALIGN, AllocError, AllocStats, HostAllocator};
 use hostrt_core::driver::{DriverOptions, for_each_function_in_order, run_functions};
-use hostrt_core::executor::Program;
 use hostrt_core::kernel::KernelLookup;
 use hostrt_core::{Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, SingleThreadedWorkQueue};
 use hostrt_std::SystemAllocator;
@@ -88,9 +88,9 @@ pub struct Need {
     pub requested_peak: usize,
 }
 
-/// Load `bef` and run function `name` as the driver does, recording every allocation.
-/// `None` when the program does not load with `kernels` (nothing to measure).
-fn trace(bef: &[u8], kernels: &dyn KernelLookup, name: &str) -> Result<Option<Vec<Event>>, String> {
+/// Load `bef` as `hostrt run` does (with the C API's `tf.*` kernels) and run function `name`
+/// as the driver does, recording every allocation. An error when the program does not load.
+fn trace(bef: &[u8], kernels: &dyn KernelLookup, name: &str) -> Result<Vec<Event>, String> {
     let tracer: &'static Tracer =
         Box::leak(Box::new(Tracer { system: SystemAllocator::new(), state: Mutex::default() }));
     let alloc = Allocator::register(tracer).map_err(|e| format!("allocator table full: {e:?}"))?;
@@ -99,15 +99,15 @@ fn trace(bef: &[u8], kernels: &dyn KernelLookup, name: &str) -> Result<Option<Ve
         let discard = |_: std::fmt::Arguments<'_>| {};
         let quiet = |_: &Diagnostic| {};
         let host = HostContext::new(alloc, &queue).with_output(&discard).with_diagnostics(&quiet);
-        let loaded = match Program::load(bef, kernels, &host) {
+        let loaded = match TfProgram::load(bef, kernels, &host) {
             Ok(program) => {
                 let names = [name];
                 let opts = DriverOptions { functions: &names, ..DriverOptions::default() };
                 let _ = run_functions(&program, &host, &opts, &mut |_| {});
                 queue.quiesce();
-                true
+                Ok(())
             }
-            Err(_) => false,
+            Err(e) => Err(format!("the program does not load: {e}")),
         };
         queue.quiesce();
         loaded
@@ -116,7 +116,7 @@ fn trace(bef: &[u8], kernels: &dyn KernelLookup, name: &str) -> Result<Option<Ve
     if state.live.is_empty() {
         let _ = alloc.unregister();
     }
-    Ok(loaded.then_some(state.events))
+    loaded.map(|()| state.events)
 }
 
 /// The first-fit heap's rounding of a request (`HoleList::align_layout`): at least a free-list
@@ -178,13 +178,26 @@ fn requested_peak(events: &[Event]) -> usize {
 /// smaller arena may succeed while a larger one fails; from it on, every leftover tail is
 /// either empty or big enough.
 fn need(events: &[Event]) -> Result<usize, String> {
-    // Room for every block at once: enough for any order of frees.
-    let unbounded: usize = events
-        .iter()
-        .map(|e| if let Event::Alloc { layout, .. } = e { rounded(*layout) + layout.align() } else { 0 })
-        .sum();
-    let high = replay(events, unbounded.max(4096)).ok_or("the unbounded replay failed")?;
-    let need = (high + 2 * size_of::<usize>()).next_multiple_of(8);
+    let node = 2 * size_of::<usize>();
+    // Room for every block at once with its worst front padding (a node plus the alignment).
+    let mut unbounded: usize =
+        events
+            .iter()
+            .map(|e| {
+                if let Event::Alloc { layout, .. } = e { rounded(*layout) + node + layout.align() } else { 0 }
+            })
+            .sum::<usize>()
+            .max(4096);
+    // The run counts as unbounded only if its blocks never came within a node of the end:
+    // only then did the size refuse nothing.
+    let high = loop {
+        let high = replay(events, unbounded).ok_or("the unbounded replay failed")?;
+        if high + node <= unbounded {
+            break high;
+        }
+        unbounded = unbounded.checked_mul(2).ok_or("the replay needs more than the address space")?;
+    };
+    let need = (high + node).next_multiple_of(8);
     replay(events, need).ok_or_else(|| format!("the replay in {need} bytes failed"))?;
     Ok(need)
 }
@@ -206,7 +219,7 @@ pub fn measure(bef: &[u8], kernels: &dyn KernelLookup) -> Result<Vec<Need>, Stri
     });
     let mut needs = Vec::new();
     for (fi, name) in functions {
-        let Some(events) = trace(bef, kernels, &name)? else { continue };
+        let events = trace(bef, kernels, &name)?;
         let bytes = need(&events).map_err(|e| format!("@{name}: {e}"))?;
         needs.push(Need { function: fi, name, bytes, requested_peak: requested_peak(&events) });
     }

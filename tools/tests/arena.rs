@@ -43,10 +43,7 @@ fn run_in(bef: &[u8], registry: &KernelRegistry<1024>, name: &str, capacity: usi
         let quiet = |_: &Diagnostic| {};
         let host = HostContext::new(alloc, &queue).with_output(&discard).with_diagnostics(&quiet);
         if let Ok(program) = Program::load(bef, registry, &host) {
-            assert!(
-                program.check_arena(alloc, name).is_ok()
-                    || capacity < program.arena_need(name).unwrap().bytes
-            );
+            program.check_arena(alloc, name).unwrap_or_else(|e| panic!("@{name}: {e}"));
             let names = [name];
             let opts = DriverOptions { functions: &names, ..DriverOptions::default() };
             let _ = run_functions(&program, &host, &opts, &mut |_| {});
@@ -80,7 +77,11 @@ fn check(path: &Path, text: &str) -> usize {
         .args(["run", input.to_str().unwrap(), &format!("--record-arena-peak={}", output.display())])
         .output()
         .unwrap();
-    assert!(run.status.success(), "{name}: {}", String::from_utf8_lossy(&run.stderr));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    if !run.status.success() && stderr.contains("the program does not load") {
+        return 0; // e.g. the unknown-kernel tests: nothing runs, nothing to record
+    }
+    assert!(run.status.success(), "{name}: {stderr}");
     let recorded = AlignedBytes::new(&std::fs::read(&output).unwrap());
     let mut registry: KernelRegistry<1024> = KernelRegistry::new();
     register_basic_kernels(&mut registry).unwrap();
@@ -130,7 +131,7 @@ fn project_programs_run_in_their_recorded_arena() {
     ));
     let checked: usize = files.iter().map(|p| check_file(p)).sum();
     println!("{checked} functions run in their recorded arenas");
-    assert!(checked > 15, "{checked} functions");
+    assert!(checked >= 30, "{checked} functions");
 }
 
 #[test]
@@ -138,7 +139,7 @@ fn conformance_programs_run_in_their_recorded_arena() {
     let Some(programs) = suites::conformance_programs() else { return };
     let checked: usize = programs.iter().map(|p| check_file(p)).sum();
     println!("{checked} functions run in their recorded arenas");
-    assert!(checked > 50, "{checked} functions");
+    assert!(checked >= 60, "{checked} functions");
 }
 
 #[test]
@@ -146,5 +147,5 @@ fn tensor_conformance_programs_run_in_their_recorded_arena() {
     let Some(programs) = suites::tensor_programs() else { return };
     let checked: usize = programs.iter().map(|(path, text)| check(path, text)).sum();
     println!("{checked} functions run in their recorded arenas");
-    assert!(checked > 15, "{checked} functions");
+    assert!(checked >= 18, "{checked} functions");
 }

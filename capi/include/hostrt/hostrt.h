@@ -84,7 +84,8 @@ typedef struct {
   size_t total_allocations;
   // Allocation requests refused.
   size_t failed;
-  // The arena's size (0 for the system heap).
+  // The arena's usable size: caller memory from its first 64-byte boundary on (0 for the
+  // system heap).
   size_t capacity;
 } hostrt_allocator_stats;
 

@@ -62,7 +62,8 @@ pub struct hostrt_allocator_stats {
     pub total_allocations: usize,
     /// Allocation requests refused.
     pub failed: usize,
-    /// The arena's size (0 for the system heap).
+    /// The arena's usable size: caller memory from its first 64-byte boundary on (0 for the
+    /// system heap).
     pub capacity: usize,
 }
 
@@ -154,9 +155,14 @@ unsafe fn new_arena(options: &hostrt_host_options) -> Result<Option<Arena>, Erro
         // Room for the arena's 64-byte start (`FixedArena::init`), so its capacity is
         // exactly `arena_bytes`.
         let align = hostrt_core::allocator::ARENA_ALIGN;
-        let m = Box::into_raw(vec![0u8; options.arena_bytes + align - 1].into_boxed_slice());
+        let padded = options
+            .arena_bytes
+            .checked_add(align - 1)
+            .ok_or_else(|| Error::invalid(format!("arena of {} bytes: too large", options.arena_bytes)))?;
+        let m = Box::into_raw(vec![0u8; padded].into_boxed_slice());
         let skip = (m.cast::<u8>() as usize).wrapping_neg() % align;
-        // SAFETY: `skip + arena_bytes <= arena_bytes + align - 1`, inside the box.
+        // SAFETY: `skip <= align - 1`, so `skip + arena_bytes <= padded`, the box's length
+        // (computed without overflow above).
         let exact =
             std::ptr::slice_from_raw_parts_mut(unsafe { m.cast::<u8>().add(skip) }, options.arena_bytes);
         (exact, Some(m))

@@ -529,3 +529,17 @@ fn a_running_call_is_cancelled() {
     assert!(started.elapsed().as_secs() < 60, "2^31 iterations would take far longer");
     destroy(host, program);
 }
+
+#[test]
+fn an_arena_too_large_to_pad_is_refused() {
+    let s = Status::new();
+    // SAFETY: options initialised by the API; a live status.
+    unsafe {
+        let mut o = std::mem::zeroed();
+        hostrt_host_options_init(&mut o);
+        o.arena_bytes = usize::MAX - 3;
+        assert!(hostrt_host_new(&o, s.0).is_null());
+        assert_eq!(s.code(), HOSTRT_INVALID_ARGUMENT);
+        assert_eq!(s.message(), format!("arena of {} bytes: too large", usize::MAX - 3));
+    }
+}

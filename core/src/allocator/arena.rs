@@ -7,7 +7,8 @@ use portable_atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::{AllocError, AllocStats, HostAllocator};
 
-/// Smallest buffer the arena accepts (the underlying heap needs room for one free-list node).
+/// Smallest arena the heap accepts (room for one free-list node), counted from the buffer's
+/// first [`ARENA_ALIGN`]-byte boundary: a buffer needs up to `ARENA_ALIGN - 1` bytes more.
 pub const MIN_ARENA_BYTES: usize = 4 * core::mem::size_of::<usize>();
 
 /// Where in its buffer an arena starts: at the first multiple of this, the largest alignment
@@ -50,7 +51,8 @@ pub struct FixedArena {
 pub enum ArenaInitError {
     /// `init` was already called.
     AlreadyInitialized,
-    /// The buffer is smaller than [`MIN_ARENA_BYTES`].
+    /// Less than [`MIN_ARENA_BYTES`] of the buffer lie after its first [`ARENA_ALIGN`]-byte
+    /// boundary.
     TooSmall,
 }
 

@@ -10,8 +10,8 @@ use crate::kernel::{AttrKind, AttrRef, LocRef};
 /// The arena a function needs, as recorded in the file: a
 /// [`FixedArena`](crate::FixedArena) capacity from which on (at it and above it) the program
 /// loads and a call of the function completes from an empty arena, on a machine with
-/// `pointer_bytes`-byte pointers (docs/bef.md, "Arena sizes"). A 32-bit target needs no more
-/// than a 64-bit measurement (its blocks are no bigger).
+/// `pointer_bytes`-byte pointers (docs/bef.md, "Arena sizes"). It is no bound for another
+/// pointer size: block sizes, and so the padding between blocks, differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArenaNeed {
     /// Arena capacity in bytes.

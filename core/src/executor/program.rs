@@ -155,7 +155,9 @@ impl<'a> Program<'a> {
     /// Check, before calling `name`, that `alloc` is big enough for it: a
     /// `RESOURCE_EXHAUSTED` error naming the function, the recorded need and the capacity
     /// when the file records a need (see [`arena_need`](Self::arena_need)) larger than a
-    /// fixed-capacity allocator's. `Ok` when either is unknown. Firmware calls it at
+    /// fixed-capacity allocator's. `Ok` when either is unknown, or when the need was
+    /// recorded for another pointer size (block sizes and padding differ, so it would not
+    /// be a bound here). Firmware calls it at
     /// start-up, to fail with this message rather than with out-of-memory results mid-run.
     ///
     /// ```
@@ -169,7 +171,8 @@ impl<'a> Program<'a> {
     ///       tfrt.return %x : i32
     ///     }"#, Default::default()).unwrap();
     /// // What `hostrt run --record-arena-peak` does: add the ARENA section.
-    /// let bef = hostrt_compiler::bef::with_arena(&bef, &[(0, 4096)], 8).unwrap();
+    /// let pointer_bytes = size_of::<usize>() as u8; // measured on a machine like this one
+    /// let bef = hostrt_compiler::bef::with_arena(&bef, &[(0, 4096)], pointer_bytes).unwrap();
     /// let bef = hostrt_std::AlignedBytes::new(&bef);
     /// static ARENA: FixedArena = FixedArena::empty();
     /// ARENA.init(hostrt_core::static_buffer!(1024).unwrap()).unwrap();
@@ -185,13 +188,19 @@ impl<'a> Program<'a> {
     pub fn check_arena(&self, alloc: impl Into<Allocator>, name: &str) -> Result<(), Diagnostic> {
         let capacity = alloc.into().stats().map_or(0, |s| s.capacity);
         match self.arena_need(name) {
-            Some(need) if capacity != 0 && need.bytes > capacity => Err(crate::diag!(
-                ResourceExhausted,
-                "function '{}' needs an arena of {} bytes (recorded in its BEF file); this one has {}",
-                name,
-                need.bytes,
-                capacity
-            )),
+            Some(need)
+                if capacity != 0
+                    && usize::from(need.pointer_bytes) == size_of::<usize>()
+                    && need.bytes > capacity =>
+            {
+                Err(crate::diag!(
+                    ResourceExhausted,
+                    "function '{}' needs an arena of {} bytes (recorded in its BEF file); this one has {}",
+                    name,
+                    need.bytes,
+                    capacity
+                ))
+            }
             _ => Ok(()),
         }
     }

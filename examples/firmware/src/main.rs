@@ -75,7 +75,7 @@ fn main() -> ! {
     }
     drop(host); // gives back the frame block it keeps for the next call
     let s = ARENA.stats().unwrap_or_default();
-    heprint!("arena: {} bytes in use, peak {} of {} bytes\n", s.in_use, s.peak, ARENA_BYTES);
+    heprint!("arena: {} bytes in use, peak {} of {} bytes\n", s.in_use, s.peak, s.capacity);
     heprint!("stack: {} bytes used at most\n", stack_used(painted));
     exit(ok && s.in_use == 0 && s.live_allocations == 0)
 }

@@ -45,6 +45,6 @@ fn main() -> ! {
     ok &= run_program(Program::load_static(bytes, &registry, &host), &host);
     drop(host); // gives back the frame block it keeps for the next call
     let s = ARENA.stats().unwrap_or_default();
-    heprint!("arena: {} bytes in use, peak {} of {} bytes\n", s.in_use, s.peak, ARENA_BYTES);
+    heprint!("arena: {} bytes in use, peak {} of {} bytes\n", s.in_use, s.peak, s.capacity);
     exit(ok && s.in_use == 0 && s.live_allocations == 0)
 }

@@ -111,6 +111,6 @@ fn main() -> ! {
         );
     }
     let s = ARENA.stats().unwrap_or_default();
-    heprint!("arena: {} bytes in use, peak {} of {} bytes\n", s.in_use, s.peak, ARENA_BYTES);
+    heprint!("arena: {} bytes in use, peak {} of {} bytes\n", s.in_use, s.peak, s.capacity);
     exit(ok && ran && counts.is_some() && same && s.in_use == 0 && s.live_allocations == 0)
 }
