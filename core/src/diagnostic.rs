@@ -72,8 +72,6 @@ impl fmt::Display for ErrorCode {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct FixedStr<const N: usize> {
     len: u8,
-    /// Something did not fit: later appends are dropped, so the text is a true prefix.
-    cut: bool,
     bytes: [u8; N],
 }
 
@@ -105,7 +103,7 @@ impl<const N: usize> FixedStr<N> {
             bytes[i - start] = b[i];
             i += 1;
         }
-        FixedStr { len: (end - start) as u8, cut: end - start < b.len(), bytes }
+        FixedStr { len: (end - start) as u8, bytes }
     }
 
     /// The text.
@@ -116,12 +114,8 @@ impl<const N: usize> FixedStr<N> {
         unsafe { core::str::from_utf8_unchecked(&self.bytes[..self.len as usize]) }
     }
 
-    /// Append as much of `s` as fits, cut at a char boundary; `false` if anything was cut
-    /// (then, and after any earlier cut, later appends add nothing).
+    /// Append as much of `s` as fits, cut at a char boundary; `false` if anything was cut.
     pub fn push_str(&mut self, s: &str) -> bool {
-        if self.cut {
-            return s.is_empty();
-        }
         let at = self.len as usize;
         let mut n = s.len().min(N - at);
         while !s.is_char_boundary(n) {
@@ -129,8 +123,12 @@ impl<const N: usize> FixedStr<N> {
         }
         self.bytes[at..at + n].copy_from_slice(&s.as_bytes()[..n]);
         self.len += n as u8;
-        self.cut = n < s.len();
-        !self.cut
+        n == s.len()
+    }
+
+    /// Bytes still free.
+    fn room(&self) -> usize {
+        N - self.len as usize
     }
 
     /// Append `v` in decimal, with a leading `-` when `negative`. Divides 16-bit limbs with
@@ -159,9 +157,12 @@ impl<const N: usize> FixedStr<N> {
             i -= 1;
             digits[i] = b'-';
         }
-        // ASCII: any prefix is whole characters.
-        if let Ok(text) = core::str::from_utf8(&digits[i..]) {
-            self.push_str(text);
+        for &d in &digits[i..] {
+            if self.len as usize == N {
+                return;
+            }
+            self.bytes[self.len as usize] = d;
+            self.len += 1;
         }
     }
 }
@@ -333,9 +334,16 @@ impl Diagnostic {
         while let Some(at) = rest.as_bytes().windows(2).position(|w| w == b"{}")
             && let Some((text, hole)) = rest.split_at_checked(at)
         {
-            d.message.push_str(text);
+            // Once something is cut, nothing more is added, so the message is a true prefix.
+            // A cut argument leaves less room than one character (4 bytes).
+            if !d.message.push_str(text) {
+                return d;
+            }
             if let Some(a) = args.next() {
                 a.write_diag(&mut d.message);
+                if d.message.room() < 4 {
+                    return d;
+                }
             }
             rest = hole.get(2..).unwrap_or("");
         }
@@ -443,9 +451,14 @@ mod tests {
         let long = "é".repeat(MESSAGE_CAPACITY);
         let d = diag!(Internal, "{}{}", long.as_str(), 7);
         assert!(d.message().chars().all(|c| c == 'é') && d.message().len() == MESSAGE_CAPACITY);
-        let pad = "a".repeat(MESSAGE_CAPACITY - 2);
-        assert_eq!(diag!(Internal, "{}{}", pad.as_str(), 12345).message().len(), MESSAGE_CAPACITY);
-        assert!(diag!(Internal, "{}{}", pad.as_str(), 12345).message().ends_with("12"));
+        // Nothing follows a cut: the message is always a prefix of the whole text.
+        let pad = "a".repeat(MESSAGE_CAPACITY - 6);
+        let d = diag!(Internal, "{}{}:{}", pad.as_str(), "éé€", 1);
+        assert_eq!(d.message(), pad.clone() + "éé", "'€' did not fit, so neither does ':1'");
+        let d = diag!(Internal, "{}{}{}", pad.as_str(), "abcd", 12345);
+        assert!((pad.clone() + "abcd12345").starts_with(d.message()));
+        let d = diag!(Internal, "{}€€ and more", pad.as_str());
+        assert_eq!(d.message(), pad + "€€");
     }
 
     #[test]
