@@ -182,6 +182,32 @@ impl<const N: usize> Write for FixedStr<N> {
 /// The text of a diagnostic message.
 pub type MessageText = FixedStr<MESSAGE_CAPACITY>;
 
+impl MessageText {
+    /// Append `template` with each `{}` replaced by the next of `args` ([`diag!`]'s and
+    /// [`write_diag!`]'s work). Once something is cut, nothing more is added, so the text
+    /// stays a prefix of the whole.
+    pub fn push_template(&mut self, template: &str, args: &[&dyn DiagArg]) {
+        let (mut rest, mut args) = (template, args.iter());
+        // `{` is ASCII, so every cut below is at a char boundary (checked, never a panic).
+        while let Some(at) = rest.as_bytes().windows(2).position(|w| w == b"{}")
+            && let Some((text, hole)) = rest.split_at_checked(at)
+        {
+            if !self.push_str(text) {
+                return;
+            }
+            if let Some(a) = args.next() {
+                a.write_diag(self);
+                // A cut argument leaves less room than one character (4 bytes).
+                if self.room() < 4 {
+                    return;
+                }
+            }
+            rest = hole.get(2..).unwrap_or("");
+        }
+        self.push_str(rest);
+    }
+}
+
 /// A value that [`diag!`](crate::diag!) can show: strings, integers and hostrt's enums,
 /// written by hostrt's own code rather than `core::fmt`.
 pub trait DiagArg {
@@ -281,11 +307,7 @@ impl Location {
 
 impl DiagArg for Location {
     fn write_diag(&self, out: &mut MessageText) {
-        out.push_str(self.file());
-        for n in [self.line, self.column] {
-            out.push_str(":");
-            n.write_diag(out);
-        }
+        crate::write_diag!(out, "{}:{}:{}", self.file(), self.line, self.column);
     }
 }
 
@@ -329,25 +351,7 @@ impl Diagnostic {
     /// `args` (what [`diag!`](crate::diag!) expands to; one copy for every call site).
     pub fn with_args(code: ErrorCode, template: &str, args: &[&dyn DiagArg]) -> Self {
         let mut d = Diagnostic::new(code, "");
-        let (mut rest, mut args) = (template, args.iter());
-        // `{` is ASCII, so every cut below is at a char boundary (checked, never a panic).
-        while let Some(at) = rest.as_bytes().windows(2).position(|w| w == b"{}")
-            && let Some((text, hole)) = rest.split_at_checked(at)
-        {
-            // Once something is cut, nothing more is added, so the message is a true prefix.
-            // A cut argument leaves less room than one character (4 bytes).
-            if !d.message.push_str(text) {
-                return d;
-            }
-            if let Some(a) = args.next() {
-                a.write_diag(&mut d.message);
-                if d.message.room() < 4 {
-                    return d;
-                }
-            }
-            rest = hole.get(2..).unwrap_or("");
-        }
-        d.message.push_str(rest);
+        d.message.push_template(template, args);
         d
     }
 
@@ -410,6 +414,16 @@ macro_rules! diag {
             $template,
             &[$(&$arg as &dyn $crate::diagnostic::DiagArg),*],
         )
+    }};
+}
+
+/// Appends a checked `{}` template filled with [`DiagArg`] values to a [`MessageText`]
+/// (for `DiagArg` impls that write a sentence of their own).
+#[macro_export]
+macro_rules! write_diag {
+    ($out:expr, $template:literal $(, $arg:expr)* $(,)?) => {{
+        const _: () = $crate::diagnostic::check_template($template, <[&str]>::len(&[$(stringify!($arg)),*]));
+        $out.push_template($template, &[$(&$arg as &dyn $crate::diagnostic::DiagArg),*])
     }};
 }
 

@@ -3,20 +3,15 @@
 //! targets/<board>/cargo.toml) where cortex-m-rt's link.x finds it.
 use std::{env, fs, path::PathBuf};
 
+#[path = "../../targets/link_board.rs"]
+mod link_board;
+
 const PROGRAMS: [&str; 6] = ["fib", "errors", "loops", "fib_quiet", "digits", "digits_q8"];
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
-    println!("cargo:rerun-if-env-changed=HOSTRT_BOARD");
-    let board = env::var("HOSTRT_BOARD").expect(
-        "HOSTRT_BOARD is unset: build through .cargo/config.toml, which includes targets/<board>/cargo.toml",
-    );
-    let map = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../targets").join(&board).join("memory.x");
-    fs::copy(&map, out.join("memory.x")).unwrap_or_else(|e| panic!("{}: {e}", map.display()));
-    println!("cargo:rustc-link-search={}", out.display());
-    println!("cargo:rerun-if-changed={}", map.display());
     // cortex-m-rt's linker script (it includes memory.x).
-    println!("cargo:rustc-link-arg-bins=-Tlink.x");
+    link_board::link_board(&["link.x"]);
     for p in PROGRAMS {
         let name = format!("programs/{p}.mlir");
         println!("cargo:rerun-if-changed={name}");

@@ -97,9 +97,7 @@ impl AllocError {
 
 impl crate::diagnostic::DiagArg for AllocError {
     fn write_diag(&self, out: &mut crate::diagnostic::MessageText) {
-        let d =
-            crate::diag!(ResourceExhausted, "Cannot allocate {} bytes (alignment {})", self.size, self.align);
-        out.push_str(d.message());
+        crate::write_diag!(out, "Cannot allocate {} bytes (alignment {})", self.size, self.align);
     }
 }
 

@@ -90,16 +90,11 @@ impl DiagArg for BefError {
                 loc.write_diag(out);
                 out.push_str(": ");
             }
-            let d = crate::diag!(Internal, "unknown kernel '{}' (BEF offset {})", detail, self.offset);
-            out.push_str(d.message());
-            return;
+            return crate::write_diag!(out, "unknown kernel '{}' (BEF offset {})", detail, self.offset);
         }
-        let d = crate::diag!(Internal, "invalid BEF at byte offset {}: {}", self.offset, self.kind.text());
-        out.push_str(d.message());
+        crate::write_diag!(out, "invalid BEF at byte offset {}: {}", self.offset, self.kind.text());
         if !detail.is_empty() {
-            for s in [" (", detail, ")"] {
-                out.push_str(s);
-            }
+            crate::write_diag!(out, " ({})", detail);
         }
     }
 }

@@ -47,15 +47,12 @@ pub enum RegistryError {
 
 impl crate::diagnostic::DiagArg for RegistryError {
     fn write_diag(&self, out: &mut crate::diagnostic::MessageText) {
-        let d = match self {
-            RegistryError::Duplicate(n) => {
-                crate::diag!(AlreadyExists, "kernel '{}' is already registered", n)
-            }
+        match self {
+            RegistryError::Duplicate(n) => crate::write_diag!(out, "kernel '{}' is already registered", n),
             RegistryError::Full(n) => {
-                crate::diag!(ResourceExhausted, "kernel registry is full (registering '{}')", n)
+                crate::write_diag!(out, "kernel registry is full (registering '{}')", n)
             }
-        };
-        out.push_str(d.message());
+        }
     }
 }
 

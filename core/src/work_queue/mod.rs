@@ -28,12 +28,11 @@ pub enum AwaitError {
 impl crate::diagnostic::DiagArg for AwaitError {
     fn write_diag(&self, out: &mut crate::diagnostic::MessageText) {
         let AwaitError::Deadlock { unavailable } = self;
-        let d = crate::diag!(
-            Unavailable,
+        crate::write_diag!(
+            out,
             "deadlock: no runnable task, {} awaited value(s) still unavailable",
             unavailable
         );
-        out.push_str(d.message());
     }
 }
 
