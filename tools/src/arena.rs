@@ -18,6 +18,7 @@ use hostrt_core::driver::{DriverOptions, for_each_function_in_order, run_functio
 use hostrt_core::kernel::KernelLookup;
 use hostrt_core::{Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, SingleThreadedWorkQueue};
 use hostrt_std::SystemAllocator;
+use linked_list_allocator::hole::HoleList;
 
 /// One allocator event of a traced run.
 #[derive(Clone, Copy, Debug)]
@@ -99,18 +100,17 @@ fn trace(bef: &[u8], kernels: &dyn KernelLookup, name: &str) -> Result<Vec<Event
         let discard = |_: std::fmt::Arguments<'_>| {};
         let quiet = |_: &Diagnostic| {};
         let host = HostContext::new(alloc, &queue).with_output(&discard).with_diagnostics(&quiet);
-        let loaded = match TfProgram::load(bef, kernels, &host) {
+        match TfProgram::load(bef, kernels, &host) {
             Ok(program) => {
                 let names = [name];
                 let opts = DriverOptions { functions: &names, ..DriverOptions::default() };
                 let _ = run_functions(&program, &host, &opts, &mut |_| {});
+                // Before the program goes: queued work may still refer to it.
                 queue.quiesce();
                 Ok(())
             }
             Err(e) => Err(format!("the program does not load: {e}")),
-        };
-        queue.quiesce();
-        loaded
+        }
     };
     let state = std::mem::take(&mut *tracer.state.lock().unwrap_or_else(|e| e.into_inner()));
     if state.live.is_empty() {
@@ -119,11 +119,10 @@ fn trace(bef: &[u8], kernels: &dyn KernelLookup, name: &str) -> Result<Vec<Event
     loaded.map(|()| state.events)
 }
 
-/// The first-fit heap's rounding of a request (`HoleList::align_layout`): at least a free-list
-/// node, a multiple of its alignment.
+/// The bytes the first-fit heap gives a request: at least a free-list node, a multiple of
+/// its alignment (the heap's own rounding).
 fn rounded(layout: Layout) -> usize {
-    let node = 2 * size_of::<usize>();
-    layout.size().max(node).next_multiple_of(align_of::<usize>())
+    HoleList::align_layout(layout).map_or(layout.size(), |l| l.size())
 }
 
 /// Replay `events` into a first-fit heap of `capacity` bytes starting at an [`ARENA_ALIGN`]

@@ -118,11 +118,14 @@ fn record_arena(bef: &[u8], opts: &run::RunOptions, out: &PathBuf) -> Result<(),
     let list: Vec<(u32, usize)> = needs.iter().map(|n| (n.function, n.bytes)).collect();
     let recorded = hostrt_compiler::bef::with_arena(bef, &list, size_of::<usize>() as u8)?;
     write_output(out, &recorded)?;
+    let mut list = String::new();
     for n in &needs {
-        println!("@{}: arena {} bytes (peak {} bytes requested)", n.name, n.bytes, n.requested_peak);
+        list +=
+            &format!("@{}: arena {} bytes (peak {} bytes requested)\n", n.name, n.bytes, n.requested_peak);
     }
-    println!("recorded in {}", out.display());
-    Ok(())
+    list += &format!("recorded in {}\n", out.display());
+    // Through write_output: a closed pipe is an error message, not a panic.
+    write_output(&PathBuf::from("-"), list.as_bytes())
 }
 
 fn run(cli: Cli) -> Result<(), String> {
