@@ -21,6 +21,8 @@ cargo fmt --all -- --check
 
 step "lints"
 cargo clippy -q --workspace --all-targets -- -D warnings
+# The core's defmt output (firmware only: an image links it with its global logger).
+cargo clippy -q -p hostrt-core --no-default-features --features defmt -- -D warnings
 # The Rust example plugin is its own workspace (built by tools/tests/plugins.rs).
 cargo fmt --manifest-path examples/plugins/rust/Cargo.toml -- --check
 cargo clippy -q --manifest-path examples/plugins/rust/Cargo.toml --target-dir target/plugins-rust -- -D warnings

@@ -317,6 +317,14 @@ impl fmt::Display for Location {
     }
 }
 
+/// `file:line:col` as a defmt frame's text (feature `defmt`).
+#[cfg(feature = "defmt")]
+impl defmt::Format for Location {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(f, "{=str}:{=u32}:{=u32}", self.file(), self.line, self.column);
+    }
+}
+
 impl fmt::Debug for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
@@ -388,6 +396,17 @@ impl fmt::Display for Diagnostic {
             write!(f, "{loc}: ")?;
         }
         write!(f, "{} ({})", self.message(), self.code)
+    }
+}
+
+/// What `Display` writes (`file:line:col: message (CODE)`), as defmt (feature `defmt`).
+#[cfg(feature = "defmt")]
+impl defmt::Format for Diagnostic {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        if let Some(loc) = &self.location {
+            defmt::write!(f, "{}: ", loc);
+        }
+        defmt::write!(f, "{=str} ({=str})", self.message(), self.code.name());
     }
 }
 

@@ -7,6 +7,7 @@ use core::fmt::{self, Write};
 
 use crate::async_value::RcAsyncValue;
 use crate::bef::BefFile;
+use crate::diagnostic::DiagArg;
 use crate::executor::{CallError, Finished, Program};
 use crate::host_context::{ExecutionContext, HostContext, RequestContext};
 pub use crate::number_format::write_c_exp;
@@ -71,25 +72,142 @@ pub fn write_result(out: &mut dyn Write, v: &RcAsyncValue, ty: &str, print_code:
     }
 }
 
-/// Adapts a sink closure to `fmt::Write`.
-struct Sink<'s>(&'s mut dyn FnMut(fmt::Arguments<'_>));
+/// Where the driver's lines go, piece by piece: [`run_functions`] writes them as text
+/// through a `fmt` sink; [`Frames`] (feature `defmt`) as defmt frames. Each method writes
+/// one piece of TFRT's driver output, newline included where the piece ends a line.
+pub trait DriverOutput {
+    /// `--- Not running '<f>' because it has arguments.`
+    fn not_running(&mut self, name: &str);
+    /// `--- Running '<f>':`
+    fn running(&mut self, name: &str);
+    /// `'<f>': <why>`: the call failed, or a result could not be awaited.
+    fn failed(&mut self, name: &str, why: &dyn DiagArg);
+    /// `'<f>' returned `, the start of the results line.
+    fn returned(&mut self, name: &str);
+    /// One result of the line, after a `,` unless it is the first; `ty` is its declared type.
+    fn result(&mut self, first: bool, v: &RcAsyncValue, ty: &str, print_code: bool);
+    /// The end of the results line.
+    fn end_line(&mut self);
+}
 
-impl Write for Sink<'_> {
+/// The driver's text through a `fmt` sink closure.
+struct Text<'s>(&'s mut dyn FnMut(fmt::Arguments<'_>));
+
+impl Write for Text<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         (self.0)(format_args!("{s}"));
         Ok(())
     }
 }
 
+/// A [`DiagArg`]'s text as `Display`.
+struct Shown<'a>(&'a dyn DiagArg);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        crate::diagnostic::display_diag_arg(self.0, f)
+    }
+}
+
+impl DriverOutput for Text<'_> {
+    fn not_running(&mut self, name: &str) {
+        (self.0)(format_args!("--- Not running '{name}' because it has arguments.\n"));
+    }
+    fn running(&mut self, name: &str) {
+        (self.0)(format_args!("--- Running '{name}':\n"));
+    }
+    fn failed(&mut self, name: &str, why: &dyn DiagArg) {
+        (self.0)(format_args!("'{name}': {}\n", Shown(why)));
+    }
+    fn returned(&mut self, name: &str) {
+        (self.0)(format_args!("'{name}' returned "));
+    }
+    fn result(&mut self, first: bool, v: &RcAsyncValue, ty: &str, print_code: bool) {
+        if !first {
+            let _ = self.write_str(",");
+        }
+        let _ = write_result(self, v, ty, print_code);
+    }
+    fn end_line(&mut self) {
+        let _ = self.write_str("\n");
+    }
+}
+
+/// The driver's output as defmt frames through the application's global logger, one frame
+/// per piece (feature `defmt`). A host decoder (`cargo xtask defmt`) joins the pieces into
+/// the same text [`run_functions`] writes: float results carry the `:?` display hint, which
+/// it prints as C's `%.6e` (docs/porting.md, "Output without core::fmt").
+#[cfg(feature = "defmt")]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Frames;
+
+#[cfg(feature = "defmt")]
+impl DriverOutput for Frames {
+    fn not_running(&mut self, name: &str) {
+        defmt::println!("--- Not running '{=str}' because it has arguments.\n", name);
+    }
+    fn running(&mut self, name: &str) {
+        defmt::println!("--- Running '{=str}':\n", name);
+    }
+    fn failed(&mut self, name: &str, why: &dyn DiagArg) {
+        let mut text = crate::diagnostic::MessageText::new("", false);
+        why.write_diag(&mut text);
+        defmt::println!("'{=str}': {=str}\n", name, text.as_str());
+    }
+    fn returned(&mut self, name: &str) {
+        defmt::println!("'{=str}' returned ", name);
+    }
+    fn result(&mut self, first: bool, v: &RcAsyncValue, ty: &str, print_code: bool) {
+        if !first {
+            defmt::println!(",");
+        }
+        if let Some(e) = v.get_error() {
+            if print_code {
+                defmt::println!("<<error: {=str}, code: {=str}>>", e.message(), e.code.name());
+            } else {
+                defmt::println!("<<error: {=str}>>", e.message());
+            }
+            return;
+        }
+        match ty {
+            "i1" if v.is_type::<bool>() => {
+                defmt::println!("{=u8}", v.get::<bool>().map_or(0, |b| u8::from(*b)))
+            }
+            "i32" if v.is_type::<i32>() => defmt::println!("{=i32}", v.get::<i32>().copied().unwrap_or(0)),
+            "i64" if v.is_type::<i64>() => defmt::println!("{=i64}", v.get::<i64>().copied().unwrap_or(0)),
+            "f32" if v.is_type::<f32>() => {
+                defmt::println!("{=f32:?}", v.get::<f32>().copied().unwrap_or(0.0))
+            }
+            "f64" if v.is_type::<f64>() => {
+                defmt::println!("{=f64:?}", v.get::<f64>().copied().unwrap_or(0.0))
+            }
+            _ => defmt::println!("{=str} value", ty),
+        }
+    }
+    fn end_line(&mut self) {
+        defmt::println!("\n");
+    }
+}
+
 /// Run functions as TFRT's driver does: `--- Not running '<f>' because it has arguments.`
 /// for functions with parameters, `--- Running '<f>':`, then (for functions with results)
 /// `'<f>' returned r1,r2`. Each function is its own request, run with
-/// [`Program::call`]'s machinery (results awaited, queue quiesced).
+/// [`Program::call`]'s machinery (results awaited, queue quiesced). The text goes to `out`.
 pub fn run_functions<'o>(
     program: &Program<'_>,
     host: &HostContext<'_>,
     opts: &DriverOptions<'o>,
     out: &mut dyn FnMut(fmt::Arguments<'_>),
+) -> Result<(), DriverError<'o>> {
+    run_functions_to(program, host, opts, &mut Text(out))
+}
+
+/// [`run_functions`], writing through any [`DriverOutput`] (for example [`Frames`]).
+pub fn run_functions_to<'o>(
+    program: &Program<'_>,
+    host: &HostContext<'_>,
+    opts: &DriverOptions<'o>,
+    out: &mut dyn DriverOutput,
 ) -> Result<(), DriverError<'o>> {
     let file = program.file();
     let init = opts.init_function.and_then(|n| program.function_index(n));
@@ -121,41 +239,37 @@ fn run_one(
     host: &HostContext<'_>,
     fi: u32,
     opts: &DriverOptions<'_>,
-    out: &mut dyn FnMut(fmt::Arguments<'_>),
+    out: &mut dyn DriverOutput,
 ) {
     let file = program.file();
     let Some(f) = file.function(fi) else { return };
     let name = f.name();
     if f.record().num_args > 0 {
-        out(format_args!("--- Not running '{name}' because it has arguments.\n"));
+        out.not_running(name);
         return;
     }
     if name.is_empty() {
         return;
     }
-    out(format_args!("--- Running '{name}':\n"));
+    out.running(name);
     let request = RequestContext::new();
     let exec = ExecutionContext::new(host, &request);
     let print = &mut |finished: &Finished| {
         if let Err(e) = finished.awaited {
-            out(format_args!("'{name}': {e}\n"));
+            out.failed(name, &e);
         }
         if finished.results.is_empty() {
             return;
         }
-        let mut sink = Sink(&mut *out);
-        let _ = write!(sink, "'{name}' returned ");
+        out.returned(name);
         for (i, (v, t)) in finished.results.iter().zip(f.result_types()).enumerate() {
-            if i > 0 {
-                let _ = sink.write_str(",");
-            }
-            let _ = write_result(&mut sink, v, file.type_name(*t), opts.print_error_code);
+            out.result(i == 0, v, file.type_name(*t), opts.print_error_code);
         }
-        let _ = sink.write_str("\n");
+        out.end_line();
     };
     match program.call_and_wait(&exec, fi, &[], print) {
         Ok(_) => {}
-        Err(CallError::OutOfMemory) => out(format_args!("'{name}': out of memory\n")),
-        Err(e) => out(format_args!("'{name}': {e}\n")),
+        Err(CallError::OutOfMemory) => out.failed(name, &"out of memory"),
+        Err(e) => out.failed(name, &e),
     }
 }

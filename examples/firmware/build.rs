@@ -12,6 +12,8 @@ fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     // cortex-m-rt's linker script (it includes memory.x).
     link_board::link_board(&["link.x"]);
+    // defmt's section of interned format strings, for the image that prints through it.
+    println!("cargo:rustc-link-arg-bin=hostrt-firmware-example=-Tdefmt.x");
     for p in PROGRAMS {
         let name = format!("programs/{p}.mlir");
         println!("cargo:rerun-if-changed={name}");

@@ -334,6 +334,7 @@ fn run() -> Result<bool, String> {
 }
 
 mod components;
+mod defmt;
 mod libs;
 
 fn main() -> ExitCode {
@@ -351,6 +352,16 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Some("defmt") => {
+            let args: Vec<String> = std::env::args().skip(2).collect();
+            match defmt::run(&args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("xtask defmt: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Some("size") => match run() {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::FAILURE,
@@ -360,7 +371,9 @@ fn main() -> ExitCode {
             }
         },
         _ => {
-            eprintln!("usage: cargo xtask size [--update-baseline] | cargo xtask libs");
+            eprintln!(
+                "usage: cargo xtask size [--update-baseline] | cargo xtask libs | cargo xtask defmt ELF [FRAMES]"
+            );
             ExitCode::FAILURE
         }
     }

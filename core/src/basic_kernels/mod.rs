@@ -32,6 +32,8 @@ pub mod float;
 pub mod integer;
 pub mod parallel;
 pub mod print;
+#[cfg(feature = "defmt")]
+pub mod print_defmt;
 
 use crate::kernel::{KernelRegistry, RegistryError};
 
@@ -60,6 +62,15 @@ pub fn register_float_kernels<const N: usize>(registry: &mut KernelRegistry<N>) 
 /// `tfrt.print.*` (through the host's output sink; pulls in number formatting).
 pub fn register_print_kernels<const N: usize>(registry: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
     registry.add_entries(print::ALL)
+}
+
+/// `tfrt.print.*` as defmt frames through the application's global logger (feature
+/// `defmt`; instead of [`register_print_kernels`], not beside it: the names are the same).
+#[cfg(feature = "defmt")]
+pub fn register_defmt_print_kernels<const N: usize>(
+    registry: &mut KernelRegistry<N>,
+) -> Result<(), RegistryError> {
+    registry.add_entries(print_defmt::ALL)
 }
 
 /// `tfrt.call`, `tfrt.if`, `tfrt.cond`, `tfrt.case`, `tfrt.while`, `tfrt.once`,

@@ -1,17 +1,20 @@
 //! A minimal firmware: `hostrt-core`, the basic kernels and a fixed arena in a static run
-//! BEF programs that were compiled at build time and embedded in flash. Output goes over
-//! semihosting; the exit status is 0 when every program ran and the arena is empty again.
+//! BEF programs that were compiled at build time and embedded in flash. Everything it prints
+//! (the print kernels, the test driver, diagnostics, its own report) is defmt frames over
+//! semihosting, decoded on the host by `cargo xtask defmt` with this ELF, so the image links
+//! no `core::fmt`; the exit status is 0 when every program ran and the arena is empty again.
 #![no_std]
 #![no_main]
 
 use cortex_m_rt::entry;
-use cortex_m_semihosting::{heprint, hprint, hprintln};
+use defmt_semihosting as _;
 use hostrt_core::allocator::HostAllocator;
-use hostrt_core::basic_kernels::register_basic_kernels;
+use hostrt_core::basic_kernels::{control, float, integer, parallel, register_defmt_print_kernels};
+use hostrt_core::bef::BefError;
+use hostrt_core::driver::{DriverOptions, Frames, run_functions_to};
 use hostrt_core::executor::Program;
-use hostrt_core::{Allocator, FixedArena, HostContext, KernelRegistry, SingleThreadedWorkQueue};
-use panic_semihosting as _;
-use semihosting::{exit, print_diagnostic, run_program};
+use hostrt_core::{Allocator, Diagnostic, FixedArena, HostContext, KernelRegistry, SingleThreadedWorkQueue};
+use semihosting::exit;
 
 mod semihosting;
 
@@ -59,6 +62,39 @@ fn stack_used(bottom: usize) -> usize {
     (&raw const _stack_start) as usize - p
 }
 
+/// The host's `file:line:col: runtime error: message` line, as an error frame (the decoder
+/// writes it to standard error).
+fn print_diagnostic(d: &Diagnostic) {
+    match &d.location {
+        Some(l) => defmt::error!("{}: runtime error: {=str}\n", l, d.message()),
+        None => defmt::error!("runtime error: {=str}\n", d.message()),
+    }
+}
+
+/// Run every function of a loaded program as `hostrt run` does; false if it did not load
+/// or the driver failed.
+fn run_program(loaded: Result<Program<'_>, BefError>, host: &HostContext<'_>) -> bool {
+    match loaded {
+        Ok(program) => run_functions_to(&program, host, &DriverOptions::default(), &mut Frames).is_ok(),
+        Err(e) => {
+            defmt::println!("load failed: {=str}\n", Diagnostic::from(e).message());
+            false
+        }
+    }
+}
+
+/// A panic reports where (and its message when that is a plain string, which needs no
+/// formatting) and exits with a failure status.
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    let message = info.message().as_str().unwrap_or("(formatted message)");
+    match info.location() {
+        Some(l) => defmt::error!("panicked at {=str}:{=u32}: {=str}\n", l.file(), l.line(), message),
+        None => defmt::error!("panicked: {=str}\n", message),
+    }
+    exit(false)
+}
+
 #[entry]
 fn main() -> ! {
     let painted = paint_stack();
@@ -66,16 +102,23 @@ fn main() -> ! {
     let mut ok = hostrt_core::static_buffer!(ARENA_BYTES).is_some_and(|b| ARENA.init(b).is_ok());
     let Ok(alloc) = Allocator::register(&ARENA) else { exit(false) };
     let mut registry: KernelRegistry<64> = KernelRegistry::new();
-    ok &= register_basic_kernels(&mut registry).is_ok();
-    let output = |a: core::fmt::Arguments<'_>| hprint!("{}", a);
-    let host = HostContext::new(alloc, &QUEUE).with_output(&output).with_diagnostics(&print_diagnostic);
+    for group in [integer::ALL, float::ALL, control::ALL, parallel::ALL] {
+        ok &= registry.add_entries(group).is_ok();
+    }
+    ok &= register_defmt_print_kernels(&mut registry).is_ok();
+    let host = HostContext::new(alloc, &QUEUE).with_diagnostics(&print_diagnostic);
     for (name, bytes) in programs {
-        hprintln!("=== {}", name);
+        defmt::println!("=== {=str}\n", name);
         ok &= run_program(Program::load(bytes, &registry, &host), &host);
     }
     drop(host); // gives back the frame block it keeps for the next call
     let s = ARENA.stats().unwrap_or_default();
-    heprint!("arena: {} bytes in use, peak {} of {} bytes\n", s.in_use, s.peak, s.capacity);
-    heprint!("stack: {} bytes used at most\n", stack_used(painted));
+    defmt::info!(
+        "arena: {=usize} bytes in use, peak {=usize} of {=usize} bytes\n",
+        s.in_use,
+        s.peak,
+        s.capacity
+    );
+    defmt::info!("stack: {=usize} bytes used at most\n", stack_used(painted));
     exit(ok && s.in_use == 0 && s.live_allocations == 0)
 }
