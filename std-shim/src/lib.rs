@@ -8,11 +8,13 @@
 //! - [`MappedBef`]: zero-copy loading of BEF files through `mmap`, verified in place;
 //!   [`AlignedBytes`] for BEF read into memory.
 //! - [`leaked_arena`]: the firmware's fixed arena over heap memory, for tools and tests.
+//! - [`log_diagnostic`] and [`log_output`]: diagnostics and printed lines as `log` records.
 //!
 //! Planned: plugin loading.
 
 mod allocator;
 mod bytes;
+mod log;
 mod mmap;
 mod work_queue;
 
@@ -20,5 +22,6 @@ pub use allocator::{
     FixedSizeEvent, FixedSizeTestAllocator, MallocAllocator, Profile, ProfiledAllocator, SystemAllocator,
 };
 pub use bytes::{AlignedBytes, ArenaError, leaked_arena};
+pub use log::{DIAGNOSTICS_TARGET, OUTPUT_TARGET, log_diagnostic, log_output};
 pub use mmap::{MapError, MappedBef};
 pub use work_queue::MultiThreadedWorkQueue;
