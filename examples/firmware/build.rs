@@ -6,7 +6,7 @@ use std::{env, fs, path::PathBuf};
 #[path = "../../targets/link_board.rs"]
 mod link_board;
 
-const PROGRAMS: [&str; 6] = ["fib", "errors", "loops", "fib_quiet", "digits", "digits_q8"];
+const PROGRAMS: [&str; 7] = ["fib", "errors", "loops", "fib_quiet", "digits", "digits_q8", "native"];
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));

@@ -37,6 +37,9 @@ pub enum BefErrorKind {
     UnknownKernel,
     /// A native function declaration names no registered function (docs/execution.md).
     UnknownNativeFunction,
+    /// The file declares a native function, and this build has no native-function support
+    /// (hostrt-core's `native` feature is off).
+    NativeNotBuilt,
     /// The scratch memory verification needs could not be allocated.
     OutOfMemory,
 }
@@ -58,6 +61,9 @@ impl BefErrorKind {
             BefErrorKind::BadKernel => "inconsistent kernel record",
             BefErrorKind::UnknownKernel => "unknown kernel",
             BefErrorKind::UnknownNativeFunction => "unable to find native function in global registry",
+            BefErrorKind::NativeNotBuilt => {
+                "native functions are not built in (hostrt-core's `native` feature)"
+            }
             BefErrorKind::OutOfMemory => "out of memory for verification scratch",
         }
     }

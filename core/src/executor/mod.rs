@@ -64,6 +64,7 @@
 mod buf;
 mod call;
 pub(crate) mod frame;
+#[cfg(feature = "native")]
 mod native;
 mod program;
 pub mod raw;

@@ -43,7 +43,8 @@ impl<'a> Program<'a> {
     /// `kernels`, and keep the resolved tables in `alloc` (an [`Allocator`], or the
     /// [`HostContext`](crate::HostContext) the program will run on, meaning its allocator). Fails with the reader's error (an
     /// unknown kernel names itself and its location), with `UnknownNativeFunction` naming
-    /// the first unregistered native function, or when a table cannot be allocated.
+    /// the first unregistered native function (`NativeNotBuilt` when the `native` feature
+    /// is off), or when a table cannot be allocated.
     pub fn load(
         bytes: &'a [u8],
         kernels: &dyn KernelLookup,
@@ -97,35 +98,51 @@ impl<'a> Program<'a> {
             }
         }
         let mut program = Program { file, table, len, natives: None, alloc, static_bytes: None };
-        let nf = program.file.num_functions();
-        let native = |i: usize| program.file.function(i as u32).is_some_and(|f| f.is_native());
-        if (0..nf).any(native) {
-            let layout = Layout::array::<Option<KernelEntry>>(nf)
-                .map_err(|_| BefError::new(BefErrorKind::OutOfMemory, 0, "native function table"))?;
-            let natives = alloc
-                .allocate(layout)
-                .map_err(|_| BefError::new(BefErrorKind::OutOfMemory, 0, "native function table"))?
-                .cast::<Option<KernelEntry>>();
-            let mut missing = None;
-            for i in 0..nf {
-                let f = program.file.function(i as u32).filter(|f| f.is_native());
-                let entry = f.and_then(|f| kernels.lookup(f.name()));
-                if let (Some(f), None, None) = (f, entry, missing) {
-                    missing = Some(f.name());
-                }
-                // SAFETY: `i < nf`, within the fresh block.
-                unsafe { natives.as_ptr().add(i).write(entry) };
-            }
-            program.natives = Some(natives);
-            if let Some(name) = missing {
-                return Err(BefError::new(BefErrorKind::UnknownNativeFunction, 0, name));
-            }
-        }
+        program.resolve_natives(kernels)?;
         Ok(program)
+    }
+
+    /// Map each native function declaration to the registry entry of its name; fails naming
+    /// the first one the registry lacks (the table is kept either way, for `Drop`).
+    #[cfg(feature = "native")]
+    fn resolve_natives(&mut self, kernels: &dyn KernelLookup) -> Result<(), BefError> {
+        let nf = self.file.num_functions();
+        if !(0..nf as u32).any(|i| self.file.function(i).is_some_and(|f| f.is_native())) {
+            return Ok(());
+        }
+        let oom = || BefError::new(BefErrorKind::OutOfMemory, 0, "native function table");
+        let layout = Layout::array::<Option<KernelEntry>>(nf).map_err(|_| oom())?;
+        let natives = self.alloc.allocate(layout).map_err(|_| oom())?.cast::<Option<KernelEntry>>();
+        let mut missing = None;
+        for i in 0..nf {
+            let f = self.file.function(i as u32).filter(|f| f.is_native());
+            let entry = f.and_then(|f| kernels.lookup(f.name()));
+            if let (Some(f), None, None) = (f, entry, missing) {
+                missing = Some(f.name());
+            }
+            // SAFETY: `i < nf`, within the fresh block.
+            unsafe { natives.as_ptr().add(i).write(entry) };
+        }
+        self.natives = Some(natives);
+        match missing {
+            Some(name) => Err(BefError::new(BefErrorKind::UnknownNativeFunction, 0, name)),
+            None => Ok(()),
+        }
+    }
+
+    /// Without the `native` feature a file declaring a native function is refused.
+    #[cfg(not(feature = "native"))]
+    fn resolve_natives(&mut self, _: &dyn KernelLookup) -> Result<(), BefError> {
+        let nf = self.file.num_functions() as u32;
+        match (0..nf).filter_map(|i| self.file.function(i)).find(|f| f.is_native()) {
+            Some(f) => Err(BefError::new(BefErrorKind::NativeNotBuilt, 0, f.name())),
+            None => Ok(()),
+        }
     }
 
     /// The registered implementation of native function `function`, if it is one and the
     /// registry had it when the program was loaded.
+    #[cfg(feature = "native")]
     pub(crate) fn native(&self, function: u32) -> Option<&KernelEntry> {
         let natives = self.natives?;
         if function as usize >= self.file.num_functions() {

@@ -187,13 +187,12 @@ impl Program<'_> {
             return fail(Failure::Arity { name: f.name(), want, args: args.len(), results: results.len() });
         }
         if f.is_native() {
-            return match self.native(function) {
-                Some(entry) => {
-                    super::native::call(exec, entry, args, results);
-                    None
-                }
-                None => fail(Failure::NativeMissing(f.name())),
-            };
+            #[cfg(feature = "native")]
+            if let Some(entry) = self.native(function) {
+                super::native::call(exec, entry, args, results);
+                return None;
+            }
+            return fail(Failure::NativeMissing(f.name()));
         }
         // SAFETY: forwarded from this function's contract.
         let Some(frame) = (unsafe { Frame::new(self, exec, &f) }) else {

@@ -10,7 +10,7 @@ use cortex_m_rt::entry;
 use defmt_semihosting as _;
 use hostrt_core::allocator::HostAllocator;
 use hostrt_core::basic_kernels::{control, float, integer, parallel, register_defmt_print_kernels};
-use hostrt_core::bef::BefError;
+use hostrt_core::bef::{BefError, BefErrorKind};
 use hostrt_core::driver::{DriverOptions, Frames, run_functions_to};
 use hostrt_core::executor::Program;
 use hostrt_core::{Allocator, Diagnostic, FixedArena, HostContext, KernelRegistry, SingleThreadedWorkQueue};
@@ -119,6 +119,9 @@ fn main() -> ! {
         defmt::println!("=== {=str}\n", name);
         ok &= run_program(Program::load(bytes, &registry, &host), &host);
     }
+    // Built without the `native` feature: a program declaring a native function is refused.
+    let native = Program::load(program!("native").1, &registry, &host);
+    ok &= matches!(native, Err(e) if e.kind == BefErrorKind::NativeNotBuilt);
     drop(host); // gives back the frame block it keeps for the next call
     let s = ARENA.stats().unwrap_or_default();
     defmt::info!(
