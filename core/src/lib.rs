@@ -28,6 +28,7 @@ pub mod work_queue;
 
 mod callback;
 mod sync;
+mod utf8;
 
 /// What exported macros expand to; not part of the API.
 #[doc(hidden)]

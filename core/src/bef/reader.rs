@@ -236,7 +236,7 @@ impl<'a> BefFile<'a> {
     pub(crate) fn str_checked(&self, r: StrRef) -> Option<&'a str> {
         let start = r.offset as usize;
         let bytes = self.strings.get(start..start.checked_add(r.len as usize)?)?;
-        core::str::from_utf8(bytes).ok()
+        crate::utf8::to_str(bytes)
     }
 
     fn verify_strings(&self) -> Check<()> {
@@ -301,7 +301,7 @@ impl<'a> BefFile<'a> {
                         && ty_ok
                         && (h.scalar() != f::scalar::BOOL || payload[0] <= 1)
                 }
-                f::attr::STRING => core::str::from_utf8(payload).is_ok(),
+                f::attr::STRING => crate::utf8::to_str(payload).is_some(),
                 f::attr::ARRAY => {
                     let n = f::scalar::size(h.scalar());
                     n != 0

@@ -240,7 +240,7 @@ impl<'a> BefFile<'a> {
         let word = || cast::<u32>(p).and_then(|w| w.first().copied()).unwrap_or(0);
         Some(match h.kind() {
             f::attr::SCALAR => BefAttr::Scalar { kind: h.scalar(), ty, bytes: p },
-            f::attr::STRING => BefAttr::String(core::str::from_utf8(p).unwrap_or("")),
+            f::attr::STRING => BefAttr::String(crate::utf8::to_str(p).unwrap_or("")),
             f::attr::ARRAY => BefAttr::Array { kind: h.scalar(), ty, bytes: p },
             f::attr::AGGREGATE => BefAttr::Aggregate(cast(p).unwrap_or(&[])),
             f::attr::FUNCTION if h.scalar() == f::attr::FUNCTION_ARRAY => {
@@ -267,7 +267,7 @@ impl<'a> BefFile<'a> {
                 f::scalar::F32 => AttrRef::scalar::<f32>(p),
                 _ => AttrRef::scalar::<f64>(p),
             },
-            f::attr::STRING => core::str::from_utf8(p).ok().map(AttrRef::string),
+            f::attr::STRING => crate::utf8::to_str(p).map(AttrRef::string),
             f::attr::ARRAY => match h.scalar() {
                 f::scalar::BOOL => AttrRef::array::<bool>(p),
                 f::scalar::I8 => AttrRef::array::<i8>(p),

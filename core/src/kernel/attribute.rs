@@ -296,7 +296,7 @@ impl<'a> AttrRef<'a> {
         }
         // Built from `&str` (or verified by the program reader), so this never fails; the
         // check keeps the view sound for any bytes.
-        core::str::from_utf8(self.bytes).ok()
+        crate::utf8::to_str(self.bytes)
     }
 }
 
