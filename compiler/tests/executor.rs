@@ -210,3 +210,38 @@ fn every_allocation_failure_completes_all_results_and_leaks_nothing() {
         assert!(runs > 10, "the sweep of @{func} covered {runs} failure points");
     }
 }
+
+/// `Program::load_preverified` (bytes verified when firmware was built): runs the verified
+/// bytes, and still refuses a corrupted copy (checksum) and an unregistered kernel (named,
+/// with its location), as `load` does.
+#[test]
+fn preverified_load_runs_verified_bytes_and_still_checks_checksum_and_names() {
+    let text = "func.func @f() -> i32 {\n  %x = tfrt.constant.i32 20\n  %y = tfrt.add.i32 %x, %x\n  \
+                tfrt.return %y : i32\n}\n";
+    let compiled = hostrt_compiler::compile("t.mlir", text, Default::default()).unwrap();
+    let leak = |b: &[u8]| -> &'static [u8] { Box::leak(Box::new(AlignedBytes::new(b))).as_bytes() };
+    let (_, alloc) = leaked_arena(1 << 16).unwrap();
+    let reg = registry();
+    let queue = SingleThreadedWorkQueue::new();
+    let host = HostContext::new(alloc, &queue);
+    let good = leak(&compiled);
+    hostrt_core::bef::BefFile::load_unresolved(good, alloc).unwrap();
+    // SAFETY: verified just above.
+    let program = unsafe { Program::load_preverified(good, &reg, &host) }.unwrap();
+    assert_eq!(i32_at(&program.call(&host, "f", &[]).unwrap()[0]), 40);
+    assert_eq!(program.static_bytes().map(<[u8]>::as_ptr), Some(good.as_ptr()));
+    drop(program);
+
+    let mut flipped = compiled.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    // SAFETY: verified bytes with one bit flipped, which CRC-32 always detects: the load
+    // checks the checksum before reading anything past the header.
+    let e = unsafe { Program::load_preverified(leak(&flipped), &reg, &host) }.unwrap_err();
+    assert_eq!(e.kind, hostrt_core::bef::BefErrorKind::BadChecksum, "{e}");
+
+    let empty: KernelRegistry<4> = KernelRegistry::new();
+    // SAFETY: verified above.
+    let e = unsafe { Program::load_preverified(good, &empty, &host) }.unwrap_err();
+    assert!(e.to_string().starts_with("t.mlir:2:8: unknown kernel 'tfrt.constant.i32'"), "{e}");
+}

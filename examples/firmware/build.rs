@@ -1,4 +1,5 @@
-//! Compiles `programs/*.mlir` to BEF at build time (the firmware embeds the bytes) and puts
+//! Compiles `programs/*.mlir` to BEF at build time (the firmware embeds the bytes, verified
+//! here with hostrt-core's reader, so images may skip verifying them on the device) and puts
 //! the memory map of the board chosen by the cargo config (`HOSTRT_BOARD`, set by
 //! targets/<board>/cargo.toml) where cortex-m-rt's link.x finds it.
 use std::{env, fs, path::PathBuf};
@@ -12,6 +13,7 @@ fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     // cortex-m-rt's linker script (it includes memory.x).
     link_board::link_board(&["link.x"]);
+    let (_, scratch) = hostrt_std::leaked_arena(1 << 20).expect("a verification arena");
     // defmt's section of interned format strings, for the image that prints through it.
     println!("cargo:rustc-link-arg-bin=hostrt-firmware-example=-Tdefmt.x");
     for p in PROGRAMS {
@@ -22,6 +24,11 @@ fn main() {
         // (TFRT's stream assignment would queue recursive calls' work as tasks).
         let options = hostrt_compiler::bef::WriteOptions { streams: false };
         let bef = hostrt_compiler::compile(&name, &text, options).unwrap_or_else(|e| panic!("{e}"));
+        // The verifier of the hostrt-core the images link: what lets them load these bytes
+        // with Program::load_preverified (the checksum ties the flash copy to them).
+        let aligned = hostrt_std::AlignedBytes::new(&bef);
+        hostrt_core::bef::BefFile::load_unresolved(aligned.as_bytes(), scratch)
+            .unwrap_or_else(|e| panic!("{name}: the compiled BEF fails verification: {e}"));
         fs::write(out.join(format!("{p}.bef")), bef).expect("write BEF");
     }
 }

@@ -67,6 +67,28 @@ impl<'a> Program<'a> {
         Ok(program)
     }
 
+    /// [`load_static`](Self::load_static) for a BEF file verified when the firmware was built
+    /// (its build script ran [`BefFile::load_unresolved`] on the bytes it embeds, as
+    /// `examples/firmware/build.rs` does): the verifier stays out of the image, and only the
+    /// header, the checksum and the kernel names are checked here
+    /// ([`BefFile::load_preverified`]).
+    ///
+    /// # Safety
+    ///
+    /// As for [`BefFile::load_preverified`]: these exact bytes passed the verifier of this
+    /// version of `hostrt-core`.
+    pub unsafe fn load_preverified(
+        bytes: &'static [u8],
+        kernels: &dyn KernelLookup,
+        alloc: impl Into<Allocator>,
+    ) -> Result<Program<'static>, BefError> {
+        // SAFETY: forwarded from this function's contract.
+        let file = unsafe { BefFile::load_preverified(bytes, kernels) }?;
+        let mut program = Program::from_file(file, kernels, alloc.into())?;
+        program.static_bytes = Some(bytes);
+        Ok(program)
+    }
+
     /// The file's bytes, when the program was loaded with [`load_static`](Self::load_static).
     pub fn static_bytes(&self) -> Option<&'static [u8]> {
         self.static_bytes
@@ -74,7 +96,11 @@ impl<'a> Program<'a> {
 
     /// [`load`](Self::load), not generic: one copy of the loader whatever `alloc` was.
     fn load_into(bytes: &'a [u8], kernels: &dyn KernelLookup, alloc: Allocator) -> Result<Self, BefError> {
-        let file = BefFile::load(bytes, kernels, alloc)?;
+        Self::from_file(BefFile::load(bytes, kernels, alloc)?, kernels, alloc)
+    }
+
+    /// Resolve the kernel table (and native functions) of a loaded file.
+    fn from_file(file: BefFile<'a>, kernels: &dyn KernelLookup, alloc: Allocator) -> Result<Self, BefError> {
         let len = file.num_kernel_names();
         let layout = Layout::array::<KernelEntry>(len.max(1))
             .map_err(|_| BefError::new(BefErrorKind::OutOfMemory, 0, "kernel table"))?;

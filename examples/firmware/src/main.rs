@@ -1,5 +1,6 @@
 //! A minimal firmware: `hostrt-core`, the basic kernels and a fixed arena in a static run
-//! BEF programs that were compiled at build time and embedded in flash. Everything it prints
+//! BEF programs that were compiled and verified at build time and embedded in flash (loaded
+//! with `Program::load_preverified`, so the verifier is not in the image). Everything it prints
 //! (the print kernels, the test driver, diagnostics, its own report) is defmt frames over
 //! semihosting, decoded on the host by `cargo xtask defmt` with this ELF, so the image links
 //! no `core::fmt`; the exit status is 0 when every program ran and the arena is empty again.
@@ -117,10 +118,13 @@ fn main() -> ! {
     let host = HostContext::new(alloc, &QUEUE).with_diagnostics(&print_diagnostic);
     for (name, bytes) in programs {
         defmt::println!("=== {=str}\n", name);
-        ok &= run_program(Program::load(bytes, &registry, &host), &host);
+        // SAFETY: build.rs verified these bytes with this hostrt-core's reader before
+        // embedding them; the load still checks their checksum.
+        ok &= run_program(unsafe { Program::load_preverified(bytes, &registry, &host) }, &host);
     }
     // Built without the `native` feature: a program declaring a native function is refused.
-    let native = Program::load(program!("native").1, &registry, &host);
+    // SAFETY: as above, verified by build.rs.
+    let native = unsafe { Program::load_preverified(program!("native").1, &registry, &host) };
     ok &= matches!(native, Err(e) if e.kind == BefErrorKind::NativeNotBuilt);
     drop(host); // gives back the frame block it keeps for the next call
     let s = ARENA.stats().unwrap_or_default();
