@@ -6,11 +6,11 @@ source scripts/setup.sh
 
 step() { printf '\n==> %s\n' "$*"; }
 
-# On CI (a fresh checkout, built once), a target directory that no later step uses is removed
-# once its step is done, so the run fits a small disk.
+# On CI (a fresh checkout, built once), a build directory that no later step uses is removed
+# once its step is done, so the run fits a small disk (paths from the repository root).
 done_with() {
     if [ -n "${CI:-}" ]; then
-        for d in "$@"; do rm -rf "target/$d"; done
+        for d in "$@"; do rm -rf "$d"; done
     fi
 }
 # Nor does a build made once gain from incremental caches (1.4 GB of the dev profile's alone).
@@ -21,8 +21,12 @@ cargo fmt --all -- --check
 
 step "lints"
 cargo clippy -q --workspace --all-targets -- -D warnings
-# The core's defmt output (firmware only: an image links it with its global logger).
+# The core's defmt output (firmware only: an image links it with its global logger), and the
+# core as bare metal compiles it (code under cfg(target_os = "none")).
 cargo clippy -q -p hostrt-core --no-default-features --features defmt -- -D warnings
+if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
+    cargo clippy -q -p hostrt-core --no-default-features --target thumbv7em-none-eabihf -- -D warnings
+fi
 # The Rust example plugin is its own workspace (built by tools/tests/plugins.rs).
 cargo fmt --manifest-path examples/plugins/rust/Cargo.toml -- --check
 cargo clippy -q --manifest-path examples/plugins/rust/Cargo.toml --target-dir target/plugins-rust -- -D warnings
@@ -62,11 +66,13 @@ bash scripts/boards.sh
 
 step "QEMU: RISC-V image, harness self-test, aarch64/armv7 Linux tests under qemu-user"
 bash scripts/qemu.sh
-done_with qemu-linux qemu-linux-debian selftest cross cross-debian boards
+done_with target/qemu-linux target/qemu-linux-debian target/qemu-app target/selftest target/cross \
+    target/cross-debian examples/firmware/target qemu-tests/cortex-m/target qemu-tests/dsp/target \
+    qemu-tests/riscv/target qemu-tests/checks/target
 
 step "loom model checks"
 RUSTFLAGS="--cfg loom" cargo test -q -p hostrt-core --test loom --release --target-dir target/loom
-done_with loom
+done_with target/loom
 
 step "benchmarks (one quick pass each, checking they run)"
 cargo test -q --workspace --benches
@@ -109,7 +115,7 @@ if [ "$HOSTRT_TOOLCHAIN" = rustup ] && rustup target list --installed | grep -qx
 else
     echo "skipped: the aarch64-linux-android target is not installed"
 fi
-done_with phone aarch64-linux-android
+done_with target/phone target/aarch64-linux-android
 
 step "unit, integration and doc tests"
 # The libraries the C, C++ and Java tests link against (cargo test builds only rlibs).

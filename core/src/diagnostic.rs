@@ -399,7 +399,8 @@ impl fmt::Display for Diagnostic {
     }
 }
 
-/// What `Display` writes (`file:line:col: message (CODE)`), as defmt (feature `defmt`).
+/// What `Display` writes (`file:line:col: message (CODE)`), as defmt (feature `defmt`); no
+/// newline, so a frame printing it as a line of hostrt's text adds its own `\n`.
 #[cfg(feature = "defmt")]
 impl defmt::Format for Diagnostic {
     fn format(&self, f: defmt::Formatter<'_>) {

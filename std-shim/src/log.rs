@@ -32,10 +32,10 @@ pub fn log_diagnostic(d: &Diagnostic) {
 }
 
 /// An output sink for print kernels: each line they print becomes one `info` record, with
-/// target [`OUTPUT_TARGET`] and the line's text without its newline.
+/// target [`OUTPUT_TARGET`] and the line's text without its (one) final newline.
 pub fn log_output(args: fmt::Arguments<'_>) {
     if log::log_enabled!(target: OUTPUT_TARGET, log::Level::Info) {
         let line = args.to_string();
-        log::info!(target: OUTPUT_TARGET, "{}", line.trim_end_matches('\n'));
+        log::info!(target: OUTPUT_TARGET, "{}", line.strip_suffix('\n').unwrap_or(&line));
     }
 }

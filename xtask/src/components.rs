@@ -16,7 +16,7 @@ fn component_of(function: &str) -> Option<&'static str> {
         let rest = &function[at + "hostrt_core::".len()..];
         let module = rest.split("::").next().unwrap_or("");
         return Some(match module {
-            "bef" => "BEF reader and verifier",
+            "bef" | "utf8" => "BEF reader and verifier",
             "executor" => "executor",
             "async_value" | "callback" => "async values",
             "kernel" => "kernel interface (frames, adaptors, registry)",
@@ -27,7 +27,7 @@ fn component_of(function: &str) -> Option<&'static str> {
                 "integer" => "kernels: integer",
                 "float" => "kernels: float",
                 "control" => "kernels: control",
-                "print" => "kernels: print",
+                "print" | "print_defmt" => "kernels: print",
                 _ => "kernels: other basic",
             },
             "tensor" | "tensor_kernels" => "tensor kernels",
@@ -139,6 +139,11 @@ mod tests {
             component_of("hostrt_core::basic_kernels::integer::ADD_I32::__hostrt_kernel"),
             Some("kernels: integer")
         );
+        assert_eq!(
+            component_of("hostrt_core::basic_kernels::print_defmt::PRINT_I32::__hostrt_kernel"),
+            Some("kernels: print")
+        );
+        assert_eq!(component_of("hostrt_core::utf8::is_utf8"), Some("BEF reader and verifier"));
         assert_eq!(component_of("core::ptr::drop_in_place<u8>"), None);
         assert_eq!(outside("compiler_builtins::mem::memcpy"), "compiler builtins (memcpy, ...)");
         assert_eq!(outside("core::str::converts::from_utf8"), "Rust core library");

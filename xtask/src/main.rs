@@ -92,10 +92,14 @@ fn measure(elf: &Path) -> Result<Sizes, String> {
     Ok(s)
 }
 
-/// The arena peak the firmware reports when run under QEMU (if QEMU is installed).
-fn arena_peak() -> Option<u64> {
+/// The arena peak the firmware reports when run under QEMU (if QEMU is installed): its
+/// `arena:` line is an `info` frame on semihosting's stdout, decoded with the image's ELF.
+fn arena_peak(elf: &Path) -> Option<u64> {
     let out = firmware_cargo(&["run", "--release", "--quiet", "--bin", "hostrt-firmware-example"]).ok()?;
-    let err = String::from_utf8_lossy(&out.stderr);
+    let elf = std::fs::read(elf).ok()?;
+    let (mut text, mut err) = (Vec::new(), Vec::new());
+    defmt::decode(&elf, &out.stdout, &mut text, &mut err).ok()?;
+    let err = String::from_utf8_lossy(&err);
     let line = err.lines().find(|l| l.starts_with("arena:"))?;
     line.split("peak ").nth(1)?.split_whitespace().next()?.parse().ok()
 }
@@ -224,7 +228,7 @@ fn run() -> Result<bool, String> {
     let minimal = measure(&root().join(format!("examples/firmware/target/{TARGET}/release/minimal")))?;
     let minimal_flash = flash_of(&minimal);
     let ram_static = s.data + s.bss - s.arena_buffer;
-    let peak = arena_peak();
+    let peak = arena_peak(&elf);
     println!("firmware example, {TARGET}, opt-level z, LTO:");
     println!(
         "  flash {flash} bytes  (.vector_table {}, .text {}, .rodata {}, .data {})",

@@ -110,17 +110,18 @@ impl<'a> BefFile<'a> {
     /// [`load`](Self::load) for bytes verified before, on any machine: only the header, the
     /// section directory and the checksum are checked here, and every kernel name against
     /// `kernels`. Firmware whose build script verified the BEF it embeds leaves the
-    /// verifier out of its image this way (about 4.5 KB, docs/porting.md); a copy corrupted
-    /// in flash still fails the checksum.
+    /// verifier out of its image this way (about 4.5 KB, docs/porting.md); a flipped bit in
+    /// flash still fails the checksum.
     ///
     /// # Safety
     ///
     /// These exact bytes must have passed [`load`](Self::load) or
     /// [`load_unresolved`](Self::load_unresolved) of this version of `hostrt-core` (on any
-    /// target), or differ from such bytes in a way CRC-32 detects (a burst of up to 32 bits,
-    /// any odd number of flipped bits): the checksum is checked before anything past the
-    /// header is read. The readers, and the executor, index by the ranges the verifier
-    /// checked without checking them again.
+    /// target). The checksum is checked before anything past the header is read, so a copy
+    /// that differs from such bytes by one flipped bit, or by a burst of at most 32 bits, is
+    /// refused; other corruption can go unnoticed (CRC-32 misses some three-bit errors in
+    /// files of about 12 KB and more), and is then undefined behaviour: the readers, and the
+    /// executor, index by the ranges the verifier checked without checking them again.
     pub unsafe fn load_preverified(bytes: &'a [u8], kernels: &dyn KernelLookup) -> Result<Self, BefError> {
         let file = Self::sections(bytes)?;
         file.check_kernel_names(kernels)?;
