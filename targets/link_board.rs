@@ -14,6 +14,11 @@ pub fn link_board(scripts: &[&str]) {
     );
     let map = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../targets").join(&board).join("memory.x");
     fs::copy(&map, out.join("memory.x")).unwrap_or_else(|e| panic!("{}: {e}", map.display()));
+    // cortex-m-rt's `device` feature includes device.x, where a device crate names its
+    // interrupt handlers; these images use none (targets/interrupts.rs).
+    fs::write(out.join("device.x"), "/* no device crate: every interrupt is DefaultHandler */\n")
+        .unwrap_or_else(|e| panic!("device.x: {e}"));
+    println!("cargo:rerun-if-env-changed=HOSTRT_BOARD_IRQS");
     println!("cargo:rustc-link-search={}", out.display());
     println!("cargo:rerun-if-changed={}", map.display());
     for script in scripts {

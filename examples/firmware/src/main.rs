@@ -7,6 +7,9 @@
 #![no_std]
 #![no_main]
 
+#[path = "../../../targets/interrupts.rs"]
+mod interrupts;
+
 use cortex_m_rt::entry;
 use defmt_semihosting as _;
 use hostrt_core::allocator::HostAllocator;

@@ -6,6 +6,9 @@
 #![no_std]
 #![no_main]
 
+#[path = "../../../../targets/interrupts.rs"]
+mod interrupts;
+
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{heprint, hprint};
 use hostrt_core::allocator::HostAllocator;

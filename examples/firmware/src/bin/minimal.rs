@@ -8,6 +8,9 @@
 #![no_std]
 #![no_main]
 
+#[path = "../../../../targets/interrupts.rs"]
+mod interrupts;
+
 use cortex_m_rt::entry;
 use cortex_m_semihosting::debug;
 use hostrt_core::allocator::HostAllocator;
