@@ -11,6 +11,7 @@ mod detach;
 mod frame;
 mod registry;
 mod returns;
+mod table;
 
 #[cfg(test)]
 mod tests;
@@ -24,6 +25,7 @@ pub use detach::Detached;
 pub use frame::{Invoke, InvokeToken, KernelFrame, LocRef};
 pub use registry::{KernelEntry, KernelLookup, KernelRegistry, RegistryError};
 pub use returns::{KernelReturn, Value};
+pub use table::KernelTable;
 
 /// A kernel: reads arguments and attributes from the frame and sets its results.
 pub type KernelFn = fn(&KernelFrame<'_>);

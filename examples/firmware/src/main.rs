@@ -13,11 +13,12 @@ mod interrupts;
 use cortex_m_rt::entry;
 use defmt_semihosting as _;
 use hostrt_core::allocator::HostAllocator;
-use hostrt_core::basic_kernels::{control, float, integer, register_defmt_print_kernels};
+use hostrt_core::basic_kernels::{control, float, integer, print_defmt};
 use hostrt_core::bef::{BefError, BefErrorKind};
 use hostrt_core::driver::{DriverOptions, Frames, run_functions_to};
 use hostrt_core::executor::Program;
-use hostrt_core::{Allocator, Diagnostic, FixedArena, HostContext, KernelRegistry, SingleThreadedWorkQueue};
+use hostrt_core::kernel::KernelTable;
+use hostrt_core::{Allocator, Diagnostic, FixedArena, HostContext, SingleThreadedWorkQueue};
 use semihosting::exit;
 
 mod semihosting;
@@ -32,6 +33,32 @@ macro_rules! program {
 const ARENA_BYTES: usize = 16 * 1024;
 static ARENA: FixedArena = FixedArena::empty();
 static QUEUE: SingleThreadedWorkQueue = SingleThreadedWorkQueue::new();
+
+/// The kernels the three programs use, sorted at compile time, as firmware should register
+/// them: the linker drops the rest, and the image has no registration code. The prints write
+/// defmt frames. A program needing another kernel fails to load, naming the kernel and where
+/// it is used. With every basic group registered instead (integer, float, control,
+/// parallel) the image is about 15 KB larger.
+static KERNELS: KernelTable<18> = KernelTable::new([
+    integer::NEW_CHAIN,
+    integer::MERGE_CHAINS,
+    integer::CONSTANT_I32,
+    integer::CONSTANT_I64,
+    integer::ADD_I32,
+    integer::ADD_I64,
+    integer::DIV_I32,
+    integer::LESSEQUAL_I32,
+    float::CONSTANT_F32,
+    float::ADD_F32,
+    control::CALL,
+    control::IF,
+    control::REPEAT_I32,
+    print_defmt::PRINT_I1,
+    print_defmt::PRINT_I32,
+    print_defmt::PRINT_I64,
+    print_defmt::PRINT_F32,
+    print_defmt::PRINT_F64,
+]);
 
 /// Bytes below the stack pointer at start-up filled with [`PAINT`], to find how deep the
 /// stack got (its high-water mark) after the programs ran.
@@ -113,39 +140,17 @@ fn main() -> ! {
     let programs = [program!("fib"), program!("errors"), program!("loops")];
     let mut ok = hostrt_core::static_buffer!(ARENA_BYTES).is_some_and(|b| ARENA.init(b).is_ok());
     let Ok(alloc) = Allocator::register(&ARENA) else { exit(false) };
-    let mut registry: KernelRegistry<24> = KernelRegistry::new();
-    // The kernels the three programs use (the prints come next, as defmt frames), as firmware
-    // should register them: the linker drops the rest. A program needing another fails to
-    // load, naming the kernel and where it is used. With every basic group registered
-    // instead (integer, float, control, parallel) the image is about 15 KB larger.
-    let kernels = [
-        integer::NEW_CHAIN,
-        integer::MERGE_CHAINS,
-        integer::CONSTANT_I32,
-        integer::CONSTANT_I64,
-        integer::ADD_I32,
-        integer::ADD_I64,
-        integer::DIV_I32,
-        integer::LESSEQUAL_I32,
-        float::CONSTANT_F32,
-        float::ADD_F32,
-        control::CALL,
-        control::IF,
-        control::REPEAT_I32,
-    ];
-    ok &= registry.add_entries(&kernels).is_ok();
-    ok &= register_defmt_print_kernels(&mut registry).is_ok();
     let host = HostContext::new(alloc, &QUEUE).with_diagnostics(&print_diagnostic);
     for (name, bytes) in programs {
         defmt::println!("=== {=str}\n", name);
         // SAFETY: build.rs verified these bytes with this hostrt-core's reader before
         // embedding them, and flash is trusted as the code is (the load's checksum check
         // still refuses a flipped bit).
-        ok &= run_program(unsafe { Program::load_preverified(bytes, &registry, &host) }, &host);
+        ok &= run_program(unsafe { Program::load_preverified(bytes, &KERNELS, &host) }, &host);
     }
     // Built without the `native` feature: a program declaring a native function is refused.
     // SAFETY: as above, verified by build.rs.
-    let native = unsafe { Program::load_preverified(program!("native").1, &registry, &host) };
+    let native = unsafe { Program::load_preverified(program!("native").1, &KERNELS, &host) };
     ok &= matches!(native, Err(e) if e.kind == BefErrorKind::NativeNotBuilt);
     drop(host); // gives back the frame block it keeps for the next call
     let s = ARENA.stats().unwrap_or_default();
