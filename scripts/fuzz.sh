@@ -47,8 +47,11 @@ printf 'a Tin: list(type) >= 0 = []\ni args: Tin\no out: int64\n' >"$corpus/capi
 printf '\001\000\000\002\002\005\002\003' >"$corpus/embed_call/divmod"
 printf '\001\000\001\001\017\000\000\000\001\003\001' >"$corpus/embed_call/same"
 printf '\001\000\003\002\017\000\000\000\002\004\003\001\007' >"$corpus/embed_call/classify"
-# The project's own programs seed the run target too (recursion, streams, natives).
-cp examples/firmware/programs/*.mlir tools/tests/programs/*.mlir "$corpus/mlir_run/"
+# The project's own programs seed the run target too (recursion, streams, natives), named by
+# their folder so that files of the same name in two folders both get in.
+for f in examples/firmware/programs/*.mlir tools/tests/programs/*.mlir; do
+    cp "$f" "$corpus/mlir_run/$(basename "$(dirname "$(dirname "$f")")")-$(basename "$f")"
+done
 for t in "${targets[@]}"; do
     echo "==> fuzzing $t for ${secs}s"
     log=$(mktemp)
