@@ -7,7 +7,7 @@ use core::fmt::{self, Write};
 
 use crate::async_value::RcAsyncValue;
 use crate::bef::BefFile;
-use crate::diagnostic::DiagArg;
+use crate::diagnostic::{DiagArg, Diagnostic};
 use crate::executor::{CallError, Finished, Program};
 use crate::host_context::{ExecutionContext, HostContext, RequestContext};
 pub use crate::number_format::write_c_exp;
@@ -53,22 +53,48 @@ pub fn for_each_function_in_order(file: &BefFile<'_>, mut f: impl FnMut(u32)) {
     }
 }
 
+/// A result as the driver shows it, by its declared type: what [`write_result`] and
+/// [`Frames`] both print, each in its own medium.
+enum ResultView<'v> {
+    Error(&'v Diagnostic),
+    I1(u8),
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+    /// A type the driver does not print: `<ty> value`.
+    Other,
+}
+
+impl<'v> ResultView<'v> {
+    fn of(v: &'v RcAsyncValue, ty: &str) -> Self {
+        if let Some(e) = v.get_error() {
+            return ResultView::Error(e);
+        }
+        match ty {
+            "i1" if v.is_type::<bool>() => ResultView::I1(v.get::<bool>().map_or(0, |b| u8::from(*b))),
+            "i32" if v.is_type::<i32>() => ResultView::I32(v.get::<i32>().copied().unwrap_or(0)),
+            "i64" if v.is_type::<i64>() => ResultView::I64(v.get::<i64>().copied().unwrap_or(0)),
+            "f32" if v.is_type::<f32>() => ResultView::F32(v.get::<f32>().copied().unwrap_or(0.0)),
+            "f64" if v.is_type::<f64>() => ResultView::F64(v.get::<f64>().copied().unwrap_or(0.0)),
+            _ => ResultView::Other,
+        }
+    }
+}
+
 /// One result as the driver prints it, given its declared type.
 pub fn write_result(out: &mut dyn Write, v: &RcAsyncValue, ty: &str, print_code: bool) -> fmt::Result {
-    if let Some(e) = v.get_error() {
-        return if print_code {
+    match ResultView::of(v, ty) {
+        ResultView::Error(e) if print_code => {
             write!(out, "<<error: {}, code: {}>>", e.message(), e.code.name())
-        } else {
-            write!(out, "<<error: {}>>", e.message())
-        };
-    }
-    match ty {
-        "i1" if v.is_type::<bool>() => write!(out, "{}", v.get::<bool>().map_or(0, |b| u8::from(*b))),
-        "i32" if v.is_type::<i32>() => write!(out, "{}", v.get::<i32>().copied().unwrap_or(0)),
-        "i64" if v.is_type::<i64>() => write!(out, "{}", v.get::<i64>().copied().unwrap_or(0)),
-        "f32" if v.is_type::<f32>() => write_c_exp(out, f64::from(v.get::<f32>().copied().unwrap_or(0.0))),
-        "f64" if v.is_type::<f64>() => write_c_exp(out, v.get::<f64>().copied().unwrap_or(0.0)),
-        _ => write!(out, "{ty} value"),
+        }
+        ResultView::Error(e) => write!(out, "<<error: {}>>", e.message()),
+        ResultView::I1(x) => write!(out, "{x}"),
+        ResultView::I32(x) => write!(out, "{x}"),
+        ResultView::I64(x) => write!(out, "{x}"),
+        ResultView::F32(x) => write_c_exp(out, f64::from(x)),
+        ResultView::F64(x) => write_c_exp(out, x),
+        ResultView::Other => write!(out, "{ty} value"),
     }
 }
 
@@ -161,27 +187,17 @@ impl DriverOutput for Frames {
         if !first {
             defmt::println!(",");
         }
-        if let Some(e) = v.get_error() {
-            if print_code {
-                defmt::println!("<<error: {=str}, code: {=str}>>", e.message(), e.code.name());
-            } else {
-                defmt::println!("<<error: {=str}>>", e.message());
+        match ResultView::of(v, ty) {
+            ResultView::Error(e) if print_code => {
+                defmt::println!("<<error: {=str}, code: {=str}>>", e.message(), e.code.name())
             }
-            return;
-        }
-        match ty {
-            "i1" if v.is_type::<bool>() => {
-                defmt::println!("{=u8}", v.get::<bool>().map_or(0, |b| u8::from(*b)))
-            }
-            "i32" if v.is_type::<i32>() => defmt::println!("{=i32}", v.get::<i32>().copied().unwrap_or(0)),
-            "i64" if v.is_type::<i64>() => defmt::println!("{=i64}", v.get::<i64>().copied().unwrap_or(0)),
-            "f32" if v.is_type::<f32>() => {
-                defmt::println!("{=f32:?}", v.get::<f32>().copied().unwrap_or(0.0))
-            }
-            "f64" if v.is_type::<f64>() => {
-                defmt::println!("{=f64:?}", v.get::<f64>().copied().unwrap_or(0.0))
-            }
-            _ => defmt::println!("{=str} value", ty),
+            ResultView::Error(e) => defmt::println!("<<error: {=str}>>", e.message()),
+            ResultView::I1(x) => defmt::println!("{=u8}", x),
+            ResultView::I32(x) => defmt::println!("{=i32}", x),
+            ResultView::I64(x) => defmt::println!("{=i64}", x),
+            ResultView::F32(x) => defmt::println!("{=f32:?}", x),
+            ResultView::F64(x) => defmt::println!("{=f64:?}", x),
+            ResultView::Other => defmt::println!("{=str} value", ty),
         }
     }
     fn end_line(&mut self) {

@@ -162,6 +162,12 @@ impl<const N: usize> KernelRegistry<N> {
 
 impl<const N: usize> KernelLookup for KernelRegistry<N> {
     fn lookup(&self, name: &str) -> Option<KernelEntry> {
-        self.entries.binary_search_by(|e| e.name.cmp(name)).ok().map(|i| self.entries[i])
+        find(&self.entries, name)
     }
+}
+
+/// The entry named `name` in `entries`, sorted by name (the registry's and
+/// [`KernelTable`](super::KernelTable)'s lookup).
+pub(super) fn find(entries: &[KernelEntry], name: &str) -> Option<KernelEntry> {
+    entries.binary_search_by(|e| e.name.cmp(name)).ok().map(|i| entries[i])
 }

@@ -67,7 +67,7 @@ const fn before(a: &str, b: &str) -> bool {
 
 impl<const N: usize> KernelLookup for KernelTable<N> {
     fn lookup(&self, name: &str) -> Option<KernelEntry> {
-        self.entries.binary_search_by(|e| e.name.cmp(name)).ok().map(|i| self.entries[i])
+        super::registry::find(&self.entries, name)
     }
 }
 
