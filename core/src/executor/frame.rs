@@ -23,13 +23,25 @@ const HEADER_BYTES: usize = size_of::<[usize; 8]>();
 /// End of a ready list.
 pub(crate) const NIL: u32 = u32::MAX;
 
+impl Header {
+    /// The layout the block was allocated with (its register and kernel counts follow from
+    /// the array offsets).
+    fn layout(&self) -> Option<Layout> {
+        let nreg = (self.ready_at as usize - HEADER_BYTES) / size_of::<usize>();
+        let nk = (self.link_at - self.ready_at) as usize / 4;
+        layout(nreg, nk)
+    }
+}
+
 #[repr(C)]
 pub(crate) struct Header {
     /// Pending work holding the frame: the kick-off, waiters, tasks.
     refs: AtomicU32,
     pub(crate) function: u32,
-    pub(crate) num_registers: u32,
-    pub(crate) num_kernels: u32,
+    /// Byte offset of the ready counters (after the header and the register file).
+    ready_at: u32,
+    /// Byte offset of the ready-list links (after the ready counters).
+    link_at: u32,
     pub(crate) program: *const Program<'static>,
     pub(crate) exec: *const ExecutionContext<'static>,
     alloc: Allocator,
@@ -75,8 +87,8 @@ impl Frame {
         let header = Header {
             refs: AtomicU32::new(1),
             function: f.index(),
-            num_registers: nreg as u32,
-            num_kernels: nk as u32,
+            ready_at: (HEADER_BYTES + nreg * size_of::<usize>()) as u32,
+            link_at: (HEADER_BYTES + nreg * size_of::<usize>() + 4 * nk) as u32,
             program: ptr::from_ref(program).cast(),
             exec: ptr::from_ref(exec).cast(),
             alloc,
@@ -112,19 +124,13 @@ impl Frame {
     }
 
     fn ready_slot(&self, k: usize) -> *mut AtomicU32 {
-        let h = self.header();
         // SAFETY: within the block: header, registers, then 4 bytes per kernel.
-        unsafe {
-            self.base().add(HEADER_BYTES + h.num_registers as usize * size_of::<usize>() + 4 * k).cast()
-        }
+        unsafe { self.base().add(self.header().ready_at as usize + 4 * k).cast() }
     }
 
     fn link_slot(&self, k: usize) -> *mut UnsafeCell<u32> {
-        let h = self.header();
-        let at =
-            HEADER_BYTES + h.num_registers as usize * size_of::<usize>() + 4 * (h.num_kernels as usize + k);
         // SAFETY: within the block: the link array follows the ready counters.
-        unsafe { self.base().add(at).cast() }
+        unsafe { self.base().add(self.header().link_at as usize + 4 * k).cast() }
     }
 
     /// Register `r`.
@@ -165,6 +171,14 @@ impl Frame {
 
     pub(crate) fn function(&self) -> u32 {
         self.header().function
+    }
+
+    /// Whether the caller's handle is the only one: no waiter or task of this call exists, so
+    /// no other thread can touch the frame until the caller makes one (docs/execution.md,
+    /// "Exclusive frames"). Acquire: the work of handles dropped before is visible.
+    #[inline]
+    pub(crate) fn exclusive(&self) -> bool {
+        self.header().refs.load(Ordering::Acquire) == 1
     }
 
     /// Another counted handle (for a waiter or a task).
@@ -216,7 +230,7 @@ impl FrameCache {
         let block = self.swap_out()?;
         // SAFETY: swapped out: ours, its header intact.
         let h = unsafe { block.as_ref() };
-        if h.alloc == alloc && layout(h.num_registers as usize, h.num_kernels as usize) == Some(want) {
+        if h.alloc == alloc && h.layout() == Some(want) {
             return Some(block);
         }
         // SAFETY: ours, allocated as its header says.
@@ -267,8 +281,8 @@ impl Drop for FrameCache {
 unsafe fn free_block(block: NonNull<Header>) {
     // SAFETY: the header is initialised (caller).
     let h = unsafe { block.as_ref() };
-    let (alloc, nreg, nk) = (h.alloc, h.num_registers as usize, h.num_kernels as usize);
-    if let Some(l) = layout(nreg, nk) {
+    if let Some(l) = h.layout() {
+        let alloc = h.alloc;
         // SAFETY: allocated with this layout from `alloc` (caller).
         unsafe { alloc.deallocate(block.cast(), l) };
     }

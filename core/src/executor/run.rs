@@ -18,7 +18,7 @@ use crate::bef::format::{KernelRecord, RegisterRecord};
 use crate::callback::{self, CallbackHeader};
 use crate::diagnostic::{Diagnostic, ErrorCode};
 use crate::host_context::ExecutionContext;
-use crate::kernel::{AttrRef, Invoke, InvokeToken, KernelFrame, LocRef};
+use crate::kernel::{AttrRef, Invoke, InvokeToken, KernelEntry, KernelFrame, LocRef};
 use crate::work_queue::Task;
 use core::ptr::NonNull;
 
@@ -329,7 +329,17 @@ fn fill_error(exec: &ExecutionContext<'_>, results: &[Cell<Option<RcAsyncValue>>
 #[inline]
 fn notify(frame: &Frame, k: u32, queue: &mut ReadyQueue<'_>) {
     let ready = frame.ready(k);
-    if ready.load(Ordering::Acquire) == 1 || ready.fetch_sub(1, Ordering::AcqRel) == 1 {
+    let left = ready.load(Ordering::Acquire);
+    // The last operand readies the kernel. Before that, a frame no other thread can reach
+    // counts down without a locked instruction.
+    let now_ready = left == 1
+        || if frame.exclusive() {
+            ready.store(left - 1, Ordering::Relaxed);
+            false
+        } else {
+            ready.fetch_sub(1, Ordering::AcqRel) == 1
+        };
+    if now_ready {
         if queue.on_current_stream(k) {
             frame.set_link(k, queue.inline);
             queue.inline = k;
@@ -649,7 +659,8 @@ fn forward_placeholder(reg: &AtomicPtr<AsyncValue>, current: *mut AsyncValue, us
     reg.store(if users == 0 { core::ptr::null_mut() } else { p.as_ptr() }, Ordering::Release);
 }
 
-/// Make `v`, the value of register `r` (whose record is `rec`), visible to its users.
+/// Make `v`, the value of register `r` (whose record is `rec`), visible to its users. The
+/// common case, an available value, is short; waiting is out of line.
 fn publish(
     frame: &Frame,
     f: &Body<'_>,
@@ -659,18 +670,32 @@ fn publish(
     queue: &mut ReadyQueue<'_>,
 ) {
     let users = frame.program().file.pool_words(rec.users, rec.num_users as usize).unwrap_or(&[]);
-    let n = rec.num_users;
-    let kernels = f.kernels;
-    let program = frame.program();
-    let non_strict = |k: u32| program.entry(kernels[k as usize].code).non_strict;
     if v.is_available() || users.is_empty() {
-        store(frame, n, v, r);
+        store(frame, rec.num_users, v, r);
         // Consumers in descending textual order (BEF stores them ascending).
         for &k in users.iter().rev() {
             notify(frame, k, queue);
         }
         return;
     }
+    publish_unavailable(frame, f, v, r, users, queue)
+}
+
+/// [`publish`] of a value that is not available yet: non-strict users start now, a waiter
+/// readies the strict ones when it completes.
+#[inline(never)]
+fn publish_unavailable(
+    frame: &Frame,
+    f: &Body<'_>,
+    v: RcAsyncValue,
+    r: u32,
+    users: &[u32],
+    queue: &mut ReadyQueue<'_>,
+) {
+    let n = users.len() as u32;
+    let kernels = f.kernels;
+    let program = frame.program();
+    let non_strict = |k: u32| program.entry(kernels[k as usize].code).non_strict;
     // Unavailable with users: non-strict users may start now; strict ones wait.
     let any_non_strict = users.iter().any(|k| non_strict(*k));
     if any_non_strict {
@@ -758,27 +783,30 @@ fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, stream: u32, do_stor
 #[inline(always)] // the ready loop's body: one copy, in `process`
 fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     let program = frame.program();
-    let kr: KernelRecord = f.kernels[k as usize];
-    let arg_regs = program.file.kernel_args(&kr);
+    let kr = &f.kernels[k as usize];
+    let arg_regs = program.file.kernel_args(kr);
     let n_res = kr.num_results() as usize;
     let exec = frame.exec();
     // Operands and result slots: plain arrays on the stack for a narrow kernel (the common
-    // case: no buffer bookkeeping), one allocator block for a wide one.
+    // case: no buffer bookkeeping), one allocator block for a wide one. Every slot is
+    // emptied by the publication below, so neither array needs drop glue.
     let mut args_inline = [const { MaybeUninit::<RcAsyncValue>::uninit() }; INLINE];
-    // Every slot is emptied by the publication below, so the array needs no drop glue.
+    // (All slots start empty: a few vector stores, where emptying only `n_res` of them
+    // costs a call to `memset`.)
     let slots_inline = ManuallyDrop::new([const { Cell::new(None::<RcAsyncValue>) }; INLINE]);
     let mut wide = None;
     let (args_base, slots_base) = if arg_regs.len() <= INLINE && n_res <= INLINE {
         (args_inline.as_mut_ptr().cast::<RcAsyncValue>(), slots_inline.as_ptr())
     } else {
         let Some(block) = WideArrays::new(exec.allocator(), arg_regs.len(), n_res) else {
-            return no_memory_for_call(frame, f, &kr, arg_regs, queue);
+            return no_memory_for_call(frame, f, kr, arg_regs, queue);
         };
         let bases = (block.args(), block.slots());
         wide = Some(block);
         bases
     };
-    let strict = !program.entry(kr.code).non_strict;
+    let entry = program.entry(kr.code);
+    let strict = !entry.non_strict;
     let mut err = exec.request().cancel_value();
     let mut n = 0;
     for &a in arg_regs {
@@ -796,7 +824,15 @@ fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     let (taken, slots) = unsafe {
         (core::slice::from_raw_parts(args_base, n), core::slice::from_raw_parts(slots_base, n_res))
     };
-    call_kernel(frame, &kr, taken, arg_regs.len(), slots, err, queue);
+    if err.is_none() && n == arg_regs.len() && kr.num_attrs() == 0 {
+        // The common case, inline: every operand is there, no error, no attributes.
+        let regions = if kr.num_regions() == 0 { &[][..] } else { program.file.kernel_regions(kr) };
+        let kf =
+            KernelFrame::for_program(exec, taken, &[], slots, regions, program, &queue.spare, kr.location);
+        (entry.func)(&kf);
+    } else {
+        call_kernel(frame, kr, entry, taken, arg_regs.len(), slots, err, queue);
+    }
     // 4. Operands die, in order, before results are published. The block of one whose last
     // reference dies here is kept for the next kernel's result (docs/execution.md, "Result
     // blocks").
@@ -808,7 +844,7 @@ fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     }
     // 5. Results in order.
     for (i, c) in slots.iter().enumerate() {
-        publish_result(frame, f, &kr, i, c.take(), queue);
+        publish_result(frame, f, kr, i, c.take(), queue);
     }
     drop(wide); // its elements were all moved out above
 }
@@ -838,10 +874,12 @@ fn no_memory_for_call(
 /// slot; otherwise the kernel runs. A non-strict kernel (`tfrt.call`) receives error
 /// operands like any other value: the callee's own kernels skip on them, as TFRT's
 /// non-strict function execution does.
-#[inline(always)]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn call_kernel(
     frame: &Frame,
     kr: &KernelRecord,
+    entry: &KernelEntry,
     args: &[RcAsyncValue],
     want: usize,
     slots: &[Cell<Option<RcAsyncValue>>],
@@ -860,11 +898,10 @@ fn call_kernel(
     } else if args.len() != want {
         fill_error(exec, slots, Failure::OperandsUndefined(file.kernel_name(kr.code)));
     } else if let Some(attrs) = attrs_of(&mut attr_buf, exec.allocator(), file, attr_idx) {
-        let kf = KernelFrame::new(exec, args, attrs, slots)
-            .with_functions(file.kernel_regions(kr), program)
-            .with_spare(&queue.spare)
-            .with_location_index(kr.location);
-        (program.entry(kr.code).func)(&kf);
+        let regions = file.kernel_regions(kr);
+        let kf =
+            KernelFrame::for_program(exec, args, attrs, slots, regions, program, &queue.spare, kr.location);
+        (entry.func)(&kf);
     } else {
         fill_error(exec, slots, Failure::NoMemoryForAttributes(file.kernel_name(kr.code)));
     }

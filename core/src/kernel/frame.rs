@@ -159,10 +159,27 @@ impl<'a> KernelFrame<'a> {
         }
     }
 
-    /// Offer the block in `spare` for a result of the same type (the executor's recycling).
-    pub(crate) fn with_spare(mut self, spare: &'a Cell<Option<Spare>>) -> Self {
-        self.spare = Some(spare);
-        self
+    /// The frame the executor calls a kernel of a program with: every field at once (the
+    /// builder methods would copy the frame once each, on the executor's hot path).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn for_program(
+        exec: &'a ExecutionContext<'a>,
+        args: &'a [RcAsyncValue],
+        attrs: &'a [AttrRef<'a>],
+        results: &'a [Cell<Option<RcAsyncValue>>],
+        regions: &'a [u32],
+        invoker: &'a dyn Invoke,
+        spare: &'a Cell<Option<Spare>>,
+        location_index: u32,
+    ) -> Self {
+        KernelFrame {
+            location_index,
+            regions,
+            invoker: Some(invoker),
+            spare: Some(spare),
+            ..KernelFrame::new(exec, args, attrs, results)
+        }
     }
 
     /// Attach the kernel's regions (function indices) and the program that runs them.
@@ -211,13 +228,6 @@ impl<'a> KernelFrame<'a> {
     /// Attach the kernel's source location (used in the diagnostics it reports).
     pub fn with_location(mut self, location: LocRef<'a>) -> Self {
         self.location = Some(location);
-        self
-    }
-
-    /// Attach the kernel's location as an index into the program of
-    /// [`with_functions`](Self::with_functions), resolved by [`Invoke::location`] when asked.
-    pub(crate) fn with_location_index(mut self, index: u32) -> Self {
-        self.location_index = index;
         self
     }
 
