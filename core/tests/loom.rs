@@ -278,3 +278,55 @@ fn frame_blocks_kept_by_one_host_for_two_threads() {
         assert_eq!(counting.profile().current, 0);
     });
 }
+
+/// The exclusive-frame rule (docs/execution.md, "Exclusive frames"). In `@f`, `%z` waits
+/// for `%x`, which a waiter on the producer's thread runs once `%a` is set (the waiter holds
+/// a frame handle), and for `%y`, which the calling thread runs: whichever thread counts
+/// `%z` down first may find itself the only handle holder and count without a locked
+/// instruction. In every interleaving `%z` runs exactly once, with both operands.
+#[test]
+fn ready_counts_shared_by_a_waiter_and_the_caller() {
+    use hostrt_core::SingleThreadedWorkQueue;
+    use hostrt_core::basic_kernels::register_integer_kernels;
+    use hostrt_core::executor::{Program, raw};
+    use hostrt_core::{ExecutionContext, HostContext, KernelRegistry, RcAsyncValue, RequestContext};
+    use std::cell::Cell;
+    let (alloc, counting) = allocator();
+    let (program_alloc, _) = allocator();
+    let text = "func.func @f(%a: i32, %b: i32) -> i32 {\n  %x = tfrt.add.i32 %a, %b\n  \
+                %y = tfrt.add.i32 %b, %b\n  %z = tfrt.add.i32 %x, %y\n  tfrt.return %z : i32\n}\n";
+    let options = hostrt_compiler::bef::WriteOptions { streams: false };
+    let bef = hostrt_compiler::compile("f.mlir", text, options).unwrap();
+    let bef: &'static hostrt_std::AlignedBytes = Box::leak(Box::new(hostrt_std::AlignedBytes::new(&bef)));
+    let mut registry = KernelRegistry::<64>::new();
+    register_integer_kernels(&mut registry).unwrap();
+    let registry: &'static KernelRegistry<64> = Box::leak(Box::new(registry));
+    let program: &'static Program<'static> =
+        Box::leak(Box::new(Program::load(bef.as_bytes(), registry, program_alloc).unwrap()));
+    // Two preemptions reach the race this checks (a count read, the waiter's whole run in
+    // between, then the write) in seconds; the unbounded search takes many minutes.
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(2);
+    model.check(move || {
+        let queue: &'static SingleThreadedWorkQueue = Box::leak(Box::new(SingleThreadedWorkQueue::new()));
+        let host = HostContext::new(alloc, queue);
+        let request = RequestContext::new();
+        let exec = ExecutionContext::new(&host, &request);
+        let a = AsyncValueRef::<i32>::unconstructed(alloc).unwrap();
+        let b = host.make_available(1i32).unwrap().into_rc();
+        let producer = {
+            let a = a.clone();
+            thread::spawn(move || a.emplace(5))
+        };
+        let slot = [Cell::new(None::<RcAsyncValue>)];
+        // SAFETY: program and contexts outlive the run, which ends by the join below (no
+        // task is made: one stream, and the waiter runs on the producer's thread).
+        unsafe { raw::execute(program, &exec, 0, &[a.clone().into_rc(), b], &slot) };
+        producer.join().unwrap();
+        let z = slot[0].take().unwrap();
+        assert_eq!(z.get::<i32>(), Some(&8), "(5 + 1) + (1 + 1): {z:?}");
+        drop((z, a));
+        drop(host);
+        assert_eq!(counting.profile().current, 0);
+    });
+}

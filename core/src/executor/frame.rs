@@ -6,20 +6,31 @@ use core::cell::UnsafeCell;
 use core::mem::size_of;
 use core::ptr::{self, NonNull};
 
-use portable_atomic::{AtomicPtr, AtomicU32, Ordering};
+use crate::sync::{AtomicPtr, AtomicU32, Ordering};
 
 use super::program::Program;
 use crate::allocator::Allocator;
 use crate::async_value::{AsyncValue, RcAsyncValue};
 use crate::bef::Function;
+#[cfg(not(loom))]
 use crate::bef::format::frame_bytes;
 use crate::host_context::ExecutionContext;
 use crate::sync::Ordering::{Acquire, Relaxed, Release};
 
 /// Low bit of a register: the register holds a result placeholder not yet forwarded.
 pub(crate) const PLACEHOLDER: usize = 1;
-/// Bytes reserved for the header: 8 words, as `bef::format::frame_bytes` counts.
+/// Bytes reserved for the header: 8 words, as `bef::format::frame_bytes` counts (more under
+/// loom, whose model-checked atomics are larger than the real ones).
+#[cfg(not(loom))]
 const HEADER_BYTES: usize = size_of::<[usize; 8]>();
+#[cfg(loom)]
+const HEADER_BYTES: usize = size_of::<Header>().next_multiple_of(align_of::<Header>());
+/// Bytes per register: a pointer, as `bef::format::frame_bytes` counts (except under loom).
+const REG_BYTES: usize = size_of::<AtomicPtr<AsyncValue>>();
+/// Bytes per ready counter (4, as `bef::format::frame_bytes` counts, except under loom).
+const READY_BYTES: usize = size_of::<AtomicU32>();
+#[cfg(not(loom))]
+const _: () = assert!(REG_BYTES == size_of::<usize>() && READY_BYTES == 4);
 /// End of a ready list.
 pub(crate) const NIL: u32 = u32::MAX;
 
@@ -27,8 +38,8 @@ impl Header {
     /// The layout the block was allocated with (its register and kernel counts follow from
     /// the array offsets).
     fn layout(&self) -> Option<Layout> {
-        let nreg = (self.ready_at as usize - HEADER_BYTES) / size_of::<usize>();
-        let nk = (self.link_at - self.ready_at) as usize / 4;
+        let nreg = (self.ready_at as usize - HEADER_BYTES) / REG_BYTES;
+        let nk = (self.link_at - self.ready_at) as usize / READY_BYTES;
         layout(nreg, nk)
     }
 }
@@ -57,8 +68,16 @@ pub(crate) struct Frame {
 // by the queue that owns the kernel, and the header is immutable after creation.
 unsafe impl Send for Frame {}
 
+#[cfg(not(loom))]
 fn layout(nreg: usize, nk: usize) -> Option<Layout> {
     Layout::from_size_align(frame_bytes(size_of::<usize>(), nreg, nk), align_of_header()).ok()
+}
+
+/// Under loom: the same arrays, with loom's atomics' sizes.
+#[cfg(loom)]
+fn layout(nreg: usize, nk: usize) -> Option<Layout> {
+    let bytes = HEADER_BYTES + nreg * REG_BYTES + nk * (READY_BYTES + 4);
+    Layout::from_size_align(bytes.next_multiple_of(align_of_header()), align_of_header()).ok()
 }
 
 const fn align_of_header() -> usize {
@@ -87,8 +106,8 @@ impl Frame {
         let header = Header {
             refs: AtomicU32::new(1),
             function: f.index(),
-            ready_at: (HEADER_BYTES + nreg * size_of::<usize>()) as u32,
-            link_at: (HEADER_BYTES + nreg * size_of::<usize>() + 4 * nk) as u32,
+            ready_at: (HEADER_BYTES + nreg * REG_BYTES) as u32,
+            link_at: (HEADER_BYTES + nreg * REG_BYTES + READY_BYTES * nk) as u32,
             program: ptr::from_ref(program).cast(),
             exec: ptr::from_ref(exec).cast(),
             alloc,
@@ -120,12 +139,12 @@ impl Frame {
 
     fn reg_slot(&self, r: usize) -> *mut AtomicPtr<AsyncValue> {
         // SAFETY: register `r < num_registers` lies inside the block (after 8 words).
-        unsafe { self.base().add(HEADER_BYTES + r * size_of::<usize>()).cast() }
+        unsafe { self.base().add(HEADER_BYTES + r * REG_BYTES).cast() }
     }
 
     fn ready_slot(&self, k: usize) -> *mut AtomicU32 {
         // SAFETY: within the block: header, registers, then 4 bytes per kernel.
-        unsafe { self.base().add(self.header().ready_at as usize + 4 * k).cast() }
+        unsafe { self.base().add(self.header().ready_at as usize + READY_BYTES * k).cast() }
     }
 
     fn link_slot(&self, k: usize) -> *mut UnsafeCell<u32> {

@@ -6,7 +6,9 @@
 use core::cell::Cell;
 use core::mem::{ManuallyDrop, MaybeUninit};
 
-use portable_atomic::{AtomicPtr, AtomicU32, Ordering};
+use portable_atomic::AtomicU32;
+
+use crate::sync::{AtomicPtr, Ordering};
 
 use super::buf::{CallBuf, INLINE, WideArrays};
 use super::frame::{Frame, NIL, PLACEHOLDER};
@@ -329,16 +331,16 @@ fn fill_error(exec: &ExecutionContext<'_>, results: &[Cell<Option<RcAsyncValue>>
 #[inline]
 fn notify(frame: &Frame, k: u32, queue: &mut ReadyQueue<'_>) {
     let ready = frame.ready(k);
-    let left = ready.load(Ordering::Acquire);
-    // The last operand readies the kernel. Before that, a frame no other thread can reach
-    // counts down without a locked instruction.
-    let now_ready = left == 1
-        || if frame.exclusive() {
-            ready.store(left - 1, Ordering::Relaxed);
-            false
-        } else {
-            ready.fetch_sub(1, Ordering::AcqRel) == 1
-        };
+    // The last operand readies the kernel. A frame no other thread can reach counts down
+    // without a locked instruction; its count is read only once that is known (a count
+    // read before could be stale by another thread's decrement).
+    let now_ready = if frame.exclusive() {
+        let left = ready.load(Ordering::Relaxed);
+        ready.store(left.wrapping_sub(1), Ordering::Relaxed);
+        left == 1
+    } else {
+        ready.load(Ordering::Acquire) == 1 || ready.fetch_sub(1, Ordering::AcqRel) == 1
+    };
     if now_ready {
         if queue.on_current_stream(k) {
             frame.set_link(k, queue.inline);
