@@ -280,10 +280,12 @@ fn frame_blocks_kept_by_one_host_for_two_threads() {
 }
 
 /// The exclusive-frame rule (docs/execution.md, "Exclusive frames"). In `@f`, `%z` waits
-/// for `%x`, which a waiter on the producer's thread runs once `%a` is set (the waiter holds
-/// a frame handle), and for `%y`, which the calling thread runs: whichever thread counts
-/// `%z` down first may find itself the only handle holder and count without a locked
-/// instruction. In every interleaving `%z` runs exactly once, with both operands.
+/// for `%x`, which a waiter runs once `%a` is set (on the producer's thread, or on the
+/// caller's when `%a` is set before the waiter is pushed; the waiter holds a frame handle),
+/// and for `%y`, which the calling thread runs: the thread that counts `%z` down last may
+/// find the other's handle gone and count without a locked instruction. In every
+/// interleaving `%z` runs exactly once, with both operands, and some interleavings take the
+/// exclusive path (counted by the executor under loom).
 #[test]
 fn ready_counts_shared_by_a_waiter_and_the_caller() {
     use hostrt_core::SingleThreadedWorkQueue;
@@ -320,7 +322,7 @@ fn ready_counts_shared_by_a_waiter_and_the_caller() {
         };
         let slot = [Cell::new(None::<RcAsyncValue>)];
         // SAFETY: program and contexts outlive the run, which ends by the join below (no
-        // task is made: one stream, and the waiter runs on the producer's thread).
+        // task is made: one stream, and the waiter runs on one of the two threads).
         unsafe { raw::execute(program, &exec, 0, &[a.clone().into_rc(), b], &slot) };
         producer.join().unwrap();
         let z = slot[0].take().unwrap();
@@ -329,4 +331,8 @@ fn ready_counts_shared_by_a_waiter_and_the_caller() {
         drop(host);
         assert_eq!(counting.profile().current, 0);
     });
+    assert!(
+        hostrt_core::executor::loom_exclusive_countdowns() > 0,
+        "no interleaving took the exclusive path"
+    );
 }

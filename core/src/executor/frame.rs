@@ -24,13 +24,20 @@ pub(crate) const PLACEHOLDER: usize = 1;
 #[cfg(not(loom))]
 const HEADER_BYTES: usize = size_of::<[usize; 8]>();
 #[cfg(loom)]
-const HEADER_BYTES: usize = size_of::<Header>().next_multiple_of(align_of::<Header>());
+const HEADER_BYTES: usize = size_of::<Header>();
 /// Bytes per register: a pointer, as `bef::format::frame_bytes` counts (except under loom).
 const REG_BYTES: usize = size_of::<AtomicPtr<AsyncValue>>();
 /// Bytes per ready counter (4, as `bef::format::frame_bytes` counts, except under loom).
 const READY_BYTES: usize = size_of::<AtomicU32>();
 #[cfg(not(loom))]
 const _: () = assert!(REG_BYTES == size_of::<usize>() && READY_BYTES == 4);
+// Every array element stays aligned: registers start at the header's alignment, counters
+// after whole registers, links (`u32`) after whole counters.
+const _: () = assert!(
+    align_of::<AtomicPtr<AsyncValue>>() <= align_of::<Header>()
+        && REG_BYTES.is_multiple_of(align_of::<AtomicU32>())
+        && READY_BYTES.is_multiple_of(align_of::<u32>())
+);
 /// End of a ready list.
 pub(crate) const NIL: u32 = u32::MAX;
 
@@ -64,8 +71,11 @@ pub(crate) struct Frame {
 }
 
 // SAFETY: registers are written once before the consumers that read them are notified
-// (release/acquire through the ready counters and the waiter word), links are written only
-// by the queue that owns the kernel, and the header is immutable after creation.
+// (release/acquire through the ready counters and the waiter word, or, for a frame counted
+// down while exclusive, through the acquire read of the handle count that pairs with every
+// handle's acquire-release drop), links are written only by the queue that owns the kernel,
+// and the header is immutable after creation. `Frame` is deliberately not `Sync`: the
+// exclusive-frame rule relies on every thread that touches a frame owning a handle.
 unsafe impl Send for Frame {}
 
 #[cfg(not(loom))]
@@ -106,14 +116,16 @@ impl Frame {
         let header = Header {
             refs: AtomicU32::new(1),
             function: f.index(),
+            // Below the frame's size, which the verified BEF stores as a `u32`.
             ready_at: (HEADER_BYTES + nreg * REG_BYTES) as u32,
             link_at: (HEADER_BYTES + nreg * REG_BYTES + READY_BYTES * nk) as u32,
             program: ptr::from_ref(program).cast(),
             exec: ptr::from_ref(exec).cast(),
             alloc,
         };
-        // SAFETY: fresh block of `frame_bytes` bytes, aligned for the header; the arrays
-        // after the 8-word header are initialised here before any use.
+        // SAFETY: a block of `layout(nreg, nk)` bytes (fresh, or a kept block of that same
+        // layout), aligned for the header; the arrays after the header are initialised here
+        // before any use.
         unsafe {
             block.as_ptr().write(header);
             let frame = Frame { ptr: block };
@@ -138,12 +150,13 @@ impl Frame {
     }
 
     fn reg_slot(&self, r: usize) -> *mut AtomicPtr<AsyncValue> {
-        // SAFETY: register `r < num_registers` lies inside the block (after 8 words).
+        // SAFETY: register `r` (`< nreg`, verified BEF) lies inside the block, after the
+        // header, `REG_BYTES` each.
         unsafe { self.base().add(HEADER_BYTES + r * REG_BYTES).cast() }
     }
 
     fn ready_slot(&self, k: usize) -> *mut AtomicU32 {
-        // SAFETY: within the block: header, registers, then 4 bytes per kernel.
+        // SAFETY: within the block: header, registers, then `READY_BYTES` per kernel.
         unsafe { self.base().add(self.header().ready_at as usize + READY_BYTES * k).cast() }
     }
 
@@ -194,7 +207,9 @@ impl Frame {
 
     /// Whether the caller's handle is the only one: no waiter or task of this call exists, so
     /// no other thread can touch the frame until the caller makes one (docs/execution.md,
-    /// "Exclusive frames"). Acquire: the work of handles dropped before is visible.
+    /// "Exclusive frames"). Acquire: the work of handles dropped before is visible. Sound
+    /// because the caller owns the handle it asks through (`Frame` is `Send`, not `Sync`,
+    /// so a `&Frame` never reaches another thread).
     #[inline]
     pub(crate) fn exclusive(&self) -> bool {
         self.header().refs.load(Ordering::Acquire) == 1

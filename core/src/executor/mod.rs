@@ -75,3 +75,11 @@ pub(crate) use call::Finished;
 pub use call::{CallError, Results};
 pub use program::Program;
 pub use run::MAX_STACK_DEPTH;
+
+/// How many ready counts were counted down on the exclusive-frame path (docs/execution.md,
+/// "Exclusive frames") since the process started: loom builds only, so the model checks
+/// can show the path is taken.
+#[cfg(loom)]
+pub fn loom_exclusive_countdowns() -> usize {
+    run::EXCLUSIVE_COUNTDOWNS.load(core::sync::atomic::Ordering::Relaxed)
+}

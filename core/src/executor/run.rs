@@ -24,6 +24,11 @@ use crate::kernel::{AttrRef, Invoke, InvokeToken, KernelEntry, KernelFrame, LocR
 use crate::work_queue::Task;
 use core::ptr::NonNull;
 
+/// Count of exclusive-path countdowns, for the loom models (a plain atomic: not modelled).
+#[cfg(loom)]
+pub(super) static EXCLUSIVE_COUNTDOWNS: core::sync::atomic::AtomicUsize =
+    core::sync::atomic::AtomicUsize::new(0);
+
 /// Waiter callbacks nested on this stack beyond this depth are re-enqueued as tasks instead.
 pub const MAX_STACK_DEPTH: u32 = 100;
 
@@ -335,6 +340,8 @@ fn notify(frame: &Frame, k: u32, queue: &mut ReadyQueue<'_>) {
     // without a locked instruction; its count is read only once that is known (a count
     // read before could be stale by another thread's decrement).
     let now_ready = if frame.exclusive() {
+        #[cfg(loom)]
+        EXCLUSIVE_COUNTDOWNS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
         let left = ready.load(Ordering::Relaxed);
         ready.store(left.wrapping_sub(1), Ordering::Relaxed);
         left == 1
