@@ -52,10 +52,12 @@ printf '\001\000\003\002\017\000\000\000\002\004\003\001\007' >"$corpus/embed_ca
 for f in examples/firmware/programs/*.mlir tools/tests/programs/*.mlir; do
     cp "$f" "$corpus/mlir_run/$(basename "$(dirname "$(dirname "$f")")")-$(basename "$f")"
 done
+# -a: with debug assertions, so that a wrong load-time type proof panics instead of reading a
+# value as the wrong type (docs/execution.md, "Types checked at load").
 for t in "${targets[@]}"; do
     echo "==> fuzzing $t for ${secs}s"
     log=$(mktemp)
-    if ! (cd fuzz && cargo +nightly fuzz run -O "$t" "$corpus/$t" -- -max_total_time="$secs" -print_final_stats=1) >"$log" 2>&1; then
+    if ! (cd fuzz && cargo +nightly fuzz run -O -a "$t" "$corpus/$t" -- -max_total_time="$secs" -print_final_stats=1) >"$log" 2>&1; then
         tail -40 "$log"
         echo "fuzz: $t failed (artifact in fuzz/artifacts/$t)"
         exit 1

@@ -44,7 +44,7 @@ fn main() {
     let two = host.make_available(2i32).unwrap().into_rc();
     let args = [one, two];
     for name in ["tfrt.add.i32", "test.add.i32.async"] {
-        let kernel = registry.lookup(name).expect("registered").func;
+        let kernel = registry.lookup(name).expect("registered").func();
         let slots = [Cell::new(None::<RcAsyncValue>)];
         kernel(&KernelFrame::new(&exec, &args, &[], &slots));
         let result = slots[0].take().expect("result set");

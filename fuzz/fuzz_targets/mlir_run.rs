@@ -35,9 +35,15 @@ macro_rules! budgeted {
             if BUDGET.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(1)).is_err() {
                 return frame.report_error(Diagnostic::internal("fuzz call budget spent"));
             }
-            ($entry.func)(frame)
+            ($entry.func())(frame)
         }
-        KernelEntry { func: run, ..$entry }
+        // (Without the signature: `run` reads nothing itself, and the wrapped kernels are
+        // written against the frame.)
+        if $entry.is_non_strict() {
+            KernelEntry::non_strict($entry.name, run)
+        } else {
+            KernelEntry::strict($entry.name, run)
+        }
     }};
 }
 

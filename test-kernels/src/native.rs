@@ -4,7 +4,7 @@
 //! arguments are available. Most are kernels this crate or the core already has.
 
 use hostrt_core::basic_kernels::integer;
-use hostrt_core::kernel::{KernelEntry, KernelRegistry, RegistryError, RemainingArguments};
+use hostrt_core::kernel::{KernelRegistry, RegistryError, RemainingArguments};
 use hostrt_core::{Diagnostic, ErrorCode, KernelFrame, RcAsyncValue, kernel};
 
 use crate::asynchronous::{as_chain, async_add_i32};
@@ -20,7 +20,7 @@ fn native_sink(_values: RemainingArguments) {}
 pub(crate) fn register<const N: usize>(r: &mut KernelRegistry<N>) -> Result<(), RegistryError> {
     // `native_add` is `tfrt.add.i32`; `native_async_add` is `tfrt_test.async_add.i32` (one
     // task producing the sum); `native_async_sink` is `tfrt_test.as_chain`.
-    r.add_entries(&[KernelEntry { name: "native_add", ..integer::ADD_I32 }])?;
+    r.add_entries(&[integer::ADD_I32.renamed("native_add")])?;
     r.add_kernel("native_async_add", kernel!(async_add_i32))?;
     r.add_kernel("native_error", native_error)?;
     r.add_kernel("native_sink", kernel!(native_sink))?;

@@ -32,9 +32,9 @@ pub fn bench(c: &mut Criterion, suffix: &str) {
     let host = HostContext::new(alloc, &queue);
     let request = RequestContext::new();
     let exec = ExecutionContext::new(&host, &request);
-    let add: KernelFn = reg.lookup("tfrt.add.i32").unwrap().func;
-    let async_add_fn: KernelFn = reg.lookup("test.async_add.i32").unwrap().func;
-    let sum_fn: KernelFn = reg.lookup("test.sum").unwrap().func;
+    let add: KernelFn = reg.lookup("tfrt.add.i32").unwrap().func();
+    let async_add_fn: KernelFn = reg.lookup("test.async_add.i32").unwrap().func();
+    let sum_fn: KernelFn = reg.lookup("test.sum").unwrap().func();
     let one = host.make_available(1i32).unwrap().into_rc();
     let zero = host.make_available(0i32).unwrap().into_rc();
 

@@ -21,8 +21,13 @@ pub fn sum(args: RemainingArguments) -> i32 {
 pub fn registry() -> KernelRegistry<64> {
     let mut reg = KernelRegistry::new();
     register_basic_kernels(&mut reg).unwrap();
-    reg.add_kernel("test.async_add.i32", hostrt_core::kernel!(async_add)).unwrap();
-    reg.add_kernel("test.sum", hostrt_core::kernel!(sum)).unwrap();
+    // With their signatures, as `basic_kernels` registers its own (docs/execution.md,
+    // "Types checked at load").
+    reg.add_entries(&[
+        hostrt_core::kernel_entry!("test.async_add.i32", async_add),
+        hostrt_core::kernel_entry!("test.sum", sum),
+    ])
+    .unwrap();
     reg
 }
 

@@ -21,6 +21,7 @@ mod tests;
 pub use indirect::IndirectAsyncValue;
 pub use spare::Spare;
 pub use type_table::{MAX_TYPES, TypeTableFull};
+pub(crate) use type_table::{TypeInfo, info_of};
 pub use typed::AsyncValueRef;
 
 use core::alloc::Layout;
@@ -495,6 +496,33 @@ impl RcAsyncValue {
         }
         // SAFETY: concrete with type `T`: the payload holds an initialized `T`, immutable
         // once published, alive while we hold a reference (directly or via the forwarder).
+        Some(unsafe { &(*typed_payload_ptr::<T>(p)).value })
+    }
+
+    /// [`get`](Self::get), except that when `proved` (the value's type was proved `T` when
+    /// its program loaded; docs/execution.md, "Types checked at load") release builds skip
+    /// the type check. Debug builds keep it, and panic if the proof was wrong, which would
+    /// be a bug in hostrt.
+    #[inline]
+    pub(crate) fn get_proved<T: 'static>(&self, proved: bool) -> Option<&T> {
+        let p = resolved(self.ptr);
+        // SAFETY: alive while we hold our reference (directly or via the forwarder).
+        let v = unsafe { p.as_ref() };
+        if v.state_bits() != CONCRETE || v.kind != KIND_CONCRETE {
+            return None;
+        }
+        if (cfg!(debug_assertions) || !proved) && !type_table::id_is::<T>(v.type_id) {
+            debug_assert!(
+                !proved,
+                "load proved a {} but the value holds a {}",
+                core::any::type_name::<T>(),
+                (type_table::info(v.type_id).name)()
+            );
+            return None;
+        }
+        // SAFETY: concrete, and its type is `T`: checked above, or proved at load (the
+        // register's producer only ever sets a `T` there, or an error, excluded above). The
+        // payload is immutable once published and alive while we hold a reference.
         Some(unsafe { &(*typed_payload_ptr::<T>(p)).value })
     }
 

@@ -49,7 +49,7 @@ impl TypeInfo {
     /// Whether `self` describes the same type as `want` (another copy of its vtable, as
     /// each codegen unit may have, counts).
     #[inline]
-    fn is(&self, want: &TypeInfo) -> bool {
+    pub(crate) fn is(&self, want: &TypeInfo) -> bool {
         ptr::eq(self, want) || self.type_id == want.type_id
     }
 
@@ -75,7 +75,7 @@ unsafe fn drop_payload<T>(p: *mut u8) {
 
 /// The static vtable of `T`.
 #[inline]
-pub(crate) fn info_of<T: 'static>() -> &'static TypeInfo {
+pub(crate) const fn info_of<T: 'static>() -> &'static TypeInfo {
     const { &InfoOf::<T>::INFO }
 }
 

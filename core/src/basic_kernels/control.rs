@@ -273,14 +273,14 @@ fn while_kernel(frame: &KernelFrame<'_>) {
 }
 
 /// `tfrt.call`: non-strict, so the callee starts before its arguments are available.
-pub const CALL: KernelEntry = KernelEntry { name: "tfrt.call", func: call, non_strict: true };
+pub const CALL: KernelEntry = KernelEntry::non_strict("tfrt.call", call);
 
 entries! {
     [CALL]
-    IF = "tfrt.if" => if_kernel,
-    COND = "tfrt.cond" => cond,
-    CASE = "tfrt.case" => case,
-    WHILE = "tfrt.while" => while_kernel,
-    ONCE = "tfrt.once" => once,
-    REPEAT_I32 = "tfrt.repeat.i32" => repeat_i32,
+    IF = "tfrt.if" => raw(if_kernel),
+    COND = "tfrt.cond" => raw(cond),
+    CASE = "tfrt.case" => raw(case),
+    WHILE = "tfrt.while" => raw(while_kernel),
+    ONCE = "tfrt.once" => raw(once),
+    REPEAT_I32 = "tfrt.repeat.i32" => raw(repeat_i32),
 }

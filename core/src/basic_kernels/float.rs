@@ -2,7 +2,6 @@
 //! per kernel; `ALL` is the group.
 
 use crate::diagnostic::Diagnostic;
-use crate::kernel;
 use crate::kernel::{Argument, Attribute};
 
 fn constant_f32(v: Attribute<f32>) -> f32 {
@@ -55,18 +54,18 @@ fn cast_f64_to_i64(a: Argument<f64>) -> i64 {
 }
 
 entries! {
-    CONSTANT_F32 = "tfrt.constant.f32" => kernel!(constant_f32),
-    CONSTANT_F64 = "tfrt.constant.f64" => kernel!(constant_f64),
-    ADD_F32 = "tfrt.add.f32" => kernel!(add_f32),
-    ADD_F64 = "tfrt.add.f64" => kernel!(add_f64),
-    MULTIPLY_F32 = "tfrt.multiply.f32" => kernel!(multiply_f32),
-    MULTIPLY_F64 = "tfrt.multiply.f64" => kernel!(multiply_f64),
-    MINIMUM_F32 = "tfrt.minimum.f32" => kernel!(minimum_f32),
-    MINIMUM_F64 = "tfrt.minimum.f64" => kernel!(minimum_f64),
-    DIV_F32 = "tfrt.div.f32" => kernel!(div_f32),
-    DIV_F64 = "tfrt.div.f64" => kernel!(div_f64),
-    CAST_I64_TO_F32 = "tfrt.cast.i64_to_f32" => kernel!(cast_i64_to_f32),
-    CAST_I64_TO_F64 = "tfrt.cast.i64_to_f64" => kernel!(cast_i64_to_f64),
-    CAST_F32_TO_I64 = "tfrt.cast.f32_to_i64" => kernel!(cast_f32_to_i64),
-    CAST_F64_TO_I64 = "tfrt.cast.f64_to_i64" => kernel!(cast_f64_to_i64),
+    CONSTANT_F32 = "tfrt.constant.f32" => typed(constant_f32),
+    CONSTANT_F64 = "tfrt.constant.f64" => typed(constant_f64),
+    ADD_F32 = "tfrt.add.f32" => typed(add_f32),
+    ADD_F64 = "tfrt.add.f64" => typed(add_f64),
+    MULTIPLY_F32 = "tfrt.multiply.f32" => typed(multiply_f32),
+    MULTIPLY_F64 = "tfrt.multiply.f64" => typed(multiply_f64),
+    MINIMUM_F32 = "tfrt.minimum.f32" => typed(minimum_f32),
+    MINIMUM_F64 = "tfrt.minimum.f64" => typed(minimum_f64),
+    DIV_F32 = "tfrt.div.f32" => typed(div_f32),
+    DIV_F64 = "tfrt.div.f64" => typed(div_f64),
+    CAST_I64_TO_F32 = "tfrt.cast.i64_to_f32" => typed(cast_i64_to_f32),
+    CAST_I64_TO_F64 = "tfrt.cast.i64_to_f64" => typed(cast_i64_to_f64),
+    CAST_F32_TO_I64 = "tfrt.cast.f32_to_i64" => typed(cast_f32_to_i64),
+    CAST_F64_TO_I64 = "tfrt.cast.f64_to_i64" => typed(cast_f64_to_i64),
 }

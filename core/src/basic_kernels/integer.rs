@@ -3,7 +3,6 @@
 
 use crate::chain::Chain;
 use crate::diagnostic::Diagnostic;
-use crate::kernel;
 use crate::kernel::{Argument, Attribute, KernelFrame, RemainingArguments};
 
 fn new_chain() -> Chain {
@@ -81,25 +80,25 @@ fn alias_value(frame: &KernelFrame<'_>) {
 }
 
 entries! {
-    NEW_CHAIN = "tfrt.new.chain" => kernel!(new_chain),
-    MERGE_CHAINS = "tfrt.merge.chains" => kernel!(merge_chains),
-    CONSTANT_I1 = "tfrt.constant.i1" => kernel!(constant_i1),
-    CONSTANT_I32 = "tfrt.constant.i32" => kernel!(constant_i32),
-    CONSTANT_UI32 = "tfrt.constant.ui32" => kernel!(constant_ui32),
-    CONSTANT_I64 = "tfrt.constant.i64" => kernel!(constant_i64),
-    CONSTANT_UI64 = "tfrt.constant.ui64" => kernel!(constant_ui64),
-    ADD_I32 = "tfrt.add.i32" => kernel!(add_i32),
-    ADD_I64 = "tfrt.add.i64" => kernel!(add_i64),
-    MUL_I32 = "tfrt.mul.i32" => kernel!(mul_i32),
-    DIV_I32 = "tfrt.div.i32" => kernel!(div_i32),
-    DIV_I64 = "tfrt.div.i64" => kernel!(div_i64),
-    EQUAL_I32 = "tfrt.equal.i32" => kernel!(equal_i32),
-    LESSEQUAL_I32 = "tfrt.lessequal.i32" => kernel!(lessequal_i32),
-    MINUS_I32 = "tfrt.minus.i32" => kernel!(minus_i32),
-    MINUS_I64 = "tfrt.minus.i64" => kernel!(minus_i64),
-    MUL_I64 = "tfrt.mul.i64" => kernel!(mul_i64),
-    EQUAL_I64 = "tfrt.equal.i64" => kernel!(equal_i64),
-    LESSEQUAL_I64 = "tfrt.lessequal.i64" => kernel!(lessequal_i64),
-    AND_I1 = "tfrt.and.i1" => kernel!(and_i1),
-    ALIAS_VALUE = "tfrt.alias.value" => alias_value,
+    NEW_CHAIN = "tfrt.new.chain" => typed(new_chain),
+    MERGE_CHAINS = "tfrt.merge.chains" => typed(merge_chains),
+    CONSTANT_I1 = "tfrt.constant.i1" => typed(constant_i1),
+    CONSTANT_I32 = "tfrt.constant.i32" => typed(constant_i32),
+    CONSTANT_UI32 = "tfrt.constant.ui32" => typed(constant_ui32),
+    CONSTANT_I64 = "tfrt.constant.i64" => typed(constant_i64),
+    CONSTANT_UI64 = "tfrt.constant.ui64" => typed(constant_ui64),
+    ADD_I32 = "tfrt.add.i32" => typed(add_i32),
+    ADD_I64 = "tfrt.add.i64" => typed(add_i64),
+    MUL_I32 = "tfrt.mul.i32" => typed(mul_i32),
+    DIV_I32 = "tfrt.div.i32" => typed(div_i32),
+    DIV_I64 = "tfrt.div.i64" => typed(div_i64),
+    EQUAL_I32 = "tfrt.equal.i32" => typed(equal_i32),
+    LESSEQUAL_I32 = "tfrt.lessequal.i32" => typed(lessequal_i32),
+    MINUS_I32 = "tfrt.minus.i32" => typed(minus_i32),
+    MINUS_I64 = "tfrt.minus.i64" => typed(minus_i64),
+    MUL_I64 = "tfrt.mul.i64" => typed(mul_i64),
+    EQUAL_I64 = "tfrt.equal.i64" => typed(equal_i64),
+    LESSEQUAL_I64 = "tfrt.lessequal.i64" => typed(lessequal_i64),
+    AND_I1 = "tfrt.and.i1" => typed(and_i1),
+    ALIAS_VALUE = "tfrt.alias.value" => raw(alias_value),
 }

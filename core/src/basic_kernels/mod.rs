@@ -9,21 +9,30 @@
 /// One public `KernelEntry` constant per strict kernel, plus `ALL`, the group's table
 /// (starting with the constants named in the optional leading `[...]`, defined by hand).
 macro_rules! entries {
-    (group $group:ident; $($name:ident = $op:literal => $func:expr),* $(,)?) => {
+    (group $group:ident; $($name:ident = $op:literal => $kind:ident($func:expr)),* $(,)?) => {
         $(
             #[doc = concat!("`", $op, "`")]
-            pub const $name: $crate::kernel::KernelEntry = $crate::kernel::KernelEntry::strict($op, $func);
+            pub const $name: $crate::kernel::KernelEntry = entries!(@$kind $op, $func);
         )*
         /// The kernels of this table.
         pub const $group: &[$crate::kernel::KernelEntry] = &[$($name),*];
     };
-    ($([$($extra:ident),*])? $($name:ident = $op:literal => $func:expr),* $(,)?) => {
+    ($([$($extra:ident),*])? $($name:ident = $op:literal => $kind:ident($func:expr)),* $(,)?) => {
         $(
             #[doc = concat!("`", $op, "`")]
-            pub const $name: $crate::kernel::KernelEntry = $crate::kernel::KernelEntry::strict($op, $func);
+            pub const $name: $crate::kernel::KernelEntry = entries!(@$kind $op, $func);
         )*
         /// Every kernel of this group.
         pub const ALL: &[$crate::kernel::KernelEntry] = &[$($($extra,)*)? $($name),*];
+    };
+    // A typed kernel (a Rust function of kernel parameters), with its signature.
+    (@typed $op:literal, $func:expr) => {
+        $crate::kernel_entry!($op, $func)
+    };
+    // A kernel written against the frame itself: no signature, its arguments are checked
+    // per call.
+    (@raw $op:literal, $func:expr) => {
+        $crate::kernel::KernelEntry::strict($op, $func)
     };
 }
 
@@ -100,8 +109,8 @@ mod tests {
         register_basic_kernels(&mut all).unwrap();
         let groups = [integer::ALL, float::ALL, print::ALL, control::ALL, parallel::ALL];
         assert_eq!(all.len(), groups.iter().map(|g| g.len()).sum::<usize>(), "no name in two groups");
-        assert!(all.lookup("tfrt.call").unwrap().non_strict);
-        assert!(all.entries().iter().filter(|e| e.non_strict).count() == 1, "only tfrt.call");
+        assert!(all.lookup("tfrt.call").unwrap().is_non_strict());
+        assert!(all.entries().iter().filter(|e| e.is_non_strict()).count() == 1, "only tfrt.call");
 
         let mut few: KernelRegistry<2> = KernelRegistry::new();
         few.add_entries(&[integer::ADD_I32, control::CALL]).unwrap();

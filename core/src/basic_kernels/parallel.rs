@@ -160,6 +160,6 @@ fn parallel_call_i32(frame: &KernelFrame<'_>) {
 }
 
 entries! {
-    PARALLEL_FOR_I32 = "tfrt.parallel_for.i32" => parallel_for_i32,
-    PARALLEL_CALL_I32 = "tfrt.parallel_call.i32" => parallel_call_i32,
+    PARALLEL_FOR_I32 = "tfrt.parallel_for.i32" => raw(parallel_for_i32),
+    PARALLEL_CALL_I32 = "tfrt.parallel_call.i32" => raw(parallel_call_i32),
 }

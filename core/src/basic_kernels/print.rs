@@ -4,7 +4,6 @@
 
 use crate::chain::Chain;
 use crate::host_context::ExecutionContext;
-use crate::kernel;
 use crate::kernel::Argument;
 
 /// C's `%f` (six decimals; `inf`, `-inf`, `nan`, `-nan` for special values).
@@ -38,9 +37,9 @@ fn print_f64(v: Argument<f64>, _: Argument<Chain>, ctx: &ExecutionContext) -> Ch
 }
 
 entries! {
-    PRINT_I1 = "tfrt.print.i1" => kernel!(print_i1),
-    PRINT_I32 = "tfrt.print.i32" => kernel!(print_i32),
-    PRINT_I64 = "tfrt.print.i64" => kernel!(print_i64),
-    PRINT_F32 = "tfrt.print.f32" => kernel!(print_f32),
-    PRINT_F64 = "tfrt.print.f64" => kernel!(print_f64),
+    PRINT_I1 = "tfrt.print.i1" => typed(print_i1),
+    PRINT_I32 = "tfrt.print.i32" => typed(print_i32),
+    PRINT_I64 = "tfrt.print.i64" => typed(print_i64),
+    PRINT_F32 = "tfrt.print.f32" => typed(print_f32),
+    PRINT_F64 = "tfrt.print.f64" => typed(print_f64),
 }

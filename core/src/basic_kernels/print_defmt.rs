@@ -7,7 +7,6 @@
 //! frame's float text has none (docs/porting.md, "Output without core::fmt").
 
 use crate::chain::Chain;
-use crate::kernel;
 use crate::kernel::Argument;
 
 fn print_i1(v: Argument<bool>, _: Argument<Chain>) -> Chain {
@@ -40,9 +39,9 @@ fn print_f64(v: Argument<f64>, _: Argument<Chain>) -> Chain {
 }
 
 entries! {
-    PRINT_I1 = "tfrt.print.i1" => kernel!(print_i1),
-    PRINT_I32 = "tfrt.print.i32" => kernel!(print_i32),
-    PRINT_I64 = "tfrt.print.i64" => kernel!(print_i64),
-    PRINT_F32 = "tfrt.print.f32" => kernel!(print_f32),
-    PRINT_F64 = "tfrt.print.f64" => kernel!(print_f64),
+    PRINT_I1 = "tfrt.print.i1" => typed(print_i1),
+    PRINT_I32 = "tfrt.print.i32" => typed(print_i32),
+    PRINT_I64 = "tfrt.print.i64" => typed(print_i64),
+    PRINT_F32 = "tfrt.print.f32" => typed(print_f32),
+    PRINT_F64 = "tfrt.print.f64" => typed(print_f64),
 }

@@ -42,6 +42,10 @@ pub enum BefErrorKind {
     NativeNotBuilt,
     /// The scratch memory verification needs could not be allocated.
     OutOfMemory,
+    /// A kernel's argument holds a type its signature does not take (known at load from
+    /// the registered signatures of both kernels; docs/execution.md, "Types checked at
+    /// load").
+    ArgumentType,
 }
 
 impl BefErrorKind {
@@ -65,6 +69,7 @@ impl BefErrorKind {
                 "native functions are not built in (hostrt-core's `native` feature)"
             }
             BefErrorKind::OutOfMemory => "out of memory for verification scratch",
+            BefErrorKind::ArgumentType => "kernel argument of the wrong type",
         }
     }
 }
@@ -91,10 +96,13 @@ impl BefError {
 impl DiagArg for BefError {
     fn write_diag(&self, out: &mut MessageText) {
         let detail = self.detail.as_str();
-        if self.kind == BefErrorKind::UnknownKernel {
+        if matches!(self.kind, BefErrorKind::UnknownKernel | BefErrorKind::ArgumentType) {
             if let Some(loc) = &self.location {
                 loc.write_diag(out);
                 out.push_str(": ");
+            }
+            if self.kind == BefErrorKind::ArgumentType {
+                return crate::write_diag!(out, "{} (BEF offset {})", detail, self.offset);
             }
             return crate::write_diag!(out, "unknown kernel '{}' (BEF offset {})", detail, self.offset);
         }

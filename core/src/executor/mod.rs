@@ -70,6 +70,8 @@ mod program;
 pub mod raw;
 mod run;
 mod stream_tasks;
+#[cfg(feature = "proved-types")]
+mod typing;
 
 pub(crate) use call::Finished;
 pub use call::{CallError, Results};

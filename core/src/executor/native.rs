@@ -29,7 +29,7 @@ fn call_now(
         }
         return;
     }
-    (entry.func)(&KernelFrame::new(exec, args, &[], results));
+    (entry.func())(&KernelFrame::new(exec, args, &[], results));
     for r in results {
         let v = r.take();
         let v = v.unwrap_or_else(|| {

@@ -8,6 +8,9 @@ use crate::bef::{ArenaNeed, BefError, BefErrorKind, BefFile};
 use crate::diagnostic::Diagnostic;
 use crate::kernel::{KernelEntry, KernelLookup};
 
+#[cfg(feature = "proved-types")]
+use super::typing;
+
 /// A verified BEF file plus a table (in allocator memory) mapping each kernel code to its
 /// implementation, and one mapping each native function declaration to the registry entry
 /// of the same name (docs/execution.md). Dropping it frees the tables.
@@ -125,6 +128,13 @@ impl<'a> Program<'a> {
         }
         let mut program = Program { file, table, len, natives: None, alloc, static_bytes: None };
         program.resolve_natives(kernels)?;
+        #[cfg(feature = "proved-types")]
+        {
+            // SAFETY: the table holds `len` initialised entries, and nothing else refers to
+            // it while `check` marks the proved ones.
+            let entries = unsafe { core::slice::from_raw_parts_mut(program.table.as_ptr(), len) };
+            typing::check(&program.file, entries, alloc)?;
+        }
         Ok(program)
     }
 
@@ -176,6 +186,17 @@ impl<'a> Program<'a> {
         }
         // SAFETY: the table holds `num_functions` initialised slots, written in `load`.
         unsafe { (*natives.as_ptr().add(function as usize)).as_ref() }
+    }
+
+    /// Whether the load proved the argument types of every use of kernel `name` in the
+    /// program from the registered signatures, so that release builds call it without
+    /// per-call type checks (docs/execution.md, "Types checked at load"). `false` for
+    /// kernels without a signature, for non-strict ones, for a kernel with any argument of
+    /// unknown type (a function's argument, a result of a kernel without a signature), and
+    /// for names the program does not use.
+    pub fn types_proved(&self, name: &str) -> bool {
+        let mut codes = (0..self.len as u32).filter(|c| self.file.kernel_name(*c) == name).peekable();
+        codes.peek().is_some() && codes.all(|c| self.entry(c).proved)
     }
 
     /// The underlying file.

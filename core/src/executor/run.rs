@@ -704,7 +704,7 @@ fn publish_unavailable(
     let n = users.len() as u32;
     let kernels = f.kernels;
     let program = frame.program();
-    let non_strict = |k: u32| program.entry(kernels[k as usize].code).non_strict;
+    let non_strict = |k: u32| program.entry(kernels[k as usize].code).is_non_strict();
     // Unavailable with users: non-strict users may start now; strict ones wait.
     let any_non_strict = users.iter().any(|k| non_strict(*k));
     if any_non_strict {
@@ -782,7 +782,7 @@ fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, stream: u32, do_stor
     let program = frame.program();
     let mut queue = ReadyQueue::new(&f, stream);
     for &k in users.iter().rev() {
-        if !program.entry(kernels[k as usize].code).non_strict {
+        if !program.entry(kernels[k as usize].code).is_non_strict() {
             notify(frame, k, &mut queue);
         }
     }
@@ -815,7 +815,7 @@ fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
         bases
     };
     let entry = program.entry(kr.code);
-    let strict = !entry.non_strict;
+    let strict = !entry.is_non_strict();
     let mut err = exec.request().cancel_value();
     let mut n = 0;
     for &a in arg_regs {
@@ -836,9 +836,18 @@ fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     if err.is_none() && n == arg_regs.len() && kr.num_attrs() == 0 {
         // The common case, inline: every operand is there, no error, no attributes.
         let regions = if kr.num_regions() == 0 { &[][..] } else { program.file.kernel_regions(kr) };
-        let kf =
-            KernelFrame::for_program(exec, taken, &[], slots, regions, program, &queue.spare, kr.location);
-        (entry.func)(&kf);
+        let kf = KernelFrame::for_program(
+            exec,
+            taken,
+            &[],
+            slots,
+            regions,
+            program,
+            &queue.spare,
+            kr.location,
+            entry.proved,
+        );
+        (entry.func())(&kf);
     } else {
         call_kernel(frame, kr, entry, taken, arg_regs.len(), slots, err, queue);
     }
@@ -908,9 +917,18 @@ fn call_kernel(
         fill_error(exec, slots, Failure::OperandsUndefined(file.kernel_name(kr.code)));
     } else if let Some(attrs) = attrs_of(&mut attr_buf, exec.allocator(), file, attr_idx) {
         let regions = file.kernel_regions(kr);
-        let kf =
-            KernelFrame::for_program(exec, args, attrs, slots, regions, program, &queue.spare, kr.location);
-        (entry.func)(&kf);
+        let kf = KernelFrame::for_program(
+            exec,
+            args,
+            attrs,
+            slots,
+            regions,
+            program,
+            &queue.spare,
+            kr.location,
+            entry.proved,
+        );
+        (entry.func())(&kf);
     } else {
         fill_error(exec, slots, Failure::NoMemoryForAttributes(file.kernel_name(kr.code)));
     }

@@ -8,6 +8,7 @@ use core::ops::Deref;
 use super::attribute::AttrScalar;
 use super::frame::KernelFrame;
 use super::returns::KernelReturn;
+use super::signature::{Param, Signature, SignedParam, SignedReturn, TypeKey, TypedKernel, sealed};
 use crate::async_value::{AsyncValueRef, IndirectAsyncValue, RcAsyncValue};
 use crate::diagnostic::Diagnostic;
 use crate::host_context::ExecutionContext;
@@ -70,6 +71,18 @@ macro_rules! impl_kernel_impl {
                 ret.emit(frame, &mut cursor);
             }
         }
+
+        // `TypedKernel` for the functions whose parameters and return type all describe
+        // themselves. Bound on `Fn` (which only functions and closures implement), so the
+        // `KernelImpl` that runs is the one above, fetching through those same parameters.
+        impl<Func, Ret, $($p: SignedParam),*> TypedKernel<fn($($p,)*) -> Ret> for Func
+        where
+            Func: Fn($($p),*) -> Ret,
+            Func: for<'f> Fn($($p::Item<'f>),*) -> Ret,
+            Ret: SignedReturn,
+        {
+            const SIGNATURE: Signature = Signature::new(&[$(<$p as SignedParam>::PARAM),*], Ret::RETURNS);
+        }
     };
 }
 
@@ -112,14 +125,21 @@ impl<T> Deref for Argument<'_, T> {
     }
 }
 
+impl<T: 'static> sealed::Param for Argument<'_, T> {}
+impl<T: 'static> SignedParam for Argument<'_, T> {
+    const PARAM: Param = Param::Arg(TypeKey::of::<T>());
+}
+
 impl<T: 'static> KernelParam for Argument<'_, T> {
     type Item<'f> = Argument<'f, T>;
     #[inline]
     fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<Argument<'f, T>> {
         let i = cursor.arg;
         cursor.arg += 1;
+        // The type is checked now, unless the program's load proved it (docs/execution.md,
+        // "Types checked at load").
         if let Some(value) = frame.args().get(i)
-            && let Some(data) = value.get::<T>()
+            && let Some(data) = value.get_proved::<T>(frame.args_typed())
         {
             return Some(Argument { value, data });
         }
@@ -177,6 +197,11 @@ impl<'f> RemainingArguments<'f> {
     }
 }
 
+impl sealed::Param for RemainingArguments<'_> {}
+impl SignedParam for RemainingArguments<'_> {
+    const PARAM: Param = Param::RestArgs;
+}
+
 impl KernelParam for RemainingArguments<'_> {
     type Item<'f> = RemainingArguments<'f>;
     fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<RemainingArguments<'f>> {
@@ -226,6 +251,11 @@ impl<T> Deref for Attribute<'_, T> {
     }
 }
 
+impl<T: AttrScalar> sealed::Param for Attribute<'_, T> {}
+impl<T: AttrScalar> SignedParam for Attribute<'_, T> {
+    const PARAM: Param = Param::Other;
+}
+
 impl<T: AttrScalar> KernelParam for Attribute<'_, T> {
     type Item<'f> = Attribute<'f, T>;
     #[inline]
@@ -259,6 +289,11 @@ impl<T> Deref for ArrayAttribute<'_, T> {
     fn deref(&self) -> &[T] {
         self.values
     }
+}
+
+impl<T: AttrScalar> sealed::Param for ArrayAttribute<'_, T> {}
+impl<T: AttrScalar> SignedParam for ArrayAttribute<'_, T> {
+    const PARAM: Param = Param::Other;
 }
 
 impl<T: AttrScalar> KernelParam for ArrayAttribute<'_, T> {
@@ -299,6 +334,11 @@ impl Deref for StringAttribute<'_> {
     fn deref(&self) -> &str {
         self.value
     }
+}
+
+impl sealed::Param for StringAttribute<'_> {}
+impl SignedParam for StringAttribute<'_> {
+    const PARAM: Param = Param::Other;
 }
 
 impl KernelParam for StringAttribute<'_> {
@@ -382,8 +422,14 @@ fn result_slot<'f>(
     }
 }
 
+impl<T: Send + Sync + 'static> sealed::Param for Output<'_, T> {}
+impl<T: Send + Sync + 'static> SignedParam for Output<'_, T> {
+    const PARAM: Param = Param::Result;
+}
+
 impl<T: Send + Sync + 'static> KernelParam for Output<'_, T> {
     type Item<'f> = Output<'f, T>;
+    // Not typed: `Output::set` takes any value.
     fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<Output<'f, T>> {
         let slot = result_slot(frame, cursor)?;
         // `KernelFrame` is covariant in its lifetime, so this only shortens it.
@@ -449,6 +495,11 @@ impl RemainingResults<'_> {
     }
 }
 
+impl sealed::Param for RemainingResults<'_> {}
+impl SignedParam for RemainingResults<'_> {
+    const PARAM: Param = Param::RestResults;
+}
+
 impl KernelParam for RemainingResults<'_> {
     type Item<'f> = RemainingResults<'f>;
     fn fetch<'f>(frame: &'f KernelFrame<'_>, cursor: &mut Cursor) -> Option<RemainingResults<'f>> {
@@ -473,11 +524,21 @@ impl KernelErrorHandler<'_> {
     }
 }
 
+impl sealed::Param for KernelErrorHandler<'_> {}
+impl SignedParam for KernelErrorHandler<'_> {
+    const PARAM: Param = Param::Other;
+}
+
 impl KernelParam for KernelErrorHandler<'_> {
     type Item<'f> = KernelErrorHandler<'f>;
     fn fetch<'f>(frame: &'f KernelFrame<'_>, _cursor: &mut Cursor) -> Option<KernelErrorHandler<'f>> {
         Some(KernelErrorHandler { frame })
     }
+}
+
+impl sealed::Param for &ExecutionContext<'_> {}
+impl SignedParam for &ExecutionContext<'_> {
+    const PARAM: Param = Param::Other;
 }
 
 impl KernelParam for &ExecutionContext<'_> {

@@ -158,6 +158,11 @@ impl Detached {
 }
 
 /// Kernels take a `Detached` parameter to keep their context for work that runs later.
+impl super::sealed::Param for Detached {}
+impl super::SignedParam for Detached {
+    const PARAM: super::Param = super::Param::Other;
+}
+
 impl super::KernelParam for Detached {
     type Item<'f> = Detached;
     fn fetch(frame: &KernelFrame<'_>, _cursor: &mut super::Cursor) -> Option<Detached> {

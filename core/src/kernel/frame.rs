@@ -45,6 +45,9 @@ pub struct KernelFrame<'a> {
     /// A block the executor recycled from an earlier kernel's operand, for this kernel's
     /// first result of the same type (`async_value::Spare`).
     spare: Option<&'a Cell<Option<Spare>>>,
+    /// The program's load proved the argument types of this kernel's signature
+    /// (docs/execution.md, "Types checked at load"); only the executor sets it.
+    typed_args: bool,
 }
 
 /// Proof that a call of [`Invoke::invoke`] comes through the kernel API
@@ -156,6 +159,7 @@ impl<'a> KernelFrame<'a> {
             regions: &[],
             invoker: None,
             spare: None,
+            typed_args: false,
         }
     }
 
@@ -172,9 +176,11 @@ impl<'a> KernelFrame<'a> {
         invoker: &'a dyn Invoke,
         spare: &'a Cell<Option<Spare>>,
         location_index: u32,
+        typed_args: bool,
     ) -> Self {
         KernelFrame {
             location_index,
+            typed_args,
             regions,
             invoker: Some(invoker),
             spare: Some(spare),
@@ -229,6 +235,13 @@ impl<'a> KernelFrame<'a> {
     pub fn with_location(mut self, location: LocRef<'a>) -> Self {
         self.location = Some(location);
         self
+    }
+
+    /// Whether the load proved the arguments' types ([`Argument`](super::Argument) then
+    /// skips its type check in release builds).
+    #[inline]
+    pub(crate) fn args_typed(&self) -> bool {
+        cfg!(feature = "proved-types") && self.typed_args
     }
 
     /// The arguments.

@@ -11,6 +11,7 @@ mod detach;
 mod frame;
 mod registry;
 mod returns;
+mod signature;
 mod table;
 
 #[cfg(test)]
@@ -25,6 +26,8 @@ pub use detach::Detached;
 pub use frame::{Invoke, InvokeToken, KernelFrame, LocRef};
 pub use registry::{KernelEntry, KernelLookup, KernelRegistry, RegistryError};
 pub use returns::{KernelReturn, Value};
+pub(crate) use signature::sealed;
+pub use signature::{Param, ReturnTypes, Signature, SignedParam, SignedReturn, TypeKey, TypedKernel};
 pub use table::KernelTable;
 
 /// A kernel: reads arguments and attributes from the frame and sets its results.
@@ -61,4 +64,57 @@ macro_rules! kernel {
         }
         __hostrt_kernel as $crate::kernel::KernelFn
     }};
+}
+
+/// The signature of a typed kernel function (its parameters' and return value's types).
+pub const fn signature_of<M, F: TypedKernel<M>>(_: &F) -> &'static Signature {
+    const { &F::SIGNATURE }
+}
+
+/// A strict [`KernelEntry`] for a Rust function whose parameters are kernel adaptors, with
+/// its signature: a program's uses of it are type-checked once, when the program loads, and
+/// release builds then skip the per-call argument type checks (docs/execution.md, "Types
+/// checked at load"). Usable in `const` tables.
+///
+/// ```
+/// use hostrt_core::kernel::{Argument, KernelEntry, KernelLookup};
+/// use hostrt_core::KernelRegistry;
+///
+/// fn add_i32(a: Argument<i32>, b: Argument<i32>) -> i32 {
+///     a.wrapping_add(*b)
+/// }
+///
+/// const ADD: KernelEntry = hostrt_core::kernel_entry!("my.add.i32", add_i32);
+/// let registry = KernelRegistry::<4>::with_entries(&[ADD]).unwrap();
+/// let entry = registry.lookup("my.add.i32").unwrap();
+/// assert_eq!(entry.signature().unwrap().typed_args().count(), 2);
+/// ```
+///
+/// Only functions whose parameters and return type are `hostrt-core`'s own adaptors
+/// ([`SignedParam`], [`SignedReturn`]) have a signature; a parameter type of your own is
+/// refused (register such a kernel with [`kernel!`](crate::kernel) instead):
+///
+/// ```compile_fail
+/// use hostrt_core::kernel::{Cursor, KernelEntry, KernelFrame, KernelParam};
+///
+/// struct Mine;
+/// impl KernelParam for Mine {
+///     type Item<'f> = Mine;
+///     fn fetch<'f>(_: &'f KernelFrame<'_>, _: &mut Cursor) -> Option<Mine> {
+///         Some(Mine)
+///     }
+/// }
+/// fn uses_mine(_: Mine) -> i32 {
+///     1
+/// }
+/// const MINE: KernelEntry = hostrt_core::kernel_entry!("my.kernel", uses_mine);
+/// ```
+#[macro_export]
+macro_rules! kernel_entry {
+    ($name:expr, $f:expr) => {
+        match ($name, $crate::kernel!($f), $crate::kernel::signature_of(&$f)) {
+            // SAFETY: the function and the signature are made from the same `$f`.
+            (name, func, signature) => unsafe { $crate::kernel::KernelEntry::typed(name, func, signature) },
+        }
+    };
 }

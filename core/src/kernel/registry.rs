@@ -4,22 +4,78 @@
 use core::fmt;
 
 use super::KernelFn;
+use super::signature::Signature;
 
 /// A registered kernel.
 #[derive(Clone, Copy)]
 pub struct KernelEntry {
     /// The name programs use (`tfrt.add.i32`).
     pub name: &'static str,
-    /// The implementation.
-    pub func: KernelFn,
+    /// The implementation. Private (read it with [`func`](Self::func)): replacing it would
+    /// separate it from its signature.
+    func: KernelFn,
     /// Whether the kernel may run before all arguments are available (like `tfrt.call`).
-    pub non_strict: bool,
+    non_strict: bool,
+    /// The types `func` takes and sets, when it was declared with
+    /// [`kernel_entry!`](crate::kernel_entry): a program's uses of it are then type-checked
+    /// once at load (docs/execution.md, "Types checked at load"). Private: a signature
+    /// that does not describe `func` would let it read a value as the wrong type.
+    signature: Option<&'static Signature>,
+    /// Set only in a loaded program's own copy of the entry: every use of the kernel in the
+    /// program has its argument types proved (docs/execution.md, "Types checked at load").
+    pub(crate) proved: bool,
 }
 
 impl KernelEntry {
     /// A strict kernel (runs when all arguments are available), usable in `const` tables.
+    /// Its arguments are checked on every call; [`kernel_entry!`](crate::kernel_entry)
+    /// makes one whose signature is checked at load instead.
     pub const fn strict(name: &'static str, func: KernelFn) -> Self {
-        KernelEntry { name, func, non_strict: false }
+        KernelEntry { name, func, non_strict: false, signature: None, proved: false }
+    }
+
+    /// A non-strict kernel (may run before its arguments are available, like `tfrt.call`).
+    pub const fn non_strict(name: &'static str, func: KernelFn) -> Self {
+        KernelEntry { name, func, non_strict: true, signature: None, proved: false }
+    }
+
+    /// A strict kernel with its signature (what [`kernel_entry!`](crate::kernel_entry)
+    /// expands to).
+    ///
+    /// # Safety
+    /// `signature` describes `func`: `func` is `kernel!(f)` and `signature` is
+    /// `signature_of(&f)` for the same `f` (a [`TypedKernel`](super::TypedKernel), whose
+    /// parameters and return type are `hostrt-core`'s own, so `func` fetches its arguments
+    /// exactly where the signature says). Arguments `func` reads through
+    /// [`Argument`](super::Argument) are not type-checked per call in release builds when
+    /// the program's load proved their types from `signature`.
+    pub const unsafe fn typed(name: &'static str, func: KernelFn, signature: &'static Signature) -> Self {
+        // Without the `proved-types` feature the signature is dropped here, so that no
+        // signature constant is linked.
+        let signature = if cfg!(feature = "proved-types") { Some(signature) } else { None };
+        KernelEntry { name, func, non_strict: false, signature, proved: false }
+    }
+
+    /// The implementation.
+    #[inline]
+    pub const fn func(&self) -> KernelFn {
+        self.func
+    }
+
+    /// Whether the kernel may run before all arguments are available (like `tfrt.call`).
+    #[inline]
+    pub const fn is_non_strict(&self) -> bool {
+        self.non_strict
+    }
+
+    /// The same kernel under another name.
+    pub const fn renamed(self, name: &'static str) -> Self {
+        KernelEntry { name, ..self }
+    }
+
+    /// The kernel's signature, when it has a known one.
+    pub fn signature(&self) -> Option<&'static Signature> {
+        self.signature.filter(|s| s.is_known())
     }
 }
 
@@ -97,12 +153,12 @@ impl<const N: usize> KernelRegistry<N> {
 
     /// Register a strict kernel (runs when all arguments are available).
     pub fn add_kernel(&mut self, name: &'static str, func: KernelFn) -> Result<(), RegistryError> {
-        self.insert(KernelEntry { name, func, non_strict: false })
+        self.insert(KernelEntry::strict(name, func))
     }
 
     /// Register a non-strict kernel (may run before its arguments are available).
     pub fn add_non_strict_kernel(&mut self, name: &'static str, func: KernelFn) -> Result<(), RegistryError> {
-        self.insert(KernelEntry { name, func, non_strict: true })
+        self.insert(KernelEntry::non_strict(name, func))
     }
 
     /// Register prepared entries, such as the constants of [`crate::basic_kernels`]: firmware
@@ -120,7 +176,7 @@ impl<const N: usize> KernelRegistry<N> {
     /// use hostrt_core::kernel::KernelLookup;
     ///
     /// let registry = KernelRegistry::<2>::with_entries(&[integer::ADD_I32, control::CALL]).unwrap();
-    /// assert!(registry.lookup("tfrt.call").is_some_and(|k| k.non_strict));
+    /// assert!(registry.lookup("tfrt.call").is_some_and(|k| k.is_non_strict()));
     /// assert!(registry.lookup("tfrt.mul.i32").is_none());
     /// ```
     pub fn with_entries(entries: &[KernelEntry]) -> Result<Self, RegistryError> {

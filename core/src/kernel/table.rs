@@ -94,7 +94,7 @@ mod tests {
         let names: heapless::Vec<&str, 5> = T.entries().iter().map(|e| e.name).collect();
         assert!(names.windows(2).all(|w| w[0] < w[1]), "{names:?}");
         for e in T.entries() {
-            assert_eq!(T.lookup(e.name).map(|k| k.func as usize), Some(e.func as usize));
+            assert_eq!(T.lookup(e.name).map(|k| k.func() as usize), Some(e.func() as usize));
         }
         assert!(T.lookup("tfrt.add").is_none());
     }

@@ -275,8 +275,8 @@ fn registry_registers_resolves_and_refuses() {
     reg.add_kernel("a.first", crate::kernel!(tfrt_add_i32)).unwrap();
     assert_eq!(reg.add_kernel("z.full", crate::kernel!(tfrt_add_i32)), Err(RegistryError::Full("z.full")));
     assert_eq!(reg.len(), 3);
-    assert!(reg.lookup("tfrt.call").unwrap().non_strict);
-    assert!(!reg.lookup("tfrt.add.i32").unwrap().non_strict);
+    assert!(reg.lookup("tfrt.call").unwrap().is_non_strict());
+    assert!(!reg.lookup("tfrt.add.i32").unwrap().is_non_strict());
     assert!(reg.lookup("tfrt.missing").is_none());
     let names: Vec<_> = reg.entries().iter().map(|e| e.name).collect();
     assert_eq!(names, ["a.first", "tfrt.add.i32", "tfrt.call"]);

@@ -14,7 +14,6 @@ use crate::async_value::RcAsyncValue;
 use crate::chain::Chain;
 use crate::diagnostic::Diagnostic;
 use crate::host_context::ExecutionContext;
-use crate::kernel;
 use crate::kernel::{Argument, ArrayAttribute, Attribute, StringAttribute};
 use crate::tensor::conv::{Conv2dParams, conv2d};
 use crate::tensor::{DType, DenseHostTensor, Elements, TensorShape};
@@ -234,9 +233,9 @@ fn batch_norm(
 
 entries! {
     group F32;
-    CONV2D = "eigen.conv2d.f32" => kernel!(conv2d_kernel),
-    CONV2D_BIAS = "eigen.conv2d.bias.f32" => kernel!(conv2d_bias),
-    CONV2D_BATCH_NORM = "eigen.conv2d.batch_norm.f32" => kernel!(conv2d_batch_norm::<false>),
-    CONV2D_BATCH_NORM_RELU = "eigen.conv2d.batch_norm.relu.f32" => kernel!(conv2d_batch_norm::<true>),
-    BATCH_NORM = "eigen.batch_norm.f32" => kernel!(batch_norm),
+    CONV2D = "eigen.conv2d.f32" => typed(conv2d_kernel),
+    CONV2D_BIAS = "eigen.conv2d.bias.f32" => typed(conv2d_bias),
+    CONV2D_BATCH_NORM = "eigen.conv2d.batch_norm.f32" => typed(conv2d_batch_norm::<false>),
+    CONV2D_BATCH_NORM_RELU = "eigen.conv2d.batch_norm.relu.f32" => typed(conv2d_batch_norm::<true>),
+    BATCH_NORM = "eigen.batch_norm.f32" => typed(batch_norm),
 }

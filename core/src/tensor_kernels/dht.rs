@@ -375,16 +375,16 @@ fn const_dense_tensor(frame: &KernelFrame<'_>) {
 
 entries! {
     group UNTYPED;
-    CONST_DENSE_TENSOR = "tfrt_dht.const_dense_tensor" => const_dense_tensor,
-    PRINT_TENSOR = "tfrt_dht.print_tensor" => kernel!(print_tensor),
-    PRINT_TENSOR_ALL = "hostrt.print_tensor_all" => kernel!(print_tensor_all),
-    PRINT_TENSOR_SHAPE = "tfrt_dht.print_tensor_shape" => kernel!(print_tensor_shape),
-    GET_TENSOR_SHAPE = "tfrt_dht.get_tensor_shape" => kernel!(get_tensor_shape),
-    NO_OP_HT = "tfrt_dht.no_op_ht" => kernel!(no_op_ht),
-    ALLOCATE_BUFFER = "tfrt_dht.allocate_buffer" => kernel!(allocate_buffer),
-    GET_BUFFER = "tfrt_dht.get_buffer" => kernel!(get_buffer),
-    GET_BUFFER_SLICE = "tfrt_dht.get_buffer_slice" => kernel!(get_buffer_slice),
-    PRINT_BUFFER = "tfrt_dht.print_buffer" => kernel!(print_buffer),
+    CONST_DENSE_TENSOR = "tfrt_dht.const_dense_tensor" => raw(const_dense_tensor),
+    PRINT_TENSOR = "tfrt_dht.print_tensor" => typed(print_tensor),
+    PRINT_TENSOR_ALL = "hostrt.print_tensor_all" => typed(print_tensor_all),
+    PRINT_TENSOR_SHAPE = "tfrt_dht.print_tensor_shape" => typed(print_tensor_shape),
+    GET_TENSOR_SHAPE = "tfrt_dht.get_tensor_shape" => typed(get_tensor_shape),
+    NO_OP_HT = "tfrt_dht.no_op_ht" => typed(no_op_ht),
+    ALLOCATE_BUFFER = "tfrt_dht.allocate_buffer" => typed(allocate_buffer),
+    GET_BUFFER = "tfrt_dht.get_buffer" => typed(get_buffer),
+    GET_BUFFER_SLICE = "tfrt_dht.get_buffer_slice" => typed(get_buffer_slice),
+    PRINT_BUFFER = "tfrt_dht.print_buffer" => typed(print_buffer),
 }
 
 /// Every table of this module.

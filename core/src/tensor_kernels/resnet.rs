@@ -6,7 +6,6 @@ use super::{empty, rank, tensor_error};
 use crate::async_value::RcAsyncValue;
 use crate::chain::Chain;
 use crate::diagnostic::Diagnostic;
-use crate::kernel;
 use crate::kernel::{Argument, ArrayAttribute, StringAttribute};
 use crate::tensor::{DenseHostTensor, FixedRankShape};
 
@@ -325,14 +324,14 @@ fn broadcast_2d(input: Tensor, output: Tensor, chain: Argument<Chain>) -> Result
 }
 
 entries! {
-    MAX_POOLING_2D = "tfrt_test.max_pooling_2d.f32" => kernel!(max_pooling_2d),
-    FLATTEN = "tfrt_test.flatten.f32" => kernel!(flatten),
-    ZERO_PADDING = "tfrt_test.zero_padding.f32" => kernel!(zero_padding),
-    GLOBAL_AVERAGE_POOLING = "tfrt_test.global_average_pooling.f32" => kernel!(global_average_pooling),
-    SOFTMAX_INPLACE = "tfrt_test.softmax_inplace.f32" => kernel!(softmax_inplace),
-    GRADIENT_DESCENT = "tfrt_test.gradient_descent.f32" => kernel!(gradient_descent),
-    SUBTRACT_INPLACE = "tfrt_test.subtract_inplace.f32" => kernel!(subtract_inplace),
-    TENSOR_TRANSPOSE = "tfrt_test.tensor_transpose.f32" => kernel!(tensor_transpose),
-    MEAN_AXIS_ZERO = "tfrt_test.mean_axis_zero.f32" => kernel!(mean_axis_zero),
-    BROADCAST_2D = "tfrt_test.broadcast_2d.f32" => kernel!(broadcast_2d),
+    MAX_POOLING_2D = "tfrt_test.max_pooling_2d.f32" => typed(max_pooling_2d),
+    FLATTEN = "tfrt_test.flatten.f32" => typed(flatten),
+    ZERO_PADDING = "tfrt_test.zero_padding.f32" => typed(zero_padding),
+    GLOBAL_AVERAGE_POOLING = "tfrt_test.global_average_pooling.f32" => typed(global_average_pooling),
+    SOFTMAX_INPLACE = "tfrt_test.softmax_inplace.f32" => typed(softmax_inplace),
+    GRADIENT_DESCENT = "tfrt_test.gradient_descent.f32" => typed(gradient_descent),
+    SUBTRACT_INPLACE = "tfrt_test.subtract_inplace.f32" => typed(subtract_inplace),
+    TENSOR_TRANSPOSE = "tfrt_test.tensor_transpose.f32" => typed(tensor_transpose),
+    MEAN_AXIS_ZERO = "tfrt_test.mean_axis_zero.f32" => typed(mean_axis_zero),
+    BROADCAST_2D = "tfrt_test.broadcast_2d.f32" => typed(broadcast_2d),
 }

@@ -4,7 +4,6 @@
 use crate::chain::Chain;
 use crate::diagnostic::Diagnostic;
 use crate::host_context::ExecutionContext;
-use crate::kernel;
 use crate::kernel::{Argument, ArrayAttribute, Value};
 use crate::tensor::{FixedRankShape, PartialTensorShape, TensorShape};
 
@@ -62,20 +61,20 @@ fn to_partial_shape(shape: Argument<TensorShape>) -> Value<PartialTensorShape> {
 }
 
 entries! {
-    BUILD_SHAPE = "ts.build_shape" => kernel!(build_shape),
-    PRINT_SHAPE = "ts.print_shape" => kernel!(print_shape),
-    EQUAL_SHAPE = "ts.equal_shape" => kernel!(equal_shape),
-    GET_NUM_ELEMENTS = "ts.get_num_elements" => kernel!(get_num_elements),
-    GET_DIMENSION = "ts.get_dimension" => kernel!(get_dimension),
-    AS_FIXED_RANK_SHAPE_1 = "ts.as_fixed_rank_shape.1" => kernel!(as_fixed_rank_shape::<1>),
-    AS_FIXED_RANK_SHAPE_2 = "ts.as_fixed_rank_shape.2" => kernel!(as_fixed_rank_shape::<2>),
-    AS_FIXED_RANK_SHAPE_3 = "ts.as_fixed_rank_shape.3" => kernel!(as_fixed_rank_shape::<3>),
-    PRINT_FIXED_RANK_SHAPE_1 = "ts.print_fixed_rank_shape.1" => kernel!(print_fixed_rank_shape::<1>),
-    PRINT_FIXED_RANK_SHAPE_2 = "ts.print_fixed_rank_shape.2" => kernel!(print_fixed_rank_shape::<2>),
-    PRINT_FIXED_RANK_SHAPE_3 = "ts.print_fixed_rank_shape.3" => kernel!(print_fixed_rank_shape::<3>),
-    BUILD_PARTIAL_SHAPE = "ts.build_partial_shape" => kernel!(build_partial_shape),
-    BUILD_UNRANKED_PARTIAL_SHAPE = "ts.build_unranked_partial_shape" => kernel!(build_unranked_partial_shape),
-    PRINT_PARTIAL_SHAPE = "ts.print_partial_shape" => kernel!(print_partial_shape),
-    TO_SHAPE = "ts.to_shape" => kernel!(to_shape),
-    TO_PARTIAL_SHAPE = "ts.to_partial_shape" => kernel!(to_partial_shape),
+    BUILD_SHAPE = "ts.build_shape" => typed(build_shape),
+    PRINT_SHAPE = "ts.print_shape" => typed(print_shape),
+    EQUAL_SHAPE = "ts.equal_shape" => typed(equal_shape),
+    GET_NUM_ELEMENTS = "ts.get_num_elements" => typed(get_num_elements),
+    GET_DIMENSION = "ts.get_dimension" => typed(get_dimension),
+    AS_FIXED_RANK_SHAPE_1 = "ts.as_fixed_rank_shape.1" => typed(as_fixed_rank_shape::<1>),
+    AS_FIXED_RANK_SHAPE_2 = "ts.as_fixed_rank_shape.2" => typed(as_fixed_rank_shape::<2>),
+    AS_FIXED_RANK_SHAPE_3 = "ts.as_fixed_rank_shape.3" => typed(as_fixed_rank_shape::<3>),
+    PRINT_FIXED_RANK_SHAPE_1 = "ts.print_fixed_rank_shape.1" => typed(print_fixed_rank_shape::<1>),
+    PRINT_FIXED_RANK_SHAPE_2 = "ts.print_fixed_rank_shape.2" => typed(print_fixed_rank_shape::<2>),
+    PRINT_FIXED_RANK_SHAPE_3 = "ts.print_fixed_rank_shape.3" => typed(print_fixed_rank_shape::<3>),
+    BUILD_PARTIAL_SHAPE = "ts.build_partial_shape" => typed(build_partial_shape),
+    BUILD_UNRANKED_PARTIAL_SHAPE = "ts.build_unranked_partial_shape" => typed(build_unranked_partial_shape),
+    PRINT_PARTIAL_SHAPE = "ts.print_partial_shape" => typed(print_partial_shape),
+    TO_SHAPE = "ts.to_shape" => typed(to_shape),
+    TO_PARTIAL_SHAPE = "ts.to_partial_shape" => typed(to_partial_shape),
 }

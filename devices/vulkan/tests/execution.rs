@@ -22,7 +22,7 @@ fn probe(frame: &KernelFrame<'_>) {
     frame.set_result(0, x.clone());
 }
 
-const PROBE: KernelEntry = KernelEntry { name: "test.probe", func: probe, non_strict: true };
+const PROBE: KernelEntry = KernelEntry::non_strict("test.probe", probe);
 
 #[test]
 fn host_kernels_run_while_device_work_is_in_flight() {

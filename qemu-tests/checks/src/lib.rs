@@ -52,7 +52,7 @@ fn check_kernels(exec: &ExecutionContext<'_>, registry: &dyn KernelLookup) -> bo
     for name in ["tfrt.add.i32", "test.add.i32.async"] {
         let Some(k) = registry.lookup(name) else { return false };
         let slots = [Cell::new(None::<RcAsyncValue>)];
-        (k.func)(&KernelFrame::new(exec, &args, &[], &slots));
+        (k.func())(&KernelFrame::new(exec, &args, &[], &slots));
         let Some(r) = slots[0].take() else { return false };
         ok &= host.await_values(core::slice::from_ref(&r)).is_ok() && r.get::<i32>() == Some(&42);
     }
