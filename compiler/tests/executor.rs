@@ -122,6 +122,28 @@ fn non_strict_call_starts_before_its_arguments_are_available() {
 }
 
 #[test]
+fn a_pending_result_with_non_strict_and_strict_users_reaches_both_resolved() {
+    // `%v` is a result of `@main`, so its users get the result's placeholder; it is still
+    // pending when published, and it has a non-strict user (the call) and a strict one (the
+    // add), which must see it resolved.
+    let text = r#"
+        func.func @id(%x: i32) -> i32 {
+          tfrt.return %x : i32
+        }
+        func.func @main() -> (i32, i32, i32) {
+          %a = tfrt.constant.i32 1
+          %v = "test.async_copy"(%a) : (i32) -> i32
+          %c = tfrt.call @id(%v) : (i32) -> i32
+          %d = tfrt.add.i32 %v, %a
+          tfrt.return %v, %c, %d : i32, i32, i32
+        }"#;
+    in_arena(1 << 20, text, |program, host, _| {
+        let r = program.call(host, "main", &[]).unwrap();
+        assert_eq!((i32_at(&r[0]), i32_at(&r[1]), i32_at(&r[2])), (1, 1, 2));
+    });
+}
+
+#[test]
 fn deep_waiter_chains_use_the_depth_guard_instead_of_the_stack() {
     in_arena(4 << 20, RAW_SEAM, |program, host, alloc| {
         let request = RequestContext::new();

@@ -2,8 +2,11 @@
 //!
 //! `cargo bench -p hostrt-core --bench async_value`
 //!
-//! hostrt values are measured on two allocators: the fixed arena (embedded default; on a host
-//! its critical section is a process-wide mutex) and the system heap (what `std` users get).
+//! hostrt values are measured on three allocators: the fixed arena (embedded default; on a
+//! host its critical section is a process-wide mutex), the system heap as the baselines use it
+//! (`MallocAllocator`), and the system heap with TFRT's profile counters
+//! (`SystemAllocator`, what `hostrt run` uses for its leak report: five atomic
+//! read-modify-writes per allocation and free).
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -14,16 +17,21 @@ use std::task::{Context, Poll};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hostrt_core::{Allocator, AsyncValueRef, ConcurrentWorkQueue, FixedArena, SingleThreadedWorkQueue, Task};
-use hostrt_std::SystemAllocator;
+use hostrt_std::{MallocAllocator, SystemAllocator};
 
+static MALLOC: MallocAllocator = MallocAllocator;
 static SYSTEM: SystemAllocator = SystemAllocator::new();
 static ARENA: FixedArena = FixedArena::empty();
 
-fn allocators() -> [(&'static str, Allocator); 2] {
-    static IDS: OnceLock<[(&'static str, Allocator); 2]> = OnceLock::new();
+fn allocators() -> [(&'static str, Allocator); 3] {
+    static IDS: OnceLock<[(&'static str, Allocator); 3]> = OnceLock::new();
     *IDS.get_or_init(|| {
         ARENA.init(Box::leak(vec![0u8; 1 << 20].into_boxed_slice())).unwrap();
-        [("arena", Allocator::register(&ARENA).unwrap()), ("system", Allocator::register(&SYSTEM).unwrap())]
+        [
+            ("arena", Allocator::register(&ARENA).unwrap()),
+            ("system", Allocator::register(&MALLOC).unwrap()),
+            ("system, profiled", Allocator::register(&SYSTEM).unwrap()),
+        ]
     })
 }
 

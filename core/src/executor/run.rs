@@ -707,12 +707,18 @@ fn publish_unavailable(
     let non_strict = |k: u32| program.entry(kernels[k as usize].code).is_non_strict();
     // Unavailable with users: non-strict users may start now; strict ones wait.
     let any_non_strict = users.iter().any(|k| non_strict(*k));
-    if any_non_strict {
+    let v = if any_non_strict {
         store(frame, n, v.clone(), r);
         for &k in users.iter().rev().filter(|k| non_strict(**k)) {
             notify(frame, k, queue);
         }
-    }
+        // The strict users wait for what they will take from the register: `v`, or the
+        // placeholder of a function result forwarded to it, which becomes available only
+        // after `v` does (its forwarding waiter on `v` may run after ours).
+        stored_value(frame, r, v)
+    } else {
+        v
+    };
     // The continuation takes our reference (no count traffic); `handle` pushes its node,
     // which keeps the value alive until it runs (`push_waiter` touches nothing after).
     let handle = v.borrowed();
@@ -732,6 +738,17 @@ fn publish_unavailable(
             }
         }
     }
+}
+
+/// The value register `r` holds after [`store`] of `v`: `v` itself, or the function
+/// result's placeholder that forwards to it.
+fn stored_value(frame: &Frame, r: u32, v: RcAsyncValue) -> RcAsyncValue {
+    let p = frame.reg(r).load(Ordering::Acquire);
+    let Some(p) = NonNull::new(p.map_addr(|a| a & !PLACEHOLDER)) else { return v };
+    // SAFETY: the register holds a reference for each remaining use, and the caller's
+    // strict users have not run yet; the handle is not dropped, its clone is one more.
+    let held = ManuallyDrop::new(unsafe { RcAsyncValue::from_raw(p) });
+    if held.ptr_eq(&v) { v } else { RcAsyncValue::clone(&held) }
 }
 
 /// What a kernel waiting on an unavailable value needs when it becomes available: a waiter
