@@ -7,19 +7,12 @@ use hostrt_core::bef::BefErrorKind;
 use hostrt_core::executor::Program;
 use hostrt_core::kernel::{Argument, KernelEntry, Output};
 use hostrt_core::{
-    Allocator, AsyncValueRef, Diagnostic, ExecutionContext, HostContext, KernelRegistry,
-    SingleThreadedWorkQueue,
+    AsyncValueRef, Diagnostic, ExecutionContext, HostContext, KernelRegistry, SingleThreadedWorkQueue,
 };
-use hostrt_std::{AlignedBytes, SystemAllocator};
-use std::sync::OnceLock;
+use hostrt_std::AlignedBytes;
 
-static SYSTEM: SystemAllocator = SystemAllocator::new();
-
-/// The system heap, registered once for all tests.
-fn alloc() -> Allocator {
-    static ALLOC: OnceLock<Allocator> = OnceLock::new();
-    *ALLOC.get_or_init(|| Allocator::register(&SYSTEM).unwrap())
-}
+mod common;
+use common::scratch as alloc;
 
 /// Typed, with an untyped result: `Output::set` may set any value.
 fn copy_out(x: Argument<i32>, out: Output<i32>) {

@@ -488,15 +488,7 @@ impl RcAsyncValue {
     /// The payload, if the value is concrete and holds a `T`.
     #[inline]
     pub fn get<T: 'static>(&self) -> Option<&T> {
-        let p = resolved(self.ptr);
-        // SAFETY: alive while we hold our reference (directly or via the forwarder).
-        let v = unsafe { p.as_ref() };
-        if v.state_bits() != CONCRETE || v.kind != KIND_CONCRETE || !type_table::id_is::<T>(v.type_id) {
-            return None;
-        }
-        // SAFETY: concrete with type `T`: the payload holds an initialized `T`, immutable
-        // once published, alive while we hold a reference (directly or via the forwarder).
-        Some(unsafe { &(*typed_payload_ptr::<T>(p)).value })
+        self.get_proved(false)
     }
 
     /// [`get`](Self::get), except that when `proved` (the value's type was proved `T` when

@@ -853,18 +853,7 @@ fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     if err.is_none() && n == arg_regs.len() && kr.num_attrs() == 0 {
         // The common case, inline: every operand is there, no error, no attributes.
         let regions = if kr.num_regions() == 0 { &[][..] } else { program.file.kernel_regions(kr) };
-        let kf = KernelFrame::for_program(
-            exec,
-            taken,
-            &[],
-            slots,
-            regions,
-            program,
-            &queue.spare,
-            kr.location,
-            entry.proved,
-        );
-        (entry.func())(&kf);
+        call_entry(program, exec, kr, entry, taken, &[], regions, slots, queue);
     } else {
         call_kernel(frame, kr, entry, taken, arg_regs.len(), slots, err, queue);
     }
@@ -933,22 +922,39 @@ fn call_kernel(
     } else if args.len() != want {
         fill_error(exec, slots, Failure::OperandsUndefined(file.kernel_name(kr.code)));
     } else if let Some(attrs) = attrs_of(&mut attr_buf, exec.allocator(), file, attr_idx) {
-        let regions = file.kernel_regions(kr);
-        let kf = KernelFrame::for_program(
-            exec,
-            args,
-            attrs,
-            slots,
-            regions,
-            program,
-            &queue.spare,
-            kr.location,
-            entry.proved,
-        );
-        (entry.func())(&kf);
+        call_entry(program, exec, kr, entry, args, attrs, file.kernel_regions(kr), slots, queue);
     } else {
         fill_error(exec, slots, Failure::NoMemoryForAttributes(file.kernel_name(kr.code)));
     }
+}
+
+/// Call `entry`, the implementation of kernel `kr`, on its operands, attributes, regions and
+/// result slots.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn call_entry(
+    program: &Program<'_>,
+    exec: &ExecutionContext<'_>,
+    kr: &KernelRecord,
+    entry: &KernelEntry,
+    args: &[RcAsyncValue],
+    attrs: &[AttrRef<'_>],
+    regions: &[u32],
+    slots: &[Cell<Option<RcAsyncValue>>],
+    queue: &ReadyQueue<'_>,
+) {
+    let kf = KernelFrame::for_program(
+        exec,
+        args,
+        attrs,
+        slots,
+        regions,
+        program,
+        &queue.spare,
+        kr.location,
+        entry.proved,
+    );
+    (entry.func())(&kf);
 }
 
 /// The kernel's attributes as a slice: empty without touching a buffer when there are none.

@@ -6,9 +6,9 @@
 use core::alloc::Layout;
 
 use crate::allocator::Allocator;
-use crate::bef::format::KernelRecord;
+use crate::bef::format::{FunctionRecord, KernelRecord};
 use crate::bef::{BefError, BefErrorKind, BefFile};
-use crate::diagnostic::FixedStr;
+use crate::diagnostic::MessageText;
 use crate::kernel::{KernelEntry, TypeKey};
 
 /// Mark the entries of `table` (the implementation of each kernel code of `file`) whose
@@ -48,39 +48,38 @@ pub(crate) fn check(file: &BefFile<'_>, table: &mut [KernelEntry], alloc: Alloca
         }
         core::slice::from_raw_parts_mut(p, max_regs)
     };
-    let mut result = Ok(());
-    for rec in records() {
-        let regs = &mut reg_types[..file.registers_of(rec).len()];
-        regs.fill(None);
-        let kernels = file.kernels_of(rec);
-        for kr in kernels {
-            if let Some(sig) = table.get(kr.code as usize).and_then(KernelEntry::signature) {
-                for j in 0..kr.num_results() {
-                    let r = kr.first_result.checked_add(j).map_or(usize::MAX, |r| r as usize);
-                    if let Some(t) = regs.get_mut(r) {
-                        *t = sig.result_type(j as usize);
-                    }
-                }
-            }
-        }
-        for kr in kernels {
-            let Some(e) = table.get_mut(kr.code as usize) else { continue };
-            match proved(file, e, kr, regs) {
-                Ok(true) => {}
-                Ok(false) => e.proved = false,
-                Err(err) => result = Err(err),
-            }
-            if result.is_err() {
-                break;
-            }
-        }
-        if result.is_err() {
-            break;
-        }
-    }
+    let result = records().try_for_each(|rec| check_function(file, table, rec, reg_types));
     // SAFETY: allocated above with this layout; its elements need no drop.
     unsafe { alloc.deallocate(scratch, layout) };
     result
+}
+
+/// [`check`] of one function, with `reg_types` as scratch for its register types.
+fn check_function(
+    file: &BefFile<'_>,
+    table: &mut [KernelEntry],
+    rec: &FunctionRecord,
+    reg_types: &mut [Option<TypeKey>],
+) -> Result<(), BefError> {
+    let regs = &mut reg_types[..file.registers_of(rec).len()];
+    regs.fill(None);
+    let kernels = file.kernels_of(rec);
+    for kr in kernels {
+        if let Some(sig) = table.get(kr.code as usize).and_then(KernelEntry::signature) {
+            for j in 0..kr.num_results() {
+                let r = kr.first_result.checked_add(j).map_or(usize::MAX, |r| r as usize);
+                if let Some(t) = regs.get_mut(r) {
+                    *t = sig.result_type(j as usize);
+                }
+            }
+        }
+    }
+    for kr in kernels {
+        if let Some(e) = table.get_mut(kr.code as usize) {
+            e.proved &= proved(file, e, kr, regs)?;
+        }
+    }
+    Ok(())
 }
 
 /// Whether this use `kr` of kernel `e` has every argument its signature fixes proved by
@@ -115,34 +114,9 @@ fn mismatch(
     want: TypeKey,
 ) -> BefError {
     let offset = (kr as *const KernelRecord).addr().wrapping_sub(file.bytes().as_ptr().addr());
-    let mut detail = FixedStr::<64>::new("", false);
-    let mut digits = [0u8; 10];
-    for part in [
-        e.name,
-        " argument ",
-        decimal(i, &mut digits),
-        " is ",
-        have.short_name(),
-        ", not ",
-        want.short_name(),
-    ] {
-        detail.push_str(part);
-    }
-    let mut err = BefError::new(BefErrorKind::ArgumentType, offset, detail.as_str());
+    let mut text = MessageText::new("", false);
+    crate::write_diag!(text, "{} argument {} is {}, not {}", e.name, i, have.short_name(), want.short_name());
+    let mut err = BefError::new(BefErrorKind::ArgumentType, offset, text.as_str());
     err.location = file.location(kr.location);
     err
-}
-
-/// `n` in decimal, written into `buf`.
-fn decimal(mut n: usize, buf: &mut [u8; 10]) -> &str {
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 || at == 0 {
-            break;
-        }
-    }
-    core::str::from_utf8(&buf[at..]).unwrap_or("?")
 }

@@ -139,7 +139,7 @@ impl<T: 'static> KernelParam for Argument<'_, T> {
         // The type is checked now, unless the program's load proved it (docs/execution.md,
         // "Types checked at load").
         if let Some(value) = frame.args().get(i)
-            && let Some(data) = value.get_proved::<T>(frame.args_typed())
+            && let Some(data) = value.get_proved::<T>(frame.args_proved())
         {
             return Some(Argument { value, data });
         }

@@ -47,7 +47,7 @@ pub struct KernelFrame<'a> {
     spare: Option<&'a Cell<Option<Spare>>>,
     /// The program's load proved the argument types of this kernel's signature
     /// (docs/execution.md, "Types checked at load"); only the executor sets it.
-    typed_args: bool,
+    args_proved: bool,
 }
 
 /// Proof that a call of [`Invoke::invoke`] comes through the kernel API
@@ -159,7 +159,7 @@ impl<'a> KernelFrame<'a> {
             regions: &[],
             invoker: None,
             spare: None,
-            typed_args: false,
+            args_proved: false,
         }
     }
 
@@ -176,11 +176,11 @@ impl<'a> KernelFrame<'a> {
         invoker: &'a dyn Invoke,
         spare: &'a Cell<Option<Spare>>,
         location_index: u32,
-        typed_args: bool,
+        args_proved: bool,
     ) -> Self {
         KernelFrame {
             location_index,
-            typed_args,
+            args_proved,
             regions,
             invoker: Some(invoker),
             spare: Some(spare),
@@ -240,8 +240,8 @@ impl<'a> KernelFrame<'a> {
     /// Whether the load proved the arguments' types ([`Argument`](super::Argument) then
     /// skips its type check in release builds).
     #[inline]
-    pub(crate) fn args_typed(&self) -> bool {
-        cfg!(feature = "proved-types") && self.typed_args
+    pub(crate) fn args_proved(&self) -> bool {
+        cfg!(feature = "proved-types") && self.args_proved
     }
 
     /// The arguments.

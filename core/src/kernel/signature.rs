@@ -169,10 +169,7 @@ impl Signature {
     /// The arguments with a fixed type, as (position, type).
     pub fn typed_args(&self) -> impl Iterator<Item = (usize, TypeKey)> + '_ {
         let fixed = self.params.iter().take_while(|p| **p != Param::RestArgs);
-        fixed.filter(|p| matches!(p, Param::Arg(_))).enumerate().filter_map(|(i, p)| match p {
-            Param::Arg(t) => Some((i, *t)),
-            _ => None,
-        })
+        fixed.filter_map(|p| if let Param::Arg(t) = p { Some(*t) } else { None }).enumerate()
     }
 
     /// The type result `i` is guaranteed to hold when it is not an error, if any.
