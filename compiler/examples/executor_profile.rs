@@ -1,6 +1,7 @@
 //! Runs one of TFRT's bef_perf graphs (100 kernels) many times, for profiling the executor's
 //! per-kernel cost with callgrind:
 //! `valgrind --tool=callgrind target/release/examples/executor_profile [serial|parallel|star] [runs]`.
+//! A third argument `single` compiles the graph with one stream per call (`--single-stream`).
 //! Natively it also prints the time per run of its fastest twentieth of the runs.
 
 use std::cell::Cell;
@@ -27,7 +28,9 @@ fn main() {
     let host = HostContext::new(alloc, &queue);
     let request = RequestContext::new();
     let exec = ExecutionContext::new(&host, &request);
-    let bef = AlignedBytes::new(&compile("p.mlir", &common::program(&kind), Default::default()).unwrap());
+    let options =
+        hostrt_compiler::bef::WriteOptions { streams: std::env::args().nth(3).as_deref() != Some("single") };
+    let bef = AlignedBytes::new(&compile("p.mlir", &common::program(&kind), options).unwrap());
     let prog = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
     let main = prog.function_index("main").unwrap();
     let mut total = 0i64;

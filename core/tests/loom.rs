@@ -202,7 +202,8 @@ fn buffer_reader_and_writer_exclude_each_other() {
 }
 
 /// The single-threaded queue's lock-free stack: tasks added from two threads while the
-/// owner takes and runs batches all run exactly once, each thread's in its order.
+/// owner takes and runs batches all run exactly once, each thread's in its order. One
+/// thread adds its two tasks as one chain (`add_tasks`), the other one at a time.
 #[test]
 fn tasks_added_from_two_threads_run_once_in_order() {
     use hostrt_core::{ConcurrentWorkQueue, SingleThreadedWorkQueue, Task};
@@ -215,9 +216,14 @@ fn tasks_added_from_two_threads_run_once_in_order() {
             .map(|(base, n)| {
                 let (q, l) = (queue.clone(), log.clone());
                 thread::spawn(move || {
-                    for i in 0..n {
+                    let mut tasks = (0..n).map(|i| {
                         let l = l.clone();
-                        q.add_task(Task::new(alloc, move || l.lock().unwrap().push(base + i)).ok().unwrap());
+                        Task::new(alloc, move || l.lock().unwrap().push(base + i)).ok().unwrap()
+                    });
+                    if n > 1 {
+                        q.add_tasks(&mut tasks);
+                    } else {
+                        tasks.for_each(|t| q.add_task(t));
                     }
                 })
             })

@@ -9,6 +9,7 @@ use core::ptr::{self, NonNull};
 use crate::sync::{AtomicPtr, AtomicU32, Ordering};
 
 use super::program::Program;
+use super::stream_tasks::{self, Group};
 use crate::allocator::Allocator;
 use crate::async_value::{AsyncValue, RcAsyncValue};
 use crate::bef::Function;
@@ -62,6 +63,8 @@ pub(crate) struct Header {
     link_at: u32,
     pub(crate) program: *const Program<'static>,
     pub(crate) exec: *const ExecutionContext<'static>,
+    /// The stream task blocks this call made, freed with its last handle.
+    batches: AtomicPtr<Group>,
     alloc: Allocator,
 }
 
@@ -121,6 +124,7 @@ impl Frame {
             link_at: (HEADER_BYTES + nreg * REG_BYTES + READY_BYTES * nk) as u32,
             program: ptr::from_ref(program).cast(),
             exec: ptr::from_ref(exec).cast(),
+            batches: AtomicPtr::new(ptr::null_mut()),
             alloc,
         };
         // SAFETY: a block of `layout(nreg, nk)` bytes (fresh, or a kept block of that same
@@ -221,6 +225,32 @@ impl Frame {
         Frame { ptr: self.ptr }
     }
 
+    /// `n` more counted handles, added with one increment (for a batch of tasks).
+    pub(crate) fn retain_many(&self, n: u32) -> Handles {
+        self.header().refs.fetch_add(n, Ordering::Relaxed);
+        Handles { ptr: self.ptr, left: n }
+    }
+
+    /// Make `group`, a stream task block, the frame's: it is freed with the last handle.
+    ///
+    /// # Safety
+    /// `group` is a block made by `stream_tasks::Batch::new`, owned by the caller, whose
+    /// nodes each hold a handle of this frame while in use.
+    pub(crate) unsafe fn adopt_batch(&self, group: NonNull<Group>) {
+        let list = &self.header().batches;
+        let mut top = list.load(Relaxed);
+        loop {
+            // SAFETY: the caller owns the block until the exchange publishes it.
+            unsafe { (*group.as_ptr()).next = top };
+            // Release is not needed: the last handle's acquire-release drop orders this
+            // push before the list is freed.
+            match list.compare_exchange_weak(top, group.as_ptr(), Relaxed, Relaxed) {
+                Ok(_) => return,
+                Err(now) => top = now,
+            }
+        }
+    }
+
     /// Take one of register `r`'s references (or `None` if it is empty).
     pub(crate) fn take(&self, r: u32) -> Option<RcAsyncValue> {
         let p = self.reg(r).load(Ordering::Acquire);
@@ -232,15 +262,56 @@ impl Frame {
 
 impl Drop for Frame {
     fn drop(&mut self) {
-        let h = self.header();
-        if h.refs.fetch_sub(1, Ordering::AcqRel) != 1 {
-            return;
+        // SAFETY: this handle is counted and goes now.
+        unsafe { release(self.ptr, 1) }
+    }
+}
+
+/// Give up `n` counted handles of the frame at `ptr`; the last one ends the frame.
+///
+/// # Safety
+/// The caller owns `n` counted handles of the frame and uses none of them afterwards.
+unsafe fn release(ptr: NonNull<Header>, n: u32) {
+    // SAFETY: alive while the caller's handles are counted.
+    let h = unsafe { ptr.as_ref() };
+    if h.refs.fetch_sub(n, Ordering::AcqRel) != n {
+        return;
+    }
+    // Every register's references were taken by its uses before the last handle went
+    // (a use that never ran keeps a waiter, and with it a handle, alive), and every stream
+    // task has run or been dropped (each held a handle). The block, its header intact, goes
+    // to the host's cache for the next call, or is freed.
+    // SAFETY: the last handle is gone: the block and its batch list are ours, allocated as
+    // the header says; the frame's context outlives its frames (the executor's contract).
+    unsafe {
+        if cfg!(feature = "streams") {
+            stream_tasks::free_list(h.batches.load(Relaxed));
         }
-        // Every register's references were taken by its uses before the last handle went
-        // (a use that never ran keeps a waiter, and with it a handle, alive). The block,
-        // its header intact, goes to the host's cache for the next call, or is freed.
-        // SAFETY: the last handle is gone: the block is ours, allocated as its header says.
-        unsafe { self.exec().host().frame_cache().put(self.ptr) };
+        (*h.exec).host().frame_cache().put(ptr)
+    }
+}
+
+/// Counted handles of one frame, taken with one increment ([`Frame::retain_many`]) and
+/// handed out one at a time; those left are given up when this is dropped.
+pub(crate) struct Handles {
+    ptr: NonNull<Header>,
+    left: u32,
+}
+
+impl Handles {
+    /// One of the handles, while any is left.
+    pub(crate) fn take(&mut self) -> Option<Frame> {
+        self.left = self.left.checked_sub(1)?;
+        Some(Frame { ptr: self.ptr })
+    }
+}
+
+impl Drop for Handles {
+    fn drop(&mut self) {
+        if self.left > 0 {
+            // SAFETY: `left` counted handles are ours and go now.
+            unsafe { release(self.ptr, self.left) }
+        }
     }
 }
 

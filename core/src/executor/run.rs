@@ -602,16 +602,16 @@ fn enqueue_streams(frame: &Frame, queue: &ReadyQueue<'_>, head: u32) {
         }
         if batch.is_none() && tasks > 1 {
             let len = tasks.min(MAX_BATCH);
-            batch = Batch::new(frame.exec().allocator(), len);
+            batch = Batch::new(frame, len);
             tasks -= len;
         }
         match &mut batch {
             Some(b) => {
-                b.push(frame.retain(), s, ready);
+                b.push(s, ready);
                 if b.is_full()
                     && let Some(full) = batch.take()
                 {
-                    full.enqueue(|task| work_queue.add_task(task));
+                    full.enqueue(work_queue);
                 }
             }
             None => enqueue_stream(frame, s, ready),

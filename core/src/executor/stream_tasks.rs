@@ -2,25 +2,24 @@
 //! single allocator block instead of one block each (docs/execution.md, "Stream tasks").
 //!
 //! Each task is an ordinary work-queue task (a callback node), so queues run, order and
-//! drop them as any other; they share the block, which the last one to run (or be
-//! dropped) frees. A task copies what it needs out of its node and gives up its share
-//! before it processes the stream, so the block never outlives the shortest-lived share.
+//! drop them as any other. The block belongs to the frame: it joins the frame's list of
+//! batch blocks when it is made and is freed with the frame's last handle, which every
+//! node holds one of (all taken with one increment). Running or dropping a node touches
+//! nothing shared but its own frame handle, and the whole batch reaches the queue at once.
 
 use core::alloc::Layout;
 use core::mem::ManuallyDrop;
-use core::ptr::NonNull;
+use core::ptr::{self, NonNull};
 
-use portable_atomic::{AtomicU32, Ordering};
-
-use super::frame::Frame;
+use super::frame::{Frame, Handles};
 use crate::allocator::Allocator;
 use crate::callback::CallbackHeader;
-use crate::work_queue::Task;
+use crate::work_queue::{ConcurrentWorkQueue, Task};
 
-/// The start of a batch block: how many nodes still hold a share, and how to free it.
+/// The start of a batch block: the next block of the frame's list, and how to free it.
 #[repr(C)]
-struct Group {
-    shares: AtomicU32,
+pub(crate) struct Group {
+    pub(crate) next: *mut Group,
     len: u32,
     alloc: Allocator,
 }
@@ -29,7 +28,6 @@ struct Group {
 #[repr(C)]
 struct StreamNode {
     header: CallbackHeader,
-    group: NonNull<Group>,
     frame: ManuallyDrop<Frame>,
     stream: u32,
     inline: u32,
@@ -41,112 +39,107 @@ fn layout(len: usize) -> Option<(Layout, usize)> {
 }
 
 /// `len` stream tasks being written; [`enqueue`](Self::enqueue) hands them to the queue in
-/// index order. Dropping a batch before that drops the written tasks unrun.
+/// index order. Dropping a batch before that drops the written tasks unrun (the block
+/// stays the frame's).
 pub(crate) struct Batch {
-    group: NonNull<Group>,
     nodes: NonNull<StreamNode>,
     /// Nodes written so far (indices `0..written`).
     written: u32,
+    len: u32,
+    /// One frame handle per node not yet written.
+    handles: Handles,
 }
 
 impl Batch {
-    /// Room for `len` tasks (at least 1); `None` when the allocator has no block for it.
-    pub(crate) fn new(alloc: Allocator, len: usize) -> Option<Batch> {
+    /// Room for `len` tasks (at least 1) of `frame`; `None` when its allocator has no block
+    /// for them.
+    pub(crate) fn new(frame: &Frame, len: usize) -> Option<Batch> {
         let (l, offset) = layout(len)?;
+        let alloc = frame.exec().allocator();
         let block = alloc.allocate(l).ok()?;
         let group = block.cast::<Group>();
-        // SAFETY: fresh block laid out as a `Group` followed, at `offset`, by `len` nodes.
+        // SAFETY: fresh block laid out as a `Group` followed, at `offset`, by `len` nodes;
+        // the frame owns it from here on and frees it with `free_list`.
         unsafe {
-            group.as_ptr().write(Group { shares: AtomicU32::new(len as u32), len: len as u32, alloc });
-            let nodes = NonNull::new_unchecked(block.as_ptr().cast::<u8>().add(offset).cast::<StreamNode>());
-            Some(Batch { group, nodes, written: 0 })
+            group.as_ptr().write(Group { next: ptr::null_mut(), len: len as u32, alloc });
+            frame.adopt_batch(group);
+            let nodes = NonNull::new_unchecked(block.as_ptr().add(offset).cast::<StreamNode>());
+            Some(Batch { nodes, written: 0, len: len as u32, handles: frame.retain_many(len as u32) })
         }
     }
 
     /// Whether every task has been pushed.
     pub(crate) fn is_full(&self) -> bool {
-        self.written == self.len()
+        self.written == self.len
     }
 
-    fn len(&self) -> u32 {
-        // SAFETY: the group lives until every share is released; ours are not.
-        unsafe { self.group.as_ref() }.len
-    }
-
-    /// Write the next task (index `written`), holding `frame`.
-    pub(crate) fn push(&mut self, frame: Frame, stream: u32, inline: u32) {
-        assert!(self.written < self.len(), "batch overfilled");
+    /// Write the next task (index `written`).
+    pub(crate) fn push(&mut self, stream: u32, inline: u32) {
+        let Some(frame) = self.handles.take() else { panic!("batch overfilled") };
         let node = StreamNode {
-            header: CallbackHeader::new(run_node, self.alloc()),
-            group: self.group,
+            header: CallbackHeader::new(run_node, frame.exec().allocator()),
             frame: ManuallyDrop::new(frame),
             stream,
             inline,
         };
-        // SAFETY: index `written < len` is inside the block and not yet written.
+        // SAFETY: index `written < len` (a handle was left) is inside the block, unwritten.
         unsafe { self.nodes.as_ptr().add(self.written as usize).write(node) };
         self.written += 1;
     }
 
-    fn alloc(&self) -> Allocator {
-        // SAFETY: as in `len`.
-        unsafe { self.group.as_ref() }.alloc
+    /// Hand the tasks to `queue` at once, in index order; the batch must be full.
+    pub(crate) fn enqueue(self, queue: &dyn ConcurrentWorkQueue) {
+        debug_assert!(self.is_full());
+        let mut this = ManuallyDrop::new(self);
+        let mut tasks = this.tasks();
+        queue.add_tasks(&mut tasks);
+        // A queue that stopped short still gets every task (none may be lost).
+        tasks.for_each(|t| queue.add_task(t));
+        // SAFETY: read once; `this` is not dropped (its tasks are the queue's now).
+        drop(unsafe { ptr::read(&this.handles) });
     }
 
-    /// Hand the tasks to `add`, in index order; the batch must be full.
-    pub(crate) fn enqueue(self, add: impl FnMut(Task)) {
-        debug_assert_eq!(self.written, self.len());
-        ManuallyDrop::new(self).hand_over(add);
-    }
-
-    /// Give every written task to `add` and the share of every unwritten node back. Spends
-    /// the batch: the block may be gone afterwards (tasks run, elsewhere too, once added).
-    fn hand_over(&mut self, mut add: impl FnMut(Task)) {
-        let (written, len) = (self.written, self.len());
-        for i in 0..written as usize {
-            // SAFETY: node `i` is written; from here on the task owns it and its share.
-            add(unsafe { Task::from_node(NonNull::new_unchecked(self.nodes.as_ptr().add(i)).cast()) });
-        }
-        for _ in written..len {
-            // SAFETY: each unwritten node's share is ours and released once.
-            unsafe { release(self.group) };
-        }
+    /// The written tasks, each owning its node from the moment it is yielded.
+    fn tasks(&mut self) -> impl Iterator<Item = Task> + '_ {
+        let nodes = self.nodes;
+        let written = core::mem::take(&mut self.written);
+        // SAFETY: node `i < written` is written and yielded once; the task owns it.
+        (0..written as usize)
+            .map(move |i| unsafe { Task::from_node(NonNull::new_unchecked(nodes.as_ptr().add(i)).cast()) })
     }
 }
 
 impl Drop for Batch {
-    /// A batch dropped before [`enqueue`](Batch::enqueue): its tasks are dropped unrun.
+    /// A batch dropped before [`enqueue`](Batch::enqueue): its tasks are dropped unrun (the
+    /// handles of unwritten nodes go with `handles`).
     fn drop(&mut self) {
-        self.hand_over(drop);
+        self.tasks().for_each(drop);
     }
 }
 
-/// Give up one share of the block; the last frees it.
+/// Free the frame's list of batch blocks from `head` (the frame's last handle is gone).
 ///
 /// # Safety
-/// The caller holds a share and does not touch the block afterwards.
-unsafe fn release(group: NonNull<Group>) {
-    // SAFETY: the block is alive while a share is held.
-    let g = unsafe { group.as_ref() };
-    if g.shares.fetch_sub(1, Ordering::AcqRel) != 1 {
-        return;
-    }
-    let (alloc, len) = (g.alloc, g.len as usize);
-    if let Some((l, _)) = layout(len) {
-        // SAFETY: allocated in `Batch::new` with this layout; no share is left.
-        unsafe { alloc.deallocate(group.cast(), l) };
+/// Every block of the list was made by [`Batch::new`] and no node in it is in use.
+pub(crate) unsafe fn free_list(mut head: *mut Group) {
+    while let Some(group) = NonNull::new(head) {
+        // SAFETY: a live block of the list (caller).
+        let (next, len, alloc) = unsafe { ((*head).next, (*head).len as usize, (*head).alloc) };
+        if let Some((l, _)) = layout(len) {
+            // SAFETY: allocated in `Batch::new` with this layout.
+            unsafe { alloc.deallocate(group.cast(), l) };
+        }
+        head = next;
     }
 }
 
-/// `invoke` of a stream node: take its data out, release its share, then process the
-/// stream (`run`) or just drop the frame handle.
+/// `invoke` of a stream node: take its data out, then process the stream (`run`) or just
+/// drop the frame handle. The node is not touched after its handle goes (the last handle
+/// frees the block).
 unsafe fn run_node(node: NonNull<CallbackHeader>, run: bool) {
     let n = node.cast::<StreamNode>().as_ptr();
     // SAFETY: `invoke`'s contract: a written node we own; its data is moved out once.
-    let (frame, stream, inline, group) =
-        unsafe { (ManuallyDrop::take(&mut (*n).frame), (*n).stream, (*n).inline, (*n).group) };
-    // SAFETY: the node held a share; it is not touched again.
-    unsafe { release(group) };
+    let (frame, stream, inline) = unsafe { (ManuallyDrop::take(&mut (*n).frame), (*n).stream, (*n).inline) };
     if run {
         super::run::run_stream(&frame, stream, inline);
     }

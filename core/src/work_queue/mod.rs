@@ -50,6 +50,14 @@ pub trait ConcurrentWorkQueue: Send + Sync {
     /// Enqueue non-blocking work. A queue with bounded storage may run it in the caller.
     fn add_task(&self, task: Task);
 
+    /// Enqueue every task `tasks` yields, in order, as [`add_task`](Self::add_task) would
+    /// one by one; a queue may take them all at once (the single-threaded queue links them
+    /// with one atomic exchange). Tasks the queue does not take from the iterator are added
+    /// by the caller with `add_task`.
+    fn add_tasks(&self, tasks: &mut dyn Iterator<Item = Task>) {
+        tasks.for_each(|t| self.add_task(t));
+    }
+
     /// Enqueue work that may block. With `allow_queuing == false` the queue must start the
     /// task within finite time even if all other blocking work blocks forever; a queue that
     /// cannot promise that refuses and returns the task.

@@ -8,7 +8,7 @@
 //! wait in a separate front list, ahead of newer ones.
 
 use core::cell::RefCell;
-use core::ptr;
+use core::ptr::{self, NonNull};
 
 use critical_section::Mutex;
 
@@ -146,6 +146,22 @@ impl SingleThreadedWorkQueue {
         });
     }
 
+    /// Push the owned chain of task nodes from `top` down to `bottom` (linked through
+    /// `next`, newest first) onto the stack of incoming tasks.
+    fn push_chain(&self, top: NonNull<CallbackHeader>, bottom: NonNull<CallbackHeader>) {
+        let mut old = self.incoming.load(Ordering::Relaxed);
+        loop {
+            // SAFETY: we own the chain until the exchange below publishes it.
+            unsafe { (*bottom.as_ptr()).next = old };
+            // Release: the nodes' contents happen before the taker's acquire swap.
+            match self.incoming.compare_exchange_weak(old, top.as_ptr(), Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(now) => old = now,
+            }
+        }
+    }
+
     fn run(&self, task: Task) {
         // Only the owner runs tasks, so a plain load and store do (a swap is a locked
         // instruction on x86); a nested run (a task awaiting on this queue) restores `was`.
@@ -170,21 +186,21 @@ impl ConcurrentWorkQueue for SingleThreadedWorkQueue {
 
     fn add_task(&self, task: Task) {
         let node = task.into_node();
-        let mut top = self.incoming.load(Ordering::Relaxed);
-        loop {
-            // SAFETY: we own `node` until the exchange below publishes it.
-            unsafe { (*node.as_ptr()).next = top };
-            // Release: the node's contents happen before the taker's acquire swap.
-            match self.incoming.compare_exchange_weak(
-                top,
-                node.as_ptr(),
-                Ordering::Release,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return,
-                Err(now) => top = now,
-            }
+        self.push_chain(node, node);
+    }
+
+    fn add_tasks(&self, tasks: &mut dyn Iterator<Item = Task>) {
+        // Linked newest first, as the stack keeps them, then pushed with one exchange.
+        let Some(first) = tasks.next() else { return };
+        let bottom = first.into_node();
+        let mut top = bottom;
+        for task in tasks {
+            let node = task.into_node();
+            // SAFETY: we own both nodes until the chain is published.
+            unsafe { (*node.as_ptr()).next = top.as_ptr() };
+            top = node;
         }
+        self.push_chain(top, bottom);
     }
 
     fn add_blocking_task(&self, task: Task, allow_queuing: bool) -> Option<Task> {
@@ -197,8 +213,16 @@ impl ConcurrentWorkQueue for SingleThreadedWorkQueue {
     }
 
     fn await_values(&self, values: &[RcAsyncValue]) -> Result<(), AwaitError> {
-        let unavailable = || values.iter().filter(|v| !v.is_available()).count();
-        if unavailable() == 0 {
+        // Values never become unavailable again, so each check resumes at the first value
+        // the last one found unavailable (awaiting n values costs O(n), not O(n) per task).
+        let mut checked = 0;
+        let mut all_available = || {
+            while values.get(checked).is_some_and(|v| v.is_available()) {
+                checked += 1;
+            }
+            checked == values.len()
+        };
+        if all_available() {
             return Ok(());
         }
         let mut batch = TaskList::new();
@@ -208,13 +232,16 @@ impl ConcurrentWorkQueue for SingleThreadedWorkQueue {
                 if batch.is_empty() {
                     match self.on_idle {
                         Some(hook) if hook() => continue,
-                        _ => return Err(AwaitError::Deadlock { unavailable: unavailable() }),
+                        _ => {
+                            let unavailable = values.iter().filter(|v| !v.is_available()).count();
+                            return Err(AwaitError::Deadlock { unavailable });
+                        }
                     }
                 }
                 continue;
             };
             self.run(task);
-            if unavailable() == 0 {
+            if all_available() {
                 // Unrun tasks of this batch go back ahead of those added meanwhile.
                 if !batch.is_empty() {
                     self.put_back(batch);
@@ -315,6 +342,49 @@ mod tests {
         assert_eq!(log.take(), ["t1"]);
         q.quiesce();
         assert_eq!(log.take(), ["t2", "t3", "t4"], "unrun batch tasks go ahead of newer ones");
+    }
+
+    #[test]
+    fn tasks_added_as_a_chain_keep_their_place_in_line() {
+        let a = TestArena::new(8192);
+        let q = SingleThreadedWorkQueue::new();
+        let log = Log::default();
+        let l = log.clone();
+        q.add_task(task(&a, move || l.push("before")));
+        let mut chain = ["c1", "c2", "c3"].into_iter().map(|name| {
+            let l = log.clone();
+            task(&a, move || l.push(name))
+        });
+        q.add_tasks(&mut chain);
+        q.add_tasks(&mut core::iter::empty());
+        let l = log.clone();
+        q.add_task(task(&a, move || l.push("after")));
+        q.quiesce();
+        assert_eq!(log.take(), ["before", "c1", "c2", "c3", "after"]);
+    }
+
+    #[test]
+    fn await_sees_values_completed_out_of_order() {
+        let a = TestArena::new(8192);
+        let q = SingleThreadedWorkQueue::new();
+        let log = Log::default();
+        let values: std::vec::Vec<_> =
+            (0..3).map(|_| AsyncValueRef::<i32>::unconstructed(a.alloc).unwrap()).collect();
+        // Completed last first: the first value stays unavailable until the third task.
+        for (i, name) in [(2, "t1"), (1, "t2"), (0, "t3"), (0, "t4")] {
+            let (v, l) = (values[i].clone(), log.clone());
+            q.add_task(task(&a, move || {
+                l.push(name);
+                if !v.is_available() {
+                    v.emplace(i as i32);
+                }
+            }));
+        }
+        let rcs: std::vec::Vec<_> = values.iter().map(|v| v.clone().into_rc()).collect();
+        q.await_values(&rcs).unwrap();
+        assert_eq!(log.take(), ["t1", "t2", "t3"]);
+        q.quiesce();
+        assert_eq!(log.take(), ["t4"]);
     }
 
     #[test]
