@@ -1,7 +1,8 @@
 //! Runs one of TFRT's bef_perf graphs (100 kernels) many times, for profiling the executor's
 //! per-kernel cost with callgrind:
 //! `valgrind --tool=callgrind target/release/examples/executor_profile [serial|parallel|star] [runs]`.
-//! A third argument `single` compiles the graph with one stream per call (`--single-stream`).
+//! Further arguments: `single` compiles the graph with one stream per call (`--single-stream`),
+//! `mstd` runs it on the multi-threaded queue (one worker per core).
 //! Natively it also prints the time per run of its fastest twentieth of the runs.
 
 use std::cell::Cell;
@@ -24,12 +25,21 @@ fn main() {
     let n: usize = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(10_000);
     let alloc = Allocator::register(&SYSTEM).unwrap();
     let reg = common::registry();
-    let queue = SingleThreadedWorkQueue::new();
-    let host = HostContext::new(alloc, &queue);
+    let flags: Vec<String> = std::env::args().skip(3).collect();
+    let has = |f: &str| flags.iter().any(|a| a == f);
+    let single_threaded = SingleThreadedWorkQueue::new();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let multi_threaded;
+    let queue: &dyn ConcurrentWorkQueue = if has("mstd") {
+        multi_threaded = hostrt_std::MultiThreadedWorkQueue::new(threads, 1);
+        &multi_threaded
+    } else {
+        &single_threaded
+    };
+    let host = HostContext::new(alloc, queue);
     let request = RequestContext::new();
     let exec = ExecutionContext::new(&host, &request);
-    let options =
-        hostrt_compiler::bef::WriteOptions { streams: std::env::args().nth(3).as_deref() != Some("single") };
+    let options = hostrt_compiler::bef::WriteOptions { streams: !has("single") };
     let bef = AlignedBytes::new(&compile("p.mlir", &common::program(&kind), options).unwrap());
     let prog = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
     let main = prog.function_index("main").unwrap();
