@@ -12,7 +12,11 @@
 #   app       the C example app (examples/app-c) linked with libhostrt.a built for aarch64
 #             Linux, run under qemu-aarch64 on the digits model: its output must equal what
 #             `hostrt run` prints on this machine
-# Usage: bash scripts/qemu.sh [riscv] [selftest] [linux] [app]   (no argument: all four)
+#   arena32   (by hand, not part of the default run: ~10 min) 32-bit arena figures: the arena
+#             tests of tools/tests/arena.rs built for armv7 Linux under qemu-user, where
+#             `hostrt run --record-arena-peak` is the 32-bit build (docs/bef.md, "Arena sizes")
+# Usage: bash scripts/qemu.sh [riscv] [selftest] [linux] [app] [arena32]
+#        (no argument: the first four)
 #
 # Works with both toolchain routes of scripts/setup.sh (HOSTRT_TOOLCHAIN): rustup's prebuilt
 # targets, or Debian rustc-web with -Zbuild-std (HOSTRT_FORCE_DEBIAN=1 forces the latter).
@@ -115,22 +119,7 @@ fi
 linux_test() {
     local target=$1
     shift
-    local var linker runner
-    var=$(tr 'a-z-' 'A-Z_' <<<"$target")
-    case $target in
-        aarch64-unknown-linux-gnu) linker=aarch64-linux-gnu-gcc runner="qemu-aarch64 -L /usr/aarch64-linux-gnu" ;;
-        armv7-unknown-linux-gnueabihf) linker=arm-linux-gnueabihf-gcc runner="qemu-arm -L /usr/arm-linux-gnueabihf" ;;
-        *) echo "qemu.sh: no linker/runner known for $target" >&2; return 1 ;;
-    esac
-    if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
-        env "CARGO_TARGET_${var}_LINKER=$linker" "CARGO_TARGET_${var}_RUNNER=$runner" \
-            cargo test -q --target "$target" --target-dir target/qemu-linux "$@"
-    else
-        # std, panic_unwind and test built from Debian's rust-web-src.
-        env "CARGO_TARGET_${var}_LINKER=$linker" "CARGO_TARGET_${var}_RUNNER=$runner" \
-            PATH=/usr/bin:$PATH RUSTC_BOOTSTRAP=1 \
-            cargo test -q -Zbuild-std --target "$target" --target-dir target/qemu-linux-debian "$@"
-    fi
+    linux_cargo "$target" test "$@"
 }
 
 if want linux; then
@@ -155,6 +144,14 @@ if want linux; then
             echo "hostrt-compiler on $target $(elapsed "$t0")"
         fi
     done
+fi
+
+if want arena32; then
+    step "32-bit arena figures: recorded by hostrt for armv7 Linux, checked under qemu-user"
+    t0=$SECONDS
+    HOSTRT_EXEC_WRAPPER="qemu-arm -L /usr/arm-linux-gnueabihf" \
+        linux_test armv7-unknown-linux-gnueabihf -p hostrt --test arena -- --nocapture
+    echo "32-bit arena figures $(elapsed "$t0")"
 fi
 
 if want app; then

@@ -82,6 +82,34 @@ cross_build() {
     fi
 }
 
+# Run cargo for a Linux cross target (one of HOSTRT_LINUX_TARGETS) with the chosen toolchain:
+# `linux_cargo TARGET SUBCOMMAND [args...]`. Its binaries run under qemu-user (cargo's runner),
+# so `test` and `run` work as on the host. Build output goes to target/qemu-linux[-debian]
+# of the repository, wherever it is called from.
+linux_cargo() {
+    local target=$1 sub=$2
+    shift 2
+    local var linker runner root
+    var=$(tr 'a-z-' 'A-Z_' <<<"$target")
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    case $target in
+        aarch64-unknown-linux-gnu) linker=aarch64-linux-gnu-gcc runner="qemu-aarch64 -L /usr/aarch64-linux-gnu" ;;
+        armv7-unknown-linux-gnueabihf) linker=arm-linux-gnueabihf-gcc runner="qemu-arm -L /usr/arm-linux-gnueabihf" ;;
+        *) echo "setup: no linker/runner known for $target" >&2; return 1 ;;
+    esac
+    if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
+        env "CARGO_TARGET_${var}_LINKER=$linker" "CARGO_TARGET_${var}_RUNNER=$runner" \
+            cargo "$sub" -q --manifest-path "$root/Cargo.toml" --target "$target" \
+            --target-dir "$root/target/qemu-linux" "$@"
+    else
+        # std, panic_unwind and test built from Debian's rust-web-src.
+        env "CARGO_TARGET_${var}_LINKER=$linker" "CARGO_TARGET_${var}_RUNNER=$runner" \
+            PATH=/usr/bin:$PATH RUSTC_BOOTSTRAP=1 \
+            cargo "$sub" -q -Zbuild-std --manifest-path "$root/Cargo.toml" --target "$target" \
+            --target-dir "$root/target/qemu-linux-debian" "$@"
+    fi
+}
+
 # Phone targets for the static libraries (cargo xtask libs): best effort; a target that
 # cannot be installed is skipped by that step with a message.
 HOSTRT_PHONE_TARGETS="aarch64-linux-android armv7-linux-androideabi x86_64-linux-android aarch64-apple-ios"

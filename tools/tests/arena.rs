@@ -62,24 +62,36 @@ fn run_in(bef: &[u8], registry: &KernelRegistry<1024>, name: &str, capacity: usi
 /// allocations: the runs measured here take turns.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// The `hostrt` built with these tests. Under qemu-user (`scripts/qemu.sh arena32`, which
+/// checks the 32-bit figures) it is a binary of the emulated target, which this machine
+/// runs only through the emulator: `HOSTRT_EXEC_WRAPPER` names it, with its arguments.
+fn hostrt_command() -> Command {
+    let wrapper = std::env::var("HOSTRT_EXEC_WRAPPER").unwrap_or_default();
+    let mut words = wrapper.split_whitespace();
+    let Some(first) = words.next() else { return Command::new(env!("CARGO_BIN_EXE_hostrt")) };
+    let mut c = Command::new(first);
+    c.args(words).arg(env!("CARGO_BIN_EXE_hostrt"));
+    c
+}
+
 /// Record arena needs for the program `text` (named `path`) with the CLI and check each.
-/// Returns how many functions were checked.
-fn check(path: &Path, text: &str) -> usize {
+/// Returns how many functions were checked, and the largest figure to peak ratio.
+fn check(path: &Path, text: &str) -> Checked {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let name = path.display().to_string();
     let dir = std::env::temp_dir().join(format!("hostrt-arena-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let stem = path.file_stem().unwrap().to_string_lossy().to_string();
-    let Ok(bef) = compile(&name, text, Default::default()) else { return 0 };
+    let Ok(bef) = compile(&name, text, Default::default()) else { return Checked::default() };
     let (input, output) = (dir.join(format!("{stem}.bef")), dir.join(format!("{stem}.arena.bef")));
     std::fs::write(&input, &bef).unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_hostrt"))
+    let run = hostrt_command()
         .args(["run", input.to_str().unwrap(), &format!("--record-arena-peak={}", output.display())])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&run.stderr);
     if !run.status.success() && stderr.contains("the program does not load") {
-        return 0; // e.g. the unknown-kernel tests: nothing runs, nothing to record
+        return Checked::default(); // e.g. the unknown-kernel tests: nothing runs, nothing to record
     }
     assert!(run.status.success(), "{name}: {stderr}");
     let recorded = AlignedBytes::new(&std::fs::read(&output).unwrap());
@@ -89,8 +101,10 @@ fn check(path: &Path, text: &str) -> usize {
     registry.add_entries(hostrt_dsp::kernels::KERNELS).unwrap();
     register_test_kernels(&mut registry).unwrap();
     let (_, scratch) = hostrt_std::leaked_arena(recorded.as_bytes().len() + 4096).unwrap();
-    let Ok(program) = Program::load(recorded.as_bytes(), &registry, scratch) else { return 0 };
-    let mut checked = 0;
+    let Ok(program) = Program::load(recorded.as_bytes(), &registry, scratch) else {
+        return Checked::default();
+    };
+    let mut checked = Checked::default();
     for fi in 0..program.file().num_functions() as u32 {
         let f = program.file().function(fi).unwrap();
         let Some(need) = program.file().arena_need(fi) else {
@@ -114,12 +128,41 @@ fn check(path: &Path, text: &str) -> usize {
             let (_, failed) = run_in(recorded.as_bytes(), &registry, &fname, need.bytes + more);
             assert_eq!(failed, 0, "{name}: @{fname} refused allocations in {} bytes", need.bytes + more);
         }
-        checked += 1;
+        checked.functions += 1;
+        checked.worst_ratio = checked.worst_ratio.max(need.bytes as f64 / peak.max(1) as f64);
     }
     checked
 }
 
-fn check_file(path: &Path) -> usize {
+/// What [`check`] checked.
+#[derive(Clone, Copy, Debug, Default)]
+struct Checked {
+    functions: usize,
+    /// The largest recorded figure over the function's peak of requested bytes.
+    worst_ratio: f64,
+}
+
+impl std::iter::Sum for Checked {
+    fn sum<I: Iterator<Item = Checked>>(iter: I) -> Checked {
+        iter.fold(Checked::default(), |a, b| Checked {
+            functions: a.functions + b.functions,
+            worst_ratio: a.worst_ratio.max(b.worst_ratio),
+        })
+    }
+}
+
+impl Checked {
+    /// Print the summary (pointer size included: `scripts/qemu.sh arena32` runs these on a
+    /// 32-bit target) and require at least `min` functions.
+    fn report(self, min: usize) {
+        let bits = usize::BITS;
+        let (n, worst) = (self.functions, self.worst_ratio);
+        println!("{n} functions run in their recorded {bits}-bit arenas; figure/peak at most {worst:.2}");
+        assert!(n >= min, "{n} functions");
+    }
+}
+
+fn check_file(path: &Path) -> Checked {
     check(path, &std::fs::read_to_string(path).unwrap())
 }
 
@@ -129,23 +172,17 @@ fn project_programs_run_in_their_recorded_arena() {
     files.extend(suites::mlir_files(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/firmware/programs"),
     ));
-    let checked: usize = files.iter().map(|p| check_file(p)).sum();
-    println!("{checked} functions run in their recorded arenas");
-    assert!(checked >= 30, "{checked} functions");
+    files.iter().map(|p| check_file(p)).sum::<Checked>().report(30);
 }
 
 #[test]
 fn conformance_programs_run_in_their_recorded_arena() {
     let Some(programs) = suites::conformance_programs() else { return };
-    let checked: usize = programs.iter().map(|p| check_file(p)).sum();
-    println!("{checked} functions run in their recorded arenas");
-    assert!(checked >= 60, "{checked} functions");
+    programs.iter().map(|p| check_file(p)).sum::<Checked>().report(60);
 }
 
 #[test]
 fn tensor_conformance_programs_run_in_their_recorded_arena() {
     let Some(programs) = suites::tensor_programs() else { return };
-    let checked: usize = programs.iter().map(|(path, text)| check(path, text)).sum();
-    println!("{checked} functions run in their recorded arenas");
-    assert!(checked >= 18, "{checked} functions");
+    programs.iter().map(|(path, text)| check(path, text)).sum::<Checked>().report(18);
 }
