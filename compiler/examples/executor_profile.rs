@@ -2,7 +2,8 @@
 //! per-kernel cost with callgrind:
 //! `valgrind --tool=callgrind target/release/examples/executor_profile [serial|parallel|star] [runs]`.
 //! Further arguments: `single` compiles the graph with one stream per call (`--single-stream`),
-//! `mstd` runs it on the multi-threaded queue (one worker per core).
+//! `mstd` runs it on the multi-threaded queue (one worker per core), `tasks` makes other
+//! streams' kernels work-queue tasks on the single-threaded queue (TFRT's scheduling).
 //! Natively it also prints the time per run of its fastest twentieth of the runs.
 
 use std::cell::Cell;
@@ -36,7 +37,7 @@ fn main() {
     } else {
         &single_threaded
     };
-    let host = HostContext::new(alloc, queue);
+    let host = HostContext::new(alloc, queue).with_stream_tasks(has("tasks") || has("mstd"));
     let request = RequestContext::new();
     let exec = ExecutionContext::new(&host, &request);
     let options = hostrt_compiler::bef::WriteOptions { streams: !has("single") };

@@ -44,14 +44,30 @@ fn bef(name: &str, text: &str) -> AlignedBytes {
 }
 
 /// Load `text` over a fresh arena of `bytes`, hand the program and a host to `f`, then check
-/// that everything went back to the arena.
+/// that everything went back to the arena. The host makes other streams' kernels tasks, as
+/// TFRT schedules them (`in_arena_inline`: the single-threaded default, inline).
 fn in_arena(bytes: usize, text: &str, f: impl FnOnce(&Program<'_>, &HostContext<'_>, Allocator)) {
+    in_arena_with(bytes, text, true, f)
+}
+
+/// [`in_arena`] with the single-threaded queue's default: other streams' kernels inline
+/// (docs/execution.md, "Streams on one thread").
+fn in_arena_inline(bytes: usize, text: &str, f: impl FnOnce(&Program<'_>, &HostContext<'_>, Allocator)) {
+    in_arena_with(bytes, text, false, f)
+}
+
+fn in_arena_with(
+    bytes: usize,
+    text: &str,
+    stream_tasks: bool,
+    f: impl FnOnce(&Program<'_>, &HostContext<'_>, Allocator),
+) {
     let bef = bef("t.mlir", text);
     let (arena, alloc) = leaked_arena(bytes).unwrap();
     let reg = registry();
     let queue = SingleThreadedWorkQueue::new();
     {
-        let host = HostContext::new(alloc, &queue);
+        let host = HostContext::new(alloc, &queue).with_stream_tasks(stream_tasks);
         let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap_or_else(|e| panic!("{e}"));
         f(&program, &host, alloc);
     }
@@ -98,6 +114,29 @@ fn stream_tasks_sharing_a_block_run_and_give_it_back() {
             let results = program.call(host, "fan", &[]).unwrap();
             assert_eq!(results.get::<i32>(0), Ok(&4));
         }
+    });
+}
+
+#[test]
+fn single_threaded_default_runs_other_streams_inline() {
+    // `fan`'s four async copies are streams of their own. On the single-threaded queue they
+    // run in the kick-off by default: only the copies' own tasks reach the queue. With stream
+    // tasks, TFRT's order, the same call also allocates the block of the streams' tasks.
+    let allocations = |stream_tasks: bool| {
+        let mut made = 0;
+        in_arena_with(1 << 20, RAW_SEAM, stream_tasks, |program, host, alloc| {
+            assert_eq!(host.stream_tasks(), stream_tasks);
+            let before = alloc.stats().unwrap().total_allocations;
+            let results = program.call(host, "fan", &[]).unwrap();
+            assert_eq!(results.get::<i32>(0), Ok(&4));
+            made = alloc.stats().unwrap().total_allocations - before;
+        });
+        made
+    };
+    let (inline, tasks) = (allocations(false), allocations(true));
+    assert!(inline < tasks, "inline {inline} allocations, with stream tasks {tasks}");
+    in_arena_inline(1 << 20, RAW_SEAM, |_, host, _| {
+        assert!(!host.stream_tasks(), "the single-threaded queue's default");
     });
 }
 
@@ -192,7 +231,7 @@ fn exhausting_the_arena_mid_run_gives_error_results_and_leaks_nothing() {
 /// Run `func` of `text` with the `k`-th allocation and every later one failing, for every
 /// `k` until a run no longer runs out: every run must complete all its results (an await
 /// that cannot finish is an error on this queue) and give every block back.
-fn sweep_allocation_failures(text: &str, func: &str) -> usize {
+fn sweep_allocation_failures(text: &str, func: &str, stream_tasks: bool) -> usize {
     let bef = bef("t.mlir", text);
     let reg = registry();
     let (backing, loader) = leaked_arena(1 << 20).unwrap();
@@ -201,7 +240,7 @@ fn sweep_allocation_failures(text: &str, func: &str) -> usize {
         let faulty: &'static FailAfter<&FixedArena> = Box::leak(Box::new(FailAfter::new(backing, k)));
         let alloc = Allocator::register(faulty).unwrap();
         let queue = SingleThreadedWorkQueue::new();
-        let host = HostContext::new(alloc, &queue);
+        let host = HostContext::new(alloc, &queue).with_stream_tasks(stream_tasks);
         let results = program.call(&host, func, &[]);
         results.unwrap_or_else(|e| panic!("k={k}: results never complete: {e:?}"));
         drop(host); // gives back the frame block it keeps for the next call
@@ -227,9 +266,12 @@ fn every_allocation_failure_completes_all_results_and_leaks_nothing() {
         (RAW_SEAM, "mix"),
         (RAW_SEAM, "fan"),
     ];
+    // Both ways of running other streams' kernels: as tasks (TFRT's order) and inline.
     for (text, func) in programs {
-        let runs = sweep_allocation_failures(text, func);
-        assert!(runs > 10, "the sweep of @{func} covered {runs} failure points");
+        for stream_tasks in [true, false] {
+            let runs = sweep_allocation_failures(text, func, stream_tasks);
+            assert!(runs > 10, "the sweep of @{func} covered {runs} failure points");
+        }
     }
 }
 

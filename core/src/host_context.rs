@@ -22,6 +22,9 @@ pub struct HostContext<'a> {
     output: Option<&'a OutputSink<'a>>,
     diagnostics: Option<&'a DiagnosticSink<'a>>,
     max_call_depth: u32,
+    /// Whether ready kernels of other streams become work-queue tasks (see
+    /// [`with_stream_tasks`](Self::with_stream_tasks)).
+    stream_tasks: bool,
     /// The last finished call's executor frame block, for the next call.
     frame_cache: FrameCache,
 }
@@ -56,6 +59,7 @@ impl<'a> HostContext<'a> {
             output: None,
             diagnostics: None,
             max_call_depth: DEFAULT_MAX_CALL_DEPTH,
+            stream_tasks: work_queue.parallelism_level() > 1,
             frame_cache: FrameCache::new(),
         }
     }
@@ -110,6 +114,24 @@ impl<'a> HostContext<'a> {
     /// See [`with_max_call_depth`](Self::with_max_call_depth).
     pub fn max_call_depth(&self) -> u32 {
         self.max_call_depth
+    }
+
+    /// Whether a program's ready kernels of other streams (TFRT's streams, which the
+    /// compiler assigns) become work-queue tasks, so that other threads can run them. By
+    /// default they do on a queue that runs tasks in parallel
+    /// ([`parallelism_level`](ConcurrentWorkQueue::parallelism_level) above 1); on one that
+    /// runs one task at a time they run in the task that readied them instead, as a program
+    /// compiled with `--single-stream` does (docs/execution.md, "Streams on one thread").
+    /// `true` makes them tasks there too: TFRT's scheduling order, at a few hundred
+    /// instructions per task.
+    pub fn with_stream_tasks(mut self, on: bool) -> Self {
+        self.stream_tasks = on;
+        self
+    }
+
+    /// See [`with_stream_tasks`](Self::with_stream_tasks).
+    pub fn stream_tasks(&self) -> bool {
+        self.stream_tasks
     }
 
     /// Send the output of print kernels to `sink` (without one, it is discarded).

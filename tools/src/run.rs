@@ -385,7 +385,13 @@ pub fn run(
     };
     let output = |a: std::fmt::Arguments<'_>| io.out(&a.to_string());
     let status = {
-        let host = HostContext::new(alloc.0, queue).with_output(&output).with_diagnostics(&on_diagnostic);
+        // TFRT's driver runs other streams' kernels as tasks on every queue; so does this
+        // one, so that its output interleaves as TFRT's does (an embedder's single-threaded
+        // host runs them inline: docs/execution.md, "Streams on one thread").
+        let host = HostContext::new(alloc.0, queue)
+            .with_stream_tasks(true)
+            .with_output(&output)
+            .with_diagnostics(&on_diagnostic);
         match TfProgram::load(bef.as_bytes(), &*registry, alloc.0) {
             Ok(program) => run_functions(argv0, &program, &host, opts, io),
             Err(LoadError::Kernel(d)) => {
@@ -528,7 +534,10 @@ pub fn run_code_size(bytes: &[u8], io: &dyn RunIo) -> u8 {
     let output = |a: std::fmt::Arguments<'_>| io.out(&a.to_string());
     let discard = |_: &Diagnostic| {};
     {
-        let host = HostContext::new(alloc.0, &queue).with_output(&output).with_diagnostics(&discard);
+        let host = HostContext::new(alloc.0, &queue)
+            .with_stream_tasks(true) // as TFRT's driver (see `run`)
+            .with_output(&output)
+            .with_diagnostics(&discard);
         let Ok(program) = Program::load(bef.as_bytes(), &registry, alloc.0) else {
             io.out("Could not BEFFile::Open fib.bef.\n");
             return 134;

@@ -32,6 +32,10 @@ pub fn bench(c: &mut Criterion, suffix: &str) {
     let host = HostContext::new(alloc, &queue);
     let request = RequestContext::new();
     let exec = ExecutionContext::new(&host, &request);
+    // The same queue with other streams' kernels as tasks, TFRT's scheduling (the
+    // single-threaded default runs them inline: docs/execution.md, "Streams on one thread").
+    let tasks_host = HostContext::new(alloc, &queue).with_stream_tasks(true);
+    let tasks_exec = ExecutionContext::new(&tasks_host, &request);
     let add: KernelFn = reg.lookup("tfrt.add.i32").unwrap().func();
     let async_add_fn: KernelFn = reg.lookup("test.async_add.i32").unwrap().func();
     let sum_fn: KernelFn = reg.lookup("test.sum").unwrap().func();
@@ -105,18 +109,21 @@ pub fn bench(c: &mut Criterion, suffix: &str) {
                 black_box(last.get::<i32>().copied())
             })
         });
-        // TFRT's stream assignment (the default) and one stream per call (`--single-stream`):
-        // with streams, independent kernels of other streams become work-queue tasks.
+        // TFRT's stream assignment (the default) and one stream per call (`--single-stream`);
+        // and the default program on a host that makes other streams' kernels work-queue
+        // tasks, as TFRT does on every queue.
         let one = AlignedBytes::new(&compile("bench.mlir", &text, WriteOptions { streams: false }).unwrap());
         let one_stream = Program::load(one.as_bytes(), &reg, alloc).unwrap();
-        for (name, prog) in
-            [("hostrt executor (execute + await)", &prog), ("hostrt executor, one stream", &one_stream)]
-        {
+        for (name, prog, exec) in [
+            ("hostrt executor (execute + await)", &prog, &exec),
+            ("hostrt executor, one stream", &one_stream, &exec),
+            ("hostrt executor, stream tasks (TFRT's order)", &prog, &tasks_exec),
+        ] {
             g.bench_function(name, |b| {
                 b.iter(|| {
                     let slot = [Cell::new(None::<RcAsyncValue>)];
                     // SAFETY: program and contexts outlive the await; the queue is drained.
-                    unsafe { raw::execute(prog, &exec, main, &[], &slot) };
+                    unsafe { raw::execute(prog, exec, main, &[], &slot) };
                     let r = slot[0].take().unwrap();
                     queue.await_values(std::slice::from_ref(&r)).unwrap();
                     queue.quiesce();

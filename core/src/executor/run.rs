@@ -105,8 +105,15 @@ impl<'a> Body<'a> {
 }
 
 impl<'a> ReadyQueue<'a> {
-    fn new(f: &Body<'a>, stream: u32) -> Self {
-        Self::with_inline(f.streams, stream, NIL)
+    /// The ready queue of `frame`'s call on `stream`, holding the ready list `inline`.
+    /// Without stream tasks (the default on a queue that runs one task at a time,
+    /// docs/execution.md, "Streams on one thread") every kernel is on one stream.
+    fn of(frame: &Frame, f: &Body<'a>, stream: u32, inline: u32) -> Self {
+        if cfg!(feature = "streams") && frame.exec().host().stream_tasks() {
+            Self::with_inline(f.streams, stream, inline)
+        } else {
+            Self::with_inline(&[], 0, inline)
+        }
     }
 
     fn with_inline(streams: &'a [u32], stream: u32, inline: u32) -> Self {
@@ -259,7 +266,7 @@ const ASYNC_ARGS: usize = 16;
 #[inline(never)] // keeps `execute_with`'s frame, which every nested call adds, small
 fn kick_off(frame: &Frame, f: &Body<'_>, args: &[RcAsyncValue]) {
     let regs = f.regs;
-    let mut queue = ReadyQueue::new(f, f.root_stream);
+    let mut queue = ReadyQueue::of(frame, f, f.root_stream, NIL);
     for (k, kr) in f.kernels.iter().enumerate() {
         if kr.num_args() == 0 {
             notify(frame, k as u32, &mut queue);
@@ -626,7 +633,7 @@ const MAX_BATCH: usize = 16;
 /// The body of a stream task: process the ready list `inline` (kernels of `stream`).
 pub(super) fn run_stream(frame: &Frame, stream: u32, inline: u32) {
     let Some(f) = Body::of(frame) else { return };
-    let mut q = ReadyQueue::with_inline(f.streams, stream, inline);
+    let mut q = ReadyQueue::of(frame, &f, stream, inline);
     process(frame, &f, &mut q);
 }
 
@@ -797,7 +804,7 @@ fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, stream: u32, do_stor
     let users = frame.program().file.pool_words(rec.users, rec.num_users as usize).unwrap_or(&[]);
     let kernels = f.kernels;
     let program = frame.program();
-    let mut queue = ReadyQueue::new(&f, stream);
+    let mut queue = ReadyQueue::of(frame, &f, stream, NIL);
     for &k in users.iter().rev() {
         if !program.entry(kernels[k as usize].code).is_non_strict() {
             notify(frame, k, &mut queue);

@@ -74,7 +74,11 @@ pub fn drive_only(text: &str, functions: &[&str]) -> Outcome {
         output.lock().unwrap().push_str(&format!("{at}: runtime error: {}\n", d.message()));
     };
     {
-        let host = HostContext::new(alloc, &queue).with_output(&sink).with_diagnostics(&diag);
+        // Other streams' kernels as tasks, as TFRT's driver (and `hostrt run`) schedules them.
+        let host = HostContext::new(alloc, &queue)
+            .with_stream_tasks(true)
+            .with_output(&sink)
+            .with_diagnostics(&diag);
         let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap_or_else(|e| panic!("{e}"));
         let opts = DriverOptions { functions, ..DriverOptions::default() };
         run_functions(&program, &host, &opts, &mut |a| output.lock().unwrap().push_str(&a.to_string()))
