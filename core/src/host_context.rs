@@ -104,8 +104,9 @@ impl<'a> HostContext<'a> {
     /// Nested synchronous function calls (`tfrt.call`, `tfrt.if`, ... inside each other)
     /// beyond `depth` start with the asynchronous kick-off, in a new work-queue task, so
     /// deep or unbounded recursion cannot overflow the stack. Firmware with a small stack
-    /// lowers it; the count is shared by all threads, so under a multi-threaded queue it
-    /// only ever starts calls in tasks earlier than needed.
+    /// lowers it. With `std` each thread counts its own calls; without it the count is
+    /// shared by all threads, so under a multi-threaded queue it only ever starts calls in
+    /// tasks earlier than needed.
     pub fn with_max_call_depth(mut self, depth: u32) -> Self {
         self.max_call_depth = depth;
         self

@@ -57,11 +57,6 @@ fn run_in(bef: &[u8], registry: &KernelRegistry<1024>, name: &str, capacity: usi
     (stats.peak, stats.failed)
 }
 
-/// The executor's call and waiter depths are process-wide counters (docs/execution.md), so a
-/// run on another test's thread could change when work moves to a task, and with it the
-/// allocations: the runs measured here take turns.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// The `hostrt` built with these tests. Under qemu-user (`scripts/qemu.sh arena32`, which
 /// checks the 32-bit figures) it is a binary of the emulated target, which this machine
 /// runs only through the emulator: `HOSTRT_EXEC_WRAPPER` names it, with its arguments.
@@ -77,7 +72,6 @@ fn hostrt_command() -> Command {
 /// Record arena needs for the program `text` (named `path`) with the CLI and check each.
 /// Returns how many functions were checked, and the largest figure to peak ratio.
 fn check(path: &Path, text: &str) -> Checked {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let name = path.display().to_string();
     let dir = std::env::temp_dir().join(format!("hostrt-arena-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

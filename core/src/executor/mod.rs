@@ -63,6 +63,7 @@
 
 mod buf;
 mod call;
+mod depth;
 pub(crate) mod frame;
 #[cfg(feature = "native")]
 mod native;

@@ -6,11 +6,10 @@
 use core::cell::Cell;
 use core::mem::{ManuallyDrop, MaybeUninit};
 
-use portable_atomic::AtomicU32;
-
 use crate::sync::{AtomicPtr, Ordering};
 
 use super::buf::{CallBuf, INLINE, WideArrays};
+use super::depth::{Level, Nesting};
 use super::frame::{Frame, NIL, PLACEHOLDER};
 use super::program::Program;
 use super::stream_tasks::Batch;
@@ -31,30 +30,6 @@ pub(super) static EXCLUSIVE_COUNTDOWNS: core::sync::atomic::AtomicUsize =
 
 /// Waiter callbacks nested on this stack beyond this depth are re-enqueued as tasks instead.
 pub const MAX_STACK_DEPTH: u32 = 100;
-
-/// Nesting depth of waiter callbacks. Without thread-locals in `no_std` this is one counter
-/// for all threads: another thread's nesting can only make us enqueue earlier, which is safe.
-static DEPTH: AtomicU32 = AtomicU32::new(0);
-
-/// Nesting depth of synchronous kick-offs (calls inside kernels inside calls), shared by all
-/// threads like [`DEPTH`]; compared with [`HostContext::max_call_depth`](crate::HostContext::max_call_depth).
-static CALL_DEPTH: AtomicU32 = AtomicU32::new(0);
-
-/// Holds one level of [`CALL_DEPTH`] until dropped.
-struct CallLevel;
-
-impl CallLevel {
-    /// Enter a level; returns it and the depth including it.
-    fn enter() -> (CallLevel, u32) {
-        (CallLevel, CALL_DEPTH.fetch_add(1, Ordering::Relaxed) + 1)
-    }
-}
-
-impl Drop for CallLevel {
-    fn drop(&mut self) {
-        CALL_DEPTH.fetch_sub(1, Ordering::Relaxed);
-    }
-}
 
 /// Ready kernels of one thread of control (docs/execution.md): those of the current
 /// stream run inline (LIFO), the others (the outline list, in notification order) go to the
@@ -165,7 +140,7 @@ impl Program<'_> {
         // SAFETY: forwarded from this function's contract.
         let Some((frame, body)) = (unsafe { self.prepare(exec, function, args, results) }) else { return };
         // Deep nesting (recursion) continues in a task instead of growing the stack.
-        let (_level, depth) = CallLevel::enter();
+        let (_level, depth) = Level::enter(Nesting::Calls);
         let asynchronous = asynchronous || depth > exec.host().max_call_depth();
         if asynchronous {
             return kick_off_in_task(exec, frame, &body, args);
@@ -779,9 +754,9 @@ unsafe fn run_continuation(node: NonNull<CallbackHeader>, run: bool) {
         drop(unsafe { callback::take_data::<Continuation>(node) });
         return;
     }
-    let depth = DEPTH.fetch_add(1, Ordering::Relaxed) + 1;
+    let (level, depth) = Level::enter(Nesting::Waiters);
     if depth >= MAX_STACK_DEPTH {
-        DEPTH.fetch_sub(1, Ordering::Relaxed);
+        drop(level);
         // SAFETY: we own the node; its data stays in place for the task.
         let host = unsafe { (*callback::data_ptr::<Continuation>(node)).frame.exec().host() };
         // SAFETY: the node is detached from the value's waiter list and owned by us; a task
@@ -792,7 +767,7 @@ unsafe fn run_continuation(node: NonNull<CallbackHeader>, run: bool) {
     // SAFETY: `invoke`'s contract: a `Continuation` node we own; freed here.
     let c = unsafe { callback::take_data::<Continuation>(node) };
     on_available_now(&c.frame, c.value, c.r, c.stream, c.do_store);
-    DEPTH.fetch_sub(1, Ordering::Relaxed);
+    drop(level);
 }
 
 fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, stream: u32, do_store: bool) {
