@@ -26,16 +26,16 @@ mod counters {
         static DEPTHS: [Cell<u32>; 2] = const { [Cell::new(0), Cell::new(0)] };
     }
 
-    /// Add `delta` to counter `i`; the new value. While the thread is being torn down (its
-    /// thread-locals gone) every level counts as the deepest, so work is enqueued.
-    pub(super) fn add(i: usize, delta: i32) -> u32 {
-        DEPTHS
-            .try_with(|d| {
-                let v = d[i].get().wrapping_add_signed(delta);
-                d[i].set(v);
-                v
-            })
-            .unwrap_or(u32::MAX)
+    /// Count one more level of counter `i`; the depth including it. While the thread is
+    /// being torn down (its thread-locals gone) every level counts as the deepest, so work
+    /// is enqueued.
+    pub(super) fn enter(i: usize) -> u32 {
+        DEPTHS.try_with(|d| d[i].replace(d[i].get() + 1) + 1).unwrap_or(u32::MAX)
+    }
+
+    /// Count one level of counter `i` less.
+    pub(super) fn leave(i: usize) {
+        let _ = DEPTHS.try_with(|d| d[i].set(d[i].get() - 1));
     }
 }
 
@@ -45,14 +45,14 @@ mod counters {
 
     static DEPTHS: [AtomicU32; 2] = [AtomicU32::new(0), AtomicU32::new(0)];
 
-    /// Add `delta` to counter `i`; the new value.
-    pub(super) fn add(i: usize, delta: i32) -> u32 {
-        let c = &DEPTHS[i];
-        if delta >= 0 {
-            c.fetch_add(delta as u32, Ordering::Relaxed).wrapping_add(delta as u32)
-        } else {
-            c.fetch_sub(delta.unsigned_abs(), Ordering::Relaxed).wrapping_sub(delta.unsigned_abs())
-        }
+    /// Count one more level of counter `i`; the depth including it.
+    pub(super) fn enter(i: usize) -> u32 {
+        DEPTHS[i].fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Count one level of counter `i` less.
+    pub(super) fn leave(i: usize) {
+        DEPTHS[i].fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -62,12 +62,12 @@ pub(super) struct Level(Nesting);
 impl Level {
     /// Enter a level of `kind`; returns it and the depth including it.
     pub(super) fn enter(kind: Nesting) -> (Level, u32) {
-        (Level(kind), counters::add(kind as usize, 1))
+        (Level(kind), counters::enter(kind as usize))
     }
 }
 
 impl Drop for Level {
     fn drop(&mut self) {
-        counters::add(self.0 as usize, -1);
+        counters::leave(self.0 as usize);
     }
 }

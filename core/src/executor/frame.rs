@@ -299,6 +299,11 @@ pub(crate) struct Handles {
 }
 
 impl Handles {
+    /// How many are left.
+    pub(crate) fn left(&self) -> u32 {
+        self.left
+    }
+
     /// One of the handles, while any is left.
     pub(crate) fn take(&mut self) -> Option<Frame> {
         self.left = self.left.checked_sub(1)?;

@@ -84,14 +84,11 @@ impl<'a> ReadyQueue<'a> {
     /// Without stream tasks (the default on a queue that runs one task at a time,
     /// docs/execution.md, "Streams on one thread") every kernel is on one stream.
     fn of(frame: &Frame, f: &Body<'a>, stream: u32, inline: u32) -> Self {
-        if cfg!(feature = "streams") && frame.exec().host().stream_tasks() {
-            Self::with_inline(f.streams, stream, inline)
+        let (streams, stream) = if cfg!(feature = "streams") && frame.exec().host().stream_tasks() {
+            (f.streams, stream)
         } else {
-            Self::with_inline(&[], 0, inline)
-        }
-    }
-
-    fn with_inline(streams: &'a [u32], stream: u32, inline: u32) -> Self {
+            (&[][..], 0)
+        };
         ReadyQueue {
             streams,
             stream,

@@ -45,8 +45,7 @@ pub(crate) struct Batch {
     nodes: NonNull<StreamNode>,
     /// Nodes written so far (indices `0..written`).
     written: u32,
-    len: u32,
-    /// One frame handle per node not yet written.
+    /// One frame handle per node not yet written (none left: the batch is full).
     handles: Handles,
 }
 
@@ -64,13 +63,13 @@ impl Batch {
             group.as_ptr().write(Group { next: ptr::null_mut(), len: len as u32, alloc });
             frame.adopt_batch(group);
             let nodes = NonNull::new_unchecked(block.as_ptr().add(offset).cast::<StreamNode>());
-            Some(Batch { nodes, written: 0, len: len as u32, handles: frame.retain_many(len as u32) })
+            Some(Batch { nodes, written: 0, handles: frame.retain_many(len as u32) })
         }
     }
 
     /// Whether every task has been pushed.
     pub(crate) fn is_full(&self) -> bool {
-        self.written == self.len
+        self.handles.left() == 0
     }
 
     /// Write the next task (index `written`).
@@ -82,22 +81,19 @@ impl Batch {
             stream,
             inline,
         };
-        // SAFETY: index `written < len` (a handle was left) is inside the block, unwritten.
+        // SAFETY: a handle was left, so index `written` is inside the block, unwritten.
         unsafe { self.nodes.as_ptr().add(self.written as usize).write(node) };
         self.written += 1;
     }
 
     /// Hand the tasks to `queue` at once, in index order; the batch must be full.
-    pub(crate) fn enqueue(self, queue: &dyn ConcurrentWorkQueue) {
+    pub(crate) fn enqueue(mut self, queue: &dyn ConcurrentWorkQueue) {
         debug_assert!(self.is_full());
-        let mut this = ManuallyDrop::new(self);
-        let mut tasks = this.tasks();
+        let mut tasks = self.tasks();
         queue.add_tasks(&mut tasks);
         // A queue that stopped short still gets every task (none may be lost).
         tasks.for_each(|t| queue.add_task(t));
-        // SAFETY: read once; `this` is not dropped (its tasks are the queue's now).
-        drop(unsafe { ptr::read(&this.handles) });
-    }
+    } // (dropping the spent batch drops nothing: its tasks were taken, its handles given)
 
     /// The written tasks, each owning its node from the moment it is yielded.
     fn tasks(&mut self) -> impl Iterator<Item = Task> + '_ {
