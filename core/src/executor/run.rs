@@ -314,11 +314,19 @@ fn fill_error(exec: &ExecutionContext<'_>, results: &[Cell<Option<RcAsyncValue>>
 
 #[inline]
 fn notify(frame: &Frame, k: u32, queue: &mut ReadyQueue<'_>) {
+    if count_down(frame, k) {
+        queue.push_ready(frame, k);
+    }
+}
+
+/// Count down kernel `k`'s ready count: `true` when this was its last operand.
+#[inline]
+fn count_down(frame: &Frame, k: u32) -> bool {
     let ready = frame.ready(k);
     // The last operand readies the kernel. A frame no other thread can reach counts down
     // without a locked instruction; its count is read only once that is known (a count
     // read before could be stale by another thread's decrement).
-    let now_ready = if frame.exclusive() {
+    if frame.exclusive() {
         #[cfg(loom)]
         EXCLUSIVE_COUNTDOWNS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
         let left = ready.load(Ordering::Relaxed);
@@ -326,20 +334,26 @@ fn notify(frame: &Frame, k: u32, queue: &mut ReadyQueue<'_>) {
         left == 1
     } else {
         ready.load(Ordering::Acquire) == 1 || ready.fetch_sub(1, Ordering::AcqRel) == 1
-    };
-    if now_ready {
-        if queue.on_current_stream(k) {
-            frame.set_link(k, queue.inline);
-            queue.inline = k;
+    }
+}
+
+impl ReadyQueue<'_> {
+    /// Queue kernel `k`, just readied: on the inline list when it is on the current stream,
+    /// else at the end of the outline list.
+    #[inline]
+    fn push_ready(&mut self, frame: &Frame, k: u32) {
+        if self.on_current_stream(k) {
+            frame.set_link(k, self.inline);
+            self.inline = k;
         } else {
             frame.set_link(k, NIL);
-            if queue.out_tail == NIL {
-                queue.out_head = k;
+            if self.out_tail == NIL {
+                self.out_head = k;
             } else {
-                frame.set_link(queue.out_tail, k);
+                frame.set_link(self.out_tail, k);
             }
-            queue.out_tail = k;
-            queue.out_len += 1;
+            self.out_tail = k;
+            self.out_len += 1;
         }
     }
 }
@@ -666,7 +680,7 @@ fn publish(
         }
         return;
     }
-    publish_unavailable(frame, f, v, r, users, queue)
+    publish_unavailable(frame, f, v, r, rec, users, queue)
 }
 
 /// [`publish`] of a value that is not available yet: non-strict users start now, a waiter
@@ -677,6 +691,7 @@ fn publish_unavailable(
     f: &Body<'_>,
     v: RcAsyncValue,
     r: u32,
+    rec: &RegisterRecord,
     users: &[u32],
     queue: &mut ReadyQueue<'_>,
 ) {
@@ -701,8 +716,15 @@ fn publish_unavailable(
     // The continuation takes our reference (no count traffic); `handle` pushes its node,
     // which keeps the value alive until it runs (`push_waiter` touches nothing after).
     let handle = v.borrowed();
-    let waiting =
-        Continuation { frame: frame.retain(), value: v, r, stream: queue.stream, do_store: !any_non_strict };
+    let waiting = Continuation {
+        frame: frame.retain(),
+        value: v,
+        r,
+        stream: queue.stream,
+        users: rec.users,
+        num_users: rec.num_users,
+        all_strict: !any_non_strict,
+    };
     let alloc = frame.exec().allocator();
     match callback::new_data_node(alloc, callback::KIND_CLOSURE, waiting, run_continuation) {
         Ok(node) => handle.push_waiter(node),
@@ -737,8 +759,13 @@ struct Continuation {
     value: RcAsyncValue,
     r: u32,
     stream: u32,
-    /// Store the value (unless already stored for non-strict users).
-    do_store: bool,
+    /// The register's users list (its record's, so that a continuation that readies no
+    /// kernel needs nothing else of the function).
+    users: u32,
+    num_users: u32,
+    /// Every user is strict: the value is stored and all of them count down now (with a
+    /// non-strict user, it was stored when published and only the strict ones wait).
+    all_strict: bool,
 }
 
 /// `invoke` of a [`Continuation`] node: store the value and run the strict users inline,
@@ -763,24 +790,55 @@ unsafe fn run_continuation(node: NonNull<CallbackHeader>, run: bool) {
     }
     // SAFETY: `invoke`'s contract: a `Continuation` node we own; freed here.
     let c = unsafe { callback::take_data::<Continuation>(node) };
-    on_available_now(&c.frame, c.value, c.r, c.stream, c.do_store);
+    on_available_now(c);
     drop(level);
 }
 
-fn on_available_now(frame: &Frame, v: RcAsyncValue, r: u32, stream: u32, do_store: bool) {
-    let Some(f) = Body::of(frame) else { return };
-    let rec = f.regs[r as usize];
-    if do_store {
-        store(frame, rec.num_users, v, r);
+/// The value `c` waited for is available: store it (unless stored already for non-strict
+/// users) and count its strict users down. Only when that readies a kernel does the ready
+/// queue get set up and run, so a value that is one of many a kernel waits for, as in a
+/// fan-in, costs no more than the count-down (nor decodes the function, when every user is
+/// strict).
+fn on_available_now(c: Continuation) {
+    let frame = &c.frame;
+    // The function's tables, needed up front only to pick out the strict users.
+    let mut body = if c.all_strict { None } else { Body::of(frame) };
+    if c.all_strict {
+        store(frame, c.num_users, c.value, c.r);
     }
-    let users = frame.program().file.pool_words(rec.users, rec.num_users as usize).unwrap_or(&[]);
-    let kernels = f.kernels;
     let program = frame.program();
-    let mut queue = ReadyQueue::of(frame, &f, stream, NIL);
+    let users = program.file.pool_words(c.users, c.num_users as usize).unwrap_or(&[]);
+    // The readied kernels, in readying order, threaded through the link array (a kernel is
+    // readied once per call, so it is on no other list).
+    let (mut head, mut tail) = (NIL, NIL);
     for &k in users.iter().rev() {
-        if !program.entry(kernels[k as usize].code).is_non_strict() {
-            notify(frame, k, &mut queue);
+        if let Some(f) = &body
+            && program.entry(f.kernels[k as usize].code).is_non_strict()
+        {
+            continue;
         }
+        if count_down(frame, k) {
+            frame.set_link(k, NIL);
+            if tail == NIL {
+                head = k;
+            } else {
+                frame.set_link(tail, k);
+            }
+            tail = k;
+        }
+    }
+    if head == NIL {
+        return;
+    }
+    if body.is_none() {
+        body = Body::of(frame);
+    }
+    let Some(f) = body else { return };
+    let mut queue = ReadyQueue::of(frame, &f, c.stream, NIL);
+    while head != NIL {
+        let next = frame.link(head);
+        queue.push_ready(frame, head);
+        head = next;
     }
     process(frame, &f, &mut queue);
 }
