@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use hostrt_core::allocator::Allocator;
 use hostrt_core::tensor::{DenseHostTensor, HostBuffer, MAX_RANK, TensorMetadata, TensorShape};
-use hostrt_std::MallocAllocator;
+use hostrt_std::CachedMallocAllocator;
 
 use crate::datatype::{self, TF_DataType};
 use crate::ffi::{guard, slice};
@@ -57,10 +57,10 @@ pub struct TF_AllocatorAttributes {
     pub on_host: u8,
 }
 
-/// The system heap as a hostrt allocator, registered on first use (`None` if every
-/// allocator slot is taken).
+/// The system heap as a hostrt allocator, with its per-thread cache of small blocks,
+/// registered on first use (`None` if every allocator slot is taken).
 pub(crate) fn heap() -> Option<Allocator> {
-    static HEAP: MallocAllocator = MallocAllocator;
+    static HEAP: CachedMallocAllocator = CachedMallocAllocator;
     static HANDLE: OnceLock<Option<Allocator>> = OnceLock::new();
     *HANDLE.get_or_init(|| Allocator::register(&HEAP).ok())
 }

@@ -1,6 +1,7 @@
 //! The executor benchmark (`benches/executor.rs`) with mimalloc as the process's global
 //! allocator: the baselines' boxes and values and the executor's frames, values and tasks
-//! (through `SystemAllocator`, which forwards to the global allocator) all come from it.
+//! (through `MallocAllocator` and `SystemAllocator`, which forward to the global
+//! allocator) all come from it.
 //! glibc's malloc consolidates its free lists whenever a block of 1 KiB or more is asked
 //! for, which every 100-kernel frame is; a heap without that cost shows what is the
 //! executor's own.

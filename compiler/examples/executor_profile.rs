@@ -3,7 +3,9 @@
 //! `valgrind --tool=callgrind target/release/examples/executor_profile [serial|parallel|star] [runs]`.
 //! Further arguments: `single` compiles the graph with one stream per call (`--single-stream`),
 //! `mstd` runs it on the multi-threaded queue (one worker per core), `tasks` makes other
-//! streams' kernels work-queue tasks on the single-threaded queue (TFRT's scheduling).
+//! streams' kernels work-queue tasks on the single-threaded queue (TFRT's scheduling),
+//! `plain` allocates from the system heap without `SystemAllocator`'s profile counters,
+//! `cached` from `CachedMallocAllocator` (the system heap with a per-thread block cache).
 //! Natively it also prints the time per run of its fastest twentieth of the runs.
 
 use std::cell::Cell;
@@ -14,20 +16,29 @@ use hostrt_core::{
     Allocator, ConcurrentWorkQueue, ExecutionContext, HostContext, RcAsyncValue, RequestContext,
     SingleThreadedWorkQueue,
 };
-use hostrt_std::{AlignedBytes, SystemAllocator};
+use hostrt_std::{AlignedBytes, CachedMallocAllocator, MallocAllocator, SystemAllocator};
 
 #[path = "../benches/common/mod.rs"]
 mod common;
 
 static SYSTEM: SystemAllocator = SystemAllocator::new();
+static MALLOC: MallocAllocator = MallocAllocator;
+static CACHED: CachedMallocAllocator = CachedMallocAllocator;
 
 fn main() {
     let kind = std::env::args().nth(1).unwrap_or_else(|| "serial".into());
     let n: usize = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(10_000);
-    let alloc = Allocator::register(&SYSTEM).unwrap();
-    let reg = common::registry();
     let flags: Vec<String> = std::env::args().skip(3).collect();
     let has = |f: &str| flags.iter().any(|a| a == f);
+    let alloc = if has("plain") {
+        Allocator::register(&MALLOC)
+    } else if has("cached") {
+        Allocator::register(&CACHED)
+    } else {
+        Allocator::register(&SYSTEM)
+    }
+    .unwrap();
+    let reg = common::registry();
     let single_threaded = SingleThreadedWorkQueue::new();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let multi_threaded;

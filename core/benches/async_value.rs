@@ -2,11 +2,12 @@
 //!
 //! `cargo bench -p hostrt-core --bench async_value`
 //!
-//! hostrt values are measured on three allocators: the fixed arena (embedded default; on a
+//! hostrt values are measured on four allocators: the fixed arena (embedded default; on a
 //! host its critical section is a process-wide mutex), the system heap as the baselines use it
-//! (`MallocAllocator`), and the system heap with TFRT's profile counters
-//! (`SystemAllocator`, what `hostrt run` uses for its leak report: five atomic
-//! read-modify-writes per allocation and free).
+//! (`MallocAllocator`), the system heap with a per-thread cache of small blocks
+//! (`CachedMallocAllocator`), and that with TFRT's profile counters (`SystemAllocator`, what
+//! `hostrt run` uses for its leak report: five atomic read-modify-writes per allocation and
+//! free).
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -17,20 +18,22 @@ use std::task::{Context, Poll};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hostrt_core::{Allocator, AsyncValueRef, ConcurrentWorkQueue, FixedArena, SingleThreadedWorkQueue, Task};
-use hostrt_std::{MallocAllocator, SystemAllocator};
+use hostrt_std::{CachedMallocAllocator, MallocAllocator, SystemAllocator};
 
 static MALLOC: MallocAllocator = MallocAllocator;
+static CACHED: CachedMallocAllocator = CachedMallocAllocator;
 static SYSTEM: SystemAllocator = SystemAllocator::new();
 static ARENA: FixedArena = FixedArena::empty();
 
-fn allocators() -> [(&'static str, Allocator); 3] {
-    static IDS: OnceLock<[(&'static str, Allocator); 3]> = OnceLock::new();
+fn allocators() -> [(&'static str, Allocator); 4] {
+    static IDS: OnceLock<[(&'static str, Allocator); 4]> = OnceLock::new();
     *IDS.get_or_init(|| {
         ARENA.init(Box::leak(vec![0u8; 1 << 20].into_boxed_slice())).unwrap();
         [
             ("arena", Allocator::register(&ARENA).unwrap()),
             ("system", Allocator::register(&MALLOC).unwrap()),
-            ("system, profiled", Allocator::register(&SYSTEM).unwrap()),
+            ("system, block cache", Allocator::register(&CACHED).unwrap()),
+            ("system, block cache, profiled", Allocator::register(&SYSTEM).unwrap()),
         ]
     })
 }

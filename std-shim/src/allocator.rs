@@ -1,5 +1,6 @@
 //! The system heap as a [`HostAllocator`], and a decorator that adds TFRT-style profile
-//! counters and the leak report to any allocator.
+//! counters and the leak report to any allocator (the heap with a block cache is
+//! `block_cache.rs`).
 
 use std::alloc::Layout;
 use std::fmt;
@@ -7,6 +8,8 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hostrt_core::allocator::{AllocError, AllocStats, HostAllocator};
+
+use crate::CachedMallocAllocator;
 
 /// The system heap without counters (TFRT's `malloc` host allocator): no shared state, so
 /// threads allocating at once do not contend.
@@ -70,13 +73,14 @@ impl fmt::Display for Profile {
     }
 }
 
-/// The system heap with counters (what `hostrt run` uses by default).
-pub type SystemAllocator = ProfiledAllocator<MallocAllocator>;
+/// The system heap with its per-thread block cache and counters (what `hostrt run` uses
+/// by default).
+pub type SystemAllocator = ProfiledAllocator<CachedMallocAllocator>;
 
 impl SystemAllocator {
     /// The system heap with zeroed counters.
     pub const fn new() -> Self {
-        ProfiledAllocator::wrap(MallocAllocator)
+        ProfiledAllocator::wrap(CachedMallocAllocator)
     }
 }
 

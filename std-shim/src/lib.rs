@@ -1,7 +1,8 @@
 //! `hostrt-std`: the parts of hostrt that need an operating system.
 //!
-//! - [`SystemAllocator`]: the system heap as a `HostAllocator`, counting allocations so a
-//!   driver can report leaks the way TFRT's `leak_check_allocator` does;
+//! - [`SystemAllocator`]: the system heap as a `HostAllocator` with a per-thread cache of
+//!   small blocks ([`CachedMallocAllocator`]), counting allocations so a driver can report
+//!   leaks the way TFRT's `leak_check_allocator` does; [`MallocAllocator`] is the plain heap;
 //!   [`FixedSizeTestAllocator`] is TFRT's `test_fixed_size_1k` byte budget.
 //! - [`MultiThreadedWorkQueue`]: TFRT's `mstd` queue (work-stealing workers, blocking pool).
 //!
@@ -13,6 +14,7 @@
 //! Planned: plugin loading.
 
 mod allocator;
+mod block_cache;
 mod bytes;
 mod log;
 mod mmap;
@@ -21,6 +23,7 @@ mod work_queue;
 pub use allocator::{
     FixedSizeEvent, FixedSizeTestAllocator, MallocAllocator, Profile, ProfiledAllocator, SystemAllocator,
 };
+pub use block_cache::CachedMallocAllocator;
 pub use bytes::{AlignedBytes, ArenaError, leaked_arena};
 pub use log::{DIAGNOSTICS_TARGET, OUTPUT_TARGET, log_diagnostic, log_output};
 pub use mmap::{MapError, MappedBef};

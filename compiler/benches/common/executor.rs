@@ -14,11 +14,16 @@ use hostrt_core::{
     Allocator, ConcurrentWorkQueue, ExecutionContext, HostContext, RcAsyncValue, RequestContext,
     SingleThreadedWorkQueue,
 };
-use hostrt_std::AlignedBytes;
-use hostrt_std::SystemAllocator;
+use hostrt_std::{AlignedBytes, CachedMallocAllocator, MallocAllocator, SystemAllocator};
 
 use super::common;
 
+/// The heap every row but one allocates from: the plain system heap, as TFRT's bef_perf
+/// runs (`--host_allocator_type malloc`).
+static MALLOC: MallocAllocator = MallocAllocator;
+/// The same heap with a per-thread cache of small blocks, for one row.
+static CACHED: CachedMallocAllocator = CachedMallocAllocator;
+/// That with TFRT's profile counters on it (what `hostrt run` uses), for one row.
 static SYSTEM: SystemAllocator = SystemAllocator::new();
 
 /// One kernel of the floor baseline: a closure over the register file.
@@ -26,7 +31,9 @@ type FloorOp = Box<dyn Fn(&mut [i32])>;
 
 /// Every group, named `{graph}_100{suffix}`.
 pub fn bench(c: &mut Criterion, suffix: &str) {
-    let alloc = Allocator::register(&SYSTEM).unwrap();
+    let alloc = Allocator::register(&MALLOC).unwrap();
+    let cached = Allocator::register(&CACHED).unwrap();
+    let profiled = Allocator::register(&SYSTEM).unwrap();
     let reg = common::registry();
     let queue = SingleThreadedWorkQueue::new();
     let host = HostContext::new(alloc, &queue);
@@ -36,6 +43,10 @@ pub fn bench(c: &mut Criterion, suffix: &str) {
     // single-threaded default runs them inline: docs/execution.md, "Streams on one thread").
     let tasks_host = HostContext::new(alloc, &queue).with_stream_tasks(true);
     let tasks_exec = ExecutionContext::new(&tasks_host, &request);
+    let cached_host = HostContext::new(cached, &queue);
+    let cached_exec = ExecutionContext::new(&cached_host, &request);
+    let profiled_host = HostContext::new(profiled, &queue);
+    let profiled_exec = ExecutionContext::new(&profiled_host, &request);
     let add: KernelFn = reg.lookup("tfrt.add.i32").unwrap().func();
     let async_add_fn: KernelFn = reg.lookup("test.async_add.i32").unwrap().func();
     let sum_fn: KernelFn = reg.lookup("test.sum").unwrap().func();
@@ -114,10 +125,14 @@ pub fn bench(c: &mut Criterion, suffix: &str) {
         // tasks, as TFRT does on every queue.
         let one = AlignedBytes::new(&compile("bench.mlir", &text, WriteOptions { streams: false }).unwrap());
         let one_stream = Program::load(one.as_bytes(), &reg, alloc).unwrap();
+        let on_cached = Program::load(bef.as_bytes(), &reg, cached).unwrap();
+        let on_profiled = Program::load(bef.as_bytes(), &reg, profiled).unwrap();
         for (name, prog, exec) in [
             ("hostrt executor (execute + await)", &prog, &exec),
             ("hostrt executor, one stream", &one_stream, &exec),
             ("hostrt executor, stream tasks (TFRT's order)", &prog, &tasks_exec),
+            ("hostrt executor, block cache (CachedMallocAllocator)", &on_cached, &cached_exec),
+            ("hostrt executor, block cache + profile (SystemAllocator)", &on_profiled, &profiled_exec),
         ] {
             g.bench_function(name, |b| {
                 b.iter(|| {
