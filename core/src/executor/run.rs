@@ -802,9 +802,12 @@ unsafe fn run_continuation(node: NonNull<CallbackHeader>, run: bool) {
 fn on_available_now(c: Continuation) {
     let frame = &c.frame;
     // The function's tables, needed up front only to pick out the strict users.
-    let mut body = if c.all_strict { None } else { Body::of(frame) };
+    let mut body = None;
     if c.all_strict {
         store(frame, c.num_users, c.value, c.r);
+    } else {
+        let Some(f) = Body::of(frame) else { return };
+        body = Some(f);
     }
     let program = frame.program();
     let users = program.file.pool_words(c.users, c.num_users as usize).unwrap_or(&[]);
