@@ -1,14 +1,16 @@
-//! Public-API integration tests over an allocator backed by the system heap, so memory
-//! checkers (ASan, valgrind) see every block's bounds individually.
+//! Public-API integration tests over an allocator backed by the plain system heap (no block
+//! cache), so memory checkers (ASan, valgrind) see every block's bounds individually and
+//! every free.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 use hostrt_core::allocator::Allocator;
 use hostrt_core::{AsyncValueRef, Diagnostic, IndirectAsyncValue, RcAsyncValue};
-use hostrt_std::SystemAllocator;
+use hostrt_std::{MallocAllocator, ProfiledAllocator};
 
 fn with_allocator(f: impl FnOnce(Allocator)) {
-    let c: &'static SystemAllocator = Box::leak(Box::new(SystemAllocator::new()));
+    let c: &'static ProfiledAllocator<MallocAllocator> =
+        Box::leak(Box::new(ProfiledAllocator::wrap(MallocAllocator)));
     let a = Allocator::register(c).unwrap();
     f(a);
     assert_eq!(c.profile().current, 0, "leaked blocks");

@@ -759,8 +759,8 @@ struct Continuation {
     value: RcAsyncValue,
     r: u32,
     stream: u32,
-    /// The register's users list (its record's, so that a continuation that readies no
-    /// kernel needs nothing else of the function).
+    /// The register's users list (its record's: with `all_strict`, a continuation that
+    /// readies no kernel needs nothing else of the function).
     users: u32,
     num_users: u32,
     /// Every user is strict: the value is stored and all of them count down now (with a
@@ -836,6 +836,8 @@ fn on_available_now(c: Continuation) {
     if body.is_none() {
         body = Body::of(frame);
     }
+    // (`Body::of` succeeded for this function when the value was published, and the
+    // program does not change, so this returns only on a broken invariant.)
     let Some(f) = body else { return };
     let mut queue = ReadyQueue::of(frame, &f, c.stream, NIL);
     while head != NIL {
