@@ -811,41 +811,33 @@ fn on_available_now(c: Continuation) {
     }
     let program = frame.program();
     let users = program.file.pool_words(c.users, c.num_users as usize).unwrap_or(&[]);
-    // The readied kernels, in readying order, threaded through the link array (a kernel is
-    // readied once per call, so it is on no other list).
-    let (mut head, mut tail) = (NIL, NIL);
+    // Set up when the first user becomes ready.
+    let mut queue = None;
     for &k in users.iter().rev() {
         if let Some(f) = &body
             && program.entry(f.kernels[k as usize].code).is_non_strict()
         {
             continue;
         }
-        if count_down(frame, k) {
-            frame.set_link(k, NIL);
-            if tail == NIL {
-                head = k;
-            } else {
-                frame.set_link(tail, k);
+        if !count_down(frame, k) {
+            continue;
+        }
+        if queue.is_none() {
+            if body.is_none() {
+                body = Body::of(frame);
             }
-            tail = k;
+            // (`Body::of` succeeded for this function when the value was published, and
+            // the program does not change, so this returns only on a broken invariant.)
+            let Some(f) = &body else { return };
+            queue = Some(ReadyQueue::of(frame, f, c.stream, NIL));
+        }
+        if let Some(q) = &mut queue {
+            q.push_ready(frame, k);
         }
     }
-    if head == NIL {
-        return;
+    if let (Some(f), Some(mut q)) = (&body, queue) {
+        process(frame, f, &mut q);
     }
-    if body.is_none() {
-        body = Body::of(frame);
-    }
-    // (`Body::of` succeeded for this function when the value was published, and the
-    // program does not change, so this returns only on a broken invariant.)
-    let Some(f) = body else { return };
-    let mut queue = ReadyQueue::of(frame, &f, c.stream, NIL);
-    while head != NIL {
-        let next = frame.link(head);
-        queue.push_ready(frame, head);
-        head = next;
-    }
-    process(frame, &f, &mut queue);
 }
 
 #[inline(always)] // the ready loop's body: one copy, in `process`
