@@ -26,14 +26,14 @@ fn constant_i64(v: Attribute<i64>) -> i64 {
 fn constant_ui64(v: Attribute<i64>) -> u64 {
     *v as u64
 }
-fn add_i32(a: Argument<i32>, b: Argument<i32>) -> i32 {
-    a.wrapping_add(*b)
+fn add_i32(a: i32, b: i32) -> i32 {
+    a.wrapping_add(b)
 }
-fn add_i64(a: Argument<i64>, b: Argument<i64>) -> i64 {
-    a.wrapping_add(*b)
+fn add_i64(a: i64, b: i64) -> i64 {
+    a.wrapping_add(b)
 }
-fn mul_i32(a: Argument<i32>, b: Argument<i32>) -> i32 {
-    a.wrapping_mul(*b)
+fn mul_i32(a: i32, b: i32) -> i32 {
+    a.wrapping_mul(b)
 }
 fn div_i32(a: Argument<i32>, b: Argument<i32>) -> Result<(i32, i32), Diagnostic> {
     if *b == 0 {
@@ -47,29 +47,29 @@ fn div_i64(a: Argument<i64>, b: Argument<i64>) -> Result<(i64, i64), Diagnostic>
     }
     Ok((a.wrapping_div(*b), a.wrapping_rem(*b)))
 }
-fn equal_i32(a: Argument<i32>, b: Argument<i32>) -> bool {
-    *a == *b
+fn equal_i32(a: i32, b: i32) -> bool {
+    a == b
 }
-fn lessequal_i32(a: Argument<i32>, b: Argument<i32>) -> bool {
-    *a <= *b
+fn lessequal_i32(a: i32, b: i32) -> bool {
+    a <= b
 }
-fn minus_i32(a: Argument<i32>, b: Argument<i32>) -> i32 {
-    a.wrapping_sub(*b)
+fn minus_i32(a: i32, b: i32) -> i32 {
+    a.wrapping_sub(b)
 }
-fn minus_i64(a: Argument<i64>, b: Argument<i64>) -> i64 {
-    a.wrapping_sub(*b)
+fn minus_i64(a: i64, b: i64) -> i64 {
+    a.wrapping_sub(b)
 }
-fn mul_i64(a: Argument<i64>, b: Argument<i64>) -> i64 {
-    a.wrapping_mul(*b)
+fn mul_i64(a: i64, b: i64) -> i64 {
+    a.wrapping_mul(b)
 }
-fn equal_i64(a: Argument<i64>, b: Argument<i64>) -> bool {
-    *a == *b
+fn equal_i64(a: i64, b: i64) -> bool {
+    a == b
 }
-fn lessequal_i64(a: Argument<i64>, b: Argument<i64>) -> bool {
-    *a <= *b
+fn lessequal_i64(a: i64, b: i64) -> bool {
+    a <= b
 }
-fn and_i1(a: Argument<bool>, b: Argument<bool>) -> bool {
-    *a && *b
+fn and_i1(a: bool, b: bool) -> bool {
+    a && b
 }
 /// `tfrt.alias.value %chain, %v`: the result is `%v` itself (the same value object).
 fn alias_value(frame: &KernelFrame<'_>) {
@@ -82,23 +82,23 @@ fn alias_value(frame: &KernelFrame<'_>) {
 entries! {
     NEW_CHAIN = "tfrt.new.chain" => typed(new_chain),
     MERGE_CHAINS = "tfrt.merge.chains" => typed(merge_chains),
-    CONSTANT_I1 = "tfrt.constant.i1" => typed(constant_i1),
-    CONSTANT_I32 = "tfrt.constant.i32" => typed(constant_i32),
-    CONSTANT_UI32 = "tfrt.constant.ui32" => typed(constant_ui32),
-    CONSTANT_I64 = "tfrt.constant.i64" => typed(constant_i64),
-    CONSTANT_UI64 = "tfrt.constant.ui64" => typed(constant_ui64),
-    ADD_I32 = "tfrt.add.i32" => typed(add_i32),
-    ADD_I64 = "tfrt.add.i64" => typed(add_i64),
-    MUL_I32 = "tfrt.mul.i32" => typed(mul_i32),
+    CONSTANT_I1 = "tfrt.constant.i1" => scalar(constant_i1),
+    CONSTANT_I32 = "tfrt.constant.i32" => scalar(constant_i32),
+    CONSTANT_UI32 = "tfrt.constant.ui32" => scalar(constant_ui32),
+    CONSTANT_I64 = "tfrt.constant.i64" => scalar(constant_i64),
+    CONSTANT_UI64 = "tfrt.constant.ui64" => scalar(constant_ui64),
+    ADD_I32 = "tfrt.add.i32" => scalar(add_i32),
+    ADD_I64 = "tfrt.add.i64" => scalar(add_i64),
+    MUL_I32 = "tfrt.mul.i32" => scalar(mul_i32),
     DIV_I32 = "tfrt.div.i32" => typed(div_i32),
     DIV_I64 = "tfrt.div.i64" => typed(div_i64),
-    EQUAL_I32 = "tfrt.equal.i32" => typed(equal_i32),
-    LESSEQUAL_I32 = "tfrt.lessequal.i32" => typed(lessequal_i32),
-    MINUS_I32 = "tfrt.minus.i32" => typed(minus_i32),
-    MINUS_I64 = "tfrt.minus.i64" => typed(minus_i64),
-    MUL_I64 = "tfrt.mul.i64" => typed(mul_i64),
-    EQUAL_I64 = "tfrt.equal.i64" => typed(equal_i64),
-    LESSEQUAL_I64 = "tfrt.lessequal.i64" => typed(lessequal_i64),
-    AND_I1 = "tfrt.and.i1" => typed(and_i1),
+    EQUAL_I32 = "tfrt.equal.i32" => scalar(equal_i32),
+    LESSEQUAL_I32 = "tfrt.lessequal.i32" => scalar(lessequal_i32),
+    MINUS_I32 = "tfrt.minus.i32" => scalar(minus_i32),
+    MINUS_I64 = "tfrt.minus.i64" => scalar(minus_i64),
+    MUL_I64 = "tfrt.mul.i64" => scalar(mul_i64),
+    EQUAL_I64 = "tfrt.equal.i64" => scalar(equal_i64),
+    LESSEQUAL_I64 = "tfrt.lessequal.i64" => scalar(lessequal_i64),
+    AND_I1 = "tfrt.and.i1" => scalar(and_i1),
     ALIAS_VALUE = "tfrt.alias.value" => raw(alias_value),
 }

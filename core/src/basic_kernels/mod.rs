@@ -29,6 +29,11 @@ macro_rules! entries {
     (@typed $op:literal, $func:expr) => {
         $crate::kernel_entry!($op, $func)
     };
+    // A scalar kernel (plain values in and out), with its signature and its form on
+    // register words (docs/execution.md, "Scalar registers").
+    (@scalar $op:literal, $func:expr) => {
+        $crate::scalar_kernel_entry!($op, $func)
+    };
     // A kernel written against the frame itself: no signature, its arguments are checked
     // per call.
     (@raw $op:literal, $func:expr) => {

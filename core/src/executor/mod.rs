@@ -70,6 +70,8 @@ mod native;
 mod program;
 pub mod raw;
 mod run;
+#[cfg(feature = "scalar-registers")]
+mod scalar;
 mod stream_tasks;
 #[cfg(feature = "proved-types")]
 mod typing;

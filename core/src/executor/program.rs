@@ -24,6 +24,10 @@ pub struct Program<'a> {
     /// The file's bytes when they live for the whole program run ([`Program::load_static`]):
     /// kernels may then borrow attribute data instead of copying it.
     static_bytes: Option<&'static [u8]>,
+    /// Which kernels run on register words (docs/execution.md, "Scalar registers"); `None`
+    /// when none does.
+    #[cfg(feature = "scalar-registers")]
+    modes: Option<super::scalar::Modes>,
 }
 
 // SAFETY: the table is written once in `load` and only read afterwards; `BefFile` borrows
@@ -126,7 +130,16 @@ impl<'a> Program<'a> {
                 }
             }
         }
-        let mut program = Program { file, table, len, natives: None, alloc, static_bytes: None };
+        let mut program = Program {
+            file,
+            table,
+            len,
+            natives: None,
+            alloc,
+            static_bytes: None,
+            #[cfg(feature = "scalar-registers")]
+            modes: None,
+        };
         program.resolve_natives(kernels)?;
         #[cfg(feature = "proved-types")]
         {
@@ -134,6 +147,10 @@ impl<'a> Program<'a> {
             // it while `check` marks the proved ones.
             let entries = unsafe { core::slice::from_raw_parts_mut(program.table.as_ptr(), len) };
             typing::check(&program.file, entries, alloc)?;
+            #[cfg(feature = "scalar-registers")]
+            {
+                program.modes = super::scalar::plan(&program.file, entries, alloc);
+            }
         }
         Ok(program)
     }
@@ -267,6 +284,31 @@ impl<'a> Program<'a> {
             }
             _ => Ok(()),
         }
+    }
+
+    /// The planned modes of function `rec`'s kernels (docs/execution.md, "Scalar
+    /// registers"): empty when every kernel runs the generic path.
+    #[cfg(feature = "scalar-registers")]
+    pub(crate) fn modes_of(&self, rec: &crate::bef::format::FunctionRecord) -> &[u8] {
+        match &self.modes {
+            Some(m) => m.of(rec.first_kernel as usize, rec.num_kernels as usize),
+            None => &[],
+        }
+    }
+
+    /// Whether kernel `k` of function `name` runs on register words, and whether its result
+    /// stays in its register (docs/execution.md, "Scalar registers"): what the load
+    /// planned, for tests and tools. `None` when there is no such kernel.
+    pub fn scalar_mode(&self, name: &str, k: usize) -> Option<(bool, bool)> {
+        let f = self.file.function_by_name(name)?;
+        let _ = f.kernels().get(k)?;
+        #[cfg(feature = "scalar-registers")]
+        {
+            let m = self.modes_of(f.record()).get(k).copied().unwrap_or(0);
+            Some((m & super::scalar::SCALAR != 0, m & super::scalar::INLINE != 0))
+        }
+        #[cfg(not(feature = "scalar-registers"))]
+        Some((false, false))
     }
 
     /// The implementation of kernel `code` (verified in range at load).

@@ -35,7 +35,7 @@ pub const MAX_STACK_DEPTH: u32 = 100;
 /// stream run inline (LIFO), the others (the outline list, in notification order) go to the
 /// work queue. Both lists are threaded through the frame's link array: a kernel becomes
 /// ready once per call, so it is on at most one list.
-struct ReadyQueue<'a> {
+pub(super) struct ReadyQueue<'a> {
     /// Stream id of each kernel (empty: every kernel is in stream 0).
     streams: &'a [u32],
     stream: u32,
@@ -45,15 +45,19 @@ struct ReadyQueue<'a> {
     out_len: usize,
     /// The block of the last operand whose last reference a kernel dropped, offered to the
     /// next kernel's result (docs/execution.md, "Result blocks"); freed with the queue.
-    spare: Cell<Option<Spare>>,
+    pub(super) spare: Cell<Option<Spare>>,
 }
 
 /// The tables of a function the executor reads per kernel, fetched once per call (each
 /// `Function` accessor re-checks bounds and alignment). Small on purpose: a `Function`
 /// carries a copy of the whole `BefFile`, and every nested call keeps its `Body` on the stack.
-struct Body<'a> {
-    regs: &'a [RegisterRecord],
+pub(super) struct Body<'a> {
+    pub(super) regs: &'a [RegisterRecord],
     kernels: &'a [KernelRecord],
+    /// Each kernel's planned mode (docs/execution.md, "Scalar registers"); empty when every
+    /// kernel runs the generic path.
+    #[cfg(feature = "scalar-registers")]
+    modes: &'a [u8],
     /// Stream of each kernel (empty: all in stream 0).
     streams: &'a [u32],
     root_stream: u32,
@@ -62,17 +66,20 @@ struct Body<'a> {
 impl<'a> Body<'a> {
     /// The body of the function a frame runs.
     fn of(frame: &Frame) -> Option<Body<'_>> {
-        Body::of_function(&frame.program().file, frame.function())
+        Body::of_function(frame.program(), frame.function())
     }
 
     /// The body of function `index` of `file`, straight from its record (a `Function` would
     /// copy the whole `BefFile`, and tasks ask for it every time they start).
     #[inline(never)]
-    fn of_function(file: &BefFile<'a>, index: u32) -> Option<Body<'a>> {
+    fn of_function(program: &'a Program<'_>, index: u32) -> Option<Body<'a>> {
+        let file: &BefFile<'_> = &program.file;
         let rec = file.function_record(index)?;
         Some(Body {
             regs: file.registers_of(rec),
             kernels: file.kernels_of(rec),
+            #[cfg(feature = "scalar-registers")]
+            modes: program.modes_of(rec),
             streams: file.kernel_streams_of(rec),
             root_stream: file.root_stream_of(index),
         })
@@ -206,7 +213,7 @@ impl Program<'_> {
                 slot.set(p);
             }
         }
-        let body = Body::of_function(&self.file, function)?; // `function` exists: see above
+        let body = Body::of_function(self, function)?; // `function` exists: see above
         Some((frame, body))
     }
 }
@@ -254,7 +261,7 @@ fn kick_off(frame: &Frame, f: &Body<'_>, args: &[RcAsyncValue]) {
 
 /// Why a call or a kernel could not run (the diagnostics are built in the cold [`failure`]
 /// so the hot paths, which nest once per call level, keep small stack frames).
-enum Failure<'a> {
+pub(super) enum Failure<'a> {
     NoFunction(u32),
     Arity { name: &'a str, want: (u32, u32), args: usize, results: usize },
     NativeMissing(&'a str),
@@ -270,7 +277,7 @@ enum Failure<'a> {
 /// The error value for `why`.
 #[cold]
 #[inline(never)]
-fn failure(exec: &ExecutionContext<'_>, why: Failure<'_>) -> RcAsyncValue {
+pub(super) fn failure(exec: &ExecutionContext<'_>, why: Failure<'_>) -> RcAsyncValue {
     let d = match why {
         Failure::NoFunction(i) => crate::diag!(NotFound, "no function with index {}", i),
         Failure::Arity { name, want, args, results } => crate::diag!(
@@ -313,7 +320,7 @@ fn fill_error(exec: &ExecutionContext<'_>, results: &[Cell<Option<RcAsyncValue>>
 }
 
 #[inline]
-fn notify(frame: &Frame, k: u32, queue: &mut ReadyQueue<'_>) {
+pub(super) fn notify(frame: &Frame, k: u32, queue: &mut ReadyQueue<'_>) {
     if count_down(frame, k) {
         queue.push_ready(frame, k);
     }
@@ -844,6 +851,14 @@ fn on_available_now(c: Continuation) {
 fn run_kernel(frame: &Frame, f: &Body<'_>, k: u32, queue: &mut ReadyQueue<'_>) {
     let program = frame.program();
     let kr = &f.kernels[k as usize];
+    // A kernel the load planned to run on register words (docs/execution.md, "Scalar
+    // registers") never takes the generic path: its operands hold words, not values.
+    #[cfg(feature = "scalar-registers")]
+    if let Some(&mode) = f.modes.get(k as usize)
+        && mode & super::scalar::SCALAR != 0
+    {
+        return super::scalar::run(frame, f, kr, mode, queue);
+    }
     let arg_regs = program.file.kernel_args(kr);
     let n_res = kr.num_results() as usize;
     let exec = frame.exec();
@@ -1005,7 +1020,7 @@ fn attrs_of<'b, 'a: 'b>(
 }
 
 /// Publish result `i` of kernel `kr` (a missing result becomes an error value).
-fn publish_result(
+pub(super) fn publish_result(
     frame: &Frame,
     f: &Body<'_>,
     kr: &KernelRecord,

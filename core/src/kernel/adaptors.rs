@@ -238,6 +238,11 @@ pub struct Attribute<'f, T> {
 }
 
 impl<T: Copy> Attribute<'_, T> {
+    /// An attribute holding `value` (what the scalar path hands a kernel).
+    pub(crate) fn of(value: T) -> Self {
+        Attribute { value, _frame: PhantomData }
+    }
+
     /// The value.
     pub fn get(&self) -> T {
         self.value

@@ -11,6 +11,7 @@ mod detach;
 mod frame;
 mod registry;
 mod returns;
+mod scalar;
 mod signature;
 mod table;
 
@@ -26,6 +27,7 @@ pub use detach::Detached;
 pub use frame::{Invoke, InvokeToken, KernelFrame, LocRef};
 pub use registry::{KernelEntry, KernelLookup, KernelRegistry, RegistryError};
 pub use returns::{KernelReturn, Value};
+pub use scalar::{ScalarFn, ScalarKernel, ScalarParam, ScalarValue, Slot, invoke_scalar, scalar_of};
 pub(crate) use signature::sealed;
 pub use signature::{Param, ReturnTypes, Signature, SignedParam, SignedReturn, TypeKey, TypedKernel};
 pub use table::KernelTable;
@@ -117,4 +119,60 @@ macro_rules! kernel_entry {
             (name, func, signature) => unsafe { $crate::kernel::KernelEntry::typed(name, func, signature) },
         }
     };
+}
+
+/// A strict [`KernelEntry`] for a *scalar kernel*: a Rust function whose parameters are
+/// word-sized values (`i32`, `f32`, `bool`, and on 64-bit targets `i64`, `u64`, `f64`) and
+/// scalar [`Attribute`]s, returning one such value. It is a typed kernel like
+/// [`kernel_entry!`](crate::kernel_entry) makes, and also carries a form the executor calls
+/// on register words: where a program's load finds a value made and used only by scalar
+/// kernels, that value stays in the frame's register, with no async value, no reference
+/// count and no kernel frame (docs/execution.md, "Scalar registers"). Usable in `const`
+/// tables.
+///
+/// ```
+/// use hostrt_core::kernel::{KernelEntry, KernelLookup};
+/// use hostrt_core::KernelRegistry;
+///
+/// fn add_i32(a: i32, b: i32) -> i32 {
+///     a.wrapping_add(b)
+/// }
+///
+/// const ADD: KernelEntry = hostrt_core::scalar_kernel_entry!("my.add.i32", add_i32);
+/// let registry = KernelRegistry::<4>::with_entries(&[ADD]).unwrap();
+/// assert!(registry.lookup("my.add.i32").is_some());
+/// ```
+///
+/// A function that can fail, or returns anything but one scalar value, is refused (declare
+/// it with [`kernel_entry!`](crate::kernel_entry)):
+///
+/// ```compile_fail
+/// fn div(a: i32, b: i32) -> Result<i32, hostrt_core::Diagnostic> {
+///     Ok(a / b)
+/// }
+/// const DIV: hostrt_core::kernel::KernelEntry = hostrt_core::scalar_kernel_entry!("my.div", div);
+/// ```
+#[macro_export]
+macro_rules! scalar_kernel_entry {
+    ($name:expr, $f:expr) => {{
+        fn __hostrt_scalar(
+            words: &[usize],
+            attrs: &[$crate::kernel::AttrRef<'_>],
+        ) -> ::core::option::Option<usize> {
+            $crate::kernel::invoke_scalar(&$f, words, attrs)
+        }
+        const __HOSTRT_SCALAR: ::core::option::Option<$crate::kernel::ScalarFn> =
+            $crate::kernel::scalar_of(&$f, __hostrt_scalar);
+        // `&` of a constant is promoted to a `'static` reference: the entry stays small.
+        let scalar = match &__HOSTRT_SCALAR {
+            ::core::option::Option::Some(s) => ::core::option::Option::Some(s),
+            ::core::option::Option::None => ::core::option::Option::None,
+        };
+        match ($name, $crate::kernel!($f), $crate::kernel::signature_of(&$f), scalar) {
+            // SAFETY: the function, the signature and the scalar form are made from the same `$f`.
+            (name, func, signature, scalar) => unsafe {
+                $crate::kernel::KernelEntry::typed_scalar(name, func, signature, scalar)
+            },
+        }
+    }};
 }

@@ -4,6 +4,7 @@
 use core::fmt;
 
 use super::KernelFn;
+use super::scalar::ScalarFn;
 use super::signature::Signature;
 
 /// A registered kernel.
@@ -24,6 +25,11 @@ pub struct KernelEntry {
     /// Set only in a loaded program's own copy of the entry: every use of the kernel in the
     /// program has its argument types proved (docs/execution.md, "Types checked at load").
     pub(crate) proved: bool,
+    /// How to run the kernel on register words, when it was declared with
+    /// [`scalar_kernel_entry!`](crate::scalar_kernel_entry) (docs/execution.md, "Scalar
+    /// registers").
+    #[cfg(feature = "scalar-registers")]
+    scalar: Option<&'static ScalarFn>,
 }
 
 impl KernelEntry {
@@ -31,12 +37,28 @@ impl KernelEntry {
     /// Its arguments are checked on every call; [`kernel_entry!`](crate::kernel_entry)
     /// makes one whose signature is checked at load instead.
     pub const fn strict(name: &'static str, func: KernelFn) -> Self {
-        KernelEntry { name, func, non_strict: false, signature: None, proved: false }
+        KernelEntry {
+            name,
+            func,
+            non_strict: false,
+            signature: None,
+            proved: false,
+            #[cfg(feature = "scalar-registers")]
+            scalar: None,
+        }
     }
 
     /// A non-strict kernel (may run before its arguments are available, like `tfrt.call`).
     pub const fn non_strict(name: &'static str, func: KernelFn) -> Self {
-        KernelEntry { name, func, non_strict: true, signature: None, proved: false }
+        KernelEntry {
+            name,
+            func,
+            non_strict: true,
+            signature: None,
+            proved: false,
+            #[cfg(feature = "scalar-registers")]
+            scalar: None,
+        }
     }
 
     /// A strict kernel with its signature (what [`kernel_entry!`](crate::kernel_entry)
@@ -53,7 +75,44 @@ impl KernelEntry {
         // Without the `proved-types` feature the signature is dropped here, so that no
         // signature constant is linked.
         let signature = if cfg!(feature = "proved-types") { Some(signature) } else { None };
-        KernelEntry { name, func, non_strict: false, signature, proved: false }
+        KernelEntry {
+            name,
+            func,
+            non_strict: false,
+            signature,
+            proved: false,
+            #[cfg(feature = "scalar-registers")]
+            scalar: None,
+        }
+    }
+
+    /// A strict kernel with its signature and its scalar form (what
+    /// [`scalar_kernel_entry!`](crate::scalar_kernel_entry) expands to). Without the
+    /// `scalar-registers` feature the scalar form is dropped and this is [`typed`](Self::typed).
+    ///
+    /// # Safety
+    /// As for [`typed`](Self::typed), and `scalar` is `scalar_of(&f, call)` for the same `f`,
+    /// with `call` calling `invoke_scalar(&f, ..)`.
+    pub const unsafe fn typed_scalar(
+        name: &'static str,
+        func: KernelFn,
+        signature: &'static Signature,
+        scalar: Option<&'static ScalarFn>,
+    ) -> Self {
+        // SAFETY: forwarded from this function's contract.
+        let entry = unsafe { Self::typed(name, func, signature) };
+        #[cfg(feature = "scalar-registers")]
+        let entry = KernelEntry { scalar: if entry.signature.is_some() { scalar } else { None }, ..entry };
+        #[cfg(not(feature = "scalar-registers"))]
+        let _ = scalar;
+        entry
+    }
+
+    /// The kernel's scalar form, when it has one.
+    #[cfg(feature = "scalar-registers")]
+    #[inline]
+    pub(crate) fn scalar(&self) -> Option<&'static ScalarFn> {
+        self.scalar
     }
 
     /// The implementation.

@@ -1,0 +1,263 @@
+//! Scalar registers (docs/execution.md): which kernels the load plans to run on register
+//! words, and that such programs compute what the generic path computes, under
+//! cancellation, on the multi-threaded queue and at every allocation failure, giving every
+//! block back.
+
+use std::cell::Cell;
+
+use hostrt_core::allocator::{FailAfter, FixedArena, HostAllocator};
+use hostrt_core::basic_kernels::register_basic_kernels;
+use hostrt_core::executor::{Program, raw};
+use hostrt_core::{
+    Allocator, ConcurrentWorkQueue, ErrorCode, ExecutionContext, HostContext, KernelRegistry, RcAsyncValue,
+    RequestContext, SingleThreadedWorkQueue,
+};
+use hostrt_std::{AlignedBytes, MultiThreadedWorkQueue, leaked_arena};
+
+/// A chain of adds with escaping values: `%a`..`%d` stay in registers; `%e` is printed and
+/// `%f` returned, so both become async values; `%g` reads a function argument, so it and
+/// its user take the generic path, and `%one`, which `%g` reads, is an async value too.
+const MIXED: &str = r#"
+func.func @mixed(%arg: i32) -> (i32, i32, i32) {
+  %ch = tfrt.new.chain
+  %a = tfrt.constant.i32 1
+  %b = tfrt.constant.i32 2
+  %c = tfrt.add.i32 %a, %b
+  %d = tfrt.mul.i32 %c, %c
+  %e = tfrt.add.i32 %d, %a
+  %ch1 = tfrt.print.i32 %e, %ch
+  %f = "tfrt.minus.i32"(%d, %b) : (i32, i32) -> i32
+  %one = tfrt.constant.i32 1
+  %g = tfrt.add.i32 %arg, %one
+  %h = tfrt.add.i32 %g, %g
+  tfrt.return %f, %h, %e : i32, i32, i32
+}
+
+func.func @floats() -> (f32, i1, i64) {
+  %x = tfrt.constant.f32 1.5
+  %y = tfrt.constant.f32 2.0
+  %z = "tfrt.multiply.f32"(%x, %y) : (f32, f32) -> f32
+  %w = tfrt.add.f32 %z, %x
+  %p = tfrt.constant.i64 40000000000
+  %q = tfrt.add.i64 %p, %p
+  %i = tfrt.constant.i32 3
+  %j = tfrt.constant.i32 4
+  %le = "tfrt.lessequal.i32"(%i, %j) : (i32, i32) -> i1
+  %t = tfrt.constant.i1 1
+  %both = "tfrt.and.i1"(%le, %t) : (i1, i1) -> i1
+  tfrt.return %w, %both, %q : f32, i1, i64
+}
+"#;
+
+/// A graph of independent adds over many streams, summed pairwise: on the multi-threaded
+/// queue, words cross threads between producer and consumer.
+fn tree() -> String {
+    let mut s = String::from("func.func @tree() -> i32 {\n  %one = tfrt.constant.i32 1\n");
+    for i in 0..64 {
+        s += &format!("  %l0_{i} = tfrt.add.i32 %one, %one\n");
+    }
+    let mut width = 64;
+    let mut level = 0;
+    while width > 1 {
+        for i in 0..width / 2 {
+            s += &format!(
+                "  %l{}_{i} = tfrt.add.i32 %l{level}_{}, %l{level}_{}\n",
+                level + 1,
+                2 * i,
+                2 * i + 1
+            );
+        }
+        width /= 2;
+        level += 1;
+    }
+    s += &format!("  tfrt.return %l{level}_0 : i32\n}}\n");
+    s
+}
+
+fn registry() -> KernelRegistry<256> {
+    let mut r = KernelRegistry::new();
+    register_basic_kernels(&mut r).unwrap();
+    r
+}
+
+fn bef(text: &str) -> AlignedBytes {
+    AlignedBytes::new(
+        &hostrt_compiler::compile("t.mlir", text, Default::default()).unwrap_or_else(|e| panic!("{e}")),
+    )
+}
+
+/// Each kernel's planned mode, (runs scalar, result stays in its register), in textual
+/// order.
+fn modes(program: &Program<'_>, func: &str) -> Vec<(bool, bool)> {
+    (0..).map_while(|k| program.scalar_mode(func, k)).collect()
+}
+
+#[test]
+fn the_load_plans_registers_only_scalar_kernels_use() {
+    let bef = bef(MIXED);
+    let reg = registry();
+    let (_, alloc) = leaked_arena(1 << 20).unwrap();
+    let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
+    let m = modes(&program, "mixed");
+    // new.chain, a, b, c, d, e, print, f, one, g, h
+    assert_eq!(m.len(), 11, "{m:?}");
+    let scalar_inline = (true, true);
+    let scalar_escaping = (true, false);
+    let generic = (false, false);
+    assert_eq!(m[0], generic, "tfrt.new.chain has no scalar form");
+    assert_eq!(m[1], scalar_inline, "%a: used only by scalar kernels");
+    assert_eq!(m[2], scalar_inline, "%b");
+    assert_eq!(m[3], scalar_inline, "%c");
+    assert_eq!(m[4], scalar_inline, "%d");
+    assert_eq!(m[5], scalar_escaping, "%e is printed and returned");
+    assert_eq!(m[6], generic, "tfrt.print.i32");
+    assert_eq!(m[7], scalar_escaping, "%f is returned");
+    assert_eq!(m[8], scalar_escaping, "%one is read by %g");
+    assert_eq!(m[9], generic, "%g reads a function argument");
+    assert_eq!(m[10], generic, "%h reads %g, an async value");
+    // A value read by any kernel on the generic path is an async value, so every scalar
+    // kernel reading it takes the generic path too (docs/execution.md, "Scalar registers").
+    let shared = MIXED.replace("%arg, %one", "%arg, %a");
+    let shared_bef = self::bef(&shared);
+    let program = Program::load(shared_bef.as_bytes(), &reg, alloc).unwrap();
+    let m = modes(&program, "mixed");
+    assert_eq!((m[1], m[3]), (scalar_escaping, generic), "{m:?}");
+    let f = modes(&program, "floats");
+    assert!(f.iter().all(|(s, _)| *s), "{f:?}");
+    // The 64-bit adds keep their values in registers only where a word holds an i64.
+    let wide = cfg!(target_pointer_width = "64");
+    assert_eq!(f[4], (wide, wide), "%p");
+}
+
+#[test]
+fn scalar_programs_compute_what_the_generic_path_does_and_give_every_block_back() {
+    let bef = bef(MIXED);
+    let reg = registry();
+    let (arena, alloc) = leaked_arena(1 << 20).unwrap();
+    let queue = SingleThreadedWorkQueue::new();
+    {
+        let host = HostContext::new(alloc, &queue);
+        let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
+        let arg = host.make_available(10i32).unwrap().into_rc();
+        let r = program.call(&host, "mixed", &[arg]).unwrap();
+        // c = 3, d = 9, e = 10, f = 7, g = 11, h = 22
+        assert_eq!((r.get::<i32>(0), r.get::<i32>(1), r.get::<i32>(2)), (Ok(&7), Ok(&22), Ok(&10)));
+        let r = program.call(&host, "floats", &[]).unwrap();
+        assert_eq!(r.get::<f32>(0), Ok(&4.5));
+        assert_eq!(r.get::<bool>(1), Ok(&true));
+        assert_eq!(r.get::<i64>(2), Ok(&80_000_000_000));
+    }
+    let s = arena.stats().unwrap();
+    assert_eq!((s.in_use, s.live_allocations), (0, 0), "arena leaked: {s:?}");
+}
+
+#[test]
+fn a_cancelled_request_skips_scalar_kernels_and_returns_the_cancellation() {
+    let bef = bef(MIXED);
+    let reg = registry();
+    let (arena, alloc) = leaked_arena(1 << 20).unwrap();
+    let queue = SingleThreadedWorkQueue::new();
+    {
+        let host = HostContext::new(alloc, &queue);
+        let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
+        let request = RequestContext::new();
+        assert!(request.cancel(alloc).unwrap());
+        let exec = ExecutionContext::new(&host, &request);
+        let arg = host.make_available(10i32).unwrap().into_rc();
+        let r = program.call_in(&exec, "mixed", &[arg]).unwrap();
+        for i in 0..3 {
+            let e = r.get::<i32>(i).unwrap_err();
+            assert_eq!(e.code, ErrorCode::Cancelled, "result {i}: {e:?}");
+        }
+        let r = program.call_in(&exec, "floats", &[]).unwrap();
+        assert_eq!(r.get::<f32>(0).unwrap_err().code, ErrorCode::Cancelled);
+    }
+    let s = arena.stats().unwrap();
+    assert_eq!((s.in_use, s.live_allocations), (0, 0), "arena leaked: {s:?}");
+}
+
+#[test]
+fn words_cross_threads_on_the_multi_threaded_queue() {
+    let text = tree();
+    let bef = bef(&text);
+    let reg = registry();
+    let (_, alloc) = leaked_arena(4 << 20).unwrap();
+    let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
+    let m = modes(&program, "tree");
+    assert!(m.iter().all(|(s, _)| *s), "{m:?}");
+    let queue = MultiThreadedWorkQueue::new(2, 1);
+    let host = HostContext::new(alloc, &queue).with_stream_tasks(true);
+    let request = RequestContext::new();
+    let exec = ExecutionContext::new(&host, &request);
+    let main = program.function_index("tree").unwrap();
+    for _ in 0..200 {
+        let slot = [Cell::new(None::<RcAsyncValue>)];
+        // SAFETY: program and contexts outlive the await and quiesce below.
+        unsafe { raw::execute(&program, &exec, main, &[], &slot) };
+        let r = slot[0].take().unwrap();
+        queue.await_values(std::slice::from_ref(&r)).unwrap();
+        queue.quiesce();
+        assert_eq!(r.get::<i32>(), Some(&128));
+    }
+}
+
+#[test]
+fn every_allocation_failure_in_a_scalar_program_completes_and_leaks_nothing() {
+    let bef = bef(MIXED);
+    let reg = registry();
+    let (backing, loader) = leaked_arena(1 << 20).unwrap();
+    let program = Program::load(bef.as_bytes(), &reg, loader).unwrap();
+    let mut covered = 0;
+    for k in 0.. {
+        let faulty: &'static FailAfter<&FixedArena> = Box::leak(Box::new(FailAfter::new(backing, k)));
+        let alloc = Allocator::register(faulty).unwrap();
+        let queue = SingleThreadedWorkQueue::new();
+        let host = HostContext::new(alloc, &queue);
+        let arg = RcAsyncValue::out_of_memory(); // an error argument: %g and %h take it
+        let r = program.call(&host, "mixed", &[arg]).unwrap_or_else(|e| panic!("k={k}: {e:?}"));
+        // `%f` never depends on the argument: its value or an out-of-memory error.
+        match r.get::<i32>(0) {
+            Ok(v) => assert_eq!(*v, 7, "k={k}"),
+            Err(e) => assert_eq!(e.code, ErrorCode::ResourceExhausted, "k={k}: {e:?}"),
+        }
+        drop(r);
+        drop(host);
+        assert_eq!(faulty.live(), 0, "k={k}: blocks not returned");
+        alloc.unregister().unwrap();
+        covered += 1;
+        if faulty.refused() == 0 {
+            break;
+        }
+    }
+    assert!(covered > 3, "the sweep covered {covered} failure points");
+}
+
+#[test]
+fn a_load_without_memory_for_the_plan_runs_everything_generically() {
+    // The plan's tables come after the kernel table: with just enough memory for the load
+    // but not the plan, the program still loads and runs, on the generic path.
+    let bef = bef(MIXED);
+    let reg = registry();
+    let (backing, run_alloc) = leaked_arena(1 << 20).unwrap();
+    let mut planned_somewhere = false;
+    for k in 0..64 {
+        let faulty: &'static FailAfter<&FixedArena> = Box::leak(Box::new(FailAfter::new(backing, k)));
+        let alloc = Allocator::register(faulty).unwrap();
+        let Ok(program) = Program::load(bef.as_bytes(), &reg, alloc) else { continue };
+        let planned = modes(&program, "mixed").iter().any(|(s, _)| *s);
+        planned_somewhere |= planned;
+        let queue = SingleThreadedWorkQueue::new();
+        let host = HostContext::new(run_alloc, &queue);
+        let arg = host.make_available(10i32).unwrap().into_rc();
+        let r = program.call(&host, "mixed", &[arg]).unwrap();
+        assert_eq!(r.get::<i32>(0), Ok(&7), "k={k} planned={planned}");
+        assert_eq!(r.get::<i32>(1), Ok(&22), "k={k} planned={planned}");
+        drop((r, host, program));
+        assert_eq!(faulty.live(), 0);
+        alloc.unregister().unwrap();
+        if planned {
+            break;
+        }
+    }
+    assert!(planned_somewhere);
+}
