@@ -145,6 +145,11 @@ if cargo +nightly miri --version >/dev/null 2>&1; then
     MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-ignore-leaks" \
         cargo +nightly miri test -q -p hostrt-compiler --test executor --target-dir target/miri -- \
         arguments_and_multiple non_strict stream_tasks
+    # Scalar registers: register words written and read in place of values, escaping
+    # results, cancellation (docs/execution.md, "Scalar registers").
+    MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-ignore-leaks" \
+        cargo +nightly miri test -q -p hostrt-compiler --test scalar_registers --target-dir target/miri -- \
+        scalar_programs_compute a_cancelled_request the_load_plans
 else
     echo "skipped: no nightly toolchain with the miri component on this machine"
 fi
