@@ -26,6 +26,9 @@ pub(super) const SCALAR: u8 = 1;
 pub(super) const INLINE: u8 = 2;
 /// Most parameters a scalar kernel has (`scalar_kernel_entry!` takes up to 4).
 const MAX_PARAMS: usize = 4;
+/// Mode bit: the record was planned (as part of one function; a record two functions
+/// claimed would get two plans, so the plan is dropped instead).
+const PLANNED: u8 = 0x80;
 /// A register's scratch flag during the plan: inline.
 const REG_INLINE: u32 = 1;
 
@@ -55,15 +58,25 @@ pub(super) fn plan(file: &BefFile<'_>, table: &[KernelEntry], alloc: Allocator) 
         let (regs, work) = s.split_at_mut(max_regs);
         (regs, work, core::slice::from_raw_parts_mut(modes.ptr.as_ptr(), nk))
     };
+    // The format gives each function its own run of kernel records, but the verifier does
+    // not check that runs are disjoint: a record two functions share would be planned
+    // twice, and the later plan could make it read as a value what the earlier one made a
+    // word. Such a file runs everything generically.
+    let mut disjoint = true;
     for rec in records() {
         let first = rec.first_kernel as usize;
         if let Some(m) = all.get_mut(first..first + rec.num_kernels as usize) {
+            if m.iter().any(|x| x & PLANNED != 0) {
+                disjoint = false;
+                break;
+            }
             plan_function(file, table, rec, m, regs, work);
+            m.iter_mut().for_each(|x| *x |= PLANNED);
         }
     }
     // SAFETY: allocated above with this layout; `u32`s need no drop.
     unsafe { alloc.deallocate(scratch.cast(), layout) };
-    Some(modes)
+    disjoint.then_some(modes)
 }
 
 /// The kernel's scalar form, when its use `kr` can run scalar: strict, one result, no
@@ -235,6 +248,9 @@ pub(super) fn run(frame: &Frame, f: &Body<'_>, kr: &KernelRecord, mode: u8, queu
         _ => None,
     };
     if mode & INLINE != 0 {
+        // The load checked every argument and attribute the form reads, so it fails only
+        // under cancellation, when no user reads the word.
+        debug_assert!(word.is_some() || exec.request().is_cancelled(), "scalar form of {} failed", kr.code);
         if let Some(w) = word {
             // The word is the value; the users read it after their ready count, which
             // this store happens before (release here, acquire there, or one thread).
@@ -249,13 +265,31 @@ pub(super) fn run(frame: &Frame, f: &Body<'_>, kr: &KernelRecord, mode: u8, queu
         return;
     }
     let v = match (word, sc) {
-        (Some(w), Some(sc)) => {
-            (sc.make)(exec.allocator(), &queue.spare, w).unwrap_or_else(|_| failure(exec, Failure::NoResult))
-        }
+        (Some(w), Some(sc)) => match (sc.make)(exec.allocator(), &queue.spare, w) {
+            Ok(v) => v,
+            Err(e) => no_memory_for_result(program, exec, kr, e),
+        },
         _ => match exec.request().cancel_value() {
             Some(e) => e,
             None => failure(exec, Failure::NoResultSet),
         },
     };
     publish_result(frame, f, kr, 0, Some(v), queue);
+}
+
+/// No memory for an escaping result: reported as a kernel's `emplace_result` reports it
+/// (the diagnostic sink gets the error with the kernel's location), and the result is that
+/// error.
+#[cold]
+#[inline(never)]
+fn no_memory_for_result(
+    program: &Program<'_>,
+    exec: &crate::host_context::ExecutionContext<'_>,
+    kr: &KernelRecord,
+    e: crate::allocator::AllocError,
+) -> crate::async_value::RcAsyncValue {
+    let mut diag = crate::diagnostic::Diagnostic::from(e);
+    diag.location = crate::kernel::Invoke::location(program, kr.location).map(|l| l.to_location());
+    exec.host().emit_error(&diag);
+    crate::async_value::RcAsyncValue::error_or_oom(exec.allocator(), diag)
 }

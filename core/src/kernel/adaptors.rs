@@ -75,6 +75,13 @@ macro_rules! impl_kernel_impl {
         // `TypedKernel` for the functions whose parameters and return type all describe
         // themselves. Bound on `Fn` (which only functions and closures implement), so the
         // `KernelImpl` that runs is the one above, fetching through those same parameters.
+        impl<Func, Ret, $($p: SignedParam),*> sealed::Kernel<fn($($p,)*) -> Ret> for Func
+        where
+            Func: Fn($($p),*) -> Ret,
+            Func: for<'f> Fn($($p::Item<'f>),*) -> Ret,
+            Ret: SignedReturn,
+        {
+        }
         impl<Func, Ret, $($p: SignedParam),*> TypedKernel<fn($($p,)*) -> Ret> for Func
         where
             Func: Fn($($p),*) -> Ret,

@@ -92,7 +92,9 @@ impl KernelEntry {
     ///
     /// # Safety
     /// As for [`typed`](Self::typed), and `scalar` is `scalar_of(&f, call)` for the same `f`,
-    /// with `call` calling `invoke_scalar(&f, ..)`.
+    /// with `call` calling `invoke_scalar(&f, ..)` (a [`ScalarKernel`](super::ScalarKernel),
+    /// which only functions and closures are, so its result word is made from the type its
+    /// signature names).
     pub const unsafe fn typed_scalar(
         name: &'static str,
         func: KernelFn,

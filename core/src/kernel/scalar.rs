@@ -166,6 +166,8 @@ impl ScalarFn {
 
 /// A typed kernel whose parameters are all [`ScalarParam`]s and which returns one
 /// [`ScalarValue`]: what [`scalar_kernel_entry!`](crate::scalar_kernel_entry) accepts.
+/// Implemented for functions and closures only (sealed through [`TypedKernel`]), so the
+/// scalar form is always the function's own.
 pub trait ScalarKernel<Marker>: TypedKernel<Marker> {
     /// The parameters in order.
     const SLOTS: &'static [Slot];

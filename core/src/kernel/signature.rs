@@ -69,6 +69,10 @@ pub(crate) mod sealed {
     pub trait Param {}
     /// Implemented by `hostrt-core`'s kernel return types only.
     pub trait Return {}
+    /// Implemented only for the functions (and closures) `hostrt-core`'s own adaptor
+    /// implementations cover: what keeps a signature or a scalar form tied to the function
+    /// that runs.
+    pub trait Kernel<Marker> {}
 }
 
 /// A kernel parameter type of `hostrt-core` with its part in a kernel's [`Signature`]
@@ -91,8 +95,22 @@ pub trait SignedReturn: super::KernelReturn + sealed::Return {
 /// A kernel function all of whose parameters are [`SignedParam`]s and whose return type is
 /// a [`SignedReturn`]: what [`kernel_entry!`](crate::kernel_entry) accepts. Implemented for
 /// functions (and closures) only, through [`KernelImpl`](super::KernelImpl)'s own
-/// implementation, so the kernel that runs is the one the signature describes.
-pub trait TypedKernel<Marker>: super::KernelImpl<Marker> {
+/// implementation, so the kernel that runs is the one the signature describes (sealed: no
+/// other type can implement it).
+///
+/// ```compile_fail
+/// use hostrt_core::kernel::{KernelFrame, KernelImpl, ReturnTypes, Signature, TypedKernel};
+///
+/// struct Fake;
+/// impl KernelImpl<()> for Fake {
+///     fn call(&self, _: &KernelFrame<'_>) {}
+/// }
+/// // Refused: a signature must come from the function that runs.
+/// impl TypedKernel<()> for Fake {
+///     const SIGNATURE: Signature = Signature::new(&[], ReturnTypes::NONE);
+/// }
+/// ```
+pub trait TypedKernel<Marker>: super::KernelImpl<Marker> + sealed::Kernel<Marker> {
     /// The function's parameters and results.
     const SIGNATURE: Signature;
 }
