@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 secs=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate mlir_parse mlir_run btf_read dense_attr capi_register embed_call)
+[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate bef_run mlir_parse mlir_run btf_read dense_attr capi_register embed_call)
 corpus=$PWD/target/fuzz-corpus
-mkdir -p "$corpus"/{bef_load,bef_mutate,mlir_parse,mlir_run,btf_read,dense_attr,capi_register,embed_call}
+mkdir -p "$corpus"/{bef_load,bef_mutate,bef_run,mlir_parse,mlir_run,btf_read,dense_attr,capi_register,embed_call}
 conf=../shared/conformance/tfrt
 if [ -d "$conf" ]; then
     cargo build -q -p hostrt
