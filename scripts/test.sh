@@ -149,7 +149,7 @@ if cargo +nightly miri --version >/dev/null 2>&1; then
     # results, cancellation (docs/execution.md, "Scalar registers").
     MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-ignore-leaks" \
         cargo +nightly miri test -q -p hostrt-compiler --test scalar_registers --target-dir target/miri -- \
-        scalar_programs_compute a_cancelled_request the_load_plans functions_sharing
+        scalar_programs_compute a_cancelled_request the_load_plans functions_sharing scalar_kernels_on_async
 else
     echo "skipped: no nightly toolchain with the miri component on this machine"
 fi

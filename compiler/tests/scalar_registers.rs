@@ -15,8 +15,8 @@ use hostrt_core::{
 use hostrt_std::{AlignedBytes, MultiThreadedWorkQueue, leaked_arena};
 
 /// A chain of adds with escaping values: `%a`..`%d` stay in registers; `%e` is printed and
-/// `%f` returned, so both become async values; `%g` reads a function argument, so it and
-/// its user take the generic path, and `%one`, which `%g` reads, is an async value too.
+/// `%f` returned, so both become async values; `%g` reads a function argument (an async
+/// value) beside the word `%one`, so its result and its user's are async values.
 const MIXED: &str = r#"
 func.func @mixed(%arg: i32) -> (i32, i32, i32) {
   %ch = tfrt.new.chain
@@ -112,16 +112,18 @@ fn the_load_plans_registers_only_scalar_kernels_use() {
     assert_eq!(m[5], scalar_escaping, "%e is printed and returned");
     assert_eq!(m[6], generic, "tfrt.print.i32");
     assert_eq!(m[7], scalar_escaping, "%f is returned");
-    assert_eq!(m[8], scalar_escaping, "%one is read by %g");
-    assert_eq!(m[9], generic, "%g reads a function argument");
-    assert_eq!(m[10], generic, "%h reads %g, an async value");
-    // A value read by any kernel on the generic path is an async value, so every scalar
-    // kernel reading it takes the generic path too (docs/execution.md, "Scalar registers").
-    let shared = MIXED.replace("%arg, %one", "%arg, %a");
+    assert_eq!(m[8], scalar_inline, "%one: %g reads it as a word beside an async value");
+    assert_eq!(m[9], scalar_escaping, "%g reads a function argument, so its result is a value");
+    assert_eq!(m[10], scalar_escaping, "%h reads %g, an async value");
+    // A value a generic kernel reads is an async value; the scalar kernels reading it still
+    // run scalar, but their results, and those of their users, are async values too.
+    let shared = MIXED.replace("tfrt.print.i32 %e, %ch", "tfrt.print.i32 %a, %ch");
     let shared_bef = self::bef(&shared);
     let program = Program::load(shared_bef.as_bytes(), &reg, alloc).unwrap();
     let m = modes(&program, "mixed");
-    assert_eq!((m[1], m[3]), (scalar_escaping, generic), "{m:?}");
+    assert_eq!(m[1], scalar_escaping, "%a is printed: {m:?}");
+    assert_eq!(m[2], scalar_inline, "%b: {m:?}");
+    assert_eq!((m[3], m[4]), (scalar_escaping, scalar_escaping), "%c, %d: {m:?}");
     let f = modes(&program, "floats");
     // Every kernel has a scalar form, but the i64 ones (`%p`, `%q`) only where a register
     // word holds an i64 (64-bit targets; CI also runs this on armv7).
@@ -306,6 +308,81 @@ func.func @g(%a: i32) -> i32 {
         assert_eq!(program.call(&host, "f", &[]).unwrap().get::<i32>(0), Ok(&8192));
         let a = host.make_available(5i32).unwrap().into_rc();
         assert_eq!(program.call(&host, "g", &[a]).unwrap().get::<i32>(0), Ok(&10));
+    }
+    let s = arena.stats().unwrap();
+    assert_eq!((s.in_use, s.live_allocations), (0, 0), "arena leaked: {s:?}");
+}
+
+/// The same kernels without their scalar forms (plain strict entries): what the generic
+/// path computes.
+fn generic_registry() -> KernelRegistry<256> {
+    let mut r = KernelRegistry::new();
+    for group in [
+        hostrt_core::basic_kernels::integer::ALL,
+        hostrt_core::basic_kernels::float::ALL,
+        hostrt_core::basic_kernels::print::ALL,
+    ] {
+        for e in group {
+            let plain = if e.is_non_strict() {
+                hostrt_core::kernel::KernelEntry::non_strict(e.name, e.func())
+            } else {
+                hostrt_core::kernel::KernelEntry::strict(e.name, e.func())
+            };
+            r.add_entries(&[plain]).unwrap();
+        }
+    }
+    r
+}
+
+/// What a result is, for comparing two runs: its `i32`, or its error's code and message.
+fn outcome(r: &hostrt_core::executor::Results, i: usize) -> Result<i32, (ErrorCode, String)> {
+    r.get::<i32>(i).copied().map_err(|e| (e.code, e.message().to_string()))
+}
+
+#[test]
+fn scalar_kernels_on_async_values_match_the_generic_path() {
+    // `%g` and `%h` run scalar on the argument, an async value: a number, an error (which
+    // becomes their result), a value of another type (an argument error), each also under
+    // cancellation (an error operand wins over it, as on the generic path).
+    let bef = bef(MIXED);
+    let (scalar_reg, generic_reg) = (registry(), generic_registry());
+    let (arena, alloc) = leaked_arena(1 << 20).unwrap();
+    let queue = SingleThreadedWorkQueue::new();
+    {
+        let host = HostContext::new(alloc, &queue);
+        let scalar = Program::load(bef.as_bytes(), &scalar_reg, alloc).unwrap();
+        let generic = Program::load(bef.as_bytes(), &generic_reg, alloc).unwrap();
+        assert!(modes(&scalar, "mixed")[9].0 && !modes(&generic, "mixed")[9].0);
+        let args = || {
+            let failed = hostrt_core::Diagnostic::new(ErrorCode::Internal, "upstream failed");
+            [
+                host.make_available(10i32).unwrap().into_rc(),
+                RcAsyncValue::error(alloc, failed).unwrap(),
+                host.make_available(2.5f32).unwrap().into_rc(),
+            ]
+        };
+        for cancelled in [false, true] {
+            for (i, (a, b)) in args().into_iter().zip(args()).enumerate() {
+                let (ra, rb) = (RequestContext::new(), RequestContext::new());
+                if cancelled {
+                    ra.cancel(alloc).unwrap();
+                    rb.cancel(alloc).unwrap();
+                }
+                let x = scalar.call_in(&ExecutionContext::new(&host, &ra), "mixed", &[a]).unwrap();
+                let y = generic.call_in(&ExecutionContext::new(&host, &rb), "mixed", &[b]).unwrap();
+                for j in 0..3 {
+                    assert_eq!(
+                        outcome(&x, j),
+                        outcome(&y, j),
+                        "argument {i}, cancelled {cancelled}, result {j}"
+                    );
+                }
+                if !cancelled {
+                    let want = [Ok(22), Err(ErrorCode::Internal), Err(ErrorCode::InvalidArgument)][i];
+                    assert_eq!(outcome(&x, 1).map_err(|e| e.0), want, "argument {i}");
+                }
+            }
+        }
     }
     let s = arena.stats().unwrap();
     assert_eq!((s.in_use, s.live_allocations), (0, 0), "arena leaked: {s:?}");

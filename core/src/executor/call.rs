@@ -44,7 +44,9 @@ impl Results {
         if let Some(e) = v.get_error() {
             return Err(e.clone());
         }
-        v.get::<T>().ok_or(Diagnostic::new(ErrorCode::InvalidArgument, "the result holds another type"))
+        // (Built only on a mismatch: a `Diagnostic` is a few hundred bytes to fill.)
+        v.get::<T>()
+            .ok_or_else(|| Diagnostic::new(ErrorCode::InvalidArgument, "the result holds another type"))
     }
 }
 

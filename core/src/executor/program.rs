@@ -118,8 +118,8 @@ impl<'a> Program<'a> {
         for code in 0..len {
             let entry = kernels.lookup(file.kernel_name(code as u32));
             // `load` checked every name against the same registry.
-            let entry =
-                entry.ok_or(BefError::new(BefErrorKind::UnknownKernel, 0, file.kernel_name(code as u32)));
+            let entry = entry
+                .ok_or_else(|| BefError::new(BefErrorKind::UnknownKernel, 0, file.kernel_name(code as u32)));
             match entry {
                 // SAFETY: `code < len`, within the fresh block.
                 Ok(e) => unsafe { table.as_ptr().add(code).write(e) },

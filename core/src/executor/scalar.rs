@@ -5,8 +5,9 @@
 //! a scalar kernel whose every operand is inline (so the value can be neither unavailable
 //! nor an error), it is not a function result, and every user is a scalar kernel that reads
 //! it as the type the producer makes. An inline register holds the value's word itself
-//! instead of a pointer. A kernel *runs scalar* when it has a scalar form and all its
-//! operands are inline; its result is inline, or made into an async value when it escapes.
+//! instead of a pointer. Every use of a kernel with a scalar form *runs scalar*: it reads
+//! inline operands as words and takes the others as async values; its result is inline, or
+//! made into an async value.
 
 use core::alloc::Layout;
 use core::ptr::{self, NonNull};
@@ -15,6 +16,7 @@ use super::frame::Frame;
 use super::program::Program;
 use super::run::{Body, Failure, ReadyQueue, failure, notify, publish_result};
 use crate::allocator::Allocator;
+use crate::async_value::RcAsyncValue;
 use crate::bef::BefFile;
 use crate::bef::format::{FunctionRecord, KernelRecord};
 use crate::kernel::{AttrRef, KernelEntry, ScalarFn, Slot};
@@ -24,6 +26,9 @@ use crate::sync::Ordering;
 pub(super) const SCALAR: u8 = 1;
 /// Mode bit: the kernel's result stays in its register as a word.
 pub(super) const INLINE: u8 = 2;
+/// Mode bit of argument 0 (`WORD << i` for argument `i`): the argument is a register word;
+/// without it the register holds an async value.
+const WORD: u8 = 4;
 /// Most parameters a scalar kernel has (`scalar_kernel_entry!` takes up to 4).
 const MAX_PARAMS: usize = 4;
 /// Mode bit: the record was planned (as part of one function; a record two functions
@@ -139,43 +144,45 @@ fn plan_function(
             regs[r] = REG_INLINE;
         }
     }
-    // Kernels with an operand that is not inline cannot run scalar; demoting one takes its
-    // result and its operands out of the inline set, which may demote their users in turn.
+    // A value stays a word only if its producer's operands all are (so it is never
+    // unavailable and never an error): a register leaving the set takes the results of its
+    // users with it, each register at most once.
     let mut top = 0;
-    for (k, kr) in kernels.iter().enumerate() {
-        if modes[k] & SCALAR != 0
+    for kr in kernels {
+        let r = kr.first_result as usize;
+        if regs.get(r) == Some(&REG_INLINE)
             && file.kernel_args(kr).iter().any(|a| regs.get(*a as usize) != Some(&REG_INLINE))
         {
-            modes[k] &= !SCALAR;
-            work[top] = k as u32;
+            regs[r] = 0;
+            work[top] = r as u32;
             top += 1;
         }
     }
     while top > 0 {
         top -= 1;
-        let kr = &kernels[work[top] as usize];
-        let results = (0..kr.num_results()).map(|j| kr.first_result.wrapping_add(j));
-        for r in file.kernel_args(kr).iter().copied().chain(results) {
-            let Some(flag) = regs.get_mut(r as usize) else { continue };
-            if *flag != REG_INLINE {
-                continue;
-            }
-            *flag = 0;
-            for &u in users(r as usize) {
-                if let Some(m) = modes.get_mut(u as usize)
-                    && *m & SCALAR != 0
-                {
-                    // Each kernel is demoted once, so the list never holds more than all.
-                    *m &= !SCALAR;
-                    work[top] = u;
-                    top += 1;
-                }
+        for &u in users(work[top] as usize) {
+            let Some(ukr) = kernels.get(u as usize) else { continue };
+            let r = ukr.first_result as usize;
+            if regs.get(r) == Some(&REG_INLINE) {
+                // Only a candidate's result starts inline, one per kernel: the list never
+                // holds more than the function's kernels.
+                regs[r] = 0;
+                work[top] = r as u32;
+                top += 1;
             }
         }
     }
     for (m, kr) in modes.iter_mut().zip(kernels) {
-        if *m & SCALAR != 0 && regs.get(kr.first_result as usize) == Some(&REG_INLINE) {
+        if *m & SCALAR == 0 {
+            continue;
+        }
+        if regs.get(kr.first_result as usize) == Some(&REG_INLINE) {
             *m |= INLINE;
+        }
+        for (i, a) in file.kernel_args(kr).iter().enumerate().take(MAX_PARAMS) {
+            if regs.get(*a as usize) == Some(&REG_INLINE) {
+                *m |= WORD << i;
+            }
         }
     }
 }
@@ -212,11 +219,13 @@ impl Drop for Modes {
     }
 }
 
-/// Run kernel `kr`, planned [`SCALAR`] with `mode`, on its operands' register words
-/// (docs/execution.md, "Scalar registers"). Its operands are inline, so they are available
-/// and not errors; under cancellation it does not run: an inline result is left unwritten
-/// (its users, all scalar, see the cancellation too and skip), an escaping one is the
-/// cancellation error, as on the generic path.
+/// Run kernel `kr`, planned [`SCALAR`] with `mode` (docs/execution.md, "Scalar registers"):
+/// its word operands are read from their registers, its other operands taken as async
+/// values as the generic path takes them. As there, the last error operand, else the
+/// cancellation, else an operand missing or of the wrong type, is the result instead of a
+/// call. An inline result is stored as a word (only kernels whose operands are all words
+/// have one, so only cancellation can stop it: it is then left unwritten, and its users,
+/// all scalar, see the cancellation too and skip); any other result is an async value.
 #[inline(never)]
 pub(super) fn run(frame: &Frame, f: &Body<'_>, kr: &KernelRecord, mode: u8, queue: &mut ReadyQueue<'_>) {
     let program: &Program<'_> = frame.program();
@@ -224,34 +233,35 @@ pub(super) fn run(frame: &Frame, f: &Body<'_>, kr: &KernelRecord, mode: u8, queu
     let exec = frame.exec();
     let r = kr.first_result;
     let sc = program.entry(kr.code).scalar();
-    let word = match sc {
-        Some(sc) if !exec.request().is_cancelled() => {
-            let args = file.kernel_args(kr);
-            let mut words = [0usize; MAX_PARAMS];
-            for (w, &a) in words.iter_mut().zip(args) {
-                *w = frame.reg(a).load(Ordering::Acquire).addr();
-            }
-            let words = &words[..args.len().min(MAX_PARAMS)];
-            if kr.num_attrs() == 0 {
-                (sc.call)(words, &[])
+    let args = file.kernel_args(kr);
+    let n = args.len().min(MAX_PARAMS);
+    let all_words = (WORD << n) - WORD; // the bits of arguments 0..n
+    let outcome = match sc {
+        // The common case: every operand a word (no reference to take, no type to check).
+        Some(sc) if mode & all_words == all_words => {
+            if exec.request().is_cancelled() {
+                Err(None)
             } else {
-                let attrs: heapless::Vec<AttrRef<'_>, MAX_PARAMS> = file
-                    .kernel_attrs(kr)
-                    .0
-                    .iter()
-                    .filter_map(|a| file.attr_ref(*a))
-                    .take(MAX_PARAMS)
-                    .collect();
-                (sc.call)(words, &attrs)
+                let mut words = [0usize; MAX_PARAMS];
+                for (w, &a) in words.iter_mut().zip(args) {
+                    *w = frame.reg(a).load(Ordering::Acquire).addr();
+                }
+                call(file, kr, sc, &words[..n]).ok_or_else(|| Some(failure(exec, Failure::NoResultSet)))
             }
         }
-        _ => None,
+        Some(sc) => with_values(frame, kr, sc, mode, queue),
+        // The plan marks only kernels with a scalar form.
+        None => Err(Some(failure(exec, Failure::NoResultSet))),
     };
     if mode & INLINE != 0 {
-        // The load checked every argument and attribute the form reads, so it fails only
-        // under cancellation, when no user reads the word.
-        debug_assert!(word.is_some() || exec.request().is_cancelled(), "scalar form of {} failed", kr.code);
-        if let Some(w) = word {
+        // Every operand is a word, and the load checked every argument and attribute the
+        // form reads: only cancellation stops it, and then no user reads the word.
+        debug_assert!(
+            matches!(outcome, Ok(_) | Err(None)),
+            "scalar form of kernel code {} failed with word operands",
+            kr.code
+        );
+        if let Ok(w) = outcome {
             // The word is the value; the users read it after their ready count, which
             // this store happens before (release here, acquire there, or one thread).
             frame.reg(r).store(ptr::without_provenance_mut(w), Ordering::Release);
@@ -264,17 +274,121 @@ pub(super) fn run(frame: &Frame, f: &Body<'_>, kr: &KernelRecord, mode: u8, queu
         }
         return;
     }
-    let v = match (word, sc) {
-        (Some(w), Some(sc)) => match (sc.make)(exec.allocator(), &queue.spare, w) {
+    let v = match (outcome, sc) {
+        (Ok(w), Some(sc)) => match (sc.make)(exec.allocator(), &queue.spare, w) {
             Ok(v) => v,
             Err(e) => no_memory_for_result(program, exec, kr, e),
         },
+        (Err(Some(e)), _) => e,
         _ => match exec.request().cancel_value() {
             Some(e) => e,
             None => failure(exec, Failure::NoResultSet),
         },
     };
     publish_result(frame, f, kr, 0, Some(v), queue);
+}
+
+/// Call `sc`, the form of `kr`, on argument `words` and `kr`'s attributes.
+#[inline(always)]
+fn call(file: &BefFile<'_>, kr: &KernelRecord, sc: &ScalarFn, words: &[usize]) -> Option<usize> {
+    if kr.num_attrs() == 0 {
+        return (sc.call)(words, &[]);
+    }
+    let attrs: heapless::Vec<AttrRef<'_>, MAX_PARAMS> =
+        file.kernel_attrs(kr).0.iter().filter_map(|a| file.attr_ref(*a)).take(MAX_PARAMS).collect();
+    (sc.call)(words, &attrs)
+}
+
+/// [`run`] of a kernel with an operand held in an async value: its word operands are read
+/// from their registers, the others taken as the generic path takes them (and dropped, the
+/// last reference's block kept for the result, before returning). `Ok` with the result
+/// word, or the error that is the result instead (`None`: the cancellation).
+#[inline(never)]
+fn with_values(
+    frame: &Frame,
+    kr: &KernelRecord,
+    sc: &ScalarFn,
+    mode: u8,
+    queue: &mut ReadyQueue<'_>,
+) -> Result<usize, Option<RcAsyncValue>> {
+    let program: &Program<'_> = frame.program();
+    let file = &program.file;
+    let exec = frame.exec();
+    let args = file.kernel_args(kr);
+    let mut words = [0usize; MAX_PARAMS];
+    // Operands held in async values, one reference each.
+    let mut held = [const { None::<RcAsyncValue> }; MAX_PARAMS];
+    // The last error operand: `Some(Some(e))` an async value holding an error, `Some(None)`
+    // a word under cancellation (it stands for the cancellation error its producer, which
+    // saw the cancellation too when it came first, would have made on the generic path).
+    let mut err = None;
+    let cancelled = exec.request().is_cancelled();
+    let (mut missing, mut wrong) = (false, None);
+    for (i, &a) in args.iter().enumerate().take(MAX_PARAMS) {
+        if mode & (WORD << i) != 0 {
+            words[i] = frame.reg(a).load(Ordering::Acquire).addr();
+            if cancelled {
+                err = Some(None);
+            }
+            continue;
+        }
+        let Some(v) = frame.take(a) else {
+            missing = true;
+            continue;
+        };
+        if v.is_error() {
+            err = Some(Some(v.clone()));
+        } else {
+            match (sc.load)(i, &v) {
+                Some(w) => words[i] = w,
+                None => wrong = wrong.or(Some(i)),
+            }
+        }
+        held[i] = Some(v);
+    }
+    let outcome = match err {
+        Some(e) => Err(e),
+        None if cancelled => Err(None),
+        None if missing => Err(Some(failure(exec, Failure::OperandsUndefined(file.kernel_name(kr.code))))),
+        None => match wrong {
+            Some(i) => Err(Some(argument_error(program, exec, kr, sc, i, &held))),
+            None => call(file, kr, sc, &words[..args.len().min(MAX_PARAMS)])
+                .ok_or_else(|| Some(failure(exec, Failure::NoResultSet))),
+        },
+    };
+    // Operands die before the result is published; the block of one whose last reference
+    // dies here may take the result (docs/execution.md, "Result blocks").
+    for v in held.into_iter().flatten() {
+        if let Ok(block) = v.into_spare() {
+            queue.spare.set(Some(block));
+        }
+    }
+    outcome
+}
+
+/// Argument `i`, an async value, is not the type the kernel reads: the error a typed
+/// kernel's `Argument` reports (to the diagnostic sink, with the kernel's location).
+#[cold]
+#[inline(never)]
+fn argument_error(
+    program: &Program<'_>,
+    exec: &crate::host_context::ExecutionContext<'_>,
+    kr: &KernelRecord,
+    sc: &ScalarFn,
+    i: usize,
+    held: &[Option<RcAsyncValue>],
+) -> RcAsyncValue {
+    let want = sc.arg_types().nth(i).map_or("?", |t| t.name());
+    let mut diag = match held.get(i).and_then(Option::as_ref) {
+        Some(v) if !v.is_available() => crate::diag!(Internal, "argument {} is not available", i),
+        Some(v) => {
+            crate::diag!(InvalidArgument, "argument {} has type {}, expected {}", i, v.type_name(), want)
+        }
+        None => crate::diag!(InvalidArgument, "kernel expects argument {}", i),
+    };
+    diag.location = crate::kernel::Invoke::location(program, kr.location).map(|l| l.to_location());
+    exec.host().emit_error(&diag);
+    RcAsyncValue::error_or_oom(exec.allocator(), diag)
 }
 
 /// No memory for an escaping result: reported as a kernel's `emplace_result` reports it
@@ -287,9 +401,9 @@ fn no_memory_for_result(
     exec: &crate::host_context::ExecutionContext<'_>,
     kr: &KernelRecord,
     e: crate::allocator::AllocError,
-) -> crate::async_value::RcAsyncValue {
+) -> RcAsyncValue {
     let mut diag = crate::diagnostic::Diagnostic::from(e);
     diag.location = crate::kernel::Invoke::location(program, kr.location).map(|l| l.to_location());
     exec.host().emit_error(&diag);
-    crate::async_value::RcAsyncValue::error_or_oom(exec.allocator(), diag)
+    RcAsyncValue::error_or_oom(exec.allocator(), diag)
 }

@@ -94,6 +94,10 @@ macro_rules! value_params {
             const SLOT: Slot = Slot::Arg(TypeKey::of::<$t>());
             const FITS: bool = <$t as ScalarValue>::FITS;
             #[inline(always)]
+            fn load_value(v: &RcAsyncValue) -> Option<usize> {
+                v.get::<$t>().map(|x| x.to_word())
+            }
+            #[inline(always)]
             fn from_scalar<'f>(words: &[usize], _: &[AttrRef<'f>], cursor: &mut Cursor) -> Option<$t> {
                 let w = *words.get(cursor.arg)?;
                 cursor.arg += 1;
@@ -121,6 +125,12 @@ pub trait ScalarParam: SignedParam {
     const SLOT: Slot;
     /// Whether an argument of its type fits a register word on this target.
     const FITS: bool = true;
+    /// The word of an argument held in an async value, if it holds this parameter's type
+    /// (`None` for an attribute).
+    fn load_value(v: &RcAsyncValue) -> Option<usize> {
+        let _ = v;
+        None
+    }
     /// The parameter from argument `words` and `attrs`, advancing the cursor; `None` when
     /// one is missing or of another type (which the load rules out for the scalar path).
     fn from_scalar<'f>(words: &[usize], attrs: &[AttrRef<'f>], cursor: &mut Cursor)
@@ -150,6 +160,9 @@ pub struct ScalarFn {
     pub(crate) call: fn(&[usize], &[AttrRef<'_>]) -> Option<usize>,
     /// An available async value holding the result word, in `spare` when it fits there.
     pub(crate) make: MakeFn,
+    /// The word of argument `i` held in an async value; `None` when the value holds
+    /// another type.
+    pub(crate) load: fn(usize, &RcAsyncValue) -> Option<usize>,
     /// The parameters in order.
     pub(crate) slots: &'static [Slot],
     /// The result's type.
@@ -179,6 +192,8 @@ pub trait ScalarKernel<Marker>: TypedKernel<Marker> {
     fn call_scalar(&self, words: &[usize], attrs: &[AttrRef<'_>]) -> Option<usize>;
     /// An available value holding the result word.
     fn make(alloc: Allocator, spare: &Cell<Option<Spare>>, word: usize) -> Result<RcAsyncValue, AllocError>;
+    /// The word of argument `i` held in the async value `v`, if it holds that argument's type.
+    fn load_arg(i: usize, v: &RcAsyncValue) -> Option<usize>;
 }
 
 /// [`ScalarKernel::make`] for a result of type `T`.
@@ -222,6 +237,19 @@ macro_rules! impl_scalar_kernel {
             fn make(alloc: Allocator, spare: &Cell<Option<Spare>>, word: usize) -> Result<RcAsyncValue, AllocError> {
                 make_value::<Ret>(alloc, spare, word)
             }
+            fn load_arg(i: usize, v: &RcAsyncValue) -> Option<usize> {
+                let mut j = 0;
+                $(
+                    if matches!(<$p as ScalarParam>::SLOT, Slot::Arg(_)) {
+                        if j == i {
+                            return <$p as ScalarParam>::load_value(v);
+                        }
+                        j += 1;
+                    }
+                )*
+                let _ = (i, v, j);
+                None
+            }
         }
     };
 }
@@ -241,7 +269,7 @@ pub const fn scalar_of<M, F: ScalarKernel<M>>(
     if !F::FITS {
         return None;
     }
-    Some(ScalarFn { call, make: F::make, slots: F::SLOTS, result: F::RESULT })
+    Some(ScalarFn { call, make: F::make, load: F::load_arg, slots: F::SLOTS, result: F::RESULT })
 }
 
 /// Call `f` on argument words and attributes (what
@@ -293,6 +321,14 @@ mod tests {
         assert_eq!(word.map(i32::from_word), Some(2));
         // A missing argument is refused, not read out of bounds.
         assert_eq!((f.call)(&[1], &[]), None);
+        // Arguments held in async values: read when of the argument's type, refused otherwise.
+        let arena = crate::testing::TestArena::new(4096);
+        let seven = AsyncValueRef::available(arena.alloc, 7i32).unwrap().into_rc();
+        let wrong = AsyncValueRef::available(arena.alloc, 7i64).unwrap().into_rc();
+        assert_eq!((f.load)(1, &seven).map(i32::from_word), Some(7));
+        assert_eq!((f.load)(0, &wrong), None);
+        assert_eq!((f.load)(2, &seven), None, "no third argument");
+        drop((seven, wrong));
         assert_eq!(f.arg_types().count(), 2);
         assert!(f.result == TypeKey::of::<i32>());
     }
