@@ -148,7 +148,9 @@ fn plan_function(
     // unavailable and never an error): a register leaving the set takes the results of its
     // users with it, each register at most once.
     let mut top = 0;
-    for kr in kernels {
+    // (Only candidates, which have one result: another kernel's `first_result` may name the
+    // next kernel's register.)
+    for (kr, _) in kernels.iter().zip(&*modes).filter(|(_, m)| **m & SCALAR != 0) {
         let r = kr.first_result as usize;
         if regs.get(r) == Some(&REG_INLINE)
             && file.kernel_args(kr).iter().any(|a| regs.get(*a as usize) != Some(&REG_INLINE))
@@ -319,8 +321,9 @@ fn with_values(
     // Operands held in async values, one reference each.
     let mut held = [const { None::<RcAsyncValue> }; MAX_PARAMS];
     // The last error operand: `Some(Some(e))` an async value holding an error, `Some(None)`
-    // a word under cancellation (it stands for the cancellation error its producer, which
-    // saw the cancellation too when it came first, would have made on the generic path).
+    // a word under cancellation (it stands for the cancellation error its producer would
+    // have made on the generic path: exact when the cancellation came before the producer
+    // ran; when it came between the two, either error is an outcome the race allows).
     let mut err = None;
     let cancelled = exec.request().is_cancelled();
     let (mut missing, mut wrong) = (false, None);
