@@ -86,6 +86,16 @@ fn bef(text: &str) -> AlignedBytes {
     )
 }
 
+/// Run `f` with a host over a fresh arena, which must hold nothing afterwards (load programs
+/// inside `f`, so they are gone by then).
+fn in_arena(f: impl FnOnce(&HostContext<'_>, Allocator)) {
+    let (arena, alloc) = leaked_arena(1 << 20).unwrap();
+    let queue = SingleThreadedWorkQueue::new();
+    f(&HostContext::new(alloc, &queue), alloc);
+    let s = arena.stats().unwrap();
+    assert_eq!((s.in_use, s.live_allocations), (0, 0), "arena leaked: {s:?}");
+}
+
 /// Each kernel's planned mode, (runs scalar, result stays in its register), in textual
 /// order.
 fn modes(program: &Program<'_>, func: &str) -> Vec<(bool, bool)> {
@@ -138,36 +148,28 @@ fn the_load_plans_registers_only_scalar_kernels_use() {
 fn scalar_programs_compute_what_the_generic_path_does_and_give_every_block_back() {
     let bef = bef(MIXED);
     let reg = registry();
-    let (arena, alloc) = leaked_arena(1 << 20).unwrap();
-    let queue = SingleThreadedWorkQueue::new();
-    {
-        let host = HostContext::new(alloc, &queue);
+    in_arena(|host, alloc| {
         let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
         let arg = host.make_available(10i32).unwrap().into_rc();
-        let r = program.call(&host, "mixed", &[arg]).unwrap();
+        let r = program.call(host, "mixed", &[arg]).unwrap();
         // c = 3, d = 9, e = 10, f = 7, g = 11, h = 22
         assert_eq!((r.get::<i32>(0), r.get::<i32>(1), r.get::<i32>(2)), (Ok(&7), Ok(&22), Ok(&10)));
-        let r = program.call(&host, "floats", &[]).unwrap();
+        let r = program.call(host, "floats", &[]).unwrap();
         assert_eq!(r.get::<f32>(0), Ok(&4.5));
         assert_eq!(r.get::<bool>(1), Ok(&true));
         assert_eq!(r.get::<i64>(2), Ok(&80_000_000_000));
-    }
-    let s = arena.stats().unwrap();
-    assert_eq!((s.in_use, s.live_allocations), (0, 0), "arena leaked: {s:?}");
+    });
 }
 
 #[test]
 fn a_cancelled_request_skips_scalar_kernels_and_returns_the_cancellation() {
     let bef = bef(MIXED);
     let reg = registry();
-    let (arena, alloc) = leaked_arena(1 << 20).unwrap();
-    let queue = SingleThreadedWorkQueue::new();
-    {
-        let host = HostContext::new(alloc, &queue);
+    in_arena(|host, alloc| {
         let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
         let request = RequestContext::new();
         assert!(request.cancel(alloc).unwrap());
-        let exec = ExecutionContext::new(&host, &request);
+        let exec = ExecutionContext::new(host, &request);
         let arg = host.make_available(10i32).unwrap().into_rc();
         let r = program.call_in(&exec, "mixed", &[arg]).unwrap();
         for i in 0..3 {
@@ -176,9 +178,7 @@ fn a_cancelled_request_skips_scalar_kernels_and_returns_the_cancellation() {
         }
         let r = program.call_in(&exec, "floats", &[]).unwrap();
         assert_eq!(r.get::<f32>(0).unwrap_err().code, ErrorCode::Cancelled);
-    }
-    let s = arena.stats().unwrap();
-    assert_eq!((s.in_use, s.live_allocations), (0, 0), "arena leaked: {s:?}");
+    });
 }
 
 #[test]
@@ -299,18 +299,13 @@ func.func @g(%a: i32) -> i32 {
     fmt::seal(&mut b);
     let bef = AlignedBytes::new(&b);
     let reg = registry();
-    let (arena, alloc) = leaked_arena(1 << 20).unwrap();
-    let queue = SingleThreadedWorkQueue::new();
-    {
+    in_arena(|host, alloc| {
         let program = Program::load(bef.as_bytes(), &reg, alloc).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(modes(&program, "f"), [(false, false); 2]);
-        let host = HostContext::new(alloc, &queue);
-        assert_eq!(program.call(&host, "f", &[]).unwrap().get::<i32>(0), Ok(&8192));
+        assert_eq!(program.call(host, "f", &[]).unwrap().get::<i32>(0), Ok(&8192));
         let a = host.make_available(5i32).unwrap().into_rc();
-        assert_eq!(program.call(&host, "g", &[a]).unwrap().get::<i32>(0), Ok(&10));
-    }
-    let s = arena.stats().unwrap();
-    assert_eq!((s.in_use, s.live_allocations), (0, 0), "arena leaked: {s:?}");
+        assert_eq!(program.call(host, "g", &[a]).unwrap().get::<i32>(0), Ok(&10));
+    });
 }
 
 /// The same kernels without their scalar forms (plain strict entries): what the generic
@@ -354,10 +349,7 @@ fn scalar_kernels_on_async_values_match_the_generic_path() {
 fn compare_with_generic(text: &str) {
     let bef = bef(text);
     let (scalar_reg, generic_reg) = (registry(), generic_registry());
-    let (arena, alloc) = leaked_arena(1 << 20).unwrap();
-    let queue = SingleThreadedWorkQueue::new();
-    {
-        let host = HostContext::new(alloc, &queue);
+    in_arena(|host, alloc| {
         let scalar = Program::load(bef.as_bytes(), &scalar_reg, alloc).unwrap();
         let generic = Program::load(bef.as_bytes(), &generic_reg, alloc).unwrap();
         assert!(modes(&scalar, "mixed")[9].0 && !modes(&generic, "mixed")[9].0);
@@ -376,8 +368,8 @@ fn compare_with_generic(text: &str) {
                     ra.cancel(alloc).unwrap();
                     rb.cancel(alloc).unwrap();
                 }
-                let x = scalar.call_in(&ExecutionContext::new(&host, &ra), "mixed", &[a]).unwrap();
-                let y = generic.call_in(&ExecutionContext::new(&host, &rb), "mixed", &[b]).unwrap();
+                let x = scalar.call_in(&ExecutionContext::new(host, &ra), "mixed", &[a]).unwrap();
+                let y = generic.call_in(&ExecutionContext::new(host, &rb), "mixed", &[b]).unwrap();
                 for j in 0..3 {
                     assert_eq!(
                         outcome(&x, j),
@@ -396,7 +388,5 @@ fn compare_with_generic(text: &str) {
                 assert_eq!(outcome(&x, 1).map_err(|e| e.0), want, "argument {i}, cancelled {cancelled}");
             }
         }
-    }
-    let s = arena.stats().unwrap();
-    assert_eq!((s.in_use, s.live_allocations), (0, 0), "arena leaked: {s:?}");
+    });
 }

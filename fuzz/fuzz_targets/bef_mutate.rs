@@ -38,11 +38,7 @@ fn valid() -> &'static [u8] {
 }
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let mut bytes = valid().to_vec();
-    for edit in data.chunks_exact(3) {
-        let at = usize::from(u16::from_le_bytes([edit[0], edit[1]])) % bytes.len();
-        bytes[at] = edit[2];
-    }
+    let mut bytes = common::apply_edits(valid(), data);
     if data.len() % 3 == 1 {
         bytes.truncate(usize::from(data[0]) * bytes.len() / 256);
     }

@@ -6,17 +6,17 @@
 //! Never a panic, a hang or undefined behaviour, and every block comes back.
 #![no_main]
 
-use std::sync::atomic::{AtomicU32, Ordering};
+#[path = "common.rs"]
+mod common;
 
-use hostrt_core::allocator::{FixedArena, HostAllocator};
+use std::sync::atomic::Ordering;
+
+use hostrt_core::allocator::HostAllocator;
 use hostrt_core::basic_kernels::{control, float, integer, print};
 use hostrt_core::driver::{DriverOptions, run_functions};
 use hostrt_core::executor::Program;
 use hostrt_core::kernel::KernelEntry;
-use hostrt_core::{
-    Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, KernelFrame, KernelRegistry,
-    SingleThreadedWorkQueue,
-};
+use hostrt_core::{ConcurrentWorkQueue, HostContext, KernelRegistry, SingleThreadedWorkQueue};
 use hostrt_std::AlignedBytes;
 
 /// Scalar chains (words and escaping values), a call, a branch and prints.
@@ -54,26 +54,8 @@ func.func @floats() -> f32 {
 
 /// Calls and branches one run may make (a mutated call may recurse).
 const CALL_BUDGET: u32 = 2_000;
-static BUDGET: AtomicU32 = AtomicU32::new(CALL_BUDGET);
 
-/// `entry`, failing once the run's call budget is spent.
-macro_rules! budgeted {
-    ($entry:expr) => {{
-        fn run(frame: &KernelFrame<'_>) {
-            if BUDGET.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(1)).is_err() {
-                return frame.report_error(Diagnostic::internal("fuzz call budget spent"));
-            }
-            ($entry.func())(frame)
-        }
-        if $entry.is_non_strict() {
-            KernelEntry::non_strict($entry.name, run)
-        } else {
-            KernelEntry::strict($entry.name, run)
-        }
-    }};
-}
-
-const BUDGETED: [KernelEntry; 2] = [budgeted!(control::CALL), budgeted!(control::IF)];
+const BUDGETED: [KernelEntry; 2] = [common::budgeted!(control::CALL), common::budgeted!(control::IF)];
 
 fn valid() -> &'static [u8] {
     static V: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
@@ -82,26 +64,16 @@ fn valid() -> &'static [u8] {
     })
 }
 
-/// One arena reused by every run, so the allocator table never fills up.
-fn arena() -> (&'static FixedArena, Allocator) {
-    static A: std::sync::OnceLock<(&'static FixedArena, Allocator)> = std::sync::OnceLock::new();
-    *A.get_or_init(|| hostrt_std::leaked_arena(256 << 10).unwrap())
-}
-
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let mut bytes = valid().to_vec();
-    for edit in data.chunks_exact(3) {
-        let at = usize::from(u16::from_le_bytes([edit[0], edit[1]])) % bytes.len();
-        bytes[at] = edit[2];
-    }
+    let mut bytes = common::apply_edits(valid(), data);
     hostrt_core::bef::format::seal(&mut bytes);
     let bytes = AlignedBytes::new(&bytes);
-    let (arena, alloc) = arena();
+    let (arena, alloc) = common::run_arena();
     let mut registry: KernelRegistry<256> = KernelRegistry::new();
     for group in [integer::ALL, float::ALL, print::ALL, &BUDGETED[..]] {
         registry.add_entries(group).unwrap();
     }
-    BUDGET.store(CALL_BUDGET, Ordering::Relaxed);
+    common::BUDGET.store(CALL_BUDGET, Ordering::Relaxed);
     let before = arena.stats().unwrap().in_use;
     let queue = SingleThreadedWorkQueue::new();
     let discard = |_: std::fmt::Arguments<'_>| {};

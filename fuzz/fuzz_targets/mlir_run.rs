@@ -7,60 +7,34 @@
 //! counted against a budget, so every program terminates quickly.
 #![no_main]
 
-use std::sync::atomic::{AtomicU32, Ordering};
+#[path = "common.rs"]
+mod common;
+
+use std::sync::atomic::Ordering;
 
 use hostrt_compiler::bef::{WriteOptions, write_with};
 use hostrt_compiler::text::parse;
-use hostrt_core::allocator::{FixedArena, HostAllocator};
+use hostrt_core::allocator::HostAllocator;
 use hostrt_core::basic_kernels::{control, float, integer, print};
 use hostrt_core::driver::{DriverOptions, run_functions};
 use hostrt_core::executor::Program;
 use hostrt_core::kernel::KernelEntry;
 use hostrt_core::tensor_kernels::{dht, mnist, resnet, shape};
-use hostrt_core::{
-    Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, KernelFrame, KernelRegistry,
-    SingleThreadedWorkQueue,
-};
+use hostrt_core::{ConcurrentWorkQueue, HostContext, KernelRegistry, SingleThreadedWorkQueue};
 use hostrt_std::AlignedBytes;
 
 /// Calls and branches one run may make: with one stream, recursion is depth-first and may
 /// never exhaust the arena (fib(52) is 2^36 calls), so work is bounded by counting them.
 const CALL_BUDGET: u32 = 5_000;
-static BUDGET: AtomicU32 = AtomicU32::new(CALL_BUDGET);
-
-/// `entry`, failing once the run's call budget is spent.
-macro_rules! budgeted {
-    ($entry:expr) => {{
-        fn run(frame: &KernelFrame<'_>) {
-            if BUDGET.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(1)).is_err() {
-                return frame.report_error(Diagnostic::internal("fuzz call budget spent"));
-            }
-            ($entry.func())(frame)
-        }
-        // (Without the signature: `run` reads nothing itself, and the wrapped kernels are
-        // written against the frame.)
-        if $entry.is_non_strict() {
-            KernelEntry::non_strict($entry.name, run)
-        } else {
-            KernelEntry::strict($entry.name, run)
-        }
-    }};
-}
 
 /// The function-starting control kernels (the loops are left out altogether).
 const BUDGETED: [KernelEntry; 5] = [
-    budgeted!(control::CALL),
-    budgeted!(control::IF),
-    budgeted!(control::COND),
-    budgeted!(control::CASE),
-    budgeted!(control::ONCE),
+    common::budgeted!(control::CALL),
+    common::budgeted!(control::IF),
+    common::budgeted!(control::COND),
+    common::budgeted!(control::CASE),
+    common::budgeted!(control::ONCE),
 ];
-
-/// One arena reused by every run, so the allocator table never fills up.
-fn arena() -> (&'static FixedArena, Allocator) {
-    static A: std::sync::OnceLock<(&'static FixedArena, Allocator)> = std::sync::OnceLock::new();
-    *A.get_or_init(|| hostrt_std::leaked_arena(256 << 10).unwrap())
-}
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -74,7 +48,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
 
 /// Run every parameterless function of `bytes`; the arena must be empty afterwards.
 fn run(bytes: &AlignedBytes, text: &str) {
-    let (arena, alloc) = arena();
+    let (arena, alloc) = common::run_arena();
     let mut registry: KernelRegistry<1024> = KernelRegistry::new();
     for group in
         [integer::ALL, float::ALL, print::ALL, &BUDGETED[..], shape::ALL, mnist::F32, mnist::I32, resnet::ALL]
@@ -84,7 +58,7 @@ fn run(bytes: &AlignedBytes, text: &str) {
     for group in dht::ALL_GROUPS {
         registry.add_entries(group).unwrap();
     }
-    BUDGET.store(CALL_BUDGET, Ordering::Relaxed);
+    common::BUDGET.store(CALL_BUDGET, Ordering::Relaxed);
     let queue = SingleThreadedWorkQueue::new();
     let discard = |_: std::fmt::Arguments<'_>| {};
     {

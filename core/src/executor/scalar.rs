@@ -130,17 +130,21 @@ fn plan_function(
         |r: usize| file.pool_words(registers[r].users, registers[r].num_users as usize).unwrap_or(&[]);
     // Inline candidates: made by a scalar kernel, not returned, every user a scalar kernel
     // reading it as the type made.
+    // (A kernel marked SCALAR above is a candidate, so its entry has a scalar form.)
+    let form = |k: usize| {
+        let scalar = modes.get(k).is_some_and(|m| m & SCALAR != 0);
+        kernels.get(k).filter(|_| scalar).and_then(|kr| table.get(kr.code as usize)?.scalar())
+    };
     for (k, kr) in kernels.iter().enumerate() {
-        let Some(made) = candidate(file, table, kr).map(|s| s.result) else { continue };
+        let Some(made) = form(k).map(|s| s.result) else { continue };
         let r = kr.first_result as usize;
         let Some(reg) = registers.get(r) else { continue };
         let reads_it = |u: &u32| {
-            let Some(ukr) = kernels.get(*u as usize) else { return false };
-            let Some(sc) = candidate(file, table, ukr) else { return false };
-            let args = file.kernel_args(ukr);
+            let Some(sc) = form(*u as usize) else { return false };
+            let args = file.kernel_args(&kernels[*u as usize]);
             args.iter().zip(sc.arg_types()).all(|(a, t)| *a as usize != r || t == made)
         };
-        if reg.num_uses == reg.num_users && users(r).iter().all(reads_it) && modes[k] & SCALAR != 0 {
+        if reg.num_uses == reg.num_users && users(r).iter().all(reads_it) {
             regs[r] = REG_INLINE;
         }
     }
@@ -382,16 +386,14 @@ fn argument_error(
     held: &[Option<RcAsyncValue>],
 ) -> RcAsyncValue {
     let want = sc.arg_types().nth(i).map_or("?", |t| t.name());
-    let mut diag = match held.get(i).and_then(Option::as_ref) {
+    let diag = match held.get(i).and_then(Option::as_ref) {
         Some(v) if !v.is_available() => crate::diag!(Internal, "argument {} is not available", i),
         Some(v) => {
             crate::diag!(InvalidArgument, "argument {} has type {}, expected {}", i, v.type_name(), want)
         }
         None => crate::diag!(InvalidArgument, "kernel expects argument {}", i),
     };
-    diag.location = crate::kernel::Invoke::location(program, kr.location).map(|l| l.to_location());
-    exec.host().emit_error(&diag);
-    RcAsyncValue::error_or_oom(exec.allocator(), diag)
+    report(program, exec, kr, diag)
 }
 
 /// No memory for an escaping result: reported as a kernel's `emplace_result` reports it
@@ -405,7 +407,17 @@ fn no_memory_for_result(
     kr: &KernelRecord,
     e: crate::allocator::AllocError,
 ) -> RcAsyncValue {
-    let mut diag = crate::diagnostic::Diagnostic::from(e);
+    report(program, exec, kr, crate::diagnostic::Diagnostic::from(e))
+}
+
+/// `diag` as a kernel reports an error (`KernelFrame::report_error`): with the kernel's
+/// location, to the diagnostic sink, and as the error value that becomes its result.
+fn report(
+    program: &Program<'_>,
+    exec: &crate::host_context::ExecutionContext<'_>,
+    kr: &KernelRecord,
+    mut diag: crate::diagnostic::Diagnostic,
+) -> RcAsyncValue {
     diag.location = crate::kernel::Invoke::location(program, kr.location).map(|l| l.to_location());
     exec.host().emit_error(&diag);
     RcAsyncValue::error_or_oom(exec.allocator(), diag)
