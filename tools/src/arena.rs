@@ -6,6 +6,8 @@
 //! (`linked_list_allocator`, which `FixedArena` uses through embedded-alloc), unbounded; the
 //! need is the highest block end plus one free-list node, from which on a `FixedArena` of
 //! any capacity lays out the same blocks (see [`need`]).
+//!
+//! `hostrt compile --arena-bound` derives a bound instead, without running ([`derive`]).
 
 use std::alloc::Layout;
 use std::collections::HashMap;
@@ -13,7 +15,7 @@ use std::ptr::NonNull;
 use std::sync::Mutex;
 
 use hostrt_capi::program::TfProgram;
-use hostrt_core::allocator::{ARENA_ALIGN, AllocError, AllocStats, HostAllocator};
+use hostrt_core::allocator::{ARENA_ALIGN, AllocError, AllocStats, HostAllocator, arena_block_bytes};
 use hostrt_core::driver::{DriverOptions, for_each_function_in_order, run_functions};
 use hostrt_core::kernel::KernelLookup;
 use hostrt_core::{Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, SingleThreadedWorkQueue};
@@ -89,9 +91,15 @@ pub struct Need {
     pub requested_peak: usize,
 }
 
-/// Load `bef` as `hostrt run` does (with the C API's `tf.*` kernels) and run function `name`
-/// as the driver does, recording every allocation. An error when the program does not load.
-fn trace(bef: &[u8], kernels: &dyn KernelLookup, name: &str) -> Result<Vec<Event>, String> {
+/// Load `bef` as `hostrt run` does (with the C API's `tf.*` kernels) through an allocator
+/// that records every allocation, and hand the program and its host to `then` (with the
+/// number of events the load recorded); returns what `then` returns and the record (which
+/// ends with the program's own blocks freed). An error when the program does not load.
+fn traced<R>(
+    bef: &[u8],
+    kernels: &dyn KernelLookup,
+    then: impl FnOnce(&TfProgram<'_>, &HostContext<'_>, usize) -> R,
+) -> Result<(R, Vec<Event>), String> {
     let tracer: &'static Tracer =
         Box::leak(Box::new(Tracer { system: SystemAllocator::new(), state: Mutex::default() }));
     let alloc = Allocator::register(tracer).map_err(|e| format!("allocator table full: {e:?}"))?;
@@ -102,12 +110,11 @@ fn trace(bef: &[u8], kernels: &dyn KernelLookup, name: &str) -> Result<Vec<Event
         let host = HostContext::new(alloc, &queue).with_output(&discard).with_diagnostics(&quiet);
         match TfProgram::load(bef, kernels, &host) {
             Ok(program) => {
-                let names = [name];
-                let opts = DriverOptions { functions: &names, ..DriverOptions::default() };
-                let _ = run_functions(&program, &host, &opts, &mut |_| {});
+                let loaded = tracer.state.lock().unwrap_or_else(|e| e.into_inner()).events.len();
+                let r = then(&program, &host, loaded);
                 // Before the program goes: queued work may still refer to it.
                 queue.quiesce();
-                Ok(())
+                Ok(r)
             }
             Err(e) => Err(format!("the program does not load: {e}")),
         }
@@ -116,7 +123,17 @@ fn trace(bef: &[u8], kernels: &dyn KernelLookup, name: &str) -> Result<Vec<Event
     if state.live.is_empty() {
         let _ = alloc.unregister();
     }
-    loaded.map(|()| state.events)
+    loaded.map(|r| (r, state.events))
+}
+
+/// Load `bef` and run function `name` as the driver does, recording every allocation.
+fn trace(bef: &[u8], kernels: &dyn KernelLookup, name: &str) -> Result<Vec<Event>, String> {
+    let run = |program: &TfProgram<'_>, host: &HostContext<'_>, _| {
+        let names = [name];
+        let opts = DriverOptions { functions: &names, ..DriverOptions::default() };
+        let _ = run_functions(program, host, &opts, &mut |_| {});
+    };
+    traced(bef, kernels, run).map(|((), events)| events)
 }
 
 /// The bytes the first-fit heap gives a request: at least a free-list node, a multiple of
@@ -129,6 +146,11 @@ fn rounded(layout: Layout) -> usize {
 /// boundary, as in a `FixedArena` of that capacity: the highest end offset of any block, or
 /// `None` if an allocation fails.
 fn replay(events: &[Event], capacity: usize) -> Option<usize> {
+    replay_ends(events, capacity).map(|(high, _)| high)
+}
+
+/// [`replay`], also returning the highest end of the blocks still live at the end.
+fn replay_ends(events: &[Event], capacity: usize) -> Option<(usize, usize)> {
     let mut buffer = vec![0u8; capacity + ARENA_ALIGN];
     let skip = (buffer.as_ptr() as usize).wrapping_neg() % ARENA_ALIGN;
     // SAFETY: the pointer stays inside `buffer` (`skip < ARENA_ALIGN`).
@@ -153,7 +175,17 @@ fn replay(events: &[Event], capacity: usize) -> Option<usize> {
             }
         }
     }
-    Some(high)
+    let mut live_end = 0;
+    for e in events {
+        if let Event::Alloc { id, layout } = e
+            && let Some(p) = blocks.get(id)
+        {
+            live_end = live_end.max(p.as_ptr() as usize - base as usize + rounded(*layout));
+        }
+    }
+    // Before the heap goes: blocks still live belong to it.
+    drop(blocks);
+    Some((high, live_end))
 }
 
 /// The peak of requested bytes in use over `events`.
@@ -201,8 +233,8 @@ fn need(events: &[Event]) -> Result<usize, String> {
     Ok(need)
 }
 
-/// Measure every named function without arguments (the ones the driver runs).
-pub fn measure(bef: &[u8], kernels: &dyn KernelLookup) -> Result<Vec<Need>, String> {
+/// The functions the driver runs: named, without arguments, not native.
+fn driven_functions(bef: &[u8]) -> Result<Vec<(u32, String)>, String> {
     // Verification scratch: at most 4 bytes per register, bounded by the file's size.
     let (_, scratch) = hostrt_std::leaked_arena(bef.len() + 4096).map_err(|e| e.to_string())?;
     let file = hostrt_core::bef::BefFile::load_unresolved(bef, scratch).map_err(|e| e.to_string())?;
@@ -216,11 +248,67 @@ pub fn measure(bef: &[u8], kernels: &dyn KernelLookup) -> Result<Vec<Need>, Stri
             functions.push((fi, f.name().to_string()));
         }
     });
+    Ok(functions)
+}
+
+/// Measure every named function without arguments (the ones the driver runs) but those in
+/// `skip`.
+pub fn measure(bef: &[u8], kernels: &dyn KernelLookup, skip: &[u32]) -> Result<Vec<Need>, String> {
     let mut needs = Vec::new();
-    for (fi, name) in functions {
+    for (fi, name) in driven_functions(bef)? {
+        if skip.contains(&fi) {
+            continue;
+        }
         let events = trace(bef, kernels, &name)?;
         let bytes = need(&events).map_err(|e| format!("@{name}: {e}"))?;
         needs.push(Need { function: fi, name, bytes, requested_peak: requested_peak(&events) });
     }
     Ok(needs)
+}
+
+/// A function's bound derived from the program, or why there is none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bound {
+    /// Function index in the file.
+    pub function: u32,
+    /// Function name.
+    pub name: String,
+    /// Arena capacity that suffices for the load and one call, whatever the inputs.
+    pub bytes: Result<usize, String>,
+}
+
+/// Derive, without running anything, the arena each function the driver runs needs
+/// (docs/bef.md, "Arena sizes"). The load is the same for every input, so it is traced and
+/// replayed: its highest block end, and the end of the blocks it keeps, where the heap's
+/// free space above them begins. The call's blocks (`Program::call_arena_bound`: every
+/// block it can allocate, with worst padding) can reach no further than that end plus their
+/// sum, whatever the heap reuses below it; one free-list node on top.
+pub fn derive(bef: &[u8], kernels: &dyn KernelLookup) -> Result<Vec<Bound>, String> {
+    let functions = driven_functions(bef)?;
+    let bound = |program: &TfProgram<'_>, _: &HostContext<'_>, _| {
+        let calls: Vec<_> = functions
+            .iter()
+            .map(|(fi, _)| program.call_arena_bound(*fi).map_err(|e| e.to_string()))
+            .collect();
+        calls
+    };
+    // The load alone (deriving allocates bookkeeping of its own, which is no part of it).
+    let (loaded, mut load_events) = traced(bef, kernels, |_, _, loaded| loaded)?;
+    load_events.truncate(loaded);
+    let (calls, _) = traced(bef, kernels, bound)?;
+    let room: usize = load_events
+        .iter()
+        .map(|e| if let Event::Alloc { layout, .. } = e { arena_block_bytes(*layout) } else { 0 })
+        .sum();
+    let (load_high, load_end) =
+        replay_ends(&load_events, room.max(4096)).ok_or("the load's replay failed")?;
+    let node = 2 * size_of::<usize>();
+    Ok(functions
+        .into_iter()
+        .zip(calls)
+        .map(|((function, name), call)| {
+            let bytes = call.map(|c| (load_high.max(load_end + c) + node).next_multiple_of(8));
+            Bound { function, name, bytes }
+        })
+        .collect())
 }

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use hostrt_compiler::bef::{WriteOptions, decode};
+use hostrt_compiler::bef::{ArenaRecord, WriteOptions, decode, with_arena_records};
 use hostrt_compiler::text::{PrintOptions, print};
 use hostrt_core::Allocator;
 use hostrt_core::bef::BefFile;
@@ -36,6 +36,12 @@ enum Command {
         /// (smaller live state for recursive programs on firmware; see docs/bef.md).
         #[arg(long)]
         single_stream: bool,
+        /// Record in the file, for each function the driver runs, an arena bound derived
+        /// from the program without running it (docs/bef.md, "Arena sizes"), for this
+        /// machine's pointer size; functions whose kernels do not declare their allocations
+        /// are listed with the reason (measure those with `hostrt run --record-arena-peak`).
+        #[arg(long)]
+        arena_bound: bool,
     },
     /// Run every function of a program (MLIR text or BEF), as TFRT's bef_executor does.
     ///
@@ -48,7 +54,8 @@ enum Command {
     /// repeatable); `--test_init_function f` (run f first); `--print_error_code`;
     /// `--record-arena-peak[=OUT]` (instead of the usual output, measure the arena each
     /// function without arguments needs and write the BEF with an ARENA section to OUT: by
-    /// default the input when it is BEF, else the input with the extension `.bef`).
+    /// default the input when it is BEF, else the input with the extension `.bef`; bounds
+    /// `hostrt compile --arena-bound` derived for this pointer size are kept).
     Run {
         /// The input file and the driver options, as described above.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
@@ -110,22 +117,71 @@ fn bef_of(path: &std::path::Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
 }
 
 /// `hostrt run --record-arena-peak`: measure each function's arena, write `bef` with the
-/// ARENA section to `out`, and list the figures.
+/// ARENA section to `out`, and list the figures. Bounds derived for this pointer size
+/// (`hostrt compile --arena-bound`) are kept, not measured.
 fn record_arena(bef: &[u8], opts: &run::RunOptions, out: &PathBuf) -> Result<(), String> {
     let kernels = run::kernels(opts)?;
     let bytes = AlignedBytes::new(bef);
-    let needs = arena::measure(bytes.as_bytes(), &*kernels)?;
-    let list: Vec<(u32, usize)> = needs.iter().map(|n| (n.function, n.bytes)).collect();
-    let recorded = hostrt_compiler::bef::with_arena(bef, &list, size_of::<usize>() as u8)?;
+    let derived = derived_bounds(bytes.as_bytes())?;
+    let skip: Vec<u32> = derived.iter().map(|r| r.function).collect();
+    let needs = arena::measure(bytes.as_bytes(), &*kernels, &skip)?;
+    let mut records = derived;
+    records.extend(needs.iter().map(|n| ArenaRecord {
+        function: n.function,
+        bytes: n.bytes,
+        measured: true,
+    }));
+    let recorded = with_arena_records(bef, &records, size_of::<usize>() as u8)?;
     write_output(out, &recorded)?;
     let mut list = String::new();
     for n in &needs {
         list +=
             &format!("@{}: arena {} bytes (peak {} bytes requested)\n", n.name, n.bytes, n.requested_peak);
     }
+    if !skip.is_empty() {
+        list += &format!("{} derived bounds kept\n", skip.len());
+    }
     list += &format!("recorded in {}\n", out.display());
     // Through write_output: a closed pipe is an error message, not a panic.
     write_output(&PathBuf::from("-"), list.as_bytes())
+}
+
+/// The derived (not measured) arena bounds `bef` records for this machine's pointer size.
+fn derived_bounds(bef: &[u8]) -> Result<Vec<ArenaRecord>, String> {
+    let file =
+        BefFile::load_unresolved(bef, scratch_allocator(bef.len() + 64)?).map_err(|e| e.to_string())?;
+    Ok((0..file.num_functions() as u32)
+        .filter_map(|fi| {
+            let need = file.arena_need(fi)?;
+            let ours = usize::from(need.pointer_bytes) == size_of::<usize>();
+            (!need.measured && ours).then_some(ArenaRecord {
+                function: fi,
+                bytes: need.bytes,
+                measured: false,
+            })
+        })
+        .collect())
+}
+
+/// `hostrt compile --arena-bound`: record the bounds derived from `bef` and list them, and
+/// the functions without one, on standard error.
+fn with_derived_bounds(bef: &[u8]) -> Result<Vec<u8>, String> {
+    let kernels = run::kernels(&run::RunOptions::default())?;
+    let bytes = AlignedBytes::new(bef);
+    let bounds = arena::derive(bytes.as_bytes(), &*kernels)?;
+    let mut records = Vec::new();
+    for b in &bounds {
+        match &b.bytes {
+            Ok(n) => {
+                eprintln!("@{}: arena {n} bytes at most", b.name);
+                records.push(ArenaRecord { function: b.function, bytes: *n, measured: false });
+            }
+            Err(why) => {
+                eprintln!("@{}: no bound ({why}); measure it with `hostrt run --record-arena-peak`", b.name)
+            }
+        }
+    }
+    with_arena_records(bef, &records, size_of::<usize>() as u8)
 }
 
 fn run(cli: Cli) -> Result<(), String> {
@@ -172,12 +228,15 @@ fn run(cli: Cli) -> Result<(), String> {
                 code => std::process::exit(i32::from(code)),
             }
         }
-        Command::Compile { input, output, single_stream } => {
+        Command::Compile { input, output, single_stream, arena_bound } => {
             let name = input.display().to_string();
             let bytes = read_input(&input)?;
             let text = String::from_utf8(bytes).map_err(|e| format!("{name}: not UTF-8: {e}"))?;
             let options = WriteOptions { streams: !single_stream };
-            let bef = hostrt_compiler::compile(&name, &text, options).map_err(|e| e.to_string())?;
+            let mut bef = hostrt_compiler::compile(&name, &text, options).map_err(|e| e.to_string())?;
+            if arena_bound {
+                bef = with_derived_bounds(&bef)?;
+            }
             write_output(&output, &bef)
         }
         Command::Dis { input, no_locations } => {

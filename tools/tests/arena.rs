@@ -89,12 +89,8 @@ fn check(path: &Path, text: &str) -> Checked {
     }
     assert!(run.status.success(), "{name}: {stderr}");
     let recorded = AlignedBytes::new(&std::fs::read(&output).unwrap());
-    let mut registry: KernelRegistry<1024> = KernelRegistry::new();
-    register_basic_kernels(&mut registry).unwrap();
-    register_tensor_kernels(&mut registry).unwrap();
-    registry.add_entries(hostrt_dsp::kernels::KERNELS).unwrap();
-    register_test_kernels(&mut registry).unwrap();
-    let (_, scratch) = hostrt_std::leaked_arena(recorded.as_bytes().len() + 4096).unwrap();
+    let registry = registry();
+    let scratch = scratch();
     let Ok(program) = Program::load(recorded.as_bytes(), &registry, scratch) else {
         return Checked::default();
     };
@@ -126,6 +122,99 @@ fn check(path: &Path, text: &str) -> Checked {
         checked.worst_ratio = checked.worst_ratio.max(need.bytes as f64 / peak.max(1) as f64);
     }
     checked
+}
+
+/// Derive bounds for the program `text` (named `path`) with `hostrt compile --arena-bound`
+/// and check each against a measured run: the program loads and the call completes in an
+/// arena of exactly the bound, which lies between the measured figure (from which on the
+/// arena runs as an unlimited one) and twice the peak of requested bytes. Then
+/// `hostrt run --record-arena-peak` keeps the derived figures and measures the rest.
+fn check_derived(path: &Path, text: &str) -> Checked {
+    let name = path.display().to_string();
+    let dir = std::env::temp_dir().join(format!("hostrt-bound-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+    let (source, derived) = (dir.join(format!("{stem}.mlir")), dir.join(format!("{stem}.bound.bef")));
+    std::fs::write(&source, text).unwrap();
+    let compiled = hostrt_command()
+        .args(["compile", source.to_str().unwrap(), "-o", derived.to_str().unwrap(), "--arena-bound"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&compiled.stderr);
+    if !compiled.status.success() && (stderr.contains("does not load") || !derived.exists()) {
+        return Checked::default(); // does not compile or load: nothing to bound
+    }
+    assert!(compiled.status.success(), "{name}: {stderr}");
+    let bef = AlignedBytes::new(&std::fs::read(&derived).unwrap());
+    let registry = registry();
+    let scratch = scratch();
+    let program = Program::load(bef.as_bytes(), &registry, scratch).unwrap();
+    let file = program.file();
+    let bounds: Vec<(u32, String, usize)> = (0..file.num_functions() as u32)
+        .filter_map(|fi| {
+            let need = file.arena_need(fi)?;
+            assert!(!need.measured && usize::from(need.pointer_bytes) == size_of::<usize>());
+            Some((fi, file.function(fi).unwrap().name().to_string(), need.bytes))
+        })
+        .collect();
+    if bounds.is_empty() {
+        return Checked::default();
+    }
+    // Measure the same file: the derived figures are kept, so measure a copy without them.
+    let plain = dir.join(format!("{stem}.plain.bef"));
+    let measured = dir.join(format!("{stem}.measured.bef"));
+    std::fs::write(&plain, compile(&name, text, Default::default()).unwrap()).unwrap();
+    let run = hostrt_command()
+        .args(["run", plain.to_str().unwrap(), &format!("--record-arena-peak={}", measured.display())])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{name}: {}", String::from_utf8_lossy(&run.stderr));
+    let measured = AlignedBytes::new(&std::fs::read(&measured).unwrap());
+    let measured = Program::load(measured.as_bytes(), &registry, scratch).unwrap();
+    let mut checked = Checked::default();
+    for (fi, fname, bound) in bounds {
+        let need = measured.file().arena_need(fi).unwrap().bytes;
+        let (peak, failed) = run_in(bef.as_bytes(), &registry, &fname, bound);
+        assert_eq!(failed, 0, "{name}: @{fname} refused allocations in its derived {bound} bytes");
+        assert!(
+            bound >= need && bound <= 2 * peak.max(1),
+            "{name}: @{fname} derived {bound} bytes, measured {need} for a peak of {peak}"
+        );
+        checked.functions += 1;
+        checked.worst_ratio = checked.worst_ratio.max(bound as f64 / peak.max(1) as f64);
+    }
+    // Recording keeps the derived figures and measures only the others.
+    let kept = dir.join(format!("{stem}.kept.bef"));
+    let run = hostrt_command()
+        .args(["run", derived.to_str().unwrap(), &format!("--record-arena-peak={}", kept.display())])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{name}: {}", String::from_utf8_lossy(&run.stderr));
+    let kept = AlignedBytes::new(&std::fs::read(&kept).unwrap());
+    let kept = hostrt_core::bef::BefFile::load_unresolved(kept.as_bytes(), scratch).unwrap();
+    for fi in 0..file.num_functions() as u32 {
+        if let Some(derived) = file.arena_need(fi) {
+            assert_eq!(kept.arena_need(fi), Some(derived), "{name}: function {fi}'s derived figure kept");
+        }
+    }
+    checked
+}
+
+/// One arena for the tests' own loads (the allocator table is finite and the tests run in
+/// parallel; every program is dropped before its test moves on).
+fn scratch() -> Allocator {
+    static SCRATCH: std::sync::OnceLock<Allocator> = std::sync::OnceLock::new();
+    *SCRATCH.get_or_init(|| hostrt_std::leaked_arena(16 << 20).unwrap().1)
+}
+
+/// The kernels the arena tests load programs with.
+fn registry() -> KernelRegistry<1024> {
+    let mut registry: KernelRegistry<1024> = KernelRegistry::new();
+    register_basic_kernels(&mut registry).unwrap();
+    register_tensor_kernels(&mut registry).unwrap();
+    registry.add_entries(hostrt_dsp::kernels::KERNELS).unwrap();
+    register_test_kernels(&mut registry).unwrap();
+    registry
 }
 
 /// What [`check`] checked.
@@ -179,4 +268,23 @@ fn conformance_programs_run_in_their_recorded_arena() {
 fn tensor_conformance_programs_run_in_their_recorded_arena() {
     let Some(programs) = suites::tensor_programs() else { return };
     programs.iter().map(|(path, text)| check(path, text)).sum::<Checked>().report(18);
+}
+
+#[test]
+fn derived_bounds_hold_for_project_programs() {
+    let mut files = suites::project_programs();
+    files.extend(suites::mlir_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/firmware/programs"),
+    ));
+    let checked =
+        files.iter().map(|p| check_derived(p, &std::fs::read_to_string(p).unwrap())).sum::<Checked>();
+    checked.report(8);
+}
+
+#[test]
+fn derived_bounds_hold_for_conformance_programs() {
+    let Some(programs) = suites::conformance_programs() else { return };
+    let checked =
+        programs.iter().map(|p| check_derived(p, &std::fs::read_to_string(p).unwrap())).sum::<Checked>();
+    checked.report(16);
 }

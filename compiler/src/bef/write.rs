@@ -602,16 +602,36 @@ pub fn with_section(bef: &[u8], id: u32, data: &[u8]) -> Result<Vec<u8>, String>
 /// `(function index, bytes)`, a measured need on a machine with `pointer_bytes`-byte
 /// pointers; functions not listed record none.
 pub fn with_arena(bef: &[u8], needs: &[(u32, usize)], pointer_bytes: u8) -> Result<Vec<u8>, String> {
+    let records: Vec<ArenaRecord> =
+        needs.iter().map(|&(function, bytes)| ArenaRecord { function, bytes, measured: true }).collect();
+    with_arena_records(bef, &records, pointer_bytes)
+}
+
+/// One function's figure for [`with_arena_records`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArenaRecord {
+    /// Function index.
+    pub function: u32,
+    /// Arena capacity in bytes.
+    pub bytes: usize,
+    /// A measured run (`hostrt run --record-arena-peak`) rather than a bound derived from
+    /// the program.
+    pub measured: bool,
+}
+
+/// `bef` with an ARENA section recording `records`, for a machine with
+/// `pointer_bytes`-byte pointers; functions not listed record none.
+pub fn with_arena_records(bef: &[u8], records: &[ArenaRecord], pointer_bytes: u8) -> Result<Vec<u8>, String> {
     let functions = function_count(bef)?;
     let mut words = vec![0u32; 2 * functions];
-    for &(fi, bytes) in needs {
+    for &ArenaRecord { function: fi, bytes, measured } in records {
         let i = 2 * fi as usize;
         if i + 1 >= words.len() {
             return Err(format!("no function {fi}"));
         }
         words[i] =
             u32::try_from(bytes).map_err(|_| format!("function {fi}: {bytes} bytes do not fit 32 bits"))?;
-        words[i + 1] = f::arena::MEASURED | u32::from(pointer_bytes);
+        words[i + 1] = if measured { f::arena::MEASURED } else { 0 } | u32::from(pointer_bytes);
     }
     let data: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     with_section(bef, section::ARENA, &data)

@@ -15,6 +15,28 @@ pub const MIN_ARENA_BYTES: usize = 4 * core::mem::size_of::<usize>();
 /// hostrt asks for (a tensor buffer's, [`BUFFER_ALIGN`](crate::tensor::BUFFER_ALIGN)).
 pub const ARENA_ALIGN: usize = 64;
 
+/// The most bytes of a [`FixedArena`] a block of `layout` can take: its size as the
+/// arena's first-fit heap rounds it (at least a free-list node of two words, a multiple of
+/// a word), plus, when it asks for more than a word's alignment, the worst front padding
+/// the heap leaves before it (a node, then up to the alignment less a word to the next
+/// aligned address). Derived arena bounds add these up (docs/bef.md, "Arena sizes").
+///
+/// ```
+/// use core::alloc::Layout;
+/// use hostrt_core::allocator::arena_block_bytes;
+///
+/// let word = size_of::<usize>();
+/// assert_eq!(arena_block_bytes(Layout::new::<u8>()), 2 * word);
+/// assert_eq!(arena_block_bytes(Layout::from_size_align(64, 64).unwrap()), 64 + 2 * word + 64 - word);
+/// ```
+pub const fn arena_block_bytes(layout: Layout) -> usize {
+    let word = core::mem::size_of::<usize>();
+    let node = 2 * word;
+    let size = if layout.size() < node { node } else { layout.size() };
+    let rounded = size.next_multiple_of(word);
+    if layout.align() > word { rounded + node + layout.align() - word } else { rounded }
+}
+
 /// A heap over a caller-provided `&'static mut [u8]`, with in-use / peak / failure counters.
 ///
 /// Create it empty in a `static` and [`init`](Self::init) it once at start-up; register it to

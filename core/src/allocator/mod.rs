@@ -9,7 +9,7 @@ mod arena;
 mod fault;
 mod registry;
 
-pub use arena::{ARENA_ALIGN, ArenaInitError, FixedArena, MIN_ARENA_BYTES};
+pub use arena::{ARENA_ALIGN, ArenaInitError, FixedArena, MIN_ARENA_BYTES, arena_block_bytes};
 pub use fault::FailAfter;
 pub use registry::{Allocator, MAX_ALLOCATORS, RegisterError};
 

@@ -134,6 +134,11 @@ pub(crate) struct Concrete<T> {
 /// Block layout of an indirect value: the payload is the forwarding target.
 type IndirectBlock = Concrete<()>;
 
+/// The layout of a block without payload: an indirect value, or an error value (whose
+/// diagnostic is a block of its own).
+#[cfg(feature = "proved-types")]
+pub(crate) const BARE_BLOCK: Layout = Layout::new::<IndirectBlock>();
+
 static OOM_DIAGNOSTIC: Diagnostic =
     Diagnostic::new(ErrorCode::ResourceExhausted, "Out of memory while recording an error");
 

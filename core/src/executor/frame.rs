@@ -82,13 +82,13 @@ pub(crate) struct Frame {
 unsafe impl Send for Frame {}
 
 #[cfg(not(loom))]
-fn layout(nreg: usize, nk: usize) -> Option<Layout> {
+pub(crate) fn layout(nreg: usize, nk: usize) -> Option<Layout> {
     Layout::from_size_align(frame_bytes(size_of::<usize>(), nreg, nk), align_of_header()).ok()
 }
 
 /// Under loom: the same arrays, with loom's atomics' sizes.
 #[cfg(loom)]
-fn layout(nreg: usize, nk: usize) -> Option<Layout> {
+pub(crate) fn layout(nreg: usize, nk: usize) -> Option<Layout> {
     let bytes = HEADER_BYTES + nreg * REG_BYTES + nk * (READY_BYTES + 4);
     Layout::from_size_align(bytes.next_multiple_of(align_of_header()), align_of_header()).ok()
 }

@@ -61,6 +61,8 @@
 //! `docs/execution.md`. [`raw`] is the asynchronous entry for kernels and embedders that
 //! drive the work queue themselves, with its safety contract.
 
+#[cfg(feature = "proved-types")]
+mod arena_bound;
 mod buf;
 mod call;
 mod depth;
@@ -76,6 +78,8 @@ mod stream_tasks;
 #[cfg(feature = "proved-types")]
 mod typing;
 
+#[cfg(feature = "proved-types")]
+pub use arena_bound::Unbounded;
 pub(crate) use call::Finished;
 pub use call::{CallError, Results};
 pub use program::Program;

@@ -88,7 +88,7 @@ macro_rules! impl_kernel_impl {
             Func: for<'f> Fn($($p::Item<'f>),*) -> Ret,
             Ret: SignedReturn,
         {
-            const SIGNATURE: Signature = Signature::new(&[$(<$p as SignedParam>::PARAM),*], Ret::RETURNS);
+            const SIGNATURE: Signature = Signature::new(&[$(<$p as SignedParam>::PARAM),*], Ret::RETURNS).fallible(Ret::FALLIBLE);
         }
     };
 }
@@ -265,7 +265,7 @@ impl<T> Deref for Attribute<'_, T> {
 
 impl<T: AttrScalar> sealed::Param for Attribute<'_, T> {}
 impl<T: AttrScalar> SignedParam for Attribute<'_, T> {
-    const PARAM: Param = Param::Other;
+    const PARAM: Param = Param::Attribute;
 }
 
 impl<T: AttrScalar> KernelParam for Attribute<'_, T> {
@@ -305,7 +305,7 @@ impl<T> Deref for ArrayAttribute<'_, T> {
 
 impl<T: AttrScalar> sealed::Param for ArrayAttribute<'_, T> {}
 impl<T: AttrScalar> SignedParam for ArrayAttribute<'_, T> {
-    const PARAM: Param = Param::Other;
+    const PARAM: Param = Param::Attribute;
 }
 
 impl<T: AttrScalar> KernelParam for ArrayAttribute<'_, T> {
@@ -350,7 +350,7 @@ impl Deref for StringAttribute<'_> {
 
 impl sealed::Param for StringAttribute<'_> {}
 impl SignedParam for StringAttribute<'_> {
-    const PARAM: Param = Param::Other;
+    const PARAM: Param = Param::Attribute;
 }
 
 impl KernelParam for StringAttribute<'_> {
@@ -538,7 +538,7 @@ impl KernelErrorHandler<'_> {
 
 impl sealed::Param for KernelErrorHandler<'_> {}
 impl SignedParam for KernelErrorHandler<'_> {
-    const PARAM: Param = Param::Other;
+    const PARAM: Param = Param::ErrorHandler;
 }
 
 impl KernelParam for KernelErrorHandler<'_> {

@@ -22,6 +22,11 @@ impl TypeKey {
         (self.0.name)()
     }
 
+    /// The layout of an async value block holding a `T` (docs/bef.md, "Arena sizes").
+    pub fn block_layout(self) -> core::alloc::Layout {
+        self.0.layout
+    }
+
     /// The name without its module path (`Chain`, not `hostrt_core::chain::Chain`), for
     /// messages that must stay short.
     pub fn short_name(self) -> &'static str {
@@ -49,8 +54,13 @@ impl fmt::Debug for TypeKey {
 /// What one parameter of a typed kernel takes from its frame ([`SignedParam::PARAM`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Param {
-    /// Neither an argument nor a result: an attribute, the context, an error handler.
+    /// Neither an argument nor a result, and something through which the kernel can reach
+    /// the host (the execution context, a detach handle): it may allocate anything.
     Other,
+    /// An attribute (read in place: no allocation).
+    Attribute,
+    /// A [`KernelErrorHandler`](super::KernelErrorHandler): the kernel may set error results.
+    ErrorHandler,
     /// The next argument, which must hold a `T`.
     Arg(TypeKey),
     /// Every remaining argument, of any type.
@@ -169,13 +179,32 @@ impl ReturnTypes {
 pub struct Signature {
     params: &'static [Param],
     returns: ReturnTypes,
+    /// Whether the return value may be an error (a `Result`).
+    fallible: bool,
 }
 
 impl Signature {
     /// A signature from parameter and return descriptions (what
     /// [`TypedKernel::SIGNATURE`] builds).
     pub const fn new(params: &'static [Param], returns: ReturnTypes) -> Signature {
-        Signature { params, returns }
+        Signature { params, returns, fallible: false }
+    }
+
+    /// The signature of a kernel whose return value may be an error
+    /// ([`SignedReturn::FALLIBLE`]).
+    pub const fn fallible(self, fallible: bool) -> Signature {
+        Signature { fallible, ..self }
+    }
+
+    /// The parameters in order.
+    pub fn params(&self) -> &'static [Param] {
+        self.params
+    }
+
+    /// Whether the kernel may set error results: its return value may be an error, or it
+    /// takes an error handler.
+    pub fn may_fail(&self) -> bool {
+        self.fallible || self.params.contains(&Param::ErrorHandler)
     }
 
     /// Whether the return value's results are known (not a fallible tuple element followed
