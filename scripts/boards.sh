@@ -22,7 +22,9 @@ show() {
     fi
 }
 for board in nrf52840 stm32f411; do
-    firmware_cargo examples/firmware build -q --release --bin minimal --bin hostrt-firmware-example \
+    firmware_cargo examples/firmware build -q --release --bin hostrt-firmware-example \
+        --config "$PWD/targets/$board/cargo.toml"
+    firmware_cargo examples/firmware build -q --release --bin minimal --no-default-features \
         --config "$PWD/targets/$board/cargo.toml"
     for bin in minimal hostrt-firmware-example; do
         show "$board" "examples/firmware/target/thumbv7em-none-eabihf/release/$bin"
@@ -31,4 +33,5 @@ done
 firmware_cargo qemu-tests/riscv build -q --release --config "$PWD/targets/esp32c3/cargo.toml"
 show esp32c3 "qemu-tests/riscv/target/riscv32imc-unknown-none-elf/release/hostrt-qemu-riscv"
 # Leave the example built for its QEMU board again (a later `cargo run` would relink anyway).
-firmware_cargo examples/firmware build -q --release --bin minimal --bin hostrt-firmware-example
+firmware_cargo examples/firmware build -q --release --bin hostrt-firmware-example
+firmware_cargo examples/firmware build -q --release --bin minimal --no-default-features

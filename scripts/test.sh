@@ -57,6 +57,7 @@ step "firmware example: BEF programs on QEMU Cortex-M4F, compared with the host;
 cargo fmt --manifest-path examples/firmware/Cargo.toml -- --check
 if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
     firmware_cargo examples/firmware clippy -q -- -D warnings
+    firmware_cargo examples/firmware clippy -q --bin minimal --no-default-features -- -D warnings
 fi
 bash scripts/firmware.sh
 cargo xtask size

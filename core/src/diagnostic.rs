@@ -10,8 +10,9 @@
 use core::fmt::{self, Write};
 
 /// Maximum bytes of a diagnostic message; longer messages are truncated at a char boundary.
-/// (TFRT's tensor messages with a file path or two shapes run past 150 bytes.)
-pub const MESSAGE_CAPACITY: usize = 192;
+/// (TFRT's tensor messages with a file path or two shapes run past 150 bytes.) Without the
+/// `diagnostic-text` feature, 0: messages are empty.
+pub const MESSAGE_CAPACITY: usize = if cfg!(feature = "diagnostic-text") { 192 } else { 0 };
 /// Maximum bytes of a location's file name; longer names keep their tail.
 pub const FILE_CAPACITY: usize = 48;
 
@@ -350,17 +351,33 @@ impl Diagnostic {
 
     /// A diagnostic whose message is formatted from `args` (truncated, never fails).
     pub fn fmt(code: ErrorCode, args: fmt::Arguments<'_>) -> Self {
-        let mut d = Diagnostic::new(code, "");
-        let _ = d.message.write_fmt(args);
-        d
+        #[cfg(feature = "diagnostic-text")]
+        {
+            let mut d = Diagnostic::new(code, "");
+            let _ = d.message.write_fmt(args);
+            d
+        }
+        #[cfg(not(feature = "diagnostic-text"))]
+        {
+            let _ = args;
+            Diagnostic::new(code, "")
+        }
     }
 
     /// A diagnostic whose message is `template` with each `{}` replaced by the next of
     /// `args` (what [`diag!`](crate::diag!) expands to; one copy for every call site).
     pub fn with_args(code: ErrorCode, template: &str, args: &[&dyn DiagArg]) -> Self {
-        let mut d = Diagnostic::new(code, "");
-        d.message.push_template(template, args);
-        d
+        #[cfg(feature = "diagnostic-text")]
+        {
+            let mut d = Diagnostic::new(code, "");
+            d.message.push_template(template, args);
+            d
+        }
+        #[cfg(not(feature = "diagnostic-text"))]
+        {
+            let _ = (template, args);
+            Diagnostic::new(code, "")
+        }
     }
 
     /// A diagnostic whose message is the text of `arg` (an error type's own words).
@@ -395,6 +412,10 @@ impl fmt::Display for Diagnostic {
         if let Some(loc) = &self.location {
             write!(f, "{loc}: ")?;
         }
+        if self.message().is_empty() {
+            // Without message text (feature `diagnostic-text` off), the code alone.
+            return write!(f, "{}", self.code);
+        }
         write!(f, "{} ({})", self.message(), self.code)
     }
 }
@@ -406,6 +427,9 @@ impl defmt::Format for Diagnostic {
     fn format(&self, f: defmt::Formatter<'_>) {
         if let Some(loc) = &self.location {
             defmt::write!(f, "{}: ", loc);
+        }
+        if self.message().is_empty() {
+            return defmt::write!(f, "{=str}", self.code.name());
         }
         defmt::write!(f, "{=str} ({=str})", self.message(), self.code.name());
     }
@@ -425,6 +449,7 @@ impl fmt::Debug for Diagnostic {
 /// let d = diag!(InvalidArgument, "argument {} has type {}", 2, "f32");
 /// assert_eq!(d.message(), "argument 2 has type f32");
 /// ```
+#[cfg(feature = "diagnostic-text")]
 #[macro_export]
 macro_rules! diag {
     ($code:ident, $template:literal $(, $arg:expr)* $(,)?) => {{
@@ -434,6 +459,19 @@ macro_rules! diag {
             $template,
             &[$(&$arg as &dyn $crate::diagnostic::DiagArg),*],
         )
+    }};
+}
+
+/// [`diag!`] without the `diagnostic-text` feature: the template is still checked and the
+/// arguments evaluated, but only the code is kept, so neither the template nor the
+/// arguments' text code is linked.
+#[cfg(not(feature = "diagnostic-text"))]
+#[macro_export]
+macro_rules! diag {
+    ($code:ident, $template:literal $(, $arg:expr)* $(,)?) => {{
+        const _: () = $crate::diagnostic::check_template($template, <[&str]>::len(&[$(stringify!($arg)),*]));
+        $(let _ = &$arg;)*
+        $crate::diagnostic::Diagnostic::new($crate::diagnostic::ErrorCode::$code, "")
     }};
 }
 

@@ -47,7 +47,13 @@ struct Sizes {
     by_crate: BTreeMap<String, u64>,
     /// Flash symbols of `core::fmt` (the formatter, `Display`/`Debug` impls).
     fmt_symbols: Vec<String>,
+    /// Whether `.rodata` holds diagnostics' message templates ([`A_TEMPLATE`]).
+    message_templates: bool,
 }
+
+/// Part of one of the executor's diagnostic templates: in `.rodata` exactly when the image
+/// links diagnostics' message text (hostrt-core's `diagnostic-text` feature).
+const A_TEMPLATE: &[u8] = b"bytes for an executor frame";
 
 fn measure(elf: &Path) -> Result<Sizes, String> {
     let bytes = std::fs::read(elf).map_err(|e| format!("{}: {e}", elf.display()))?;
@@ -58,7 +64,11 @@ fn measure(elf: &Path) -> Result<Sizes, String> {
         match sec.name().unwrap_or("") {
             ".vector_table" => s.vector_table += size,
             ".text" => s.text += size,
-            ".rodata" => s.rodata += size,
+            ".rodata" => {
+                s.rodata += size;
+                let data = sec.data().map_err(|e| format!("{}: {e}", elf.display()))?;
+                s.message_templates |= data.windows(A_TEMPLATE.len()).any(|w| w == A_TEMPLATE);
+            }
             ".data" => s.data += size,
             ".bss" | ".uninit" => s.bss += size,
             _ => {}
@@ -218,9 +228,14 @@ fn stale_cell(documented: &str, measured: &str) -> Option<String> {
 
 fn run() -> Result<bool, String> {
     let update = std::env::args().any(|a| a == "--update-baseline");
-    let build = firmware_cargo(&["build", "--release", "--quiet", "--target", TARGET, "--bins"])?;
-    if !build.status.success() {
-        return Err(format!("firmware build failed:\n{}", String::from_utf8_lossy(&build.stderr)));
+    // The minimal image last, without diagnostics' text (its binary replaces the one `--bins`
+    // made with the default features).
+    for args in [&["--bins"][..], &["--bin", "minimal", "--no-default-features"]] {
+        let build =
+            firmware_cargo(&[&["build", "--release", "--quiet", "--target", TARGET][..], args].concat())?;
+        if !build.status.success() {
+            return Err(format!("firmware build failed:\n{}", String::from_utf8_lossy(&build.stderr)));
+        }
     }
     let elf = root().join(format!("examples/firmware/target/{TARGET}/release/hostrt-firmware-example"));
     let s = measure(&elf)?;
@@ -265,6 +280,22 @@ fn run() -> Result<bool, String> {
         } else {
             ok = false;
             println!("  {image} image links core::fmt -> FAIL: {}", sizes.fmt_symbols.join(", "));
+        }
+    }
+    // The minimal image reports errors as codes only: no message template in flash. The
+    // example prints messages, so it must hold them (what shows that the check can fail).
+    for (image, sizes, want) in [("minimal", &minimal, false), ("example", &s, true)] {
+        if sizes.message_templates == want {
+            println!(
+                "  {image} image {} diagnostics' message templates -> ok",
+                if want { "holds" } else { "holds no" }
+            );
+        } else {
+            ok = false;
+            println!(
+                "  {image} image: diagnostics' message templates {} -> FAIL",
+                if want { "missing" } else { "linked" }
+            );
         }
     }
     for (bin, what) in [
