@@ -6,7 +6,7 @@
 use hostrt_core::allocator::{FailAfter, FixedArena, HostAllocator};
 use hostrt_core::basic_kernels::register_basic_kernels;
 use hostrt_core::executor::{Program, Unbounded};
-use hostrt_core::kernel::KernelFrame;
+use hostrt_core::kernel::{Argument, KernelFrame};
 use hostrt_core::{Allocator, HostContext, KernelRegistry, SingleThreadedWorkQueue};
 use hostrt_std::{AlignedBytes, leaked_arena};
 
@@ -72,11 +72,46 @@ fn opaque(frame: &KernelFrame<'_>) {
     frame.set_result(0, frame.args()[0].clone());
 }
 
+/// A typed kernel whose author did not declare what it allocates.
+fn undeclared(a: Argument<'_, i32>) -> i32 {
+    *a
+}
+
 fn registry() -> KernelRegistry<256> {
     let mut registry = KernelRegistry::new();
     register_basic_kernels(&mut registry).unwrap();
     registry.add_kernel("test.opaque", opaque).unwrap();
+    registry.add_entries(&[hostrt_core::kernel_entry!("test.undeclared", undeclared)]).unwrap();
     registry
+}
+
+/// `bef` loaded with [`registry`]'s kernels (for the bound alone: nothing runs).
+fn loaded(bef: &AlignedBytes) -> Program<'_> {
+    let (_, alloc) = leaked_arena(1 << 16).unwrap();
+    Program::load(bef.as_bytes(), &registry(), alloc).unwrap()
+}
+
+/// The arena bytes one call of `@main` in `text` allocates at most.
+fn peak_of(text: &str) -> usize {
+    let bef = AlignedBytes::new(&hostrt_compiler::compile("t.mlir", text, Default::default()).unwrap());
+    let registry = registry();
+    let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
+    arena.init(vec![0u8; 1 << 18].leak()).unwrap();
+    let queue = SingleThreadedWorkQueue::new();
+    let host = HostContext::new(Allocator::register(arena).unwrap(), &queue);
+    let program = Program::load(bef.as_bytes(), &registry, &host).unwrap();
+    let before = arena.stats().unwrap().in_use;
+    let results = program.call(&host, "main", &[]).unwrap();
+    assert!(results.get::<i32>(0).is_ok());
+    arena.stats().unwrap().peak - before
+}
+
+/// The bound of `@main` in `text`, or why there is none (as `Unbounded` displays it).
+fn bound_of(text: &str) -> Result<usize, String> {
+    let bef = AlignedBytes::new(&hostrt_compiler::compile("t.mlir", text, Default::default()).unwrap());
+    let program = loaded(&bef);
+    let main = program.function_index("main").unwrap();
+    program.call_arena_bound(main).map_err(|e| e.to_string())
 }
 
 fn compiled() -> AlignedBytes {
@@ -107,11 +142,7 @@ fn a_call_allocates_no_more_than_its_bound() {
 #[test]
 fn what_the_bound_cannot_follow_is_named() {
     let bef = compiled();
-    let registry = registry();
-    let (_, alloc) = leaked_arena(1 << 16).unwrap();
-    let queue = SingleThreadedWorkQueue::new();
-    let host = HostContext::new(alloc, &queue);
-    let program = Program::load(bef.as_bytes(), &registry, &host).unwrap();
+    let program = loaded(&bef);
     let bound = |name| program.call_arena_bound(program.function_index(name).unwrap());
     assert_eq!(bound("fib"), Err(Unbounded::Recursion { function: "fib" }));
     assert_eq!(bound("loop"), Err(Unbounded::Kernel { function: "loop", kernel: "tfrt.repeat.i32" }));
@@ -143,4 +174,80 @@ fn without_memory_for_its_bookkeeping_the_bound_says_so() {
     let (bound, granted) = load(usize::MAX);
     assert!(bound.is_ok());
     assert_eq!(load(granted - 1).0, Err(Unbounded::NoMemory));
+}
+
+#[test]
+fn uses_that_could_fail_are_not_bounded() {
+    // What the load accepts but a run turns into error values: a call whose callee takes
+    // other arguments, a kernel given too few operands or an attribute of another kind, a
+    // typed kernel not declared to allocate only its results.
+    let cases = [
+        (
+            "func.func @callee() -> i32 {\n %a = tfrt.constant.i32 1\n tfrt.return %a : i32\n}\n\
+             func.func @main() -> i32 {\n %x = tfrt.constant.i32 1\n %r = tfrt.call @callee(%x) : (i32) -> i32\n tfrt.return %r : i32\n}\n",
+            "@main uses 'tfrt.call'",
+        ),
+        (
+            "func.func @main() -> i32 {\n %x = tfrt.constant.i32 1\n %r = \"tfrt.add.i32\"(%x) : (i32) -> i32\n tfrt.return %r : i32\n}\n",
+            "@main uses 'tfrt.add.i32'",
+        ),
+        (
+            "func.func @main() -> i32 {\n %x = \"tfrt.constant.i32\"() {value = 1.5 : f32} : () -> i32\n tfrt.return %x : i32\n}\n",
+            "@main uses 'tfrt.constant.i32'",
+        ),
+        (
+            "func.func @main() -> i32 {\n %x = tfrt.constant.i32 1\n %r = \"test.undeclared\"(%x) : (i32) -> i32\n tfrt.return %r : i32\n}\n",
+            "@main uses 'test.undeclared'",
+        ),
+    ];
+    for (text, why) in cases {
+        let got = bound_of(text);
+        assert!(got.as_ref().is_err_and(|e| e.starts_with(why)), "{why}: {got:?}");
+    }
+    // The same shapes, well formed, are bounded.
+    let fine = "func.func @callee(%a: i32) -> i32 {\n %b = tfrt.add.i32 %a, %a\n tfrt.return %b : i32\n}\n\
+                func.func @main() -> i32 {\n %x = tfrt.constant.i32 1\n %r = tfrt.call @callee(%x) : (i32) -> i32\n tfrt.return %r : i32\n}\n";
+    assert!(bound_of(fine).is_ok());
+}
+
+#[test]
+fn a_call_too_deep_for_the_call_depth_limit_is_not_bounded_in_either_order() {
+    // @main calls @leaf directly and through a chain of 64 functions, so that @leaf's second
+    // call runs past the default call depth (where calls continue in tasks). The order of
+    // the two calls must not matter: the first visit's bound is remembered.
+    let mut chain = String::new();
+    for i in 0..64 {
+        let next = if i == 63 { "leaf".to_string() } else { format!("c{}", i + 1) };
+        chain += &format!(
+            "func.func @c{i}() -> i32 {{\n %r = tfrt.call @{next}() : () -> i32\n tfrt.return %r : i32\n}}\n"
+        );
+    }
+    let leaf = "func.func @leaf() -> i32 {\n %a = tfrt.constant.i32 1\n tfrt.return %a : i32\n}\n";
+    let direct = "%a = tfrt.call @leaf() : () -> i32\n";
+    let deep = "%b = tfrt.call @c0() : () -> i32\n";
+    for body in [format!("{direct}{deep}"), format!("{deep}{direct}")] {
+        let main = format!("func.func @main() -> (i32, i32) {{\n{body} tfrt.return %a, %b : i32, i32\n}}\n");
+        let got = bound_of(&format!("{leaf}{chain}{main}"));
+        assert_eq!(got, Err("calls nest deeper than 64".to_string()), "{body}");
+    }
+    // @main runs at depth 1, so through @c1 @leaf runs at 65 (too deep) and through @c2 at
+    // 64, the deepest call that still runs inline; there the bound holds.
+    let via = |first: &str| {
+        let main = format!(
+            "func.func @main() -> i32 {{\n %b = tfrt.call @{first}() : () -> i32\n tfrt.return %b : i32\n}}\n"
+        );
+        format!("{leaf}{chain}{main}")
+    };
+    assert_eq!(bound_of(&via("c1")), Err("calls nest deeper than 64".to_string()));
+    let text = via("c2");
+    let bound = bound_of(&text).unwrap();
+    assert!(peak_of(&text) <= bound, "the deepest inline chain allocated more than its bound of {bound}");
+}
+
+#[test]
+fn a_function_index_the_file_lacks_is_refused() {
+    let bef = compiled();
+    let program = loaded(&bef);
+    let n = program.file().num_functions() as u32;
+    assert_eq!(program.call_arena_bound(n), Err(Unbounded::NoFunction));
 }

@@ -296,13 +296,20 @@ pub fn derive(bef: &[u8], kernels: &dyn KernelLookup) -> Result<Vec<Bound>, Stri
     let (loaded, mut load_events) = traced(bef, kernels, |_, _, loaded| loaded)?;
     load_events.truncate(loaded);
     let (calls, _) = traced(bef, kernels, bound)?;
-    let room: usize = load_events
+    let node = 2 * size_of::<usize>();
+    // An unbounded replay, as in `need`: one whose blocks never came within a node of the end.
+    let mut room: usize = load_events
         .iter()
         .map(|e| if let Event::Alloc { layout, .. } = e { arena_block_bytes(*layout) } else { 0 })
-        .sum();
-    let (load_high, load_end) =
-        replay_ends(&load_events, room.max(4096)).ok_or("the load's replay failed")?;
-    let node = 2 * size_of::<usize>();
+        .sum::<usize>()
+        .max(4096);
+    let (load_high, load_end) = loop {
+        let (high, end) = replay_ends(&load_events, room).ok_or("the load's replay failed")?;
+        if high + node <= room {
+            break (high, end);
+        }
+        room = room.checked_mul(2).ok_or("the load needs more than the address space")?;
+    };
     Ok(functions
         .into_iter()
         .zip(calls)

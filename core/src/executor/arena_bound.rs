@@ -2,9 +2,10 @@
 //! (docs/bef.md, "Arena sizes"). It adds up every block the call could allocate, each once
 //! per allocation and with its worst padding in a `FixedArena`'s first-fit heap: a sum, not
 //! a peak, so it holds however the heap places and reuses blocks, for any inputs. It covers
-//! calls whose kernels declare what they allocate (typed kernels that read only arguments
-//! and attributes, and the calls and branches of `basic_kernels::control`); anything else
-//! is [`Unbounded`], and is measured instead (`hostrt run --record-arena-peak`).
+//! calls whose kernels declare that they allocate only their results
+//! ([`KernelEntry::allocating_only_results`], with a signature naming the result types)
+//! and the calls and branches of `basic_kernels::control`; anything else is [`Unbounded`],
+//! and is measured instead (`hostrt run --record-arena-peak`).
 
 use core::alloc::Layout;
 use core::cell::Cell;
@@ -13,19 +14,21 @@ use super::Program;
 use super::buf::{CallBuf, INLINE};
 use crate::allocator::arena_block_bytes;
 use crate::async_value::BARE_BLOCK;
-use crate::basic_kernels::{control, print};
-use crate::bef::format::KernelRecord;
+use crate::basic_kernels::control;
+use crate::bef::format::{KernelRecord, RegisterRecord};
+use crate::chain::Chain;
 use crate::diagnostic::Diagnostic;
 use crate::host_context::DEFAULT_MAX_CALL_DEPTH;
-use crate::kernel::{AttrRef, KernelEntry, Param};
+use crate::kernel::{AttrKind, AttrRef, KernelEntry, Param, Signature, TypeKey};
 
 /// Why a function has no derived arena bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unbounded<'a> {
-    /// `function` uses `kernel`, whose allocations the bound cannot see: it has no
-    /// signature, takes the execution context, sets results of undeclared types, or is a
-    /// loop (`tfrt.repeat.i32`, `tfrt.while`: each iteration frees what the last one
-    /// allocated, which a sum of blocks cannot follow).
+    /// `function` uses `kernel`, whose allocations the bound cannot see: it is not declared
+    /// to allocate only its results, its signature leaves a result's type open, this use
+    /// does not fit the types and counts it or its callee declares (so it could fail), or
+    /// it is a loop (`tfrt.repeat.i32`, `tfrt.while`: each iteration frees what the last
+    /// one allocated, which a sum of blocks cannot follow).
     Kernel {
         /// The function using it.
         function: &'a str,
@@ -47,7 +50,9 @@ pub enum Unbounded<'a> {
     TooDeep,
     /// The bound does not fit the 32-bit field BEF stores it in.
     TooLarge,
-    /// No memory for the bookkeeping (a word per function) in the program's allocator.
+    /// No function with this index.
+    NoFunction,
+    /// No memory for the bookkeeping (two words per function) in the program's allocator.
     NoMemory,
 }
 
@@ -64,26 +69,46 @@ impl core::fmt::Display for Unbounded<'_> {
             Unbounded::Native { function } => write!(f, "@{function} is a native function"),
             Unbounded::TooDeep => write!(f, "calls nest deeper than {DEFAULT_MAX_CALL_DEPTH}"),
             Unbounded::TooLarge => f.write_str("the bound exceeds 4 GiB"),
+            Unbounded::NoFunction => f.write_str("no such function"),
             Unbounded::NoMemory => f.write_str("no memory to derive the bound"),
         }
     }
 }
 
+/// A function's bound so far: its bytes and its height (itself and the calls nested in it,
+/// in call levels).
+#[derive(Clone, Copy)]
+struct Known {
+    bytes: usize,
+    height: u32,
+}
+
 /// Memo entries: not yet visited, and on the current call path.
-const UNSEEN: usize = usize::MAX;
-const ON_PATH: usize = usize::MAX - 1;
+const UNSEEN: Known = Known { bytes: usize::MAX, height: 0 };
+const ON_PATH: Known = Known { bytes: usize::MAX, height: 1 };
+
+/// What one function allocates itself (its frame and result placeholders), with its name
+/// and kernels; kept out of [`Program::function_bound`], whose frame every nested call adds
+/// to the stack (a `Function` copies the whole file view).
+struct Own<'a> {
+    name: &'a str,
+    kernels: &'a [KernelRecord],
+    registers: &'a [RegisterRecord],
+    bytes: usize,
+}
 
 impl<'a> Program<'a> {
     /// The most arena bytes one call of `function` allocates, as [`call`](Self::call) and the
-    /// test driver make it, from a host whose queue runs one task at a time without stream
-    /// tasks (firmware, `SingleThreadedWorkQueue`) and whose call depth limit is the
-    /// default: every block the call and its nested calls can allocate, each with its worst
-    /// padding (docs/bef.md, "Arena sizes"). The program's own tables (the load) come on
-    /// top. `Err` says why there is no bound.
+    /// test driver make it, once its arguments exist: every block the call and its nested
+    /// calls can allocate, each with its worst padding (docs/bef.md, "Arena sizes"),
+    /// whatever the argument values. It holds on a host whose queue runs one task at a time
+    /// without stream tasks (firmware, `SingleThreadedWorkQueue`) and whose call depth
+    /// limit is at least the default. The program's own tables (the load) and the caller's
+    /// arguments come on top. `Err` says why there is no bound.
     ///
     /// ```
-    /// use hostrt_core::basic_kernels::integer;
     /// use hostrt_core::allocator::HostAllocator;
+    /// use hostrt_core::basic_kernels::integer;
     /// use hostrt_core::executor::Program;
     /// use hostrt_core::{Allocator, FixedArena, HostContext, KernelRegistry, SingleThreadedWorkQueue};
     ///
@@ -109,11 +134,14 @@ impl<'a> Program<'a> {
     /// ```
     pub fn call_arena_bound(&self, function: u32) -> Result<usize, Unbounded<'a>> {
         let n = self.file.num_functions();
+        if function as usize >= n {
+            return Err(Unbounded::NoFunction);
+        }
         let mut memo = CallBuf::empty();
         if !memo.fill(self.alloc, n, (0..n).map(|_| Cell::new(UNSEEN))) {
             return Err(Unbounded::NoMemory);
         }
-        let call = self.function_bound(function, memo.as_slice(), 0)?;
+        let call = self.function_bound(function, memo.as_slice(), 1)?.bytes;
         // `Program::call` gathers the result slots and values in two arrays.
         let results = self.file.function(function).map_or(0, |f| f.record().num_results as usize);
         let arrays = if results > INLINE { 2 * words(results) } else { 0 };
@@ -121,50 +149,68 @@ impl<'a> Program<'a> {
         if total > u32::MAX as usize { Err(Unbounded::TooLarge) } else { Ok(total) }
     }
 
-    /// The blocks one call of `fi` allocates: its frame, its result placeholders and what its
-    /// kernels allocate.
-    fn function_bound(&self, fi: u32, memo: &[Cell<usize>], depth: u32) -> Result<usize, Unbounded<'a>> {
-        let Some(f) = self.file.function(fi) else { return Ok(0) };
-        let seen = memo.get(fi as usize).ok_or(Unbounded::TooLarge)?;
-        match seen.get() {
-            ON_PATH => return Err(Unbounded::Recursion { function: f.name() }),
-            UNSEEN => {}
-            known => return Ok(known),
+    /// The blocks one call of `fi`, running at call depth `depth` (the caller's call is 1),
+    /// allocates: its frame, its result placeholders and what its kernels allocate.
+    fn function_bound(&self, fi: u32, memo: &[Cell<Known>], depth: u32) -> Result<Known, Unbounded<'a>> {
+        let seen = memo.get(fi as usize).ok_or(Unbounded::NoFunction)?;
+        let (name, known) = (|| self.file.function(fi).map_or("", |f| f.name()), seen.get());
+        if known.bytes == UNSEEN.bytes && known.height == ON_PATH.height {
+            return Err(Unbounded::Recursion { function: name() });
         }
+        if known.bytes != UNSEEN.bytes {
+            return fits(known, depth);
+        }
+        if depth > DEFAULT_MAX_CALL_DEPTH {
+            return Err(Unbounded::TooDeep);
+        }
+        let own = self.own_blocks(fi)?;
+        seen.set(ON_PATH);
+        let mut total = Known { bytes: own.bytes, height: 1 };
+        for k in own.kernels {
+            let (bytes, callees) =
+                self.kernel_bound(&own, k, memo, depth).inspect_err(|_| seen.set(UNSEEN))?;
+            total.bytes = total.bytes.saturating_add(bytes);
+            total.height = total.height.max(callees.saturating_add(1));
+        }
+        total.bytes = total.bytes.min(usize::MAX - 1);
+        seen.set(total);
+        fits(total, depth)
+    }
+
+    /// [`Own`] of function `fi` (not inlined: see [`Own`]).
+    #[inline(never)]
+    fn own_blocks(&self, fi: u32) -> Result<Own<'a>, Unbounded<'a>> {
+        let f = self.file.function(fi).ok_or(Unbounded::NoFunction)?;
         if f.is_native() {
             return Err(Unbounded::Native { function: f.name() });
         }
-        if depth >= DEFAULT_MAX_CALL_DEPTH {
-            return Err(Unbounded::TooDeep);
-        }
-        seen.set(ON_PATH);
         let rec = f.record();
         let frame = super::frame::layout(rec.num_registers as usize, rec.num_kernels as usize)
             .ok_or(Unbounded::TooLarge)?;
-        let mut sum = arena_block_bytes(frame);
-        let returned = f.result_regs();
-        for (i, r) in returned.iter().enumerate() {
-            if !returned[..i].contains(r) {
-                sum = sum.saturating_add(arena_block_bytes(BARE_BLOCK));
-            }
-        }
-        for k in f.kernels() {
-            let cost = self.kernel_bound(f.name(), k, memo, depth).inspect_err(|_| seen.set(UNSEEN))?;
-            sum = sum.saturating_add(cost);
-        }
-        seen.set(sum.min(ON_PATH - 1));
-        Ok(sum)
+        // A placeholder per returned register; a register returned twice shares one, so
+        // one per result slot is an upper bound.
+        let placeholders = (rec.num_results as usize).saturating_mul(arena_block_bytes(BARE_BLOCK));
+        let bytes = arena_block_bytes(frame).saturating_add(placeholders);
+        Ok(Own { name: f.name(), kernels: f.kernels(), registers: f.registers(), bytes })
     }
 
-    /// The blocks one run of kernel `k` (of `function`) allocates: its wide operand and attribute arrays, then its results or the calls it
+    /// The blocks one run of kernel `k` (of the function `f`, running at call depth
+    /// `depth`) allocates: its wide operand and attribute arrays, then its results or the
+    /// calls it makes, and an error value where it can fail. Also the height of the calls it
     /// makes.
+    ///
+    /// Type errors are ruled out, not counted: every register holds a value of its declared
+    /// type (or an error, which kernels pass on without allocating) when every kernel's
+    /// declared operand and result types are the ones its signature or its callee takes and
+    /// gives, and the caller's arguments have the types the function declares. A use that
+    /// does not fit leaves the function unbounded.
     fn kernel_bound(
         &self,
-        function: &'a str,
+        f: &Own<'a>,
         k: &KernelRecord,
-        memo: &[Cell<usize>],
+        memo: &[Cell<Known>],
         depth: u32,
-    ) -> Result<usize, Unbounded<'a>> {
+    ) -> Result<(usize, u32), Unbounded<'a>> {
         let file = &self.file;
         let (nargs, nres) = (k.num_args() as usize, k.num_results() as usize);
         let mut sum = 0usize;
@@ -176,60 +222,157 @@ impl<'a> Program<'a> {
             sum += Layout::array::<AttrRef<'_>>(attrs.len()).map_or(usize::MAX, arena_block_bytes);
         }
         let entry = self.entry(k.code);
-        let unbounded = Unbounded::Kernel { function, kernel: file.kernel_name(k.code) };
+        let unbounded = Unbounded::Kernel { function: f.name, kernel: file.kernel_name(k.code) };
         let is = |e: &KernelEntry| core::ptr::fn_addr_eq(entry.func(), e.func());
-        if is(&control::CALL) || is(&control::COND) || is(&control::CASE) || is(&control::ONCE) {
-            // One of the named functions runs (`tfrt.once`: at most once per request); its
-            // placeholders are this kernel's results.
-            let mut most = 0;
-            for a in attrs.iter().filter_map(|a| file.attr_ref(*a)) {
-                most = most.max(self.most_of(a.functions(), memo, depth)?);
+        let operands = file.kernel_args(k);
+        let declared = |r: u32| f.registers.get(r as usize).map(|reg| reg.ty);
+        let results = k.first_result..k.first_result.saturating_add(nres as u32);
+        // A control kernel runs one of the functions it names (`tfrt.once`: at most once
+        // per request) with its operands (after the condition or index, for `tfrt.if`,
+        // `tfrt.cond` and `tfrt.case`); it cannot fail when each callee takes and returns
+        // exactly the declared types, and the condition is an `i1` (the index an `i32`).
+        let (skip, selector) = if is(&control::CALL) || is(&control::ONCE) {
+            (0, None)
+        } else if is(&control::IF) || is(&control::COND) {
+            (1, Some("i1"))
+        } else if is(&control::CASE) {
+            (1, Some("i32"))
+        } else {
+            (usize::MAX, None)
+        };
+        if skip != usize::MAX {
+            let selected = selector.is_none_or(|want| {
+                operands.first().and_then(|&r| declared(r)).is_some_and(|t| file.type_name(t) == want)
+            });
+            let passed = operands.get(skip..).unwrap_or(&[]);
+            let fits = |callee: u32| {
+                file.function(callee).is_some_and(|c| {
+                    let given = passed.iter().map(|&r| declared(r));
+                    let taken = results.clone().map(declared);
+                    c.arg_types().iter().map(|t| Some(*t)).eq(given)
+                        && c.result_types().iter().map(|t| Some(*t)).eq(taken)
+                })
+            };
+            let mut callees = Known { bytes: 0, height: 0 };
+            let mut any = false;
+            let mut each = |callee: u32| -> Result<(), Unbounded<'a>> {
+                if !(selected && fits(callee)) {
+                    return Err(unbounded);
+                }
+                any = true;
+                callees = most_of(callees, self.function_bound(callee, memo, depth + 1)?);
+                Ok(())
+            };
+            if is(&control::IF) {
+                file.kernel_regions(k).iter().try_for_each(|&c| each(c))?;
+            } else {
+                for a in attrs.iter().filter_map(|a| file.attr_ref(*a)) {
+                    a.functions().try_for_each(&mut each)?;
+                }
             }
-            return Ok(sum.saturating_add(most));
+            if !any {
+                return Err(unbounded);
+            }
+            return Ok((sum.saturating_add(callees.bytes), callees.height));
         }
-        if is(&control::IF) {
-            let branches = file.kernel_regions(k).iter().copied();
-            return Ok(sum.saturating_add(self.most_of(branches, memo, depth)?));
-        }
-        let Some(sig) = entry.signature().filter(|s| s.is_known() && !entry.is_non_strict()) else {
-            return Err(unbounded);
-        };
-        // Arguments and attributes are read in place; anything that reaches the host could
-        // allocate anything, except the print kernels, which use their context to print.
-        let prints = print::ALL.iter().any(is);
-        let reads_only = |p: &Param| {
-            matches!(p, Param::Arg(_) | Param::RestArgs | Param::Attribute | Param::ErrorHandler)
-                || (prints && *p == Param::Other)
-        };
-        if !sig.params().iter().all(reads_only) {
+        if !entry.allocates_only_results() {
             return Err(unbounded);
         }
-        for i in 0..nres {
+        let sig = entry.signature().filter(|_| !entry.is_non_strict()).ok_or(unbounded)?;
+        if !fits_signature(sig, file, k, &declared) {
+            return Err(unbounded);
+        }
+        for (i, r) in results.enumerate() {
             let ty = sig.result_type(i).ok_or(unbounded)?;
+            if declared(r).and_then(|t| declared_key(file.type_name(t))) != Some(ty) {
+                return Err(unbounded);
+            }
             sum = sum.saturating_add(arena_block_bytes(ty.block_layout()));
         }
+        // A kernel that says it can fail: an error value shared by its results, and a
+        // diagnostic boxed per result.
         if sig.may_fail() {
-            // An error value shared by the results, and the diagnostic each error result
-            // boxes.
-            let diagnostic = arena_block_bytes(Layout::new::<Diagnostic>());
-            sum = sum.saturating_add(arena_block_bytes(BARE_BLOCK) + nres.max(1) * diagnostic);
+            sum = sum.saturating_add(error_bytes(nres));
         }
-        Ok(sum)
+        Ok((sum, 0))
     }
+}
 
-    /// The largest bound of the functions `fs`, called from depth `depth`.
-    fn most_of(
-        &self,
-        fs: impl Iterator<Item = u32>,
-        memo: &[Cell<usize>],
-        depth: u32,
-    ) -> Result<usize, Unbounded<'a>> {
-        let mut most = 0usize;
-        for callee in fs {
-            most = most.max(self.function_bound(callee, memo, depth + 1)?);
+/// The larger bytes and the larger height of two bounds.
+fn most_of(a: Known, b: Known) -> Known {
+    Known { bytes: a.bytes.max(b.bytes), height: a.height.max(b.height) }
+}
+
+/// `known` for a function running at call depth `depth`, unless its deepest call nests past
+/// the default limit (where calls continue in tasks, which the bound does not count).
+fn fits<'a>(known: Known, depth: u32) -> Result<Known, Unbounded<'a>> {
+    let deepest = depth.saturating_add(known.height).saturating_sub(1);
+    if deepest > DEFAULT_MAX_CALL_DEPTH { Err(Unbounded::TooDeep) } else { Ok(known) }
+}
+
+/// Whether kernel use `k` fits `sig`, so that only a failure it declares can make it fail:
+/// each argument it reads present and declared of the type it reads (more when it takes the
+/// rest), as many results as it sets, only parameters that read the frame in place, and
+/// each attribute it reads present and of its kind.
+fn fits_signature(
+    sig: &Signature,
+    file: &crate::bef::BefFile<'_>,
+    k: &KernelRecord,
+    declared: &dyn Fn(u32) -> Option<u32>,
+) -> bool {
+    let (attrs, _) = file.kernel_attrs(k);
+    let operands = file.kernel_args(k);
+    let (mut args, mut rest, mut attr) = (0usize, false, 0usize);
+    for p in sig.params() {
+        match p {
+            Param::Arg(want) => {
+                let have = operands
+                    .get(args)
+                    .and_then(|&r| declared(r))
+                    .and_then(|t| declared_key(file.type_name(t)));
+                if have != Some(*want) {
+                    return false;
+                }
+                args += 1;
+            }
+            Param::RestArgs => rest = true,
+            Param::Attribute(want) => {
+                let have = attrs.get(attr).and_then(|a| file.attr_ref(*a));
+                let empty_array = matches!(want, AttrKind::Array(_))
+                    && have.is_some_and(|a| a.kind() == AttrKind::Aggregate && a.bytes().is_empty());
+                if !(empty_array || have.is_some_and(|a| a.kind() == *want)) {
+                    return false;
+                }
+                attr += 1;
+            }
+            Param::ErrorHandler | Param::Other => {}
+            Param::Result | Param::RestResults => return false,
         }
-        Ok(most)
     }
+    let nargs = operands.len();
+    (nargs == args || (rest && nargs >= args)) && sig.returned() == Some(k.num_results() as usize)
+}
+
+/// The payload type of a value of the MLIR type `name`, for the types hostrt's kernels
+/// declare.
+fn declared_key(name: &str) -> Option<TypeKey> {
+    Some(match name {
+        "i1" => TypeKey::of::<bool>(),
+        "i32" => TypeKey::of::<i32>(),
+        "ui32" => TypeKey::of::<u32>(),
+        "i64" => TypeKey::of::<i64>(),
+        "ui64" => TypeKey::of::<u64>(),
+        "f32" => TypeKey::of::<f32>(),
+        "f64" => TypeKey::of::<f64>(),
+        "!tfrt.chain" => TypeKey::of::<Chain>(),
+        _ => return None,
+    })
+}
+
+/// An error value and the diagnostic boxed for each of `results` results (at least one).
+fn error_bytes(results: usize) -> usize {
+    let diagnostic = arena_block_bytes(Layout::new::<Diagnostic>());
+    arena_block_bytes(BARE_BLOCK).saturating_add(results.max(1).saturating_mul(diagnostic))
 }
 
 /// The arena bytes of one array of `n` words.

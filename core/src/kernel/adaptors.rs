@@ -265,7 +265,7 @@ impl<T> Deref for Attribute<'_, T> {
 
 impl<T: AttrScalar> sealed::Param for Attribute<'_, T> {}
 impl<T: AttrScalar> SignedParam for Attribute<'_, T> {
-    const PARAM: Param = Param::Attribute;
+    const PARAM: Param = Param::Attribute(super::attribute::scalar_attr_kind(T::KIND));
 }
 
 impl<T: AttrScalar> KernelParam for Attribute<'_, T> {
@@ -305,7 +305,7 @@ impl<T> Deref for ArrayAttribute<'_, T> {
 
 impl<T: AttrScalar> sealed::Param for ArrayAttribute<'_, T> {}
 impl<T: AttrScalar> SignedParam for ArrayAttribute<'_, T> {
-    const PARAM: Param = Param::Attribute;
+    const PARAM: Param = Param::Attribute(super::AttrKind::Array(T::KIND));
 }
 
 impl<T: AttrScalar> KernelParam for ArrayAttribute<'_, T> {
@@ -350,7 +350,7 @@ impl Deref for StringAttribute<'_> {
 
 impl sealed::Param for StringAttribute<'_> {}
 impl SignedParam for StringAttribute<'_> {
-    const PARAM: Param = Param::Attribute;
+    const PARAM: Param = Param::Attribute(super::AttrKind::String);
 }
 
 impl KernelParam for StringAttribute<'_> {

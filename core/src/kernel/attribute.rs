@@ -167,7 +167,7 @@ unsafe impl AttrScalar for bool {
     }
 }
 
-const fn scalar_attr_kind(k: ScalarKind) -> AttrKind {
+pub(crate) const fn scalar_attr_kind(k: ScalarKind) -> AttrKind {
     match k {
         ScalarKind::Bool => AttrKind::Bool,
         ScalarKind::I8 => AttrKind::I8,

@@ -30,6 +30,11 @@ pub struct KernelEntry {
     /// registers").
     #[cfg(feature = "scalar-registers")]
     scalar: Option<&'static ScalarFn>,
+    /// Declared by the kernel's author: a call allocates nothing but its result values (and
+    /// an error value when it fails), which derived arena bounds rely on (docs/bef.md,
+    /// "Arena sizes").
+    #[cfg(feature = "proved-types")]
+    results_only: bool,
 }
 
 impl KernelEntry {
@@ -45,6 +50,8 @@ impl KernelEntry {
             proved: false,
             #[cfg(feature = "scalar-registers")]
             scalar: None,
+            #[cfg(feature = "proved-types")]
+            results_only: false,
         }
     }
 
@@ -58,6 +65,8 @@ impl KernelEntry {
             proved: false,
             #[cfg(feature = "scalar-registers")]
             scalar: None,
+            #[cfg(feature = "proved-types")]
+            results_only: false,
         }
     }
 
@@ -83,6 +92,8 @@ impl KernelEntry {
             proved: false,
             #[cfg(feature = "scalar-registers")]
             scalar: None,
+            #[cfg(feature = "proved-types")]
+            results_only: false,
         }
     }
 
@@ -127,6 +138,27 @@ impl KernelEntry {
     #[inline]
     pub const fn is_non_strict(&self) -> bool {
         self.non_strict
+    }
+
+    /// The same kernel, declared to allocate nothing but its result values (and an error
+    /// value when it fails): derived arena bounds (`Program::call_arena_bound`) count it
+    /// then, by its signature's result types; kernels without the declaration leave a
+    /// function unbounded. A kernel that allocates more (through its context, or an
+    /// argument's allocator) must not declare it: its bound would be too small, and the
+    /// arena could run out (an error, not undefined behaviour).
+    pub const fn allocating_only_results(self) -> Self {
+        #[cfg(feature = "proved-types")]
+        let entry = KernelEntry { results_only: true, ..self };
+        #[cfg(not(feature = "proved-types"))]
+        let entry = self;
+        entry
+    }
+
+    /// Whether the kernel was declared with
+    /// [`allocating_only_results`](Self::allocating_only_results).
+    #[cfg(feature = "proved-types")]
+    pub fn allocates_only_results(&self) -> bool {
+        self.results_only
     }
 
     /// The same kernel under another name.

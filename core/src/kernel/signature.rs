@@ -57,8 +57,8 @@ pub enum Param {
     /// Neither an argument nor a result, and something through which the kernel can reach
     /// the host (the execution context, a detach handle): it may allocate anything.
     Other,
-    /// An attribute (read in place: no allocation).
-    Attribute,
+    /// The next attribute, which must be of this kind (read in place).
+    Attribute(super::AttrKind),
     /// A [`KernelErrorHandler`](super::KernelErrorHandler): the kernel may set error results.
     ErrorHandler,
     /// The next argument, which must hold a `T`.
@@ -199,6 +199,11 @@ impl Signature {
     /// The parameters in order.
     pub fn params(&self) -> &'static [Param] {
         self.params
+    }
+
+    /// How many results the return value sets, when known.
+    pub fn returned(&self) -> Option<usize> {
+        self.returns.is_known().then_some(self.returns.len as usize)
     }
 
     /// Whether the kernel may set error results: its return value may be an error, or it
