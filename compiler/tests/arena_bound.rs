@@ -176,6 +176,31 @@ fn without_memory_for_its_bookkeeping_the_bound_says_so() {
     assert_eq!(load(granted - 1).0, Err(Unbounded::NoMemory));
 }
 
+/// `tfrt.once` of a function with five results (a request remembers four).
+const FIVE_ONCE: &str = "func.func @five() -> (i32, i32, i32, i32, i32) {\n %a = tfrt.constant.i32 1\n\
+     tfrt.return %a, %a, %a, %a, %a : i32, i32, i32, i32, i32\n}\n\
+     func.func @main() -> i32 {\n\
+     %r:5 = \"tfrt.once\"() {function = @five} : () -> (i32, i32, i32, i32, i32)\n tfrt.return %r#0 : i32\n}\n";
+
+#[test]
+fn once_with_more_results_than_a_request_remembers_runs_and_reports() {
+    // No panic: this run's results stand and the kernel reports that it cannot remember
+    // them.
+    let bef =
+        AlignedBytes::new(&hostrt_compiler::compile("once.mlir", FIVE_ONCE, Default::default()).unwrap());
+    let reported = std::sync::atomic::AtomicUsize::new(0);
+    let (_, alloc) = leaked_arena(1 << 16).unwrap();
+    let queue = SingleThreadedWorkQueue::new();
+    let count = |_: &hostrt_core::Diagnostic| {
+        reported.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    };
+    let host = HostContext::new(alloc, &queue).with_diagnostics(&count);
+    let program = Program::load(bef.as_bytes(), &registry(), &host).unwrap();
+    let results = program.call(&host, "main", &[]).unwrap();
+    assert_eq!(results.get::<i32>(0), Ok(&1));
+    assert_eq!(reported.load(std::sync::atomic::Ordering::Relaxed), 1);
+}
+
 #[test]
 fn uses_that_could_fail_are_not_bounded() {
     // What the load accepts but a run turns into error values: a call whose callee takes
@@ -199,11 +224,32 @@ fn uses_that_could_fail_are_not_bounded() {
             "func.func @main() -> i32 {\n %x = tfrt.constant.i32 1\n %r = \"test.undeclared\"(%x) : (i32) -> i32\n tfrt.return %r : i32\n}\n",
             "@main uses 'test.undeclared'",
         ),
+        // `tfrt.cond` naming only the true branch: a false condition fails the kernel.
+        (
+            "func.func @t(%a: i32) -> i32 {\n tfrt.return %a : i32\n}\n\
+             func.func @main() -> i32 {\n %c = tfrt.constant.i1 0\n %x = tfrt.constant.i32 1\n\
+             %r = \"tfrt.cond\"(%c, %x) {a_true_fn = @t} : (i1, i32) -> i32\n tfrt.return %r : i32\n}\n",
+            "@main uses 'tfrt.cond'",
+        ),
+        // `tfrt.once` returning more results than a request remembers.
+        (FIVE_ONCE, "@main uses 'tfrt.once'"),
     ];
     for (text, why) in cases {
         let got = bound_of(text);
         assert!(got.as_ref().is_err_and(|e| e.starts_with(why)), "{why}: {got:?}");
     }
+    // Nine functions run once: a request remembers eight.
+    let mut nine = String::new();
+    let mut main = String::from("func.func @main() -> i32 {\n");
+    for i in 0..9 {
+        nine +=
+            &format!("func.func @f{i}() -> i32 {{\n %a = tfrt.constant.i32 {i}\n tfrt.return %a : i32\n}}\n");
+        main += &format!(" %r{i} = \"tfrt.once\"() {{function = @f{i}}} : () -> i32\n");
+    }
+    let nine = format!("{nine}{main} tfrt.return %r0 : i32\n}}\n");
+    assert!(bound_of(&nine).is_err_and(|e| e.starts_with("@main uses 'tfrt.once'")));
+    let eight = nine.replace(" %r8 = \"tfrt.once\"() {function = @f8} : () -> i32\n", "");
+    assert!(bound_of(&eight).is_ok(), "{eight}");
     // The same shapes, well formed, are bounded.
     let fine = "func.func @callee(%a: i32) -> i32 {\n %b = tfrt.add.i32 %a, %a\n tfrt.return %b : i32\n}\n\
                 func.func @main() -> i32 {\n %x = tfrt.constant.i32 1\n %r = tfrt.call @callee(%x) : (i32) -> i32\n tfrt.return %r : i32\n}\n";

@@ -125,16 +125,17 @@ fn once(frame: &KernelFrame<'_>) {
         return;
     }
     frame.invoke(f, frame.args(), frame.result_slots());
-    let results: heapless::Vec<RcAsyncValue, { crate::host_context::MAX_ONCE_RESULTS }> = frame
-        .result_slots()
-        .iter()
-        .filter_map(|s| {
-            let v = s.take();
-            s.set(v.clone());
-            v
-        })
-        .collect();
-    if request.remember_once(f, &results).is_err() {
+    let mut results: heapless::Vec<RcAsyncValue, { crate::host_context::MAX_ONCE_RESULTS }> =
+        heapless::Vec::new();
+    let mut fits = true;
+    for s in frame.result_slots() {
+        let v = s.take();
+        s.set(v.clone());
+        // More results than a request remembers: this run's results stand, later runs
+        // call the function again (reported below).
+        fits &= v.is_none_or(|v| results.push(v).is_ok());
+    }
+    if !fits || request.remember_once(f, &results).is_err() {
         fail(frame, "tfrt.once: too many once functions or results in one request");
     }
 }

@@ -80,8 +80,8 @@ fn alias_value(frame: &KernelFrame<'_>) {
 }
 
 entries! {
-    NEW_CHAIN = "tfrt.new.chain" => typed(new_chain),
-    MERGE_CHAINS = "tfrt.merge.chains" => typed(merge_chains),
+    NEW_CHAIN = "tfrt.new.chain" => results_only(new_chain),
+    MERGE_CHAINS = "tfrt.merge.chains" => results_only(merge_chains),
     CONSTANT_I1 = "tfrt.constant.i1" => scalar(constant_i1),
     CONSTANT_I32 = "tfrt.constant.i32" => scalar(constant_i32),
     CONSTANT_UI32 = "tfrt.constant.ui32" => scalar(constant_ui32),
@@ -90,8 +90,8 @@ entries! {
     ADD_I32 = "tfrt.add.i32" => scalar(add_i32),
     ADD_I64 = "tfrt.add.i64" => scalar(add_i64),
     MUL_I32 = "tfrt.mul.i32" => scalar(mul_i32),
-    DIV_I32 = "tfrt.div.i32" => typed(div_i32),
-    DIV_I64 = "tfrt.div.i64" => typed(div_i64),
+    DIV_I32 = "tfrt.div.i32" => results_only(div_i32),
+    DIV_I64 = "tfrt.div.i64" => results_only(div_i64),
     EQUAL_I32 = "tfrt.equal.i32" => scalar(equal_i32),
     LESSEQUAL_I32 = "tfrt.lessequal.i32" => scalar(lessequal_i32),
     MINUS_I32 = "tfrt.minus.i32" => scalar(minus_i32),

@@ -26,13 +26,18 @@ macro_rules! entries {
         pub const ALL: &[$crate::kernel::KernelEntry] = &[$($($extra,)*)? $($name),*];
     };
     // A typed kernel (a Rust function of kernel parameters), with its signature.
-    // Every typed kernel of these groups allocates nothing but its results (derived arena
-    // bounds rely on it: docs/bef.md, "Arena sizes").
     (@typed $op:literal, $func:expr) => {
+        $crate::kernel_entry!($op, $func)
+    };
+    // A typed kernel whose author checked that it allocates nothing but its results (what
+    // derived arena bounds rely on: docs/bef.md, "Arena sizes").
+    (@results_only $op:literal, $func:expr) => {
         $crate::kernel_entry!($op, $func).allocating_only_results()
     };
     // A scalar kernel (plain values in and out), with its signature and its form on
     // register words (docs/execution.md, "Scalar registers").
+    // Plain values in and out reach no allocator, so scalar kernels allocate only their
+    // results.
     (@scalar $op:literal, $func:expr) => {
         $crate::scalar_kernel_entry!($op, $func).allocating_only_results()
     };

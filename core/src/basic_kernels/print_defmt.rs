@@ -39,9 +39,9 @@ fn print_f64(v: Argument<f64>, _: Argument<Chain>) -> Chain {
 }
 
 entries! {
-    PRINT_I1 = "tfrt.print.i1" => typed(print_i1),
-    PRINT_I32 = "tfrt.print.i32" => typed(print_i32),
-    PRINT_I64 = "tfrt.print.i64" => typed(print_i64),
-    PRINT_F32 = "tfrt.print.f32" => typed(print_f32),
-    PRINT_F64 = "tfrt.print.f64" => typed(print_f64),
+    PRINT_I1 = "tfrt.print.i1" => results_only(print_i1),
+    PRINT_I32 = "tfrt.print.i32" => results_only(print_i32),
+    PRINT_I64 = "tfrt.print.i64" => results_only(print_i64),
+    PRINT_F32 = "tfrt.print.f32" => results_only(print_f32),
+    PRINT_F64 = "tfrt.print.f64" => results_only(print_f64),
 }

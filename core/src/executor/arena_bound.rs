@@ -18,7 +18,7 @@ use crate::basic_kernels::control;
 use crate::bef::format::{KernelRecord, RegisterRecord};
 use crate::chain::Chain;
 use crate::diagnostic::Diagnostic;
-use crate::host_context::DEFAULT_MAX_CALL_DEPTH;
+use crate::host_context::{DEFAULT_MAX_CALL_DEPTH, MAX_ONCE_FUNCTIONS, MAX_ONCE_RESULTS};
 use crate::kernel::{AttrKind, AttrRef, KernelEntry, Param, Signature, TypeKey};
 
 /// Why a function has no derived arena bound.
@@ -141,7 +141,8 @@ impl<'a> Program<'a> {
         if !memo.fill(self.alloc, n, (0..n).map(|_| Cell::new(UNSEEN))) {
             return Err(Unbounded::NoMemory);
         }
-        let call = self.function_bound(function, memo.as_slice(), 1)?.bytes;
+        let walk = Walk { memo: memo.as_slice(), once_fits: self.once_fits() };
+        let call = self.function_bound(function, &walk, 1)?.bytes;
         // `Program::call` gathers the result slots and values in two arrays.
         let results = self.file.function(function).map_or(0, |f| f.record().num_results as usize);
         let arrays = if results > INLINE { 2 * words(results) } else { 0 };
@@ -151,8 +152,8 @@ impl<'a> Program<'a> {
 
     /// The blocks one call of `fi`, running at call depth `depth` (the caller's call is 1),
     /// allocates: its frame, its result placeholders and what its kernels allocate.
-    fn function_bound(&self, fi: u32, memo: &[Cell<Known>], depth: u32) -> Result<Known, Unbounded<'a>> {
-        let seen = memo.get(fi as usize).ok_or(Unbounded::NoFunction)?;
+    fn function_bound(&self, fi: u32, walk: &Walk<'_>, depth: u32) -> Result<Known, Unbounded<'a>> {
+        let seen = walk.memo.get(fi as usize).ok_or(Unbounded::NoFunction)?;
         let (name, known) = (|| self.file.function(fi).map_or("", |f| f.name()), seen.get());
         if known.bytes == UNSEEN.bytes && known.height == ON_PATH.height {
             return Err(Unbounded::Recursion { function: name() });
@@ -168,7 +169,7 @@ impl<'a> Program<'a> {
         let mut total = Known { bytes: own.bytes, height: 1 };
         for k in own.kernels {
             let (bytes, callees) =
-                self.kernel_bound(&own, k, memo, depth).inspect_err(|_| seen.set(UNSEEN))?;
+                self.kernel_bound(&own, k, walk, depth).inspect_err(|_| seen.set(UNSEEN))?;
             total.bytes = total.bytes.saturating_add(bytes);
             total.height = total.height.max(callees.saturating_add(1));
         }
@@ -208,18 +209,19 @@ impl<'a> Program<'a> {
         &self,
         f: &Own<'a>,
         k: &KernelRecord,
-        memo: &[Cell<Known>],
+        walk: &Walk<'_>,
         depth: u32,
     ) -> Result<(usize, u32), Unbounded<'a>> {
         let file = &self.file;
         let (nargs, nres) = (k.num_args() as usize, k.num_results() as usize);
         let mut sum = 0usize;
         if nargs > INLINE || nres > INLINE {
-            sum += words(nargs + nres);
+            sum = sum.saturating_add(words(nargs + nres));
         }
         let (attrs, _) = file.kernel_attrs(k);
         if attrs.len() > INLINE {
-            sum += Layout::array::<AttrRef<'_>>(attrs.len()).map_or(usize::MAX, arena_block_bytes);
+            let array = Layout::array::<AttrRef<'_>>(attrs.len()).map_or(usize::MAX, arena_block_bytes);
+            sum = sum.saturating_add(array);
         }
         let entry = self.entry(k.code);
         let unbounded = Unbounded::Kernel { function: f.name, kernel: file.kernel_name(k.code) };
@@ -260,20 +262,33 @@ impl<'a> Program<'a> {
                     return Err(unbounded);
                 }
                 any = true;
-                callees = most_of(callees, self.function_bound(callee, memo, depth + 1)?);
+                callees = most_of(callees, self.function_bound(callee, walk, depth + 1)?);
                 Ok(())
             };
-            if is(&control::IF) {
-                file.kernel_regions(k).iter().try_for_each(|&c| each(c))?;
+            // The branches the kernel can take must exist: a missing one fails the kernel.
+            let needed = if is(&control::IF) || is(&control::COND) { 2 } else { 1 };
+            let found = if is(&control::IF) {
+                let regions = file.kernel_regions(k);
+                regions.iter().try_for_each(|&c| each(c))?;
+                regions.len()
             } else {
+                let mut n = 0;
                 for a in attrs.iter().filter_map(|a| file.attr_ref(*a)) {
+                    n += a.functions().count();
                     a.functions().try_for_each(&mut each)?;
                 }
-            }
-            if !any {
+                n
+            };
+            if !any || found < needed || (is(&control::IF) && found != 2) {
                 return Err(unbounded);
             }
-            return Ok((sum.saturating_add(callees.bytes), callees.height));
+            let bytes = sum.saturating_add(callees.bytes);
+            // A request remembers a few functions' results: past that, `tfrt.once` reports
+            // an error (its results stay set; unavailable ones box it).
+            if is(&control::ONCE) && (nres > MAX_ONCE_RESULTS || !walk.once_fits) {
+                return Err(unbounded);
+            }
+            return Ok((bytes, callees.height));
         }
         if !entry.allocates_only_results() {
             return Err(unbounded);
@@ -295,6 +310,38 @@ impl<'a> Program<'a> {
             sum = sum.saturating_add(error_bytes(nres));
         }
         Ok((sum, 0))
+    }
+}
+
+/// What one derivation shares: the memo of functions' bounds, and whether a request can
+/// remember the results of every function the program's `tfrt.once` kernels name.
+struct Walk<'m> {
+    memo: &'m [Cell<Known>],
+    once_fits: bool,
+}
+
+impl Program<'_> {
+    /// Whether the program's `tfrt.once` kernels name at most [`MAX_ONCE_FUNCTIONS`]
+    /// functions in all, so that no request's table of once results can fill up.
+    fn once_fits(&self) -> bool {
+        let mut named: heapless::Vec<u32, MAX_ONCE_FUNCTIONS> = heapless::Vec::new();
+        let file = &self.file;
+        for fi in 0..file.num_functions() as u32 {
+            let Some(f) = file.function(fi) else { continue };
+            for k in f.kernels() {
+                if !core::ptr::fn_addr_eq(self.entry(k.code).func(), control::ONCE.func()) {
+                    continue;
+                }
+                for a in file.kernel_attrs(k).0.iter().filter_map(|a| file.attr_ref(*a)) {
+                    for callee in a.functions() {
+                        if !named.contains(&callee) && named.push(callee).is_err() {
+                            return false;
+                        }
+                    }
+                }
+            }
+        }
+        true
     }
 }
 
@@ -378,4 +425,32 @@ fn error_bytes(results: usize) -> usize {
 /// The arena bytes of one array of `n` words.
 fn words(n: usize) -> usize {
     Layout::array::<usize>(n).map_or(usize::MAX, arena_block_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::basic_kernels::register_basic_kernels;
+    use crate::kernel::KernelRegistry;
+    use crate::tensor_kernels::register_tensor_kernels;
+
+    /// Only kernels checked to allocate nothing but their results say so: the tensor
+    /// kernels allocate buffers (through their context), so none of them may.
+    #[test]
+    fn only_checked_kernels_declare_results_only() {
+        let mut tensors: KernelRegistry<512> = KernelRegistry::new();
+        register_tensor_kernels(&mut tensors).unwrap();
+        let flagged: heapless::Vec<&str, 8> =
+            tensors.entries().iter().filter(|e| e.allocates_only_results()).map(|e| e.name).take(8).collect();
+        assert!(flagged.is_empty(), "tensor kernels declared results-only: {flagged:?}");
+        let mut basic: KernelRegistry<256> = KernelRegistry::new();
+        register_basic_kernels(&mut basic).unwrap();
+        let declared =
+            |name: &str| basic.entries().iter().any(|e| e.name == name && e.allocates_only_results());
+        assert!(
+            ["tfrt.add.i32", "tfrt.div.i32", "tfrt.print.i32", "tfrt.merge.chains"]
+                .iter()
+                .all(|n| declared(n))
+        );
+        assert!(!["tfrt.call", "tfrt.while", "tfrt.parallel_for.i32"].iter().any(|n| declared(n)));
+    }
 }
