@@ -3,7 +3,10 @@
 //! small fixed arena. The executor trusts what the verifier accepts (docs/execution.md,
 //! "Scalar registers" names one such rule the executor checks itself), so this reaches the
 //! executor, the scalar-register plan and the kernels with near-valid but odd programs.
-//! Never a panic, a hang or undefined behaviour, and every block comes back.
+//! Never a panic, a hang or undefined behaviour, and every block comes back. Then, with the
+//! real control kernels, every parameterless function with a derived arena bound
+//! (`Program::call_arena_bound`, docs/bef.md, "Arena sizes") is called, and may not have
+//! more bytes allocated at once than its bound.
 #![no_main]
 
 #[path = "common.rs"]
@@ -86,4 +89,32 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     }
     let after = arena.stats().unwrap().in_use;
     assert_eq!(after, before, "the run kept {} bytes", after.wrapping_sub(before));
+    check_bounds(bytes.as_bytes());
 });
+
+/// Call every parameterless function that has a derived bound, each from an empty host,
+/// and compare its peak of allocated bytes with the bound. A function with a bound neither
+/// loops nor recurses, so its run ends.
+fn check_bounds(bytes: &[u8]) {
+    let (arena, alloc) = common::run_arena();
+    let mut registry: KernelRegistry<256> = KernelRegistry::new();
+    for group in [integer::ALL, float::ALL, print::ALL, control::ALL] {
+        registry.add_entries(group).unwrap();
+    }
+    let queue = SingleThreadedWorkQueue::new();
+    let discard = |_: std::fmt::Arguments<'_>| {};
+    let Ok(program) = Program::load(bytes, &registry, alloc) else { return };
+    for fi in 0..program.file().num_functions() as u32 {
+        let Some(f) = program.file().function(fi) else { continue };
+        if f.record().num_args != 0 || f.name().is_empty() {
+            continue;
+        }
+        let Ok(bound) = program.call_arena_bound(fi) else { continue };
+        let host = HostContext::new(alloc, &queue).with_output(&discard);
+        let before = arena.stats().unwrap().in_use;
+        arena.reset_peak();
+        let _ = program.call(&host, f.name(), &[]);
+        let peak = arena.stats().unwrap().peak - before;
+        assert!(peak <= bound, "@{}: {peak} bytes allocated at once, bound {bound}", f.name());
+    }
+}
