@@ -15,7 +15,7 @@ use std::ptr::NonNull;
 use std::sync::Mutex;
 
 use hostrt_capi::program::TfProgram;
-use hostrt_core::allocator::{ARENA_ALIGN, AllocError, AllocStats, HostAllocator, arena_block_bytes};
+use hostrt_core::allocator::{ARENA_ALIGN, AllocError, AllocStats, HostAllocator};
 use hostrt_core::driver::{DriverOptions, for_each_function_in_order, run_functions};
 use hostrt_core::kernel::KernelLookup;
 use hostrt_core::{Allocator, ConcurrentWorkQueue, Diagnostic, HostContext, SingleThreadedWorkQueue};
@@ -188,6 +188,30 @@ fn replay_ends(events: &[Event], capacity: usize) -> Option<(usize, usize)> {
     Some((high, live_end))
 }
 
+/// [`replay_ends`] into a heap with room to spare: the highest block end, and the highest
+/// end of the blocks still live at the end.
+fn replay_unbounded(events: &[Event]) -> Result<(usize, usize), String> {
+    let node = 2 * size_of::<usize>();
+    // Room for every block at once with its worst front padding (a node plus the alignment).
+    let mut unbounded: usize =
+        events
+            .iter()
+            .map(|e| {
+                if let Event::Alloc { layout, .. } = e { rounded(*layout) + node + layout.align() } else { 0 }
+            })
+            .sum::<usize>()
+            .max(4096);
+    // The run counts as unbounded only if its blocks never came within a node of the end:
+    // only then did the size refuse nothing.
+    loop {
+        let ends = replay_ends(events, unbounded).ok_or("the unbounded replay failed")?;
+        if ends.0 + node <= unbounded {
+            return Ok(ends);
+        }
+        unbounded = unbounded.checked_mul(2).ok_or("the replay needs more than the address space")?;
+    }
+}
+
 /// The peak of requested bytes in use over `events`.
 fn requested_peak(events: &[Event]) -> usize {
     let (mut now, mut peak) = (0usize, 0usize);
@@ -209,26 +233,8 @@ fn requested_peak(events: &[Event]) -> usize {
 /// smaller arena may succeed while a larger one fails; from it on, every leftover tail is
 /// either empty or big enough.
 fn need(events: &[Event]) -> Result<usize, String> {
-    let node = 2 * size_of::<usize>();
-    // Room for every block at once with its worst front padding (a node plus the alignment).
-    let mut unbounded: usize =
-        events
-            .iter()
-            .map(|e| {
-                if let Event::Alloc { layout, .. } = e { rounded(*layout) + node + layout.align() } else { 0 }
-            })
-            .sum::<usize>()
-            .max(4096);
-    // The run counts as unbounded only if its blocks never came within a node of the end:
-    // only then did the size refuse nothing.
-    let high = loop {
-        let high = replay(events, unbounded).ok_or("the unbounded replay failed")?;
-        if high + node <= unbounded {
-            break high;
-        }
-        unbounded = unbounded.checked_mul(2).ok_or("the replay needs more than the address space")?;
-    };
-    let need = (high + node).next_multiple_of(8);
+    let (high, _) = replay_unbounded(events)?;
+    let need = (high + 2 * size_of::<usize>()).next_multiple_of(8);
     replay(events, need).ok_or_else(|| format!("the replay in {need} bytes failed"))?;
     Ok(need)
 }
@@ -285,31 +291,18 @@ pub struct Bound {
 /// sum, whatever the heap reuses below it; one free-list node on top.
 pub fn derive(bef: &[u8], kernels: &dyn KernelLookup) -> Result<Vec<Bound>, String> {
     let functions = driven_functions(bef)?;
-    let bound = |program: &TfProgram<'_>, _: &HostContext<'_>, _| {
+    let bound = |program: &TfProgram<'_>, _: &HostContext<'_>, loaded| {
         let calls: Vec<_> = functions
             .iter()
             .map(|(fi, _)| program.call_arena_bound(*fi).map_err(|e| e.to_string()))
             .collect();
-        calls
+        (calls, loaded)
     };
+    let ((calls, loaded), mut load_events) = traced(bef, kernels, bound)?;
     // The load alone (deriving allocates bookkeeping of its own, which is no part of it).
-    let (loaded, mut load_events) = traced(bef, kernels, |_, _, loaded| loaded)?;
     load_events.truncate(loaded);
-    let (calls, _) = traced(bef, kernels, bound)?;
+    let (load_high, load_end) = replay_unbounded(&load_events)?;
     let node = 2 * size_of::<usize>();
-    // An unbounded replay, as in `need`: one whose blocks never came within a node of the end.
-    let mut room: usize = load_events
-        .iter()
-        .map(|e| if let Event::Alloc { layout, .. } = e { arena_block_bytes(*layout) } else { 0 })
-        .sum::<usize>()
-        .max(4096);
-    let (load_high, load_end) = loop {
-        let (high, end) = replay_ends(&load_events, room).ok_or("the load's replay failed")?;
-        if high + node <= room {
-            break (high, end);
-        }
-        room = room.checked_mul(2).ok_or("the load needs more than the address space")?;
-    };
     Ok(functions
         .into_iter()
         .zip(calls)

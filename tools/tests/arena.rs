@@ -69,6 +69,12 @@ fn hostrt_command() -> Command {
     c
 }
 
+/// `hostrt run INPUT --record-arena-peak=OUTPUT`.
+fn record(input: &Path, output: &Path) -> std::process::Output {
+    let recorded = format!("--record-arena-peak={}", output.display());
+    hostrt_command().args(["run", input.to_str().unwrap(), &recorded]).output().unwrap()
+}
+
 /// Record arena needs for the program `text` (named `path`) with the CLI and check each.
 /// Returns how many functions were checked, and the largest figure to peak ratio.
 fn check(path: &Path, text: &str) -> Checked {
@@ -79,10 +85,7 @@ fn check(path: &Path, text: &str) -> Checked {
     let Ok(bef) = compile(&name, text, Default::default()) else { return Checked::default() };
     let (input, output) = (dir.join(format!("{stem}.bef")), dir.join(format!("{stem}.arena.bef")));
     std::fs::write(&input, &bef).unwrap();
-    let run = hostrt_command()
-        .args(["run", input.to_str().unwrap(), &format!("--record-arena-peak={}", output.display())])
-        .output()
-        .unwrap();
+    let run = record(&input, &output);
     let stderr = String::from_utf8_lossy(&run.stderr);
     if !run.status.success() && stderr.contains("the program does not load") {
         return Checked::default(); // e.g. the unknown-kernel tests: nothing runs, nothing to record
@@ -164,10 +167,7 @@ fn check_derived(path: &Path, text: &str) -> Checked {
     let plain = dir.join(format!("{stem}.plain.bef"));
     let measured = dir.join(format!("{stem}.measured.bef"));
     std::fs::write(&plain, compile(&name, text, Default::default()).unwrap()).unwrap();
-    let run = hostrt_command()
-        .args(["run", plain.to_str().unwrap(), &format!("--record-arena-peak={}", measured.display())])
-        .output()
-        .unwrap();
+    let run = record(&plain, &measured);
     assert!(run.status.success(), "{name}: {}", String::from_utf8_lossy(&run.stderr));
     let measured = AlignedBytes::new(&std::fs::read(&measured).unwrap());
     let measured = Program::load(measured.as_bytes(), &registry, scratch).unwrap();
@@ -185,10 +185,7 @@ fn check_derived(path: &Path, text: &str) -> Checked {
     }
     // Recording keeps the derived figures and measures only the others.
     let kept = dir.join(format!("{stem}.kept.bef"));
-    let run = hostrt_command()
-        .args(["run", derived.to_str().unwrap(), &format!("--record-arena-peak={}", kept.display())])
-        .output()
-        .unwrap();
+    let run = record(&derived, &kept);
     assert!(run.status.success(), "{name}: {}", String::from_utf8_lossy(&run.stderr));
     let kept = AlignedBytes::new(&std::fs::read(&kept).unwrap());
     let kept = hostrt_core::bef::BefFile::load_unresolved(kept.as_bytes(), scratch).unwrap();

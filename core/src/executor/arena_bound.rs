@@ -154,9 +154,10 @@ impl<'a> Program<'a> {
     /// allocates: its frame, its result placeholders and what its kernels allocate.
     fn function_bound(&self, fi: u32, walk: &Walk<'_>, depth: u32) -> Result<Known, Unbounded<'a>> {
         let seen = walk.memo.get(fi as usize).ok_or(Unbounded::NoFunction)?;
-        let (name, known) = (|| self.file.function(fi).map_or("", |f| f.name()), seen.get());
+        let known = seen.get();
         if known.bytes == UNSEEN.bytes && known.height == ON_PATH.height {
-            return Err(Unbounded::Recursion { function: name() });
+            let function = self.file.function(fi).map_or("", |f| f.name());
+            return Err(Unbounded::Recursion { function });
         }
         if known.bytes != UNSEEN.bytes {
             return fits(known, depth);
@@ -225,71 +226,12 @@ impl<'a> Program<'a> {
         }
         let entry = self.entry(k.code);
         let unbounded = Unbounded::Kernel { function: f.name, kernel: file.kernel_name(k.code) };
-        let is = |e: &KernelEntry| core::ptr::fn_addr_eq(entry.func(), e.func());
-        let operands = file.kernel_args(k);
         let declared = |r: u32| f.registers.get(r as usize).map(|reg| reg.ty);
-        let results = k.first_result..k.first_result.saturating_add(nres as u32);
-        // A control kernel runs one of the functions it names (`tfrt.once`: at most once
-        // per request) with its operands (after the condition or index, for `tfrt.if`,
-        // `tfrt.cond` and `tfrt.case`); it cannot fail when each callee takes and returns
-        // exactly the declared types, and the condition is an `i1` (the index an `i32`).
-        let (skip, selector) = if is(&control::CALL) || is(&control::ONCE) {
-            (0, None)
-        } else if is(&control::IF) || is(&control::COND) {
-            (1, Some("i1"))
-        } else if is(&control::CASE) {
-            (1, Some("i32"))
-        } else {
-            (usize::MAX, None)
-        };
-        if skip != usize::MAX {
-            let selected = selector.is_none_or(|want| {
-                operands.first().and_then(|&r| declared(r)).is_some_and(|t| file.type_name(t) == want)
-            });
-            let passed = operands.get(skip..).unwrap_or(&[]);
-            let fits = |callee: u32| {
-                file.function(callee).is_some_and(|c| {
-                    let given = passed.iter().map(|&r| declared(r));
-                    let taken = results.clone().map(declared);
-                    c.arg_types().iter().map(|t| Some(*t)).eq(given)
-                        && c.result_types().iter().map(|t| Some(*t)).eq(taken)
-                })
-            };
-            let mut callees = Known { bytes: 0, height: 0 };
-            let mut any = false;
-            let mut each = |callee: u32| -> Result<(), Unbounded<'a>> {
-                if !(selected && fits(callee)) {
-                    return Err(unbounded);
-                }
-                any = true;
-                callees = most_of(callees, self.function_bound(callee, walk, depth + 1)?);
-                Ok(())
-            };
-            // The branches the kernel can take must exist: a missing one fails the kernel.
-            let needed = if is(&control::IF) || is(&control::COND) { 2 } else { 1 };
-            let found = if is(&control::IF) {
-                let regions = file.kernel_regions(k);
-                regions.iter().try_for_each(|&c| each(c))?;
-                regions.len()
-            } else {
-                let mut n = 0;
-                for a in attrs.iter().filter_map(|a| file.attr_ref(*a)) {
-                    n += a.functions().count();
-                    a.functions().try_for_each(&mut each)?;
-                }
-                n
-            };
-            if !any || found < needed || (is(&control::IF) && found != 2) {
-                return Err(unbounded);
-            }
-            let bytes = sum.saturating_add(callees.bytes);
-            // A request remembers a few functions' results: past that, `tfrt.once` reports
-            // an error (its results stay set; unavailable ones box it).
-            if is(&control::ONCE) && (nres > MAX_ONCE_RESULTS || !walk.once_fits) {
-                return Err(unbounded);
-            }
-            return Ok((bytes, callees.height));
+        if let Some(control) = Control::of(entry) {
+            let callees = self.control_bound(control, k, &declared, walk, depth, unbounded)?;
+            return Ok((sum.saturating_add(callees.bytes), callees.height));
         }
+        let results = k.first_result..k.first_result.saturating_add(nres as u32);
         if !entry.allocates_only_results() {
             return Err(unbounded);
         }
@@ -311,6 +253,94 @@ impl<'a> Program<'a> {
         }
         Ok((sum, 0))
     }
+
+    /// The largest bound among the functions control kernel `k` can run, or `unbounded`
+    /// when this use could fail. A control kernel runs one of the functions it names
+    /// (`tfrt.once`: at most once per request) with its operands, after the condition or
+    /// index for `tfrt.if`, `tfrt.cond` and `tfrt.case`. It cannot fail when every branch it
+    /// can take exists, each callee takes and returns exactly the declared types, the
+    /// condition is an `i1` (the index an `i32`), and a request can remember what
+    /// `tfrt.once` runs (past that it reports an error).
+    fn control_bound(
+        &self,
+        control: Control,
+        k: &KernelRecord,
+        declared: &dyn Fn(u32) -> Option<u32>,
+        walk: &Walk<'_>,
+        depth: u32,
+        unbounded: Unbounded<'a>,
+    ) -> Result<Known, Unbounded<'a>> {
+        let file = &self.file;
+        let operands = file.kernel_args(k);
+        let (skip, selector) = match control {
+            Control::Call | Control::Once => (0, None),
+            Control::If | Control::Cond => (1, Some("i1")),
+            Control::Case => (1, Some("i32")),
+        };
+        let selected = selector.is_none_or(|want| {
+            operands.first().and_then(|&r| declared(r)).is_some_and(|t| file.type_name(t) == want)
+        });
+        let nres = k.num_results() as usize;
+        if !selected || (control == Control::Once && (nres > MAX_ONCE_RESULTS || !walk.once_fits)) {
+            return Err(unbounded);
+        }
+        let passed = operands.get(skip..).unwrap_or(&[]);
+        let results = k.first_result..k.first_result.saturating_add(nres as u32);
+        let fits = |callee: u32| {
+            file.function(callee).is_some_and(|c| {
+                c.arg_types().iter().map(|t| Some(*t)).eq(passed.iter().map(|&r| declared(r)))
+                    && c.result_types().iter().map(|t| Some(*t)).eq(results.clone().map(declared))
+            })
+        };
+        let mut callees = Known { bytes: 0, height: 0 };
+        let mut found = 0usize;
+        let mut visit = |callee: u32| {
+            if !fits(callee) {
+                return Err(unbounded);
+            }
+            found += 1;
+            callees = most_of(callees, self.function_bound(callee, walk, depth + 1)?);
+            Ok(())
+        };
+        if control == Control::If {
+            file.kernel_regions(k).iter().try_for_each(|&c| visit(c))?;
+        } else {
+            for a in file.kernel_attrs(k).0.iter().filter_map(|a| file.attr_ref(*a)) {
+                a.functions().try_for_each(&mut visit)?;
+            }
+        }
+        // The branches the kernel can take must exist: a missing one fails it.
+        let enough = match control {
+            Control::If => found == 2,
+            Control::Cond => found >= 2,
+            Control::Call | Control::Once | Control::Case => found >= 1,
+        };
+        if enough { Ok(callees) } else { Err(unbounded) }
+    }
+}
+
+/// The control kernels of `basic_kernels::control` the bound follows into their callees.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Control {
+    Call,
+    Once,
+    If,
+    Cond,
+    Case,
+}
+
+impl Control {
+    /// Which one `entry` is (by its function, whatever name it is registered under).
+    fn of(entry: &KernelEntry) -> Option<Control> {
+        const KINDS: [(KernelEntry, Control); 5] = [
+            (control::CALL, Control::Call),
+            (control::ONCE, Control::Once),
+            (control::IF, Control::If),
+            (control::COND, Control::Cond),
+            (control::CASE, Control::Case),
+        ];
+        KINDS.iter().find(|(e, _)| core::ptr::fn_addr_eq(entry.func(), e.func())).map(|(_, c)| *c)
+    }
 }
 
 /// What one derivation shares: the memo of functions' bounds, and whether a request can
@@ -329,7 +359,7 @@ impl Program<'_> {
         for fi in 0..file.num_functions() as u32 {
             let Some(f) = file.function(fi) else { continue };
             for k in f.kernels() {
-                if !core::ptr::fn_addr_eq(self.entry(k.code).func(), control::ONCE.func()) {
+                if Control::of(self.entry(k.code)) != Some(Control::Once) {
                     continue;
                 }
                 for a in file.kernel_attrs(k).0.iter().filter_map(|a| file.attr_ref(*a)) {
