@@ -36,6 +36,10 @@ enum Command {
         /// (smaller live state for recursive programs on firmware; see docs/bef.md).
         #[arg(long)]
         single_stream: bool,
+        /// Store no source locations (diagnostics then name no `file:line:col`): a smaller
+        /// file for firmware that reports errors as codes only.
+        #[arg(long)]
+        strip_locations: bool,
         /// Record in the file, for each function the driver runs, an arena bound derived
         /// from the program without running it (docs/bef.md, "Arena sizes"), for this
         /// machine's pointer size; functions whose kernels do not declare their allocations
@@ -228,11 +232,11 @@ fn run(cli: Cli) -> Result<(), String> {
                 code => std::process::exit(i32::from(code)),
             }
         }
-        Command::Compile { input, output, single_stream, arena_bound } => {
+        Command::Compile { input, output, single_stream, strip_locations, arena_bound } => {
             let name = input.display().to_string();
             let bytes = read_input(&input)?;
             let text = String::from_utf8(bytes).map_err(|e| format!("{name}: not UTF-8: {e}"))?;
-            let options = WriteOptions { streams: !single_stream };
+            let options = WriteOptions { streams: !single_stream, locations: !strip_locations };
             let mut bef = hostrt_compiler::compile(&name, &text, options).map_err(|e| e.to_string())?;
             if arena_bound {
                 bef = with_derived_bounds(&bef)?;

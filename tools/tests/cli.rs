@@ -40,6 +40,24 @@ fn compile_dis_compile_is_byte_identical() {
 }
 
 #[test]
+fn strip_locations_keeps_the_program_without_its_positions() {
+    let src = tmp("strip.mlir");
+    std::fs::write(&src, PROGRAM).unwrap();
+    let (full, stripped) = (tmp("full.bef"), tmp("stripped.bef"));
+    assert!(hostrt(&["compile", src.to_str().unwrap(), "-o", full.to_str().unwrap()]).status.success());
+    let args = ["compile", src.to_str().unwrap(), "-o", stripped.to_str().unwrap(), "--strip-locations"];
+    assert!(hostrt(&args).status.success());
+    let (full_len, stripped_len) =
+        (std::fs::metadata(&full).unwrap().len(), std::fs::metadata(&stripped).unwrap().len());
+    assert!(stripped_len < full_len, "{stripped_len} bytes stripped, {full_len} with locations");
+    let dis = |bef: &Path| String::from_utf8(hostrt(&["dis", bef.to_str().unwrap()]).stdout).unwrap();
+    assert!(dis(&full).contains("strip.mlir"), "{}", dis(&full));
+    assert!(!dis(&stripped).contains("strip.mlir"), "{}", dis(&stripped));
+    let run = |bef: &Path| hostrt(&["run", bef.to_str().unwrap()]).stdout;
+    assert_eq!(run(&stripped), run(&full));
+}
+
+#[test]
 fn syntax_and_type_errors_name_file_line_col_and_show_the_line() {
     let src = tmp("bad.mlir");
     std::fs::write(&src, PROGRAM.replace("%x, %y", "%x, %nope")).unwrap();

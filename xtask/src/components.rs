@@ -44,7 +44,9 @@ fn component_of(function: &str) -> Option<&'static str> {
 /// Where code outside hostrt goes.
 fn outside(function: &str) -> &'static str {
     let f = function.trim_start_matches('<');
-    if f.starts_with("compiler_builtins") || f.starts_with("__aeabi") || f.starts_with("mem") {
+    // (targets/small_mem.rs replaces the builtins' memory routines in the minimal image.)
+    let small_mem = f.contains("::small_mem::");
+    if f.starts_with("compiler_builtins") || f.starts_with("__aeabi") || f.starts_with("mem") || small_mem {
         "compiler builtins (memcpy, ...)"
     } else if f.starts_with("core::") {
         "Rust core library"
@@ -146,6 +148,7 @@ mod tests {
         assert_eq!(component_of("hostrt_core::utf8::is_utf8"), Some("BEF reader and verifier"));
         assert_eq!(component_of("core::ptr::drop_in_place<u8>"), None);
         assert_eq!(outside("compiler_builtins::mem::memcpy"), "compiler builtins (memcpy, ...)");
+        assert_eq!(outside("minimal::small_mem::forward"), "compiler builtins (memcpy, ...)");
         assert_eq!(outside("core::str::converts::from_utf8"), "Rust core library");
     }
 }

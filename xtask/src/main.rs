@@ -390,6 +390,10 @@ fn run() -> Result<bool, String> {
 mod components;
 mod defmt;
 mod libs;
+/// The minimal image's memory routines, tested here on the host (targets/small_mem.rs).
+#[cfg(test)]
+#[path = "../../targets/small_mem.rs"]
+mod small_mem;
 
 fn main() -> ExitCode {
     match std::env::args().nth(1).as_deref() {

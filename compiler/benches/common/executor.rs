@@ -123,7 +123,9 @@ pub fn bench(c: &mut Criterion, suffix: &str) {
         // TFRT's stream assignment (the default) and one stream per call (`--single-stream`);
         // and the default program on a host that makes other streams' kernels work-queue
         // tasks, as TFRT does on every queue.
-        let one = AlignedBytes::new(&compile("bench.mlir", &text, WriteOptions { streams: false }).unwrap());
+        let one = AlignedBytes::new(
+            &compile("bench.mlir", &text, WriteOptions { streams: false, locations: true }).unwrap(),
+        );
         let one_stream = Program::load(one.as_bytes(), &reg, alloc).unwrap();
         let on_cached = Program::load(bef.as_bytes(), &reg, cached).unwrap();
         let on_profiled = Program::load(bef.as_bytes(), &reg, profiled).unwrap();

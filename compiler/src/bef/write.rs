@@ -22,11 +22,15 @@ pub struct WriteOptions {
     /// Off, the file has no stream section and each call runs depth-first on one stream,
     /// which keeps the live state of a recursive program small (what firmware wants).
     pub streams: bool,
+    /// Keep each function's and kernel's source location (docs/bef.md, "Locations"), which
+    /// diagnostics name. Off, every location is NONE and the LOCATIONS section is empty:
+    /// a smaller file for firmware that reports errors as codes only.
+    pub locations: bool,
 }
 
 impl Default for WriteOptions {
     fn default() -> Self {
-        WriteOptions { streams: true }
+        WriteOptions { streams: true, locations: true }
     }
 }
 
@@ -43,7 +47,13 @@ pub fn write_with(
     options: WriteOptions,
 ) -> Result<Vec<u8>, CompileError> {
     let module_options = StreamOptions::of(&module.attrs, None);
-    let mut w = Writer { source, module_options, streams: options.streams, ..Writer::default() };
+    let mut w = Writer {
+        source,
+        module_options,
+        streams: options.streams,
+        strip_locations: !options.locations,
+        ..Writer::default()
+    };
     for (i, func) in module.funcs.iter().enumerate() {
         if w.func_index.insert(func.name.clone(), i as u32).is_some() {
             return Err(w.err(&func.loc, format!("redefinition of symbol named '{}'", func.name)));
@@ -111,6 +121,8 @@ struct Writer<'s> {
     kernel_streams: Vec<u32>,
     /// Whether to emit the STREAMS section.
     streams: bool,
+    /// Store no locations (`WriteOptions::locations` off).
+    strip_locations: bool,
     /// Stream options of the module, used for regions.
     module_options: StreamOptions,
 }
@@ -168,6 +180,9 @@ impl<'s> Writer<'s> {
     }
 
     fn loc(&mut self, loc: &Loc) -> u32 {
+        if self.strip_locations {
+            return f::NONE;
+        }
         self.locations.intern(&stored(loc))
     }
 

@@ -65,8 +65,6 @@ pub struct BefFile<'a> {
     pub(crate) streams: &'a [u32],
     /// Arena records, two words per function; empty when the file has none.
     pub(crate) arena: &'a [u32],
-    /// Byte offset of each section, for error reporting.
-    offsets: [usize; SLOTS],
 }
 
 /// A failed check before it becomes a [`BefError`]: small and `Copy`, so the verifier's
@@ -143,7 +141,8 @@ impl<'a> BefFile<'a> {
         if file.module_attrs != f::NONE {
             let ok = file.attr_header(file.module_attrs).is_some_and(|h| h.kind() == f::attr::DICT);
             if !ok {
-                return Err(file.err(section_slot(f::section::MODULE), K::BadAttribute, "module attributes"));
+                let at = file.offset_of(file.attributes);
+                return Err(Fail::new(K::BadAttribute, at, "module attributes"));
             }
         }
         for i in 0..file.functions.len() {
@@ -152,8 +151,11 @@ impl<'a> BefFile<'a> {
         Ok(file)
     }
 
-    fn err(&self, section: usize, kind: K, detail: &'static str) -> Fail {
-        Fail::new(kind, self.offsets[section], detail)
+    /// The byte offset in the file of a section (or a record in one), for error reporting:
+    /// computed from the slice rather than kept, which keeps the view small (it is copied
+    /// into every function view).
+    fn offset_of<T>(&self, part: &[T]) -> usize {
+        part.as_ptr() as usize - self.bytes.as_ptr() as usize
     }
 
     /// Parse the header and directory and slice the sections.
@@ -249,7 +251,6 @@ impl<'a> BefFile<'a> {
             },
             streams,
             arena,
-            offsets,
         })
     }
 
@@ -261,9 +262,10 @@ impl<'a> BefFile<'a> {
     }
 
     fn verify_strings(&self) -> Check<()> {
-        for (table, id) in [(self.types, f::section::TYPES), (self.kernel_names, f::section::KERNEL_NAMES)] {
+        for table in [self.types, self.kernel_names] {
             for r in table {
-                self.str_checked(*r).ok_or(self.err(section_slot(id), K::BadString, "name"))?;
+                let at = self.offset_of(core::slice::from_ref(r));
+                self.str_checked(*r).ok_or(Fail::new(K::BadString, at, "name"))?;
             }
         }
         Ok(())
@@ -271,11 +273,8 @@ impl<'a> BefFile<'a> {
 
     fn verify_locations(&self) -> Check<()> {
         for l in self.locations {
-            self.str_checked(l.file).ok_or(self.err(
-                section_slot(f::section::LOCATIONS),
-                K::BadString,
-                "file",
-            ))?;
+            let at = self.offset_of(core::slice::from_ref(l));
+            self.str_checked(l.file).ok_or(Fail::new(K::BadString, at, "file"))?;
         }
         Ok(())
     }
@@ -297,16 +296,12 @@ impl<'a> BefFile<'a> {
     /// Walk the attribute blobs in file order: each index entry must be the next blob, and
     /// every blob must be well formed, referring only to earlier attributes.
     fn verify_attributes(&self) -> Check<()> {
-        let slot = section_slot(f::section::ATTRIBUTES);
+        let base = self.offset_of(self.attributes);
         let mut expect = 0usize;
         for (i, &off) in self.attr_index.iter().enumerate() {
-            let fail = |d: &'static str| Fail::new(K::BadAttribute, self.offsets[slot] + off as usize, d);
+            let fail = |d: &'static str| Fail::new(K::BadAttribute, base + off as usize, d);
             if off as usize != expect {
-                return Err(Fail::new(
-                    K::BadAttribute,
-                    self.offsets[slot] + expect,
-                    "index does not match blob layout",
-                ));
+                return Err(Fail::new(K::BadAttribute, base + expect, "index does not match blob layout"));
             }
             let h = self.attr_header(i as u32).ok_or(fail("header out of range"))?;
             let payload = self.attr_payload(i as u32).ok_or(fail("payload out of range"))?;
@@ -362,7 +357,7 @@ impl<'a> BefFile<'a> {
 
     fn verify_function(&self, fi: usize, scratch: Allocator) -> Check<()> {
         let fr = self.functions[fi];
-        let at = self.offsets[section_slot(f::section::FUNCTIONS)] + fi * size_of::<FunctionRecord>();
+        let at = self.offset_of(&self.functions[fi..]);
         let fail = |d: &'static str| Fail::new(K::BadFunction, at, d);
         self.str_checked(fr.name).ok_or(Fail::new(K::BadString, at, "function name"))?;
         if fr.location != f::NONE && fr.location as usize >= self.locations.len() {
@@ -425,7 +420,7 @@ impl<'a> BefFile<'a> {
             }
         }
         let mut cursors = Scratch::new(scratch, nreg).ok_or(Fail::new(K::OutOfMemory, at, ""))?;
-        self.verify_kernels(fi, fr, kernels, regs, results, cursors.words(), first)
+        self.verify_kernels(fi, fr, kernels, regs, results, cursors.words())
     }
 
     /// Each kernel's arguments must be defined earlier (so the graph is acyclic), its results
@@ -439,12 +434,10 @@ impl<'a> BefFile<'a> {
         regs: &[RegisterRecord],
         results: &[u32],
         cursor: &mut [u32],
-        first: usize,
     ) -> Check<()> {
         let mut next = fr.num_args;
         for (ki, k) in kernels.iter().enumerate() {
-            let at =
-                self.offsets[section_slot(f::section::KERNELS)] + (first + ki) * size_of::<KernelRecord>();
+            let at = self.offset_of(core::slice::from_ref(k));
             let fail = |kind, d: &'static str| Fail::new(kind, at, d);
             if k.code as usize >= self.kernel_names.len() {
                 return Err(fail(K::BadIndex, "kernel code"));
@@ -493,7 +486,7 @@ impl<'a> BefFile<'a> {
                 return Err(fail(K::BadKernel, "region function"));
             }
         }
-        let at = self.offsets[section_slot(f::section::FUNCTIONS)];
+        let at = self.offset_of(self.functions);
         if next != fr.num_registers {
             return Err(Fail::new(K::BadFunction, at, "registers not all defined"));
         }
@@ -516,19 +509,35 @@ impl<'a> BefFile<'a> {
     /// Resolve every kernel name once; an unknown name is reported with the location of its
     /// first use.
     fn check_kernel_names(&self, kernels: &dyn KernelLookup) -> Result<(), BefError> {
-        for (code, r) in self.kernel_names.iter().enumerate() {
-            let name = self.str_checked(*r).unwrap_or("");
-            if kernels.lookup(name).is_some() {
-                continue;
+        for code in 0..self.kernel_names.len() as u32 {
+            if kernels.lookup(self.kernel_name(code)).is_none() {
+                return Err(self.unknown_kernel(code));
             }
-            let at = self.offsets[section_slot(f::section::KERNEL_NAMES)] + code * size_of::<StrRef>();
-            let mut e = BefError::new(K::UnknownKernel, at, name);
-            if let Some(k) = self.kernels.iter().find(|k| k.code as usize == code) {
-                e.location = self.location(k.location);
-            }
-            return Err(e);
         }
         Ok(())
+    }
+
+    /// The error for kernel name `code` missing from the registry: its name, the offset of
+    /// its record and the location of its first use.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn unknown_kernel(&self, code: u32) -> BefError {
+        let at = self.kernel_names.get(code as usize).map_or(0, |r| self.offset_of(core::slice::from_ref(r)));
+        let mut e = BefError::new(K::UnknownKernel, at, self.kernel_name(code));
+        if let Some(k) = self.kernels.iter().find(|k| k.code == code) {
+            e.location = self.location(k.location);
+        }
+        e
+    }
+
+    /// [`load_preverified`](Self::load_preverified) without the kernel names, for
+    /// [`Program`](crate::executor::Program), which resolves each name once itself.
+    ///
+    /// # Safety
+    ///
+    /// As for [`load_preverified`](Self::load_preverified).
+    pub(crate) unsafe fn load_preverified_unresolved(bytes: &'a [u8]) -> Result<Self, BefError> {
+        Ok(Self::sections(bytes)?)
     }
 }
 

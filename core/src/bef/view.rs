@@ -5,7 +5,7 @@
 use super::format::{self as f, FunctionRecord, KernelRecord, RegisterRecord, StrRef};
 use super::reader::{BefFile, cast};
 use crate::diagnostic::Location;
-use crate::kernel::{AttrKind, AttrRef, LocRef};
+use crate::kernel::{AttrKind, AttrRef, LocRef, ScalarKind, scalar_attr_kind};
 
 /// The arena a function needs, as recorded in the file: a
 /// [`FixedArena`](crate::FixedArena) capacity from which on (at it and above it) the program
@@ -189,12 +189,12 @@ impl<'a> BefFile<'a> {
 
     /// Name of type `index`.
     pub fn type_name(&self, index: u32) -> &'a str {
-        self.types.get(index as usize).map_or("", |r| self.str_of(*r))
+        self.types.get(index as usize).map_or("", |r| self.str_verified(*r))
     }
 
     /// Name of kernel code `code`.
     pub fn kernel_name(&self, code: u32) -> &'a str {
-        self.kernel_names.get(code as usize).map_or("", |r| self.str_of(*r))
+        self.kernel_names.get(code as usize).map_or("", |r| self.str_verified(*r))
     }
 
     /// Number of kernel names.
@@ -254,35 +254,28 @@ impl<'a> BefFile<'a> {
         })
     }
 
-    /// Attribute `index` as a kernel sees it (read in place).
+    /// Attribute `index` as a kernel sees it (read in place). Not re-checked: `load`
+    /// verified every blob for its kind (sizes, bool bytes, UTF-8, alignment), which keeps
+    /// the per-kind checks out of images that only read attributes.
     pub fn attr_ref(&self, index: u32) -> Option<AttrRef<'a>> {
         let h = self.attr_header(index)?;
         let p = self.attr_payload(index)?;
-        match h.kind() {
-            f::attr::SCALAR => match h.scalar() {
-                f::scalar::BOOL => AttrRef::scalar::<bool>(p),
-                f::scalar::I8 => AttrRef::scalar::<i8>(p),
-                f::scalar::I32 => AttrRef::scalar::<i32>(p),
-                f::scalar::I64 => AttrRef::scalar::<i64>(p),
-                f::scalar::F32 => AttrRef::scalar::<f32>(p),
-                _ => AttrRef::scalar::<f64>(p),
-            },
-            f::attr::STRING => crate::utf8::to_str(p).map(AttrRef::string),
-            f::attr::ARRAY => match h.scalar() {
-                f::scalar::BOOL => AttrRef::array::<bool>(p),
-                f::scalar::I8 => AttrRef::array::<i8>(p),
-                f::scalar::I32 => AttrRef::array::<i32>(p),
-                f::scalar::I64 => AttrRef::array::<i64>(p),
-                f::scalar::F32 => AttrRef::array::<f32>(p),
-                _ => AttrRef::array::<f64>(p),
-            },
-            f::attr::FUNCTION => AttrRef::raw(AttrKind::Function, p),
-            f::attr::TYPE => AttrRef::raw(AttrKind::Type, p),
-            f::attr::DICT => AttrRef::raw(AttrKind::Dict, p),
-            f::attr::UNIT => AttrRef::raw(AttrKind::Unit, p),
-            f::attr::DENSE => Some(AttrRef::dense(crate::tensor::DType::from_bef_dense(h.scalar())?, p)),
-            _ => AttrRef::raw(AttrKind::Aggregate, p),
-        }
+        let kind = match h.kind() {
+            f::attr::SCALAR => scalar_attr_kind(ScalarKind::from_bef(h.scalar())?),
+            f::attr::STRING => AttrKind::String,
+            f::attr::ARRAY => AttrKind::Array(ScalarKind::from_bef(h.scalar())?),
+            f::attr::FUNCTION => AttrKind::Function,
+            f::attr::TYPE => AttrKind::Type,
+            f::attr::DICT => AttrKind::Dict,
+            f::attr::UNIT => AttrKind::Unit,
+            f::attr::DENSE => AttrKind::Dense(crate::tensor::DType::from_bef_dense(h.scalar())?),
+            _ => AttrKind::Aggregate,
+        };
+        // SAFETY: every `BefFile` passed the verifier (`load`, or the build-time check that
+        // `load_preverified`'s contract requires), which checked this blob for its kind: a
+        // scalar's size and bool byte, a string's UTF-8, an array's whole elements, bool
+        // bytes and 8-byte alignment.
+        Some(unsafe { AttrRef::verified(kind, p) })
     }
 
     /// The module attribute dictionary's index, if any.
@@ -319,7 +312,7 @@ impl<'a> Function<'a> {
     }
     /// Name (empty for a region).
     pub fn name(&self) -> &'a str {
-        self.file.str_of(self.rec.name)
+        self.file.str_verified(self.rec.name)
     }
     /// The raw record.
     pub fn record(&self) -> &f::FunctionRecord {

@@ -90,7 +90,7 @@ impl<'a> Program<'a> {
         alloc: impl Into<Allocator>,
     ) -> Result<Program<'static>, BefError> {
         // SAFETY: forwarded from this function's contract.
-        let file = unsafe { BefFile::load_preverified(bytes, kernels) }?;
+        let file = unsafe { BefFile::load_preverified_unresolved(bytes) }?;
         let mut program = Program::from_file(file, kernels, alloc.into())?;
         program.static_bytes = Some(bytes);
         Ok(program)
@@ -103,10 +103,12 @@ impl<'a> Program<'a> {
 
     /// [`load`](Self::load), not generic: one copy of the loader whatever `alloc` was.
     fn load_into(bytes: &'a [u8], kernels: &dyn KernelLookup, alloc: Allocator) -> Result<Self, BefError> {
-        Self::from_file(BefFile::load(bytes, kernels, alloc)?, kernels, alloc)
+        Self::from_file(BefFile::load_unresolved(bytes, alloc)?, kernels, alloc)
     }
 
-    /// Resolve the kernel table (and native functions) of a loaded file.
+    /// Resolve the kernel table (and native functions) of a verified file; an unknown
+    /// kernel name fails as [`BefFile::load`] reports it (with the location of its first
+    /// use).
     fn from_file(file: BefFile<'a>, kernels: &dyn KernelLookup, alloc: Allocator) -> Result<Self, BefError> {
         let len = file.num_kernel_names();
         let layout = Layout::array::<KernelEntry>(len.max(1))
@@ -117,10 +119,7 @@ impl<'a> Program<'a> {
             .cast::<KernelEntry>();
         for code in 0..len {
             let entry = kernels.lookup(file.kernel_name(code as u32));
-            // `load` checked every name against the same registry.
-            let entry = entry
-                .ok_or_else(|| BefError::new(BefErrorKind::UnknownKernel, 0, file.kernel_name(code as u32)));
-            match entry {
+            match entry.ok_or_else(|| file.unknown_kernel(code as u32)) {
                 // SAFETY: `code < len`, within the fresh block.
                 Ok(e) => unsafe { table.as_ptr().add(code).write(e) },
                 Err(e) => {

@@ -51,6 +51,20 @@ pub enum ScalarKind {
 }
 
 impl ScalarKind {
+    /// The kind of BEF scalar code `code` (docs/bef.md, "Attributes"), if it is one.
+    pub(crate) const fn from_bef(code: u8) -> Option<Self> {
+        use crate::bef::format::scalar as s;
+        Some(match code {
+            s::BOOL => ScalarKind::Bool,
+            s::I8 => ScalarKind::I8,
+            s::I32 => ScalarKind::I32,
+            s::I64 => ScalarKind::I64,
+            s::F32 => ScalarKind::F32,
+            s::F64 => ScalarKind::F64,
+            _ => return None,
+        })
+    }
+
     /// The MLIR type name (`i32`).
     pub const fn name(self) -> &'static str {
         match self {
@@ -195,6 +209,17 @@ impl<'a> AttrRef<'a> {
             return None;
         }
         Some(AttrRef { kind: AttrKind::Array(T::KIND), bytes })
+    }
+
+    /// An attribute of `kind` over `bytes`, unchecked: for the program reader, whose
+    /// verifier already checked the blob.
+    ///
+    /// # Safety
+    ///
+    /// `bytes` must hold what [`scalar`](Self::scalar), [`array`](Self::array),
+    /// [`string`](Self::string) or [`raw`](Self::raw) would accept for `kind`.
+    pub(crate) const unsafe fn verified(kind: AttrKind, bytes: &'a [u8]) -> Self {
+        AttrRef { kind, bytes }
     }
 
     /// A string attribute.

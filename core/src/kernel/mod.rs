@@ -22,6 +22,7 @@ pub use adaptors::{
     Argument, ArrayAttribute, Attribute, Cursor, KernelErrorHandler, KernelImpl, KernelParam, Output,
     RemainingArguments, RemainingResults, StringAttribute, invoke,
 };
+pub(crate) use attribute::scalar_attr_kind;
 pub use attribute::{AttrKind, AttrRef, AttrScalar, DenseAttr, ScalarKind};
 pub use detach::Detached;
 pub use frame::{Invoke, InvokeToken, KernelFrame, LocRef};

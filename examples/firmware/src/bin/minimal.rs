@@ -3,13 +3,17 @@
 //! the device: `Program::load_preverified`), the executor, the five kernels the embedded fib
 //! program uses (a `KernelTable` sorted at compile time, so the linker drops every other
 //! kernel and the image has no registration code) and a fixed arena; it reports only
-//! through the exit status (no printing, no float formatting).
+//! through the exit status (no printing, no float formatting). Its program keeps no source
+//! locations, and it links `targets/small_mem.rs`'s flash-lean `memcpy` family instead of
+//! the compiler-builtins' (docs/porting.md, item 8).
 //! Program: `programs/fib_quiet.mlir`.
 #![no_std]
 #![no_main]
 
 #[path = "../../../../targets/interrupts.rs"]
 mod interrupts;
+#[path = "../../../../targets/small_mem.rs"]
+mod small_mem;
 
 use cortex_m_rt::entry;
 use cortex_m_semihosting::debug;
