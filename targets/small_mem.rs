@@ -91,7 +91,7 @@ pub unsafe extern "C" fn memset(dest: *mut u8, c: i32, n: usize) -> *mut u8 {
 /// and `__aeabi_memset` takes the fill byte last). They call the private helpers: a call
 /// to a function named `memset` or `memmove` is the compiler's to rewrite, even into a call
 /// to the entry point making it.
-#[cfg(target_arch = "arm")]
+#[cfg(any(target_arch = "arm", test))]
 mod aeabi {
     /// Define each named entry point as a call to `helper` with the given arguments.
     macro_rules! entry_points {
@@ -131,6 +131,20 @@ mod tests {
             want[d_off..d_off + n].copy_from_slice(&src[so..so + n]);
             assert_eq!(got, want, "src offset {so}, dest offset {d_off}, {n} bytes");
         }
+    }
+
+    /// The EABI entry points' argument orders: `memset`'s fill byte last, `memclr` none.
+    #[test]
+    fn eabi_entry_points_take_their_own_argument_orders() {
+        let mut got = [0u8; 12];
+        // SAFETY: every range below lies inside the 12 bytes.
+        unsafe {
+            super::aeabi::__aeabi_memset4(got.as_mut_ptr(), 8, 0x5A);
+            super::aeabi::__aeabi_memclr(got.as_mut_ptr().add(2), 3);
+            super::aeabi::__aeabi_memcpy(got.as_mut_ptr().add(9), [7u8, 8, 9].as_ptr(), 3);
+            super::aeabi::__aeabi_memmove(got.as_mut_ptr().add(1), got.as_ptr(), 4);
+        }
+        assert_eq!(got, [0x5A, 0x5A, 0x5A, 0, 0, 0x5A, 0x5A, 0x5A, 0, 7, 8, 9]);
     }
 
     /// Overlapping moves both ways, against `copy_within`.

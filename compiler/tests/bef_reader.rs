@@ -330,3 +330,27 @@ fn dense_attribute_rules() {
     );
     assert_eq!(bad(&|b| wr(b, blob + 4, 8)), K::BadAttribute, "payload shorter than its dims");
 }
+
+#[test]
+fn errors_give_the_offset_of_the_bad_record() {
+    let error = |edit: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = valid();
+        edit(&mut b);
+        f::seal(&mut b);
+        let a = AlignedBytes::new(&b);
+        BefFile::load_unresolved(a.as_bytes(), scratch()).expect_err("corrupted file must be rejected")
+    };
+    // The second type name not UTF-8: the offset of its `StrRef` in TYPES.
+    let e = error(&|b| {
+        let (_, types, _) = section_of(b, section::TYPES);
+        let at = section_of(b, section::STRINGS).1 + rd(b, types + 8) as usize;
+        b[at] = 0xff;
+    });
+    assert_eq!((e.kind, e.offset), (K::BadString, section_of(&valid(), section::TYPES).1 + 8));
+    // Module attributes naming an attribute that is not a dictionary: the MODULE word.
+    let e = error(&|b| {
+        let (_, module, _) = section_of(b, section::MODULE);
+        wr(b, module, 0);
+    });
+    assert_eq!((e.kind, e.offset), (K::BadAttribute, section_of(&valid(), section::MODULE).1));
+}

@@ -378,6 +378,10 @@ fn free_diagnostic(alloc: Allocator, boxed: *const Diagnostic) {
 ///
 /// Cloning adds a reference; dropping the last reference destroys the payload and returns
 /// the block to its allocator.
+///
+/// `repr(transparent)`: `Option<RcAsyncValue>` is one pointer, null for `None`, which lets
+/// the executor's result slots become the results in place.
+#[repr(transparent)]
 pub struct RcAsyncValue {
     ptr: NonNull<AsyncValue>,
 }

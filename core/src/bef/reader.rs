@@ -60,7 +60,8 @@ pub struct BefFile<'a> {
     pub(crate) kernels: &'a [KernelRecord],
     pub(crate) pool: &'a [u32],
     pub(crate) locations: &'a [LocationRecord],
-    pub(crate) module_attrs: u32,
+    /// The MODULE section's word, in place (its address locates an error in it).
+    pub(crate) module_attrs: &'a u32,
     /// Stream ids: one per function, then one per kernel; empty when the file has none.
     pub(crate) streams: &'a [u32],
     /// Arena records, two words per function; empty when the file has none.
@@ -138,10 +139,10 @@ impl<'a> BefFile<'a> {
         file.verify_strings()?;
         file.verify_attributes()?;
         file.verify_locations()?;
-        if file.module_attrs != f::NONE {
-            let ok = file.attr_header(file.module_attrs).is_some_and(|h| h.kind() == f::attr::DICT);
+        if *file.module_attrs != f::NONE {
+            let ok = file.attr_header(*file.module_attrs).is_some_and(|h| h.kind() == f::attr::DICT);
             if !ok {
-                let at = file.offset_of(file.attributes);
+                let at = file.offset_of(core::slice::from_ref(file.module_attrs));
                 return Err(Fail::new(K::BadAttribute, at, "module attributes"));
             }
         }
@@ -246,7 +247,7 @@ impl<'a> BefFile<'a> {
             pool: cast(pool).ok_or(bad(f::section::POOL))?,
             locations: cast(locations).ok_or(bad(f::section::LOCATIONS))?,
             module_attrs: match cast::<u32>(module) {
-                Some([m]) => *m,
+                Some([m]) => m,
                 _ => return Err(bad(f::section::MODULE)),
             },
             streams,
@@ -486,7 +487,7 @@ impl<'a> BefFile<'a> {
                 return Err(fail(K::BadKernel, "region function"));
             }
         }
-        let at = self.offset_of(self.functions);
+        let at = self.offset_of(&self.functions[fi..]);
         if next != fr.num_registers {
             return Err(Fail::new(K::BadFunction, at, "registers not all defined"));
         }

@@ -280,7 +280,7 @@ impl<'a> BefFile<'a> {
 
     /// The module attribute dictionary's index, if any.
     pub fn module_attrs(&self) -> Option<u32> {
-        (self.module_attrs != f::NONE).then_some(self.module_attrs)
+        (*self.module_attrs != f::NONE).then_some(*self.module_attrs)
     }
 
     /// The name of a dictionary entry or kernel attribute.

@@ -16,7 +16,9 @@ use crate::work_queue::AwaitError;
 ///
 /// Up to eight results live inline; more take one block from the host's allocator.
 pub struct Results {
-    values: CallBuf<RcAsyncValue>,
+    /// The executor's result slots, kept as they are. Invariant: every slot holds a value,
+    /// and none is written again.
+    slots: CallBuf<Cell<Option<RcAsyncValue>>>,
 }
 
 impl core::fmt::Debug for Results {
@@ -28,7 +30,12 @@ impl core::fmt::Debug for Results {
 impl Deref for Results {
     type Target = [RcAsyncValue];
     fn deref(&self) -> &[RcAsyncValue] {
-        self.values.as_slice()
+        let slots = self.slots.as_slice();
+        // SAFETY: `Cell` and `RcAsyncValue` are `repr(transparent)`, so a slot has the layout
+        // of an `Option` of a non-null pointer, whose `Some` is that pointer: a full slot is
+        // an `RcAsyncValue`. Every slot is full and never written again (the invariant), so
+        // the shared view cannot be invalidated while `self` is borrowed.
+        unsafe { core::slice::from_raw_parts(slots.as_ptr().cast::<RcAsyncValue>(), slots.len()) }
     }
 }
 
@@ -38,7 +45,7 @@ impl Results {
     /// no result `i`.
     pub fn get<T: Send + Sync + 'static>(&self, i: usize) -> Result<&T, Diagnostic> {
         // Static messages: firmware that reads results links no formatting for them.
-        let Some(v) = self.values.as_slice().get(i) else {
+        let Some(v) = (**self).get(i) else {
             return Err(Diagnostic::new(ErrorCode::OutOfRange, "no result with this index"));
         };
         if let Some(e) = v.get_error() {
@@ -192,10 +199,10 @@ impl Program<'_> {
         inspect: &mut dyn FnMut(&Finished),
     ) -> Result<Finished, CallError> {
         let host = exec.host();
-        let Some(f) = self.file.function(function) else {
+        let Some(rec) = self.file.function_record(function) else {
             return Err(CallError::NotFound);
         };
-        if args.len() != f.record().num_args as usize {
+        if args.len() != rec.num_args as usize {
             return Err(CallError::WrongArgumentCount);
         }
         // The caller may not complete an argument after the call returned (its waiters would
@@ -203,7 +210,7 @@ impl Program<'_> {
         if args.iter().any(|a| !a.is_available()) {
             host.await_values(args).map_err(CallError::Deadlock)?;
         }
-        let n = f.record().num_results as usize;
+        let n = rec.num_results as usize;
         let mut slots = CallBuf::empty();
         if !slots.fill(host.allocator(), n, (0..n).map(|_| Cell::new(None::<RcAsyncValue>))) {
             return Err(CallError::OutOfMemory);
@@ -211,17 +218,22 @@ impl Program<'_> {
         // SAFETY: `self` and `exec` are borrowed for this whole function, and it returns only
         // after awaiting the results and quiescing the queue: the contract of `raw`.
         unsafe { super::raw::execute(self, exec, function, args, slots.as_slice()) };
-        let mut values = CallBuf::empty();
-        let filled = values.fill(host.allocator(), n, slots.as_slice().iter().filter_map(Cell::take));
-        drop(slots);
-        if !filled || values.as_slice().len() != n {
-            // The executor fills every slot; without memory to gather them, wait for the run
-            // to end before reporting.
+        let full = |slot: &Cell<Option<RcAsyncValue>>| {
+            let v = slot.take();
+            let full = v.is_some();
+            slot.set(v);
+            full
+        };
+        if !slots.as_slice().iter().all(full) {
+            // The executor fills every slot (an exhausted arena gives the static
+            // out-of-memory error value); should one stay empty, report that rather than
+            // hand out a missing result.
             host.quiesce();
             return Err(CallError::OutOfMemory);
         }
-        let awaited = host.await_values(values.as_slice());
-        let finished = Finished { results: Results { values }, awaited };
+        let results = Results { slots };
+        let awaited = host.await_values(&results);
+        let finished = Finished { results, awaited };
         inspect(&finished);
         host.quiesce();
         Ok(finished)

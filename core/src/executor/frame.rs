@@ -12,7 +12,7 @@ use super::program::Program;
 use super::stream_tasks::{self, Group};
 use crate::allocator::Allocator;
 use crate::async_value::{AsyncValue, RcAsyncValue};
-use crate::bef::Function;
+use crate::bef::format::FunctionRecord;
 #[cfg(not(loom))]
 use crate::bef::format::frame_bytes;
 use crate::host_context::ExecutionContext;
@@ -98,16 +98,17 @@ const fn align_of_header() -> usize {
 }
 
 impl Frame {
-    /// Allocate and initialise a frame for `f` (registers empty, ready counts set).
+    /// Allocate and initialise a frame for function `function`, whose record is `rec`
+    /// (registers empty, ready counts set).
     ///
     /// # Safety
     /// `program` and `exec` must outlive every use of the frame (the executor's contract).
     pub(crate) unsafe fn new(
         program: &Program<'_>,
         exec: &ExecutionContext<'_>,
-        f: &Function<'_>,
+        function: u32,
+        rec: &FunctionRecord,
     ) -> Option<Frame> {
-        let rec = f.record();
         let (nreg, nk) = (rec.num_registers as usize, rec.num_kernels as usize);
         const _: () = assert!(size_of::<Header>() <= HEADER_BYTES);
         let alloc = exec.allocator();
@@ -118,7 +119,7 @@ impl Frame {
         };
         let header = Header {
             refs: AtomicU32::new(1),
-            function: f.index(),
+            function,
             // Below the frame's size, which the verified BEF stores as a `u32`.
             ready_at: (HEADER_BYTES + nreg * REG_BYTES) as u32,
             link_at: (HEADER_BYTES + nreg * REG_BYTES + READY_BYTES * nk) as u32,
@@ -136,7 +137,7 @@ impl Frame {
             for r in 0..nreg {
                 frame.reg_slot(r).write(AtomicPtr::new(ptr::null_mut()));
             }
-            for (k, kr) in f.kernels().iter().enumerate() {
+            for (k, kr) in program.file.kernels_of(rec).iter().enumerate() {
                 frame.ready_slot(k).write(AtomicU32::new(kr.num_args().max(1)));
                 frame.link_slot(k).write(UnsafeCell::new(NIL));
             }

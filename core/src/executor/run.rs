@@ -171,30 +171,33 @@ impl Program<'_> {
             fill_error(exec, results, why);
             None
         };
-        let Some(f) = self.file.function(function) else {
+        // The record, not a `Function` view, which would copy the whole file view.
+        let file = &self.file;
+        let Some(rec) = file.function_record(function) else {
             return fail(Failure::NoFunction(function));
         };
-        let rec = *f.record();
         if args.len() != rec.num_args as usize || results.len() != rec.num_results as usize {
             let want = (rec.num_args, rec.num_results);
-            return fail(Failure::Arity { name: f.name(), want, args: args.len(), results: results.len() });
+            let name = file.str_verified(rec.name);
+            return fail(Failure::Arity { name, want, args: args.len(), results: results.len() });
         }
-        if f.is_native() {
+        if rec.kind == crate::bef::format::FUNC_NATIVE {
             #[cfg(feature = "native")]
             if let Some(entry) = self.native(function) {
                 super::native::call(exec, entry, args, results);
                 return None;
             }
-            return fail(Failure::NativeMissing(f.name()));
+            return fail(Failure::NativeMissing(file.str_verified(rec.name)));
         }
         // SAFETY: forwarded from this function's contract.
-        let Some(frame) = (unsafe { Frame::new(self, exec, &f) }) else {
+        let Some(frame) = (unsafe { Frame::new(self, exec, function, rec) }) else {
             return fail(Failure::NoFrame(rec.frame_bytes64));
         };
-        let regs = f.registers();
+        let regs = file.registers_of(rec);
+        let result_regs = file.pool_words(rec.result_regs, rec.num_results as usize).unwrap_or(&[]);
         // Result placeholders: one forwarding value per returned register, shared by every
         // result slot that returns it.
-        for (slot, &r) in results.iter().zip(f.result_regs()) {
+        for (slot, &r) in results.iter().zip(result_regs) {
             let existing = frame.reg(r).load(Ordering::Acquire);
             if existing.is_null() {
                 let Ok(p) = IndirectAsyncValue::new(exec.allocator()) else {
@@ -1073,13 +1076,16 @@ impl Invoke for Program<'_> {
         self.file.attr_ref(index)
     }
 
+    // (These two read the record: a `Function` view would copy the whole file view.)
     fn num_results(&self, function: u32) -> Option<usize> {
-        self.file.function(function).map(|f| f.record().num_results as usize)
+        self.file.function_record(function).map(|r| r.num_results as usize)
     }
 
     fn result_type(&self, function: u32, i: usize) -> Option<&str> {
-        let f = self.file.function(function)?;
-        f.result_types().get(i).map(|t| self.file.type_name(*t))
+        let r = self.file.function_record(function)?;
+        let signature = self.file.pool_words(r.signature, (r.num_args + r.num_results) as usize)?;
+        let t = signature[r.num_args as usize..].get(i)?;
+        Some(self.file.type_name(*t))
     }
 
     fn location(&self, index: u32) -> Option<LocRef<'_>> {

@@ -217,7 +217,8 @@ impl<'a> AttrRef<'a> {
     /// # Safety
     ///
     /// `bytes` must hold what [`scalar`](Self::scalar), [`array`](Self::array),
-    /// [`string`](Self::string) or [`raw`](Self::raw) would accept for `kind`.
+    /// [`string`](Self::string) or [`raw`](Self::raw) would accept for `kind`; for a dense
+    /// kind anything goes, as [`dense`](Self::dense) accepts (`get_dense` checks it).
     pub(crate) const unsafe fn verified(kind: AttrKind, bytes: &'a [u8]) -> Self {
         AttrRef { kind, bytes }
     }
