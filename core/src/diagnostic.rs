@@ -334,7 +334,7 @@ impl fmt::Debug for Location {
 
 /// An error: code, message and optional location. Fixed size, no heap, so firmware can
 /// build one from `core::fmt` arguments.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Diagnostic {
     /// What kind of failure.
     pub code: ErrorCode,

@@ -100,7 +100,7 @@ fn error_propagates_through_and_then() {
     let (s, d) = (src.clone(), dst.clone());
     src.and_then(move || match s.get_error() {
         Some(e) => {
-            d.set_error(e.clone());
+            d.set_error(*e);
         }
         None => d.emplace(*s.get().unwrap() * 2),
     })

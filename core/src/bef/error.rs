@@ -74,6 +74,10 @@ impl BefErrorKind {
     }
 }
 
+/// Bytes of [`BefError::detail`]: 64, or 0 without the `diagnostic-text` feature (an image
+/// that reports errors as codes keeps neither the details nor the code that copies them).
+pub const DETAIL_CAPACITY: usize = if cfg!(feature = "diagnostic-text") { 64 } else { 0 };
+
 /// A load error. Never a panic: every malformed input maps to one of these.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BefError {
@@ -81,8 +85,9 @@ pub struct BefError {
     pub kind: BefErrorKind,
     /// Byte offset in the file where the problem was found.
     pub offset: usize,
-    /// More detail (the unknown kernel's name, the failing field).
-    pub detail: FixedStr<64>,
+    /// More detail (the unknown kernel's name, the failing field); empty without the
+    /// `diagnostic-text` feature ([`DETAIL_CAPACITY`]).
+    pub detail: FixedStr<DETAIL_CAPACITY>,
     /// Source location, for errors about a specific kernel.
     pub location: Option<Location>,
 }

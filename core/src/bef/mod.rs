@@ -12,7 +12,7 @@ pub mod format;
 mod reader;
 mod view;
 
-pub use error::{BefError, BefErrorKind};
+pub use error::{BefError, BefErrorKind, DETAIL_CAPACITY};
 pub use reader::BefFile;
 pub use view::{ArenaNeed, BefAttr, BefLoc, Function};
 

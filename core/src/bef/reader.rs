@@ -185,7 +185,6 @@ impl<'a> BefFile<'a> {
             return Err(Fail::new(K::Truncated, 12, "section directory"));
         }
         let mut found: [Option<&'a [u8]>; SLOTS] = [None; SLOTS];
-        let mut offsets = [0usize; SLOTS];
         for i in 0..count {
             let at = f::HEADER_SIZE + i * f::SECTION_ENTRY_SIZE;
             let (id, off, size) =
@@ -198,58 +197,48 @@ impl<'a> BefFile<'a> {
             if !in_file || !off.is_multiple_of(f::ALIGN) || found[slot].is_some() {
                 return Err(Fail::new(K::BadSection, at, "offset, size or duplicate"));
             }
+            if !size.is_multiple_of(usize::from(RECORD_BYTES[slot])) {
+                return Err(Fail::new(K::BadSection, off, "size is not whole records"));
+            }
             found[slot] = Some(&bytes[off..off + size]);
-            offsets[slot] = off;
         }
-        let get = |id: u32| found[section_slot(id)].ok_or(Fail::new(K::MissingSection, 12, ""));
-        let strings = get(f::section::STRINGS)?;
-        let types = get(f::section::TYPES)?;
-        let kernel_names = get(f::section::KERNEL_NAMES)?;
-        let attributes = get(f::section::ATTRIBUTES)?;
-        let attr_index = get(f::section::ATTR_INDEX)?;
-        let functions = get(f::section::FUNCTIONS)?;
-        let kernels = get(f::section::KERNELS)?;
-        let pool = get(f::section::POOL)?;
-        let locations = get(f::section::LOCATIONS)?;
-        let module = get(f::section::MODULE)?;
-        let bad = |id: u32| Fail::new(K::BadSection, offsets[section_slot(id)], "size is not whole records");
-        let functions: &[FunctionRecord] = cast(functions).ok_or(bad(f::section::FUNCTIONS))?;
-        let kernels: &[KernelRecord] = cast(kernels).ok_or(bad(f::section::KERNELS))?;
-        let streams = match found[section_slot(f::section::STREAMS)] {
-            None => &[][..],
-            Some(s) => match cast::<u32>(s) {
-                Some(w) if w.len() == functions.len() + kernels.len() => w,
-                _ => {
-                    let at = offsets[section_slot(f::section::STREAMS)];
-                    return Err(Fail::new(K::BadSection, at, "streams: not one id per function and kernel"));
-                }
-            },
+        if found[1..=f::section::REQUIRED.len()].contains(&None) {
+            return Err(Fail::new(K::MissingSection, 12, ""));
+        }
+        // Each section as its records: the walk above checked that every found one starts
+        // 8-aligned and holds whole records of its kind, and that the required ones exist.
+        // (An absent optional section is the file's first zero bytes: 8-aligned like the rest.)
+        let section = |id: u32| found[section_slot(id)].unwrap_or(&bytes[..0]);
+        let module = records::<u32>(section(f::section::MODULE), f::section::MODULE);
+        let functions: &[FunctionRecord] = records(section(f::section::FUNCTIONS), f::section::FUNCTIONS);
+        let kernels: &[KernelRecord] = records(section(f::section::KERNELS), f::section::KERNELS);
+        let streams = records::<u32>(section(f::section::STREAMS), f::section::STREAMS);
+        let arena = records::<u32>(section(f::section::ARENA), f::section::ARENA);
+        // Where a found section starts, for the errors below.
+        let at = |id: u32| section(id).as_ptr() as usize - bytes.as_ptr() as usize;
+        let [module_attrs] = module else {
+            return Err(Fail::new(K::BadSection, at(f::section::MODULE), "size is not whole records"));
         };
-        let arena = match found[section_slot(f::section::ARENA)] {
-            None => &[][..],
-            Some(s) => match cast::<u32>(s) {
-                Some(w) if w.len() == 2 * functions.len() => w,
-                _ => {
-                    let at = offsets[section_slot(f::section::ARENA)];
-                    return Err(Fail::new(K::BadSection, at, "arena: not two words per function"));
-                }
-            },
-        };
+        let present = |id: u32| found[section_slot(id)].is_some();
+        if present(f::section::STREAMS) && streams.len() != functions.len() + kernels.len() {
+            let at = at(f::section::STREAMS);
+            return Err(Fail::new(K::BadSection, at, "streams: not one id per function and kernel"));
+        }
+        if present(f::section::ARENA) && arena.len() != 2 * functions.len() {
+            return Err(Fail::new(K::BadSection, at(f::section::ARENA), "arena: not two words per function"));
+        }
         Ok(BefFile {
             bytes,
-            strings,
-            types: cast(types).ok_or(bad(f::section::TYPES))?,
-            kernel_names: cast(kernel_names).ok_or(bad(f::section::KERNEL_NAMES))?,
-            attributes,
-            attr_index: cast(attr_index).ok_or(bad(f::section::ATTR_INDEX))?,
+            strings: section(f::section::STRINGS),
+            types: records(section(f::section::TYPES), f::section::TYPES),
+            kernel_names: records(section(f::section::KERNEL_NAMES), f::section::KERNEL_NAMES),
+            attributes: section(f::section::ATTRIBUTES),
+            attr_index: records(section(f::section::ATTR_INDEX), f::section::ATTR_INDEX),
             functions,
             kernels,
-            pool: cast(pool).ok_or(bad(f::section::POOL))?,
-            locations: cast(locations).ok_or(bad(f::section::LOCATIONS))?,
-            module_attrs: match cast::<u32>(module) {
-                Some([m]) => m,
-                _ => return Err(bad(f::section::MODULE)),
-            },
+            pool: records(section(f::section::POOL), f::section::POOL),
+            locations: records(section(f::section::LOCATIONS), f::section::LOCATIONS),
+            module_attrs,
             streams,
             arena,
         })
@@ -550,6 +539,35 @@ fn bytemuck_words(w: &[u32]) -> &[u8] {
 
 /// Entries of the per-file section tables: slot 0 (unknown) and one per known id.
 const SLOTS: usize = f::section::ARENA as usize + 1;
+
+/// Bytes per record of each known section, by slot (1 for byte sections, and for slot 0).
+const RECORD_BYTES: [u8; SLOTS] = {
+    let mut t = [1; SLOTS];
+    t[f::section::TYPES as usize] = size_of::<StrRef>() as u8;
+    t[f::section::KERNEL_NAMES as usize] = size_of::<StrRef>() as u8;
+    t[f::section::FUNCTIONS as usize] = size_of::<FunctionRecord>() as u8;
+    t[f::section::KERNELS as usize] = size_of::<KernelRecord>() as u8;
+    t[f::section::POOL as usize] = 4;
+    t[f::section::LOCATIONS as usize] = size_of::<LocationRecord>() as u8;
+    t[f::section::MODULE as usize] = 4;
+    t[f::section::ATTR_INDEX as usize] = 4;
+    t[f::section::STREAMS as usize] = 4;
+    t[f::section::ARENA as usize] = 4;
+    t
+};
+
+/// A section's bytes as its records, without a check: [`BefFile::sections`] checked that the
+/// section starts 8-aligned and holds whole records of `RECORD_BYTES[id]` bytes, which must
+/// be `T`'s size (a debug assertion checks it).
+fn records<T: Record>(bytes: &[u8], id: u32) -> &[T] {
+    debug_assert_eq!(usize::from(RECORD_BYTES[section_slot(id)]), size_of::<T>());
+    debug_assert!(bytes.len().is_multiple_of(size_of::<T>()));
+    debug_assert!((bytes.as_ptr() as usize).is_multiple_of(align_of::<T>()));
+    // SAFETY: 8-aligned (`Record` types align to 4 at most) and whole records, checked by
+    // the directory walk for section `id`, whose record size is `T`'s; `Record` types accept
+    // any bit pattern.
+    unsafe { core::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size_of::<T>()) }
+}
 
 /// Position of a known section id in the per-file tables (0: unknown).
 fn section_slot(id: u32) -> usize {

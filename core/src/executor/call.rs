@@ -49,7 +49,7 @@ impl Results {
             return Err(Diagnostic::new(ErrorCode::OutOfRange, "no result with this index"));
         };
         if let Some(e) = v.get_error() {
-            return Err(e.clone());
+            return Err(*e);
         }
         // (Built only on a mismatch: a `Diagnostic` is a few hundred bytes to fill.)
         v.get::<T>()

@@ -80,8 +80,9 @@ impl<'a> Body<'a> {
             kernels: file.kernels_of(rec),
             #[cfg(feature = "scalar-registers")]
             modes: program.modes_of(rec),
-            streams: file.kernel_streams_of(rec),
-            root_stream: file.root_stream_of(index),
+            // Without the `streams` feature every kernel is on stream 0 (`ReadyQueue::of`).
+            streams: if cfg!(feature = "streams") { file.kernel_streams_of(rec) } else { &[] },
+            root_stream: if cfg!(feature = "streams") { file.root_stream_of(index) } else { 0 },
         })
     }
 }

@@ -163,7 +163,7 @@ fn argument_error(frame: &KernelFrame<'_>, i: usize, want: &'static str) {
     let diag = match frame.args().get(i) {
         None => crate::diag!(InvalidArgument, "kernel expects argument {} but got {}", i, frame.args().len()),
         Some(value) => match value.get_error() {
-            Some(e) => e.clone(),
+            Some(e) => *e,
             None if !value.is_available() => crate::diag!(Internal, "argument {} is not available", i),
             None => {
                 crate::diag!(

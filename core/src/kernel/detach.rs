@@ -151,7 +151,7 @@ impl Detached {
         self.host().emit_error(&diag);
         for r in results {
             if !r.is_available() {
-                r.set_error(diag.clone());
+                r.set_error(diag);
             }
         }
     }

@@ -367,13 +367,13 @@ impl<'a> KernelFrame<'a> {
             match slot.take() {
                 Some(v) => {
                     if !v.is_available() {
-                        v.set_error(diag.clone());
+                        v.set_error(diag);
                     }
                     slot.set(Some(v));
                 }
                 None => {
                     if shared.is_none() {
-                        shared = Some(RcAsyncValue::error_or_oom(self.exec.allocator(), diag.clone()));
+                        shared = Some(RcAsyncValue::error_or_oom(self.exec.allocator(), diag));
                     }
                     slot.set(shared.clone());
                 }

@@ -167,7 +167,7 @@ fn wrong_attribute_kind_is_a_kernel_error() {
     let h = TestHost::new(8192);
     h.with(|exec| {
         let r = call(exec, crate::kernel!(k), &[], &[AttrRef::string("no")], 1);
-        let e = r[0].as_ref().unwrap().get_error().unwrap().clone();
+        let e = *r[0].as_ref().unwrap().get_error().unwrap();
         assert_eq!(e.code, ErrorCode::InvalidArgument);
         assert!(e.message().contains("attribute 0"), "{e}");
         assert_eq!(e.location.unwrap().to_string(), "test.mlir:4:7");
