@@ -13,8 +13,9 @@ use core::fmt::{self, Write};
 /// (TFRT's tensor messages with a file path or two shapes run past 150 bytes.) Without the
 /// `diagnostic-text` feature, 0: messages are empty.
 pub const MESSAGE_CAPACITY: usize = if cfg!(feature = "diagnostic-text") { 192 } else { 0 };
-/// Maximum bytes of a location's file name; longer names keep their tail.
-pub const FILE_CAPACITY: usize = 48;
+/// Maximum bytes of a location's file name; longer names keep their tail. Without the
+/// `diagnostic-text` feature, 0: a location keeps its line and column only.
+pub const FILE_CAPACITY: usize = if cfg!(feature = "diagnostic-text") { 48 } else { 0 };
 
 /// Error codes, the canonical set used by TFRT (and absl/gRPC).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -322,6 +323,10 @@ impl fmt::Display for Location {
 #[cfg(feature = "defmt")]
 impl defmt::Format for Location {
     fn format(&self, f: defmt::Formatter<'_>) {
+        if self.file().is_empty() {
+            // (Without `diagnostic-text` no file name is kept.)
+            return defmt::write!(f, "{=u32}:{=u32}", self.line, self.column);
+        }
         defmt::write!(f, "{=str}:{=u32}:{=u32}", self.file(), self.line, self.column);
     }
 }

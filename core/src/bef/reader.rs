@@ -184,7 +184,10 @@ impl<'a> BefFile<'a> {
         if dir_end.is_none_or(|end| end > bytes.len()) {
             return Err(Fail::new(K::Truncated, 12, "section directory"));
         }
-        let mut found: [Option<&'a [u8]>; SLOTS] = [None; SLOTS];
+        // Each known section's bytes (an absent one is the file's first zero bytes, 8-aligned
+        // like the rest), and a bit per slot for the ones present.
+        let mut found: [&'a [u8]; SLOTS] = [&bytes[..0]; SLOTS];
+        let mut present = 0u32;
         for i in 0..count {
             let at = f::HEADER_SIZE + i * f::SECTION_ENTRY_SIZE;
             let (id, off, size) =
@@ -194,21 +197,21 @@ impl<'a> BefFile<'a> {
                 continue; // unknown section: skipped, as the format promises
             }
             let in_file = off.checked_add(size).is_some_and(|end| end <= bytes.len());
-            if !in_file || !off.is_multiple_of(f::ALIGN) || found[slot].is_some() {
+            if !in_file || !off.is_multiple_of(f::ALIGN) || present & (1 << slot) != 0 {
                 return Err(Fail::new(K::BadSection, at, "offset, size or duplicate"));
             }
             if !size.is_multiple_of(usize::from(RECORD_BYTES[slot])) {
                 return Err(Fail::new(K::BadSection, off, "size is not whole records"));
             }
-            found[slot] = Some(&bytes[off..off + size]);
+            found[slot] = &bytes[off..off + size];
+            present |= 1 << slot;
         }
-        if found[1..=f::section::REQUIRED.len()].contains(&None) {
+        if present & REQUIRED_SLOTS != REQUIRED_SLOTS {
             return Err(Fail::new(K::MissingSection, 12, ""));
         }
         // Each section as its records: the walk above checked that every found one starts
         // 8-aligned and holds whole records of its kind, and that the required ones exist.
-        // (An absent optional section is the file's first zero bytes: 8-aligned like the rest.)
-        let section = |id: u32| found[section_slot(id)].unwrap_or(&bytes[..0]);
+        let section = |id: u32| found[section_slot(id)];
         let module = records::<u32>(section(f::section::MODULE), f::section::MODULE);
         let functions: &[FunctionRecord] = records(section(f::section::FUNCTIONS), f::section::FUNCTIONS);
         let kernels: &[KernelRecord] = records(section(f::section::KERNELS), f::section::KERNELS);
@@ -219,7 +222,7 @@ impl<'a> BefFile<'a> {
         let [module_attrs] = module else {
             return Err(Fail::new(K::BadSection, at(f::section::MODULE), "size is not whole records"));
         };
-        let present = |id: u32| found[section_slot(id)].is_some();
+        let present = |id: u32| present & (1 << section_slot(id)) != 0;
         if present(f::section::STREAMS) && streams.len() != functions.len() + kernels.len() {
             let at = at(f::section::STREAMS);
             return Err(Fail::new(K::BadSection, at, "streams: not one id per function and kernel"));
@@ -340,6 +343,9 @@ impl<'a> BefFile<'a> {
     }
 
     /// `n` words of the pool starting at `at`.
+    // One copy on bare metal, where flash counts (callers throughout the executor); hosts
+    // inline it into the per-kernel path.
+    #[cfg_attr(target_os = "none", inline(never))]
     pub(crate) fn pool_words(&self, at: u32, n: usize) -> Option<&'a [u32]> {
         let start = at as usize;
         self.pool.get(start..start.checked_add(n)?)
@@ -539,6 +545,17 @@ fn bytemuck_words(w: &[u32]) -> &[u8] {
 
 /// Entries of the per-file section tables: slot 0 (unknown) and one per known id.
 const SLOTS: usize = f::section::ARENA as usize + 1;
+
+/// A bit per required section's slot (slot = id).
+const REQUIRED_SLOTS: u32 = {
+    let mut mask = 0;
+    let mut i = 0;
+    while i < f::section::REQUIRED.len() {
+        mask |= 1 << f::section::REQUIRED[i];
+        i += 1;
+    }
+    mask
+};
 
 /// Bytes per record of each known section, by slot (1 for byte sections, and for slot 0).
 const RECORD_BYTES: [u8; SLOTS] = {
