@@ -14,8 +14,10 @@ const TARGET: &str = "thumbv7em-none-eabihf";
 const TOLERANCE_PERCENT: u64 = 3;
 /// The firmware example's flash limit (48 KiB).
 const EXAMPLE_LIMIT: u64 = 48 * 1024;
-/// The minimal image's flash goal (16 KiB), not met yet.
-const MINIMAL_GOAL: u64 = 16 * 1024;
+/// The minimal image's flash limit (16 KiB).
+const MINIMAL_LIMIT: u64 = 16 * 1024;
+/// The size issue #16 suggests aiming at for the minimal image (12 KiB), reported only.
+const MINIMAL_AIM: u64 = 12 * 1024;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
@@ -339,17 +341,21 @@ fn run() -> Result<bool, String> {
     for (k, v) in crates {
         println!("    {v:>7}  {k}");
     }
-    // Issue #16's targets: the example must stay within its limit; the minimal image's goal
-    // is not reached yet, so its distance is reported, not gated.
-    if flash > EXAMPLE_LIMIT {
-        ok = false;
-        println!("  example flash {flash} bytes exceeds the {EXAMPLE_LIMIT}-byte limit -> FAIL");
-    } else {
-        println!("  example flash {flash} bytes within the {EXAMPLE_LIMIT}-byte limit -> ok");
+    // Issue #16's limits: both images must stay within theirs; the distance from the
+    // minimal image's 12 KiB aim is reported.
+    for (image, bytes, limit) in
+        [("example", flash, EXAMPLE_LIMIT), ("minimal", minimal_flash, MINIMAL_LIMIT)]
+    {
+        if bytes > limit {
+            ok = false;
+            println!("  {image} flash {bytes} bytes exceeds the {limit}-byte limit -> FAIL");
+        } else {
+            println!("  {image} flash {bytes} bytes within the {limit}-byte limit -> ok");
+        }
     }
     println!(
-        "  minimal flash {minimal_flash} bytes; goal {MINIMAL_GOAL} bytes ({} to go)",
-        minimal_flash.saturating_sub(MINIMAL_GOAL)
+        "  minimal flash: {} bytes above the {MINIMAL_AIM}-byte aim",
+        minimal_flash.saturating_sub(MINIMAL_AIM)
     );
     let ram = ram_static + peak.unwrap_or(0);
     let baseline = root().join("examples/firmware/size-baseline.txt");

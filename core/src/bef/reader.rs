@@ -186,7 +186,7 @@ impl<'a> BefFile<'a> {
         }
         // Each known section's bytes (an absent one is the file's first zero bytes, 8-aligned
         // like the rest), and a bit per slot for the ones present.
-        let mut found: [&'a [u8]; SLOTS] = [&bytes[..0]; SLOTS];
+        let mut found = Sections([&bytes[..0]; SLOTS]);
         let mut present = 0u32;
         for i in 0..count {
             let at = f::HEADER_SIZE + i * f::SECTION_ENTRY_SIZE;
@@ -203,20 +203,18 @@ impl<'a> BefFile<'a> {
             if !size.is_multiple_of(usize::from(RECORD_BYTES[slot])) {
                 return Err(Fail::new(K::BadSection, off, "size is not whole records"));
             }
-            found[slot] = &bytes[off..off + size];
+            found.0[slot] = &bytes[off..off + size]; // checked above: what `Sections` promises
             present |= 1 << slot;
         }
         if present & REQUIRED_SLOTS != REQUIRED_SLOTS {
             return Err(Fail::new(K::MissingSection, 12, ""));
         }
-        // Each section as its records: the walk above checked that every found one starts
-        // 8-aligned and holds whole records of its kind, and that the required ones exist.
-        let section = |id: u32| found[section_slot(id)];
-        let module = records::<u32>(section(f::section::MODULE), f::section::MODULE);
-        let functions: &[FunctionRecord] = records(section(f::section::FUNCTIONS), f::section::FUNCTIONS);
-        let kernels: &[KernelRecord] = records(section(f::section::KERNELS), f::section::KERNELS);
-        let streams = records::<u32>(section(f::section::STREAMS), f::section::STREAMS);
-        let arena = records::<u32>(section(f::section::ARENA), f::section::ARENA);
+        let section = |id: u32| found.bytes(id);
+        let module = found.records::<u32, { f::section::MODULE }>();
+        let functions = found.records::<FunctionRecord, { f::section::FUNCTIONS }>();
+        let kernels = found.records::<KernelRecord, { f::section::KERNELS }>();
+        let streams = found.records::<u32, { f::section::STREAMS }>();
+        let arena = found.records::<u32, { f::section::ARENA }>();
         // Where a found section starts, for the errors below.
         let at = |id: u32| section(id).as_ptr() as usize - bytes.as_ptr() as usize;
         let [module_attrs] = module else {
@@ -233,14 +231,14 @@ impl<'a> BefFile<'a> {
         Ok(BefFile {
             bytes,
             strings: section(f::section::STRINGS),
-            types: records(section(f::section::TYPES), f::section::TYPES),
-            kernel_names: records(section(f::section::KERNEL_NAMES), f::section::KERNEL_NAMES),
+            types: found.records::<StrRef, { f::section::TYPES }>(),
+            kernel_names: found.records::<StrRef, { f::section::KERNEL_NAMES }>(),
             attributes: section(f::section::ATTRIBUTES),
-            attr_index: records(section(f::section::ATTR_INDEX), f::section::ATTR_INDEX),
+            attr_index: found.records::<u32, { f::section::ATTR_INDEX }>(),
             functions,
             kernels,
-            pool: records(section(f::section::POOL), f::section::POOL),
-            locations: records(section(f::section::LOCATIONS), f::section::LOCATIONS),
+            pool: found.records::<u32, { f::section::POOL }>(),
+            locations: found.records::<LocationRecord, { f::section::LOCATIONS }>(),
             module_attrs,
             streams,
             arena,
@@ -558,6 +556,8 @@ const REQUIRED_SLOTS: u32 = {
 };
 
 /// Bytes per record of each known section, by slot (1 for byte sections, and for slot 0).
+/// `Sections::records` asserts each record type's size against it, which also catches a
+/// size that would not fit a `u8`.
 const RECORD_BYTES: [u8; SLOTS] = {
     let mut t = [1; SLOTS];
     t[f::section::TYPES as usize] = size_of::<StrRef>() as u8;
@@ -573,17 +573,28 @@ const RECORD_BYTES: [u8; SLOTS] = {
     t
 };
 
-/// A section's bytes as its records, without a check: [`BefFile::sections`] checked that the
-/// section starts 8-aligned and holds whole records of `RECORD_BYTES[id]` bytes, which must
-/// be `T`'s size (a debug assertion checks it).
-fn records<T: Record>(bytes: &[u8], id: u32) -> &[T] {
-    debug_assert_eq!(usize::from(RECORD_BYTES[section_slot(id)]), size_of::<T>());
-    debug_assert!(bytes.len().is_multiple_of(size_of::<T>()));
-    debug_assert!((bytes.as_ptr() as usize).is_multiple_of(align_of::<T>()));
-    // SAFETY: 8-aligned (`Record` types align to 4 at most) and whole records, checked by
-    // the directory walk for section `id`, whose record size is `T`'s; `Record` types accept
-    // any bit pattern.
-    unsafe { core::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size_of::<T>()) }
+/// The known sections' bytes, by slot, as [`BefFile::sections`] finds them. Invariant (what
+/// the directory walk checks before it stores a section): each starts 8-aligned and holds
+/// whole records of `RECORD_BYTES[slot]` bytes; an absent section is the empty start of the
+/// file, which is 8-aligned too.
+struct Sections<'a>([&'a [u8]; SLOTS]);
+
+impl<'a> Sections<'a> {
+    fn bytes(&self, id: u32) -> &'a [u8] {
+        self.0[section_slot(id)]
+    }
+
+    /// Section `ID` as its records, without a check at run time: the compiler checks that
+    /// `T` is the section's record type (by size), the invariant does the rest.
+    #[inline(always)] // one instance per section: a call would cost more than the body
+    fn records<T: Record, const ID: u32>(&self) -> &'a [T] {
+        const { assert!(RECORD_BYTES[ID as usize] as usize == size_of::<T>() && ID as usize != 0) };
+        let bytes = self.bytes(ID);
+        // SAFETY: by the invariant, 8-aligned (`Record` types align to 4 at most) and whole
+        // records of `RECORD_BYTES[ID]` bytes, which is `T`'s size (asserted above); `Record`
+        // types accept any bit pattern.
+        unsafe { core::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / size_of::<T>()) }
+    }
 }
 
 /// Position of a known section id in the per-file tables (0: unknown).
