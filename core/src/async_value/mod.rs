@@ -534,7 +534,8 @@ impl RcAsyncValue {
         v.kind == KIND_CONCRETE && type_table::id_is::<T>(v.type_id)
     }
 
-    /// Name of the payload type (for diagnostics).
+    /// Name of the payload type, for diagnostics: empty without the `diagnostic-text`
+    /// feature, whose diagnostics have no text to put it in.
     pub fn type_name(&self) -> &'static str {
         // SAFETY: alive while we hold our reference.
         type_table::name_of(unsafe { resolved(self.ptr).as_ref() }.type_id)

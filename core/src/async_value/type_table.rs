@@ -38,7 +38,8 @@ struct InfoOf<T>(PhantomData<T>);
 impl<T: 'static> InfoOf<T> {
     const INFO: TypeInfo = TypeInfo {
         type_id: TypeId::of::<T>(),
-        name: core::any::type_name::<T>,
+        // Names are for diagnostics' text: without it none is kept in flash.
+        name: if cfg!(feature = "diagnostic-text") { core::any::type_name::<T> } else { no_name },
         layout: Layout::new::<Concrete<T>>(),
         payload_offset: core::mem::offset_of!(Concrete<T>, payload),
         drop_payload: if core::mem::needs_drop::<T>() { Some(drop_payload::<T>) } else { None },
@@ -68,6 +69,11 @@ impl TypeInfo {
     }
 }
 
+/// Every type's name without the `diagnostic-text` feature.
+fn no_name() -> &'static str {
+    ""
+}
+
 unsafe fn drop_payload<T>(p: *mut u8) {
     // SAFETY: callers pass the address of an initialized `T` that is dropped exactly once.
     unsafe { ptr::drop_in_place(p.cast::<T>()) }
@@ -83,7 +89,7 @@ pub(crate) const fn info_of<T: 'static>() -> &'static TypeInfo {
 pub(crate) const NO_TYPE: u16 = 0;
 pub(crate) static NO_PAYLOAD: TypeInfo = TypeInfo {
     type_id: TypeId::of::<()>(),
-    name: || "<none>",
+    name: if cfg!(feature = "diagnostic-text") { || "<none>" } else { no_name },
     layout: Layout::new::<Concrete<()>>(),
     payload_offset: core::mem::offset_of!(Concrete<()>, payload),
     drop_payload: None,
@@ -132,7 +138,9 @@ impl Hasher for Fnv {
         }
     }
     fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        // A `TypeId` hashes as one `u64` of its own hash: mixing it again buys nothing
+        // (and costs 64-bit multiplies on 32-bit targets).
+        self.0 ^= v;
     }
 }
 
