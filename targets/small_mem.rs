@@ -3,7 +3,7 @@
 //! Rust compiler-builtins' speed-tuned ones (weak symbols, which these replace) take about
 //! 1 KB on Cortex-M. They copy a word at a time when both pointers are word-aligned and a
 //! byte at a time otherwise. Included with `#[path]` by the images that want them
-//! (examples/firmware's minimal image); docs/porting.md, "Flash".
+//! (examples/firmware's minimal image); docs/porting.md, item 8.
 //!
 //! Stores are volatile so the optimiser cannot turn these loops back into calls to the
 //! routines themselves. The tests below run on the host (xtask includes this file), where

@@ -301,20 +301,29 @@ impl Location {
         Location { file: FixedStr::new(file, true), line, column }
     }
 
-    /// The file name (possibly shortened).
+    /// The file name (possibly shortened; empty without the `diagnostic-text` feature).
     pub fn file(&self) -> &str {
         self.file.as_str()
     }
 }
 
+/// `file:line:col`, or `line:col` without a file name (as without `diagnostic-text`).
 impl DiagArg for Location {
     fn write_diag(&self, out: &mut MessageText) {
+        if self.file().is_empty() {
+            return crate::write_diag!(out, "{}:{}", self.line, self.column);
+        }
         crate::write_diag!(out, "{}:{}:{}", self.file(), self.line, self.column);
     }
 }
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.file().is_empty() {
+            // Directly: without `diagnostic-text` the text buffer `DiagArg` writes to holds
+            // nothing, and a diagnostic would show as ": CODE".
+            return write!(f, "{}:{}", self.line, self.column);
+        }
         display_diag_arg(self, f)
     }
 }
@@ -324,7 +333,6 @@ impl fmt::Display for Location {
 impl defmt::Format for Location {
     fn format(&self, f: defmt::Formatter<'_>) {
         if self.file().is_empty() {
-            // (Without `diagnostic-text` no file name is kept.)
             return defmt::write!(f, "{=u32}:{=u32}", self.line, self.column);
         }
         defmt::write!(f, "{=str}:{=u32}:{=u32}", self.file(), self.line, self.column);
@@ -516,6 +524,17 @@ mod tests {
         let d = diag!(InvalidArgument, "bad value {}", 7).with_location(Location::new("prog.mlir", 3, 9));
         extern crate std;
         assert_eq!(std::format!("{d}"), "prog.mlir:3:9: bad value 7 (INVALID_ARGUMENT)");
+    }
+
+    /// A location without a file name (every location without `diagnostic-text`) shows as
+    /// `line:col`, in a diagnostic's text and in its `Display`.
+    #[test]
+    fn a_location_without_a_file_shows_line_and_column() {
+        extern crate std;
+        let loc = Location::new("", 3, 9);
+        assert_eq!(std::format!("{loc}"), "3:9");
+        let d = diag!(Internal, "at {}", loc).with_location(loc);
+        assert_eq!(std::format!("{d}"), "3:9: at 3:9 (INTERNAL)");
     }
 
     #[test]

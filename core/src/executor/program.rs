@@ -76,9 +76,9 @@ impl<'a> Program<'a> {
 
     /// [`load_static`](Self::load_static) for a BEF file verified when the firmware was built
     /// (its build script ran [`BefFile::load_unresolved`] on the bytes it embeds, as
-    /// `examples/firmware/build.rs` does): the verifier stays out of the image, and only the
-    /// header, the checksum and the kernel names are checked here
-    /// ([`BefFile::load_preverified`]).
+    /// `examples/firmware/build.rs` does): the verifier stays out of the image. Only the
+    /// header, the section directory and the checksum are checked here, and each kernel name
+    /// is resolved once (an unknown one fails as [`BefFile::load_preverified`] reports it).
     ///
     /// # Safety
     ///
