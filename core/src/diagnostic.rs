@@ -319,12 +319,12 @@ impl DiagArg for Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.file().is_empty() {
-            // Directly: without `diagnostic-text` the text buffer `DiagArg` writes to holds
-            // nothing, and a diagnostic would show as ": CODE".
-            return write!(f, "{}:{}", self.line, self.column);
+        if cfg!(feature = "diagnostic-text") {
+            return display_diag_arg(self, f); // `line:col` when there is no file name
         }
-        display_diag_arg(self, f)
+        // Without `diagnostic-text` the buffer `DiagArg` writes to holds nothing (a diagnostic
+        // would show as ": CODE"), and no file name is kept: the numbers, directly.
+        write!(f, "{}:{}", self.line, self.column)
     }
 }
 
