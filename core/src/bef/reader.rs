@@ -156,7 +156,7 @@ impl<'a> BefFile<'a> {
     /// computed from the slice rather than kept, which keeps the view small (it is copied
     /// into every function view).
     fn offset_of<T>(&self, part: &[T]) -> usize {
-        part.as_ptr() as usize - self.bytes.as_ptr() as usize
+        offset_in(self.bytes, part)
     }
 
     /// Parse the header and directory and slice the sections.
@@ -216,7 +216,7 @@ impl<'a> BefFile<'a> {
         let streams = found.records::<u32, { f::section::STREAMS }>();
         let arena = found.records::<u32, { f::section::ARENA }>();
         // Where a found section starts, for the errors below.
-        let at = |id: u32| section(id).as_ptr() as usize - bytes.as_ptr() as usize;
+        let at = |id: u32| offset_in(bytes, section(id));
         let [module_attrs] = module else {
             return Err(Fail::new(K::BadSection, at(f::section::MODULE), "size is not whole records"));
         };
@@ -533,6 +533,11 @@ impl<'a> BefFile<'a> {
     pub(crate) unsafe fn load_preverified_unresolved(bytes: &'a [u8]) -> Result<Self, BefError> {
         Ok(Self::sections(bytes)?)
     }
+}
+
+/// The byte offset of `part` (a slice of `bytes`) in `bytes`.
+fn offset_in<T>(bytes: &[u8], part: &[T]) -> usize {
+    part.as_ptr() as usize - bytes.as_ptr() as usize
 }
 
 /// Reinterpret words as bytes (for casting pool words to records).

@@ -131,6 +131,17 @@ impl<'a> BefFile<'a> {
             .unwrap_or(&[])
     }
 
+    /// [`Function::result_types`] of the function with record `rec`.
+    pub(crate) fn result_types_of(&self, rec: &FunctionRecord) -> &'a [u32] {
+        let n = (rec.num_args + rec.num_results) as usize;
+        self.pool_words(rec.signature, n).map_or(&[], |w| &w[rec.num_args as usize..])
+    }
+
+    /// [`Function::result_regs`] of the function with record `rec`.
+    pub(crate) fn result_regs_of(&self, rec: &FunctionRecord) -> &'a [u32] {
+        self.pool_words(rec.result_regs, rec.num_results as usize).unwrap_or(&[])
+    }
+
     /// [`Function::kernels`] of the function with record `rec`.
     pub(crate) fn kernels_of(&self, rec: &FunctionRecord) -> &'a [KernelRecord] {
         let first = rec.first_kernel as usize;
@@ -328,12 +339,11 @@ impl<'a> Function<'a> {
     }
     /// Result type indices.
     pub fn result_types(&self) -> &'a [u32] {
-        let n = (self.rec.num_args + self.rec.num_results) as usize;
-        self.file.pool_words(self.rec.signature, n).map_or(&[], |w| &w[self.rec.num_args as usize..])
+        self.file.result_types_of(&self.rec)
     }
     /// Registers returned by `tfrt.return`.
     pub fn result_regs(&self) -> &'a [u32] {
-        self.file.pool_words(self.rec.result_regs, self.rec.num_results as usize).unwrap_or(&[])
+        self.file.result_regs_of(&self.rec)
     }
     /// The register table.
     pub fn registers(&self) -> &'a [RegisterRecord] {

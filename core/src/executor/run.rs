@@ -195,10 +195,9 @@ impl Program<'_> {
             return fail(Failure::NoFrame(rec.frame_bytes64));
         };
         let regs = file.registers_of(rec);
-        let result_regs = file.pool_words(rec.result_regs, rec.num_results as usize).unwrap_or(&[]);
         // Result placeholders: one forwarding value per returned register, shared by every
         // result slot that returns it.
-        for (slot, &r) in results.iter().zip(result_regs) {
+        for (slot, &r) in results.iter().zip(file.result_regs_of(rec)) {
             let existing = frame.reg(r).load(Ordering::Acquire);
             if existing.is_null() {
                 let Ok(p) = IndirectAsyncValue::new(exec.allocator()) else {
@@ -1084,9 +1083,7 @@ impl Invoke for Program<'_> {
 
     fn result_type(&self, function: u32, i: usize) -> Option<&str> {
         let r = self.file.function_record(function)?;
-        let signature = self.file.pool_words(r.signature, (r.num_args + r.num_results) as usize)?;
-        let t = signature[r.num_args as usize..].get(i)?;
-        Some(self.file.type_name(*t))
+        self.file.result_types_of(r).get(i).map(|t| self.file.type_name(*t))
     }
 
     fn location(&self, index: u32) -> Option<LocRef<'_>> {
