@@ -1,0 +1,61 @@
+//! Model importers: a TensorFlow Lite model (`.tflite`) becomes a hostrt program, the same
+//! AST and BEF as hand-written programs, run by the `nn.*` kernels of `hostrt-ops` over one
+//! activation arena planned here (docs/models.md).
+//!
+//! Failure contract: a malformed or unsupported model is an [`ImportError`] naming the
+//! operator (`op #12 CONV_2D: ...`) or tensor at fault; importing never panics and never
+//! reads outside the model bytes.
+//!
+//! ```no_run
+//! let model = std::fs::read("model.tflite")?;
+//! let imported = hostrt_import::tflite(&model)?;
+//! println!("arena: {} bytes", imported.report.arena_bytes);
+//! let bef: Vec<u8> = imported.to_bef()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod error;
+pub mod npy;
+pub mod plan;
+pub mod program;
+pub mod tflite;
+
+pub use error::ImportError;
+pub use program::Report;
+
+use hostrt_compiler::ast::Module;
+use hostrt_compiler::bef::WriteOptions;
+
+/// An imported model: the program and what the import did.
+#[derive(Clone, Debug)]
+pub struct Imported {
+    /// The program: `@main` takes the model's inputs and returns its outputs.
+    pub module: Module,
+    pub report: Report,
+}
+
+impl Imported {
+    /// The program as BEF.
+    pub fn to_bef(&self) -> Result<Vec<u8>, ImportError> {
+        hostrt_compiler::bef::write_with(&self.module, None, WriteOptions::default())
+            .map_err(|e| ImportError::model(format!("writing BEF: {e}")))
+    }
+
+    /// The program as MLIR text.
+    pub fn to_mlir(&self) -> String {
+        hostrt_compiler::text::print(&self.module, &Default::default())
+    }
+}
+
+/// Imports a TensorFlow Lite model from its bytes.
+pub fn tflite(bytes: &[u8]) -> Result<Imported, ImportError> {
+    let graph = tflite::model::Graph::read(bytes)?;
+    let lowered = tflite::lower::lower(&graph)?;
+    let (module, report) = program::build(&graph, &lowered)?;
+    Ok(Imported { module, report })
+}
+
+/// Whether `bytes` look like a TensorFlow Lite model (the `TFL3` file identifier).
+pub fn is_tflite(bytes: &[u8]) -> bool {
+    bytes.get(4..8) == Some(b"TFL3")
+}

@@ -1,0 +1,203 @@
+//! From lowered steps to a hostrt program: plan the arena, resolve regions to offsets, and
+//! write the `@main` function (docs/models.md).
+
+use std::collections::BTreeMap;
+
+use hostrt_compiler::ast::{Attr, Func, Loc, Module, NamedAttr, Op, Region, ResultGroup, Type, ValueRef};
+
+use crate::error::ImportError;
+use crate::plan::{self, Buffer};
+use crate::tflite::lower::{AttrSpec, Lowered, StepKind};
+use crate::tflite::model::Graph;
+
+/// What the importer did, for `hostrt import` to print and tests to check.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Per model operator name: how many, and the kernel(s) chosen.
+    pub ops: BTreeMap<String, (usize, String)>,
+    /// Bytes of weights and other constants (read in place from the program).
+    pub weight_bytes: usize,
+    /// The planned activation arena, in bytes (the same on 32- and 64-bit targets).
+    pub arena_bytes: usize,
+    /// The sum of every arena tensor's size (what the arena would be without reuse).
+    pub unplanned_bytes: usize,
+    /// Kernels in the program.
+    pub kernels: usize,
+}
+
+const TENSOR: &str = "!tfrt_tensor.tensor";
+const CHAIN: &str = "!tfrt.chain";
+const ARENA: &str = "!nn.arena";
+
+fn value(name: &str) -> ValueRef {
+    ValueRef { name: name.into(), index: None, loc: Loc::Unknown }
+}
+
+fn op(
+    name: &str,
+    result: Option<&str>,
+    operands: Vec<ValueRef>,
+    types: (Vec<&str>, Vec<&str>),
+    attrs: Vec<NamedAttr>,
+    loc: Loc,
+) -> Op {
+    Op {
+        name: name.into(),
+        results: result.map(|r| ResultGroup { name: r.into(), count: 1 }).into_iter().collect(),
+        operands,
+        operand_types: types.0.into_iter().map(|t| Type(t.into())).collect(),
+        result_types: types.1.into_iter().map(|t| Type(t.into())).collect(),
+        attrs,
+        regions: vec![],
+        loc,
+    }
+}
+
+/// Plans `lowered`'s arena and writes the program: `@main` takes the model's inputs and
+/// returns its outputs, as tensors.
+pub fn build(g: &Graph<'_>, lowered: &Lowered) -> Result<(Module, Report), ImportError> {
+    // Lifetimes of every arena tensor (alias root), in steps.
+    let mut life: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
+    for (i, s) in lowered.steps.iter().enumerate() {
+        for &t in s.reads.iter().chain(s.write.iter()) {
+            let e = life.entry(t).or_insert((i, i));
+            e.0 = e.0.min(i);
+            e.1 = e.1.max(i);
+        }
+    }
+    let roots: Vec<usize> = life.keys().copied().collect();
+    let buffers: Vec<Buffer> = roots
+        .iter()
+        .map(|t| Buffer { size: g.tensors[*t].bytes(), first: life[t].0, last: life[t].1 })
+        .collect();
+    let p = plan::plan(&buffers);
+    debug_assert!(plan::is_valid(&buffers, &p));
+    let offset_of: BTreeMap<usize, usize> = roots.iter().copied().zip(p.offsets.iter().copied()).collect();
+    let at = |t: usize| -> Result<i64, ImportError> {
+        let o = offset_of
+            .get(&t)
+            .copied()
+            .ok_or_else(|| ImportError::model(format!("internal: tensor {t} has no arena slot")))?;
+        i64::try_from(o)
+            .ok()
+            .filter(|&o| o <= i64::from(i32::MAX))
+            .ok_or_else(|| ImportError::model("the arena exceeds 2 GiB".into()))
+    };
+    let int = |v: i64| Attr::Int { value: v, ty: Type("i32".into()) };
+
+    let mut report = Report {
+        arena_bytes: p.size,
+        unplanned_bytes: buffers.iter().map(|b| b.size).sum(),
+        ..Report::default()
+    };
+    let mut ops = vec![
+        op(
+            "nn.arena",
+            Some("arena"),
+            vec![],
+            (vec![], vec![ARENA]),
+            vec![NamedAttr {
+                name: "size".into(),
+                value: Attr::Int { value: p.size as i64, ty: Type("i64".into()) },
+            }],
+            Loc::Name("arena".into()),
+        ),
+        op("tfrt.new.chain", Some("c"), vec![], (vec![], vec![CHAIN]), vec![], Loc::Unknown),
+    ];
+    let mut chain = "c".to_string();
+    let mut results = Vec::new();
+    for (i, s) in lowered.steps.iter().enumerate() {
+        let mut attrs = Vec::new();
+        for (name, spec) in &s.attrs {
+            let value = match spec {
+                AttrSpec::Value(v) => v.clone(),
+                AttrSpec::Offset(t) => Attr::Array(vec![int(at(*t)?)]),
+                AttrSpec::Region { tensor, dims } => {
+                    let mut v = vec![int(at(*tensor)?)];
+                    v.extend(dims.iter().map(|&d| int(d as i64)));
+                    Attr::Array(v)
+                }
+            };
+            if let Attr::Dense(d) = &value {
+                report.weight_bytes += d.data.len();
+            }
+            attrs.push(NamedAttr { name: name.clone(), value });
+        }
+        let loc = Loc::Name(s.loc.clone());
+        match s.kind {
+            StepKind::Input(n) => {
+                let next = format!("c{i}");
+                let operands = vec![value("arena"), value(&chain), value(&format!("in{n}"))];
+                ops.push(op(
+                    &s.kernel,
+                    Some(&next),
+                    operands,
+                    (vec![ARENA, CHAIN, TENSOR], vec![CHAIN]),
+                    attrs,
+                    loc,
+                ));
+                chain = next;
+            }
+            StepKind::Layer => {
+                let next = format!("c{i}");
+                ops.push(op(
+                    &s.kernel,
+                    Some(&next),
+                    vec![value("arena"), value(&chain)],
+                    (vec![ARENA, CHAIN], vec![CHAIN]),
+                    attrs,
+                    loc,
+                ));
+                chain = next;
+            }
+            StepKind::Output(n) => {
+                let r = format!("out{n}");
+                ops.push(op(
+                    &s.kernel,
+                    Some(&r),
+                    vec![value("arena"), value(&chain)],
+                    (vec![ARENA, CHAIN], vec![TENSOR]),
+                    attrs,
+                    loc,
+                ));
+                results.push(r);
+            }
+        }
+        if let Some(m) = s.op {
+            let name = &g.ops[m].name;
+            let e = report.ops.entry(name.clone()).or_insert((0, String::new()));
+            e.0 += 1;
+            if !e.1.split(", ").any(|k| k == s.kernel) {
+                if !e.1.is_empty() {
+                    e.1.push_str(", ");
+                }
+                e.1.push_str(&s.kernel);
+            }
+        }
+    }
+    report.kernels = ops.len();
+    ops.push(op(
+        "tfrt.return",
+        None,
+        results.iter().map(|r| value(r)).collect(),
+        (results.iter().map(|_| TENSOR).collect(), vec![]),
+        vec![],
+        Loc::Unknown,
+    ));
+    let main = Func {
+        name: "main".into(),
+        args: (0..g.inputs.len()).map(|n| (format!("in{n}"), Type(TENSOR.into()))).collect(),
+        results: g.outputs.iter().map(|_| Type(TENSOR.into())).collect(),
+        attrs: vec![],
+        body: Some(Region { args: vec![], ops }),
+        loc: Loc::Name("main".into()),
+    };
+    let module = Module {
+        attrs: vec![NamedAttr {
+            name: "nn.arena_bytes".into(),
+            value: Attr::Int { value: p.size as i64, ty: Type("i64".into()) },
+        }],
+        funcs: vec![main],
+    };
+    Ok((module, report))
+}

@@ -1,0 +1,786 @@
+//! Lowering: each TensorFlow Lite operator becomes one `nn.*` kernel step (hostrt-ops) with
+//! its parameters computed the way TensorFlow Lite Micro's `Prepare` computes them, so the
+//! int8 arithmetic matches it bit for bit. Reshapes become aliases (no step, no copy).
+
+use std::collections::HashSet;
+
+use hostrt_compiler::ast::{Attr, DenseAttr, Type};
+use hostrt_dsp::{Activation, ActivationRange, Hw, Padding, SoftmaxParams, Window, quantize_multiplier};
+
+use super::model::{Graph, OpInfo, TensorInfo};
+use super::ops::ElemType;
+use super::options::{Options, kind};
+use crate::error::ImportError;
+
+/// An attribute whose value may depend on the plan: a tensor's arena region, or a value.
+#[derive(Clone, Debug)]
+pub enum AttrSpec {
+    /// `[offset, dims...]` of the tensor's arena slot (its alias root's).
+    Region {
+        tensor: usize,
+        dims: Vec<usize>,
+    },
+    /// `[offset]` of the tensor's arena slot.
+    Offset(usize),
+    Value(Attr),
+}
+
+/// What a step is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    /// Copies graph input `n` (a function argument) into the arena.
+    Input(usize),
+    /// A layer of the model (or a constant copied into the arena for one).
+    Layer,
+    /// Copies graph output `n` out of the arena (a function result).
+    Output(usize),
+}
+
+/// One kernel of the program.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub kernel: String,
+    /// The model layer it comes from: `op#12 CONV_2D:conv1/Relu`.
+    pub loc: String,
+    pub kind: StepKind,
+    /// Arena tensors (alias roots) it reads and writes.
+    pub reads: Vec<usize>,
+    pub write: Option<usize>,
+    pub attrs: Vec<(String, AttrSpec)>,
+    /// The model operator, for the report (`None` for inputs, outputs and constants).
+    pub op: Option<usize>,
+}
+
+/// The lowered model: steps in execution order and each tensor's alias root.
+#[derive(Debug)]
+pub struct Lowered {
+    pub steps: Vec<Step>,
+    pub root: Vec<usize>,
+}
+
+struct Lowerer<'g, 'a> {
+    g: &'g Graph<'a>,
+    steps: Vec<Step>,
+    root: Vec<usize>,
+    materialized: HashSet<usize>,
+}
+
+/// Lowers `g`.
+pub fn lower(g: &Graph<'_>) -> Result<Lowered, ImportError> {
+    let mut l =
+        Lowerer { g, steps: Vec::new(), root: (0..g.tensors.len()).collect(), materialized: HashSet::new() };
+    for (n, &t) in g.inputs.iter().enumerate() {
+        let info = &g.tensors[t];
+        if info.data.is_some() {
+            return Err(ImportError::tensor(t, &info.name, "a model input cannot be a constant".into()));
+        }
+        l.steps.push(Step {
+            kernel: "nn.input".into(),
+            loc: format!("input#{n}:{}", info.name),
+            kind: StepKind::Input(n),
+            reads: vec![],
+            write: Some(t),
+            attrs: vec![
+                ("dtype".into(), AttrSpec::Value(Attr::String(io_dtype(t, info)?.into()))),
+                ("shape".into(), AttrSpec::Value(i32s(&info.shape))),
+                ("to".into(), AttrSpec::Offset(t)),
+            ],
+            op: None,
+        });
+    }
+    let live = live_ops(g);
+    for op in g.ops.iter().filter(|op| live[op.index]) {
+        l.op(op).map_err(|e| ImportError::op(op.index, &op.name, e))?;
+    }
+    for (n, &t) in g.outputs.iter().enumerate() {
+        let info = &g.tensors[t];
+        let r = l.arena(t);
+        if !l.steps.iter().any(|s| s.write == Some(r)) {
+            return Err(ImportError::tensor(t, &info.name, "model output is computed by no operator".into()));
+        }
+        l.steps.push(Step {
+            kernel: "nn.output".into(),
+            loc: format!("output#{n}:{}", info.name),
+            kind: StepKind::Output(n),
+            reads: vec![r],
+            write: None,
+            attrs: vec![
+                ("dtype".into(), AttrSpec::Value(Attr::String(io_dtype(t, info)?.into()))),
+                ("from".into(), AttrSpec::Offset(r)),
+                ("shape".into(), AttrSpec::Value(i32s(&info.shape))),
+            ],
+            op: None,
+        });
+    }
+    Ok(Lowered { steps: l.steps, root: l.root })
+}
+
+/// Which operators compute something the outputs need at run time. Shapes are static, so
+/// the operators that only compute a RESHAPE's shape operand (`SHAPE`, `STRIDED_SLICE`,
+/// `PACK` chains that Keras' `Flatten` emits) are left out, as are unused ones.
+fn live_ops(g: &Graph<'_>) -> Vec<bool> {
+    let mut needed = vec![false; g.tensors.len()];
+    for &t in &g.outputs {
+        needed[t] = true;
+    }
+    let mut live = vec![false; g.ops.len()];
+    for op in g.ops.iter().rev() {
+        if !op.outputs.iter().any(|&t| needed[t]) {
+            continue;
+        }
+        live[op.index] = true;
+        // RESHAPE's second input is the new shape, which the output tensor's shape states.
+        let runtime_inputs =
+            if op.code == 22 { &op.inputs[..op.inputs.len().min(1)] } else { &op.inputs[..] };
+        for t in runtime_inputs.iter().flatten() {
+            needed[*t] = true;
+        }
+    }
+    live
+}
+
+fn io_dtype(t: usize, info: &TensorInfo<'_>) -> Result<&'static str, ImportError> {
+    match info.elem {
+        ElemType::F32 | ElemType::I8 | ElemType::I32 | ElemType::U8 => Ok(info.elem.name()),
+        e => Err(ImportError::tensor(
+            t,
+            &info.name,
+            format!("{} model inputs and outputs are not supported", e.name()),
+        )),
+    }
+}
+
+fn i32s(v: &[usize]) -> Attr {
+    Attr::Array(v.iter().map(|&d| int(d as i64)).collect())
+}
+
+fn int(v: i64) -> Attr {
+    Attr::Int { value: v, ty: Type("i32".into()) }
+}
+
+fn ints(v: &[i32]) -> Attr {
+    Attr::Array(v.iter().map(|&d| int(i64::from(d))).collect())
+}
+
+fn floats(v: &[f32]) -> Attr {
+    Attr::Array(v.iter().map(|&f| Attr::Float { value: f64::from(f), ty: Type("f32".into()) }).collect())
+}
+
+fn dense(elem: &str, dims: &[usize], data: Vec<u8>) -> Attr {
+    Attr::Dense(Box::new(DenseAttr {
+        elem: Type(elem.into()),
+        dims: dims.iter().map(|&d| d as i64).collect(),
+        data,
+    }))
+}
+
+fn fused(code: i8) -> Result<Activation, String> {
+    Ok(match code {
+        0 => Activation::None,
+        1 => Activation::Relu,
+        2 => Activation::ReluN1To1,
+        3 => Activation::Relu6,
+        4 => return Err("fused TANH activation is not supported".into()),
+        5 => return Err("fused SIGN_BIT activation is not supported".into()),
+        c => return Err(format!("unknown fused activation {c}")),
+    })
+}
+
+fn float_range(a: Activation) -> [f32; 2] {
+    match a {
+        Activation::None => [f32::MIN, f32::MAX],
+        Activation::Relu => [0.0, f32::MAX],
+        Activation::Relu6 => [0.0, 6.0],
+        Activation::ReluN1To1 => [-1.0, 1.0],
+    }
+}
+
+fn padding(code: i8) -> Result<Padding, String> {
+    match code {
+        0 => Ok(Padding::Same),
+        1 => Ok(Padding::Valid),
+        c => Err(format!("unknown padding {c}")),
+    }
+}
+
+fn hw(h: i32, w: i32, what: &str) -> Result<Hw, String> {
+    match (usize::try_from(h), usize::try_from(w)) {
+        (Ok(h), Ok(w)) if h > 0 && w > 0 && h <= 1 << 16 && w <= 1 << 16 => Ok(Hw::new(h, w)),
+        _ => Err(format!("{what} {h}x{w} is not positive")),
+    }
+}
+
+impl<'a> Lowerer<'_, 'a> {
+    fn t(&self, i: usize) -> &TensorInfo<'a> {
+        &self.g.tensors[i]
+    }
+
+    fn arena(&self, t: usize) -> usize {
+        let mut r = t;
+        while self.root[r] != r {
+            r = self.root[r];
+        }
+        r
+    }
+
+    /// The arena slot of `t` for reading, copying a constant into the arena first.
+    fn read(&mut self, t: usize, loc: &str) -> usize {
+        let r = self.arena(t);
+        let g = self.g;
+        let info = &g.tensors[r];
+        if let Some(data) = info.data
+            && self.materialized.insert(r)
+        {
+            let step = Step {
+                kernel: "nn.constant".into(),
+                loc: format!("{loc}:constant:{}", info.name),
+                kind: StepKind::Layer,
+                reads: vec![],
+                write: Some(r),
+                attrs: vec![
+                    ("to".into(), AttrSpec::Offset(r)),
+                    (
+                        "value".into(),
+                        AttrSpec::Value(dense(
+                            info.elem.name(),
+                            &[data.len() / info.elem.size()],
+                            data.to_vec(),
+                        )),
+                    ),
+                ],
+                op: None,
+            };
+            self.steps.push(step);
+        }
+        r
+    }
+
+    fn input(&self, op: &OpInfo<'_>, i: usize) -> Result<usize, String> {
+        op.inputs.get(i).copied().flatten().ok_or_else(|| format!("input {i} is missing"))
+    }
+
+    fn output(&self, op: &OpInfo<'_>) -> Result<usize, String> {
+        match op.outputs.as_slice() {
+            [o] => {
+                if self.t(*o).data.is_some() {
+                    return Err("its output is a constant".into());
+                }
+                Ok(*o)
+            }
+            other => Err(format!("{} outputs where 1 belongs", other.len())),
+        }
+    }
+
+    fn constant(&self, t: usize, what: &str) -> Result<&'a [u8], String> {
+        self.t(t).data.ok_or_else(|| format!("the {what} '{}' is not a constant", self.t(t).name))
+    }
+
+    /// Per-tensor `(scale, zero point)` of an int8 tensor.
+    fn quant(&self, t: usize, what: &str) -> Result<(f32, i32), String> {
+        let info = self.t(t);
+        let q = info
+            .quant
+            .as_ref()
+            .ok_or_else(|| format!("the int8 {what} '{}' has no quantization", info.name))?;
+        if q.scale.len() != 1 {
+            return Err(format!("the {what} '{}' is quantized per axis where one scale belongs", info.name));
+        }
+        let (s, z) = q.single();
+        if !(-128..=127).contains(&z) {
+            return Err(format!("the {what} '{}' has zero point {z} outside int8", info.name));
+        }
+        Ok((s, z))
+    }
+
+    fn expect(&self, t: usize, what: &str, elem: ElemType, rank: Option<usize>) -> Result<(), String> {
+        let info = self.t(t);
+        if info.elem != elem {
+            return Err(format!(
+                "the {what} '{}' is {}, expected {}",
+                info.name,
+                info.elem.name(),
+                elem.name()
+            ));
+        }
+        if let Some(r) = rank
+            && info.shape.len() != r
+        {
+            return Err(format!("the {what} '{}' has shape {:?}, expected rank {r}", info.name, info.shape));
+        }
+        Ok(())
+    }
+
+    fn push(
+        &mut self,
+        op: &OpInfo<'_>,
+        kernel: &str,
+        reads: Vec<usize>,
+        out: usize,
+        attrs: Vec<(&str, AttrSpec)>,
+    ) {
+        let name = &self.t(out).name;
+        self.steps.push(Step {
+            kernel: kernel.into(),
+            loc: format!("op#{} {}:{}", op.index, op.name, name),
+            kind: StepKind::Layer,
+            reads,
+            write: Some(out),
+            attrs: attrs.into_iter().map(|(n, v)| (n.to_string(), v)).collect(),
+            op: Some(op.index),
+        });
+    }
+
+    fn loc(&self, op: &OpInfo<'_>) -> String {
+        format!("op#{} {}", op.index, op.name)
+    }
+
+    fn op(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
+        match op.code {
+            3 => self.conv(op, false),
+            4 => self.conv(op, true),
+            9 => self.fully_connected(op),
+            1 => self.pool(op, false),
+            17 => self.pool(op, true),
+            0 => self.binary(op, "add", kind::ADD),
+            41 => self.binary(op, "sub", kind::SUB),
+            18 => self.binary(op, "mul", kind::MUL),
+            25 => self.softmax(op),
+            22 | 43 | 70 => self.reshape(op),
+            114 => self.quantize(op),
+            6 => self.dequantize(op),
+            _ => Err(format!("operator {} is not supported (supported: {})", op.name, SUPPORTED.join(", "))),
+        }
+    }
+
+    fn window(
+        &self,
+        input: &[usize],
+        filter: Hw,
+        stride: Hw,
+        dilation: Hw,
+        pad: Padding,
+        out: &[usize],
+    ) -> Result<Window, String> {
+        let w = Window::new(Hw::new(input[1], input[2]), filter, stride, dilation, pad)
+            .map_err(|e| e.to_string())?;
+        if (w.output.h, w.output.w) != (out[1], out[2]) {
+            return Err(format!("output {out:?} does not match the window's {}x{}", w.output.h, w.output.w));
+        }
+        Ok(w)
+    }
+
+    fn conv(&mut self, op: &OpInfo<'_>, depthwise: bool) -> Result<(), String> {
+        let o = Options::of(op, if depthwise { kind::DEPTHWISE_CONV_2D } else { kind::CONV_2D })?;
+        let pad = padding(o.i8(0)?)?;
+        let stride = hw(o.i32(2, 1)?, o.i32(1, 1)?, "stride")?;
+        let (act, dil) = if depthwise {
+            (o.i8(4)?, hw(o.i32(6, 1)?, o.i32(5, 1)?, "dilation")?)
+        } else {
+            (o.i8(3)?, hw(o.i32(5, 1)?, o.i32(4, 1)?, "dilation")?)
+        };
+        let act = fused(act)?;
+        let (x, f, out) = (self.input(op, 0)?, self.input(op, 1)?, self.output(op)?);
+        let bias = op.inputs.get(2).copied().flatten();
+        let float = self.t(x).elem == ElemType::F32;
+        let elem = if float { ElemType::F32 } else { ElemType::I8 };
+        if float && self.t(f).elem == ElemType::I8 {
+            return Err("dynamic-range (hybrid) convolutions are not supported yet".into());
+        }
+        self.expect(x, "input", elem, Some(4))?;
+        self.expect(f, "filter", elem, Some(4))?;
+        self.expect(out, "output", elem, Some(4))?;
+        let (xs, fs, os) = (self.t(x).shape.clone(), self.t(f).shape.clone(), self.t(out).shape.clone());
+        let oc = os[3];
+        let fits = if depthwise {
+            fs[0] == 1 && fs[3] == oc && xs[3] != 0 && oc % xs[3] == 0
+        } else {
+            fs[0] == oc && fs[3] == xs[3]
+        };
+        if !fits || xs[0] != os[0] {
+            return Err(format!(
+                "filter {fs:?} does not fit input {xs:?} and output {os:?} (grouped convolutions are not supported)"
+            ));
+        }
+        let w = self.window(&xs, Hw::new(fs[1], fs[2]), stride, dil, pad, &os)?;
+        let filter_data = self.constant(f, "filter")?.to_vec();
+        let window = ints(&[stride.h, stride.w, dil.h, dil.w, w.pad.h, w.pad.w].map(|v| v as i32));
+        let kernel =
+            format!("nn.{}.{}", if depthwise { "depthwise_conv_2d" } else { "conv_2d" }, elem.name());
+        let bias_attr = self.bias(bias, oc, elem)?;
+        let loc = self.loc(op);
+        let xr = self.read(x, &loc);
+        let mut attrs = vec![
+            ("bias", AttrSpec::Value(bias_attr)),
+            ("filter", AttrSpec::Value(dense(elem.name(), &fs, filter_data))),
+            ("input", AttrSpec::Region { tensor: xr, dims: xs }),
+        ];
+        if float {
+            attrs.push(("output", AttrSpec::Region { tensor: out, dims: os }));
+            attrs.push(("range", AttrSpec::Value(floats(&float_range(act)))));
+        } else {
+            let (mults, shifts) = self.per_channel(x, f, out, oc, if depthwise { 3 } else { 0 })?;
+            let quant = self.quant_attr(x, out, act)?;
+            attrs.push(("multipliers", AttrSpec::Value(ints(&mults))));
+            attrs.push(("output", AttrSpec::Region { tensor: out, dims: os }));
+            attrs.push(("quant", AttrSpec::Value(quant)));
+            attrs.push(("shifts", AttrSpec::Value(ints(&shifts))));
+        }
+        attrs.push(("window", AttrSpec::Value(window)));
+        self.push(op, &kernel, vec![xr], out, attrs);
+        Ok(())
+    }
+
+    /// The bias as a dense attribute (zeros when the op has none).
+    fn bias(&self, bias: Option<usize>, channels: usize, elem: ElemType) -> Result<Attr, String> {
+        let want = if elem == ElemType::F32 { ElemType::F32 } else { ElemType::I32 };
+        match bias {
+            None => Ok(dense(want.name(), &[channels], vec![0; channels * 4])),
+            Some(b) => {
+                self.expect(b, "bias", want, None)?;
+                if self.t(b).elements() != channels {
+                    return Err(format!("bias of {} elements for {channels} channels", self.t(b).elements()));
+                }
+                Ok(dense(want.name(), &[channels], self.constant(b, "bias")?.to_vec()))
+            }
+        }
+    }
+
+    /// `[input zp, output zp, act min, act max]` of an int8 layer.
+    fn quant_attr(&self, x: usize, out: usize, act: Activation) -> Result<Attr, String> {
+        let (_, xz) = self.quant(x, "input")?;
+        let (os, oz) = self.quant(out, "output")?;
+        let r = ActivationRange::for_activation(act, os, oz).map_err(|e| e.to_string())?;
+        Ok(ints(&[xz, oz, r.min, r.max]))
+    }
+
+    /// TFLite's per-channel multipliers: `input scale * filter scale[c] / output scale`.
+    fn per_channel(
+        &self,
+        x: usize,
+        f: usize,
+        out: usize,
+        channels: usize,
+        axis: usize,
+    ) -> Result<(Vec<i32>, Vec<i32>), String> {
+        let (xs, _) = self.quant(x, "input")?;
+        let (os, _) = self.quant(out, "output")?;
+        let fq = self.t(f).quant.as_ref().ok_or("the int8 filter has no quantization")?;
+        if fq.zero_point.iter().any(|&z| z != 0) {
+            return Err("the filter's zero points must be 0 (symmetric int8 weights)".into());
+        }
+        if fq.scale.len() != 1 && (fq.scale.len() != channels || fq.axis != axis) {
+            return Err(format!(
+                "the filter has {} scales along axis {}, expected 1 or {channels} along {axis}",
+                fq.scale.len(),
+                fq.axis
+            ));
+        }
+        let (mut m, mut s) = (Vec::new(), Vec::new());
+        for c in 0..channels {
+            let fs = fq.scale[if fq.scale.len() == 1 { 0 } else { c }];
+            let (mult, shift) = quantize_multiplier(f64::from(xs) * f64::from(fs) / f64::from(os));
+            m.push(mult);
+            s.push(shift);
+        }
+        Ok((m, s))
+    }
+
+    fn fully_connected(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
+        let o = Options::of(op, kind::FULLY_CONNECTED)?;
+        let act = fused(o.i8(0)?)?;
+        if o.i8(1)? != 0 {
+            return Err("shuffled weights formats are not supported".into());
+        }
+        let (x, f, out) = (self.input(op, 0)?, self.input(op, 1)?, self.output(op)?);
+        let bias = op.inputs.get(2).copied().flatten();
+        let float = self.t(x).elem == ElemType::F32;
+        let elem = if float { ElemType::F32 } else { ElemType::I8 };
+        if float && self.t(f).elem == ElemType::I8 {
+            return Err("dynamic-range (hybrid) fully connected layers are not supported yet".into());
+        }
+        self.expect(x, "input", elem, None)?;
+        self.expect(f, "weights", elem, Some(2))?;
+        self.expect(out, "output", elem, None)?;
+        let fs = self.t(f).shape.clone();
+        let (units, depth) = (fs[0], fs[1]);
+        let n = self.t(x).elements();
+        if depth == 0 || !n.is_multiple_of(depth) {
+            return Err(format!("input of {n} elements does not split into rows of {depth}"));
+        }
+        let batches = n / depth;
+        if self.t(out).elements() != batches * units {
+            return Err(format!("output {:?} is not {batches}x{units}", self.t(out).shape));
+        }
+        let bias_attr = self.bias(bias, units, elem)?;
+        let filter = dense(elem.name(), &fs, self.constant(f, "weights")?.to_vec());
+        let loc = self.loc(op);
+        let xr = self.read(x, &loc);
+        let mut attrs = vec![
+            ("bias", AttrSpec::Value(bias_attr)),
+            ("filter", AttrSpec::Value(filter)),
+            ("input", AttrSpec::Region { tensor: xr, dims: vec![batches, depth] }),
+        ];
+        if float {
+            attrs.push(("output", AttrSpec::Region { tensor: out, dims: vec![batches, units] }));
+            attrs.push(("range", AttrSpec::Value(floats(&float_range(act)))));
+        } else {
+            let (mults, shifts) = self.per_channel(x, f, out, units, 0)?;
+            attrs.push(("multipliers", AttrSpec::Value(ints(&mults))));
+            attrs.push(("output", AttrSpec::Region { tensor: out, dims: vec![batches, units] }));
+            attrs.push(("quant", AttrSpec::Value(self.quant_attr(x, out, act)?)));
+            attrs.push(("shifts", AttrSpec::Value(ints(&shifts))));
+        }
+        self.push(op, &format!("nn.fully_connected.{}", elem.name()), vec![xr], out, attrs);
+        Ok(())
+    }
+
+    fn pool(&mut self, op: &OpInfo<'_>, max: bool) -> Result<(), String> {
+        let o = Options::of(op, kind::POOL_2D)?;
+        let pad = padding(o.i8(0)?)?;
+        let stride = hw(o.i32(2, 1)?, o.i32(1, 1)?, "stride")?;
+        let filter = hw(o.i32(4, 1)?, o.i32(3, 1)?, "filter")?;
+        let act = fused(o.i8(5)?)?;
+        let (x, out) = (self.input(op, 0)?, self.output(op)?);
+        let float = self.t(x).elem == ElemType::F32;
+        let elem = if float { ElemType::F32 } else { ElemType::I8 };
+        self.expect(x, "input", elem, Some(4))?;
+        self.expect(out, "output", elem, Some(4))?;
+        let (xs, os) = (self.t(x).shape.clone(), self.t(out).shape.clone());
+        if xs[0] != os[0] || xs[3] != os[3] {
+            return Err(format!("input {xs:?} and output {os:?} differ in batches or channels"));
+        }
+        let w = self.window(&xs, filter, stride, Hw::square(1), pad, &os)?;
+        let range = if float {
+            floats(&float_range(act))
+        } else {
+            if self.quant(x, "input")? != self.quant(out, "output")? {
+                return Err("int8 pooling needs the same scale and zero point on input and output".into());
+            }
+            let (s, z) = self.quant(out, "output")?;
+            let r = ActivationRange::for_activation(act, s, z).map_err(|e| e.to_string())?;
+            ints(&[r.min, r.max])
+        };
+        let window = ints(&[filter.h, filter.w, stride.h, stride.w, w.pad.h, w.pad.w].map(|v| v as i32));
+        let loc = self.loc(op);
+        let xr = self.read(x, &loc);
+        let kernel = format!("nn.{}.{}", if max { "max_pool_2d" } else { "average_pool_2d" }, elem.name());
+        let attrs = vec![
+            ("input", AttrSpec::Region { tensor: xr, dims: xs }),
+            ("output", AttrSpec::Region { tensor: out, dims: os }),
+            ("range", AttrSpec::Value(range)),
+            ("window", AttrSpec::Value(window)),
+        ];
+        self.push(op, &kernel, vec![xr], out, attrs);
+        Ok(())
+    }
+
+    fn binary(&mut self, op: &OpInfo<'_>, name: &str, options: u8) -> Result<(), String> {
+        let o = Options::of(op, options)?;
+        let act = fused(o.i8(0)?)?;
+        let (a, b, out) = (self.input(op, 0)?, self.input(op, 1)?, self.output(op)?);
+        let float = self.t(out).elem == ElemType::F32;
+        let elem = if float { ElemType::F32 } else { ElemType::I8 };
+        for (t, what) in [(a, "first input"), (b, "second input"), (out, "output")] {
+            self.expect(t, what, elem, None)?;
+            if self.t(t).shape.len() > 4 {
+                return Err(format!(
+                    "the {what} has rank {} (at most 4 is supported)",
+                    self.t(t).shape.len()
+                ));
+            }
+        }
+        let four = |s: &[usize]| {
+            let mut d = vec![1usize; 4 - s.len()];
+            d.extend_from_slice(s);
+            d
+        };
+        let (ad, bd, od) = (four(&self.t(a).shape), four(&self.t(b).shape), four(&self.t(out).shape));
+        for i in 0..4 {
+            let want = ad[i].max(bd[i]);
+            let ok = |d: usize| d == od[i] || d == 1;
+            if od[i] != want || !ok(ad[i]) || !ok(bd[i]) {
+                return Err(format!(
+                    "shapes {:?} and {:?} do not broadcast to {:?}",
+                    self.t(a).shape,
+                    self.t(b).shape,
+                    self.t(out).shape
+                ));
+            }
+        }
+        let quant_or_range = if float {
+            ("range", floats(&float_range(act)))
+        } else {
+            let ((sa, za), (sb, zb), (so, zo)) =
+                (self.quant(a, "first input")?, self.quant(b, "second input")?, self.quant(out, "output")?);
+            let r = ActivationRange::for_activation(act, so, zo).map_err(|e| e.to_string())?;
+            match name {
+                "add" => {
+                    // TFLite Micro's CalculateOpDataAdd (int8: left shift 20).
+                    let left = 20;
+                    let twice_max = 2.0 * f64::from(sa.max(sb));
+                    let (m1, s1) = quantize_multiplier(f64::from(sa) / twice_max);
+                    let (m2, s2) = quantize_multiplier(f64::from(sb) / twice_max);
+                    let (mo, so_) = quantize_multiplier(twice_max / (f64::from(1 << left) * f64::from(so)));
+                    ("quant", ints(&[-za, m1, s1, -zb, m2, s2, zo, mo, so_, left, r.min, r.max]))
+                }
+                "mul" => {
+                    let (m, s) = quantize_multiplier(f64::from(sa) * f64::from(sb) / f64::from(so));
+                    ("quant", ints(&[-za, -zb, zo, m, s, r.min, r.max]))
+                }
+                _ => return Err(format!("int8 {} is not supported yet", op.name)),
+            }
+        };
+        let loc = self.loc(op);
+        let (ar, br) = (self.read(a, &loc), self.read(b, &loc));
+        let attrs = vec![
+            ("lhs", AttrSpec::Region { tensor: ar, dims: ad }),
+            ("output", AttrSpec::Region { tensor: out, dims: od }),
+            (quant_or_range.0, AttrSpec::Value(quant_or_range.1)),
+            ("rhs", AttrSpec::Region { tensor: br, dims: bd }),
+        ];
+        self.push(op, &format!("nn.{name}.{}", elem.name()), vec![ar, br], out, attrs);
+        Ok(())
+    }
+
+    fn softmax(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
+        let o = Options::of(op, kind::SOFTMAX)?;
+        let beta = o.f32(0, 0.0)?;
+        let (x, out) = (self.input(op, 0)?, self.output(op)?);
+        let float = self.t(x).elem == ElemType::F32;
+        let elem = if float { ElemType::F32 } else { ElemType::I8 };
+        self.expect(x, "input", elem, None)?;
+        self.expect(out, "output", elem, None)?;
+        let shape = self.t(x).shape.clone();
+        if shape != self.t(out).shape || shape.last().is_none_or(|&d| d == 0) {
+            return Err(format!("input {shape:?} and output {:?} differ or are empty", self.t(out).shape));
+        }
+        let depth = *shape.last().unwrap_or(&1);
+        let dims = vec![self.t(x).elements() / depth, depth];
+        let loc = self.loc(op);
+        let xr = self.read(x, &loc);
+        let attrs = if float {
+            vec![
+                ("beta", AttrSpec::Value(floats(&[beta]))),
+                ("input", AttrSpec::Region { tensor: xr, dims: dims.clone() }),
+                ("output", AttrSpec::Region { tensor: out, dims }),
+            ]
+        } else {
+            let (s, _) = self.quant(x, "input")?;
+            let (os, oz) = self.quant(out, "output")?;
+            if oz != -128 || os != 1.0 / 256.0 {
+                return Err(format!(
+                    "int8 softmax output must have scale 1/256 and zero point -128, has {os} and {oz}"
+                ));
+            }
+            let p = SoftmaxParams::new(f64::from(beta), f64::from(s)).map_err(|e| e.to_string())?;
+            vec![
+                ("input", AttrSpec::Region { tensor: xr, dims: dims.clone() }),
+                ("output", AttrSpec::Region { tensor: out, dims }),
+                ("params", AttrSpec::Value(ints(&[p.input_multiplier, p.input_left_shift, p.diff_min]))),
+            ]
+        };
+        self.push(op, &format!("nn.softmax.{}", elem.name()), vec![xr], out, attrs);
+        Ok(())
+    }
+
+    fn reshape(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
+        let (x, out) = (self.input(op, 0)?, self.output(op)?);
+        let (xi, oi) = (self.t(x), self.t(out));
+        if xi.elem != oi.elem || xi.elements() != oi.elements() {
+            return Err(format!(
+                "{} {:?} cannot become {} {:?}",
+                xi.elem.name(),
+                xi.shape,
+                oi.elem.name(),
+                oi.shape
+            ));
+        }
+        if xi.quant.is_some() && oi.quant.is_some() && xi.quant != oi.quant {
+            return Err("input and output quantization differ".into());
+        }
+        // The output is the input's bytes under another shape.
+        self.root[out] = self.arena(x);
+        Ok(())
+    }
+
+    fn quantize(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
+        let (x, out) = (self.input(op, 0)?, self.output(op)?);
+        self.expect(out, "output", ElemType::I8, None)?;
+        let n = self.t(x).elements();
+        if n != self.t(out).elements() {
+            return Err("input and output sizes differ".into());
+        }
+        let (os, oz) = self.quant(out, "output")?;
+        let loc = self.loc(op);
+        let (kernel, attrs) = match self.t(x).elem {
+            ElemType::F32 => {
+                let xr = self.read(x, &loc);
+                (
+                    "nn.quantize.f32.i8",
+                    vec![
+                        ("input", AttrSpec::Region { tensor: xr, dims: vec![n] }),
+                        ("output", AttrSpec::Region { tensor: out, dims: vec![n] }),
+                        ("scale", AttrSpec::Value(floats(&[os]))),
+                        ("zero_point", AttrSpec::Value(ints(&[oz]))),
+                    ],
+                )
+            }
+            ElemType::I8 => {
+                let (xs, xz) = self.quant(x, "input")?;
+                let (m, s) = quantize_multiplier(f64::from(xs) / f64::from(os));
+                let xr = self.read(x, &loc);
+                (
+                    "nn.requantize.i8",
+                    vec![
+                        ("input", AttrSpec::Region { tensor: xr, dims: vec![n] }),
+                        ("output", AttrSpec::Region { tensor: out, dims: vec![n] }),
+                        ("quant", AttrSpec::Value(ints(&[xz, oz, m, s]))),
+                    ],
+                )
+            }
+            e => return Err(format!("quantizing {} input is not supported", e.name())),
+        };
+        let reads = vec![self.arena(x)];
+        self.push(op, kernel, reads, out, attrs);
+        Ok(())
+    }
+
+    fn dequantize(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
+        let (x, out) = (self.input(op, 0)?, self.output(op)?);
+        self.expect(x, "input", ElemType::I8, None)?;
+        self.expect(out, "output", ElemType::F32, None)?;
+        let n = self.t(x).elements();
+        if n != self.t(out).elements() {
+            return Err("input and output sizes differ".into());
+        }
+        let (s, z) = self.quant(x, "input")?;
+        let loc = self.loc(op);
+        let xr = self.read(x, &loc);
+        let attrs = vec![
+            ("input", AttrSpec::Region { tensor: xr, dims: vec![n] }),
+            ("output", AttrSpec::Region { tensor: out, dims: vec![n] }),
+            ("scale", AttrSpec::Value(floats(&[s]))),
+            ("zero_point", AttrSpec::Value(ints(&[z]))),
+        ];
+        self.push(op, "nn.dequantize.i8.f32", vec![xr], out, attrs);
+        Ok(())
+    }
+}
+
+/// The operators the importer lowers today.
+pub const SUPPORTED: &[&str] = &[
+    "ADD",
+    "AVERAGE_POOL_2D",
+    "CONV_2D",
+    "DEPTHWISE_CONV_2D",
+    "DEQUANTIZE",
+    "EXPAND_DIMS",
+    "FULLY_CONNECTED",
+    "MAX_POOL_2D",
+    "MUL",
+    "QUANTIZE",
+    "RESHAPE",
+    "SOFTMAX",
+    "SQUEEZE",
+    "SUB (float32)",
+];

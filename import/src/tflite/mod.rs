@@ -1,0 +1,5 @@
+pub mod lower;
+pub mod model;
+pub mod ops;
+pub mod options;
+pub mod schema;

@@ -1,0 +1,72 @@
+//! Typed readers of the builtin options tables the importer uses (field ids from the
+//! format's schema). Each read verifies its field in place first.
+
+use super::model::OpInfo;
+use super::schema::{option_ints, option_scalar};
+
+/// Options type codes (`BuiltinOptions` union) of the options the importer reads.
+pub mod kind {
+    pub const CONV_2D: u8 = 1;
+    pub const DEPTHWISE_CONV_2D: u8 = 2;
+    pub const POOL_2D: u8 = 5;
+    pub const FULLY_CONNECTED: u8 = 8;
+    pub const SOFTMAX: u8 = 9;
+    pub const ADD: u8 = 11;
+    pub const RESHAPE: u8 = 17;
+    pub const MUL: u8 = 21;
+    pub const SUB: u8 = 28;
+}
+
+/// Reads the options of `op`, which must be of type `expected` (absent options read as the
+/// schema's defaults).
+#[derive(Debug)]
+pub struct Options<'a> {
+    table: Option<flatbuffers::Table<'a>>,
+}
+
+impl<'a> Options<'a> {
+    pub fn of(op: &OpInfo<'a>, expected: u8) -> Result<Options<'a>, String> {
+        match op.options {
+            None => Ok(Options { table: None }),
+            Some(_) if op.options_type != expected => {
+                Err(format!("options of type {} where type {} belongs", op.options_type, expected))
+            }
+            Some(t) => Ok(Options { table: Some(t) }),
+        }
+    }
+
+    fn scalar<T>(&self, id: u16, default: T) -> Result<T, String>
+    where
+        T: for<'b> flatbuffers::Follow<'b, Inner = T> + flatbuffers::Verifiable + Copy,
+    {
+        match self.table {
+            None => Ok(default),
+            Some(t) => option_scalar(t, id, default).map_err(|e| format!("malformed options: {e}")),
+        }
+    }
+
+    pub fn i8(&self, id: u16) -> Result<i8, String> {
+        self.scalar::<i8>(id, 0)
+    }
+
+    pub fn i32(&self, id: u16, default: i32) -> Result<i32, String> {
+        self.scalar::<i32>(id, default)
+    }
+
+    pub fn f32(&self, id: u16, default: f32) -> Result<f32, String> {
+        self.scalar::<f32>(id, default)
+    }
+
+    pub fn bool(&self, id: u16) -> Result<bool, String> {
+        self.scalar::<bool>(id, false)
+    }
+
+    pub fn ints(&self, id: u16) -> Result<Option<Vec<i32>>, String> {
+        match self.table {
+            None => Ok(None),
+            Some(t) => option_ints(t, id)
+                .map(|v| v.map(|v| v.iter().collect()))
+                .map_err(|e| format!("malformed options: {e}")),
+        }
+    }
+}

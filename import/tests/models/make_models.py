@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Builds the TensorFlow Lite test models of hostrt-import and their goldens.
+
+Each model is a small Keras network converted with TensorFlow's converter, in float32 and
+in full-integer int8 (a representative dataset of random inputs). For every model this
+writes NAME.tflite, NAME.input.npy (one input batch, int8 inputs as the model takes them)
+and NAME.output.npy, the golden output: TensorFlow Lite Micro's Python interpreter for
+int8 models (the reference kernels firmware teams compare against), LiteRT for float32.
+models.json records each golden's source and TFLite Micro's arena use.
+
+Regenerate (needs TensorFlow, tflite-micro and ai-edge-litert from the package registry;
+CI needs none of them):
+    bash scripts/make_tflite_models.sh
+"""
+import contextlib, json, os, sys, tempfile
+
+import numpy as np
+import tensorflow as tf
+from tensorflow import keras
+from tensorflow.keras import layers as L
+
+OUT = os.path.dirname(os.path.abspath(__file__))
+SEED = 1234
+
+
+def conv_same_relu():
+    x = keras.Input((12, 12, 3))
+    return keras.Model(x, L.Conv2D(8, 3, padding="same", activation="relu")(x))
+
+
+def conv_valid_stride2_relu6():
+    x = keras.Input((15, 13, 4))
+    return keras.Model(x, L.Conv2D(6, (3, 5), strides=2, padding="valid", activation=keras.activations.relu6)(x))
+
+
+def conv_dilated_nobias():
+    x = keras.Input((16, 16, 2))
+    return keras.Model(x, L.Conv2D(4, 3, dilation_rate=2, padding="same", use_bias=False)(x))
+
+
+def depthwise_same_relu6():
+    x = keras.Input((10, 10, 8))
+    return keras.Model(x, L.DepthwiseConv2D(3, padding="same", activation=keras.activations.relu6)(x))
+
+
+def depthwise_mult2_stride2():
+    x = keras.Input((11, 11, 3))
+    return keras.Model(x, L.DepthwiseConv2D(3, strides=2, depth_multiplier=2, padding="valid")(x))
+
+
+def fc_relu():
+    x = keras.Input((40,))
+    return keras.Model(x, L.Dense(16, activation="relu")(x))
+
+
+def pools():
+    x = keras.Input((13, 13, 5))
+    a = L.MaxPooling2D(3, strides=2, padding="same")(x)
+    return keras.Model(x, L.AveragePooling2D(2, strides=2, padding="valid")(a))
+
+
+def add_mul():
+    x = keras.Input((6, 6, 4))
+    y = L.Conv2D(4, 1)(x)
+    s = L.Add()([x, y])
+    return keras.Model(x, L.Multiply()([s, L.Conv2D(4, 1, activation="relu")(s)]))
+
+
+def softmax():
+    x = keras.Input((20,))
+    return keras.Model(x, L.Softmax()(L.Dense(10)(x)))
+
+
+def ds_cnn():
+    """DS-CNN keyword spotting (MLPerf Tiny's shape, 49x10 MFCC input, fewer filters)."""
+    x = keras.Input((49, 10, 1))
+    h = L.Conv2D(32, (10, 4), strides=2, padding="same", activation="relu")(x)
+    for _ in range(3):
+        h = L.DepthwiseConv2D(3, padding="same", activation="relu")(h)
+        h = L.Conv2D(32, 1, activation="relu")(h)
+    h = L.AveragePooling2D(pool_size=(25, 5))(h)
+    h = L.Flatten()(h)
+    return keras.Model(x, L.Softmax()(L.Dense(12)(h)))
+
+
+def resnet8():
+    """ResNet-8 for CIFAR-10 (MLPerf Tiny's shape, 32x32x3)."""
+    x = keras.Input((32, 32, 3))
+    h = L.Conv2D(16, 3, padding="same", activation="relu")(x)
+    for filters, stride in [(16, 1), (32, 2), (64, 2)]:
+        y = L.Conv2D(filters, 3, strides=stride, padding="same", activation="relu")(h)
+        y = L.Conv2D(filters, 3, padding="same")(y)
+        if stride != 1 or filters != h.shape[-1]:
+            h = L.Conv2D(filters, 1, strides=stride)(h)
+        h = L.ReLU()(L.Add()([h, y]))
+    h = L.AveragePooling2D(8)(h)
+    h = L.Flatten()(h)
+    return keras.Model(x, L.Softmax()(L.Dense(10)(h)))
+
+
+def autoencoder():
+    """Fully-connected autoencoder (MLPerf Tiny anomaly detection: 640-128-8-128-640, two
+    hidden layers fewer)."""
+    x = keras.Input((640,))
+    h = L.Dense(128, activation="relu")(x)
+    h = L.Dense(8, activation="relu")(h)
+    h = L.Dense(128, activation="relu")(h)
+    return keras.Model(x, L.Dense(640)(h))
+
+
+# (builder, int8, float32)
+MODELS = {
+    "conv_same_relu": (conv_same_relu, True, True),
+    "conv_valid_stride2_relu6": (conv_valid_stride2_relu6, True, True),
+    # Dilated convolutions convert to SPACE_TO_BATCH_ND + CONV_2D + BATCH_TO_SPACE_ND, which
+    # the importer does not fold yet.
+    "conv_dilated_nobias": (conv_dilated_nobias, False, False),
+    "depthwise_same_relu6": (depthwise_same_relu6, True, True),
+    "depthwise_mult2_stride2": (depthwise_mult2_stride2, True, True),
+    "fc_relu": (fc_relu, True, True),
+    "pools": (pools, True, True),
+    "add_mul": (add_mul, True, True),
+    "softmax": (softmax, True, True),
+    "ds_cnn": (ds_cnn, True, True),
+    "resnet8": (resnet8, True, False),
+    "autoencoder": (autoencoder, True, False),
+}
+
+
+def randomize(model, rng):
+    # Keras' initial weights, scaled so activations neither vanish nor saturate.
+    for layer in model.layers:
+        ws = layer.get_weights()
+        if ws:
+            layer.set_weights([rng.normal(0, 0.5 / np.sqrt(max(1, w.size // w.shape[-1])), w.shape).astype(np.float32) if i == 0 else rng.normal(0, 0.1, w.shape).astype(np.float32) for i, w in enumerate(ws)])
+
+
+def convert(model, int8, rng):
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    if int8:
+        shape = [1] + list(model.input_shape[1:])
+        data = [rng.normal(0, 1, shape).astype(np.float32) for _ in range(64)]
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = lambda: ([d] for d in data)
+        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.inference_input_type = tf.int8
+        conv.inference_output_type = tf.int8
+    return conv.convert()
+
+
+@contextlib.contextmanager
+def captured_stderr():
+    """Captures what C++ writes to fd 2 (TFLite Micro's allocation report)."""
+    with tempfile.TemporaryFile(mode="w+") as f:
+        saved = os.dup(2)
+        os.dup2(f.fileno(), 2)
+        box = []
+        try:
+            yield box
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            f.seek(0)
+            box.append(f.read())
+
+
+def tflm_run(data, x):
+    from tflite_micro.python.tflite_micro import runtime
+    it = runtime.Interpreter.from_bytes(data)
+    it.set_input(x, 0)
+    it.invoke()
+    with captured_stderr() as err:
+        it.print_allocations()
+    arena = {}
+    for line in err[0].splitlines():
+        for key in ("total", "head", "tail"):
+            if f"Arena allocation {key}" in line:
+                arena[key] = int(line.split()[-2])
+    return it.get_output(0), arena
+
+
+def litert_run(data, x):
+    from ai_edge_litert.interpreter import Interpreter
+    it = Interpreter(model_content=data)
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    return it.get_tensor(it.get_output_details()[0]["index"])
+
+
+def main():
+    only = set(sys.argv[1:])
+    meta = {}
+    for name, (build, do_int8, do_f32) in MODELS.items():
+        for int8, suffix in ((True, "i8"), (False, "f32")):
+            if not (do_int8 if int8 else do_f32):
+                continue
+            full = f"{name}_{suffix}"
+            if only and full not in only:
+                continue
+            rng = np.random.default_rng(SEED)
+            tf.keras.utils.set_random_seed(SEED)
+            model = build()
+            randomize(model, rng)
+            data = convert(model, int8, rng)
+            x = rng.normal(0, 1, [1] + list(model.input_shape[1:])).astype(np.float32)
+            if int8:
+                from ai_edge_litert.interpreter import Interpreter
+                d = Interpreter(model_content=data).get_input_details()[0]
+                s, z = d["quantization"]
+                x = np.clip(np.round(x / s) + z, -128, 127).astype(np.int8)
+                y, arena = tflm_run(data, x)
+                sat = float(np.mean((y == 127) | (y == -128)))
+                meta[full] = {"golden": "tflite-micro", "tflm_arena": arena, "saturated": sat}
+            else:
+                y = litert_run(data, x)
+                meta[full] = {"golden": "ai-edge-litert"}
+            open(os.path.join(OUT, full + ".tflite"), "wb").write(data)
+            np.save(os.path.join(OUT, full + ".input.npy"), x)
+            np.save(os.path.join(OUT, full + ".output.npy"), y)
+            print(full, len(data), "bytes", meta[full], flush=True)
+    path = os.path.join(OUT, "models.json")
+    old = json.load(open(path)) if only and os.path.exists(path) else {}
+    old.update(meta)
+    json.dump(old, open(path, "w"), indent=1, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+//! Every model of tests/models (made by make_models.py with TensorFlow's converter) imported,
+//! run by the `nn.*` kernels, and compared with its golden: int8 bit-exact with TensorFlow
+//! Lite Micro, float32 within 1e-5 of LiteRT. The planned arena is checked against the
+//! allocator's measured peak and reported beside TFLite Micro's.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use hostrt_core::basic_kernels::register_basic_kernels;
+use hostrt_core::executor::Program;
+use hostrt_core::tensor::{DType, DenseHostTensor, TensorMetadata, TensorShape};
+use hostrt_core::{Allocator, HostContext, KernelRegistry, SingleThreadedWorkQueue};
+use hostrt_import::npy::{self, NpyTensor};
+use hostrt_std::{AlignedBytes, ProfiledAllocator, SystemAllocator};
+
+fn models_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models")
+}
+
+fn profiled() -> &'static ProfiledAllocator<SystemAllocator> {
+    static A: OnceLock<&'static ProfiledAllocator<SystemAllocator>> = OnceLock::new();
+    A.get_or_init(|| Box::leak(Box::new(ProfiledAllocator::wrap(SystemAllocator::new()))))
+}
+
+fn allocator() -> Allocator {
+    static A: OnceLock<Allocator> = OnceLock::new();
+    *A.get_or_init(|| Allocator::register(profiled()).expect("allocator slot"))
+}
+
+/// Runs `@main` of `bef` on `inputs`; returns the outputs and the allocator's peak bytes.
+fn run(bef: &[u8], inputs: &[NpyTensor]) -> Result<Vec<NpyTensor>, String> {
+    let mut registry: KernelRegistry<256> = KernelRegistry::new();
+    register_basic_kernels(&mut registry).map_err(|e| format!("{e:?}"))?;
+    registry.add_entries(hostrt_ops::KERNELS).map_err(|e| format!("{e:?}"))?;
+    let alloc = allocator();
+    let queue = SingleThreadedWorkQueue::new();
+    let host = HostContext::new(alloc, &queue);
+    let bytes = AlignedBytes::new(bef);
+    let program = Program::load(bytes.as_bytes(), &registry, &host).map_err(|e| e.to_string())?;
+    let mut args = Vec::new();
+    for t in inputs {
+        let dtype = DType::from_kernel_suffix(t.dtype).ok_or("dtype")?;
+        let dims: Vec<i64> = t.shape.iter().map(|&d| d as i64).collect();
+        let shape = TensorShape::new(&dims).map_err(|_| "rank")?;
+        let dht = DenseHostTensor::new(alloc, TensorMetadata { dtype, shape }).map_err(|e| e.to_string())?;
+        dht.write_bytes().map_err(|e| e.to_string())?.copy_from_slice(&t.data);
+        args.push(host.make_available(dht).map_err(|e| e.to_string())?.into_rc());
+    }
+    let results = program.call(&host, "main", &args).map_err(|e| format!("{e:?}"))?;
+    let mut out = Vec::new();
+    for i in 0..results.len() {
+        let t = results.get::<DenseHostTensor>(i).map_err(|e| e.to_string())?;
+        let dtype = t.dtype().kernel_suffix().ok_or("dtype")?;
+        let dtype = ["f32", "i8", "i32", "ui8"].into_iter().find(|d| *d == dtype).ok_or("dtype")?;
+        let shape = t.shape().dims().iter().map(|&d| d as usize).collect();
+        out.push(NpyTensor { dtype, shape, data: t.read_bytes().map_err(|e| e.to_string())?.to_vec() });
+    }
+    Ok(out)
+}
+
+fn load(name: &str, suffix: &str) -> NpyTensor {
+    let path = models_dir().join(format!("{name}.{suffix}.npy"));
+    npy::read(&std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).expect("npy")
+}
+
+fn f32s(t: &NpyTensor) -> Vec<f32> {
+    t.data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+fn check(name: &str) -> Result<String, String> {
+    let model = std::fs::read(models_dir().join(format!("{name}.tflite"))).map_err(|e| e.to_string())?;
+    let imported = hostrt_import::tflite(&model).map_err(|e| e.to_string())?;
+    let bef = imported.to_bef().map_err(|e| e.to_string())?;
+    let (input, golden) = (load(name, "input"), load(name, "output"));
+    let got = run(&bef, std::slice::from_ref(&input))?;
+    let got = got.first().ok_or("no output")?;
+    if got.shape != golden.shape || got.dtype != golden.dtype {
+        return Err(format!(
+            "output {} {:?}, golden {} {:?}",
+            got.dtype, got.shape, golden.dtype, golden.shape
+        ));
+    }
+    if golden.dtype == "f32" {
+        let (a, b) = (f32s(got), f32s(&golden));
+        // Relative to the output's largest magnitude: LiteRT (XNNPACK) sums in another
+        // order, so values near zero differ by more than 1e-5 of themselves.
+        let scale = b.iter().fold(0.0f32, |m, y| m.max(y.abs())).max(f32::MIN_POSITIVE);
+        let worst = a.iter().zip(&b).map(|(x, y)| (x - y).abs() / scale).fold(0.0f32, f32::max);
+        if worst.is_nan() || worst > 1e-5 {
+            return Err(format!("largest difference {worst:e} of the output's magnitude > 1e-5"));
+        }
+    } else if got.data != golden.data {
+        let diff = got.data.iter().zip(&golden.data).filter(|(a, b)| a != b).count();
+        return Err(format!("{diff} of {} int8 values differ from TFLite Micro", golden.data.len()));
+    }
+    Ok(format!(
+        "{name}: ok, arena {} bytes (unplanned {}), weights {} bytes",
+        imported.report.arena_bytes, imported.report.unplanned_bytes, imported.report.weight_bytes
+    ))
+}
+
+#[test]
+fn every_model_matches_its_golden() {
+    let mut names: Vec<String> = std::fs::read_dir(models_dir())
+        .expect("models")
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".tflite").map(String::from))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 20, "expected the committed models, found {names:?}");
+    let mut failed = Vec::new();
+    for name in &names {
+        match check(name) {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                println!("{name}: FAILED: {e}");
+                failed.push(name.clone());
+            }
+        }
+    }
+    assert!(failed.is_empty(), "failed: {failed:?}");
+}

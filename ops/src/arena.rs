@@ -1,0 +1,249 @@
+//! The activation arena and the kernels that move tensors in and out of it.
+//!
+//! - `nn.arena {size}`: a new arena of `size` bytes from the context's allocator.
+//! - `nn.input(%arena, %chain, %tensor) {dtype, shape, to}`: checks the tensor's dtype and shape,
+//!   copies it to byte offset `to[0]`; returns a chain.
+//! - `nn.output(%arena, %chain) {dtype, from, shape}`: a new tensor copied from offset `from[0]`.
+//! - `nn.copy(%arena, %chain) {bytes, from, to}`: copies bytes inside the arena.
+//! - `nn.constant(%arena, %chain) {to, value}`: copies a dense attribute into the arena.
+
+use hostrt_core::kernel::KernelFrame;
+use hostrt_core::tensor::{DType, DenseHostTensor, HostBuffer, TensorMetadata, TensorShape};
+use hostrt_core::{Diagnostic, diag_fmt};
+
+use crate::attrs::{Attrs, invalid};
+
+/// One model call's activations: a buffer the planned tensors live in at fixed offsets.
+#[derive(Debug)]
+pub struct Arena {
+    buffer: HostBuffer,
+}
+
+impl Arena {
+    /// The arena's size in bytes.
+    pub fn len(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// Whether the arena has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.buffer.is_empty()
+    }
+}
+
+/// Runs `body` over the arena (argument 0) with exclusive access, then forwards the chain
+/// (argument 1) as result 0; an error from `body` is the kernel's error.
+pub(crate) fn with_arena(frame: &KernelFrame<'_>, body: impl FnOnce(&mut [u8]) -> Result<(), Diagnostic>) {
+    let Some(arena) = frame.arg(0).and_then(|v| v.get::<Arena>()) else {
+        return frame.report_error(diag_fmt!(InvalidArgument, "argument 0 must be an nn.arena"));
+    };
+    let Some(chain) = frame.arg(1) else {
+        return frame.report_error(diag_fmt!(InvalidArgument, "argument 1 must be a chain"));
+    };
+    let result = match arena.buffer.write() {
+        Ok(mut bytes) => body(&mut bytes),
+        Err(_) => Err(diag_fmt!(Internal, "the arena is in use by another kernel")),
+    };
+    match result {
+        Ok(()) => frame.set_result(0, chain.clone()),
+        Err(e) => frame.report_error(e),
+    }
+}
+
+/// The arena split around one output region: inputs are read from the bytes before and
+/// after it, so reading them and writing the output never alias.
+pub(crate) struct Inputs<'b> {
+    kernel: &'static str,
+    before: &'b [u8],
+    after: &'b [u8],
+    out_end: usize,
+}
+
+impl<'b> Inputs<'b> {
+    /// `len` bytes at `offset`, which must lie wholly before or after the output.
+    pub fn bytes(&self, offset: usize, len: usize) -> Result<&'b [u8], Diagnostic> {
+        let end = offset.checked_add(len).ok_or_else(|| self.outside(offset, len))?;
+        if end <= self.before.len() {
+            Ok(&self.before[offset..end])
+        } else if offset >= self.out_end {
+            self.after.get(offset - self.out_end..end - self.out_end).ok_or_else(|| self.outside(offset, len))
+        } else {
+            Err(invalid(self.kernel, format_args!("input [{}, +{}) overlaps the output", offset, len)))
+        }
+    }
+
+    fn outside(&self, offset: usize, len: usize) -> Diagnostic {
+        let size = self.out_end + self.after.len();
+        invalid(
+            self.kernel,
+            format_args!("input [{}, +{}) is outside the arena of {} bytes", offset, len, size),
+        )
+    }
+
+    /// `elements` int8 values at `offset`.
+    pub fn i8s(&self, offset: usize, elements: usize) -> Result<&'b [i8], Diagnostic> {
+        Ok(bytemuck::cast_slice(self.bytes(offset, elements)?))
+    }
+
+    /// `elements` f32 values at `offset` (4-byte aligned).
+    pub fn f32s(&self, offset: usize, elements: usize) -> Result<&'b [f32], Diagnostic> {
+        let len = elements.checked_mul(4).ok_or_else(|| self.outside(offset, usize::MAX))?;
+        bytemuck::try_cast_slice(self.bytes(offset, len)?)
+            .map_err(|_| invalid(self.kernel, format_args!("f32 input at {} is not 4-byte aligned", offset)))
+    }
+}
+
+/// Splits `arena` into the output `[offset, offset + len)` and the rest.
+pub(crate) fn split<'b>(
+    kernel: &'static str,
+    arena: &'b mut [u8],
+    offset: usize,
+    len: usize,
+) -> Result<(Inputs<'b>, &'b mut [u8]), Diagnostic> {
+    let size = arena.len();
+    let end = offset.checked_add(len).filter(|&e| e <= size).ok_or_else(|| {
+        invalid(kernel, format_args!("output [{}, +{}) is outside the arena of {} bytes", offset, len, size))
+    })?;
+    let (before, rest) = arena.split_at_mut(offset);
+    let (out, after) = rest.split_at_mut(end - offset);
+    Ok((Inputs { kernel, before, after, out_end: end }, out))
+}
+
+/// The output bytes as f32 values.
+pub(crate) fn f32s_mut<'b>(kernel: &str, out: &'b mut [u8]) -> Result<&'b mut [f32], Diagnostic> {
+    bytemuck::try_cast_slice_mut(out)
+        .map_err(|_| invalid(kernel, format_args!("f32 output is not 4-byte aligned")))
+}
+
+/// The output bytes as int8 values.
+pub(crate) fn i8s_mut(out: &mut [u8]) -> &mut [i8] {
+    bytemuck::cast_slice_mut(out)
+}
+
+fn dtype_attr(a: &Attrs<'_>, i: usize) -> Result<DType, Diagnostic> {
+    let name = a.string(i, "dtype")?;
+    DType::from_kernel_suffix(name).ok_or_else(|| invalid(a.kernel, format_args!("unknown dtype '{}'", name)))
+}
+
+fn shape_attr(a: &Attrs<'_>, i: usize) -> Result<TensorShape, Diagnostic> {
+    let dims = a.ints(i, "shape", None)?;
+    let mut d = [0i64; 8];
+    if dims.len() > d.len() || dims.iter().any(|&v| v < 0) {
+        return Err(invalid(a.kernel, format_args!("'shape' must have at most 8 non-negative dims")));
+    }
+    for (o, &v) in d.iter_mut().zip(dims) {
+        *o = i64::from(v);
+    }
+    TensorShape::new(&d[..dims.len()])
+        .map_err(|_| invalid(a.kernel, format_args!("'shape' has too many dims")))
+}
+
+fn offset_attr(a: &Attrs<'_>, i: usize, name: &str) -> Result<usize, Diagnostic> {
+    let v = a.ints(i, name, Some(1))?;
+    crate::attrs::to_usize(a.kernel, name, v[0])
+}
+
+/// `nn.arena {size : i64}`.
+pub(crate) fn arena(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.arena";
+    let made = Attrs::of(frame, K, 1).and_then(|a| {
+        let size = a.int64(0, "size")?;
+        let size =
+            usize::try_from(size).map_err(|_| invalid(K, format_args!("size {} is negative", size)))?;
+        HostBuffer::allocate(frame.exec_ctx().allocator(), size).map_err(|_| {
+            diag_fmt!(ResourceExhausted, "{}: cannot allocate the activation arena of {} bytes", K, size)
+        })
+    });
+    match made {
+        Ok(buffer) => frame.emplace_result(0, Arena { buffer }),
+        Err(e) => frame.report_error(e),
+    }
+}
+
+/// `nn.input(%arena, %chain, %tensor) {dtype, shape, to}`.
+pub(crate) fn input(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.input";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 3)?;
+        let (dtype, shape, to) = (dtype_attr(&a, 0)?, shape_attr(&a, 1)?, offset_attr(&a, 2, "to")?);
+        let t = frame
+            .arg(2)
+            .and_then(|v| v.get::<DenseHostTensor>())
+            .ok_or_else(|| invalid(K, format_args!("argument 2 must be a tensor")))?;
+        if t.dtype() != dtype || t.shape() != &shape {
+            return Err(diag_fmt!(
+                InvalidArgument,
+                "{}: the model takes a {} {} tensor here, got {} {}",
+                K,
+                dtype,
+                shape,
+                t.dtype(),
+                t.shape()
+            ));
+        }
+        let src = t.read_bytes().map_err(|e| invalid(K, format_args!("{}", e)))?;
+        let (_, out) = split(K, arena, to, src.len())?;
+        out.copy_from_slice(&src);
+        Ok(())
+    })
+}
+
+/// `nn.output(%arena, %chain) {dtype, from, shape}`.
+pub(crate) fn output(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.output";
+    let run = || -> Result<DenseHostTensor, Diagnostic> {
+        let a = Attrs::of(frame, K, 3)?;
+        let (dtype, from, shape) = (dtype_attr(&a, 0)?, offset_attr(&a, 1, "from")?, shape_attr(&a, 2)?);
+        let arena = frame
+            .arg(0)
+            .and_then(|v| v.get::<Arena>())
+            .ok_or_else(|| invalid(K, format_args!("argument 0 must be an nn.arena")))?;
+        let t = DenseHostTensor::new(frame.exec_ctx().allocator(), TensorMetadata { dtype, shape })
+            .map_err(|_| diag_fmt!(ResourceExhausted, "{}: cannot allocate the output tensor", K))?;
+        {
+            let mut dst = t.write_bytes().map_err(|e| invalid(K, format_args!("{}", e)))?;
+            let bytes = arena.buffer.read().map_err(|_| diag_fmt!(Internal, "{}: the arena is in use", K))?;
+            let src = from
+                .checked_add(dst.len())
+                .and_then(|end| bytes.get(from..end))
+                .ok_or_else(|| invalid(K, format_args!("[{}, +{}) is outside the arena", from, dst.len())))?;
+            dst.copy_from_slice(src);
+        }
+        Ok(t)
+    };
+    match run() {
+        Ok(t) => frame.emplace_result(0, t),
+        Err(e) => frame.report_error(e),
+    }
+}
+
+/// `nn.copy(%arena, %chain) {bytes, from, to}`.
+pub(crate) fn copy(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.copy";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 3)?;
+        let len = offset_attr(&a, 0, "bytes")?;
+        let (from, to) = (offset_attr(&a, 1, "from")?, offset_attr(&a, 2, "to")?);
+        let (inputs, out) = split(K, arena, to, len)?;
+        out.copy_from_slice(inputs.bytes(from, len)?);
+        Ok(())
+    })
+}
+
+/// `nn.constant(%arena, %chain) {to, value}`: copies a dense attribute into the arena (an
+/// operand of an element-wise op that the model holds as a constant).
+pub(crate) fn constant(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.constant";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 2)?;
+        let to = offset_attr(&a, 0, "to")?;
+        let value = frame
+            .attrs()
+            .get(1)
+            .and_then(|v| v.get_dense())
+            .ok_or_else(|| invalid(K, format_args!("'value' must be a dense tensor")))?;
+        let (_, out) = split(K, arena, to, value.data.len())?;
+        out.copy_from_slice(value.data);
+        Ok(())
+    })
+}

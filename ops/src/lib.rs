@@ -1,0 +1,72 @@
+//! Model operator kernels (`nn.*`): the layers imported TensorFlow Lite models run, over one
+//! activation arena planned at import time (docs/models.md).
+//!
+//! A model's function allocates the arena once (`nn.arena`), copies its inputs in
+//! (`nn.input`), runs one kernel per layer in a chain, and copies its outputs out
+//! (`nn.output`). Each layer kernel reads and writes the arena at the byte offsets its
+//! attributes give; its weights are `dense` attributes read in place. int8 layers follow
+//! TensorFlow Lite Micro's reference kernels bit for bit (the arithmetic is `hostrt-dsp`'s);
+//! float32 layers follow TensorFlow Lite's reference kernels.
+//!
+//! Failure contract: every attribute, offset and shape is checked when the kernel runs; a
+//! bad one is an `INVALID_ARGUMENT` error naming the kernel (and, through the kernel's
+//! location, the model's layer), never a panic or an out-of-bounds access. The arena that
+//! cannot be allocated is `RESOURCE_EXHAUSTED`.
+//!
+//! ```
+//! use hostrt_core::KernelRegistry;
+//! use hostrt_core::kernel::KernelLookup;
+//!
+//! let mut registry: KernelRegistry<64> = KernelRegistry::new();
+//! registry.add_entries(hostrt_ops::KERNELS)?;
+//! assert!(registry.lookup("nn.conv_2d.i8").is_some());
+//! # Ok::<(), hostrt_core::kernel::RegistryError>(())
+//! ```
+#![no_std]
+// Kernels build hostrt-core's `Diagnostic` by value, as every kernel does.
+#![allow(clippy::result_large_err)]
+
+#[cfg(test)]
+extern crate std;
+
+mod arena;
+mod attrs;
+mod conv;
+mod elementwise;
+mod fully_connected;
+mod pool;
+mod quantize;
+mod softmax;
+
+pub use arena::Arena;
+
+use hostrt_core::kernel::KernelEntry;
+
+/// Every `nn.*` kernel.
+pub const KERNELS: &[KernelEntry] = &[
+    KernelEntry::strict("nn.arena", arena::arena),
+    KernelEntry::strict("nn.input", arena::input),
+    KernelEntry::strict("nn.output", arena::output),
+    KernelEntry::strict("nn.copy", arena::copy),
+    KernelEntry::strict("nn.constant", arena::constant),
+    KernelEntry::strict("nn.conv_2d.i8", conv::conv_2d_i8),
+    KernelEntry::strict("nn.conv_2d.f32", conv::conv_2d_f32),
+    KernelEntry::strict("nn.depthwise_conv_2d.i8", conv::depthwise_conv_2d_i8),
+    KernelEntry::strict("nn.depthwise_conv_2d.f32", conv::depthwise_conv_2d_f32),
+    KernelEntry::strict("nn.fully_connected.i8", fully_connected::fully_connected_i8),
+    KernelEntry::strict("nn.fully_connected.f32", fully_connected::fully_connected_f32),
+    KernelEntry::strict("nn.max_pool_2d.i8", pool::max_pool_2d_i8),
+    KernelEntry::strict("nn.max_pool_2d.f32", pool::max_pool_2d_f32),
+    KernelEntry::strict("nn.average_pool_2d.i8", pool::average_pool_2d_i8),
+    KernelEntry::strict("nn.average_pool_2d.f32", pool::average_pool_2d_f32),
+    KernelEntry::strict("nn.add.i8", elementwise::add_i8),
+    KernelEntry::strict("nn.add.f32", elementwise::add_f32),
+    KernelEntry::strict("nn.sub.f32", elementwise::sub_f32),
+    KernelEntry::strict("nn.mul.i8", elementwise::mul_i8),
+    KernelEntry::strict("nn.mul.f32", elementwise::mul_f32),
+    KernelEntry::strict("nn.softmax.i8", softmax::softmax_i8),
+    KernelEntry::strict("nn.softmax.f32", softmax::softmax_f32),
+    KernelEntry::strict("nn.quantize.f32.i8", quantize::quantize_f32_i8),
+    KernelEntry::strict("nn.requantize.i8", quantize::requantize_i8),
+    KernelEntry::strict("nn.dequantize.i8.f32", quantize::dequantize_i8_f32),
+];

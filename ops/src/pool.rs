@@ -1,0 +1,126 @@
+//! Pooling: `nn.max_pool_2d.*` and `nn.average_pool_2d.*` over NHWC tensors; padding taps
+//! are left out (TFLite's rule).
+//!
+//! Attributes, in name order: `input` and `output` (`[offset, n, h, w, c]`), `range`
+//! (the fused activation: `[min, max]`, i32 for int8 and f32 for float32), `window`
+//! (`[filter h, filter w, stride h, stride w, pad top, pad left]`).
+
+use hostrt_core::Diagnostic;
+use hostrt_core::diag_fmt;
+use hostrt_core::kernel::KernelFrame;
+use hostrt_dsp::{ActivationRange, Hw, Nhwc, PoolParams, Window};
+
+use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
+use crate::attrs::{Attrs, Region, invalid};
+use crate::conv::tap;
+
+fn geometry(a: &Attrs<'_>, output: &Region<4>) -> Result<Window, Diagnostic> {
+    let v = a.ints(3, "window", Some(6))?;
+    let ok = |x: i32, min: i32| (min..=1 << 16).contains(&x);
+    if !(ok(v[0], 1) && ok(v[1], 1) && ok(v[2], 1) && ok(v[3], 1) && ok(v[4], 0) && ok(v[5], 0)) {
+        return Err(invalid(a.kernel, format_args!("'window' values out of range: {:?}", v)));
+    }
+    let u = |x: i32| x as usize; // checked non-negative above
+    Ok(Window {
+        filter: Hw::new(u(v[0]), u(v[1])),
+        stride: Hw::new(u(v[2]), u(v[3])),
+        dilation: Hw::square(1),
+        pad: Hw::new(u(v[4]), u(v[5])),
+        output: Hw::new(output.dims[1], output.dims[2]),
+    })
+}
+
+fn check_shapes(kernel: &str, input: &Region<4>, output: &Region<4>) -> Result<(), Diagnostic> {
+    if input.dims[0] != output.dims[0] || input.dims[3] != output.dims[3] {
+        return Err(invalid(
+            kernel,
+            format_args!("input {:?} and output {:?} differ in batches or channels", input.dims, output.dims),
+        ));
+    }
+    Ok(())
+}
+
+fn pool_i8(frame: &KernelFrame<'_>, kernel: &'static str, max: bool) {
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, kernel, 4)?;
+        let (input, output) = (a.region::<4>(0, "input")?, a.region::<4>(1, "output")?);
+        let r = a.ints(2, "range", Some(2))?;
+        let activation =
+            ActivationRange::new(r[0], r[1]).map_err(|e| diag_fmt!(InvalidArgument, "{}: {}", kernel, e))?;
+        check_shapes(kernel, &input, &output)?;
+        let window = geometry(&a, &output)?;
+        let [n, h, w, c] = input.dims;
+        let params = PoolParams { input: Nhwc::new(n, h, w, c), window, activation };
+        let len = |r: &Region<4>| r.elements().ok_or_else(|| invalid(kernel, format_args!("size overflows")));
+        let (inputs, out) = split(kernel, arena, output.offset, len(&output)?)?;
+        let x = inputs.i8s(input.offset, len(&input)?)?;
+        let run = if max { hostrt_dsp::max_pool } else { hostrt_dsp::avg_pool };
+        run(&params, x, i8s_mut(out)).map_err(|e| diag_fmt!(InvalidArgument, "{}: {}", kernel, e))
+    })
+}
+
+fn pool_f32(frame: &KernelFrame<'_>, kernel: &'static str, max: bool) {
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, kernel, 4)?;
+        let (input, output) = (a.region::<4>(0, "input")?, a.region::<4>(1, "output")?);
+        let (lo, hi) = crate::conv::range(&a, 2)?;
+        check_shapes(kernel, &input, &output)?;
+        let w = geometry(&a, &output)?;
+        let [n, ih, iw, c] = input.dims;
+        let [_, oh, ow, _] = output.dims;
+        let bytes = |r: &Region<4>| r.bytes(4).ok_or_else(|| invalid(kernel, format_args!("size overflows")));
+        let (inputs, out) = split(kernel, arena, output.offset, bytes(&output)?.1)?;
+        let x = inputs.f32s(input.offset, bytes(&input)?.1 / 4)?;
+        let out = f32s_mut(kernel, out)?;
+        let mut o = out.iter_mut();
+        for b in 0..n {
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    for ch in 0..c {
+                        let (mut acc, mut count) = (if max { f32::MIN } else { 0.0 }, 0u32);
+                        for ky in 0..w.filter.h {
+                            let Some(y) = tap(oy, w.stride.h, w.pad.h, ky, 1, ih) else { continue };
+                            for kx in 0..w.filter.w {
+                                let Some(xx) = tap(ox, w.stride.w, w.pad.w, kx, 1, iw) else { continue };
+                                let v = x[((b * ih + y) * iw + xx) * c + ch];
+                                acc = if max { acc.max(v) } else { acc + v };
+                                count += 1;
+                            }
+                        }
+                        if count == 0 {
+                            return Err(invalid(
+                                kernel,
+                                format_args!("a pooling window lies wholly in the padding"),
+                            ));
+                        }
+                        let v = if max { acc } else { acc / count as f32 };
+                        if let Some(o) = o.next() {
+                            *o = v.clamp(lo, hi);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `nn.max_pool_2d.i8`.
+pub(crate) fn max_pool_2d_i8(frame: &KernelFrame<'_>) {
+    pool_i8(frame, "nn.max_pool_2d.i8", true)
+}
+
+/// `nn.average_pool_2d.i8`.
+pub(crate) fn average_pool_2d_i8(frame: &KernelFrame<'_>) {
+    pool_i8(frame, "nn.average_pool_2d.i8", false)
+}
+
+/// `nn.max_pool_2d.f32`.
+pub(crate) fn max_pool_2d_f32(frame: &KernelFrame<'_>) {
+    pool_f32(frame, "nn.max_pool_2d.f32", true)
+}
+
+/// `nn.average_pool_2d.f32`.
+pub(crate) fn average_pool_2d_f32(frame: &KernelFrame<'_>) {
+    pool_f32(frame, "nn.average_pool_2d.f32", false)
+}

@@ -1,0 +1,70 @@
+//! `nn.softmax.*` over the last axis of a `[rows, depth]` view.
+//!
+//! Attributes, in name order:
+//! - int8: `input`, `output` (`[offset, rows, depth]`), `params` (`[input multiplier, input
+//!   left shift, diff min]`, TFLite's `PreprocessSoftmaxScaling`); the output has TFLite's
+//!   fixed quantization (scale 1/256, zero point -128). Bit-exact with TFLite Micro.
+//! - float32: `beta` (`[beta]`), `input`, `output`.
+
+use hostrt_core::diag_fmt;
+use hostrt_core::kernel::KernelFrame;
+use hostrt_dsp::SoftmaxParams;
+
+use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
+use crate::attrs::{Attrs, invalid};
+
+/// `nn.softmax.i8`.
+pub(crate) fn softmax_i8(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.softmax.i8";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 3)?;
+        let (input, output) = (a.region::<2>(0, "input")?, a.region::<2>(1, "output")?);
+        let p = a.ints(2, "params", Some(3))?;
+        if input.dims != output.dims {
+            return Err(invalid(
+                K,
+                format_args!("input {:?} and output {:?} differ", input.dims, output.dims),
+            ));
+        }
+        let len = input.elements().ok_or_else(|| invalid(K, format_args!("size overflows")))?;
+        let params = SoftmaxParams { input_multiplier: p[0], input_left_shift: p[1], diff_min: p[2] };
+        let (inputs, out) = split(K, arena, output.offset, len)?;
+        let x = inputs.i8s(input.offset, len)?;
+        hostrt_dsp::softmax(&params, input.dims[1], x, i8s_mut(out))
+            .map_err(|e| diag_fmt!(InvalidArgument, "{}: {}", K, e))
+    })
+}
+
+/// `nn.softmax.f32`: TFLite's reference float softmax (`exp(beta * (x - max))`, normalized).
+pub(crate) fn softmax_f32(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.softmax.f32";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 3)?;
+        let beta = a.floats(0, "beta", 1)?[0];
+        let (input, output) = (a.region::<2>(1, "input")?, a.region::<2>(2, "output")?);
+        if input.dims != output.dims || input.dims[1] == 0 {
+            return Err(invalid(
+                K,
+                format_args!("input {:?} and output {:?} differ or are empty", input.dims, output.dims),
+            ));
+        }
+        let len = input.elements().ok_or_else(|| invalid(K, format_args!("size overflows")))?;
+        let bytes = len.checked_mul(4).ok_or_else(|| invalid(K, format_args!("size overflows")))?;
+        let (inputs, out) = split(K, arena, output.offset, bytes)?;
+        let x = inputs.f32s(input.offset, len)?;
+        let out = f32s_mut(K, out)?;
+        let depth = input.dims[1];
+        for (row, o) in x.chunks_exact(depth).zip(out.chunks_exact_mut(depth)) {
+            let max = row.iter().copied().fold(f32::MIN, f32::max);
+            let mut sum = 0.0f32;
+            for (o, &v) in o.iter_mut().zip(row) {
+                *o = libm::expf((v - max) * beta);
+                sum += *o;
+            }
+            for o in o.iter_mut() {
+                *o /= sum;
+            }
+        }
+        Ok(())
+    })
+}

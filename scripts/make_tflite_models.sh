@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Regenerates import/tests/models (TensorFlow Lite test models and their goldens) in a
+# virtual environment with TensorFlow, tflite-micro and ai-edge-litert. By hand; CI only
+# reads the committed files. Usage: bash scripts/make_tflite_models.sh [MODEL_NAME ...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=${HOSTRT_TF_VENV:-/opt/tflenv}
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q tensorflow-cpu tflite-micro ai-edge-litert numpy
+fi
+TF_CPP_MIN_LOG_LEVEL=3 "$venv/bin/python" import/tests/models/make_models.py "$@"
