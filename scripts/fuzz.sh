@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 secs=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate bef_run mlir_parse mlir_run btf_read dense_attr capi_register embed_call)
+[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate bef_run mlir_parse mlir_run btf_read dense_attr capi_register embed_call tflite_import)
 corpus=$PWD/target/fuzz-corpus
-mkdir -p "$corpus"/{bef_load,bef_mutate,bef_run,mlir_parse,mlir_run,btf_read,dense_attr,capi_register,embed_call}
+mkdir -p "$corpus"/{bef_load,bef_mutate,bef_run,mlir_parse,mlir_run,btf_read,dense_attr,capi_register,embed_call,tflite_import}
 conf=../shared/conformance/tfrt
 if [ -d "$conf" ]; then
     cargo build -q -p hostrt
@@ -52,6 +52,8 @@ printf '\001\000\003\002\017\000\000\000\002\004\003\001\007' >"$corpus/embed_ca
 for f in examples/firmware/programs/*.mlir tools/tests/programs/*.mlir; do
     cp "$f" "$corpus/mlir_run/$(basename "$(dirname "$(dirname "$f")")")-$(basename "$f")"
 done
+# The TensorFlow Lite test models seed the importer.
+cp import/tests/models/*.tflite "$corpus/tflite_import/"
 # -a: with debug assertions, so that a wrong load-time type proof panics instead of reading a
 # value as the wrong type (docs/execution.md, "Types checked at load").
 for t in "${targets[@]}"; do

@@ -3,6 +3,7 @@
 
 mod arena;
 mod check;
+mod infer;
 mod run;
 
 use std::io::{Read, Write};
@@ -79,6 +80,33 @@ enum Command {
         #[arg(long = "plugin", value_name = "LIB")]
         plugins: Vec<PathBuf>,
     },
+    /// Import a TensorFlow Lite model: write it as a program (`.bef`, or readable `.mlir`
+    /// text) and print its operators, weight bytes and planned activation arena.
+    Import {
+        /// The `.tflite` model.
+        model: PathBuf,
+        /// The program to write: `.bef` or `.mlir`.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Run a model's `@main` (`.tflite`, `.bef` or `.mlir`) on `.npy` inputs; write its
+    /// outputs as `out0.npy`, ... and optionally time it.
+    Infer {
+        /// The model.
+        model: PathBuf,
+        /// An input tensor, in the model's input order (repeatable).
+        #[arg(long = "input", value_name = "X.npy")]
+        inputs: Vec<PathBuf>,
+        /// Where to write `out0.npy`, `out1.npy`, ... (without it, only their shapes print).
+        #[arg(long)]
+        output_dir: Option<PathBuf>,
+        /// After the first run, time N more and print the median, min and max latency.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        benchmark: usize,
+        /// Worker threads (1: the single-threaded queue).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+    },
     /// Disassemble BEF to MLIR text that `compile` accepts again.
     Dis {
         /// Input `.bef` file (`-` for standard input).
@@ -110,10 +138,14 @@ fn scratch_allocator(bytes: usize) -> Result<Allocator, String> {
     hostrt_std::leaked_arena(bytes.max(4096)).map(|(_, alloc)| alloc).map_err(|e| e.to_string())
 }
 
-/// BEF bytes from a file that holds either BEF or MLIR text.
+/// BEF bytes from a file that holds BEF, a TensorFlow Lite model (imported) or MLIR text.
 fn bef_of(path: &std::path::Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
     if bytes.starts_with(&hostrt_core::bef::format::MAGIC) {
         return Ok(bytes);
+    }
+    if hostrt_import::is_tflite(&bytes) {
+        let imported = hostrt_import::tflite(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        return imported.to_bef().map_err(|e| e.to_string());
     }
     let name = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
     let text = String::from_utf8(bytes).map_err(|e| format!("{name}: neither BEF nor UTF-8 text: {e}"))?;
@@ -242,6 +274,10 @@ fn run(cli: Cli) -> Result<(), String> {
                 bef = with_derived_bounds(&bef)?;
             }
             write_output(&output, &bef)
+        }
+        Command::Import { model, output } => infer::import(&model, &output),
+        Command::Infer { model, inputs, output_dir, benchmark, threads } => {
+            infer::infer(&model, &infer::InferOptions { inputs, output_dir, benchmark, threads })
         }
         Command::Dis { input, no_locations } => {
             let bytes = AlignedBytes::new(&read_input(&input)?);

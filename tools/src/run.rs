@@ -440,6 +440,7 @@ pub fn kernels(opts: &RunOptions) -> Result<Box<KernelRegistry<1024>>, String> {
     register_basic_kernels(&mut registry)
         .and_then(|()| register_tensor_kernels(&mut registry))
         .and_then(|()| registry.add_entries(hostrt_dsp::kernels::KERNELS))
+        .and_then(|()| registry.add_entries(hostrt_ops::KERNELS))
         .and_then(|()| hostrt_vulkan::kernels::register_vulkan_kernels(&mut registry))
         .and_then(|()| register_test_kernels(&mut registry))
         .map_err(|e| e.to_string())?;

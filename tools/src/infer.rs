@@ -1,0 +1,131 @@
+//! `hostrt import` and `hostrt infer`: TensorFlow Lite models to programs, and running a
+//! model's `@main` on `.npy` inputs (docs/models.md).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use hostrt_core::executor::Program;
+use hostrt_core::tensor::{DType, DenseHostTensor, TensorMetadata, TensorShape};
+use hostrt_core::work_queue::ConcurrentWorkQueue;
+use hostrt_core::{Allocator, HostContext, SingleThreadedWorkQueue};
+use hostrt_import::npy::{self, NpyTensor};
+use hostrt_std::{AlignedBytes, MultiThreadedWorkQueue, SystemAllocator};
+
+/// `hostrt import MODEL.tflite -o OUT.(bef|mlir)`: writes the program and prints the
+/// operator table, the weight bytes and the planned arena.
+pub fn import(model: &Path, output: &Path) -> Result<(), String> {
+    let bytes = std::fs::read(model).map_err(|e| format!("{}: {e}", model.display()))?;
+    let imported = hostrt_import::tflite(&bytes).map_err(|e| format!("{}: {e}", model.display()))?;
+    let out = if output.extension().is_some_and(|e| e == "mlir") {
+        imported.to_mlir().into_bytes()
+    } else {
+        imported.to_bef().map_err(|e| e.to_string())?
+    };
+    std::fs::write(output, &out).map_err(|e| format!("{}: {e}", output.display()))?;
+    let r = &imported.report;
+    println!("{:<28} {:>5}  kernel", "operator", "count");
+    for (op, (count, kernels)) in &r.ops {
+        println!("{op:<28} {count:>5}  {kernels}");
+    }
+    println!("weights: {} bytes, read in place from the program", r.weight_bytes);
+    println!(
+        "activation arena: {} bytes planned (32- and 64-bit targets), {} bytes without reuse",
+        r.arena_bytes, r.unplanned_bytes
+    );
+    println!("wrote {} ({} bytes, {} kernels)", output.display(), out.len(), r.kernels);
+    Ok(())
+}
+
+/// BEF bytes of a model file: `.tflite` (imported), BEF, or MLIR text.
+pub fn program_bytes(path: &Path) -> Result<Vec<u8>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    crate::bef_of(path, bytes)
+}
+
+/// Options of `hostrt infer`.
+pub struct InferOptions {
+    pub inputs: Vec<PathBuf>,
+    pub output_dir: Option<PathBuf>,
+    pub benchmark: usize,
+    pub threads: usize,
+}
+
+fn to_tensor(alloc: Allocator, t: &NpyTensor) -> Result<DenseHostTensor, String> {
+    let dtype = DType::from_kernel_suffix(t.dtype).ok_or_else(|| format!("unsupported dtype {}", t.dtype))?;
+    let dims: Vec<i64> = t.shape.iter().map(|&d| d as i64).collect();
+    let shape = TensorShape::new(&dims).map_err(|_| format!("rank {} is too large", dims.len()))?;
+    let dht = DenseHostTensor::new(alloc, TensorMetadata { dtype, shape }).map_err(|e| e.to_string())?;
+    dht.write_bytes().map_err(|e| e.to_string())?.copy_from_slice(&t.data);
+    Ok(dht)
+}
+
+fn from_tensor(t: &DenseHostTensor) -> Result<NpyTensor, String> {
+    let suffix = t.dtype().kernel_suffix().unwrap_or("?");
+    let dtype = ["f32", "i8", "ui8", "i32", "i64"]
+        .into_iter()
+        .find(|d| *d == suffix)
+        .ok_or_else(|| format!("cannot write a {suffix} output as .npy"))?;
+    let shape = t.shape().dims().iter().map(|&d| d as usize).collect();
+    Ok(NpyTensor { dtype, shape, data: t.read_bytes().map_err(|e| e.to_string())?.to_vec() })
+}
+
+/// `hostrt infer MODEL --input x.npy ... [--output-dir DIR] [--benchmark N] [--threads T]`.
+pub fn infer(model: &Path, opts: &InferOptions) -> Result<(), String> {
+    let bef = AlignedBytes::new(&program_bytes(model)?);
+    let registry = crate::run::kernels(&crate::run::RunOptions::default())?;
+    let system: &'static SystemAllocator = Box::leak(Box::new(SystemAllocator::new()));
+    let alloc = Allocator::register(system).map_err(|e| format!("{e:?}"))?;
+    let single = SingleThreadedWorkQueue::new();
+    let multi;
+    let queue: &dyn ConcurrentWorkQueue = if opts.threads > 1 {
+        multi = MultiThreadedWorkQueue::new(opts.threads, 1);
+        &multi
+    } else {
+        &single
+    };
+    let host = HostContext::new(alloc, queue);
+    let program =
+        Program::load(bef.as_bytes(), &*registry, &host).map_err(|e| format!("{}: {e}", model.display()))?;
+    let mut args = Vec::new();
+    for path in &opts.inputs {
+        let t = npy::read(&std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        args.push(host.make_available(to_tensor(alloc, &t)?).map_err(|e| e.to_string())?.into_rc());
+    }
+    let call = || program.call(&host, "main", &args).map_err(|e| format!("calling @main: {e:?}"));
+    let results = call()?;
+    let mut outputs = Vec::new();
+    for i in 0..results.len() {
+        let t = results.get::<DenseHostTensor>(i).map_err(|e| format!("output {i}: {e}"))?;
+        outputs.push(from_tensor(t)?);
+    }
+    drop(results);
+    for (i, t) in outputs.iter().enumerate() {
+        match &opts.output_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                let path = dir.join(format!("out{i}.npy"));
+                std::fs::write(&path, npy::write(t)?).map_err(|e| format!("{}: {e}", path.display()))?;
+                println!("out{i}: {} {:?} -> {}", t.dtype, t.shape, path.display());
+            }
+            None => println!("out{i}: {} {:?}", t.dtype, t.shape),
+        }
+    }
+    if opts.benchmark > 0 {
+        let mut times = Vec::with_capacity(opts.benchmark);
+        for _ in 0..opts.benchmark {
+            let start = Instant::now();
+            drop(call()?);
+            times.push(start.elapsed().as_secs_f64() * 1e6);
+        }
+        times.sort_by(f64::total_cmp);
+        let median = times[times.len() / 2];
+        println!(
+            "{} runs after a warm-up: median {median:.1} us, min {:.1} us, max {:.1} us",
+            times.len(),
+            times[0],
+            times[times.len() - 1]
+        );
+    }
+    Ok(())
+}
