@@ -4,7 +4,6 @@
 //! - `nn.input(%arena, %chain, %tensor) {dtype, shape, to}`: checks the tensor's dtype and shape,
 //!   copies it to byte offset `to[0]`; returns a chain.
 //! - `nn.output(%arena, %chain) {dtype, from, shape}`: a new tensor copied from offset `from[0]`.
-//! - `nn.copy(%arena, %chain) {bytes, from, to}`: copies bytes inside the arena.
 //! - `nn.constant(%arena, %chain) {to, value}`: copies a dense attribute into the arena.
 
 use hostrt_core::kernel::KernelFrame;
@@ -17,18 +16,6 @@ use crate::attrs::{Attrs, invalid};
 #[derive(Debug)]
 pub struct Arena {
     buffer: HostBuffer,
-}
-
-impl Arena {
-    /// The arena's size in bytes.
-    pub fn len(&self) -> usize {
-        self.buffer.len()
-    }
-
-    /// Whether the arena has no bytes.
-    pub fn is_empty(&self) -> bool {
-        self.buffer.is_empty()
-    }
 }
 
 /// Runs `body` over the arena (argument 0) with exclusive access, then forwards the chain
@@ -139,8 +126,9 @@ fn shape_attr(a: &Attrs<'_>, i: usize) -> Result<TensorShape, Diagnostic> {
 }
 
 fn offset_attr(a: &Attrs<'_>, i: usize, name: &str) -> Result<usize, Diagnostic> {
-    let v = a.ints(i, name, Some(1))?;
-    crate::attrs::to_usize(a.kernel, name, v[0])
+    let v = a.ints(i, name, Some(1))?[0];
+    usize::try_from(v)
+        .map_err(|_| invalid(a.kernel, format_args!("{} must not be negative, got {}", name, v)))
 }
 
 /// `nn.arena {size : i64}`.
@@ -217,19 +205,6 @@ pub(crate) fn output(frame: &KernelFrame<'_>) {
     }
 }
 
-/// `nn.copy(%arena, %chain) {bytes, from, to}`.
-pub(crate) fn copy(frame: &KernelFrame<'_>) {
-    const K: &str = "nn.copy";
-    with_arena(frame, |arena| {
-        let a = Attrs::of(frame, K, 3)?;
-        let len = offset_attr(&a, 0, "bytes")?;
-        let (from, to) = (offset_attr(&a, 1, "from")?, offset_attr(&a, 2, "to")?);
-        let (inputs, out) = split(K, arena, to, len)?;
-        out.copy_from_slice(inputs.bytes(from, len)?);
-        Ok(())
-    })
-}
-
 /// `nn.constant(%arena, %chain) {to, value}`: copies a dense attribute into the arena (an
 /// operand of an element-wise op that the model holds as a constant).
 pub(crate) fn constant(frame: &KernelFrame<'_>) {
@@ -237,13 +212,9 @@ pub(crate) fn constant(frame: &KernelFrame<'_>) {
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 2)?;
         let to = offset_attr(&a, 0, "to")?;
-        let value = frame
-            .attrs()
-            .get(1)
-            .and_then(|v| v.get_dense())
-            .ok_or_else(|| invalid(K, format_args!("'value' must be a dense tensor")))?;
-        let (_, out) = split(K, arena, to, value.data.len())?;
-        out.copy_from_slice(value.data);
+        let value = a.dense_bytes(1, "value")?;
+        let (_, out) = split(K, arena, to, value.len())?;
+        out.copy_from_slice(value);
         Ok(())
     })
 }

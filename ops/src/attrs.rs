@@ -1,14 +1,24 @@
 //! Reading a kernel's attributes by position (BEF keeps them sorted by name) with every kind,
 //! length and value checked, and the arena regions they describe.
 
-use hostrt_core::kernel::{AttrRef, DenseAttr, KernelFrame};
+use hostrt_core::kernel::{AttrRef, KernelFrame};
 use hostrt_core::tensor::DType;
 use hostrt_core::{Diagnostic, diag_fmt};
+use hostrt_dsp::{ActivationRange, DspError};
 
 /// An `INVALID_ARGUMENT` error naming the kernel.
 pub(crate) fn invalid(kernel: &str, what: core::fmt::Arguments<'_>) -> Diagnostic {
     diag_fmt!(InvalidArgument, "{}: {}", kernel, what)
 }
+
+/// A `hostrt-dsp` error as the kernel's `INVALID_ARGUMENT` error.
+pub(crate) fn dsp_error(kernel: &str, e: DspError) -> Diagnostic {
+    diag_fmt!(InvalidArgument, "{}: {}", kernel, e)
+}
+
+/// The largest stride, dilation, filter size or padding a `window` attribute may hold (keeps
+/// every coordinate computation far from overflow).
+const MAX_WINDOW: i32 = 1 << 16;
 
 /// A kernel's attributes, `count` of them, in name order.
 pub(crate) struct Attrs<'a> {
@@ -62,13 +72,21 @@ impl<'a> Attrs<'a> {
         self.at(i)?.get_str().ok_or_else(|| invalid(self.kernel, format_args!("'{}' must be a string", name)))
     }
 
-    /// Attribute `i`: a dense tensor of `dtype` and rank `rank`, with its dims as `usize`.
-    pub fn dense<const R: usize>(
+    /// Attribute `i`: the bytes of a dense tensor of any type and shape.
+    pub fn dense_bytes(&self, i: usize, name: &str) -> Result<&'a [u8], Diagnostic> {
+        let d = self.at(i)?.get_dense();
+        d.map(|d| d.data)
+            .ok_or_else(|| invalid(self.kernel, format_args!("'{}' must be a dense tensor", name)))
+    }
+
+    /// Attribute `i`: a dense tensor of `dtype` and rank `R`, as its elements (type `T`,
+    /// whose layout `dtype` is) and its dims.
+    pub fn dense<T: bytemuck::Pod, const R: usize>(
         &self,
         i: usize,
         name: &str,
         dtype: DType,
-    ) -> Result<(DenseAttr<'a>, [usize; R]), Diagnostic> {
+    ) -> Result<(&'a [T], [usize; R]), Diagnostic> {
         let wrong =
             || invalid(self.kernel, format_args!("'{}' must be a rank-{} {} dense tensor", name, R, dtype));
         let d = self.at(i)?.get_dense().ok_or_else(wrong)?;
@@ -79,7 +97,9 @@ impl<'a> Attrs<'a> {
         for (o, &v) in dims.iter_mut().zip(d.shape.dims()) {
             *o = usize::try_from(v).map_err(|_| wrong())?;
         }
-        Ok((d, dims))
+        let data = bytemuck::try_cast_slice(d.data)
+            .map_err(|_| invalid(self.kernel, format_args!("'{}' is not aligned for {}", name, dtype)))?;
+        Ok((data, dims))
     }
 
     /// Attribute `i`: a region `[offset, d0, ..., d(R-1)]` of the arena.
@@ -91,31 +111,55 @@ impl<'a> Attrs<'a> {
         for (o, &d) in dims.iter_mut().zip(&v[1..]) {
             *o = usize::try_from(d).map_err(|_| bad())?;
         }
-        Ok(Region { offset, dims })
+        Ok(Region { kernel: self.kernel, offset, dims })
+    }
+
+    /// Attribute `i`: a `window` of six values, the first four at least 1 (strides,
+    /// dilations or filter sizes) and the last two at least 0 (padding), none above 2^16.
+    pub fn window(&self, i: usize) -> Result<[usize; 6], Diagnostic> {
+        let v = self.ints(i, "window", Some(6))?;
+        let ok = |(k, &x): (usize, &i32)| (if k < 4 { 1 } else { 0 }..=MAX_WINDOW).contains(&x);
+        if !v.iter().enumerate().all(ok) {
+            return Err(invalid(self.kernel, format_args!("'window' values out of range: {:?}", v)));
+        }
+        // Non-negative, checked above.
+        Ok([0, 1, 2, 3, 4, 5].map(|k| v[k] as usize))
+    }
+
+    /// Attribute `i`: a float activation range `[min, max]`.
+    pub fn float_range(&self, i: usize) -> Result<(f32, f32), Diagnostic> {
+        let r = self.floats(i, "range", 2)?;
+        if r[0].is_nan() || r[1].is_nan() || r[0] > r[1] {
+            return Err(invalid(self.kernel, format_args!("'range' must be [min, max], got {:?}", r)));
+        }
+        Ok((r[0], r[1]))
+    }
+
+    /// An int8 activation range from two attribute values.
+    pub fn int8_range(&self, min: i32, max: i32) -> Result<ActivationRange, Diagnostic> {
+        ActivationRange::new(min, max).map_err(|e| dsp_error(self.kernel, e))
     }
 }
 
 /// Where a tensor lives in the arena: its byte offset and dims.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Region<const R: usize> {
+    kernel: &'static str,
     pub offset: usize,
     pub dims: [usize; R],
 }
 
 impl<const R: usize> Region<R> {
-    /// The element count, `None` on overflow.
-    pub fn elements(&self) -> Option<usize> {
-        self.dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
+    /// The element count.
+    pub fn elements(&self) -> Result<usize, Diagnostic> {
+        self.dims
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .ok_or_else(|| invalid(self.kernel, format_args!("size overflows")))
     }
 
-    /// The byte range for elements of `size` bytes.
-    pub fn bytes(&self, size: usize) -> Option<(usize, usize)> {
-        let len = self.elements()?.checked_mul(size)?;
-        Some((self.offset, len))
+    /// The size in bytes for elements of `size` bytes.
+    pub fn byte_len(&self, size: usize) -> Result<usize, Diagnostic> {
+        self.elements()?.checked_mul(size).ok_or_else(|| invalid(self.kernel, format_args!("size overflows")))
     }
-}
-
-/// `v` as `usize`, or an error naming `what`.
-pub(crate) fn to_usize(kernel: &str, what: &str, v: i32) -> Result<usize, Diagnostic> {
-    usize::try_from(v).map_err(|_| invalid(kernel, format_args!("{} must not be negative, got {}", what, v)))
 }

@@ -10,56 +10,23 @@
 //! - float32: `bias` (dense f32 `[out]`), `filter` (dense f32), `input`, `output`, `range`
 //!   (`[activation min, activation max]`), `window`.
 
+use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
-use hostrt_core::{Diagnostic, diag_fmt};
-use hostrt_dsp::{ActivationRange, ConvParams, DepthwiseParams, Hw, Nhwc, PerChannel, Window};
+use hostrt_dsp::{ConvParams, DepthwiseParams, Hw, Nhwc, PerChannel, Window};
 
 use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
-use crate::attrs::{Attrs, Region, invalid};
+use crate::attrs::{Attrs, Region, dsp_error, invalid};
 
-/// The largest stride, dilation or padding a window attribute may hold (keeps every
-/// coordinate computation far from overflow).
-const MAX_WINDOW: i32 = 1 << 16;
-
-/// A window's stride, dilation and padding from `[sh, sw, dh, dw, ph, pw]`.
-pub(crate) fn window(a: &Attrs<'_>, i: usize, filter: Hw, output: Hw) -> Result<Window, Diagnostic> {
-    let v = a.ints(i, "window", Some(6))?;
-    let ok = |x: i32, min: i32| (min..=MAX_WINDOW).contains(&x);
-    if !(ok(v[0], 1) && ok(v[1], 1) && ok(v[2], 1) && ok(v[3], 1) && ok(v[4], 0) && ok(v[5], 0)) {
-        return Err(invalid(a.kernel, format_args!("'window' values out of range: {:?}", v)));
-    }
-    let u = |x: i32| x as usize; // non-negative, checked above
-    Ok(Window {
-        filter,
-        stride: Hw::new(u(v[0]), u(v[1])),
-        dilation: Hw::new(u(v[2]), u(v[3])),
-        pad: Hw::new(u(v[4]), u(v[5])),
-        output,
-    })
+/// The window of a convolution with `filter` taps and `output` size, from the `window`
+/// attribute `[sh, sw, dh, dw, ph, pw]`.
+fn window(a: &Attrs<'_>, i: usize, filter: Hw, output: Hw) -> Result<Window, Diagnostic> {
+    let [sh, sw, dh, dw, ph, pw] = a.window(i)?;
+    Ok(Window { filter, stride: Hw::new(sh, sw), dilation: Hw::new(dh, dw), pad: Hw::new(ph, pw), output })
 }
 
 fn nhwc(r: &Region<4>) -> Nhwc {
     Nhwc::new(r.dims[0], r.dims[1], r.dims[2], r.dims[3])
-}
-
-fn dsp_error(kernel: &str, e: hostrt_dsp::DspError) -> Diagnostic {
-    diag_fmt!(InvalidArgument, "{}: {}", kernel, e)
-}
-
-fn region_len<const R: usize>(
-    kernel: &str,
-    r: &Region<R>,
-    size: usize,
-) -> Result<(usize, usize), Diagnostic> {
-    r.bytes(size).ok_or_else(|| invalid(kernel, format_args!("tensor size overflows")))
-}
-
-/// The int8 quantization attributes: `(input zp, output zp, activation range)`.
-fn quant(a: &Attrs<'_>, i: usize) -> Result<(i32, i32, ActivationRange), Diagnostic> {
-    let q = a.ints(i, "quant", Some(4))?;
-    let range = ActivationRange::new(q[2], q[3]).map_err(|e| dsp_error(a.kernel, e))?;
-    Ok((q[0], q[1], range))
 }
 
 enum Kind {
@@ -70,22 +37,18 @@ enum Kind {
 fn conv_i8(frame: &KernelFrame<'_>, kernel: &'static str, kind: Kind) {
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, kernel, 8)?;
-        let (bias, [bias_len]) = a.dense::<1>(0, "bias", DType::I32)?;
-        let (filter, [fo, fh, fw, fi]) = a.dense::<4>(1, "filter", DType::I8)?;
+        let (bias, [_]) = a.dense::<i32, 1>(0, "bias", DType::I32)?;
+        let (filter, [fo, fh, fw, fi]) = a.dense::<i8, 4>(1, "filter", DType::I8)?;
         let (input, multipliers) = (a.region::<4>(2, "input")?, a.ints(3, "multipliers", None)?);
-        let (output, (in_zp, out_zp, activation)) = (a.region::<4>(4, "output")?, quant(&a, 5)?);
+        let (output, q) = (a.region::<4>(4, "output")?, a.ints(5, "quant", Some(4))?);
+        let (in_zp, out_zp, activation) = (q[0], q[1], a.int8_range(q[2], q[3])?);
         let shifts = a.ints(6, "shifts", None)?;
         let window = window(&a, 7, Hw::new(fh, fw), Hw::new(output.dims[1], output.dims[2]))?;
         let out_channels = output.dims[3];
-        let (out_off, out_len) = region_len(kernel, &output, 1)?;
-        let (in_off, in_len) = region_len(kernel, &input, 1)?;
-        let (inputs, out) = split(kernel, arena, out_off, out_len)?;
-        let x = inputs.i8s(in_off, in_len)?;
+        let (inputs, out) = split(kernel, arena, output.offset, output.byte_len(1)?)?;
+        let x = inputs.i8s(input.offset, input.elements()?)?;
         let quant = PerChannel { multiplier: multipliers, shift: shifts };
-        let bias: &[i32] = bytemuck::try_cast_slice(bias.data)
-            .map_err(|_| invalid(kernel, format_args!("'bias' is not 4-byte aligned")))?;
-        let filter: &[i8] = bytemuck::cast_slice(filter.data);
-        if bias.len() != bias_len || output.dims[0] != input.dims[0] {
+        if output.dims[0] != input.dims[0] {
             return Err(invalid(kernel, format_args!("input and output batches differ")));
         }
         let result = match kind {
@@ -139,15 +102,6 @@ pub(crate) fn depthwise_conv_2d_i8(frame: &KernelFrame<'_>) {
     conv_i8(frame, "nn.depthwise_conv_2d.i8", Kind::Depthwise)
 }
 
-/// The float activation range `[min, max]`.
-pub(crate) fn range(a: &Attrs<'_>, i: usize) -> Result<(f32, f32), Diagnostic> {
-    let r = a.floats(i, "range", 2)?;
-    if r[0].is_nan() || r[1].is_nan() || r[0] > r[1] {
-        return Err(invalid(a.kernel, format_args!("'range' must be [min, max], got {:?}", r)));
-    }
-    Ok((r[0], r[1]))
-}
-
 /// The input coordinate of output `o`'s tap `k` along one axis, if inside `0..size`.
 #[inline]
 pub(crate) fn tap(
@@ -166,10 +120,10 @@ pub(crate) fn tap(
 fn conv_f32(frame: &KernelFrame<'_>, kernel: &'static str, kind: Kind) {
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, kernel, 6)?;
-        let (bias, [bias_len]) = a.dense::<1>(0, "bias", DType::F32)?;
-        let (filter, [fo, fh, fw, fi]) = a.dense::<4>(1, "filter", DType::F32)?;
+        let (bias, [bias_len]) = a.dense::<f32, 1>(0, "bias", DType::F32)?;
+        let (filter, [fo, fh, fw, fi]) = a.dense::<f32, 4>(1, "filter", DType::F32)?;
         let (input, output) = (a.region::<4>(2, "input")?, a.region::<4>(3, "output")?);
-        let (lo, hi) = range(&a, 4)?;
+        let (lo, hi) = a.float_range(4)?;
         let w = window(&a, 5, Hw::new(fh, fw), Hw::new(output.dims[1], output.dims[2]))?;
         let [n, ih, iw, ic] = input.dims;
         let [on, oh, ow, oc] = output.dims;
@@ -183,15 +137,9 @@ fn conv_f32(frame: &KernelFrame<'_>, kernel: &'static str, kind: Kind) {
                 format_args!("filter [{fo}, {fh}, {fw}, {fi}] does not fit the input and output"),
             ));
         }
-        let (out_off, out_len) = region_len(kernel, &output, 4)?;
-        let (in_off, _) = region_len(kernel, &input, 4)?;
-        let (inputs, out) = split(kernel, arena, out_off, out_len)?;
-        let x = inputs.f32s(in_off, n * ih * iw * ic)?;
+        let (inputs, out) = split(kernel, arena, output.offset, output.byte_len(4)?)?;
+        let x = inputs.f32s(input.offset, input.elements()?)?;
         let out = f32s_mut(kernel, out)?;
-        let bias: &[f32] = bytemuck::try_cast_slice(bias.data)
-            .map_err(|_| invalid(kernel, format_args!("'bias' is not 4-byte aligned")))?;
-        let filter: &[f32] = bytemuck::try_cast_slice(filter.data)
-            .map_err(|_| invalid(kernel, format_args!("'filter' is not 4-byte aligned")))?;
         let multiplier = if depthwise { oc / ic } else { 1 };
         let mut o = out.iter_mut();
         for b in 0..n {

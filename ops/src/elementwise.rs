@@ -11,9 +11,9 @@
 //! - `nn.mul.i8` `quant`: `[lhs offset, rhs offset, output zero point, output multiplier,
 //!   output shift, activation min, activation max]`: TFLite Micro's int8 `Mul`.
 
+use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
-use hostrt_core::{Diagnostic, diag_fmt};
-use hostrt_dsp::{ActivationRange, multiply_by_quantized_multiplier};
+use hostrt_dsp::multiply_by_quantized_multiplier;
 
 use crate::arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, Region, invalid};
@@ -70,76 +70,75 @@ fn binary<'b>(a: &Attrs<'_>, arena: &'b mut [u8], size: usize) -> Result<Binary<
     let (lhs, output, rhs) =
         (a.region::<4>(0, "lhs")?, a.region::<4>(1, "output")?, a.region::<4>(3, "rhs")?);
     let (ls, rs) = (strides(k, &lhs, &output)?, strides(k, &rhs, &output)?);
-    let bytes = output.bytes(size).ok_or_else(|| invalid(k, format_args!("size overflows")))?.1;
-    let (inputs, out) = split(k, arena, output.offset, bytes)?;
+    let (inputs, out) = split(k, arena, output.offset, output.byte_len(size)?)?;
     Ok(Binary { inputs, out, lhs, rhs, dims: output.dims, ls, rs })
 }
 
-fn elements(kernel: &str, r: &Region<4>) -> Result<usize, Diagnostic> {
-    r.elements().ok_or_else(|| invalid(kernel, format_args!("size overflows")))
+/// An int8 binary op: `quant` holds `len` values, the last two the activation range;
+/// `valid` checks the rest, `op(quant, lhs, rhs)` computes one output before the clamp.
+fn binary_i8(
+    frame: &KernelFrame<'_>,
+    kernel: &'static str,
+    len: usize,
+    valid: fn(&[i32]) -> bool,
+    op: fn(&[i32], i32, i32) -> i32,
+) {
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, kernel, 4)?;
+        let q = a.ints(2, "quant", Some(len))?;
+        let range = a.int8_range(q[len - 2], q[len - 1])?;
+        if !valid(q) {
+            return Err(invalid(kernel, format_args!("shifts out of range in 'quant'")));
+        }
+        let b = binary(&a, arena, 1)?;
+        let x = b.inputs.i8s(b.lhs.offset, b.lhs.elements()?)?;
+        let y = b.inputs.i8s(b.rhs.offset, b.rhs.elements()?)?;
+        let out = i8s_mut(b.out);
+        broadcast(&b.dims, &b.ls, &b.rs, |o, l, r| {
+            out[o] = op(q, i32::from(x[l]), i32::from(y[r])).clamp(range.min, range.max) as i8;
+        });
+        Ok(())
+    })
+}
+
+fn shift_ok(s: &i32) -> bool {
+    (-31..=30).contains(s)
 }
 
 /// `nn.add.i8`.
 pub(crate) fn add_i8(frame: &KernelFrame<'_>) {
-    const K: &str = "nn.add.i8";
-    with_arena(frame, |arena| {
-        let a = Attrs::of(frame, K, 4)?;
-        let q = a.ints(2, "quant", Some(12))?;
-        let range =
-            ActivationRange::new(q[10], q[11]).map_err(|e| diag_fmt!(InvalidArgument, "{}: {}", K, e))?;
-        if !(0..=20).contains(&q[9]) || [q[2], q[5], q[8]].iter().any(|s| !(-31..=30).contains(s)) {
-            return Err(invalid(K, format_args!("shifts out of range in 'quant'")));
-        }
-        let b = binary(&a, arena, 1)?;
-        let x = b.inputs.i8s(b.lhs.offset, elements(K, &b.lhs)?)?;
-        let y = b.inputs.i8s(b.rhs.offset, elements(K, &b.rhs)?)?;
-        let out = i8s_mut(b.out);
-        broadcast(&b.dims, &b.ls, &b.rs, |o, l, r| {
-            // Offsets are zero points in [-128, 127] (negated), so the shifted values fit i32.
-            let xv = (q[0].saturating_add(i32::from(x[l]))).saturating_mul(1 << q[9]);
-            let yv = (q[3].saturating_add(i32::from(y[r]))).saturating_mul(1 << q[9]);
-            let xs = multiply_by_quantized_multiplier(xv, q[1], q[2]);
-            let ys = multiply_by_quantized_multiplier(yv, q[4], q[5]);
-            let sum =
-                multiply_by_quantized_multiplier(xs.saturating_add(ys), q[7], q[8]).saturating_add(q[6]);
-            out[o] = sum.clamp(range.min, range.max) as i8;
-        });
-        Ok(())
+    let valid = |q: &[i32]| (0..=20).contains(&q[9]) && [q[2], q[5], q[8]].iter().all(shift_ok);
+    binary_i8(frame, "nn.add.i8", 12, valid, |q, x, y| {
+        // Offsets are zero points in [-128, 127] (negated), so the shifted values fit i32.
+        let xv = (q[0].saturating_add(x)).saturating_mul(1 << q[9]);
+        let yv = (q[3].saturating_add(y)).saturating_mul(1 << q[9]);
+        let xs = multiply_by_quantized_multiplier(xv, q[1], q[2]);
+        let ys = multiply_by_quantized_multiplier(yv, q[4], q[5]);
+        multiply_by_quantized_multiplier(xs.saturating_add(ys), q[7], q[8]).saturating_add(q[6])
     })
 }
 
 /// `nn.mul.i8`.
 pub(crate) fn mul_i8(frame: &KernelFrame<'_>) {
-    const K: &str = "nn.mul.i8";
-    with_arena(frame, |arena| {
-        let a = Attrs::of(frame, K, 4)?;
-        let q = a.ints(2, "quant", Some(7))?;
-        let range =
-            ActivationRange::new(q[5], q[6]).map_err(|e| diag_fmt!(InvalidArgument, "{}: {}", K, e))?;
-        if !(-31..=30).contains(&q[4]) {
-            return Err(invalid(K, format_args!("shift out of range in 'quant'")));
-        }
-        let b = binary(&a, arena, 1)?;
-        let x = b.inputs.i8s(b.lhs.offset, elements(K, &b.lhs)?)?;
-        let y = b.inputs.i8s(b.rhs.offset, elements(K, &b.rhs)?)?;
-        let out = i8s_mut(b.out);
-        broadcast(&b.dims, &b.ls, &b.rs, |o, l, r| {
-            let xv = q[0].saturating_add(i32::from(x[l]));
-            let yv = q[1].saturating_add(i32::from(y[r]));
-            let v = multiply_by_quantized_multiplier(xv.saturating_mul(yv), q[3], q[4]).saturating_add(q[2]);
-            out[o] = v.clamp(range.min, range.max) as i8;
-        });
-        Ok(())
-    })
+    binary_i8(
+        frame,
+        "nn.mul.i8",
+        7,
+        |q| shift_ok(&q[4]),
+        |q, x, y| {
+            let (xv, yv) = (q[0].saturating_add(x), q[1].saturating_add(y));
+            multiply_by_quantized_multiplier(xv.saturating_mul(yv), q[3], q[4]).saturating_add(q[2])
+        },
+    )
 }
 
 fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: fn(f32, f32) -> f32) {
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, kernel, 4)?;
-        let (lo, hi) = crate::conv::range(&a, 2)?;
+        let (lo, hi) = a.float_range(2)?;
         let b = binary(&a, arena, 4)?;
-        let x = b.inputs.f32s(b.lhs.offset, elements(kernel, &b.lhs)?)?;
-        let y = b.inputs.f32s(b.rhs.offset, elements(kernel, &b.rhs)?)?;
+        let x = b.inputs.f32s(b.lhs.offset, b.lhs.elements()?)?;
+        let y = b.inputs.f32s(b.rhs.offset, b.rhs.elements()?)?;
         let out = f32s_mut(kernel, b.out)?;
         broadcast(&b.dims, &b.ls, &b.rs, |o, l, r| out[o] = op(x[l], y[r]).clamp(lo, hi));
         Ok(())

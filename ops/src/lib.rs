@@ -47,7 +47,6 @@ pub const KERNELS: &[KernelEntry] = &[
     KernelEntry::strict("nn.arena", arena::arena),
     KernelEntry::strict("nn.input", arena::input),
     KernelEntry::strict("nn.output", arena::output),
-    KernelEntry::strict("nn.copy", arena::copy),
     KernelEntry::strict("nn.constant", arena::constant),
     KernelEntry::strict("nn.conv_2d.i8", conv::conv_2d_i8),
     KernelEntry::strict("nn.conv_2d.f32", conv::conv_2d_f32),

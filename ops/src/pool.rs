@@ -6,26 +6,21 @@
 //! (`[filter h, filter w, stride h, stride w, pad top, pad left]`).
 
 use hostrt_core::Diagnostic;
-use hostrt_core::diag_fmt;
 use hostrt_core::kernel::KernelFrame;
-use hostrt_dsp::{ActivationRange, Hw, Nhwc, PoolParams, Window};
+use hostrt_dsp::{Hw, Nhwc, PoolParams, Window};
 
 use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
-use crate::attrs::{Attrs, Region, invalid};
+use crate::attrs::{Attrs, Region, dsp_error, invalid};
 use crate::conv::tap;
 
+/// The pooling window from the `window` attribute `[fh, fw, sh, sw, ph, pw]`.
 fn geometry(a: &Attrs<'_>, output: &Region<4>) -> Result<Window, Diagnostic> {
-    let v = a.ints(3, "window", Some(6))?;
-    let ok = |x: i32, min: i32| (min..=1 << 16).contains(&x);
-    if !(ok(v[0], 1) && ok(v[1], 1) && ok(v[2], 1) && ok(v[3], 1) && ok(v[4], 0) && ok(v[5], 0)) {
-        return Err(invalid(a.kernel, format_args!("'window' values out of range: {:?}", v)));
-    }
-    let u = |x: i32| x as usize; // checked non-negative above
+    let [fh, fw, sh, sw, ph, pw] = a.window(3)?;
     Ok(Window {
-        filter: Hw::new(u(v[0]), u(v[1])),
-        stride: Hw::new(u(v[2]), u(v[3])),
+        filter: Hw::new(fh, fw),
+        stride: Hw::new(sh, sw),
         dilation: Hw::square(1),
-        pad: Hw::new(u(v[4]), u(v[5])),
+        pad: Hw::new(ph, pw),
         output: Hw::new(output.dims[1], output.dims[2]),
     })
 }
@@ -45,17 +40,15 @@ fn pool_i8(frame: &KernelFrame<'_>, kernel: &'static str, max: bool) {
         let a = Attrs::of(frame, kernel, 4)?;
         let (input, output) = (a.region::<4>(0, "input")?, a.region::<4>(1, "output")?);
         let r = a.ints(2, "range", Some(2))?;
-        let activation =
-            ActivationRange::new(r[0], r[1]).map_err(|e| diag_fmt!(InvalidArgument, "{}: {}", kernel, e))?;
+        let activation = a.int8_range(r[0], r[1])?;
         check_shapes(kernel, &input, &output)?;
         let window = geometry(&a, &output)?;
         let [n, h, w, c] = input.dims;
         let params = PoolParams { input: Nhwc::new(n, h, w, c), window, activation };
-        let len = |r: &Region<4>| r.elements().ok_or_else(|| invalid(kernel, format_args!("size overflows")));
-        let (inputs, out) = split(kernel, arena, output.offset, len(&output)?)?;
-        let x = inputs.i8s(input.offset, len(&input)?)?;
+        let (inputs, out) = split(kernel, arena, output.offset, output.elements()?)?;
+        let x = inputs.i8s(input.offset, input.elements()?)?;
         let run = if max { hostrt_dsp::max_pool } else { hostrt_dsp::avg_pool };
-        run(&params, x, i8s_mut(out)).map_err(|e| diag_fmt!(InvalidArgument, "{}: {}", kernel, e))
+        run(&params, x, i8s_mut(out)).map_err(|e| dsp_error(kernel, e))
     })
 }
 
@@ -63,14 +56,13 @@ fn pool_f32(frame: &KernelFrame<'_>, kernel: &'static str, max: bool) {
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, kernel, 4)?;
         let (input, output) = (a.region::<4>(0, "input")?, a.region::<4>(1, "output")?);
-        let (lo, hi) = crate::conv::range(&a, 2)?;
+        let (lo, hi) = a.float_range(2)?;
         check_shapes(kernel, &input, &output)?;
         let w = geometry(&a, &output)?;
         let [n, ih, iw, c] = input.dims;
         let [_, oh, ow, _] = output.dims;
-        let bytes = |r: &Region<4>| r.bytes(4).ok_or_else(|| invalid(kernel, format_args!("size overflows")));
-        let (inputs, out) = split(kernel, arena, output.offset, bytes(&output)?.1)?;
-        let x = inputs.f32s(input.offset, bytes(&input)?.1 / 4)?;
+        let (inputs, out) = split(kernel, arena, output.offset, output.byte_len(4)?)?;
+        let x = inputs.f32s(input.offset, input.elements()?)?;
         let out = f32s_mut(kernel, out)?;
         let mut o = out.iter_mut();
         for b in 0..n {

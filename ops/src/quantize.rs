@@ -26,15 +26,14 @@ fn scale_zp(a: &Attrs<'_>) -> Result<(f32, i32), Diagnostic> {
     Ok((scale, zp))
 }
 
-fn same_len(kernel: &str, input: &Region<1>, output: &Region<1>) -> Result<usize, Diagnostic> {
+/// The `input` and `output` regions (attributes 0 and 1), which must hold as many
+/// elements, and that count.
+fn same_size(a: &Attrs<'_>) -> Result<(Region<1>, Region<1>, usize), Diagnostic> {
+    let (input, output) = (a.region::<1>(0, "input")?, a.region::<1>(1, "output")?);
     if input.dims != output.dims {
-        return Err(invalid(kernel, format_args!("input and output sizes differ")));
+        return Err(invalid(a.kernel, format_args!("input and output sizes differ")));
     }
-    Ok(input.dims[0])
-}
-
-fn bytes4(kernel: &str, n: usize) -> Result<usize, Diagnostic> {
-    n.checked_mul(4).ok_or_else(|| invalid(kernel, format_args!("size overflows")))
+    Ok((input, output, input.dims[0]))
 }
 
 /// `nn.quantize.f32.i8`.
@@ -42,9 +41,8 @@ pub(crate) fn quantize_f32_i8(frame: &KernelFrame<'_>) {
     const K: &str = "nn.quantize.f32.i8";
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 4)?;
-        let (input, output) = (a.region::<1>(0, "input")?, a.region::<1>(1, "output")?);
+        let (input, output, n) = same_size(&a)?;
         let (scale, zp) = scale_zp(&a)?;
-        let n = same_len(K, &input, &output)?;
         let (inputs, out) = split(K, arena, output.offset, n)?;
         let x = inputs.f32s(input.offset, n)?;
         for (o, &v) in i8s_mut(out).iter_mut().zip(x) {
@@ -61,10 +59,9 @@ pub(crate) fn dequantize_i8_f32(frame: &KernelFrame<'_>) {
     const K: &str = "nn.dequantize.i8.f32";
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 4)?;
-        let (input, output) = (a.region::<1>(0, "input")?, a.region::<1>(1, "output")?);
+        let (input, output, n) = same_size(&a)?;
         let (scale, zp) = scale_zp(&a)?;
-        let n = same_len(K, &input, &output)?;
-        let (inputs, out) = split(K, arena, output.offset, bytes4(K, n)?)?;
+        let (inputs, out) = split(K, arena, output.offset, output.byte_len(4)?)?;
         let x = inputs.i8s(input.offset, n)?;
         for (o, &v) in f32s_mut(K, out)?.iter_mut().zip(x) {
             *o = (f64::from(scale) * f64::from(i32::from(v) - zp)) as f32;
@@ -78,12 +75,11 @@ pub(crate) fn requantize_i8(frame: &KernelFrame<'_>) {
     const K: &str = "nn.requantize.i8";
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 3)?;
-        let (input, output) = (a.region::<1>(0, "input")?, a.region::<1>(1, "output")?);
+        let (input, output, n) = same_size(&a)?;
         let q = a.ints(2, "quant", Some(4))?;
         if !(-31..=30).contains(&q[3]) {
             return Err(invalid(K, format_args!("shift {} out of range", q[3])));
         }
-        let n = same_len(K, &input, &output)?;
         let (inputs, out) = split(K, arena, output.offset, n)?;
         let x = inputs.i8s(input.offset, n)?;
         for (o, &v) in i8s_mut(out).iter_mut().zip(x) {

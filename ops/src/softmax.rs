@@ -6,12 +6,11 @@
 //!   fixed quantization (scale 1/256, zero point -128). Bit-exact with TFLite Micro.
 //! - float32: `beta` (`[beta]`), `input`, `output`.
 
-use hostrt_core::diag_fmt;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_dsp::SoftmaxParams;
 
 use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
-use crate::attrs::{Attrs, invalid};
+use crate::attrs::{Attrs, dsp_error, invalid};
 
 /// `nn.softmax.i8`.
 pub(crate) fn softmax_i8(frame: &KernelFrame<'_>) {
@@ -26,12 +25,11 @@ pub(crate) fn softmax_i8(frame: &KernelFrame<'_>) {
                 format_args!("input {:?} and output {:?} differ", input.dims, output.dims),
             ));
         }
-        let len = input.elements().ok_or_else(|| invalid(K, format_args!("size overflows")))?;
+        let len = input.elements()?;
         let params = SoftmaxParams { input_multiplier: p[0], input_left_shift: p[1], diff_min: p[2] };
         let (inputs, out) = split(K, arena, output.offset, len)?;
         let x = inputs.i8s(input.offset, len)?;
-        hostrt_dsp::softmax(&params, input.dims[1], x, i8s_mut(out))
-            .map_err(|e| diag_fmt!(InvalidArgument, "{}: {}", K, e))
+        hostrt_dsp::softmax(&params, input.dims[1], x, i8s_mut(out)).map_err(|e| dsp_error(K, e))
     })
 }
 
@@ -48,10 +46,8 @@ pub(crate) fn softmax_f32(frame: &KernelFrame<'_>) {
                 format_args!("input {:?} and output {:?} differ or are empty", input.dims, output.dims),
             ));
         }
-        let len = input.elements().ok_or_else(|| invalid(K, format_args!("size overflows")))?;
-        let bytes = len.checked_mul(4).ok_or_else(|| invalid(K, format_args!("size overflows")))?;
-        let (inputs, out) = split(K, arena, output.offset, bytes)?;
-        let x = inputs.f32s(input.offset, len)?;
+        let (inputs, out) = split(K, arena, output.offset, output.byte_len(4)?)?;
+        let x = inputs.f32s(input.offset, input.elements()?)?;
         let out = f32s_mut(K, out)?;
         let depth = input.dims[1];
         for (row, o) in x.chunks_exact(depth).zip(out.chunks_exact_mut(depth)) {
