@@ -2,6 +2,9 @@
 
 use std::io;
 
+use hostrt_core::Allocator;
+use hostrt_core::tensor::{DType, DenseHostTensor, TensorMetadata, TensorShape};
+
 /// A tensor read from or written to `.npy`: element type name (`f32`, `i8`, `i32`, `ui8`),
 /// dims, and little-endian row-major bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,6 +68,27 @@ pub fn write(t: &NpyTensor) -> Result<Vec<u8>, String> {
         other => return Err(format!("cannot write {other} as .npy")),
     }
     Ok(out)
+}
+
+/// A new tensor from `alloc` holding `t`.
+pub fn to_tensor(alloc: Allocator, t: &NpyTensor) -> Result<DenseHostTensor, String> {
+    let dtype = DType::from_kernel_suffix(t.dtype).ok_or_else(|| format!("unsupported dtype {}", t.dtype))?;
+    let dims: Vec<i64> = t.shape.iter().map(|&d| d as i64).collect();
+    let shape = TensorShape::new(&dims).map_err(|_| format!("rank {} is too large", dims.len()))?;
+    let dht = DenseHostTensor::new(alloc, TensorMetadata { dtype, shape }).map_err(|e| e.to_string())?;
+    dht.write_bytes().map_err(|e| e.to_string())?.copy_from_slice(&t.data);
+    Ok(dht)
+}
+
+/// A copy of `t` for writing as `.npy` (f32, i8, u8, i32 and i64 elements).
+pub fn from_tensor(t: &DenseHostTensor) -> Result<NpyTensor, String> {
+    let suffix = t.dtype().kernel_suffix().unwrap_or("?");
+    let dtype = ["f32", "i8", "ui8", "i32", "i64"]
+        .into_iter()
+        .find(|d| *d == suffix)
+        .ok_or_else(|| format!("cannot write a {suffix} tensor as .npy"))?;
+    let shape = t.shape().dims().iter().map(|&d| d as usize).collect();
+    Ok(NpyTensor { dtype, shape, data: t.read_bytes().map_err(|e| e.to_string())?.to_vec() })
 }
 
 #[cfg(test)]

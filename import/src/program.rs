@@ -59,7 +59,7 @@ pub fn build(g: &Graph<'_>, lowered: &Lowered) -> Result<(Module, Report), Impor
     // Lifetimes of every arena tensor (alias root), in steps.
     let mut life: BTreeMap<usize, (usize, usize)> = BTreeMap::new();
     for (i, s) in lowered.steps.iter().enumerate() {
-        for &t in s.reads.iter().chain(s.write.iter()) {
+        for t in s.tensors() {
             let e = life.entry(t).or_insert((i, i));
             e.0 = e.0.min(i);
             e.1 = e.1.max(i);
@@ -124,44 +124,22 @@ pub fn build(g: &Graph<'_>, lowered: &Lowered) -> Result<(Module, Report), Impor
             attrs.push(NamedAttr { name: name.clone(), value });
         }
         let loc = Loc::Name(s.loc.clone());
-        match s.kind {
-            StepKind::Input(n) => {
-                let next = format!("c{i}");
-                let operands = vec![value("arena"), value(&chain), value(&format!("in{n}"))];
-                ops.push(op(
-                    &s.kernel,
-                    Some(&next),
-                    operands,
-                    (vec![ARENA, CHAIN, TENSOR], vec![CHAIN]),
-                    attrs,
-                    loc,
-                ));
-                chain = next;
-            }
-            StepKind::Layer => {
-                let next = format!("c{i}");
-                ops.push(op(
-                    &s.kernel,
-                    Some(&next),
-                    vec![value("arena"), value(&chain)],
-                    (vec![ARENA, CHAIN], vec![CHAIN]),
-                    attrs,
-                    loc,
-                ));
-                chain = next;
-            }
-            StepKind::Output(n) => {
-                let r = format!("out{n}");
-                ops.push(op(
-                    &s.kernel,
-                    Some(&r),
-                    vec![value("arena"), value(&chain)],
-                    (vec![ARENA, CHAIN], vec![TENSOR]),
-                    attrs,
-                    loc,
-                ));
-                results.push(r);
-            }
+        let mut operands = vec![value("arena"), value(&chain)];
+        let mut operand_types = vec![ARENA, CHAIN];
+        if let StepKind::Input(n) = s.kind {
+            operands.push(value(&format!("in{n}")));
+            operand_types.push(TENSOR);
+        }
+        // Outputs end the chain in a result tensor; inputs and layers continue it.
+        let (result, result_type) = match s.kind {
+            StepKind::Output(n) => (format!("out{n}"), TENSOR),
+            StepKind::Input(_) | StepKind::Layer => (format!("c{i}"), CHAIN),
+        };
+        ops.push(op(&s.kernel, Some(&result), operands, (operand_types, vec![result_type]), attrs, loc));
+        if result_type == TENSOR {
+            results.push(result);
+        } else {
+            chain = result;
         }
         if let Some(m) = s.op {
             let name = &g.ops[m].name;

@@ -1,33 +1,31 @@
 //! Every model of tests/models (made by make_models.py with TensorFlow's converter) imported,
 //! run by the `nn.*` kernels, and compared with its golden: int8 bit-exact with TensorFlow
-//! Lite Micro, float32 within 1e-5 of LiteRT. The planned arena is checked against the
-//! allocator's measured peak and reported beside TFLite Micro's.
+//! Lite Micro, float32 within 1e-5 of LiteRT. Each model's planned arena, its size without
+//! reuse and its weight bytes are printed (`--nocapture`); TFLite Micro's arena use is in
+//! tests/models/models.json.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use hostrt_core::basic_kernels::register_basic_kernels;
 use hostrt_core::executor::Program;
-use hostrt_core::tensor::{DType, DenseHostTensor, TensorMetadata, TensorShape};
+use hostrt_core::tensor::DenseHostTensor;
 use hostrt_core::{Allocator, HostContext, KernelRegistry, SingleThreadedWorkQueue};
 use hostrt_import::npy::{self, NpyTensor};
-use hostrt_std::{AlignedBytes, ProfiledAllocator, SystemAllocator};
+use hostrt_std::{AlignedBytes, SystemAllocator};
 
 fn models_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/models")
 }
 
-fn profiled() -> &'static ProfiledAllocator<SystemAllocator> {
-    static A: OnceLock<&'static ProfiledAllocator<SystemAllocator>> = OnceLock::new();
-    A.get_or_init(|| Box::leak(Box::new(ProfiledAllocator::wrap(SystemAllocator::new()))))
-}
-
 fn allocator() -> Allocator {
     static A: OnceLock<Allocator> = OnceLock::new();
-    *A.get_or_init(|| Allocator::register(profiled()).expect("allocator slot"))
+    *A.get_or_init(|| {
+        Allocator::register(Box::leak(Box::new(SystemAllocator::new()))).expect("allocator slot")
+    })
 }
 
-/// Runs `@main` of `bef` on `inputs`; returns the outputs and the allocator's peak bytes.
+/// Runs `@main` of `bef` on `inputs`; returns the outputs.
 fn run(bef: &[u8], inputs: &[NpyTensor]) -> Result<Vec<NpyTensor>, String> {
     let mut registry: KernelRegistry<256> = KernelRegistry::new();
     register_basic_kernels(&mut registry).map_err(|e| format!("{e:?}"))?;
@@ -39,21 +37,12 @@ fn run(bef: &[u8], inputs: &[NpyTensor]) -> Result<Vec<NpyTensor>, String> {
     let program = Program::load(bytes.as_bytes(), &registry, &host).map_err(|e| e.to_string())?;
     let mut args = Vec::new();
     for t in inputs {
-        let dtype = DType::from_kernel_suffix(t.dtype).ok_or("dtype")?;
-        let dims: Vec<i64> = t.shape.iter().map(|&d| d as i64).collect();
-        let shape = TensorShape::new(&dims).map_err(|_| "rank")?;
-        let dht = DenseHostTensor::new(alloc, TensorMetadata { dtype, shape }).map_err(|e| e.to_string())?;
-        dht.write_bytes().map_err(|e| e.to_string())?.copy_from_slice(&t.data);
-        args.push(host.make_available(dht).map_err(|e| e.to_string())?.into_rc());
+        args.push(host.make_available(npy::to_tensor(alloc, t)?).map_err(|e| e.to_string())?.into_rc());
     }
     let results = program.call(&host, "main", &args).map_err(|e| format!("{e:?}"))?;
     let mut out = Vec::new();
     for i in 0..results.len() {
-        let t = results.get::<DenseHostTensor>(i).map_err(|e| e.to_string())?;
-        let dtype = t.dtype().kernel_suffix().ok_or("dtype")?;
-        let dtype = ["f32", "i8", "i32", "ui8"].into_iter().find(|d| *d == dtype).ok_or("dtype")?;
-        let shape = t.shape().dims().iter().map(|&d| d as usize).collect();
-        out.push(NpyTensor { dtype, shape, data: t.read_bytes().map_err(|e| e.to_string())?.to_vec() });
+        out.push(npy::from_tensor(results.get::<DenseHostTensor>(i).map_err(|e| e.to_string())?)?);
     }
     Ok(out)
 }

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use hostrt_core::executor::Program;
-use hostrt_core::tensor::{DType, DenseHostTensor, TensorMetadata, TensorShape};
+use hostrt_core::tensor::DenseHostTensor;
 use hostrt_core::work_queue::ConcurrentWorkQueue;
 use hostrt_core::{Allocator, HostContext, SingleThreadedWorkQueue};
-use hostrt_import::npy::{self, NpyTensor};
+use hostrt_import::npy;
 use hostrt_std::{AlignedBytes, MultiThreadedWorkQueue, SystemAllocator};
 
 /// `hostrt import MODEL.tflite -o OUT.(bef|mlir)`: writes the program and prints the
@@ -50,25 +50,6 @@ pub struct InferOptions {
     pub threads: usize,
 }
 
-fn to_tensor(alloc: Allocator, t: &NpyTensor) -> Result<DenseHostTensor, String> {
-    let dtype = DType::from_kernel_suffix(t.dtype).ok_or_else(|| format!("unsupported dtype {}", t.dtype))?;
-    let dims: Vec<i64> = t.shape.iter().map(|&d| d as i64).collect();
-    let shape = TensorShape::new(&dims).map_err(|_| format!("rank {} is too large", dims.len()))?;
-    let dht = DenseHostTensor::new(alloc, TensorMetadata { dtype, shape }).map_err(|e| e.to_string())?;
-    dht.write_bytes().map_err(|e| e.to_string())?.copy_from_slice(&t.data);
-    Ok(dht)
-}
-
-fn from_tensor(t: &DenseHostTensor) -> Result<NpyTensor, String> {
-    let suffix = t.dtype().kernel_suffix().unwrap_or("?");
-    let dtype = ["f32", "i8", "ui8", "i32", "i64"]
-        .into_iter()
-        .find(|d| *d == suffix)
-        .ok_or_else(|| format!("cannot write a {suffix} output as .npy"))?;
-    let shape = t.shape().dims().iter().map(|&d| d as usize).collect();
-    Ok(NpyTensor { dtype, shape, data: t.read_bytes().map_err(|e| e.to_string())?.to_vec() })
-}
-
 /// `hostrt infer MODEL --input x.npy ... [--output-dir DIR] [--benchmark N] [--threads T]`.
 pub fn infer(model: &Path, opts: &InferOptions) -> Result<(), String> {
     let bef = AlignedBytes::new(&program_bytes(model)?);
@@ -90,14 +71,14 @@ pub fn infer(model: &Path, opts: &InferOptions) -> Result<(), String> {
     for path in &opts.inputs {
         let t = npy::read(&std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?)
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        args.push(host.make_available(to_tensor(alloc, &t)?).map_err(|e| e.to_string())?.into_rc());
+        args.push(host.make_available(npy::to_tensor(alloc, &t)?).map_err(|e| e.to_string())?.into_rc());
     }
     let call = || program.call(&host, "main", &args).map_err(|e| format!("calling @main: {e:?}"));
     let results = call()?;
     let mut outputs = Vec::new();
     for i in 0..results.len() {
         let t = results.get::<DenseHostTensor>(i).map_err(|e| format!("output {i}: {e}"))?;
-        outputs.push(from_tensor(t)?);
+        outputs.push(npy::from_tensor(t)?);
     }
     drop(results);
     for (i, t) in outputs.iter().enumerate() {

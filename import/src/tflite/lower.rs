@@ -43,12 +43,21 @@ pub struct Step {
     /// The model layer it comes from: `op#12 CONV_2D:conv1/Relu`.
     pub loc: String,
     pub kind: StepKind,
-    /// Arena tensors (alias roots) it reads and writes.
-    pub reads: Vec<usize>,
+    /// The arena tensor (alias root) it writes.
     pub write: Option<usize>,
     pub attrs: Vec<(String, AttrSpec)>,
     /// The model operator, for the report (`None` for inputs, outputs and constants).
     pub op: Option<usize>,
+}
+
+impl Step {
+    /// The arena tensors (alias roots) it reads or writes: those its attributes place.
+    pub fn tensors(&self) -> impl Iterator<Item = usize> + '_ {
+        self.attrs.iter().filter_map(|(_, a)| match a {
+            AttrSpec::Region { tensor, .. } | AttrSpec::Offset(tensor) => Some(*tensor),
+            AttrSpec::Value(_) => None,
+        })
+    }
 }
 
 /// The lowered model: steps in execution order and each tensor's alias root.
@@ -78,7 +87,6 @@ pub fn lower(g: &Graph<'_>) -> Result<Lowered, ImportError> {
             kernel: "nn.input".into(),
             loc: format!("input#{n}:{}", info.name),
             kind: StepKind::Input(n),
-            reads: vec![],
             write: Some(t),
             attrs: vec![
                 ("dtype".into(), AttrSpec::Value(Attr::String(io_dtype(t, info)?.into()))),
@@ -102,7 +110,6 @@ pub fn lower(g: &Graph<'_>) -> Result<Lowered, ImportError> {
             kernel: "nn.output".into(),
             loc: format!("output#{n}:{}", info.name),
             kind: StepKind::Output(n),
-            reads: vec![r],
             write: None,
             attrs: vec![
                 ("dtype".into(), AttrSpec::Value(Attr::String(io_dtype(t, info)?.into()))),
@@ -235,7 +242,6 @@ impl<'a> Lowerer<'_, 'a> {
                 kernel: "nn.constant".into(),
                 loc: format!("{loc}:constant:{}", info.name),
                 kind: StepKind::Layer,
-                reads: vec![],
                 write: Some(r),
                 attrs: vec![
                     ("to".into(), AttrSpec::Offset(r)),
@@ -310,20 +316,12 @@ impl<'a> Lowerer<'_, 'a> {
         Ok(())
     }
 
-    fn push(
-        &mut self,
-        op: &OpInfo<'_>,
-        kernel: &str,
-        reads: Vec<usize>,
-        out: usize,
-        attrs: Vec<(&str, AttrSpec)>,
-    ) {
+    fn push(&mut self, op: &OpInfo<'_>, kernel: &str, out: usize, attrs: Vec<(&str, AttrSpec)>) {
         let name = &self.t(out).name;
         self.steps.push(Step {
             kernel: kernel.into(),
             loc: format!("op#{} {}:{}", op.index, op.name, name),
             kind: StepKind::Layer,
-            reads,
             write: Some(out),
             attrs: attrs.into_iter().map(|(n, v)| (n.to_string(), v)).collect(),
             op: Some(op.index),
@@ -414,20 +412,35 @@ impl<'a> Lowerer<'_, 'a> {
             ("filter", AttrSpec::Value(dense(elem.name(), &fs, filter_data))),
             ("input", AttrSpec::Region { tensor: xr, dims: xs }),
         ];
-        if float {
-            attrs.push(("output", AttrSpec::Region { tensor: out, dims: os }));
-            attrs.push(("range", AttrSpec::Value(floats(&float_range(act)))));
-        } else {
-            let (mults, shifts) = self.per_channel(x, f, out, oc, if depthwise { 3 } else { 0 })?;
-            let quant = self.quant_attr(x, out, act)?;
-            attrs.push(("multipliers", AttrSpec::Value(ints(&mults))));
-            attrs.push(("output", AttrSpec::Region { tensor: out, dims: os }));
-            attrs.push(("quant", AttrSpec::Value(quant)));
-            attrs.push(("shifts", AttrSpec::Value(ints(&shifts))));
-        }
+        attrs.extend(self.output_attrs((x, f, out), os, act, if depthwise { 3 } else { 0 })?);
         attrs.push(("window", AttrSpec::Value(window)));
-        self.push(op, &kernel, vec![xr], out, attrs);
+        self.push(op, &kernel, out, attrs);
         Ok(())
+    }
+
+    /// The attributes of a convolution or fully connected layer that follow `input`, in name
+    /// order: `output` and `range` for float32; `multipliers`, `output`, `quant` and
+    /// `shifts` for int8 (per-channel scales of filter `f` along `axis`, one per channel of
+    /// the output's last dim).
+    fn output_attrs(
+        &self,
+        (x, f, out): (usize, usize, usize),
+        dims: Vec<usize>,
+        act: Activation,
+        axis: usize,
+    ) -> Result<Vec<(&'static str, AttrSpec)>, String> {
+        let channels = dims.last().copied().unwrap_or(1);
+        let output = AttrSpec::Region { tensor: out, dims };
+        if self.t(x).elem == ElemType::F32 {
+            return Ok(vec![("output", output), ("range", AttrSpec::Value(floats(&float_range(act))))]);
+        }
+        let (mults, shifts) = self.per_channel(x, f, out, channels, axis)?;
+        Ok(vec![
+            ("multipliers", AttrSpec::Value(ints(&mults))),
+            ("output", output),
+            ("quant", AttrSpec::Value(self.quant_attr(x, out, act)?)),
+            ("shifts", AttrSpec::Value(ints(&shifts))),
+        ])
     }
 
     /// The bias as a dense attribute (zeros when the op has none).
@@ -520,17 +533,8 @@ impl<'a> Lowerer<'_, 'a> {
             ("filter", AttrSpec::Value(filter)),
             ("input", AttrSpec::Region { tensor: xr, dims: vec![batches, depth] }),
         ];
-        if float {
-            attrs.push(("output", AttrSpec::Region { tensor: out, dims: vec![batches, units] }));
-            attrs.push(("range", AttrSpec::Value(floats(&float_range(act)))));
-        } else {
-            let (mults, shifts) = self.per_channel(x, f, out, units, 0)?;
-            attrs.push(("multipliers", AttrSpec::Value(ints(&mults))));
-            attrs.push(("output", AttrSpec::Region { tensor: out, dims: vec![batches, units] }));
-            attrs.push(("quant", AttrSpec::Value(self.quant_attr(x, out, act)?)));
-            attrs.push(("shifts", AttrSpec::Value(ints(&shifts))));
-        }
-        self.push(op, &format!("nn.fully_connected.{}", elem.name()), vec![xr], out, attrs);
+        attrs.extend(self.output_attrs((x, f, out), vec![batches, units], act, 0)?);
+        self.push(op, &format!("nn.fully_connected.{}", elem.name()), out, attrs);
         Ok(())
     }
 
@@ -570,7 +574,7 @@ impl<'a> Lowerer<'_, 'a> {
             ("range", AttrSpec::Value(range)),
             ("window", AttrSpec::Value(window)),
         ];
-        self.push(op, &kernel, vec![xr], out, attrs);
+        self.push(op, &kernel, out, attrs);
         Ok(())
     }
 
@@ -638,7 +642,7 @@ impl<'a> Lowerer<'_, 'a> {
             (quant_or_range.0, AttrSpec::Value(quant_or_range.1)),
             ("rhs", AttrSpec::Region { tensor: br, dims: bd }),
         ];
-        self.push(op, &format!("nn.{name}.{}", elem.name()), vec![ar, br], out, attrs);
+        self.push(op, &format!("nn.{name}.{}", elem.name()), out, attrs);
         Ok(())
     }
 
@@ -679,7 +683,7 @@ impl<'a> Lowerer<'_, 'a> {
                 ("params", AttrSpec::Value(ints(&[p.input_multiplier, p.input_left_shift, p.diff_min]))),
             ]
         };
-        self.push(op, &format!("nn.softmax.{}", elem.name()), vec![xr], out, attrs);
+        self.push(op, &format!("nn.softmax.{}", elem.name()), out, attrs);
         Ok(())
     }
 
@@ -703,67 +707,66 @@ impl<'a> Lowerer<'_, 'a> {
         Ok(())
     }
 
-    fn quantize(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
-        let (x, out) = (self.input(op, 0)?, self.output(op)?);
-        self.expect(out, "output", ElemType::I8, None)?;
+    /// An element-by-element conversion of `x` into `out`: `input` and `output` regions of
+    /// `[elements]`, then `params` (whose names sort after `output`).
+    fn convert(
+        &mut self,
+        op: &OpInfo<'_>,
+        (x, out): (usize, usize),
+        kernel: &str,
+        params: Vec<(&str, AttrSpec)>,
+    ) -> Result<(), String> {
         let n = self.t(x).elements();
         if n != self.t(out).elements() {
             return Err("input and output sizes differ".into());
         }
-        let (os, oz) = self.quant(out, "output")?;
         let loc = self.loc(op);
-        let (kernel, attrs) = match self.t(x).elem {
-            ElemType::F32 => {
-                let xr = self.read(x, &loc);
-                (
-                    "nn.quantize.f32.i8",
-                    vec![
-                        ("input", AttrSpec::Region { tensor: xr, dims: vec![n] }),
-                        ("output", AttrSpec::Region { tensor: out, dims: vec![n] }),
-                        ("scale", AttrSpec::Value(floats(&[os]))),
-                        ("zero_point", AttrSpec::Value(ints(&[oz]))),
-                    ],
-                )
-            }
+        let xr = self.read(x, &loc);
+        let mut attrs = vec![
+            ("input", AttrSpec::Region { tensor: xr, dims: vec![n] }),
+            ("output", AttrSpec::Region { tensor: out, dims: vec![n] }),
+        ];
+        attrs.extend(params);
+        self.push(op, kernel, out, attrs);
+        Ok(())
+    }
+
+    fn quantize(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
+        let (x, out) = (self.input(op, 0)?, self.output(op)?);
+        self.expect(out, "output", ElemType::I8, None)?;
+        let (os, oz) = self.quant(out, "output")?;
+        match self.t(x).elem {
+            ElemType::F32 => self.convert(
+                op,
+                (x, out),
+                "nn.quantize.f32.i8",
+                vec![("scale", AttrSpec::Value(floats(&[os]))), ("zero_point", AttrSpec::Value(ints(&[oz])))],
+            ),
             ElemType::I8 => {
                 let (xs, xz) = self.quant(x, "input")?;
                 let (m, s) = quantize_multiplier(f64::from(xs) / f64::from(os));
-                let xr = self.read(x, &loc);
-                (
+                self.convert(
+                    op,
+                    (x, out),
                     "nn.requantize.i8",
-                    vec![
-                        ("input", AttrSpec::Region { tensor: xr, dims: vec![n] }),
-                        ("output", AttrSpec::Region { tensor: out, dims: vec![n] }),
-                        ("quant", AttrSpec::Value(ints(&[xz, oz, m, s]))),
-                    ],
+                    vec![("quant", AttrSpec::Value(ints(&[xz, oz, m, s])))],
                 )
             }
-            e => return Err(format!("quantizing {} input is not supported", e.name())),
-        };
-        let reads = vec![self.arena(x)];
-        self.push(op, kernel, reads, out, attrs);
-        Ok(())
+            e => Err(format!("quantizing {} input is not supported", e.name())),
+        }
     }
 
     fn dequantize(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
         let (x, out) = (self.input(op, 0)?, self.output(op)?);
         self.expect(x, "input", ElemType::I8, None)?;
         self.expect(out, "output", ElemType::F32, None)?;
-        let n = self.t(x).elements();
-        if n != self.t(out).elements() {
-            return Err("input and output sizes differ".into());
-        }
         let (s, z) = self.quant(x, "input")?;
-        let loc = self.loc(op);
-        let xr = self.read(x, &loc);
-        let attrs = vec![
-            ("input", AttrSpec::Region { tensor: xr, dims: vec![n] }),
-            ("output", AttrSpec::Region { tensor: out, dims: vec![n] }),
-            ("scale", AttrSpec::Value(floats(&[s]))),
-            ("zero_point", AttrSpec::Value(ints(&[z]))),
-        ];
-        self.push(op, "nn.dequantize.i8.f32", vec![xr], out, attrs);
-        Ok(())
+        self.convert(
+            op,
+            (x, out),
+            "nn.dequantize.i8.f32",
+            vec![("scale", AttrSpec::Value(floats(&[s]))), ("zero_point", AttrSpec::Value(ints(&[z])))],
+        )
     }
 }
 
