@@ -1,18 +1,20 @@
-//! Convolutions: `nn.conv_2d.*` and `nn.depthwise_conv_2d.*` (NHWC input, TFLite's filter
-//! layouts: `[out, kh, kw, in]` for conv, `[1, kh, kw, out]` for depthwise).
+//! Convolutions: `nn.conv_2d.*` and `nn.depthwise_conv_2d.*` over NHWC tensors.
 //!
 //! Attributes, in name order:
-//! - int8: `bias` (dense i32 `[out]`), `filter` (dense i8), `input` and `output`
+//! - int8: `bias` (dense i32 `[out]`), `filter` (dense i8, TFLite's layouts: `[out, kh, kw,
+//!   in]` for conv, `[1, kh, kw, out]` for depthwise), `input` and `output`
 //!   (`[offset, n, h, w, c]`), `multipliers` and `shifts` (one per output channel, TFLite's
 //!   per-channel requantization), `quant` (`[input zero point, output zero point, activation
 //!   min, activation max]`), `window` (`[stride h, stride w, dilation h, dilation w, pad top,
 //!   pad left]`). The arithmetic is `hostrt-dsp`'s, bit-exact with TFLite Micro.
-//! - float32: `bias` (dense f32 `[out]`), `filter` (dense f32), `input`, `output`, `range`
-//!   (`[activation min, activation max]`), `window`.
+//! - float32: `bias` (dense f32 `[out]`), `filter` (dense f32: `[kh, kw, in, out]` for conv,
+//!   the layout of hostrt-core's GEMM convolution; `[1, kh, kw, out]` for depthwise),
+//!   `input`, `output`, `range` (`[activation min, activation max]`), `window`.
 
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
+use hostrt_core::tensor::conv::{Conv2dParams, conv2d_direct};
 use hostrt_dsp::{ConvParams, DepthwiseParams, Hw, Nhwc, PerChannel, Window};
 
 use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
@@ -117,7 +119,50 @@ pub(crate) fn tap(
     if y >= 0 && (y as u64) < size as u64 { Some(y as usize) } else { None }
 }
 
-fn conv_f32(frame: &KernelFrame<'_>, kernel: &'static str, kind: Kind) {
+/// `nn.conv_2d.f32`: hostrt-core's GEMM convolution (`tensor::conv::conv2d_direct`, no
+/// scratch) with the bias and activation clamp in its epilogue.
+pub(crate) fn conv_2d_f32(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.conv_2d.f32";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 6)?;
+        let (bias, [bias_len]) = a.dense::<f32, 1>(0, "bias", DType::F32)?;
+        let (filter, [fh, fw, fi, fo]) = a.dense::<f32, 4>(1, "filter", DType::F32)?;
+        let (input, output) = (a.region::<4>(2, "input")?, a.region::<4>(3, "output")?);
+        let (lo, hi) = a.float_range(4)?;
+        let [sh, sw, dh, dw, top, left] = a.window(5)?;
+        if output.dims[0] != input.dims[0] || bias_len != fo || fo != output.dims[3] || fi != input.dims[3] {
+            return Err(invalid(
+                K,
+                format_args!("filter [{fh}, {fw}, {fi}, {fo}] does not fit the input and output"),
+            ));
+        }
+        let (inputs, out) = split(K, arena, output.offset, output.byte_len(4)?)?;
+        let x = inputs.f32s(input.offset, input.elements()?)?;
+        let out = f32s_mut(K, out)?;
+        // Dims below 2^31 (arena regions) and window values below 2^16 fit i64.
+        let i = |v: usize| v as i64;
+        let p = Conv2dParams {
+            input: input.dims.map(i),
+            filter: [fh, fw, fi, fo].map(i),
+            output: output.dims.map(i),
+            strides: [sh, sw].map(i),
+            dilations: [dh, dw].map(i),
+            // Only the top and left padding place the taps; the output dims bound the rest.
+            padding: [top, 0, left, 0].map(i),
+        };
+        conv2d_direct(&p, x, filter, out, &mut |pixels| {
+            for (o, b) in pixels.iter_mut().zip(bias.iter().cycle()) {
+                *o = (*o + b).clamp(lo, hi);
+            }
+        });
+        Ok(())
+    })
+}
+
+/// `nn.depthwise_conv_2d.f32`: TFLite's reference loop (filter `[1, kh, kw, out]`).
+pub(crate) fn depthwise_conv_2d_f32(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.depthwise_conv_2d.f32";
+    let kernel = K;
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, kernel, 6)?;
         let (bias, [bias_len]) = a.dense::<f32, 1>(0, "bias", DType::F32)?;
@@ -127,10 +172,7 @@ fn conv_f32(frame: &KernelFrame<'_>, kernel: &'static str, kind: Kind) {
         let w = window(&a, 5, Hw::new(fh, fw), Hw::new(output.dims[1], output.dims[2]))?;
         let [n, ih, iw, ic] = input.dims;
         let [on, oh, ow, oc] = output.dims;
-        let depthwise = matches!(kind, Kind::Depthwise);
-        let fits = on == n
-            && bias_len == oc
-            && if depthwise { fo == 1 && fi == oc && ic != 0 && oc % ic == 0 } else { fo == oc && fi == ic };
+        let fits = on == n && bias_len == oc && fo == 1 && fi == oc && ic != 0 && oc % ic == 0;
         if !fits {
             return Err(invalid(
                 kernel,
@@ -140,7 +182,7 @@ fn conv_f32(frame: &KernelFrame<'_>, kernel: &'static str, kind: Kind) {
         let (inputs, out) = split(kernel, arena, output.offset, output.byte_len(4)?)?;
         let x = inputs.f32s(input.offset, input.elements()?)?;
         let out = f32s_mut(kernel, out)?;
-        let multiplier = if depthwise { oc / ic } else { 1 };
+        let multiplier = oc / ic;
         let mut o = out.iter_mut();
         for b in 0..n {
             for oy in 0..oh {
@@ -156,14 +198,7 @@ fn conv_f32(frame: &KernelFrame<'_>, kernel: &'static str, kind: Kind) {
                                     continue;
                                 };
                                 let pixel = ((b * ih + y) * iw + xx) * ic;
-                                if depthwise {
-                                    acc += x[pixel + c / multiplier] * filter[(ky * fw + kx) * oc + c];
-                                } else {
-                                    let f = &filter[((c * fh + ky) * fw + kx) * ic..][..ic];
-                                    for (a, b) in x[pixel..pixel + ic].iter().zip(f) {
-                                        acc += a * b;
-                                    }
-                                }
+                                acc += x[pixel + c / multiplier] * filter[(ky * fw + kx) * oc + c];
                             }
                         }
                         if let Some(o) = o.next() {
@@ -175,14 +210,4 @@ fn conv_f32(frame: &KernelFrame<'_>, kernel: &'static str, kind: Kind) {
         }
         Ok(())
     })
-}
-
-/// `nn.conv_2d.f32`.
-pub(crate) fn conv_2d_f32(frame: &KernelFrame<'_>) {
-    conv_f32(frame, "nn.conv_2d.f32", Kind::Conv)
-}
-
-/// `nn.depthwise_conv_2d.f32`.
-pub(crate) fn depthwise_conv_2d_f32(frame: &KernelFrame<'_>) {
-    conv_f32(frame, "nn.depthwise_conv_2d.f32", Kind::Depthwise)
 }

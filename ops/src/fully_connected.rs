@@ -1,16 +1,17 @@
-//! `nn.fully_connected.*`: `output[b, o] = act(sum_i input[b, i] * filter[o, i] + bias[o])`.
+//! `nn.fully_connected.*`: `output[b, o] = act(sum_i input[b, i] * weight[o, i] + bias[o])`.
 //!
 //! Attributes, in name order:
 //! - int8: `bias` (dense i32 `[out]`), `filter` (dense i8 `[out, in]`), `input` and
 //!   `output` (`[offset, batches, depth]`), `multipliers`, `quant` (as the convolutions'),
 //!   `shifts`. TFLite Micro's per-tensor layer is the per-channel one with every channel's
 //!   multiplier equal, so both run here.
-//! - float32: `bias` (dense f32 `[out]`), `filter` (dense f32 `[out, in]`), `input`,
-//!   `output`, `range`.
+//! - float32: `bias` (dense f32 `[out]`), `filter` (dense f32 `[in, out]`: the right-hand
+//!   side of hostrt-core's GEMM), `input`, `output`, `range`.
 
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
+use hostrt_core::tensor::gemm::sgemm;
 use hostrt_dsp::{FullyConnectedParams, PerChannel};
 
 use crate::arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
@@ -28,16 +29,18 @@ struct Layer<'a, 'b, W, B> {
     sizes: [usize; 3],
 }
 
-/// Reads `bias` (attribute 0), `filter` (1), `input` (2) and `output` (attribute
-/// `output`), and splits the arena around the output (`size` bytes an element).
+/// Reads `bias` (attribute 0), `filter` (1: `[out, in]`, or `[in, out]` when `in_out`),
+/// `input` (2) and `output` (attribute `output`), and splits the arena around the output
+/// (`size` bytes an element).
 fn layer<'a, 'b, W: bytemuck::Pod, B: bytemuck::Pod>(
     a: &Attrs<'a>,
     arena: &'b mut [u8],
     (filter_dtype, bias_dtype, size): (DType, DType, usize),
-    output: usize,
+    (output, in_out): (usize, bool),
 ) -> Result<Layer<'a, 'b, W, B>, Diagnostic> {
     let (bias, [bias_len]) = a.dense::<B, 1>(0, "bias", bias_dtype)?;
-    let (filter, [fo, fi]) = a.dense::<W, 2>(1, "filter", filter_dtype)?;
+    let (filter, [d0, d1]) = a.dense::<W, 2>(1, "filter", filter_dtype)?;
+    let (fo, fi) = if in_out { (d1, d0) } else { (d0, d1) };
     let (input, output) = (a.region::<2>(2, "input")?, a.region::<2>(output, "output")?);
     let [batches, depth] = input.dims;
     if output.dims != [batches, fo] || fi != depth || bias_len != fo {
@@ -58,7 +61,7 @@ pub(crate) fn fully_connected_i8(frame: &KernelFrame<'_>) {
     const K: &str = "nn.fully_connected.i8";
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 7)?;
-        let l = layer::<i8, i32>(&a, arena, (DType::I8, DType::I32, 1), 4)?;
+        let l = layer::<i8, i32>(&a, arena, (DType::I8, DType::I32, 1), (4, false))?;
         let (multipliers, q) = (a.ints(3, "multipliers", None)?, a.ints(5, "quant", Some(4))?);
         let shifts = a.ints(6, "shifts", None)?;
         let [batches, depth, units] = l.sizes;
@@ -82,25 +85,18 @@ pub(crate) fn fully_connected_f32(frame: &KernelFrame<'_>) {
     const K: &str = "nn.fully_connected.f32";
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 5)?;
-        let l = layer::<f32, f32>(&a, arena, (DType::F32, DType::F32, 4), 3)?;
+        let l = layer::<f32, f32>(&a, arena, (DType::F32, DType::F32, 4), (3, true))?;
         let (lo, hi) = a.float_range(4)?;
-        let [_, depth, units] = l.sizes;
+        let [batches, depth, units] = l.sizes;
         let x = l.inputs.f32s(l.input.offset, l.input.elements()?)?;
         let out = f32s_mut(K, l.out)?;
         if depth == 0 {
-            for (o, b) in out.chunks_exact_mut(units.max(1)).flat_map(|row| row.iter_mut().zip(l.bias)) {
-                *o = b.clamp(lo, hi);
-            }
-            return Ok(());
+            out.fill(0.0);
+        } else {
+            sgemm(batches, depth, units, 1.0, x, l.filter, 0.0, out);
         }
-        for (row, o_row) in x.chunks_exact(depth).zip(out.chunks_exact_mut(units.max(1))) {
-            for ((o, w), b) in o_row.iter_mut().zip(l.filter.chunks_exact(depth)).zip(l.bias) {
-                let mut acc = 0.0f32;
-                for (a, b) in row.iter().zip(w) {
-                    acc += a * b;
-                }
-                *o = (acc + b).clamp(lo, hi);
-            }
+        for (o, b) in out.iter_mut().zip(l.bias.iter().cycle()) {
+            *o = (*o + b).clamp(lo, hi);
         }
         Ok(())
     })

@@ -63,7 +63,7 @@ impl fmt::Display for ConvError<'_> {
 }
 
 /// The geometry of one convolution: dims of input [N, H, W, C], filter [KH, KW, C, Cout]
-/// and output [N, OH, OW, Cout], strides and the zero padding around the input.
+/// and output [N, OH, OW, Cout], strides, dilations and the zero padding around the input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Conv2dParams {
     /// Input dims, NHWC.
@@ -74,6 +74,10 @@ pub struct Conv2dParams {
     pub output: [i64; 4],
     /// Strides along height and width (≥ 1).
     pub strides: [i64; 2],
+    /// Spacing of the filter taps along height and width (≥ 1): tap `k` reads input row
+    /// `oy·stride + k·dilation − top`. [`Conv2dParams::new`] makes 1 (TFRT's kernels);
+    /// TensorFlow Lite's dilated convolutions set more.
+    pub dilations: [i64; 2],
     /// Zero rows/columns added at the top, bottom, left and right.
     pub padding: [i64; 4],
 }
@@ -114,6 +118,7 @@ impl Conv2dParams {
             filter,
             output: [input[0], oh, ow, filter[3]],
             strides,
+            dilations: [1, 1],
             padding: [top, bottom, left, right],
         })
     }
@@ -175,6 +180,8 @@ struct Dims {
     ow: usize,
     sh: usize,
     sw: usize,
+    dh: usize,
+    dw: usize,
     top: usize,
     left: usize,
 }
@@ -194,12 +201,12 @@ fn operands(p: &Conv2dParams, x: &[f32], f: &[f32], out: &[f32]) -> Option<Dims>
         return None;
     }
     let ([_, h, w, c], [kh, kw, _, co], [n, oh, ow, _]) = (idx(p.input), idx(p.filter), idx(p.output));
-    let ([sh, sw], [top, _, left, _]) = (idx(p.strides), idx(p.padding));
-    Some(Dims { h, w, c, kh, kw, co, n, oh, ow, sh, sw, top, left })
+    let ([sh, sw], [dh, dw], [top, _, left, _]) = (idx(p.strides), idx(p.dilations), idx(p.padding));
+    Some(Dims { h, w, c, kh, kw, co, n, oh, ow, sh, sw, dh, dw, top, left })
 }
 
 /// Convolve with the faster algorithm for the geometry: im2col while `scratch` holds at
-/// least one output pixel's receptive field, direct otherwise. `epilogue` is called once
+/// least one output pixel's receptive field and the taps are dense, direct otherwise. `epilogue` is called once
 /// per finished block of whole output pixels (`Cout` values each), while it is in cache:
 /// bias, batch norm and activations go there.
 ///
@@ -224,7 +231,7 @@ pub fn conv2d(
     epilogue: &mut dyn FnMut(&mut [f32]),
 ) {
     let row = idx([p.filter[0].saturating_mul(p.filter[1]).saturating_mul(p.filter[2])])[0];
-    if !p.is_pointwise() && (row == 0 || scratch.len() < row) {
+    if !p.is_pointwise() && (row == 0 || scratch.len() < row || p.dilations != [1, 1]) {
         conv2d_direct(p, x, f, out, epilogue)
     } else {
         conv2d_im2col(p, x, f, out, scratch, epilogue)
@@ -244,8 +251,9 @@ fn zeros(p: &Conv2dParams, out: &mut [f32], epilogue: &mut dyn FnMut(&mut [f32])
 /// im2col + GEMM in blocks of `scratch.len() / (KH·KW·C)` output pixels (a pointwise
 /// convolution multiplies the input directly and ignores `scratch`).
 ///
-/// Panics if a slice is shorter than its tensor, or `scratch` holds less than one pixel's
-/// receptive field for a filter that is not pointwise.
+/// Panics if a slice is shorter than its tensor, or, for a filter that is not pointwise,
+/// `scratch` holds less than one pixel's receptive field or the dilations are not 1
+/// ([`conv2d`] sends those to [`conv2d_direct`]).
 pub fn conv2d_im2col(
     p: &Conv2dParams,
     x: &[f32],
@@ -254,7 +262,7 @@ pub fn conv2d_im2col(
     scratch: &mut [f32],
     epilogue: &mut dyn FnMut(&mut [f32]),
 ) {
-    let Some(Dims { h, w, c, kh, kw, co, n, oh, ow, sh, sw, top, left }) = operands(p, x, f, out) else {
+    let Some(Dims { h, w, c, kh, kw, co, n, oh, ow, sh, sw, top, left, .. }) = operands(p, x, f, out) else {
         return zeros(p, out, epilogue);
     };
     let pixels = n * oh * ow;
@@ -263,6 +271,7 @@ pub fn conv2d_im2col(
         gemm::sgemm(pixels, c, co, 1.0, x, f, 0.0, out);
         return epilogue(out);
     }
+    assert!(p.dilations == [1, 1], "conv2d_im2col takes dense filter taps");
     let k = kh * kw * c;
     let block = scratch.len() / k;
     assert!(block > 0, "conv2d scratch holds less than one receptive field");
@@ -305,25 +314,26 @@ pub fn conv2d_direct(
     out: &mut [f32],
     epilogue: &mut dyn FnMut(&mut [f32]),
 ) {
-    let Some(Dims { h, w, c, kh, kw, co, n, oh, ow, sh, sw, top, left }) = operands(p, x, f, out) else {
+    let Some(Dims { h, w, c, kh, kw, co, n, oh, ow, sh, sw, dh, dw, top, left }) = operands(p, x, f, out)
+    else {
         return zeros(p, out, epilogue);
     };
     for (r, orow) in out[..n * oh * ow * co].chunks_exact_mut(ow * co).enumerate() {
         let (b, oy) = (r / oh, r % oh);
         orow.fill(0.0);
         for ky in 0..kh {
-            let iy = (oy * sh + ky).wrapping_sub(top);
+            let iy = (oy * sh + ky * dh).wrapping_sub(top);
             if iy >= h {
                 continue;
             }
             for kx in 0..kw {
-                // Output columns whose input column ox·sw + kx − left lies in [0, w).
-                let lo = left.saturating_sub(kx).div_ceil(sw);
-                let hi = ow.min((w + left).saturating_sub(kx).div_ceil(sw));
+                // Output columns whose input column ox·sw + kx·dw − left lies in [0, w).
+                let lo = left.saturating_sub(kx * dw).div_ceil(sw);
+                let hi = ow.min((w + left).saturating_sub(kx * dw).div_ceil(sw));
                 if lo >= hi {
                     continue;
                 }
-                let ix = lo * sw + kx - left;
+                let ix = lo * sw + kx * dw - left;
                 let a = &x[((b * h + iy) * w + ix) * c..];
                 let tap = &f[(ky * kw + kx) * c * co..][..c * co];
                 gemm::sgemm_lda(hi - lo, c, co, 1.0, a, sw * c, tap, 1.0, &mut orow[lo * co..hi * co]);

@@ -181,6 +181,18 @@ fn dense(elem: &str, dims: &[usize], data: Vec<u8>) -> Attr {
     }))
 }
 
+/// The `[rows, cols]` matrix of `size`-byte elements in `data`, transposed.
+fn transpose(data: &[u8], size: usize, &[rows, cols]: &[usize; 2]) -> Vec<u8> {
+    let mut out = vec![0; data.len()];
+    for r in 0..rows {
+        for c in 0..cols {
+            let (from, to) = ((r * cols + c) * size, (c * rows + r) * size);
+            out[to..to + size].copy_from_slice(&data[from..from + size]);
+        }
+    }
+    out
+}
+
 fn fused(code: i8) -> Result<Activation, String> {
     Ok(match code {
         0 => Activation::None,
@@ -400,7 +412,14 @@ impl<'a> Lowerer<'_, 'a> {
             ));
         }
         let w = self.window(&xs, Hw::new(fs[1], fs[2]), stride, dil, pad, &os)?;
-        let filter_data = self.constant(f, "filter")?.to_vec();
+        let filter = self.constant(f, "filter")?;
+        // float32 convolutions run on hostrt-core's GEMM convolution, which takes HWIO.
+        let filter = if float && !depthwise {
+            let [o, h, w, i] = [fs[0], fs[1], fs[2], fs[3]];
+            dense(elem.name(), &[h, w, i, o], transpose(filter, 4, &[o, h * w * i]))
+        } else {
+            dense(elem.name(), &fs, filter.to_vec())
+        };
         let window = ints(&[stride.h, stride.w, dil.h, dil.w, w.pad.h, w.pad.w].map(|v| v as i32));
         let kernel =
             format!("nn.{}.{}", if depthwise { "depthwise_conv_2d" } else { "conv_2d" }, elem.name());
@@ -409,7 +428,7 @@ impl<'a> Lowerer<'_, 'a> {
         let xr = self.read(x, &loc);
         let mut attrs = vec![
             ("bias", AttrSpec::Value(bias_attr)),
-            ("filter", AttrSpec::Value(dense(elem.name(), &fs, filter_data))),
+            ("filter", AttrSpec::Value(filter)),
             ("input", AttrSpec::Region { tensor: xr, dims: xs }),
         ];
         attrs.extend(self.output_attrs((x, f, out), os, act, if depthwise { 3 } else { 0 })?);
@@ -525,7 +544,13 @@ impl<'a> Lowerer<'_, 'a> {
             return Err(format!("output {:?} is not {batches}x{units}", self.t(out).shape));
         }
         let bias_attr = self.bias(bias, units, elem)?;
-        let filter = dense(elem.name(), &fs, self.constant(f, "weights")?.to_vec());
+        let weights = self.constant(f, "weights")?;
+        // float32 runs on hostrt-core's GEMM, whose right-hand side is [in, out].
+        let filter = if float {
+            dense(elem.name(), &[depth, units], transpose(weights, 4, &[units, depth]))
+        } else {
+            dense(elem.name(), &fs, weights.to_vec())
+        };
         let loc = self.loc(op);
         let xr = self.read(x, &loc);
         let mut attrs = vec![

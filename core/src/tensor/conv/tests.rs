@@ -4,8 +4,8 @@ use std::vec::Vec;
 
 use super::*;
 
-/// The definition, in f64: out[b, oy, ox, o] = Σ x[b, oy·sh + ky − top, ox·sw + kx − left, i]
-/// · f[ky, kx, i, o] over the taps inside the input.
+/// The definition, in f64: out[b, oy, ox, o] = Σ x[b, oy·sh + ky·dh − top, ox·sw + kx·dw −
+/// left, i] · f[ky, kx, i, o] over the taps inside the input.
 fn naive(p: &Conv2dParams, x: &[f32], f: &[f32]) -> Vec<f32> {
     let [_, h, w, c] = p.input;
     let [kh, kw, _, co] = p.filter;
@@ -19,8 +19,8 @@ fn naive(p: &Conv2dParams, x: &[f32], f: &[f32]) -> Vec<f32> {
                     for ky in 0..kh {
                         for kx in 0..kw {
                             let (iy, ix) = (
-                                oy * p.strides[0] + ky - p.padding[0],
-                                ox * p.strides[1] + kx - p.padding[2],
+                                oy * p.strides[0] + ky * p.dilations[0] - p.padding[0],
+                                ox * p.strides[1] + kx * p.dilations[1] - p.padding[2],
                             );
                             if iy < 0 || iy >= h || ix < 0 || ix >= w {
                                 continue;
@@ -93,6 +93,28 @@ fn every_algorithm_agrees_with_the_definition() {
         conv2d(&p, &x, &f, &mut chosen, &mut [], &mut |_| {});
         close(&chosen, &want, &std::format!("conv2d {g} without scratch"));
     }
+}
+
+#[test]
+fn dilated_taps_agree_with_the_definition() {
+    // 3×2 taps spread 2 rows and 3 columns apart, stride 1×2, padding 2 rows and 1 column.
+    let p = Conv2dParams {
+        input: [1, 9, 8, 2],
+        filter: [3, 2, 2, 3],
+        output: [1, 9, 4, 3],
+        strides: [1, 2],
+        dilations: [2, 3],
+        padding: [2, 2, 1, 1],
+    };
+    let (x, f) = (data(9 * 8 * 2, 1), data(3 * 2 * 2 * 3, 2));
+    let want = naive(&p, &x, &f);
+    let mut direct = vec![7.0; want.len()];
+    conv2d_direct(&p, &x, &f, &mut direct, &mut |_| {});
+    close(&direct, &want, "direct");
+    // The dispatcher takes the direct path for dilated taps even with scratch to spare.
+    let mut any = vec![7.0; want.len()];
+    conv2d(&p, &x, &f, &mut any, &mut [0.0; 1024], &mut |_| {});
+    close(&any, &want, "conv2d");
 }
 
 #[test]
