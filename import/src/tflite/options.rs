@@ -2,7 +2,7 @@
 //! format's schema). Each read verifies its field in place first.
 
 use super::model::OpInfo;
-use super::schema::{option_ints, option_scalar};
+use super::schema::option_scalar;
 
 /// Options type codes (`BuiltinOptions` union) of the options the importer reads.
 pub mod kind {
@@ -12,7 +12,6 @@ pub mod kind {
     pub const FULLY_CONNECTED: u8 = 8;
     pub const SOFTMAX: u8 = 9;
     pub const ADD: u8 = 11;
-    pub const RESHAPE: u8 = 17;
     pub const MUL: u8 = 21;
     pub const SUB: u8 = 28;
 }
@@ -55,18 +54,5 @@ impl<'a> Options<'a> {
 
     pub fn f32(&self, id: u16, default: f32) -> Result<f32, String> {
         self.scalar::<f32>(id, default)
-    }
-
-    pub fn bool(&self, id: u16) -> Result<bool, String> {
-        self.scalar::<bool>(id, false)
-    }
-
-    pub fn ints(&self, id: u16) -> Result<Option<Vec<i32>>, String> {
-        match self.table {
-            None => Ok(None),
-            Some(t) => option_ints(t, id)
-                .map(|v| v.map(|v| v.iter().collect()))
-                .map_err(|e| format!("malformed options: {e}")),
-        }
     }
 }

@@ -139,7 +139,6 @@ fb_table! {
         quantization: table<QuantizationParameters> = 4;
         is_variable: scalar<bool> = 5, false;
         sparsity: table<Options> = 6;
-        shape_signature: vector<i32> = 7;
     }
 }
 
@@ -161,8 +160,6 @@ fb_table! {
         outputs: vector<i32> = 2;
         builtin_options_type: scalar<u8> = 3, 0;
         builtin_options: table<Options> = 4;
-        custom_options: vector<u8> = 5;
-        intermediates: vector<i32> = 8;
     }
 }
 
@@ -191,16 +188,4 @@ where
     v.visit_table(table.loc())?.visit_field::<T>("option", slot(id), false)?.finish();
     // SAFETY: the slot was just verified to hold a `T` inside the buffer.
     Ok(unsafe { table.get::<T>(slot(id), Some(default)) }.unwrap_or(default))
-}
-
-/// Reads vector field `id` of an options table (an `[int]`), verified in place first.
-pub fn option_ints(table: Table<'_>, id: u16) -> Result<Option<Vector<'_, i32>>, InvalidFlatbuffer> {
-    let buf = table.buf();
-    let opts = VerifierOptions::default();
-    let mut v = Verifier::new(&opts, buf);
-    v.visit_table(table.loc())?
-        .visit_field::<ForwardsUOffset<Vector<'_, i32>>>("option", slot(id), false)?
-        .finish();
-    // SAFETY: the slot was just verified to hold an offset to a vector of i32.
-    Ok(unsafe { table.get::<ForwardsUOffset<Vector<'_, i32>>>(slot(id), None) })
 }
