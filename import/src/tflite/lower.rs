@@ -60,11 +60,10 @@ impl Step {
     }
 }
 
-/// The lowered model: steps in execution order and each tensor's alias root.
+/// The lowered model: steps in execution order.
 #[derive(Debug)]
 pub struct Lowered {
     pub steps: Vec<Step>,
-    pub root: Vec<usize>,
 }
 
 struct Lowerer<'g, 'a> {
@@ -119,7 +118,7 @@ pub fn lower(g: &Graph<'_>) -> Result<Lowered, ImportError> {
             op: None,
         });
     }
-    Ok(Lowered { steps: l.steps, root: l.root })
+    Ok(Lowered { steps: l.steps })
 }
 
 /// Which operators compute something the outputs need at run time. Shapes are static, so
