@@ -105,6 +105,7 @@ pub fn build(g: &Graph<'_>, lowered: &Lowered) -> Result<(Module, Report), Impor
         op("tfrt.new.chain", Some("c"), vec![], (vec![], vec![CHAIN]), vec![], Loc::Unknown),
     ];
     let mut chain = "c".to_string();
+    let mut counted = std::collections::HashSet::new();
     let mut results = Vec::new();
     for (i, s) in lowered.steps.iter().enumerate() {
         let mut attrs = Vec::new();
@@ -112,6 +113,18 @@ pub fn build(g: &Graph<'_>, lowered: &Lowered) -> Result<(Module, Report), Impor
             let value = match spec {
                 AttrSpec::Value(v) => v.clone(),
                 AttrSpec::Offset(t) => Attr::Array(vec![int(at(*t)?)]),
+                AttrSpec::Strided { tensor, start, strides } => {
+                    let o = at(*tensor)? + start;
+                    if i32::try_from(o).is_err() {
+                        return Err(ImportError::model(format!(
+                            "internal: offset {o} of {} is not an i32",
+                            s.loc
+                        )));
+                    }
+                    let mut v = vec![int(o)];
+                    v.extend(strides.iter().map(|&s| int(s.into())));
+                    Attr::Array(v)
+                }
                 AttrSpec::Region { tensor, dims } => {
                     let mut v = vec![int(at(*tensor)?)];
                     v.extend(dims.iter().map(|&d| int(d as i64)));
@@ -144,7 +157,10 @@ pub fn build(g: &Graph<'_>, lowered: &Lowered) -> Result<(Module, Report), Impor
         if let Some(m) = s.op {
             let name = &g.ops[m].name;
             let e = report.ops.entry(name.clone()).or_insert((0, String::new()));
-            e.0 += 1;
+            // An operator may lower to several kernels (PAD: a fill and a copy).
+            if counted.insert(m) {
+                e.0 += 1;
+            }
             if !e.1.split(", ").any(|k| k == s.kernel) {
                 if !e.1.is_empty() {
                     e.1.push_str(", ");

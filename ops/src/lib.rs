@@ -34,6 +34,7 @@ mod attrs;
 mod conv;
 mod elementwise;
 mod fully_connected;
+mod movement;
 mod pool;
 mod quantize;
 mod softmax;
@@ -48,6 +49,8 @@ pub const KERNELS: &[KernelEntry] = &[
     KernelEntry::strict("nn.input", arena::input),
     KernelEntry::strict("nn.output", arena::output),
     KernelEntry::strict("nn.constant", arena::constant),
+    KernelEntry::strict("nn.copy", movement::copy),
+    KernelEntry::strict("nn.fill", movement::fill),
     KernelEntry::strict("nn.conv_2d.i8", conv::conv_2d_i8),
     KernelEntry::strict("nn.conv_2d.f32", conv::conv_2d_f32),
     KernelEntry::strict("nn.depthwise_conv_2d.i8", conv::depthwise_conv_2d_i8),

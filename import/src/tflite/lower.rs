@@ -12,6 +12,8 @@ use super::ops::ElemType;
 use super::options::{Options, kind};
 use crate::error::ImportError;
 
+mod movement;
+
 /// An attribute whose value may depend on the plan: a tensor's arena region, or a value.
 #[derive(Clone, Debug)]
 pub enum AttrSpec {
@@ -22,6 +24,13 @@ pub enum AttrSpec {
     },
     /// `[offset]` of the tensor's arena slot.
     Offset(usize),
+    /// `[offset + start, strides...]`: a byte position inside the tensor's arena slot and
+    /// element strides (`nn.copy`).
+    Strided {
+        tensor: usize,
+        start: i64,
+        strides: Vec<i32>,
+    },
     Value(Attr),
 }
 
@@ -54,7 +63,9 @@ impl Step {
     /// The arena tensors (alias roots) it reads or writes: those its attributes place.
     pub fn tensors(&self) -> impl Iterator<Item = usize> + '_ {
         self.attrs.iter().filter_map(|(_, a)| match a {
-            AttrSpec::Region { tensor, .. } | AttrSpec::Offset(tensor) => Some(*tensor),
+            AttrSpec::Region { tensor, .. } | AttrSpec::Offset(tensor) | AttrSpec::Strided { tensor, .. } => {
+                Some(*tensor)
+            }
             AttrSpec::Value(_) => None,
         })
     }
@@ -357,6 +368,13 @@ impl<'a> Lowerer<'_, 'a> {
             22 | 43 | 70 => self.reshape(op),
             114 => self.quantize(op),
             6 => self.dequantize(op),
+            39 => self.transpose(op),
+            65 => self.slice(op),
+            45 => self.strided_slice(op),
+            2 => self.concatenation(op, false),
+            83 => self.concatenation(op, true),
+            49 | 102 | 88 => self.split_op(op),
+            34 | 60 => self.pad(op),
             _ => Err(format!("operator {} is not supported (supported: {})", op.name, SUPPORTED.join(", "))),
         }
     }
@@ -798,6 +816,7 @@ impl<'a> Lowerer<'_, 'a> {
 pub const SUPPORTED: &[&str] = &[
     "ADD",
     "AVERAGE_POOL_2D",
+    "CONCATENATION",
     "CONV_2D",
     "DEPTHWISE_CONV_2D",
     "DEQUANTIZE",
@@ -805,9 +824,18 @@ pub const SUPPORTED: &[&str] = &[
     "FULLY_CONNECTED",
     "MAX_POOL_2D",
     "MUL",
+    "PACK",
+    "PAD",
+    "PADV2",
     "QUANTIZE",
     "RESHAPE",
+    "SLICE",
     "SOFTMAX",
+    "SPLIT",
+    "SPLIT_V",
     "SQUEEZE",
+    "STRIDED_SLICE",
     "SUB (float32)",
+    "TRANSPOSE",
+    "UNPACK",
 ];

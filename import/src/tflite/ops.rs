@@ -44,6 +44,7 @@ pub const BUILTIN_NAMES: &[(i32, &str)] = &[
     (97, "RESIZE_NEAREST_NEIGHBOR"),
     (98, "LEAKY_RELU"),
     (99, "SQUARED_DIFFERENCE"),
+    (102, "SPLIT_V"),
     (114, "QUANTIZE"),
     (117, "HARD_SWISH"),
     (126, "BATCH_MATMUL"),

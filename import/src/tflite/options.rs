@@ -11,9 +11,13 @@ pub mod kind {
     pub const POOL_2D: u8 = 5;
     pub const FULLY_CONNECTED: u8 = 8;
     pub const SOFTMAX: u8 = 9;
+    pub const CONCATENATION: u8 = 10;
     pub const ADD: u8 = 11;
     pub const MUL: u8 = 21;
     pub const SUB: u8 = 28;
+    pub const STRIDED_SLICE: u8 = 32;
+    pub const PACK: u8 = 59;
+    pub const UNPACK: u8 = 64;
 }
 
 /// Reads the options of `op`, which must be of type `expected` (absent options read as the
@@ -50,6 +54,10 @@ impl<'a> Options<'a> {
 
     pub fn i32(&self, id: u16, default: i32) -> Result<i32, String> {
         self.scalar::<i32>(id, default)
+    }
+
+    pub fn bool(&self, id: u16) -> Result<bool, String> {
+        self.scalar::<bool>(id, false)
     }
 
     pub fn f32(&self, id: u16, default: f32) -> Result<f32, String> {

@@ -108,6 +108,37 @@ def autoencoder():
     return keras.Model(x, L.Dense(640)(h))
 
 
+def transpose_pad():
+    x = keras.Input((5, 6, 4))
+    h = L.Permute((2, 1, 3))(L.Conv2D(4, 1)(x))
+    return keras.Model(x, L.Conv2D(3, 1)(L.ZeroPadding2D(((1, 0), (2, 1)))(h)))
+
+
+def slice_concat():
+    x = keras.Input((8, 8, 4))
+    h = L.Conv2D(4, 1)(x)
+    a = L.Lambda(lambda t: t[:, 1:7:2, ::-1, :])(h)
+    b = L.Lambda(lambda t: tf.slice(t, [0, 2, 0, 1], [1, 3, 8, 3]))(h)
+    return keras.Model(x, L.Conv2D(5, 1)(L.Concatenate(axis=-1)([a, b])))
+
+
+def split_pack():
+    x = keras.Input((6, 4, 4))
+    h = L.Conv2D(4, 1)(x)
+    a, b = L.Lambda(lambda t: tf.split(t, 2, axis=1))(h)
+    c, d, e = L.Lambda(lambda t: tf.split(t, [1, 2, 3], axis=1))(h)
+    u = L.Lambda(lambda t: tf.stack(tf.unstack(t, axis=2)[::-1], axis=3))(h)
+    s = L.Concatenate(axis=1)([b, a])
+    m = L.Concatenate(axis=1)([e, c, d])
+    return keras.Model(x, L.Conv2D(3, 1)(L.Concatenate(axis=-1)([s, m, L.Reshape((6, 4, 4))(u)])))
+
+
+def padv2():
+    x = keras.Input((5, 5, 3))
+    h = L.Conv2D(3, 1)(x)
+    return keras.Model(x, L.Lambda(lambda t: tf.pad(t, [[0, 0], [1, 2], [2, 0], [0, 1]], constant_values=0.5))(h))
+
+
 # (builder, int8, float32)
 MODELS = {
     "conv_same_relu": (conv_same_relu, True, True),
@@ -124,6 +155,10 @@ MODELS = {
     "ds_cnn": (ds_cnn, True, True),
     "resnet8": (resnet8, True, False),
     "autoencoder": (autoencoder, True, False),
+    "transpose_pad": (transpose_pad, True, True),
+    "slice_concat": (slice_concat, True, True),
+    "split_pack": (split_pack, True, True),
+    "padv2": (padv2, True, True),
 }
 
 
