@@ -1,4 +1,6 @@
-//! Element-wise binary ops with broadcasting: `nn.add.*`, `nn.sub.f32`, `nn.mul.*`.
+//! Element-wise binary ops with broadcasting: `nn.add.*`, `nn.sub.*`, `nn.mul.*`,
+//! `nn.maximum.*`, `nn.minimum.*`, `nn.squared_difference.*` and `nn.prelu.*` (`rhs` is the
+//! slope of negative `lhs` values).
 //!
 //! Operands and output are 4-D regions `[offset, d0, d1, d2, d3]` (the importer pads lower
 //! ranks with leading 1s); an operand dim of 1 is broadcast along the output's. Attributes,
@@ -8,8 +10,16 @@
 //!   rhs shift, output zero point, output multiplier, output shift, left shift, activation min,
 //!   activation max]`: TFLite Micro's int8 `Add` (both inputs rescaled to a common scale
 //!   after a left shift, summed, rescaled to the output).
+//! - `nn.sub.i8` `quant`: as `nn.add.i8`, the rescaled operands subtracted.
+//! - `nn.squared_difference.i8` `quant`: as `nn.add.i8` (left shift 7), the difference of the
+//!   rescaled operands squared before the output rescaling.
 //! - `nn.mul.i8` `quant`: `[lhs offset, rhs offset, output zero point, output multiplier,
 //!   output shift, activation min, activation max]`: TFLite Micro's int8 `Mul`.
+//! - `nn.maximum.i8`, `nn.minimum.i8` `quant`: `[min, max]` (operands and output share one
+//!   quantization, so the raw values compare).
+//! - `nn.prelu.i8` `quant`: `[input offset, alpha offset, output zero point, identity
+//!   multiplier, identity shift, alpha multiplier, alpha shift, min, max]`: TFLite Micro's
+//!   int8 `Prelu`.
 
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
@@ -105,17 +115,72 @@ fn shift_ok(s: &i32) -> bool {
     (-31..=30).contains(s)
 }
 
+/// The `quant` of add, sub and squared difference: both operands rescaled to a common
+/// scale after a left shift (at most 20).
+fn rescaled_valid(q: &[i32]) -> bool {
+    (0..=20).contains(&q[9]) && [q[2], q[5], q[8]].iter().all(shift_ok)
+}
+
+/// Both operands of add, sub or squared difference, offset, shifted and rescaled.
+fn rescaled(q: &[i32], x: i32, y: i32) -> (i32, i32) {
+    // Offsets are zero points in [-128, 127] (negated), so the shifted values fit i32.
+    let xv = (q[0].saturating_add(x)).saturating_mul(1 << q[9]);
+    let yv = (q[3].saturating_add(y)).saturating_mul(1 << q[9]);
+    (multiply_by_quantized_multiplier(xv, q[1], q[2]), multiply_by_quantized_multiplier(yv, q[4], q[5]))
+}
+
 /// `nn.add.i8`.
 pub(crate) fn add_i8(frame: &KernelFrame<'_>) {
-    let valid = |q: &[i32]| (0..=20).contains(&q[9]) && [q[2], q[5], q[8]].iter().all(shift_ok);
-    binary_i8(frame, "nn.add.i8", 12, valid, |q, x, y| {
-        // Offsets are zero points in [-128, 127] (negated), so the shifted values fit i32.
-        let xv = (q[0].saturating_add(x)).saturating_mul(1 << q[9]);
-        let yv = (q[3].saturating_add(y)).saturating_mul(1 << q[9]);
-        let xs = multiply_by_quantized_multiplier(xv, q[1], q[2]);
-        let ys = multiply_by_quantized_multiplier(yv, q[4], q[5]);
+    binary_i8(frame, "nn.add.i8", 12, rescaled_valid, |q, x, y| {
+        let (xs, ys) = rescaled(q, x, y);
         multiply_by_quantized_multiplier(xs.saturating_add(ys), q[7], q[8]).saturating_add(q[6])
     })
+}
+
+/// `nn.sub.i8`.
+pub(crate) fn sub_i8(frame: &KernelFrame<'_>) {
+    binary_i8(frame, "nn.sub.i8", 12, rescaled_valid, |q, x, y| {
+        let (xs, ys) = rescaled(q, x, y);
+        multiply_by_quantized_multiplier(xs.saturating_sub(ys), q[7], q[8]).saturating_add(q[6])
+    })
+}
+
+/// `nn.squared_difference.i8`.
+pub(crate) fn squared_difference_i8(frame: &KernelFrame<'_>) {
+    binary_i8(frame, "nn.squared_difference.i8", 12, rescaled_valid, |q, x, y| {
+        let (xs, ys) = rescaled(q, x, y);
+        let d = xs.saturating_sub(ys);
+        multiply_by_quantized_multiplier(d.saturating_mul(d), q[7], q[8]).saturating_add(q[6])
+    })
+}
+
+/// `nn.maximum.i8`.
+pub(crate) fn maximum_i8(frame: &KernelFrame<'_>) {
+    binary_i8(frame, "nn.maximum.i8", 2, |_| true, |_, x, y| x.max(y))
+}
+
+/// `nn.minimum.i8`.
+pub(crate) fn minimum_i8(frame: &KernelFrame<'_>) {
+    binary_i8(frame, "nn.minimum.i8", 2, |_| true, |_, x, y| x.min(y))
+}
+
+/// `nn.prelu.i8`.
+pub(crate) fn prelu_i8(frame: &KernelFrame<'_>) {
+    binary_i8(
+        frame,
+        "nn.prelu.i8",
+        9,
+        |q| shift_ok(&q[4]) && shift_ok(&q[6]),
+        |q, x, a| {
+            let xv = q[0].saturating_add(x);
+            let v = if xv >= 0 {
+                multiply_by_quantized_multiplier(xv, q[3], q[4])
+            } else {
+                multiply_by_quantized_multiplier(xv.saturating_mul(q[1].saturating_add(a)), q[5], q[6])
+            };
+            v.saturating_add(q[2])
+        },
+    )
 }
 
 /// `nn.mul.i8`.
@@ -158,4 +223,24 @@ pub(crate) fn sub_f32(frame: &KernelFrame<'_>) {
 /// `nn.mul.f32`.
 pub(crate) fn mul_f32(frame: &KernelFrame<'_>) {
     binary_f32(frame, "nn.mul.f32", |a, b| a * b)
+}
+
+/// `nn.maximum.f32`.
+pub(crate) fn maximum_f32(frame: &KernelFrame<'_>) {
+    binary_f32(frame, "nn.maximum.f32", f32::max)
+}
+
+/// `nn.minimum.f32`.
+pub(crate) fn minimum_f32(frame: &KernelFrame<'_>) {
+    binary_f32(frame, "nn.minimum.f32", f32::min)
+}
+
+/// `nn.squared_difference.f32`.
+pub(crate) fn squared_difference_f32(frame: &KernelFrame<'_>) {
+    binary_f32(frame, "nn.squared_difference.f32", |a, b| (a - b) * (a - b))
+}
+
+/// `nn.prelu.f32`.
+pub(crate) fn prelu_f32(frame: &KernelFrame<'_>) {
+    binary_f32(frame, "nn.prelu.f32", |x, a| if x >= 0.0 { x } else { x * a })
 }

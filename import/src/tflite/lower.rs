@@ -364,6 +364,10 @@ impl<'a> Lowerer<'_, 'a> {
             0 => self.binary(op, "add", kind::ADD),
             41 => self.binary(op, "sub", kind::SUB),
             18 => self.binary(op, "mul", kind::MUL),
+            55 => self.binary(op, "maximum", kind::MAXIMUM_MINIMUM),
+            57 => self.binary(op, "minimum", kind::MAXIMUM_MINIMUM),
+            99 => self.binary(op, "squared_difference", kind::SQUARED_DIFFERENCE),
+            54 => self.binary(op, "prelu", 0),
             25 => self.softmax(op),
             22 | 43 | 70 => self.reshape(op),
             114 => self.quantize(op),
@@ -620,9 +624,15 @@ impl<'a> Lowerer<'_, 'a> {
         Ok(())
     }
 
+    /// A broadcasting binary operator; `options` is the type of its options table, which
+    /// holds the fused activation for add, sub and mul.
     fn binary(&mut self, op: &OpInfo<'_>, name: &str, options: u8) -> Result<(), String> {
         let o = Options::of(op, options)?;
-        let act = fused(o.i8(0)?)?;
+        let act = if matches!(options, kind::ADD | kind::SUB | kind::MUL) {
+            fused(o.i8(0)?)?
+        } else {
+            Activation::None
+        };
         let (a, b, out) = (self.input(op, 0)?, self.input(op, 1)?, self.output(op)?);
         let float = self.t(out).elem == ElemType::F32;
         let elem = if float { ElemType::F32 } else { ElemType::I8 };
@@ -659,21 +669,44 @@ impl<'a> Lowerer<'_, 'a> {
             let ((sa, za), (sb, zb), (so, zo)) =
                 (self.quant(a, "first input")?, self.quant(b, "second input")?, self.quant(out, "output")?);
             let r = ActivationRange::for_activation(act, so, zo).map_err(|e| e.to_string())?;
+            // The multipliers are computed in the precision TFLite Micro's Prepare uses: add
+            // and squared difference in double, sub in float.
+            let rescaled = |left: i32, real: [f64; 3]| {
+                let [(m1, s1), (m2, s2), (mo, so_)] = real.map(quantize_multiplier);
+                ("quant", ints(&[-za, m1, s1, -zb, m2, s2, zo, mo, so_, left, r.min, r.max]))
+            };
             match name {
                 "add" => {
-                    // TFLite Micro's CalculateOpDataAdd (int8: left shift 20).
-                    let left = 20;
                     let twice_max = 2.0 * f64::from(sa.max(sb));
-                    let (m1, s1) = quantize_multiplier(f64::from(sa) / twice_max);
-                    let (m2, s2) = quantize_multiplier(f64::from(sb) / twice_max);
-                    let (mo, so_) = quantize_multiplier(twice_max / (f64::from(1 << left) * f64::from(so)));
-                    ("quant", ints(&[-za, m1, s1, -zb, m2, s2, zo, mo, so_, left, r.min, r.max]))
+                    let out = twice_max / (f64::from(1 << 20) * f64::from(so));
+                    rescaled(20, [f64::from(sa) / twice_max, f64::from(sb) / twice_max, out])
+                }
+                "sub" => {
+                    let twice_max = 2.0 * sa.max(sb);
+                    let out = f64::from(twice_max / ((1 << 20) as f32 * so));
+                    rescaled(20, [f64::from(sa / twice_max), f64::from(sb / twice_max), out])
+                }
+                "squared_difference" => {
+                    let twice_max = 2.0 * f64::from(sa.max(sb));
+                    let out = twice_max * twice_max / (f64::from(1 << 14) * f64::from(so));
+                    rescaled(7, [f64::from(sa) / twice_max, f64::from(sb) / twice_max, out])
                 }
                 "mul" => {
                     let (m, s) = quantize_multiplier(f64::from(sa) * f64::from(sb) / f64::from(so));
                     ("quant", ints(&[-za, -zb, zo, m, s, r.min, r.max]))
                 }
-                _ => return Err(format!("int8 {} is not supported yet", op.name)),
+                "maximum" | "minimum" => {
+                    if (sa, za) != (so, zo) || (sb, zb) != (so, zo) {
+                        return Err("int8 operands and output must share one quantization".into());
+                    }
+                    ("quant", ints(&[-128, 127]))
+                }
+                "prelu" => {
+                    let (m1, s1) = quantize_multiplier(f64::from(sa) / f64::from(so));
+                    let (m2, s2) = quantize_multiplier(f64::from(sa) * f64::from(sb) / f64::from(so));
+                    ("quant", ints(&[-za, -zb, zo, m1, s1, m2, s2, -128, 127]))
+                }
+                _ => return Err(format!("int8 {} is not supported", op.name)),
             }
         };
         let loc = self.loc(op);
@@ -823,19 +856,23 @@ pub const SUPPORTED: &[&str] = &[
     "EXPAND_DIMS",
     "FULLY_CONNECTED",
     "MAX_POOL_2D",
+    "MAXIMUM",
+    "MINIMUM",
     "MUL",
     "PACK",
     "PAD",
     "PADV2",
+    "PRELU",
     "QUANTIZE",
     "RESHAPE",
     "SLICE",
     "SOFTMAX",
     "SPLIT",
     "SPLIT_V",
+    "SQUARED_DIFFERENCE",
     "SQUEEZE",
     "STRIDED_SLICE",
-    "SUB (float32)",
+    "SUB",
     "TRANSPOSE",
     "UNPACK",
 ];

@@ -16,8 +16,10 @@ pub mod kind {
     pub const MUL: u8 = 21;
     pub const SUB: u8 = 28;
     pub const STRIDED_SLICE: u8 = 32;
+    pub const MAXIMUM_MINIMUM: u8 = 39;
     pub const PACK: u8 = 59;
     pub const UNPACK: u8 = 64;
+    pub const SQUARED_DIFFERENCE: u8 = 76;
 }
 
 /// Reads the options of `op`, which must be of type `expected` (absent options read as the

@@ -139,6 +139,31 @@ def padv2():
     return keras.Model(x, L.Lambda(lambda t: tf.pad(t, [[0, 0], [1, 2], [2, 0], [0, 1]], constant_values=0.5))(h))
 
 
+def sub_broadcast():
+    x = keras.Input((5, 5, 4))
+    a, b = L.Conv2D(4, 1)(x), L.Conv2D(1, 1)(x)
+    c = L.Lambda(lambda t: t - tf.constant([0.5, -0.25, 1.0, 0.0]))(a)
+    return keras.Model(x, L.Subtract()([c, b]))
+
+
+def maximum_minimum():
+    x = keras.Input((5, 5, 4))
+    a, b, c = L.Conv2D(4, 1)(x), L.Conv2D(4, 1)(x), L.Conv2D(1, 1)(x)
+    return keras.Model(x, L.Minimum()([L.Maximum()([a, b]), c]))
+
+
+def squared_difference():
+    x = keras.Input((5, 5, 4))
+    a, b = L.Conv2D(4, 1)(x), L.Conv2D(4, 1)(x)
+    return keras.Model(x, L.Lambda(lambda t: tf.math.squared_difference(t[0], t[1]))([a, b]))
+
+
+def prelu():
+    x = keras.Input((5, 5, 4))
+    p = L.PReLU(shared_axes=[1, 2], alpha_initializer=keras.initializers.RandomUniform(0.05, 0.5))
+    return keras.Model(x, p(L.Conv2D(4, 1)(x)))
+
+
 # (builder, int8, float32)
 MODELS = {
     "conv_same_relu": (conv_same_relu, True, True),
@@ -159,6 +184,10 @@ MODELS = {
     "slice_concat": (slice_concat, True, True),
     "split_pack": (split_pack, True, True),
     "padv2": (padv2, True, True),
+    "sub_broadcast": (sub_broadcast, True, True),
+    "maximum_minimum": (maximum_minimum, True, True),
+    "squared_difference": (squared_difference, True, True),
+    "prelu": (prelu, True, True),
 }
 
 
