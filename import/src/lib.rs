@@ -29,9 +29,22 @@ use hostrt_compiler::bef::WriteOptions;
 /// An imported model: the program and what the import did.
 #[derive(Clone, Debug)]
 pub struct Imported {
-    /// The program: `@main` takes the model's inputs and returns its outputs.
+    /// The program: `@main` takes the model's inputs and returns its outputs (then the
+    /// dumped tensors).
     pub module: Module,
     pub report: Report,
+    /// With [`ImportOptions::dump_tensors`]: `(tensor index, tensor name)` of each
+    /// intermediate tensor `@main` returns after the model's outputs, in order.
+    pub dumped: Vec<(usize, String)>,
+}
+
+/// How to import.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ImportOptions {
+    /// Also return every operator's output from `@main`, for layer-by-layer comparison
+    /// with another runtime (`hostrt infer --dump-tensors`). Every tensor then keeps its
+    /// own arena slot.
+    pub dump_tensors: bool,
 }
 
 impl Imported {
@@ -49,10 +62,16 @@ impl Imported {
 
 /// Imports a TensorFlow Lite model from its bytes.
 pub fn tflite(bytes: &[u8]) -> Result<Imported, ImportError> {
+    tflite_with(bytes, ImportOptions::default())
+}
+
+/// Imports a TensorFlow Lite model from its bytes, as `options` say.
+pub fn tflite_with(bytes: &[u8], options: ImportOptions) -> Result<Imported, ImportError> {
     let graph = tflite::model::Graph::read(bytes)?;
-    let lowered = tflite::lower::lower(&graph)?;
+    let lowered = tflite::lower::lower(&graph, options.dump_tensors)?;
     let (module, report) = program::build(&graph, &lowered)?;
-    Ok(Imported { module, report })
+    let dumped = lowered.dumped.iter().map(|&t| (t, graph.tensors[t].name.clone())).collect();
+    Ok(Imported { module, report, dumped })
 }
 
 /// Whether `bytes` look like a TensorFlow Lite model (the `TFL3` file identifier).

@@ -181,7 +181,7 @@ pub fn build(g: &Graph<'_>, lowered: &Lowered) -> Result<(Module, Report), Impor
     let main = Func {
         name: "main".into(),
         args: (0..g.inputs.len()).map(|n| (format!("in{n}"), Type(TENSOR.into()))).collect(),
-        results: g.outputs.iter().map(|_| Type(TENSOR.into())).collect(),
+        results: results.iter().map(|_| Type(TENSOR.into())).collect(),
         attrs: vec![],
         body: Some(Region { args: vec![], ops }),
         loc: Loc::Name("main".into()),

@@ -1,6 +1,7 @@
 //! Every model of tests/models (made by make_models.py with TensorFlow's converter) imported,
 //! run by the `nn.*` kernels, and compared with its golden: int8 bit-exact with TensorFlow
-//! Lite Micro, float32 within 1e-5 of LiteRT. Each model's planned arena, its size without
+//! Lite Micro, layer by layer (every operator's output, imported with `dump_tensors`, has
+//! the CRC-32 TFLite Micro's has in models.json), float32 within 1e-5 of LiteRT. Each model's planned arena, its size without
 //! reuse and its weight bytes are printed (`--nocapture`); TFLite Micro's arena use is in
 //! tests/models/models.json.
 
@@ -56,7 +57,27 @@ fn f32s(t: &NpyTensor) -> Vec<f32> {
     t.data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
-fn check(name: &str) -> Result<String, String> {
+/// The int8 model's every operator output against TFLite Micro's CRC-32 of it; the error
+/// names the first layer that differs. Returns how many tensors were compared.
+fn check_layers(model: &[u8], input: &NpyTensor, crcs: &serde_json::Value) -> Result<usize, String> {
+    let crcs = crcs.as_object().ok_or("tensor_crc32 is not an object")?;
+    let imported = hostrt_import::tflite_with(model, hostrt_import::ImportOptions { dump_tensors: true })
+        .map_err(|e| e.to_string())?;
+    let got = run(&imported.to_bef().map_err(|e| e.to_string())?, std::slice::from_ref(input))?;
+    let outputs = got.len() - imported.dumped.len();
+    let mut compared = 0;
+    for ((t, name), tensor) in imported.dumped.iter().zip(&got[outputs..]) {
+        let want = crcs.get(&t.to_string()).and_then(|v| v.as_u64());
+        let want = want.ok_or_else(|| format!("tensor #{t} '{name}' has no TFLite Micro CRC"))?;
+        if u64::from(crc32fast::hash(&tensor.data)) != want {
+            return Err(format!("first differing layer: tensor #{t} '{name}'"));
+        }
+        compared += 1;
+    }
+    Ok(compared + outputs)
+}
+
+fn check(name: &str, meta: &serde_json::Value) -> Result<String, String> {
     let model = std::fs::read(models_dir().join(format!("{name}.tflite"))).map_err(|e| e.to_string())?;
     let imported = hostrt_import::tflite(&model).map_err(|e| e.to_string())?;
     let bef = imported.to_bef().map_err(|e| e.to_string())?;
@@ -82,8 +103,13 @@ fn check(name: &str) -> Result<String, String> {
         let diff = got.data.iter().zip(&golden.data).filter(|(a, b)| a != b).count();
         return Err(format!("{diff} of {} int8 values differ from TFLite Micro", golden.data.len()));
     }
+    let layers = match meta.get("tensor_crc32") {
+        Some(crcs) => format!(", {} layers equal", check_layers(&model, &input, crcs)?),
+        None if golden.dtype == "i8" => return Err("no layer CRCs in models.json".into()),
+        None => String::new(),
+    };
     Ok(format!(
-        "{name}: ok, arena {} bytes (unplanned {}), weights {} bytes",
+        "{name}: ok, arena {} bytes (unplanned {}), weights {} bytes{layers}",
         imported.report.arena_bytes, imported.report.unplanned_bytes, imported.report.weight_bytes
     ))
 }
@@ -96,9 +122,12 @@ fn every_model_matches_its_golden() {
         .collect();
     names.sort();
     assert!(names.len() >= 20, "expected the committed models, found {names:?}");
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(models_dir().join("models.json")).expect("models.json"))
+            .expect("models.json parses");
     let mut failed = Vec::new();
     for name in &names {
-        match check(name) {
+        match check(name, &meta[name.as_str()]) {
             Ok(line) => println!("{line}"),
             Err(e) => {
                 println!("{name}: FAILED: {e}");

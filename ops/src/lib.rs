@@ -29,6 +29,7 @@
 #[cfg(test)]
 extern crate std;
 
+mod activation;
 mod arena;
 mod attrs;
 mod conv;
@@ -75,6 +76,13 @@ pub const KERNELS: &[KernelEntry] = &[
     KernelEntry::strict("nn.prelu.f32", elementwise::prelu_f32),
     KernelEntry::strict("nn.mul.i8", elementwise::mul_i8),
     KernelEntry::strict("nn.mul.f32", elementwise::mul_f32),
+    KernelEntry::strict("nn.clamp.f32", activation::clamp_f32),
+    KernelEntry::strict("nn.leaky_relu.f32", activation::leaky_relu_f32),
+    KernelEntry::strict("nn.logistic.f32", activation::logistic_f32),
+    KernelEntry::strict("nn.tanh.f32", activation::tanh_f32),
+    KernelEntry::strict("nn.hard_swish.f32", activation::hard_swish_f32),
+    KernelEntry::strict("nn.lookup.i8", activation::lookup_i8),
+    KernelEntry::strict("nn.log_softmax.f32", activation::log_softmax_f32),
     KernelEntry::strict("nn.softmax.i8", softmax::softmax_i8),
     KernelEntry::strict("nn.softmax.f32", softmax::softmax_f32),
     KernelEntry::strict("nn.quantize.f32.i8", quantize::quantize_f32_i8),

@@ -48,11 +48,42 @@ pub struct InferOptions {
     pub output_dir: Option<PathBuf>,
     pub benchmark: usize,
     pub threads: usize,
+    /// `--dump-tensors DIR`.
+    pub dump_tensors: Option<PathBuf>,
+}
+
+/// A file name for tensor `index` named `name`: `0012_conv1_Relu.npy`.
+fn dump_file_name(index: usize, name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .take(96)
+        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
+        .collect();
+    format!("{index:04}_{clean}.npy")
+}
+
+/// `(tensor index, tensor name)` of the tensors a program returns after the model's outputs.
+type Dumped = Vec<(usize, String)>;
+
+/// The program to run and, with `--dump-tensors`, what it returns after the outputs.
+fn program_for(model: &Path, opts: &InferOptions) -> Result<(Vec<u8>, Dumped), String> {
+    if opts.dump_tensors.is_none() {
+        return Ok((program_bytes(model)?, Vec::new()));
+    }
+    let bytes = std::fs::read(model).map_err(|e| format!("{}: {e}", model.display()))?;
+    if !hostrt_import::is_tflite(&bytes) {
+        return Err(format!("{}: --dump-tensors needs a .tflite model", model.display()));
+    }
+    let options = hostrt_import::ImportOptions { dump_tensors: true };
+    let imported =
+        hostrt_import::tflite_with(&bytes, options).map_err(|e| format!("{}: {e}", model.display()))?;
+    Ok((imported.to_bef().map_err(|e| e.to_string())?, imported.dumped))
 }
 
 /// `hostrt infer MODEL --input x.npy ... [--output-dir DIR] [--benchmark N] [--threads T]`.
 pub fn infer(model: &Path, opts: &InferOptions) -> Result<(), String> {
-    let bef = AlignedBytes::new(&program_bytes(model)?);
+    let (bef, dumped) = program_for(model, opts)?;
+    let bef = AlignedBytes::new(&bef);
     let registry = crate::run::kernels(&crate::run::RunOptions::default())?;
     let system: &'static SystemAllocator = Box::leak(Box::new(SystemAllocator::new()));
     let alloc = Allocator::register(system).map_err(|e| format!("{e:?}"))?;
@@ -81,6 +112,15 @@ pub fn infer(model: &Path, opts: &InferOptions) -> Result<(), String> {
         outputs.push(npy::from_tensor(t)?);
     }
     drop(results);
+    let dumps = outputs.split_off(outputs.len() - dumped.len());
+    if let Some(dir) = &opts.dump_tensors {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for ((index, name), t) in dumped.iter().zip(&dumps) {
+            let path = dir.join(dump_file_name(*index, name));
+            std::fs::write(&path, npy::write(t)?).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        println!("{} intermediate tensors -> {}", dumps.len(), dir.display());
+    }
     for (i, t) in outputs.iter().enumerate() {
         match &opts.output_dir {
             Some(dir) => {

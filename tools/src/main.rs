@@ -106,6 +106,10 @@ enum Command {
         /// Worker threads (1: the single-threaded queue).
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// Also write every operator's output of a `.tflite` model to DIR, one `.npy` per
+        /// tensor named `<tensor index>_<tensor name>.npy`, to compare layer by layer.
+        #[arg(long, value_name = "DIR")]
+        dump_tensors: Option<PathBuf>,
     },
     /// Disassemble BEF to MLIR text that `compile` accepts again.
     Dis {
@@ -276,9 +280,10 @@ fn run(cli: Cli) -> Result<(), String> {
             write_output(&output, &bef)
         }
         Command::Import { model, output } => infer::import(&model, &output),
-        Command::Infer { model, inputs, output_dir, benchmark, threads } => {
-            infer::infer(&model, &infer::InferOptions { inputs, output_dir, benchmark, threads })
-        }
+        Command::Infer { model, inputs, output_dir, benchmark, threads, dump_tensors } => infer::infer(
+            &model,
+            &infer::InferOptions { inputs, output_dir, benchmark, threads, dump_tensors },
+        ),
         Command::Dis { input, no_locations } => {
             let bytes = AlignedBytes::new(&read_input(&input)?);
             // Scratch for verification: bounded by the file size (a register costs at least

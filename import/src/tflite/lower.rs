@@ -12,6 +12,7 @@ use super::ops::ElemType;
 use super::options::{Options, kind};
 use crate::error::ImportError;
 
+mod activation;
 mod movement;
 
 /// An attribute whose value may depend on the plan: a tensor's arena region, or a value.
@@ -75,6 +76,9 @@ impl Step {
 #[derive(Debug)]
 pub struct Lowered {
     pub steps: Vec<Step>,
+    /// The intermediate tensors returned after the model's outputs (`dump_tensors`), in
+    /// result order.
+    pub dumped: Vec<usize>,
 }
 
 struct Lowerer<'g, 'a> {
@@ -84,8 +88,9 @@ struct Lowerer<'g, 'a> {
     materialized: HashSet<usize>,
 }
 
-/// Lowers `g`.
-pub fn lower(g: &Graph<'_>) -> Result<Lowered, ImportError> {
+/// Lowers `g`; with `dump_tensors`, `@main` also returns every operator's output after the
+/// model's outputs (which keeps them all alive: the arena is then not reused).
+pub fn lower(g: &Graph<'_>, dump_tensors: bool) -> Result<Lowered, ImportError> {
     let mut l =
         Lowerer { g, steps: Vec::new(), root: (0..g.tensors.len()).collect(), materialized: HashSet::new() };
     for (n, &t) in g.inputs.iter().enumerate() {
@@ -129,7 +134,32 @@ pub fn lower(g: &Graph<'_>) -> Result<Lowered, ImportError> {
             op: None,
         });
     }
-    Ok(Lowered { steps: l.steps })
+    let mut dumped = Vec::new();
+    if dump_tensors {
+        for op in g.ops.iter().filter(|op| live[op.index]) {
+            for &t in &op.outputs {
+                let info = &g.tensors[t];
+                if g.outputs.contains(&t) || io_dtype(t, info).is_err() {
+                    continue;
+                }
+                let n = g.outputs.len() + dumped.len();
+                l.steps.push(Step {
+                    kernel: "nn.output".into(),
+                    loc: format!("dump#{n}:{}", info.name),
+                    kind: StepKind::Output(n),
+                    write: None,
+                    attrs: vec![
+                        ("dtype".into(), AttrSpec::Value(Attr::String(info.elem.name().into()))),
+                        ("from".into(), AttrSpec::Offset(l.arena(t))),
+                        ("shape".into(), AttrSpec::Value(i32s(&info.shape))),
+                    ],
+                    op: None,
+                });
+                dumped.push(t);
+            }
+        }
+    }
+    Ok(Lowered { steps: l.steps, dumped })
 }
 
 /// Which operators compute something the outputs need at run time. Shapes are static, so
@@ -379,6 +409,8 @@ impl<'a> Lowerer<'_, 'a> {
             83 => self.concatenation(op, true),
             49 | 102 | 88 => self.split_op(op),
             34 | 60 => self.pad(op),
+            14 | 19 | 20 | 21 | 28 | 98 | 117 => self.activation(op),
+            50 => self.log_softmax(op),
             _ => Err(format!("operator {} is not supported (supported: {})", op.name, SUPPORTED.join(", "))),
         }
     }
@@ -855,6 +887,10 @@ pub const SUPPORTED: &[&str] = &[
     "DEQUANTIZE",
     "EXPAND_DIMS",
     "FULLY_CONNECTED",
+    "HARD_SWISH",
+    "LEAKY_RELU",
+    "LOGISTIC",
+    "LOG_SOFTMAX (float32)",
     "MAX_POOL_2D",
     "MAXIMUM",
     "MINIMUM",
@@ -864,6 +900,9 @@ pub const SUPPORTED: &[&str] = &[
     "PADV2",
     "PRELU",
     "QUANTIZE",
+    "RELU",
+    "RELU6",
+    "RELU_N1_TO_1",
     "RESHAPE",
     "SLICE",
     "SOFTMAX",
@@ -873,6 +912,7 @@ pub const SUPPORTED: &[&str] = &[
     "SQUEEZE",
     "STRIDED_SLICE",
     "SUB",
+    "TANH",
     "TRANSPOSE",
     "UNPACK",
 ];

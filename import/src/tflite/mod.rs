@@ -1,4 +1,5 @@
 pub mod lower;
+pub mod lut;
 pub mod model;
 pub mod ops;
 pub mod options;

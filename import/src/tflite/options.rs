@@ -19,6 +19,7 @@ pub mod kind {
     pub const MAXIMUM_MINIMUM: u8 = 39;
     pub const PACK: u8 = 59;
     pub const UNPACK: u8 = 64;
+    pub const LEAKY_RELU: u8 = 75;
     pub const SQUARED_DIFFERENCE: u8 = 76;
 }
 

@@ -6,13 +6,14 @@ in full-integer int8 (a representative dataset of random inputs). For every mode
 writes NAME.tflite, NAME.input.npy (one input batch, int8 inputs as the model takes them)
 and NAME.output.npy, the golden output: TensorFlow Lite Micro's Python interpreter for
 int8 models (the reference kernels firmware teams compare against), LiteRT for float32.
-models.json records each golden's source and TFLite Micro's arena use.
+models.json records each golden's source, TFLite Micro's arena use and, for int8 models,
+the CRC-32 of every operator output in TFLite Micro (the test compares each layer).
 
 Regenerate (needs TensorFlow, tflite-micro and ai-edge-litert from the package registry;
 CI needs none of them):
     bash scripts/make_tflite_models.sh
 """
-import contextlib, json, os, sys, tempfile
+import contextlib, json, os, sys, tempfile, zlib
 
 import numpy as np
 import tensorflow as tf
@@ -98,6 +99,21 @@ def resnet8():
     return keras.Model(x, L.Softmax()(L.Dense(10)(h)))
 
 
+def mobilenet_v1(shape, alpha=0.25, classes=2):
+    """MobileNetV1 (MLPerf Tiny's visual wake words shape: width 0.25, 96x96 input, batch
+    norm folded into the convolutions' biases)."""
+    def build():
+        x = keras.Input(shape)
+        h = L.Conv2D(int(32 * alpha), 3, strides=2, padding="same", activation="relu")(x)
+        blocks = [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2)] + [(512, 1)] * 5 + [(1024, 2), (1024, 1)]
+        for filters, stride in blocks:
+            h = L.DepthwiseConv2D(3, strides=stride, padding="same", activation="relu")(h)
+            h = L.Conv2D(int(filters * alpha), 1, activation="relu")(h)
+        h = L.Flatten()(L.AveragePooling2D(h.shape[1:3])(h))
+        return keras.Model(x, L.Softmax()(L.Dense(classes)(h)))
+    return build
+
+
 def autoencoder():
     """Fully-connected autoencoder (MLPerf Tiny anomaly detection: 640-128-8-128-640, two
     hidden layers fewer)."""
@@ -164,6 +180,27 @@ def prelu():
     return keras.Model(x, p(L.Conv2D(4, 1)(x)))
 
 
+def activation(layer):
+    """One standalone activation operator on the model's input (after any other operator
+    the converter fuses it or moves it before a transpose)."""
+    def build():
+        x = keras.Input((6, 40))
+        return keras.Model(x, layer()(x))
+    return build
+
+
+ACTIVATIONS = {
+    "relu": lambda: L.ReLU(),
+    "relu6": lambda: L.ReLU(6.0),
+    "relu_n1_to_1": lambda: L.Lambda(lambda t: tf.clip_by_value(t, -1.0, 1.0)),
+    "leaky_relu": lambda: L.LeakyReLU(0.2),
+    "logistic": lambda: L.Activation("sigmoid"),
+    "tanh": lambda: L.Activation("tanh"),
+    "hard_swish": lambda: L.Lambda(lambda t: t * tf.nn.relu6(t + 3.0) / 6.0),
+    "log_softmax": lambda: L.Lambda(tf.nn.log_softmax),
+}
+
+
 # (builder, int8, float32)
 MODELS = {
     "conv_same_relu": (conv_same_relu, True, True),
@@ -180,6 +217,8 @@ MODELS = {
     "ds_cnn": (ds_cnn, True, True),
     "resnet8": (resnet8, True, False),
     "autoencoder": (autoencoder, True, False),
+    "mobilenet_v1_vww": (mobilenet_v1((96, 96, 3)), True, False),
+    "mobilenet_v1_person": (mobilenet_v1((96, 96, 1)), True, False),
     "transpose_pad": (transpose_pad, True, True),
     "slice_concat": (slice_concat, True, True),
     "split_pack": (split_pack, True, True),
@@ -188,15 +227,18 @@ MODELS = {
     "maximum_minimum": (maximum_minimum, True, True),
     "squared_difference": (squared_difference, True, True),
     "prelu": (prelu, True, True),
+    # TFLite Micro has no RELU_N1_TO_1 and no int8 LOG_SOFTMAX golden here: float32 only.
+    **{name: (activation(layer), name not in ("log_softmax", "relu_n1_to_1"), True) for name, layer in ACTIVATIONS.items()},
 }
 
 
-def randomize(model, rng):
-    # Keras' initial weights, scaled so activations neither vanish nor saturate.
+def randomize(model, rng, gain=0.5):
+    # Keras' initial weights, scaled so activations neither vanish nor saturate (deep
+    # networks use He's gain, sqrt(2)).
     for layer in model.layers:
         ws = layer.get_weights()
         if ws:
-            layer.set_weights([rng.normal(0, 0.5 / np.sqrt(max(1, w.size // w.shape[-1])), w.shape).astype(np.float32) if i == 0 else rng.normal(0, 0.1, w.shape).astype(np.float32) for i, w in enumerate(ws)])
+            layer.set_weights([rng.normal(0, gain / np.sqrt(max(1, w.size // w.shape[-1])), w.shape).astype(np.float32) if i == 0 else rng.normal(0, 0.1, w.shape).astype(np.float32) for i, w in enumerate(ws)])
 
 
 def convert(model, int8, rng):
@@ -243,6 +285,18 @@ def tflm_run(data, x):
     return it.get_output(0), arena
 
 
+def tflm_intermediates(data, x):
+    """CRC-32 of every operator output's bytes in TFLite Micro (tensor index -> crc), for
+    the layer-by-layer comparison of the int8 models."""
+    from ai_edge_litert.interpreter import Interpreter
+    from tflite_micro.python.tflite_micro import runtime
+    outs = sorted({t for op in Interpreter(model_content=data)._get_ops_details() for t in op["outputs"]})
+    it = runtime.Interpreter.from_bytes(data, intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors)
+    it.set_input(x, 0)
+    it.invoke()
+    return {str(t): zlib.crc32(np.ascontiguousarray(it.GetTensor(t, 0)["tensor_data"]).tobytes()) for t in outs}
+
+
 def litert_run(data, x):
     from ai_edge_litert.interpreter import Interpreter
     it = Interpreter(model_content=data)
@@ -265,7 +319,7 @@ def main():
             rng = np.random.default_rng(SEED)
             tf.keras.utils.set_random_seed(SEED)
             model = build()
-            randomize(model, rng)
+            randomize(model, rng, np.sqrt(2) if name.startswith("mobilenet") else 0.5)
             data = convert(model, int8, rng)
             x = rng.normal(0, 1, [1] + list(model.input_shape[1:])).astype(np.float32)
             if int8:
@@ -275,7 +329,8 @@ def main():
                 x = np.clip(np.round(x / s) + z, -128, 127).astype(np.int8)
                 y, arena = tflm_run(data, x)
                 sat = float(np.mean((y == 127) | (y == -128)))
-                meta[full] = {"golden": "tflite-micro", "tflm_arena": arena, "saturated": sat}
+                meta[full] = {"golden": "tflite-micro", "tflm_arena": arena, "saturated": sat,
+                              "tensor_crc32": tflm_intermediates(data, x)}
             else:
                 y = litert_run(data, x)
                 meta[full] = {"golden": "ai-edge-litert"}

@@ -1,0 +1,132 @@
+//! Element-wise activations over `[offset, elements]` regions `input` and `output`.
+//!
+//! - float32, TFLite's reference formulas: `nn.clamp.f32` (RELU, RELU6, RELU_N1_TO_1; third
+//!   attribute `range` `[min, max]`), `nn.leaky_relu.f32` (`params` `[alpha]`),
+//!   `nn.logistic.f32`, `nn.tanh.f32`, `nn.hard_swish.f32`.
+//! - int8: `nn.lookup.i8`, third attribute `table`, a dense `i8` tensor of 256 entries
+//!   indexed by the input byte. Every int8 activation is a function of one int8 value, so the
+//!   importer computes TFLite Micro's integer arithmetic once per possible input
+//!   (docs/models.md) and the kernel only looks it up.
+//! - `nn.log_softmax.f32` over the last axis of `[offset, rows, depth]` regions.
+
+use hostrt_core::kernel::KernelFrame;
+use hostrt_core::tensor::DType;
+
+use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
+use crate::attrs::{Attrs, Region, invalid};
+
+/// `input` and `output` (attributes 0 and 1) of one size: the output bytes and the input.
+fn regions(a: &Attrs<'_>) -> Result<(Region<1>, Region<1>), hostrt_core::Diagnostic> {
+    let (input, output) = (a.region::<1>(0, "input")?, a.region::<1>(1, "output")?);
+    if input.dims != output.dims {
+        return Err(invalid(a.kernel, format_args!("input and output sizes differ")));
+    }
+    Ok((input, output))
+}
+
+/// A float32 activation `f(x, params)`; `params` is attribute 2 (`params_name`) of
+/// `params_len` floats, absent when 0.
+fn unary_f32(
+    frame: &KernelFrame<'_>,
+    kernel: &'static str,
+    params: (&str, usize),
+    f: impl Fn(f32, &[f32]) -> f32,
+) {
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, kernel, if params.1 == 0 { 2 } else { 3 })?;
+        let (input, output) = regions(&a)?;
+        let p = if params.1 == 0 { &[][..] } else { a.floats(2, params.0, params.1)? };
+        let n = input.dims[0];
+        let (inputs, out) = split(kernel, arena, output.offset, output.byte_len(4)?)?;
+        let x = inputs.f32s(input.offset, n)?;
+        for (o, &v) in f32s_mut(kernel, out)?.iter_mut().zip(x) {
+            *o = f(v, p);
+        }
+        Ok(())
+    })
+}
+
+/// `nn.clamp.f32`.
+pub(crate) fn clamp_f32(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.clamp.f32";
+    let range = Attrs::of(frame, K, 3).and_then(|a| a.float_range(2));
+    if let Err(e) = range {
+        return frame.report_error(e);
+    }
+    unary_f32(frame, K, ("range", 2), |x, r| x.clamp(r[0], r[1]))
+}
+
+/// `nn.leaky_relu.f32`.
+pub(crate) fn leaky_relu_f32(frame: &KernelFrame<'_>) {
+    unary_f32(frame, "nn.leaky_relu.f32", ("params", 1), |x, p| if x > 0.0 { x } else { x * p[0] })
+}
+
+/// `nn.logistic.f32`: TFLite's reference, with its cut-offs.
+pub(crate) fn logistic_f32(frame: &KernelFrame<'_>) {
+    unary_f32(frame, "nn.logistic.f32", ("", 0), |x, _| {
+        if x > 16.619_047 {
+            1.0
+        } else if x < -9.0 {
+            libm::expf(x)
+        } else {
+            1.0 / (1.0 + libm::expf(-x))
+        }
+    })
+}
+
+/// `nn.tanh.f32`.
+pub(crate) fn tanh_f32(frame: &KernelFrame<'_>) {
+    unary_f32(frame, "nn.tanh.f32", ("", 0), |x, _| libm::tanhf(x))
+}
+
+/// `nn.hard_swish.f32`: `x * relu6(x + 3) / 6`.
+pub(crate) fn hard_swish_f32(frame: &KernelFrame<'_>) {
+    unary_f32(frame, "nn.hard_swish.f32", ("", 0), |x, _| x * (x + 3.0).clamp(0.0, 6.0) / 6.0)
+}
+
+/// `nn.lookup.i8`.
+pub(crate) fn lookup_i8(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.lookup.i8";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 3)?;
+        let (input, output) = regions(&a)?;
+        let (table, dims) = a.dense::<i8, 1>(2, "table", DType::I8)?;
+        if dims != [256] {
+            return Err(invalid(K, format_args!("'table' must hold 256 entries, holds {}", dims[0])));
+        }
+        let n = input.dims[0];
+        let (inputs, out) = split(K, arena, output.offset, n)?;
+        let x = inputs.i8s(input.offset, n)?;
+        for (o, &v) in i8s_mut(out).iter_mut().zip(x) {
+            *o = table[usize::from(v as u8)];
+        }
+        Ok(())
+    })
+}
+
+/// `nn.log_softmax.f32`: `x - max - log(Σ exp(x - max))` per row.
+pub(crate) fn log_softmax_f32(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.log_softmax.f32";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 2)?;
+        let (input, output) = (a.region::<2>(0, "input")?, a.region::<2>(1, "output")?);
+        if input.dims != output.dims || input.dims[1] == 0 {
+            return Err(invalid(
+                K,
+                format_args!("input {:?} and output {:?} differ or are empty", input.dims, output.dims),
+            ));
+        }
+        let (inputs, out) = split(K, arena, output.offset, output.byte_len(4)?)?;
+        let x = inputs.f32s(input.offset, input.elements()?)?;
+        let depth = input.dims[1];
+        for (row, o) in x.chunks_exact(depth).zip(f32s_mut(K, out)?.chunks_exact_mut(depth)) {
+            let max = row.iter().copied().fold(f32::MIN, f32::max);
+            let sum: f32 = row.iter().map(|&v| libm::expf(v - max)).sum();
+            let log_sum = libm::logf(sum);
+            for (o, &v) in o.iter_mut().zip(row) {
+                *o = v - max - log_sum;
+            }
+        }
+        Ok(())
+    })
+}
