@@ -38,6 +38,7 @@ mod fully_connected;
 mod movement;
 mod pool;
 mod quantize;
+mod reduce;
 mod softmax;
 
 pub use arena::Arena;
@@ -83,6 +84,8 @@ pub const KERNELS: &[KernelEntry] = &[
     KernelEntry::strict("nn.hard_swish.f32", activation::hard_swish_f32),
     KernelEntry::strict("nn.lookup.i8", activation::lookup_i8),
     KernelEntry::strict("nn.log_softmax.f32", activation::log_softmax_f32),
+    KernelEntry::strict("nn.sum.i8", reduce::sum_i8),
+    KernelEntry::strict("nn.sum.f32", reduce::sum_f32),
     KernelEntry::strict("nn.softmax.i8", softmax::softmax_i8),
     KernelEntry::strict("nn.softmax.f32", softmax::softmax_f32),
     KernelEntry::strict("nn.quantize.f32.i8", quantize::quantize_f32_i8),

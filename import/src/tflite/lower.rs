@@ -14,6 +14,7 @@ use crate::error::ImportError;
 
 mod activation;
 mod movement;
+mod reduce;
 
 /// An attribute whose value may depend on the plan: a tensor's arena region, or a value.
 #[derive(Clone, Debug)]
@@ -411,6 +412,8 @@ impl<'a> Lowerer<'_, 'a> {
             34 | 60 => self.pad(op),
             14 | 19 | 20 | 21 | 28 | 98 | 117 => self.activation(op),
             50 => self.log_softmax(op),
+            40 => self.reduce(op, true),
+            74 => self.reduce(op, false),
             _ => Err(format!("operator {} is not supported (supported: {})", op.name, SUPPORTED.join(", "))),
         }
     }
@@ -893,6 +896,7 @@ pub const SUPPORTED: &[&str] = &[
     "LOG_SOFTMAX (float32)",
     "MAX_POOL_2D",
     "MAXIMUM",
+    "MEAN",
     "MINIMUM",
     "MUL",
     "PACK",
@@ -912,6 +916,7 @@ pub const SUPPORTED: &[&str] = &[
     "SQUEEZE",
     "STRIDED_SLICE",
     "SUB",
+    "SUM",
     "TANH",
     "TRANSPOSE",
     "UNPACK",

@@ -14,6 +14,7 @@ pub mod kind {
     pub const CONCATENATION: u8 = 10;
     pub const ADD: u8 = 11;
     pub const MUL: u8 = 21;
+    pub const REDUCER: u8 = 27;
     pub const SUB: u8 = 28;
     pub const STRIDED_SLICE: u8 = 32;
     pub const MAXIMUM_MINIMUM: u8 = 39;

@@ -201,6 +201,15 @@ ACTIVATIONS = {
 }
 
 
+def mean_sum():
+    """GlobalAveragePooling2D (MEAN over height and width), and SUM over channels kept."""
+    x = keras.Input((6, 5, 8))
+    h = L.Conv2D(8, 1)(x)
+    m = L.GlobalAveragePooling2D()(h)
+    s = L.Lambda(lambda t: tf.reduce_sum(t, axis=[1, 3]))(h)
+    return keras.Model(x, L.Concatenate()([L.Dense(4)(m), L.Dense(4)(s)]))
+
+
 # (builder, int8, float32)
 MODELS = {
     "conv_same_relu": (conv_same_relu, True, True),
@@ -227,6 +236,7 @@ MODELS = {
     "maximum_minimum": (maximum_minimum, True, True),
     "squared_difference": (squared_difference, True, True),
     "prelu": (prelu, True, True),
+    "mean_sum": (mean_sum, True, True),
     # TFLite Micro has no RELU_N1_TO_1 and no int8 LOG_SOFTMAX golden here: float32 only.
     **{name: (activation(layer), name not in ("log_softmax", "relu_n1_to_1"), True) for name, layer in ACTIVATIONS.items()},
 }

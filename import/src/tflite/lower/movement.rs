@@ -47,7 +47,7 @@ pub(super) struct Copy<'s> {
 
 impl Lowerer<'_, '_> {
     /// The integer contents of constant tensor `t` (int32 or int64).
-    fn int_constant(&self, t: usize, what: &str) -> Result<Vec<i64>, String> {
+    pub(super) fn int_constant(&self, t: usize, what: &str) -> Result<Vec<i64>, String> {
         let data = self.constant(t, what)?;
         match self.t(t).elem {
             ElemType::I32 => Ok(data

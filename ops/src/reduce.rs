@@ -1,0 +1,149 @@
+//! Sums over a set of axes (MEAN and SUM): `nn.sum.i8` and `nn.sum.f32`.
+//!
+//! Attributes, in name order: `dims` (the input's 6 dims, leading 1s for lower ranks), then
+//! `divisor` (float32: `[n]`, what each sum is divided by: the count for MEAN, 1 for SUM),
+//! `input` and `output` (`[offset]`), then `quant` (int8: `[input zero point, output zero
+//! point, multiplier, shift]`: TFLite Micro's `QuantizedMeanOrSum`, whose 1/count the
+//! importer has folded into the multiplier), and `reduce` (6 flags, 1 for a summed axis).
+//! The output holds the kept axes in order. Each output element sums its inputs in
+//! row-major order, as TFLite's reference does.
+
+use hostrt_core::Diagnostic;
+use hostrt_core::kernel::KernelFrame;
+use hostrt_dsp::multiply_by_quantized_multiplier;
+
+use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
+use crate::attrs::{Attrs, invalid};
+
+const RANK: usize = 6;
+
+/// The reduction's shape: kept and summed axes as `(count, input stride)`, outermost first.
+struct Reduction {
+    kept: [(usize, usize); RANK],
+    summed: [(usize, usize); RANK],
+    inputs: usize,
+    outputs: usize,
+    /// Inputs per output.
+    count: usize,
+}
+
+impl Reduction {
+    fn read(a: &Attrs<'_>, dims_at: usize, reduce_at: usize) -> Result<Reduction, Diagnostic> {
+        let dims = a.ints(dims_at, "dims", Some(RANK))?;
+        let flags = a.ints(reduce_at, "reduce", Some(RANK))?;
+        let overflow = || invalid(a.kernel, format_args!("dims {:?} overflow", dims));
+        let mut r =
+            Reduction { kept: [(1, 0); RANK], summed: [(1, 0); RANK], inputs: 1, outputs: 1, count: 1 };
+        let mut stride = 1usize;
+        for k in (0..RANK).rev() {
+            let d = usize::try_from(dims[k]).map_err(|_| overflow())?;
+            match flags[k] {
+                0 => {
+                    r.kept[k] = (d, stride);
+                    r.outputs = r.outputs.checked_mul(d).ok_or_else(overflow)?;
+                }
+                1 => {
+                    r.summed[k] = (d, stride);
+                    r.count = r.count.checked_mul(d).ok_or_else(overflow)?;
+                }
+                f => return Err(invalid(a.kernel, format_args!("'reduce' flag {} is not 0 or 1", f))),
+            }
+            stride = stride.checked_mul(d).ok_or_else(overflow)?;
+        }
+        r.inputs = stride;
+        Ok(r)
+    }
+
+    /// Calls `f(output index, input indices)` for every output element, in order.
+    fn each(&self, mut f: impl FnMut(usize, &mut dyn Iterator<Item = usize>)) {
+        let mut o = 0;
+        odometer(&self.kept, |base| {
+            let mut v = summed_offsets(&self.summed, base);
+            f(o, &mut v);
+            o += 1;
+        });
+    }
+}
+
+/// Calls `f` with the offset of every index of `axes` (`(count, stride)`), row-major.
+fn odometer(axes: &[(usize, usize); RANK], mut f: impl FnMut(usize)) {
+    if axes.iter().any(|a| a.0 == 0) {
+        return;
+    }
+    let mut idx = [0usize; RANK];
+    loop {
+        f(idx.iter().zip(axes).map(|(i, a)| i * a.1).sum());
+        let mut k = RANK;
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            idx[k] += 1;
+            if idx[k] < axes[k].0 {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
+/// The input offsets summed into one output: `base` plus every index of `axes`, row-major.
+fn summed_offsets(axes: &[(usize, usize); RANK], base: usize) -> impl Iterator<Item = usize> + '_ {
+    let total: usize = if axes.iter().any(|a| a.0 == 0) { 0 } else { axes.iter().map(|a| a.0).product() };
+    (0..total).map(move |mut n| {
+        let mut off = base;
+        for a in axes.iter().rev() {
+            off += (n % a.0) * a.1;
+            n /= a.0;
+        }
+        off
+    })
+}
+
+fn offset(a: &Attrs<'_>, i: usize, name: &str) -> Result<usize, Diagnostic> {
+    let v = a.ints(i, name, Some(1))?[0];
+    usize::try_from(v).map_err(|_| invalid(a.kernel, format_args!("'{}' is negative", name)))
+}
+
+/// `nn.sum.i8`.
+pub(crate) fn sum_i8(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.sum.i8";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 5)?;
+        let r = Reduction::read(&a, 0, 4)?;
+        let (input, output) = (offset(&a, 1, "input")?, offset(&a, 2, "output")?);
+        let q = a.ints(3, "quant", Some(4))?;
+        if !(-31..=30).contains(&q[3]) {
+            return Err(invalid(K, format_args!("shift {} out of range", q[3])));
+        }
+        let (inputs, out) = split(K, arena, output, r.outputs)?;
+        let x = inputs.i8s(input, r.inputs)?;
+        let out = i8s_mut(out);
+        r.each(|o, idx| {
+            // At most 2^31 inputs of at most 2^8: the sum wraps as TFLite's int32 does.
+            let sum = idx.fold(0i32, |s, i| s.wrapping_add(i32::from(x[i])));
+            // The count is below 2^31 (inputs fit the arena's i32 offsets); wrapping as TFLite's.
+            let shifted = sum.wrapping_sub(q[0].wrapping_mul(r.count as i32));
+            let v = multiply_by_quantized_multiplier(shifted, q[2], q[3]).saturating_add(q[1]);
+            out[o] = v.clamp(-128, 127) as i8;
+        });
+        Ok(())
+    })
+}
+
+/// `nn.sum.f32`.
+pub(crate) fn sum_f32(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.sum.f32";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 5)?;
+        let r = Reduction::read(&a, 0, 4)?;
+        let divisor = a.floats(1, "divisor", 1)?[0];
+        let (input, output) = (offset(&a, 2, "input")?, offset(&a, 3, "output")?);
+        let (inputs, out) = split(K, arena, output, r.outputs.saturating_mul(4))?;
+        let x = inputs.f32s(input, r.inputs)?;
+        let out = f32s_mut(K, out)?;
+        r.each(|o, idx| out[o] = idx.fold(0.0f32, |s, i| s + x[i]) / divisor);
+        Ok(())
+    })
+}
