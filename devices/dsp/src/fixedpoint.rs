@@ -1,8 +1,15 @@
-//! The few gemmlowp fixed-point routines TFLite's int8 softmax uses (`fixedpoint.h`), on raw
-//! `i32` values: a `FixedPoint<int32, I>` is a raw integer with `31 - I` fractional bits.
-//! Ported operation by operation so the softmax is bit-exact with TFLite's reference.
+//! gemmlowp's fixed-point routines (`fixedpoint.h`) that TFLite's int8 softmax, logistic and
+//! tanh use, on raw `i32` values: a `FixedPoint<int32, I>` ("`I` integer bits") is a raw
+//! integer holding `value * 2^(31 - I)`. Ported operation by operation so that what is built on
+//! them is bit-exact with TFLite: the softmax kernel here, and hostrt-import's LOGISTIC and TANH
+//! lookup tables, which call [`logistic`] and [`tanh`]. gemmlowp's plain additions and
+//! subtractions wrap (they never overflow on the values these routines produce).
 
 use crate::quant::{rounding_divide_by_pot, saturating_rounding_doubling_high_mul as mul};
+
+/// The raw value of 1 with no integer bits (`FixedPoint<int32, 0>::One()`, saturated to
+/// `i32::MAX`).
+const ONE_Q0: i32 = i32::MAX;
 
 /// `SaturatingRoundingMultiplyByPOT<exponent>`: a saturating left shift for `exponent > 0`,
 /// a rounding right shift for `exponent < 0`.
@@ -26,8 +33,8 @@ pub(crate) fn rescale(x: i32, src_integer_bits: i32, dst_integer_bits: i32) -> i
     multiply_by_pot(x, src_integer_bits - dst_integer_bits)
 }
 
-/// `exp_on_interval_between_negative_one_quarter_and_0_excl`: a Taylor expansion around -1/8,
-/// input and output with 0 integer bits.
+/// `exp_on_interval_between_negative_one_quarter_and_0_excl`: `exp(a)` for `a` in `[-1/4, 0)`,
+/// a fourth-order Taylor expansion around -1/8; input and output with 0 integer bits.
 fn exp_on_interval_between_negative_one_quarter_and_0_excl(a: i32) -> i32 {
     const CONSTANT_TERM: i32 = 1_895_147_668; // exp(-1/8)
     const ONE_THIRD: i32 = 715_827_883;
@@ -40,16 +47,26 @@ fn exp_on_interval_between_negative_one_quarter_and_0_excl(a: i32) -> i32 {
     CONSTANT_TERM.wrapping_add(mul(CONSTANT_TERM, x.wrapping_add(poly)))
 }
 
-/// `exp_on_negative_values` for an input with `INTEGER_BITS` integer bits (softmax uses 5);
-/// the result has 0 integer bits.
+/// `exp_on_negative_values`: `exp(a)` for `a <= 0` with `INTEGER_BITS` integer bits (`0..=29`;
+/// softmax uses 5); the result has 0 integer bits.
 pub(crate) fn exp_on_negative_values<const INTEGER_BITS: i32>(a: i32) -> i32 {
-    let fractional_bits = 31 - INTEGER_BITS;
+    const { assert!(0 <= INTEGER_BITS && INTEGER_BITS <= 29, "exp_on_negative_values: 0..=29 integer bits") };
+    exp_on_negative_values_with(a, INTEGER_BITS)
+}
+
+/// [`exp_on_negative_values`] with the integer bits (`0..=29`) as an argument, for [`tanh`],
+/// whose exp has one integer bit more than its input (no const generic arithmetic on stable).
+/// `exp` of `a` modulo 1/4 (minus 1/4), times `exp(-2^k)` for each set bit `k` of the rest
+/// (the barrel shifter); 1 for `a == 0`.
+#[inline]
+fn exp_on_negative_values_with(a: i32, integer_bits: i32) -> i32 {
+    let fractional_bits = 31 - integer_bits;
     let one_quarter = 1i32 << (fractional_bits - 2);
     let mask = one_quarter - 1;
     let a_mod_quarter_minus_one_quarter = (a & mask).wrapping_sub(one_quarter);
     let mut result = exp_on_interval_between_negative_one_quarter_and_0_excl(rescale(
         a_mod_quarter_minus_one_quarter,
-        INTEGER_BITS,
+        integer_bits,
         0,
     ));
     let remainder = a_mod_quarter_minus_one_quarter.wrapping_sub(a);
@@ -64,38 +81,104 @@ pub(crate) fn exp_on_negative_values<const INTEGER_BITS: i32>(a: i32) -> i32 {
         (4, 242),
     ];
     for (exponent, multiplier) in MULTIPLIERS {
-        if INTEGER_BITS > exponent {
+        if integer_bits > exponent {
             let shift = fractional_bits + exponent;
             if remainder & (1i32 << shift) != 0 {
                 result = mul(result, multiplier);
             }
         }
     }
-    if INTEGER_BITS > 5 {
-        let clamp = -(1i32 << (36 - INTEGER_BITS)); // -32.0
+    if integer_bits > 5 {
+        let clamp = -(1i32 << (36 - integer_bits)); // -32.0
         if a < clamp {
             result = 0;
         }
     }
-    if a == 0 { i32::MAX } else { result }
+    if a == 0 { ONE_Q0 } else { result }
 }
 
-/// `one_over_one_plus_x_for_x_in_0_1`: Newton-Raphson division, in and out with 0 integer bits.
-pub(crate) fn one_over_one_plus_x_for_x_in_0_1(a: i32) -> i32 {
-    let half_denominator = rounding_half_sum(a, i32::MAX);
+/// Three Newton-Raphson steps for `1 / half_denominator` (the core of gemmlowp's two divisions
+/// below), starting from `48/17 - 32/17 * half_denominator`: input with 0 integer bits, result
+/// with 2.
+fn newton_raphson_reciprocal(half_denominator: i32) -> i32 {
     const C48_OVER_17: i32 = 1_515_870_810; // 2 integer bits
     const NEG_32_OVER_17: i32 = -1_010_580_540;
+    const ONE_Q2: i32 = 1 << 29;
     let mut x = C48_OVER_17.wrapping_add(mul(half_denominator, NEG_32_OVER_17));
     for _ in 0..3 {
         let half_denominator_times_x = mul(half_denominator, x);
-        let one_minus = (1i32 << 29).wrapping_sub(half_denominator_times_x);
+        let one_minus = ONE_Q2.wrapping_sub(half_denominator_times_x);
         x = x.wrapping_add(rescale(mul(x, one_minus), 4, 2));
     }
+    x
+}
+
+/// `one_over_one_plus_x_for_x_in_0_1`: `1 / (1 + a)` for `a` in `[0, 1)`, Newton-Raphson
+/// division; in and out with 0 integer bits.
+pub(crate) fn one_over_one_plus_x_for_x_in_0_1(a: i32) -> i32 {
+    let x = newton_raphson_reciprocal(rounding_half_sum(a, ONE_Q0));
     // ExactMulByPot<-1> turns 2 integer bits into 1 without touching the raw value.
     rescale(x, 1, 0)
 }
 
-/// gemmlowp's `RoundingHalfSum` for int32.
+/// `one_minus_x_over_one_plus_x_for_x_in_0_1`: `(1 - a) / (1 + a)` for `a` in `[0, 1)`,
+/// Newton-Raphson division; in and out with 0 integer bits.
+fn one_minus_x_over_one_plus_x_for_x_in_0_1(a: i32) -> i32 {
+    let x = newton_raphson_reciprocal(rounding_half_sum(a, ONE_Q0));
+    rescale(x.wrapping_sub(1 << 29), 2, 0)
+}
+
+/// gemmlowp's `logistic`: `1 / (1 + exp(-a))` for the raw `a` with `INTEGER_BITS` integer bits
+/// (`0..=29`; TFLite's int8 LOGISTIC uses 4), the result with 0 integer bits. Computed on `|a|`
+/// and reflected (`1 - r`) for negative `a`; exactly 1/2 (`1 << 30`) at 0.
+///
+/// ```
+/// use hostrt_dsp::fixedpoint::logistic;
+///
+/// // logistic(1.0), 1.0 in Q4.27: about 0.731 in Q0.31.
+/// let y = logistic::<4>(1 << 27);
+/// assert!((f64::from(y) / 2f64.powi(31) - 0.731_058_6).abs() < 1e-6);
+/// ```
+pub fn logistic<const INTEGER_BITS: i32>(a: i32) -> i32 {
+    let abs = if a > 0 { a } else { a.wrapping_neg() };
+    let positive =
+        one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values::<INTEGER_BITS>(abs.wrapping_neg()));
+    if a == 0 {
+        1 << 30
+    } else if a > 0 {
+        positive
+    } else {
+        ONE_Q0.wrapping_sub(positive)
+    }
+}
+
+/// gemmlowp's `tanh`: `(1 - exp(-2|a|)) / (1 + exp(-2|a|))` with `a`'s sign, for the raw `a`
+/// with `INTEGER_BITS` integer bits (`0..=28`; TFLite's int8 TANH uses 4), the result with 0
+/// integer bits; 0 at 0.
+///
+/// ```
+/// use hostrt_dsp::fixedpoint::tanh;
+///
+/// // tanh(-0.5), -0.5 in Q4.27: about -0.462 in Q0.31.
+/// let y = tanh::<4>(-(1 << 26));
+/// assert!((f64::from(y) / 2f64.powi(31) + 0.462_117_2).abs() < 1e-6);
+/// ```
+pub fn tanh<const INTEGER_BITS: i32>(a: i32) -> i32 {
+    const { assert!(0 <= INTEGER_BITS && INTEGER_BITS <= 28, "tanh: 0..=28 integer bits") };
+    let negative = if a < 0 { a } else { a.wrapping_neg() };
+    // neg_tanh_on_negative_values: ExactMulByPot<1> doubles the value by adding an integer bit
+    // to the same raw integer.
+    let t = one_minus_x_over_one_plus_x_for_x_in_0_1(exp_on_negative_values_with(negative, INTEGER_BITS + 1));
+    if a == 0 {
+        0
+    } else if a < 0 {
+        t.wrapping_neg()
+    } else {
+        t
+    }
+}
+
+/// gemmlowp's `RoundingHalfSum` on int32: `(a + b) / 2`, rounded half away from zero.
 fn rounding_half_sum(a: i32, b: i32) -> i32 {
     let sum = i64::from(a) + i64::from(b);
     let sign = if sum >= 0 { 1 } else { -1 };
@@ -128,6 +211,31 @@ mod tests {
             assert!((got - want).abs() < 1e-6, "raw {raw}: {got} vs {want}");
         }
         assert_eq!(exp_on_negative_values::<5>(0), i32::MAX);
+    }
+
+    #[test]
+    fn logistic_and_tanh_match_float() {
+        // Q4.27 inputs over the whole range -16..16, as TFLite's int8 LOGISTIC and TANH.
+        for raw in (i32::MIN..=i32::MAX - (1 << 20)).step_by(1 << 20) {
+            let x = to_f(raw, 4);
+            let got = to_f(logistic::<4>(raw), 0);
+            let want = 1.0 / (1.0 + (-x).exp());
+            assert!((got - want).abs() < 1e-6, "logistic raw {raw}: {got} vs {want}");
+            let got = to_f(tanh::<4>(raw), 0);
+            let want = x.tanh();
+            assert!((got - want).abs() < 1e-6, "tanh raw {raw}: {got} vs {want}");
+        }
+        assert_eq!(logistic::<4>(0), 1 << 30);
+        assert_eq!(tanh::<4>(0), 0);
+        // Other integer bits: logistic(2.5) and tanh(-0.75) with 2 and with 7 integer bits.
+        for (got, want) in [
+            (to_f(logistic::<2>(5 << 28), 0), 1.0 / (1.0 + (-2.5f64).exp())),
+            (to_f(logistic::<7>(5 << 23), 0), 1.0 / (1.0 + (-2.5f64).exp())),
+            (to_f(tanh::<2>(-3 << 27), 0), (-0.75f64).tanh()),
+            (to_f(tanh::<7>(-3 << 22), 0), (-0.75f64).tanh()),
+        ] {
+            assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+        }
     }
 
     #[test]

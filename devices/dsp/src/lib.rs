@@ -40,7 +40,7 @@ mod argmax;
 mod conv;
 mod depthwise;
 mod error;
-mod fixedpoint;
+pub mod fixedpoint;
 mod fully_connected;
 #[cfg(feature = "kernels")]
 pub mod kernels;

@@ -4,10 +4,8 @@
 //! reference int8 kernel computes (its `Prepare` parameters and fixed-point `Eval` arithmetic,
 //! replayed per input value; RELU_N1_TO_1, which TFLM lacks, as TensorFlow Lite computes it).
 
-use hostrt_dsp::{
-    multiply_by_quantized_multiplier, quantize_multiplier, rounding_divide_by_pot,
-    saturating_rounding_doubling_high_mul,
-};
+use hostrt_dsp::fixedpoint;
+use hostrt_dsp::{multiply_by_quantized_multiplier, quantize_multiplier, rounding_divide_by_pot};
 
 /// `(scale, zero_point)` of an int8 tensor.
 pub type Quant = (f32, i32);
@@ -126,13 +124,15 @@ pub fn leaky_relu(input: Quant, output: Quant, alpha: f32) -> Result<Table, Stri
     }))
 }
 
+/// Integer bits of the fixed-point input of TFLM's int8 LOGISTIC and TANH (Q4.27).
+const INPUT_INTEGER_BITS: i32 = 4;
+
 /// The input rescaling TFLM's int8 LOGISTIC and TANH share: the input (relative to its zero
 /// point) goes to Q4.27 by `MultiplyByQuantizedMultiplier(x, multiplier, left_shift)`, from
 /// `frexp(input_scale * 2^27)`, and inputs at or beyond `±radius`
 /// (`CalculateInputRadius(4, left_shift, 31)`) saturate. Returns `(multiplier, left_shift,
 /// radius)`.
 fn q4_input_rescale(input_scale: f32) -> Result<(i32, i32, i32), String> {
-    const INPUT_INTEGER_BITS: i32 = 4;
     let real = f64::from(input_scale) * f64::from(1 << (31 - INPUT_INTEGER_BITS));
     // frexp and round(q * 2^31): QuantizeMultiplier's steps, whose only extra case (a
     // rounded mantissa of 2^31) cannot arise from a float scale's 24-bit mantissa.
@@ -148,9 +148,10 @@ fn q4_input_rescale(input_scale: f32) -> Result<(i32, i32, i32), String> {
 }
 
 /// TFLM's int8 LOGISTIC (`CalculateArithmeticOpDataLogistic`, `reference_integer_ops::Logistic`):
-/// the input in Q4.27, gemmlowp's fixed-point `logistic`, its Q0.31 result rounded to 1/256
-/// steps and offset by -128. The kernel assumes the output is quantized with scale 1/256 and
-/// zero point -128 (TFLM checks only the zero point); any other output is refused here.
+/// the input in Q4.27, gemmlowp's fixed-point `logistic` ([`fixedpoint::logistic`]), its Q0.31
+/// result rounded to 1/256 steps and offset by -128. The kernel assumes the output is quantized
+/// with scale 1/256 and zero point -128 (TFLM checks only the zero point); any other output is
+/// refused here.
 pub fn logistic(input: Quant, output: Quant) -> Result<Table, String> {
     check_quant("input", input)?;
     if output != (1.0 / 256.0, -128) {
@@ -168,16 +169,16 @@ pub fn logistic(input: Quant, output: Quant) -> Result<Table, String> {
             i8::MAX
         } else {
             let q4 = multiply_by_quantized_multiplier(v, m, shift);
-            let q0 = fixed_logistic(q4, 4);
+            let q0 = fixedpoint::logistic::<INPUT_INTEGER_BITS>(q4);
             saturate_i8(rounding_divide_by_pot(q0, 31 - 8) - 128)
         }
     }))
 }
 
 /// TFLM's int8 TANH (`CalculateArithmeticOpData` of tanh.cc, `reference_integer_ops::Tanh`): the
-/// input in Q4.27, gemmlowp's fixed-point `tanh`, its Q0.31 result rounded to 1/128 steps. The
-/// kernel assumes the output is quantized with scale 1/128 and zero point 0 (TFLM checks
-/// neither); any other output is refused here.
+/// input in Q4.27, gemmlowp's fixed-point `tanh` ([`fixedpoint::tanh`]), its Q0.31 result rounded
+/// to 1/128 steps. The kernel assumes the output is quantized with scale 1/128 and zero point 0
+/// (TFLM checks neither); any other output is refused here.
 pub fn tanh(input: Quant, output: Quant) -> Result<Table, String> {
     check_quant("input", input)?;
     if output != (1.0 / 128.0, 0) {
@@ -195,7 +196,7 @@ pub fn tanh(input: Quant, output: Quant) -> Result<Table, String> {
             i8::MAX
         } else {
             let q4 = multiply_by_quantized_multiplier(v, m, shift);
-            let q0 = fixed_tanh(q4, 4);
+            let q0 = fixedpoint::tanh::<INPUT_INTEGER_BITS>(q4);
             saturate_i8(rounding_divide_by_pot(q0, 31 - 7))
         }
     }))
@@ -252,161 +253,6 @@ pub fn hard_swish(input: Quant, output: Quant) -> Result<Table, String> {
         let output_value = (i32::from(output_value) + out_zp) as i16;
         saturate_i8(i32::from(output_value))
     }))
-}
-
-// gemmlowp fixed point on raw int32 values. A FixedPoint<int32_t, I> holds value / 2^(31 - I)
-// ("I integer bits"); the functions take and return the raw integers and name I where it
-// matters. gemmlowp's plain additions and subtractions wrap here (they never overflow on the
-// values the kernels produce).
-
-/// The raw value of 1 in a format with no integer bits (`FixedPoint<int32_t, 0>::One()`,
-/// saturated to `i32::MAX`).
-const ONE_Q0: i32 = i32::MAX;
-
-/// gemmlowp's `SaturatingRoundingMultiplyByPOT<exponent>` for a positive exponent: `x * 2^exponent`,
-/// saturated to the int32 range (the saturation test is gemmlowp's, on `±(2^(31 - exponent) - 1)`).
-fn saturating_shift_left(x: i32, exponent: u32) -> i32 {
-    let threshold = (1i32 << (31 - exponent)) - 1;
-    if x > threshold {
-        i32::MAX
-    } else if x < -threshold {
-        i32::MIN
-    } else {
-        x << exponent
-    }
-}
-
-/// gemmlowp's `Rescale<to>` of a value with `from` integer bits: a saturating left shift by
-/// `from - to` (all callers have `from >= to`).
-fn rescale(x: i32, from: u32, to: u32) -> i32 {
-    if from == to { x } else { saturating_shift_left(x, from - to) }
-}
-
-/// gemmlowp's `RoundingHalfSum` on int32: `(a + b) / 2`, rounded half away from zero.
-fn rounding_half_sum(a: i32, b: i32) -> i32 {
-    let sum = i64::from(a) + i64::from(b);
-    let sign = if sum >= 0 { 1 } else { -1 };
-    ((sum + sign) / 2) as i32
-}
-
-/// gemmlowp's `exp_on_interval_between_negative_one_quarter_and_0_excl`: `exp(a)` for `a` in
-/// `[-1/4, 0)`, both with no integer bits; a fourth-order Taylor expansion around -1/8.
-fn exp_on_interval_between_negative_one_quarter_and_0_excl(a: i32) -> i32 {
-    const EXP_MINUS_ONE_EIGHTH: i32 = 1_895_147_668;
-    const ONE_THIRD: i32 = 715_827_883;
-    let x = a.wrapping_add(1 << 28);
-    let x2 = saturating_rounding_doubling_high_mul(x, x);
-    let x3 = saturating_rounding_doubling_high_mul(x2, x);
-    let x4 = saturating_rounding_doubling_high_mul(x2, x2);
-    let x4_over_4 = rounding_divide_by_pot(x4, 2);
-    let poly = rounding_divide_by_pot(
-        saturating_rounding_doubling_high_mul(x4_over_4.wrapping_add(x3), ONE_THIRD).wrapping_add(x2),
-        1,
-    );
-    EXP_MINUS_ONE_EIGHTH
-        .wrapping_add(saturating_rounding_doubling_high_mul(EXP_MINUS_ONE_EIGHTH, x.wrapping_add(poly)))
-}
-
-/// gemmlowp's `exp_on_negative_values`: `exp(a)` for `a <= 0` with `integer_bits` integer bits,
-/// the result with none. `exp` of the remainder modulo 1/4, times `exp(-2^k)` for each set bit
-/// `k` of the rest (the barrel shifter), 1 for `a == 0`.
-fn exp_on_negative_values(a: i32, integer_bits: u32) -> i32 {
-    let fractional_bits = 31 - integer_bits;
-    let one_quarter = 1i32 << (fractional_bits - 2);
-    let a_mod_quarter_minus_one_quarter = (a & (one_quarter - 1)).wrapping_sub(one_quarter);
-    let mut result = exp_on_interval_between_negative_one_quarter_and_0_excl(rescale(
-        a_mod_quarter_minus_one_quarter,
-        integer_bits,
-        0,
-    ));
-    let remainder = a_mod_quarter_minus_one_quarter.wrapping_sub(a);
-    // (exponent, raw exp(-2^exponent) with no integer bits)
-    const BARREL: [(i32, i32); 7] = [
-        (-2, 1_672_461_947),
-        (-1, 1_302_514_674),
-        (0, 790_015_084),
-        (1, 290_630_308),
-        (2, 39_332_535),
-        (3, 720_401),
-        (4, 242),
-    ];
-    for (exponent, multiplier) in BARREL {
-        if integer_bits as i32 > exponent {
-            let shift = (fractional_bits as i32 + exponent) as u32;
-            if remainder & (1 << shift) != 0 {
-                result = saturating_rounding_doubling_high_mul(result, multiplier);
-            }
-        }
-    }
-    if integer_bits > 5 {
-        let clamp = -(1i32 << (36 - integer_bits));
-        if a < clamp {
-            result = 0;
-        }
-    }
-    if a == 0 { ONE_Q0 } else { result }
-}
-
-/// Three Newton-Raphson steps for `1 / half_denominator` (both from gemmlowp's divisions), with
-/// two integer bits, starting from `48/17 - 32/17 * half_denominator`.
-fn newton_raphson_reciprocal(half_denominator: i32) -> i32 {
-    const FORTY_EIGHT_OVER_SEVENTEEN: i32 = 1_515_870_810;
-    const MINUS_THIRTY_TWO_OVER_SEVENTEEN: i32 = -1_010_580_540;
-    const ONE_Q2: i32 = 1 << 29;
-    let mut x = FORTY_EIGHT_OVER_SEVENTEEN.wrapping_add(saturating_rounding_doubling_high_mul(
-        half_denominator,
-        MINUS_THIRTY_TWO_OVER_SEVENTEEN,
-    ));
-    for _ in 0..3 {
-        let half_denominator_times_x = saturating_rounding_doubling_high_mul(half_denominator, x);
-        let one_minus = ONE_Q2.wrapping_sub(half_denominator_times_x);
-        x = x.wrapping_add(rescale(saturating_rounding_doubling_high_mul(x, one_minus), 4, 2));
-    }
-    x
-}
-
-/// gemmlowp's `one_over_one_plus_x_for_x_in_0_1`: `1 / (1 + a)` for `a` in `(0, 1)`, both with
-/// no integer bits.
-fn one_over_one_plus_x_for_x_in_0_1(a: i32) -> i32 {
-    let x = newton_raphson_reciprocal(rounding_half_sum(a, ONE_Q0));
-    // ExactMulByPot<-1> (two integer bits to one, same raw value), then Rescale<0>.
-    rescale(x, 1, 0)
-}
-
-/// gemmlowp's `one_minus_x_over_one_plus_x_for_x_in_0_1`: `(1 - a) / (1 + a)` for `a` in
-/// `(0, 1)`, both with no integer bits.
-fn one_minus_x_over_one_plus_x_for_x_in_0_1(a: i32) -> i32 {
-    let x = newton_raphson_reciprocal(rounding_half_sum(a, ONE_Q0));
-    rescale(x.wrapping_sub(1 << 29), 2, 0)
-}
-
-/// gemmlowp's `logistic`: `1 / (1 + exp(-a))` for `a` with `integer_bits` integer bits, the
-/// result with none; computed on `|a|` and reflected (`1 - r`) for negative `a`; 1/2 at 0.
-fn fixed_logistic(a: i32, integer_bits: u32) -> i32 {
-    let abs = if a > 0 { a } else { a.wrapping_neg() };
-    let positive = one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(abs.wrapping_neg(), integer_bits));
-    if a == 0 {
-        1 << 30
-    } else if a > 0 {
-        positive
-    } else {
-        ONE_Q0.wrapping_sub(positive)
-    }
-}
-
-/// gemmlowp's `tanh`: `(1 - exp(-2|a|)) / (1 + exp(-2|a|))` for `a` with `integer_bits`
-/// integer bits, the result with none, with `a`'s sign; 0 at 0.
-fn fixed_tanh(a: i32, integer_bits: u32) -> i32 {
-    let negative = if a < 0 { a } else { a.wrapping_neg() };
-    // neg_tanh_on_negative_values: ExactMulByPot<1> doubles the value by adding an integer bit.
-    let t = one_minus_x_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(negative, integer_bits + 1));
-    if a == 0 {
-        0
-    } else if a < 0 {
-        t.wrapping_neg()
-    } else {
-        t
-    }
 }
 
 // The 16-bit fixed point of TFLite's HARD_SWISH kernel.
