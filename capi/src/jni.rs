@@ -85,6 +85,22 @@ fn tensor<'a>(handle: jlong) -> Result<&'a hostrt_tensor, Error> {
     unsafe { raw::get(handle as *const hostrt_tensor, Kind::Tensor) }.map_err(Error::invalid)
 }
 
+/// A host of its own for a Java program: an arena of `arena_bytes` (0: the system heap) and
+/// `workers` threads.
+fn new_host(
+    arena_bytes: jlong,
+    workers: jint,
+) -> Result<std::sync::Arc<crate::embed::host::HostInner>, Error> {
+    let options = hostrt_host_options {
+        arena_bytes: usize::try_from(arena_bytes).map_err(|_| Error::invalid("negative arena size"))?,
+        worker_threads: u32::try_from(workers).map_err(|_| Error::invalid("negative worker count"))?,
+        blocking_threads: 1,
+        ..Default::default()
+    };
+    // SAFETY: no caller memory (hostrt allocates the arena).
+    unsafe { crate::embed::host::new_host(&options) }
+}
+
 /// `Program.nativeLoad(byte[] bef, long arenaBytes, int workers)`: a program (copied) on a
 /// host of its own.
 #[unsafe(no_mangle)]
@@ -97,15 +113,26 @@ pub extern "system" fn Java_ai_hostrt_Program_nativeLoad<'l>(
 ) -> jlong {
     guarded(&mut env, 0, |env| {
         let bytes = env.convert_byte_array(&bef).map_err(java)?;
-        let options = hostrt_host_options {
-            arena_bytes: usize::try_from(arena_bytes).map_err(|_| Error::invalid("negative arena size"))?,
-            worker_threads: u32::try_from(workers).map_err(|_| Error::invalid("negative worker count"))?,
-            blocking_threads: 1,
-            ..Default::default()
-        };
-        // SAFETY: no caller memory (hostrt allocates the arena).
-        let host = unsafe { crate::embed::host::new_host(&options) }?;
+        let host = new_host(arena_bytes, workers)?;
         let inner = crate::embed::program::load_copy(host, &bytes)?;
+        Ok(hostrt_program::publish(inner)? as jlong)
+    })
+}
+
+/// `Program.nativeFromTflite(byte[] model, long arenaBytes, int workers)`: a TensorFlow Lite
+/// model imported (docs/models.md) into a program on a host of its own.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_ai_hostrt_Program_nativeFromTflite<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    model: JByteArray<'l>,
+    arena_bytes: jlong,
+    workers: jint,
+) -> jlong {
+    guarded(&mut env, 0, |env| {
+        let bytes = env.convert_byte_array(&model).map_err(java)?;
+        let host = new_host(arena_bytes, workers)?;
+        let inner = crate::embed::program::load_tflite(host, &bytes)?;
         Ok(hostrt_program::publish(inner)? as jlong)
     })
 }

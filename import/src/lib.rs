@@ -15,12 +15,14 @@
 //! ```
 
 pub mod error;
+mod model;
 pub mod npy;
 pub mod plan;
 pub mod program;
 pub mod tflite;
 
 pub use error::ImportError;
+pub use model::Program;
 pub use program::Report;
 
 use hostrt_compiler::ast::Module;

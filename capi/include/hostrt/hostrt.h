@@ -318,6 +318,22 @@ hostrt_program *hostrt_program_load_file(const hostrt_host *host,
                                          const char *path,
                                          hostrt_status *status);
 
+// Imports the TensorFlow Lite model in the `len` bytes at `bytes` (docs/models.md) and
+// loads the program it becomes on `host`; NULL with the reason in `status` (a malformed
+// or unsupported model names the operator or tensor at fault). The model's bytes are only
+// read during the call; the program keeps its own copy of the weights. To read weights in
+// place instead, import ahead of time (`hostrt import`) and load the BEF borrowed or mapped.
+hostrt_program *hostrt_program_from_tflite(const hostrt_host *host,
+                                           const void *bytes,
+                                           size_t len,
+                                           hostrt_status *status);
+
+// Imports the TensorFlow Lite model file at `path`, mapped read-only while it is read, and
+// loads the program it becomes on `host`; NULL with the reason in `status`.
+hostrt_program *hostrt_program_from_tflite_file(const hostrt_host *host,
+                                                const char *path,
+                                                hostrt_status *status);
+
 // Destroys a program handle. Results and calls made from it keep what they need; the
 // program's memory goes with the last of them.
 hostrt_code hostrt_program_destroy(hostrt_program *program, hostrt_status *status);

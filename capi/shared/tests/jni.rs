@@ -1,7 +1,8 @@
 //! The Android binding's Java classes (`examples/android`) on the host's JDK, over this
 //! package's `libhostrt.so` (built with the JNI functions): `ProgramTest` calls scalar and
-//! tensor functions, checks errors, and classifies the digits, which must equal what the C
-//! API returns for the same program. Skips, with a message, without `javac` and `java`.
+//! tensor functions, checks errors, imports a TensorFlow Lite model (`Program.fromTflite`)
+//! and compares its output with the golden, and classifies the digits, which must equal what
+//! the C API returns for the same program. Skips, with a message, without `javac` and `java`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -92,6 +93,10 @@ fn the_java_classes_run_programs_through_jni() {
         .arg("ai.hostrt.ProgramTest")
         .arg(&calls)
         .arg(&digits)
+        .args(
+            ["fc_relu_f32.tflite", "fc_relu_f32.input.npy", "fc_relu_f32.output.npy"]
+                .map(|f| root().join("import/tests/models").join(f)),
+        )
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -139,7 +139,8 @@ fn kernels() -> &'static KernelRegistry<1024> {
         // Fixed tables well under the capacity: registration cannot fail.
         let _ = register_basic_kernels(&mut r)
             .and_then(|()| register_tensor_kernels(&mut r))
-            .and_then(|()| r.add_entries(hostrt_dsp::kernels::KERNELS));
+            .and_then(|()| r.add_entries(hostrt_dsp::kernels::KERNELS))
+            .and_then(|()| r.add_entries(hostrt_ops::KERNELS));
         crate::std_ops::register_standard_ops();
         r
     })
@@ -151,6 +152,15 @@ pub(crate) fn load_copy(host: Arc<HostInner>, bytes: &[u8]) -> Result<ProgramInn
     let at: *const [u8] = copy.as_bytes();
     // SAFETY: the copy is kept with the program and never changed.
     unsafe { load(host, at, Bytes::Copied(copy)) }
+}
+
+/// Imports the TensorFlow Lite model `model` (docs/models.md) and loads the program it
+/// becomes; the model's bytes are read during the call only.
+pub(crate) fn load_tflite(host: Arc<HostInner>, model: &[u8]) -> Result<ProgramInner, Error> {
+    let imported =
+        hostrt_import::tflite(model).map_err(|e| Error::invalid(format!("cannot import the model: {e}")))?;
+    let bef = imported.to_bef().map_err(|e| Error::invalid(format!("cannot import the model: {e}")))?;
+    load_copy(host, &bef)
 }
 
 /// Loads the BEF file at `path` on `host`, mapped read-only.
@@ -244,6 +254,56 @@ pub unsafe extern "C" fn hostrt_program_load_file(
             let path = text(path).ok_or_else(|| Error::invalid("NULL path"))?;
             let inner = load_mapped(host, &path)?;
             out = hostrt_program::publish(inner)?;
+            Ok(())
+        })
+    };
+    out
+}
+
+/// Imports the TensorFlow Lite model in the `len` bytes at `bytes` (docs/models.md) and
+/// loads the program it becomes on `host`; NULL with the reason in `status` (a malformed
+/// or unsupported model names the operator or tensor at fault). The model's bytes are only
+/// read during the call; the program keeps its own copy of the weights. To read weights in
+/// place instead, import ahead of time (`hostrt import`) and load the BEF borrowed or mapped.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_program_from_tflite(
+    host: *const hostrt_host,
+    bytes: *const c_void,
+    len: usize,
+    status: *mut hostrt_status,
+) -> *mut hostrt_program {
+    let mut out = std::ptr::null_mut();
+    // SAFETY: handles checked by the table; `len` readable bytes at `bytes`, by the contract.
+    unsafe {
+        report(status, || {
+            let host = super::host::host(host)?;
+            if bytes.is_null() {
+                return Err(Error::invalid("NULL model bytes"));
+            }
+            let model = &*std::ptr::slice_from_raw_parts(bytes.cast::<u8>(), len);
+            out = hostrt_program::publish(load_tflite(host, model)?)?;
+            Ok(())
+        })
+    };
+    out
+}
+
+/// Imports the TensorFlow Lite model file at `path`, mapped read-only while it is read, and
+/// loads the program it becomes on `host`; NULL with the reason in `status`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_program_from_tflite_file(
+    host: *const hostrt_host,
+    path: *const c_char,
+    status: *mut hostrt_status,
+) -> *mut hostrt_program {
+    let mut out = std::ptr::null_mut();
+    // SAFETY: handles checked by the table; `path` NULL or a C string, by the contract.
+    unsafe {
+        report(status, || {
+            let host = super::host::host(host)?;
+            let path = text(path).ok_or_else(|| Error::invalid("NULL path"))?;
+            let mapped = MappedBef::open(&*path).map_err(|e| Error::new(HOSTRT_NOT_FOUND, e.to_string()))?;
+            out = hostrt_program::publish(load_tflite(host, mapped.bytes())?)?;
             Ok(())
         })
     };

@@ -543,3 +543,47 @@ fn an_arena_too_large_to_pad_is_refused() {
         assert_eq!(s.message(), format!("arena of {} bytes: too large", usize::MAX - 3));
     }
 }
+
+#[test]
+fn a_tflite_model_imports_from_bytes_and_runs() {
+    let models = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../import/tests/models");
+    let read = |f: &str| std::fs::read(models.join(f)).unwrap();
+    let model = read("fc_relu_i8.tflite");
+    let input = hostrt_import::npy::read(&read("fc_relu_i8.input.npy")).unwrap();
+    let golden = hostrt_import::npy::read(&read("fc_relu_i8.output.npy")).unwrap();
+    let host = host_with_arena(1 << 20, 0);
+    let s = Status::new();
+    // SAFETY: live handles; the model bytes are read during the call only; outputs are locals.
+    unsafe {
+        let program = hostrt_program_from_tflite(host, model.as_ptr().cast(), model.len(), s.0);
+        assert_eq!(s.code(), HOSTRT_OK, "{}", s.message());
+        let dims: Vec<i64> = input.shape.iter().map(|&d| d as i64).collect();
+        let x = hostrt_tensor_new(
+            host,
+            HOSTRT_DTYPE_I8,
+            dims.as_ptr(),
+            dims.len(),
+            input.data.as_ptr().cast(),
+            input.data.len(),
+            s.0,
+        );
+        assert_eq!(s.code(), HOSTRT_OK, "{}", s.message());
+        let mut results = null_mut();
+        assert_eq!(hostrt_call(program, c"main".as_ptr(), &tensor_arg(x), 1, &mut results, s.0), HOSTRT_OK);
+        let mut y = i32v(0);
+        assert_eq!(hostrt_results_get(results, 0, &mut y, s.0), HOSTRT_OK, "{}", s.message());
+        let got = std::slice::from_raw_parts(hostrt_tensor_data(y.tensor).cast::<u8>(), golden.data.len());
+        assert_eq!(got, &golden.data[..], "bit-exact with TensorFlow Lite Micro");
+        hostrt_tensor_destroy(y.tensor, s.0);
+        hostrt_results_destroy(results, s.0);
+        hostrt_tensor_destroy(x, s.0);
+
+        // A malformed model is refused with the reason; nothing is published.
+        let truncated = &model[..model.len() / 2];
+        let bad = hostrt_program_from_tflite(host, truncated.as_ptr().cast(), truncated.len(), s.0);
+        assert!(bad.is_null());
+        assert_eq!(s.code(), HOSTRT_INVALID_ARGUMENT);
+        assert!(s.message().starts_with("cannot import the model"), "{}", s.message());
+        destroy(host, program);
+    }
+}

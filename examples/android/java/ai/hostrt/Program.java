@@ -19,6 +19,13 @@ public final class Program implements AutoCloseable {
     return new Program(nativeLoad(bef, arenaBytes, workers));
   }
 
+  /** Imports the TensorFlow Lite model `model` (a `.tflite` file's bytes) into a program whose
+   *  `main` takes the model's inputs and returns its outputs. Throws HostrtException naming the
+   *  operator or tensor of a malformed or unsupported model. */
+  public static Program fromTflite(byte[] model, long arenaBytes, int workers) {
+    return new Program(nativeFromTflite(model, arenaBytes, workers));
+  }
+
   /** The names of the program's functions. */
   public String[] functions() {
     return nativeFunctions(handle);
@@ -40,6 +47,7 @@ public final class Program implements AutoCloseable {
   }
 
   private static native long nativeLoad(byte[] bef, long arenaBytes, int workers);
+  private static native long nativeFromTflite(byte[] model, long arenaBytes, int workers);
   private static native String[] nativeFunctions(long handle);
   private static native Object[] nativeCall(long handle, String function, Object[] args);
   private static native void nativeClose(long handle);

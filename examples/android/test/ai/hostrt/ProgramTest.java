@@ -1,18 +1,31 @@
 package ai.hostrt;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.Arrays;
 
 /** The binding on the host's JDK: `java -Djava.library.path=DIR -cp CLASSES ai.hostrt.ProgramTest
- *  calls.bef digits.bef`. Prints the digits classes as `hostrt run` prints them; exits 1 on the
- *  first failed check. */
+ *  calls.bef digits.bef model.tflite input.npy golden.npy`. Prints the digits classes as `hostrt
+ *  run` prints them; exits 1 on the first failed check. The TensorFlow Lite model takes and
+ *  returns float32 (.npy files of little-endian f32, version 1 headers). */
 public final class ProgramTest {
   private static void check(boolean ok, String what) {
     if (!ok) {
       System.err.println("FAILED: " + what);
       System.exit(1);
     }
+  }
+
+  /** The float32 values of a version-1 `.npy` file: the data follows a 10-byte preamble and
+   *  the header whose length is in bytes 8 and 9. */
+  private static float[] npyFloats(String path) throws Exception {
+    ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(Paths.get(path))).order(ByteOrder.LITTLE_ENDIAN);
+    b.position(10 + (b.getShort(8) & 0xffff));
+    float[] v = new float[b.remaining() / 4];
+    b.asFloatBuffer().get(v);
+    return v;
   }
 
   public static void main(String[] args) throws Exception {
@@ -52,6 +65,24 @@ public final class ProgramTest {
       check(false, "a corrupt program throws");
     } catch (HostrtException e) {
       check(e.code == 15, "DATA_LOSS for a corrupt program: " + e.code);
+    }
+    // A TensorFlow Lite model imported from its bytes: the golden within 1e-5 of its largest value.
+    float[] x = npyFloats(args[3]);
+    float[] golden = npyFloats(args[4]);
+    try (Program model = Program.fromTflite(Files.readAllBytes(Paths.get(args[2])), 0, 0);
+        Tensor input = Tensor.ofFloats(x, 1, x.length);
+        Tensor output = (Tensor) model.call("main", input)[0]) {
+      float[] y = output.toFloats();
+      float scale = 0;
+      for (float g : golden) scale = Math.max(scale, Math.abs(g));
+      check(y.length == golden.length, "model output size " + y.length);
+      for (int i = 0; i < y.length; i++) check(Math.abs(y[i] - golden[i]) <= 1e-5f * scale, "model output " + i);
+    }
+    try {
+      Program.fromTflite(new byte[] {1, 2, 3}, 0, 0);
+      check(false, "a malformed model throws");
+    } catch (HostrtException e) {
+      check(e.code == 3 && e.getMessage().contains("cannot import the model"), e.getMessage());
     }
     // The digits model with an input made in Java (its own test images, copied).
     try (Program digits = Program.load(Files.readAllBytes(Paths.get(args[1])), 4 << 20, 2)) {
