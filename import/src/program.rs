@@ -66,22 +66,39 @@ pub fn build(g: &Graph<'_>, lowered: &Lowered) -> Result<(Module, Report), Impor
         }
     }
     let roots: Vec<usize> = life.keys().copied().collect();
-    let buffers: Vec<Buffer> = roots
+    let mut buffers: Vec<Buffer> = roots
         .iter()
         .map(|t| Buffer { size: g.tensors[*t].bytes(), first: life[t].0, last: life[t].1 })
         .collect();
+    // Step-local scratch buffers (step, attribute), placed after the tensors: alive for
+    // their step only.
+    let mut scratch = Vec::new();
+    for (i, s) in lowered.steps.iter().enumerate() {
+        for (k, (_, spec)) in s.attrs.iter().enumerate() {
+            if let AttrSpec::Scratch(size) = spec {
+                scratch.push((i, k));
+                buffers.push(Buffer { size: *size, first: i, last: i });
+            }
+        }
+    }
     let p = plan::plan(&buffers);
     debug_assert!(plan::is_valid(&buffers, &p));
     let offset_of: BTreeMap<usize, usize> = roots.iter().copied().zip(p.offsets.iter().copied()).collect();
-    let at = |t: usize| -> Result<i64, ImportError> {
-        let o = offset_of
-            .get(&t)
-            .copied()
-            .ok_or_else(|| ImportError::model(format!("internal: tensor {t} has no arena slot")))?;
+    let scratch_at: BTreeMap<(usize, usize), usize> =
+        scratch.into_iter().zip(p.offsets[roots.len()..].iter().copied()).collect();
+    let checked = |o: usize| {
         i64::try_from(o)
             .ok()
             .filter(|&o| o <= i64::from(i32::MAX))
             .ok_or_else(|| ImportError::model("the arena exceeds 2 GiB".into()))
+    };
+    let at = |t: usize| -> Result<i64, ImportError> {
+        checked(
+            offset_of
+                .get(&t)
+                .copied()
+                .ok_or_else(|| ImportError::model(format!("internal: tensor {t} has no arena slot")))?,
+        )
     };
     let int = |v: i64| Attr::Int { value: v, ty: Type("i32".into()) };
 
@@ -109,7 +126,7 @@ pub fn build(g: &Graph<'_>, lowered: &Lowered) -> Result<(Module, Report), Impor
     let mut results = Vec::new();
     for (i, s) in lowered.steps.iter().enumerate() {
         let mut attrs = Vec::new();
-        for (name, spec) in &s.attrs {
+        for (k, (name, spec)) in s.attrs.iter().enumerate() {
             let value = match spec {
                 AttrSpec::Value(v) => v.clone(),
                 AttrSpec::Offset(t) => Attr::Array(vec![int(at(*t)?)]),
@@ -129,6 +146,12 @@ pub fn build(g: &Graph<'_>, lowered: &Lowered) -> Result<(Module, Report), Impor
                     let mut v = vec![int(at(*tensor)?)];
                     v.extend(dims.iter().map(|&d| int(d as i64)));
                     Attr::Array(v)
+                }
+                AttrSpec::Scratch(size) => {
+                    let o = scratch_at.get(&(i, k)).copied().ok_or_else(|| {
+                        ImportError::model(format!("internal: the scratch of {} has no arena slot", s.loc))
+                    })?;
+                    Attr::Array(vec![int(checked(o)?), int(checked(*size)?)])
                 }
             };
             if let Attr::Dense(d) = &value {

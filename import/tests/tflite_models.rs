@@ -1,9 +1,10 @@
 //! Every model of tests/models (made by make_models.py with TensorFlow's converter) imported,
 //! run by the `nn.*` kernels, and compared with its golden: int8 bit-exact with TensorFlow
 //! Lite Micro, layer by layer (every operator's output, imported with `dump_tensors`, has
-//! the CRC-32 TFLite Micro's has in models.json), float32 within 1e-5 of LiteRT. Each model's planned arena, its size without
-//! reuse and its weight bytes are printed (`--nocapture`); TFLite Micro's arena use is in
-//! tests/models/models.json.
+//! the CRC-32 TFLite Micro's has in models.json), float32 within 1e-5 of LiteRT, dynamic-range
+//! ("hybrid", `*_hybrid`) models within 1e-4 of LiteRT's builtin kernels. Each model's planned
+//! arena, its size without reuse and its weight bytes are printed (`--nocapture`); TFLite
+//! Micro's arena use is in tests/models/models.json.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -90,15 +91,19 @@ fn check(name: &str, meta: &serde_json::Value) -> Result<String, String> {
             got.dtype, got.shape, golden.dtype, golden.shape
         ));
     }
+    let mut error = String::new();
     if golden.dtype == "f32" {
         let (a, b) = (f32s(got), f32s(&golden));
         // Relative to the output's largest magnitude: LiteRT (XNNPACK) sums in another
-        // order, so values near zero differ by more than 1e-5 of themselves.
+        // order, so values near zero differ by more than 1e-5 of themselves. Hybrid layers
+        // quantize their input on the fly: one rounding step apart is a larger difference.
+        let tolerance = if name.ends_with("_hybrid") { 1e-4 } else { 1e-5 };
         let scale = b.iter().fold(0.0f32, |m, y| m.max(y.abs())).max(f32::MIN_POSITIVE);
         let worst = a.iter().zip(&b).map(|(x, y)| (x - y).abs() / scale).fold(0.0f32, f32::max);
-        if worst.is_nan() || worst > 1e-5 {
-            return Err(format!("largest difference {worst:e} of the output's magnitude > 1e-5"));
+        if worst.is_nan() || worst > tolerance {
+            return Err(format!("largest difference {worst:e} of the output's magnitude > {tolerance:e}"));
         }
+        error = format!(", largest difference {worst:e}");
     } else if got.data != golden.data {
         let diff = got.data.iter().zip(&golden.data).filter(|(a, b)| a != b).count();
         return Err(format!("{diff} of {} int8 values differ from TFLite Micro", golden.data.len()));
@@ -109,7 +114,7 @@ fn check(name: &str, meta: &serde_json::Value) -> Result<String, String> {
         None => String::new(),
     };
     Ok(format!(
-        "{name}: ok, arena {} bytes (unplanned {}), weights {} bytes{layers}",
+        "{name}: ok, arena {} bytes (unplanned {}), weights {} bytes{layers}{error}",
         imported.report.arena_bytes, imported.report.unplanned_bytes, imported.report.weight_bytes
     ))
 }

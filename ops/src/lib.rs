@@ -35,6 +35,8 @@ mod attrs;
 mod conv;
 mod elementwise;
 mod fully_connected;
+mod hybrid;
+mod matmul;
 mod movement;
 mod pool;
 mod quantize;
@@ -59,6 +61,9 @@ pub const KERNELS: &[KernelEntry] = &[
     KernelEntry::strict("nn.depthwise_conv_2d.f32", conv::depthwise_conv_2d_f32),
     KernelEntry::strict("nn.fully_connected.i8", fully_connected::fully_connected_i8),
     KernelEntry::strict("nn.fully_connected.f32", fully_connected::fully_connected_f32),
+    KernelEntry::strict("nn.fully_connected.hybrid", hybrid::fully_connected_hybrid),
+    KernelEntry::strict("nn.conv_2d.hybrid", hybrid::conv_2d_hybrid),
+    KernelEntry::strict("nn.depthwise_conv_2d.hybrid", hybrid::depthwise_conv_2d_hybrid),
     KernelEntry::strict("nn.max_pool_2d.i8", pool::max_pool_2d_i8),
     KernelEntry::strict("nn.max_pool_2d.f32", pool::max_pool_2d_f32),
     KernelEntry::strict("nn.average_pool_2d.i8", pool::average_pool_2d_i8),
@@ -86,6 +91,8 @@ pub const KERNELS: &[KernelEntry] = &[
     KernelEntry::strict("nn.log_softmax.f32", activation::log_softmax_f32),
     KernelEntry::strict("nn.sum.i8", reduce::sum_i8),
     KernelEntry::strict("nn.sum.f32", reduce::sum_f32),
+    KernelEntry::strict("nn.batch_matmul.i8", matmul::batch_matmul_i8),
+    KernelEntry::strict("nn.batch_matmul.f32", matmul::batch_matmul_f32),
     KernelEntry::strict("nn.softmax.i8", softmax::softmax_i8),
     KernelEntry::strict("nn.softmax.f32", softmax::softmax_f32),
     KernelEntry::strict("nn.quantize.f32.i8", quantize::quantize_f32_i8),

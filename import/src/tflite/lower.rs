@@ -13,6 +13,8 @@ use super::options::{Options, kind};
 use crate::error::ImportError;
 
 mod activation;
+mod hybrid;
+mod matmul;
 mod movement;
 mod reduce;
 
@@ -33,6 +35,9 @@ pub enum AttrSpec {
         start: i64,
         strides: Vec<i32>,
     },
+    /// `[offset, bytes]` of a scratch buffer of `bytes` bytes that only this step uses: the
+    /// planner keeps it alive for the step alone, apart from the step's tensors.
+    Scratch(usize),
     Value(Attr),
 }
 
@@ -68,7 +73,7 @@ impl Step {
             AttrSpec::Region { tensor, .. } | AttrSpec::Offset(tensor) | AttrSpec::Strided { tensor, .. } => {
                 Some(*tensor)
             }
-            AttrSpec::Value(_) => None,
+            AttrSpec::Value(_) | AttrSpec::Scratch(_) => None,
         })
     }
 }
@@ -412,6 +417,7 @@ impl<'a> Lowerer<'_, 'a> {
             34 | 60 => self.pad(op),
             14 | 19 | 20 | 21 | 28 | 98 | 117 => self.activation(op),
             50 => self.log_softmax(op),
+            126 => self.batch_matmul(op),
             40 => self.reduce(op, true),
             74 => self.reduce(op, false),
             _ => Err(format!("operator {} is not supported (supported: {})", op.name, SUPPORTED.join(", "))),
@@ -450,7 +456,7 @@ impl<'a> Lowerer<'_, 'a> {
         let float = self.t(x).elem == ElemType::F32;
         let elem = if float { ElemType::F32 } else { ElemType::I8 };
         if float && self.t(f).elem == ElemType::I8 {
-            return Err("dynamic-range (hybrid) convolutions are not supported yet".into());
+            return self.hybrid_conv(op, depthwise, (pad, stride, dil, act));
         }
         self.expect(x, "input", elem, Some(4))?;
         self.expect(f, "filter", elem, Some(4))?;
@@ -584,7 +590,7 @@ impl<'a> Lowerer<'_, 'a> {
         let float = self.t(x).elem == ElemType::F32;
         let elem = if float { ElemType::F32 } else { ElemType::I8 };
         if float && self.t(f).elem == ElemType::I8 {
-            return Err("dynamic-range (hybrid) fully connected layers are not supported yet".into());
+            return self.hybrid_fully_connected(op, act, o.bool(3)?);
         }
         self.expect(x, "input", elem, None)?;
         self.expect(f, "weights", elem, Some(2))?;
@@ -884,12 +890,13 @@ impl<'a> Lowerer<'_, 'a> {
 pub const SUPPORTED: &[&str] = &[
     "ADD",
     "AVERAGE_POOL_2D",
+    "BATCH_MATMUL",
     "CONCATENATION",
-    "CONV_2D",
-    "DEPTHWISE_CONV_2D",
+    "CONV_2D (also dynamic-range int8 weights)",
+    "DEPTHWISE_CONV_2D (also dynamic-range int8 weights)",
     "DEQUANTIZE",
     "EXPAND_DIMS",
-    "FULLY_CONNECTED",
+    "FULLY_CONNECTED (also dynamic-range int8 weights)",
     "HARD_SWISH",
     "LEAKY_RELU",
     "LOGISTIC",

@@ -22,6 +22,7 @@ pub mod kind {
     pub const UNPACK: u8 = 64;
     pub const LEAKY_RELU: u8 = 75;
     pub const SQUARED_DIFFERENCE: u8 = 76;
+    pub const BATCH_MATMUL: u8 = 101;
 }
 
 /// Reads the options of `op`, which must be of type `expected` (absent options read as the

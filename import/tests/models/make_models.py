@@ -2,10 +2,12 @@
 """Builds the TensorFlow Lite test models of hostrt-import and their goldens.
 
 Each model is a small Keras network converted with TensorFlow's converter, in float32 and
-in full-integer int8 (a representative dataset of random inputs). For every model this
-writes NAME.tflite, NAME.input.npy (one input batch, int8 inputs as the model takes them)
-and NAME.output.npy, the golden output: TensorFlow Lite Micro's Python interpreter for
-int8 models (the reference kernels firmware teams compare against), LiteRT for float32.
+in full-integer int8 (a representative dataset of random inputs); the HYBRID models in
+dynamic-range quantization (int8 weights, float32 activations quantized on the fly). For
+every model this writes NAME.tflite, NAME.input.npy (one input batch, int8 inputs as the
+model takes them) and NAME.output.npy, the golden output: TensorFlow Lite Micro's Python
+interpreter for int8 models (the reference kernels firmware teams compare against), LiteRT
+for float32, and LiteRT's builtin kernels without XNNPACK for hybrid models.
 models.json records each golden's source, TFLite Micro's arena use and, for int8 models,
 the CRC-32 of every operator output in TFLite Micro (the test compares each layer).
 
@@ -210,6 +212,55 @@ def mean_sum():
     return keras.Model(x, L.Concatenate()([L.Dense(4)(m), L.Dense(4)(s)]))
 
 
+def batch_matmul():
+    """Attention-shaped products: q . k^T (adj_y), then the scores . v, over a batch of 2."""
+    x = keras.Input((2, 6, 8), batch_size=1)  # static shapes: no shape arithmetic ops
+    q, k, v = L.Dense(8)(x), L.Dense(8)(x), L.Dense(5)(x)
+    s = L.Lambda(lambda t: tf.linalg.matmul(t[0], t[1], transpose_b=True))([q, k])
+    return keras.Model(x, L.Lambda(lambda t: tf.linalg.matmul(t[0], t[1]))([s, v]))
+
+
+def fc_relu_hybrid():
+    """A batch of three rows through a 128->32 Dense: FULLY_CONNECTED quantizes each row on
+    the fly."""
+    x = keras.Input((128,), batch_size=3)
+    return keras.Model(x, L.Dense(32, activation="relu")(x))
+
+
+def conv_same_relu6_stride2_hybrid():
+    """Two images: CONV_2D quantizes each on its own."""
+    x = keras.Input((12, 12, 16), batch_size=2)
+    return keras.Model(x, L.Conv2D(32, 3, strides=2, padding="same", activation=keras.activations.relu6)(x))
+
+
+def depthwise_mult2_hybrid():
+    """126 output channels: LiteRT's epilogue takes four at a time, then the last two."""
+    x = keras.Input((6, 6, 63))
+    return keras.Model(x, L.DepthwiseConv2D(3, depth_multiplier=2, padding="same", activation="relu")(x))
+
+
+def small_cnn_hybrid():
+    """Hybrid layers mixed with float32 ones (those under 1024 weights stay float32)."""
+    x = keras.Input((16, 16, 8))
+    h = L.Conv2D(16, 3, padding="same", activation="relu")(x)
+    h = L.DepthwiseConv2D(3, strides=2, padding="same", activation="relu")(h)
+    h = L.Conv2D(64, 1, activation="relu")(h)
+    h = L.DepthwiseConv2D(3, strides=2, padding="valid", activation=keras.activations.relu6)(h)
+    h = L.Flatten()(L.GlobalAveragePooling2D(keepdims=True)(h))
+    h = L.Dense(32, activation="relu")(L.Dense(64, activation="relu")(h))
+    return keras.Model(x, L.Softmax()(L.Dense(10)(h)))
+
+
+# Dynamic-range ("hybrid") models: float32 input and output, int8 weights (the converter
+# quantizes weights of 1024 elements or more, per channel) quantized on the fly.
+HYBRID = {
+    "fc_relu": fc_relu_hybrid,
+    "conv_same_relu6_stride2": conv_same_relu6_stride2_hybrid,
+    "depthwise_mult2": depthwise_mult2_hybrid,
+    "small_cnn": small_cnn_hybrid,
+}
+
+
 # (builder, int8, float32)
 MODELS = {
     "conv_same_relu": (conv_same_relu, True, True),
@@ -237,6 +288,7 @@ MODELS = {
     "squared_difference": (squared_difference, True, True),
     "prelu": (prelu, True, True),
     "mean_sum": (mean_sum, True, True),
+    "batch_matmul": (batch_matmul, True, True),
     # TFLite Micro has no RELU_N1_TO_1 and no int8 LOG_SOFTMAX golden here: float32 only.
     **{name: (activation(layer), name not in ("log_softmax", "relu_n1_to_1"), True) for name, layer in ACTIVATIONS.items()},
 }
@@ -251,9 +303,12 @@ def randomize(model, rng, gain=0.5):
             layer.set_weights([rng.normal(0, gain / np.sqrt(max(1, w.size // w.shape[-1])), w.shape).astype(np.float32) if i == 0 else rng.normal(0, 0.1, w.shape).astype(np.float32) for i, w in enumerate(ws)])
 
 
-def convert(model, int8, rng):
+def convert(model, int8, rng, hybrid=False):
     conv = tf.lite.TFLiteConverter.from_keras_model(model)
-    if int8:
+    if hybrid:
+        # Dynamic-range quantization: int8 weights, no representative dataset.
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    elif int8:
         shape = [1] + list(model.input_shape[1:])
         data = [rng.normal(0, 1, shape).astype(np.float32) for _ in range(64)]
         conv.optimizations = [tf.lite.Optimize.DEFAULT]
@@ -316,38 +371,59 @@ def litert_run(data, x):
     return it.get_tensor(it.get_output_details()[0]["index"])
 
 
+def litert_builtin_run(data, x):
+    """LiteRT's builtin kernels, without XNNPACK (which runs hybrid layers its own way): the
+    golden of the hybrid models. Checks that their layers really are hybrid."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    it = Interpreter(model_content=data, experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    dtype = {t["index"]: t["dtype"] for t in it.get_tensor_details()}
+    hybrid = [op["op_name"] for op in it._get_ops_details()
+              if op["op_name"] in ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
+              and dtype[op["inputs"][0]] == np.float32 and dtype[op["inputs"][1]] == np.int8]
+    assert hybrid, "no hybrid layer"
+    assert "DEQUANTIZE" not in {op["op_name"] for op in it._get_ops_details()}, "weights dequantized"
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    return it.get_tensor(it.get_output_details()[0]["index"]), hybrid
+
+
 def main():
     only = set(sys.argv[1:])
     meta = {}
-    for name, (build, do_int8, do_f32) in MODELS.items():
-        for int8, suffix in ((True, "i8"), (False, "f32")):
-            if not (do_int8 if int8 else do_f32):
-                continue
-            full = f"{name}_{suffix}"
-            if only and full not in only:
-                continue
-            rng = np.random.default_rng(SEED)
-            tf.keras.utils.set_random_seed(SEED)
-            model = build()
-            randomize(model, rng, np.sqrt(2) if name.startswith("mobilenet") else 0.5)
-            data = convert(model, int8, rng)
-            x = rng.normal(0, 1, [1] + list(model.input_shape[1:])).astype(np.float32)
-            if int8:
-                from ai_edge_litert.interpreter import Interpreter
-                d = Interpreter(model_content=data).get_input_details()[0]
-                s, z = d["quantization"]
-                x = np.clip(np.round(x / s) + z, -128, 127).astype(np.int8)
-                y, arena = tflm_run(data, x)
-                sat = float(np.mean((y == 127) | (y == -128)))
-                meta[full] = {"golden": "tflite-micro", "tflm_arena": arena, "saturated": sat,
-                              "tensor_crc32": tflm_intermediates(data, x)}
-            else:
-                y = litert_run(data, x)
-                meta[full] = {"golden": "ai-edge-litert"}
-            open(os.path.join(OUT, full + ".tflite"), "wb").write(data)
-            np.save(os.path.join(OUT, full + ".input.npy"), x)
-            np.save(os.path.join(OUT, full + ".output.npy"), y)
-            print(full, len(data), "bytes", meta[full], flush=True)
+    jobs = [(name, build, kind) for name, (build, do_int8, do_f32) in MODELS.items()
+            for kind, wanted in (("i8", do_int8), ("f32", do_f32)) if wanted]
+    jobs += [(name, build, "hybrid") for name, build in HYBRID.items()]
+    for name, build, suffix in jobs:
+        int8, hybrid = suffix == "i8", suffix == "hybrid"
+        full = f"{name}_{suffix}"
+        if only and full not in only:
+            continue
+        rng = np.random.default_rng(SEED)
+        tf.keras.utils.set_random_seed(SEED)
+        model = build()
+        randomize(model, rng, np.sqrt(2) if name.startswith("mobilenet") else 0.5)
+        data = convert(model, int8, rng, hybrid)
+        x = rng.normal(0, 1, [model.input_shape[0] or 1] + list(model.input_shape[1:])).astype(np.float32)
+        if hybrid:
+            y, ops = litert_builtin_run(data, x)
+            meta[full] = {"golden": "ai-edge-litert builtin (no XNNPACK)", "hybrid_ops": ops}
+        elif int8:
+            from ai_edge_litert.interpreter import Interpreter
+            d = Interpreter(model_content=data).get_input_details()[0]
+            s, z = d["quantization"]
+            x = np.clip(np.round(x / s) + z, -128, 127).astype(np.int8)
+            y, arena = tflm_run(data, x)
+            sat = float(np.mean((y == 127) | (y == -128)))
+            meta[full] = {"golden": "tflite-micro", "tflm_arena": arena, "saturated": sat,
+                          "tensor_crc32": tflm_intermediates(data, x)}
+        else:
+            y = litert_run(data, x)
+            meta[full] = {"golden": "ai-edge-litert"}
+        open(os.path.join(OUT, full + ".tflite"), "wb").write(data)
+        np.save(os.path.join(OUT, full + ".input.npy"), x)
+        np.save(os.path.join(OUT, full + ".output.npy"), y)
+        print(full, len(data), "bytes", meta[full], flush=True)
     path = os.path.join(OUT, "models.json")
     old = json.load(open(path)) if only and os.path.exists(path) else {}
     old.update(meta)
