@@ -41,6 +41,7 @@ mod movement;
 mod pool;
 mod quantize;
 mod reduce;
+mod resize;
 mod softmax;
 
 pub use arena::Arena;
@@ -93,6 +94,9 @@ pub const KERNELS: &[KernelEntry] = &[
     KernelEntry::strict("nn.sum.f32", reduce::sum_f32),
     KernelEntry::strict("nn.batch_matmul.i8", matmul::batch_matmul_i8),
     KernelEntry::strict("nn.batch_matmul.f32", matmul::batch_matmul_f32),
+    KernelEntry::strict("nn.resize_nearest", resize::resize_nearest),
+    KernelEntry::strict("nn.resize_bilinear.i8", resize::resize_bilinear_i8),
+    KernelEntry::strict("nn.resize_bilinear.f32", resize::resize_bilinear_f32),
     KernelEntry::strict("nn.softmax.i8", softmax::softmax_i8),
     KernelEntry::strict("nn.softmax.f32", softmax::softmax_f32),
     KernelEntry::strict("nn.quantize.f32.i8", quantize::quantize_f32_i8),

@@ -17,6 +17,7 @@ mod hybrid;
 mod matmul;
 mod movement;
 mod reduce;
+mod resize;
 
 /// An attribute whose value may depend on the plan: a tensor's arena region, or a value.
 #[derive(Clone, Debug)]
@@ -418,6 +419,8 @@ impl<'a> Lowerer<'_, 'a> {
             14 | 19 | 20 | 21 | 28 | 98 | 117 => self.activation(op),
             50 => self.log_softmax(op),
             126 => self.batch_matmul(op),
+            97 => self.resize(op, false),
+            23 => self.resize(op, true),
             40 => self.reduce(op, true),
             74 => self.reduce(op, false),
             _ => Err(format!("operator {} is not supported (supported: {})", op.name, SUPPORTED.join(", "))),
@@ -915,6 +918,8 @@ pub const SUPPORTED: &[&str] = &[
     "RELU6",
     "RELU_N1_TO_1",
     "RESHAPE",
+    "RESIZE_BILINEAR",
+    "RESIZE_NEAREST_NEIGHBOR",
     "SLICE",
     "SOFTMAX",
     "SPLIT",

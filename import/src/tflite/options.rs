@@ -9,6 +9,7 @@ pub mod kind {
     pub const CONV_2D: u8 = 1;
     pub const DEPTHWISE_CONV_2D: u8 = 2;
     pub const POOL_2D: u8 = 5;
+    pub const RESIZE_BILINEAR: u8 = 15;
     pub const FULLY_CONNECTED: u8 = 8;
     pub const SOFTMAX: u8 = 9;
     pub const CONCATENATION: u8 = 10;
@@ -20,6 +21,7 @@ pub mod kind {
     pub const MAXIMUM_MINIMUM: u8 = 39;
     pub const PACK: u8 = 59;
     pub const UNPACK: u8 = 64;
+    pub const RESIZE_NEAREST_NEIGHBOR: u8 = 74;
     pub const LEAKY_RELU: u8 = 75;
     pub const SQUARED_DIFFERENCE: u8 = 76;
     pub const BATCH_MATMUL: u8 = 101;

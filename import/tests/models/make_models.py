@@ -220,6 +220,20 @@ def batch_matmul():
     return keras.Model(x, L.Lambda(lambda t: tf.linalg.matmul(t[0], t[1]))([s, v]))
 
 
+def resize():
+    """Nearest and bilinear resizing, up and down, with half-pixel centers and with
+    align_corners."""
+    x = keras.Input((6, 8, 3))
+    h = L.Conv2D(4, 1)(x)
+    up = lambda f: L.Lambda(f)
+    n = up(lambda t: tf.image.resize(t, (12, 16), method="nearest"))(h)
+    a = up(lambda t: tf.compat.v1.image.resize_bilinear(t, (7, 9), align_corners=True))(h)
+    a = up(lambda t: tf.image.resize(t, (12, 16), method="bilinear"))(L.Conv2D(4, 1)(a))
+    b = up(lambda t: tf.image.resize(t, (11, 5), method="bilinear"))(h)
+    b = up(lambda t: tf.compat.v1.image.resize_nearest_neighbor(t, (12, 16), align_corners=True))(L.Conv2D(4, 1)(b))
+    return keras.Model(x, L.Add()([n, a, b]))
+
+
 def fc_relu_hybrid():
     """A batch of three rows through a 128->32 Dense: FULLY_CONNECTED quantizes each row on
     the fly."""
@@ -289,6 +303,7 @@ MODELS = {
     "prelu": (prelu, True, True),
     "mean_sum": (mean_sum, True, True),
     "batch_matmul": (batch_matmul, True, True),
+    "resize": (resize, True, True),
     # TFLite Micro has no RELU_N1_TO_1 and no int8 LOG_SOFTMAX golden here: float32 only.
     **{name: (activation(layer), name not in ("log_softmax", "relu_n1_to_1"), True) for name, layer in ACTIVATIONS.items()},
 }

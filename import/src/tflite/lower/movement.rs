@@ -63,7 +63,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// Checks that `out` has `x`'s element type and, for int8, its quantization.
-    fn same_kind(&self, x: usize, out: usize) -> Result<(), String> {
+    pub(super) fn same_kind(&self, x: usize, out: usize) -> Result<(), String> {
         let (xi, oi) = (self.t(x), self.t(out));
         if xi.elem != oi.elem {
             return Err(format!(

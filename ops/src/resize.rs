@@ -1,0 +1,156 @@
+//! Image resizing over NHWC regions: `nn.resize_nearest` (any element type, a copy of the
+//! nearest pixel's channels) and `nn.resize_bilinear.{i8,f32}`. The importer computes, per
+//! output row and column, the source pixels (and for bilinear the fraction between them)
+//! as TensorFlow Lite Micro does (docs/models.md); the kernels only index and blend.
+//!
+//! Attributes, in name order:
+//! - `nn.resize_nearest`: `cols` (source column of each output column), `input` and
+//!   `output` (`[offset, n, h, w, c]`), `rows` (source row of each output row), `size`
+//!   (`[element bytes]`).
+//! - `nn.resize_bilinear.*`: `col_frac`, `cols`, `input`, `output`, `row_frac`, `rows`:
+//!   `cols` holds `[x0, x1]` per output column and `col_frac` its fraction (int8: in 1/1024
+//!   units, TFLite's `ResizeBilinearInteger`; float32: `x - x0`, TFLite's reference).
+
+use hostrt_core::Diagnostic;
+use hostrt_core::kernel::KernelFrame;
+
+use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
+use crate::attrs::{Attrs, Region, invalid};
+
+/// Checks that `input` and `output` agree in batches and channels and that every source
+/// index of `rows`/`cols` (one or two per output row/column) lies inside the input.
+fn check(
+    a: &Attrs<'_>,
+    input: &Region<4>,
+    output: &Region<4>,
+    rows: &[i32],
+    cols: &[i32],
+    per: usize,
+) -> Result<(), Diagnostic> {
+    let (i, o) = (input.dims, output.dims);
+    if i[0] != o[0] || i[3] != o[3] {
+        return Err(invalid(a.kernel, format_args!("input {:?} and output {:?} differ in n or c", i, o)));
+    }
+    let inside = |v: &[i32], n: usize| v.iter().all(|&x| usize::try_from(x).is_ok_and(|x| x < n));
+    if rows.len() != o[1] * per || cols.len() != o[2] * per || !inside(rows, i[1]) || !inside(cols, i[2]) {
+        return Err(invalid(a.kernel, format_args!("source rows or columns do not fit {:?} -> {:?}", i, o)));
+    }
+    Ok(())
+}
+
+/// `nn.resize_nearest`.
+pub(crate) fn resize_nearest(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.resize_nearest";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 5)?;
+        let cols = a.ints(0, "cols", None)?;
+        let (input, output) = (a.region::<4>(1, "input")?, a.region::<4>(2, "output")?);
+        let rows = a.ints(3, "rows", None)?;
+        let size = match a.ints(4, "size", Some(1))?[0] {
+            s @ (1 | 2 | 4 | 8) => s as usize,
+            s => return Err(invalid(K, format_args!("element size {} is not 1, 2, 4 or 8", s))),
+        };
+        check(&a, &input, &output, rows, cols, 1)?;
+        let (inputs, out) = split(K, arena, output.offset, output.byte_len(size)?)?;
+        let x = inputs.bytes(input.offset, input.byte_len(size)?)?;
+        let [n, h, w, c] = input.dims;
+        let pixel = c * size;
+        let mut o = 0;
+        for b in 0..n {
+            for &y in rows {
+                for &xx in cols {
+                    // In range: checked above.
+                    let from = ((b * h + y as usize) * w + xx as usize) * pixel;
+                    out[o..o + pixel].copy_from_slice(&x[from..from + pixel]);
+                    o += pixel;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The bilinear blend of every output pixel: calls `f(output index, [i00, i10, i01, i11]
+/// input indices, row index, column index)` (row/column index into `row_frac`/`col_frac`).
+fn bilinear(
+    input: &Region<4>,
+    output: &Region<4>,
+    rows: &[i32],
+    cols: &[i32],
+    mut f: impl FnMut(usize, [usize; 4], usize, usize),
+) {
+    let [n, h, w, c] = input.dims;
+    let [_, oh, ow, _] = output.dims;
+    let mut o = 0;
+    for b in 0..n {
+        for y in 0..oh {
+            let (y0, y1) = (rows[2 * y] as usize, rows[2 * y + 1] as usize);
+            for x in 0..ow {
+                let (x0, x1) = (cols[2 * x] as usize, cols[2 * x + 1] as usize);
+                let at = |yy: usize, xx: usize| ((b * h + yy) * w + xx) * c;
+                let base = [at(y0, x0), at(y1, x0), at(y0, x1), at(y1, x1)];
+                for ch in 0..c {
+                    f(o, base.map(|p| p + ch), y, x);
+                    o += 1;
+                }
+            }
+        }
+    }
+}
+
+/// `nn.resize_bilinear.i8`: TFLite's `ResizeBilinearInteger` (10-bit fractions, the sum
+/// rounded half away from zero by 2^20).
+pub(crate) fn resize_bilinear_i8(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.resize_bilinear.i8";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 6)?;
+        let (col_frac, cols) = (a.ints(0, "col_frac", None)?, a.ints(1, "cols", None)?);
+        let (input, output) = (a.region::<4>(2, "input")?, a.region::<4>(3, "output")?);
+        let (row_frac, rows) = (a.ints(4, "row_frac", None)?, a.ints(5, "rows", None)?);
+        check(&a, &input, &output, rows, cols, 2)?;
+        let unit = |v: &[i32], n: usize| v.len() == n && v.iter().all(|f| (-1024..=2048).contains(f));
+        if !unit(row_frac, output.dims[1]) || !unit(col_frac, output.dims[2]) {
+            return Err(invalid(K, format_args!("fractions must be one per row/column, in -1024..=2048")));
+        }
+        let (inputs, out) = split(K, arena, output.offset, output.elements()?)?;
+        let x = inputs.i8s(input.offset, input.elements()?)?;
+        let out = i8s_mut(out);
+        bilinear(&input, &output, rows, cols, |o, [p00, p10, p01, p11], y, xx| {
+            let (fy, fx) = (i64::from(row_frac[y]), i64::from(col_frac[xx]));
+            let v = |p: usize| i64::from(x[p]);
+            let sum = v(p00) * (1024 - fy) * (1024 - fx)
+                + v(p10) * fy * (1024 - fx)
+                + v(p01) * (1024 - fy) * fx
+                + v(p11) * fy * fx;
+            let round = if sum > 0 { 1 << 19 } else { -(1 << 19) };
+            // Wraps as TFLite's cast does where half-pixel fractions overshoot.
+            out[o] = ((sum + round) / (1 << 20)) as i8;
+        });
+        Ok(())
+    })
+}
+
+/// `nn.resize_bilinear.f32`: TFLite's reference blend.
+pub(crate) fn resize_bilinear_f32(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.resize_bilinear.f32";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 6)?;
+        let col_frac = a.floats(0, "col_frac", a.ints(1, "cols", None)?.len() / 2)?;
+        let cols = a.ints(1, "cols", None)?;
+        let (input, output) = (a.region::<4>(2, "input")?, a.region::<4>(3, "output")?);
+        let rows = a.ints(5, "rows", None)?;
+        let row_frac = a.floats(4, "row_frac", rows.len() / 2)?;
+        check(&a, &input, &output, rows, cols, 2)?;
+        let (inputs, out) = split(K, arena, output.offset, output.byte_len(4)?)?;
+        let x = inputs.f32s(input.offset, input.elements()?)?;
+        let out = f32s_mut(K, out)?;
+        bilinear(&input, &output, rows, cols, |o, [p00, p10, p01, p11], y, xx| {
+            let (fy, fx) = (row_frac[y], col_frac[xx]);
+            out[o] = x[p00] * (1.0 - fy) * (1.0 - fx)
+                + x[p10] * fy * (1.0 - fx)
+                + x[p01] * (1.0 - fy) * fx
+                + x[p11] * fy * fx;
+        });
+        Ok(())
+    })
+}
