@@ -43,6 +43,7 @@ mod quantize;
 mod reduce;
 mod resize;
 mod softmax;
+mod transpose_conv;
 
 pub use arena::Arena;
 
@@ -60,6 +61,8 @@ pub const KERNELS: &[KernelEntry] = &[
     KernelEntry::strict("nn.conv_2d.f32", conv::conv_2d_f32),
     KernelEntry::strict("nn.depthwise_conv_2d.i8", conv::depthwise_conv_2d_i8),
     KernelEntry::strict("nn.depthwise_conv_2d.f32", conv::depthwise_conv_2d_f32),
+    KernelEntry::strict("nn.transpose_conv.i8", transpose_conv::transpose_conv_i8),
+    KernelEntry::strict("nn.transpose_conv.f32", transpose_conv::transpose_conv_f32),
     KernelEntry::strict("nn.fully_connected.i8", fully_connected::fully_connected_i8),
     KernelEntry::strict("nn.fully_connected.f32", fully_connected::fully_connected_f32),
     KernelEntry::strict("nn.fully_connected.hybrid", hybrid::fully_connected_hybrid),

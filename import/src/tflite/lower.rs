@@ -13,11 +13,13 @@ use super::options::{Options, kind};
 use crate::error::ImportError;
 
 mod activation;
+mod dilated;
 mod hybrid;
 mod matmul;
 mod movement;
 mod reduce;
 mod resize;
+mod transpose_conv;
 
 /// An attribute whose value may depend on the plan: a tensor's arena region, or a value.
 #[derive(Clone, Debug)]
@@ -93,13 +95,23 @@ struct Lowerer<'g, 'a> {
     steps: Vec<Step>,
     root: Vec<usize>,
     materialized: HashSet<usize>,
+    /// Convolutions folded with the batch-space operators around them, by operator index.
+    folds: std::collections::HashMap<usize, dilated::Fold>,
+    /// Operators a fold replaces.
+    folded: HashSet<usize>,
 }
 
 /// Lowers `g`; with `dump_tensors`, `@main` also returns every operator's output after the
 /// model's outputs (which keeps them all alive: the arena is then not reused).
 pub fn lower(g: &Graph<'_>, dump_tensors: bool) -> Result<Lowered, ImportError> {
-    let mut l =
-        Lowerer { g, steps: Vec::new(), root: (0..g.tensors.len()).collect(), materialized: HashSet::new() };
+    let mut l = Lowerer {
+        g,
+        steps: Vec::new(),
+        root: (0..g.tensors.len()).collect(),
+        materialized: HashSet::new(),
+        folds: Default::default(),
+        folded: HashSet::new(),
+    };
     for (n, &t) in g.inputs.iter().enumerate() {
         let info = &g.tensors[t];
         if info.data.is_some() {
@@ -119,6 +131,7 @@ pub fn lower(g: &Graph<'_>, dump_tensors: bool) -> Result<Lowered, ImportError> 
         });
     }
     let live = live_ops(g);
+    (l.folds, l.folded) = l.dilated_folds(&live);
     for op in g.ops.iter().filter(|op| live[op.index]) {
         l.op(op).map_err(|e| ImportError::op(op.index, &op.name, e))?;
     }
@@ -146,7 +159,10 @@ pub fn lower(g: &Graph<'_>, dump_tensors: bool) -> Result<Lowered, ImportError> 
         for op in g.ops.iter().filter(|op| live[op.index]) {
             for &t in &op.outputs {
                 let info = &g.tensors[t];
-                if g.outputs.contains(&t) || io_dtype(t, info).is_err() {
+                // Outputs already returned, types no output takes, and the tensors inside a
+                // folded operator group (dilated.rs), which nothing computes.
+                let written = l.steps.iter().any(|s| s.write == Some(l.arena(t)));
+                if g.outputs.contains(&t) || io_dtype(t, info).is_err() || !written {
                     continue;
                 }
                 let n = g.outputs.len() + dumped.len();
@@ -392,6 +408,9 @@ impl<'a> Lowerer<'_, 'a> {
     }
 
     fn op(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
+        if self.folded.contains(&op.index) {
+            return Ok(());
+        }
         match op.code {
             3 => self.conv(op, false),
             4 => self.conv(op, true),
@@ -423,6 +442,7 @@ impl<'a> Lowerer<'_, 'a> {
             23 => self.resize(op, true),
             40 => self.reduce(op, true),
             74 => self.reduce(op, false),
+            67 => self.transpose_conv(op),
             _ => Err(format!("operator {} is not supported (supported: {})", op.name, SUPPORTED.join(", "))),
         }
     }
@@ -447,7 +467,7 @@ impl<'a> Lowerer<'_, 'a> {
     fn conv(&mut self, op: &OpInfo<'_>, depthwise: bool) -> Result<(), String> {
         let o = Options::of(op, if depthwise { kind::DEPTHWISE_CONV_2D } else { kind::CONV_2D })?;
         let pad = padding(o.i8(0)?)?;
-        let stride = hw(o.i32(2, 1)?, o.i32(1, 1)?, "stride")?;
+        let stride = hw(o.i32(2, 0)?, o.i32(1, 0)?, "stride")?;
         let (act, dil) = if depthwise {
             (o.i8(4)?, hw(o.i32(6, 1)?, o.i32(5, 1)?, "dilation")?)
         } else {
@@ -455,6 +475,9 @@ impl<'a> Lowerer<'_, 'a> {
         };
         let act = fused(act)?;
         let (x, f, out) = (self.input(op, 0)?, self.input(op, 1)?, self.output(op)?);
+        // A dilated convolution the converter split into batch-space operators (dilated.rs).
+        let fold = self.folds.get(&op.index).copied();
+        let (x, out, dil) = fold.map_or((x, out, dil), |fd| (fd.input, fd.output, fd.dilation));
         let bias = op.inputs.get(2).copied().flatten();
         let float = self.t(x).elem == ElemType::F32;
         let elem = if float { ElemType::F32 } else { ElemType::I8 };
@@ -476,7 +499,10 @@ impl<'a> Lowerer<'_, 'a> {
                 "filter {fs:?} does not fit input {xs:?} and output {os:?} (grouped convolutions are not supported)"
             ));
         }
-        let w = self.window(&xs, Hw::new(fs[1], fs[2]), stride, dil, pad, &os)?;
+        let pad = match fold {
+            Some(fd) => Hw::new(fd.pad.0, fd.pad.1),
+            None => self.window(&xs, Hw::new(fs[1], fs[2]), stride, dil, pad, &os)?.pad,
+        };
         let filter = self.constant(f, "filter")?;
         // float32 convolutions run on hostrt-core's GEMM convolution, which takes HWIO.
         let filter = if float && !depthwise {
@@ -485,7 +511,7 @@ impl<'a> Lowerer<'_, 'a> {
         } else {
             dense(elem.name(), &fs, filter.to_vec())
         };
-        let window = ints(&[stride.h, stride.w, dil.h, dil.w, w.pad.h, w.pad.w].map(|v| v as i32));
+        let window = ints(&[stride.h, stride.w, dil.h, dil.w, pad.h, pad.w].map(|v| v as i32));
         let kernel =
             format!("nn.{}.{}", if depthwise { "depthwise_conv_2d" } else { "conv_2d" }, elem.name());
         let bias_attr = self.bias(bias, oc, elem)?;
@@ -631,8 +657,8 @@ impl<'a> Lowerer<'_, 'a> {
     fn pool(&mut self, op: &OpInfo<'_>, max: bool) -> Result<(), String> {
         let o = Options::of(op, kind::POOL_2D)?;
         let pad = padding(o.i8(0)?)?;
-        let stride = hw(o.i32(2, 1)?, o.i32(1, 1)?, "stride")?;
-        let filter = hw(o.i32(4, 1)?, o.i32(3, 1)?, "filter")?;
+        let stride = hw(o.i32(2, 0)?, o.i32(1, 0)?, "stride")?;
+        let filter = hw(o.i32(4, 0)?, o.i32(3, 0)?, "filter")?;
         let act = fused(o.i8(5)?)?;
         let (x, out) = (self.input(op, 0)?, self.output(op)?);
         let float = self.t(x).elem == ElemType::F32;
@@ -931,5 +957,6 @@ pub const SUPPORTED: &[&str] = &[
     "SUM",
     "TANH",
     "TRANSPOSE",
+    "TRANSPOSE_CONV",
     "UNPACK",
 ];

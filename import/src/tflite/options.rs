@@ -19,6 +19,7 @@ pub mod kind {
     pub const SUB: u8 = 28;
     pub const STRIDED_SLICE: u8 = 32;
     pub const MAXIMUM_MINIMUM: u8 = 39;
+    pub const TRANSPOSE_CONV: u8 = 49;
     pub const PACK: u8 = 59;
     pub const UNPACK: u8 = 64;
     pub const RESIZE_NEAREST_NEIGHBOR: u8 = 74;

@@ -41,6 +41,12 @@ def conv_dilated_nobias():
     return keras.Model(x, L.Conv2D(4, 3, dilation_rate=2, padding="same", use_bias=False)(x))
 
 
+def depthwise_dilated():
+    x = keras.Input((13, 11, 4))
+    h = L.DepthwiseConv2D(3, dilation_rate=(2, 3), padding="same", activation="relu")(x)
+    return keras.Model(x, L.DepthwiseConv2D((2, 3), dilation_rate=2, padding="valid")(h))
+
+
 def depthwise_same_relu6():
     x = keras.Input((10, 10, 8))
     return keras.Model(x, L.DepthwiseConv2D(3, padding="same", activation=keras.activations.relu6)(x))
@@ -220,6 +226,21 @@ def batch_matmul():
     return keras.Model(x, L.Lambda(lambda t: tf.linalg.matmul(t[0], t[1]))([s, v]))
 
 
+def transpose_conv_same():
+    """Conv2DTranspose 4x5, stride 2, SAME (padding 1 above and left of the 10x12 output; a
+    3x3 stride 2 one has none), relu and bias fused into TRANSPOSE_CONV (a nonzero bias: the
+    converter drops a zero one). A static batch: the output shape is a constant, not SHAPE
+    arithmetic."""
+    x = keras.Input((5, 6, 4), batch_size=1)
+    return keras.Model(x, L.Conv2DTranspose(6, (4, 5), strides=2, padding="same", activation="relu")(x))
+
+
+def transpose_conv_valid():
+    """Conv2DTranspose 4x3, stride (2, 1), VALID, no bias (TRANSPOSE_CONV of three inputs)."""
+    x = keras.Input((5, 6, 4), batch_size=1)
+    return keras.Model(x, L.Conv2DTranspose(3, (4, 3), strides=(2, 1), padding="valid", use_bias=False)(x))
+
+
 def resize():
     """Nearest and bilinear resizing, up and down, with half-pixel centers and with
     align_corners."""
@@ -280,8 +301,9 @@ MODELS = {
     "conv_same_relu": (conv_same_relu, True, True),
     "conv_valid_stride2_relu6": (conv_valid_stride2_relu6, True, True),
     # Dilated convolutions convert to SPACE_TO_BATCH_ND + CONV_2D + BATCH_TO_SPACE_ND, which
-    # the importer does not fold yet.
-    "conv_dilated_nobias": (conv_dilated_nobias, False, False),
+    # the importer folds back into one dilated convolution.
+    "conv_dilated_nobias": (conv_dilated_nobias, True, True),
+    "depthwise_dilated": (depthwise_dilated, True, True),
     "depthwise_same_relu6": (depthwise_same_relu6, True, True),
     "depthwise_mult2_stride2": (depthwise_mult2_stride2, True, True),
     "fc_relu": (fc_relu, True, True),
@@ -303,6 +325,8 @@ MODELS = {
     "prelu": (prelu, True, True),
     "mean_sum": (mean_sum, True, True),
     "batch_matmul": (batch_matmul, True, True),
+    "transpose_conv_same": (transpose_conv_same, True, True),
+    "transpose_conv_valid": (transpose_conv_valid, True, True),
     "resize": (resize, True, True),
     # TFLite Micro has no RELU_N1_TO_1 and no int8 LOG_SOFTMAX golden here: float32 only.
     **{name: (activation(layer), name not in ("log_softmax", "relu_n1_to_1"), True) for name, layer in ACTIVATIONS.items()},
@@ -403,6 +427,27 @@ def litert_builtin_run(data, x):
     return it.get_tensor(it.get_output_details()[0]["index"]), hybrid
 
 
+# TFLite Micro's SPACE_TO_BATCH_ND pads with an uninitialized parameter (its OpData is a
+# persistent buffer nobody writes; in practice 0, not the zero point), so a dilated int8
+# convolution differs from the model's meaning there. The golden of these int8 models is
+# LiteRT's reference kernels (BUILTIN_REF: the same int8 arithmetic as TFLM, the padding
+# right); models.json records how many outputs TFLM gets otherwise.
+LITERT_REF_INT8 = {"conv_dilated_nobias", "depthwise_dilated"}
+
+
+def litert_ref_run(data, x):
+    """LiteRT's reference kernels: the output and the CRC-32 of every operator output."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    it = Interpreter(model_content=data, experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
+                     experimental_preserve_all_tensors=True)
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    outs = sorted({t for op in it._get_ops_details() for t in op["outputs"]})
+    crcs = {str(t): zlib.crc32(np.ascontiguousarray(it.get_tensor(t)).tobytes()) for t in outs}
+    return it.get_tensor(it.get_output_details()[0]["index"]), crcs
+
+
 def main():
     only = set(sys.argv[1:])
     meta = {}
@@ -432,6 +477,11 @@ def main():
             sat = float(np.mean((y == 127) | (y == -128)))
             meta[full] = {"golden": "tflite-micro", "tflm_arena": arena, "saturated": sat,
                           "tensor_crc32": tflm_intermediates(data, x)}
+            if name in LITERT_REF_INT8:
+                tflm_y = y
+                y, crcs = litert_ref_run(data, x)
+                meta[full].update({"golden": "ai-edge-litert reference kernels (BUILTIN_REF)", "tensor_crc32": crcs,
+                                   "tflm_outputs_differing": int(np.sum(tflm_y != y))})
         else:
             y = litert_run(data, x)
             meta[full] = {"golden": "ai-edge-litert"}
