@@ -14,6 +14,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod build;
 pub mod error;
 mod model;
 pub mod npy;

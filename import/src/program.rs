@@ -23,6 +23,8 @@ pub struct Report {
     pub unplanned_bytes: usize,
     /// Kernels in the program.
     pub kernels: usize,
+    /// The model's outputs, which `@main` returns as tensors, in bytes.
+    pub output_bytes: usize,
 }
 
 const TENSOR: &str = "!tfrt_tensor.tensor";
@@ -105,6 +107,7 @@ pub fn build(g: &Graph<'_>, lowered: &Lowered) -> Result<(Module, Report), Impor
     let mut report = Report {
         arena_bytes: p.size,
         unplanned_bytes: buffers.iter().map(|b| b.size).sum(),
+        output_bytes: g.outputs.iter().map(|&t| g.tensors[t].bytes()).sum(),
         ..Report::default()
     };
     let mut ops = vec![
