@@ -8,5 +8,7 @@ venv=${HOSTRT_TF_VENV:-/opt/tflenv}
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q tensorflow-cpu tflite-micro ai-edge-litert numpy
+    # Keras 2, whose LSTM converts to UNIDIRECTIONAL_SEQUENCE_LSTM (Keras 3's becomes a WHILE loop).
+    "$venv/bin/pip" install -q --no-deps tf-keras==2.21.0
 fi
 TF_CPP_MIN_LOG_LEVEL=3 "$venv/bin/python" import/tests/models/make_models.py "$@"

@@ -39,6 +39,8 @@ pub struct Imported {
     /// With [`ImportOptions::dump_tensors`]: `(tensor index, tensor name)` of each
     /// intermediate tensor `@main` returns after the model's outputs, in order.
     pub dumped: Vec<(usize, String)>,
+    /// The element type (`f32`, `i8`, ...) and shape of each of `@main`'s arguments.
+    pub inputs: Vec<(&'static str, Vec<usize>)>,
 }
 
 /// How to import.
@@ -74,7 +76,12 @@ pub fn tflite_with(bytes: &[u8], options: ImportOptions) -> Result<Imported, Imp
     let lowered = tflite::lower::lower(&graph, options.dump_tensors)?;
     let (module, report) = program::build(&graph, &lowered)?;
     let dumped = lowered.dumped.iter().map(|&t| (t, graph.tensors[t].name.clone())).collect();
-    Ok(Imported { module, report, dumped })
+    let inputs = graph
+        .inputs
+        .iter()
+        .map(|&t| (graph.tensors[t].elem.name(), graph.tensors[t].shape.clone()))
+        .collect();
+    Ok(Imported { module, report, dumped, inputs })
 }
 
 /// Whether `bytes` look like a TensorFlow Lite model (the `TFL3` file identifier).

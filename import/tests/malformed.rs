@@ -47,3 +47,26 @@ fn every_byte_flip_imports_or_fails_cleanly() {
     }
     assert!(imported > 0, "flips in weights leave a valid model");
 }
+
+#[test]
+fn int8_log_softmax_needs_tflm_output_quantization() {
+    let m = model("log_softmax_i8.tflite");
+    hostrt_import::tflite(&m).expect("the model as converted imports");
+    // The output's zero point 127 (int64) and scale 16/256 (float32): the only such bytes.
+    let at = |pattern: &[u8]| {
+        let hits: Vec<usize> =
+            m.windows(pattern.len()).enumerate().filter(|(_, w)| *w == pattern).map(|(i, _)| i).collect();
+        assert_eq!(hits.len(), 1, "{pattern:?} at {hits:?}");
+        hits[0]
+    };
+    let mut zero_point = m.clone();
+    zero_point[at(&127i64.to_le_bytes())] = 126;
+    let mut scale = m.clone();
+    let i = at(&0.0625f32.to_le_bytes());
+    scale[i..i + 4].copy_from_slice(&0.125f32.to_le_bytes());
+    for (bytes, has) in [(zero_point, "has 0.0625 and 126"), (scale, "has 0.125 and 127")] {
+        let e = error(&bytes);
+        assert!(e.contains("int8 LOG_SOFTMAX output must have scale 16/256 and zero point 127"), "{e}");
+        assert!(e.contains(has), "{e}");
+    }
+}

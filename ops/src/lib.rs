@@ -36,6 +36,7 @@ mod conv;
 mod elementwise;
 mod fully_connected;
 mod hybrid;
+mod lstm;
 mod matmul;
 mod movement;
 mod pool;
@@ -68,6 +69,8 @@ pub const KERNELS: &[KernelEntry] = &[
     KernelEntry::strict("nn.fully_connected.hybrid", hybrid::fully_connected_hybrid),
     KernelEntry::strict("nn.conv_2d.hybrid", hybrid::conv_2d_hybrid),
     KernelEntry::strict("nn.depthwise_conv_2d.hybrid", hybrid::depthwise_conv_2d_hybrid),
+    KernelEntry::strict("nn.lstm.i8", lstm::lstm_i8),
+    KernelEntry::strict("nn.lstm.f32", lstm::lstm_f32),
     KernelEntry::strict("nn.max_pool_2d.i8", pool::max_pool_2d_i8),
     KernelEntry::strict("nn.max_pool_2d.f32", pool::max_pool_2d_f32),
     KernelEntry::strict("nn.average_pool_2d.i8", pool::average_pool_2d_i8),
@@ -93,6 +96,7 @@ pub const KERNELS: &[KernelEntry] = &[
     KernelEntry::strict("nn.hard_swish.f32", activation::hard_swish_f32),
     KernelEntry::strict("nn.lookup.i8", activation::lookup_i8),
     KernelEntry::strict("nn.log_softmax.f32", activation::log_softmax_f32),
+    KernelEntry::strict("nn.log_softmax.i8", softmax::log_softmax_i8),
     KernelEntry::strict("nn.sum.i8", reduce::sum_i8),
     KernelEntry::strict("nn.sum.f32", reduce::sum_f32),
     KernelEntry::strict("nn.batch_matmul.i8", matmul::batch_matmul_i8),

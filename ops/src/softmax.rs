@@ -1,13 +1,18 @@
-//! `nn.softmax.*` over the last axis of a `[rows, depth]` view.
+//! `nn.softmax.*` and `nn.log_softmax.i8` over the last axis of a `[rows, depth]` view.
 //!
 //! Attributes, in name order:
-//! - int8: `input`, `output` (`[offset, rows, depth]`), `params` (`[input multiplier, input
-//!   left shift, diff min]`, TFLite's `PreprocessSoftmaxScaling`); the output has TFLite's
-//!   fixed quantization (scale 1/256, zero point -128). Bit-exact with TFLite Micro.
-//! - float32: `beta` (`[beta]`), `input`, `output`.
+//! - `nn.softmax.i8`: `input`, `output` (`[offset, rows, depth]`), `params` (`[input
+//!   multiplier, input left shift, diff min]`, TFLite's `PreprocessSoftmaxScaling`); the output
+//!   has TFLite's fixed quantization (scale 1/256, zero point -128). Bit-exact with TFLite Micro.
+//! - `nn.softmax.f32`: `beta` (`[beta]`), `input`, `output`.
+//! - `nn.log_softmax.i8`: `input`, `output`, `params` (`[input multiplier, input left shift,
+//!   reverse scaling divisor, reverse scaling right shift, diff min]`, TFLite's
+//!   `PreprocessLogSoftmaxScalingExp`); the output has TFLite's fixed quantization (scale
+//!   16/256, zero point 127). Bit-exact with TFLite Micro. (`nn.log_softmax.f32` is with the
+//!   float32 activations.)
 
 use hostrt_core::kernel::KernelFrame;
-use hostrt_dsp::SoftmaxParams;
+use hostrt_dsp::{LogSoftmaxParams, SoftmaxParams};
 
 use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, dsp_error, invalid};
@@ -30,6 +35,33 @@ pub(crate) fn softmax_i8(frame: &KernelFrame<'_>) {
         let (inputs, out) = split(K, arena, output.offset, len)?;
         let x = inputs.i8s(input.offset, len)?;
         hostrt_dsp::softmax(&params, input.dims[1], x, i8s_mut(out)).map_err(|e| dsp_error(K, e))
+    })
+}
+
+/// `nn.log_softmax.i8`.
+pub(crate) fn log_softmax_i8(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.log_softmax.i8";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 3)?;
+        let (input, output) = (a.region::<2>(0, "input")?, a.region::<2>(1, "output")?);
+        let p = a.ints(2, "params", Some(5))?;
+        if input.dims != output.dims {
+            return Err(invalid(
+                K,
+                format_args!("input {:?} and output {:?} differ", input.dims, output.dims),
+            ));
+        }
+        let len = input.elements()?;
+        let params = LogSoftmaxParams {
+            input_multiplier: p[0],
+            input_left_shift: p[1],
+            reverse_scaling_divisor: p[2],
+            reverse_scaling_right_shift: p[3],
+            diff_min: p[4],
+        };
+        let (inputs, out) = split(K, arena, output.offset, len)?;
+        let x = inputs.i8s(input.offset, len)?;
+        hostrt_dsp::log_softmax(&params, input.dims[1], x, i8s_mut(out)).map_err(|e| dsp_error(K, e))
     })
 }
 

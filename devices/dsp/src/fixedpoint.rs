@@ -1,9 +1,11 @@
 //! gemmlowp's fixed-point routines (`fixedpoint.h`) that TFLite's int8 softmax, logistic and
 //! tanh use, on raw `i32` values: a `FixedPoint<int32, I>` ("`I` integer bits") is a raw
 //! integer holding `value * 2^(31 - I)`. Ported operation by operation so that what is built on
-//! them is bit-exact with TFLite: the softmax kernel here, and hostrt-import's LOGISTIC and TANH
-//! lookup tables, which call [`logistic`] and [`tanh`]. gemmlowp's plain additions and
-//! subtractions wrap (they never overflow on the values these routines produce).
+//! them is bit-exact with TFLite: the softmax and log softmax kernels here, and hostrt-import's
+//! LOGISTIC and TANH lookup tables, which call [`logistic`] and [`tanh`]. Also TFLite's own
+//! `log_x_for_x_greater_than_or_equal_to_1` (its `common.h`, built on the same primitives) for
+//! the log softmax. gemmlowp's plain additions and subtractions wrap (they never overflow on
+//! the values these routines produce).
 
 use crate::quant::{rounding_divide_by_pot, saturating_rounding_doubling_high_mul as mul};
 
@@ -178,6 +180,88 @@ pub fn tanh<const INTEGER_BITS: i32>(a: i32) -> i32 {
     }
 }
 
+/// `min_log_x_output_bits`: the integer bits the log of a value with `input_integer_bits`
+/// integer bits needs.
+const fn min_log_x_output_bits(input_integer_bits: i32) -> i32 {
+    match input_integer_bits {
+        91.. => 7,
+        45..=90 => 6,
+        22..=44 => 5,
+        11..=21 => 4,
+        5..=10 => 3,
+        2..=4 => 2,
+        _ => 1,
+    }
+}
+
+/// TFLite's `log_x_for_x_greater_than_or_equal_to_1` (`common.h`, not gemmlowp's): `ln(x)` of
+/// the raw `x` (positive) with `INPUT_INTEGER_BITS` integer bits, the result with
+/// `OUTPUT_INTEGER_BITS` (at least what `min_log_x_output_bits` asks; log softmax uses 12 in, 5
+/// out). Splits `x` into a power of two and a mantissa `r` in `[sqrt(1/2), sqrt(2))` two ways and
+/// keeps the smaller mantissa, then a rational approximation of `ln(r)` around `sqrt(sqrt(1/2))`.
+pub(crate) fn log_x_for_x_greater_than_or_equal_to_1<
+    const OUTPUT_INTEGER_BITS: i32,
+    const INPUT_INTEGER_BITS: i32,
+>(
+    x: i32,
+) -> i32 {
+    const {
+        assert!(
+            OUTPUT_INTEGER_BITS >= min_log_x_output_bits(INPUT_INTEGER_BITS) && OUTPUT_INTEGER_BITS <= 29,
+            "log_x_for_x_greater_than_or_equal_to_1: too few output integer bits"
+        )
+    };
+    // Accumulated with one integer bit more than the output (z_pow_2_adj * log_2 may saturate).
+    let accum_integer_bits = OUTPUT_INTEGER_BITS + 1;
+    // Q0.31 constants.
+    const LOG_2: i32 = 1_488_522_236;
+    const SQRT_SQRT_HALF: i32 = 1_805_811_301;
+    const SQRT_HALF: i32 = 1_518_500_250;
+    const ONE_QUARTER: i32 = 536_870_912;
+    const ALPHA_N: i32 = 117_049_297; // 11/240 * sqrt(sqrt(2))
+    const ALPHA_D: i32 = 127_690_142; // 1/20 * sqrt(sqrt(2))
+    const ALPHA_I: i32 = 1_057_819_769; // 2 / sqrt(sqrt(2)) - sqrt(sqrt(2))
+    const ALPHA_F: i32 = 638_450_708; // 1/4 * sqrt(sqrt(2))
+    let shifted_quarter = rescale(ONE_QUARTER, 0, accum_integer_bits);
+
+    // x reinterpreted as Q0.31: the shifts are worked out here rather than by Rescale.
+    // (SaturatingRoundingMultiplyByPOTParam is `multiply_by_pot` for exponents >= 0.)
+    let z_a = x;
+    let z_a_headroom_plus_1 = (z_a as u32).leading_zeros() as i32;
+    let r_a_tmp = multiply_by_pot(z_a, z_a_headroom_plus_1 - 1);
+    let r_a_raw = multiply_by_pot(mul(r_a_tmp, SQRT_HALF), 1);
+    // z_pow_2_adj = max(z_pow_2_a - 0.75, z_pow_2_b - 0.25)
+    let z_a_pow_2_adj = multiply_by_pot(INPUT_INTEGER_BITS - z_a_headroom_plus_1, 31 - accum_integer_bits)
+        .saturating_add(shifted_quarter);
+
+    // z_b is z_a premultiplied by sqrt(1/2).
+    let z_b = mul(z_a, SQRT_HALF);
+    let z_b_headroom = (z_b as u32).leading_zeros() as i32 - 1;
+    let r_b_raw = multiply_by_pot(z_a, z_b_headroom);
+    let z_b_pow_2_adj = multiply_by_pot(INPUT_INTEGER_BITS - z_b_headroom, 31 - accum_integer_bits)
+        .saturating_sub(shifted_quarter);
+
+    let r = r_a_raw.min(r_b_raw);
+    let z_pow_2_adj = z_a_pow_2_adj.max(z_b_pow_2_adj);
+
+    let p = rounding_half_sum(r, SQRT_SQRT_HALF);
+    let q = r.wrapping_sub(SQRT_SQRT_HALF);
+    let q = q.wrapping_add(q);
+
+    let common_sq = mul(q, q);
+    let num = mul(q, r).wrapping_add(mul(mul(q, common_sq), ALPHA_N));
+    let denom_minus_one_0 =
+        mul(p, ALPHA_I.wrapping_add(q).wrapping_add(mul(ALPHA_D, common_sq))).wrapping_add(mul(ALPHA_F, q));
+    let recip_denom = one_over_one_plus_x_for_x_in_0_1(denom_minus_one_0);
+
+    let num_scaled = rescale(num, 0, accum_integer_bits);
+    rescale(
+        mul(z_pow_2_adj, LOG_2).wrapping_add(mul(num_scaled, recip_denom)),
+        accum_integer_bits,
+        OUTPUT_INTEGER_BITS,
+    )
+}
+
 /// gemmlowp's `RoundingHalfSum` on int32: `(a + b) / 2`, rounded half away from zero.
 fn rounding_half_sum(a: i32, b: i32) -> i32 {
     let sum = i64::from(a) + i64::from(b);
@@ -249,6 +333,20 @@ mod tests {
         let (scale, bits) = get_reciprocal(3 << 19, 12);
         assert_eq!(bits, 1);
         assert!((to_f(scale, 0) / 2.0 - 1.0 / 3.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn log_matches_float() {
+        // Q12.19 inputs from 1 to 4095 (the log softmax's sum of exponentials), Q5.26 output.
+        for raw in ((1 << 19)..i32::MAX - (1 << 16)).step_by(1 << 16) {
+            let got = to_f(log_x_for_x_greater_than_or_equal_to_1::<5, 12>(raw), 5);
+            let want = to_f(raw, 12).ln();
+            assert!((got - want).abs() < 1e-6, "raw {raw}: {got} vs {want}");
+        }
+        assert_eq!(log_x_for_x_greater_than_or_equal_to_1::<5, 12>(1 << 19), 0);
+        // Other integer bits: ln(2.5) with 2 bits in and 3 out.
+        let got = to_f(log_x_for_x_greater_than_or_equal_to_1::<3, 2>(5 << 28), 3);
+        assert!((got - 2.5f64.ln()).abs() < 1e-6, "{got}");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! int8 quantized kernels following TensorFlow Lite's int8 scheme, bit for bit: per-channel
-//! fully connected, convolution and depthwise convolution, pooling, softmax, activation
-//! clamps and argmax, on caller-provided slices (no heap, no panics on bad sizes).
+//! fully connected, convolution and depthwise convolution, pooling, softmax and log softmax,
+//! activation clamps and argmax, on caller-provided slices (no heap, no panics on bad sizes).
 //!
 //! The convolution-like kernels come in two implementations of their inner loops:
 //! [`portable`] (plain int32 arithmetic, any target) and [`dsp`] (the Armv7E-M DSP
@@ -65,7 +65,7 @@ pub use quant::{
     saturating_rounding_doubling_high_mul,
 };
 pub use shape::{Hw, Nhwc, Padding, Window};
-pub use softmax::{SoftmaxParams, softmax};
+pub use softmax::{LogSoftmaxParams, SoftmaxParams, log_softmax, softmax};
 
 /// Whether the crate-root kernels use the DSP extension's instructions on this target.
 pub const USES_DSP_INSTRUCTIONS: bool = cfg!(hostrt_arm_dsp);

@@ -15,6 +15,7 @@ use crate::error::ImportError;
 mod activation;
 mod dilated;
 mod hybrid;
+mod lstm;
 mod matmul;
 mod movement;
 mod reduce;
@@ -443,6 +444,7 @@ impl<'a> Lowerer<'_, 'a> {
             40 => self.reduce(op, true),
             74 => self.reduce(op, false),
             67 => self.transpose_conv(op),
+            44 => self.lstm(op),
             _ => Err(format!("operator {} is not supported (supported: {})", op.name, SUPPORTED.join(", "))),
         }
     }
@@ -929,7 +931,7 @@ pub const SUPPORTED: &[&str] = &[
     "HARD_SWISH",
     "LEAKY_RELU",
     "LOGISTIC",
-    "LOG_SOFTMAX (float32)",
+    "LOG_SOFTMAX",
     "MAX_POOL_2D",
     "MAXIMUM",
     "MEAN",
@@ -958,5 +960,6 @@ pub const SUPPORTED: &[&str] = &[
     "TANH",
     "TRANSPOSE",
     "TRANSPOSE_CONV",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM (tanh, no peephole, projection or layer norm)",
     "UNPACK",
 ];

@@ -30,6 +30,10 @@ pub struct TensorInfo<'a> {
     /// Constant contents (little-endian, row-major), borrowed from the model bytes.
     pub data: Option<&'a [u8]>,
     pub quant: Option<Quant>,
+    /// A variable tensor (`is_variable`): state an operator keeps between invocations. The
+    /// reader admits one only without initial data and only as an LSTM state input (which
+    /// the importer starts at zero for every call).
+    pub variable: bool,
 }
 
 impl TensorInfo<'_> {
@@ -156,6 +160,7 @@ impl<'a> Graph<'a> {
                 options,
             });
         }
+        check_variables(&tensors, &ops, &inputs, &outputs)?;
         Ok(Graph {
             tensors,
             ops,
@@ -169,6 +174,46 @@ impl<'a> Graph<'a> {
     pub fn tensor_name(&self, t: usize) -> &str {
         self.tensors.get(t).map_or("?", |t| t.name.as_str())
     }
+}
+
+/// The UNIDIRECTIONAL_SEQUENCE_LSTM operator and its state inputs (output state, cell state).
+const LSTM: (i32, [usize; 2]) = (44, [18, 19]);
+
+/// Every variable tensor is an LSTM state input only: not a subgraph input or output, no
+/// operator's output, no other operand (its value is then the zero state the LSTM kernel
+/// starts from, not arena contents).
+fn check_variables(
+    tensors: &[TensorInfo<'_>],
+    ops: &[OpInfo<'_>],
+    inputs: &[usize],
+    outputs: &[usize],
+) -> Result<(), ImportError> {
+    let at = |t: usize, m: String| ImportError::tensor(t, &tensors[t].name, m);
+    let variable = |t: &usize| tensors.get(*t).is_some_and(|i| i.variable);
+    if let Some(&t) = inputs.iter().chain(outputs).find(|t| variable(t)) {
+        return Err(at(t, "a variable tensor cannot be a model input or output".into()));
+    }
+    for op in ops {
+        if let Some(&t) = op.outputs.iter().find(|t| variable(t)) {
+            return Err(ImportError::op(op.index, &op.name, format!("writes variable tensor {t}")));
+        }
+        for (k, t) in op.inputs.iter().enumerate() {
+            if let Some(t) = t.filter(variable)
+                && !(op.code == LSTM.0 && LSTM.1.contains(&k))
+            {
+                return Err(ImportError::op(
+                    op.index,
+                    &op.name,
+                    format!(
+                        "input {k} is variable tensor {t} '{}': variable tensors are supported only as \
+                         the state inputs of UNIDIRECTIONAL_SEQUENCE_LSTM",
+                        tensors[t].name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn read_tensor<'a>(
@@ -195,9 +240,6 @@ fn read_tensor<'a>(
         .ok_or_else(|| at(format!("shape {shape:?} has more than 2^31 elements")))?;
     if t.sparsity().is_some() {
         return Err(at("sparse tensors are not supported".into()));
-    }
-    if t.is_variable() {
-        return Err(at("variable tensors are not supported".into()));
     }
     let b = t.buffer() as usize;
     let data = if b == 0 {
@@ -236,11 +278,15 @@ fn read_tensor<'a>(
             elements * elem.size()
         )));
     }
+    let variable = t.is_variable();
+    if variable && data.is_some() {
+        return Err(at("variable tensors with initial values are not supported".into()));
+    }
     let quant = match t.quantization() {
         Some(q) => read_quant(q, &shape).map_err(at)?,
         None => None,
     };
-    Ok(TensorInfo { name, elem, shape, data, quant })
+    Ok(TensorInfo { name, elem, shape, data, quant, variable })
 }
 
 fn read_quant(q: schema::QuantizationParameters<'_>, shape: &[usize]) -> Result<Option<Quant>, String> {
@@ -273,4 +319,43 @@ fn read_quant(q: schema::QuantizationParameters<'_>, shape: &[usize]) -> Result<
         }
     }
     Ok(Some(Quant { scale, zero_point, axis }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tensor(variable: bool) -> TensorInfo<'static> {
+        TensorInfo {
+            name: "t".into(),
+            elem: ElemType::F32,
+            shape: vec![1],
+            data: None,
+            quant: None,
+            variable,
+        }
+    }
+
+    fn op(code: i32, inputs: Vec<Option<usize>>, outputs: Vec<usize>) -> OpInfo<'static> {
+        OpInfo { index: 0, code, name: builtin_name(code), inputs, outputs, options_type: 0, options: None }
+    }
+
+    #[test]
+    fn variable_tensors_are_lstm_states_only() {
+        // Tensor 1 is variable.
+        let tensors = [tensor(false), tensor(true), tensor(false)];
+        let mut lstm = vec![None; 24];
+        lstm[0] = Some(0);
+        lstm[18] = Some(1);
+        assert!(check_variables(&tensors, &[op(44, lstm.clone(), vec![2])], &[0], &[2]).is_ok());
+        let errors = [
+            check_variables(&tensors, &[op(0, vec![Some(0), Some(1)], vec![2])], &[0], &[2]),
+            check_variables(&tensors, &[op(44, lstm.clone(), vec![1])], &[0], &[2]),
+            check_variables(&tensors, &[op(44, lstm, vec![2])], &[1], &[2]),
+        ];
+        let messages = errors.map(|e| e.expect_err("refused").to_string());
+        assert!(messages[0].contains("only as the state inputs"), "{}", messages[0]);
+        assert!(messages[1].contains("writes variable tensor 1"), "{}", messages[1]);
+        assert!(messages[2].contains("model input or output"), "{}", messages[2]);
+    }
 }

@@ -22,6 +22,7 @@ pub mod kind {
     pub const TRANSPOSE_CONV: u8 = 49;
     pub const PACK: u8 = 59;
     pub const UNPACK: u8 = 64;
+    pub const UNIDIRECTIONAL_SEQUENCE_LSTM: u8 = 71;
     pub const RESIZE_NEAREST_NEIGHBOR: u8 = 74;
     pub const LEAKY_RELU: u8 = 75;
     pub const SQUARED_DIFFERENCE: u8 = 76;

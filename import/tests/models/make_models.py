@@ -286,6 +286,22 @@ def small_cnn_hybrid():
     return keras.Model(x, L.Softmax()(L.Dense(10)(h)))
 
 
+def lstm_sequence():
+    """LSTM(12) over 8 steps of 6 features, every step's output. Keras 3's LSTM converts to a
+    WHILE loop; tf_keras' (Keras 2, `pip install --no-deps tf-keras`) converts to one
+    UNIDIRECTIONAL_SEQUENCE_LSTM when the batch is static."""
+    import tf_keras
+    x = tf_keras.Input((8, 6), batch_size=1)
+    return tf_keras.Model(x, tf_keras.layers.LSTM(12, return_sequences=True)(x))
+
+
+def lstm_last():
+    """LSTM(10) (the last step's output: a STRIDED_SLICE of the sequence), then Dense(4)."""
+    import tf_keras
+    x = tf_keras.Input((8, 6), batch_size=1)
+    return tf_keras.Model(x, tf_keras.layers.Dense(4)(tf_keras.layers.LSTM(10)(x)))
+
+
 # Dynamic-range ("hybrid") models: float32 input and output, int8 weights (the converter
 # quantizes weights of 1024 elements or more, per channel) quantized on the fly.
 HYBRID = {
@@ -328,8 +344,10 @@ MODELS = {
     "transpose_conv_same": (transpose_conv_same, True, True),
     "transpose_conv_valid": (transpose_conv_valid, True, True),
     "resize": (resize, True, True),
-    # TFLite Micro has no RELU_N1_TO_1 and no int8 LOG_SOFTMAX golden here: float32 only.
-    **{name: (activation(layer), name not in ("log_softmax", "relu_n1_to_1"), True) for name, layer in ACTIVATIONS.items()},
+    "lstm_sequence": (lstm_sequence, True, True),
+    "lstm_last": (lstm_last, True, True),
+    # TFLite Micro has no RELU_N1_TO_1: float32 only.
+    **{name: (activation(layer), name != "relu_n1_to_1", True) for name, layer in ACTIVATIONS.items()},
 }
 
 

@@ -319,10 +319,13 @@ impl Lowerer<'_, '_> {
         for i in 0..op.inputs.len() {
             let x = self.input(op, i)?;
             let mut xs = self.t(x).shape.clone();
-            if stacked {
+            if stacked && a <= xs.len() {
                 xs.insert(a, 1);
             }
             let mut expect = os.clone();
+            if xs.len() != os.len() {
+                return Err(format!("input {i} {:?} does not fit output {os:?}", self.t(x).shape));
+            }
             expect[a] = xs[a];
             if xs != expect {
                 return Err(format!(
@@ -357,10 +360,13 @@ impl Lowerer<'_, '_> {
                 return Err("an output is a constant".into());
             }
             let mut os = self.t(o).shape.clone();
-            if unstacked {
+            if unstacked && a <= os.len() {
                 os.insert(a, 1);
             }
             let mut expect = xs.clone();
+            if os.len() != xs.len() {
+                return Err(format!("output {:?} does not fit input {xs:?}", self.t(o).shape));
+            }
             expect[a] = os[a];
             if os != expect {
                 return Err(format!("output {:?} does not fit input {xs:?} along axis {a}", self.t(o).shape));
