@@ -13,7 +13,7 @@ TF_CPP_MIN_LOG_LEVEL=3 "$venv/bin/python" import/benches/litert.py > target/lite
 import json
 litert = json.load(open("target/litert_bench.json"))
 def median_us(group, name):
-    est = json.load(open(f"target/criterion/{group}/{name}/new/estimates.json"))
+    est = json.load(open(f"target/criterion/{group}_{name}/new/estimates.json"))
     return est["median"]["point_estimate"] / 1e3
 print(f"import of mobilenet_v1_vww_i8 (307 KB): {median_us('import', 'mobilenet_v1_vww_i8') / 1e3:.2f} ms")
 print(f"{'model':<26}{'hostrt us':>11}{'LiteRT XNNPACK':>16}{'ratio':>7}{'LiteRT builtin':>16}{'ratio':>7}")
