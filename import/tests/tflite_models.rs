@@ -142,3 +142,21 @@ fn every_model_matches_its_golden() {
     }
     assert!(failed.is_empty(), "failed: {failed:?}");
 }
+
+#[test]
+fn weights_start_16_byte_aligned_in_the_program() {
+    let model = std::fs::read(models_dir().join("mobilenet_v1_vww_i8.tflite")).unwrap();
+    let bef = hostrt_import::tflite(&model).unwrap().to_bef().unwrap();
+    let bytes = AlignedBytes::new(&bef);
+    let file = hostrt_core::bef::BefFile::load_unresolved(bytes.as_bytes(), allocator()).unwrap();
+    let mut weights = 0;
+    for i in 0..file.num_attrs() as u32 {
+        if let Some(d) = file.attr_ref(i).and_then(|a| a.get_dense())
+            && d.data.len() >= 16
+        {
+            assert_eq!(d.data.as_ptr().addr() % 16, 0, "dense attribute {i} of {} bytes", d.data.len());
+            weights += 1;
+        }
+    }
+    assert!(weights > 20, "found {weights} weight tensors");
+}

@@ -5,38 +5,42 @@
 use hostrt_core::allocator::{ArenaInitError, RegisterError};
 use hostrt_core::{Allocator, FixedArena};
 
-/// BEF bytes copied into an 8-byte-aligned buffer, as the reader requires (a `Vec<u8>`
-/// gives no alignment guarantee).
+/// BEF bytes copied into a 16-byte-aligned buffer, as the reader requires (8) and as
+/// dense attributes need to be read with 16-byte loads (a `Vec<u8>` gives no alignment
+/// guarantee).
 ///
 /// ```
 /// let bytes = hostrt_std::AlignedBytes::new(&[1, 2, 3]);
 /// assert_eq!(bytes.as_bytes(), &[1, 2, 3]);
-/// assert_eq!(bytes.as_bytes().as_ptr().addr() % 8, 0);
+/// assert_eq!(bytes.as_bytes().as_ptr().addr() % 16, 0);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AlignedBytes {
-    words: Vec<u64>,
+    blocks: Vec<Block>,
     len: usize,
 }
+
+/// Sixteen bytes at a 16-byte boundary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(16))]
+struct Block([u8; 16]);
 
 impl AlignedBytes {
     /// Copy `bytes` into an aligned buffer.
     pub fn new(bytes: &[u8]) -> Self {
-        let mut words = vec![0u64; bytes.len().div_ceil(8)];
-        for (w, chunk) in words.iter_mut().zip(bytes.chunks(8)) {
-            let mut b = [0u8; 8];
-            b[..chunk.len()].copy_from_slice(chunk);
-            *w = u64::from_ne_bytes(b);
+        let mut blocks = vec![Block([0; 16]); bytes.len().div_ceil(16)];
+        for (b, chunk) in blocks.iter_mut().zip(bytes.chunks(16)) {
+            b.0[..chunk.len()].copy_from_slice(chunk);
         }
-        AlignedBytes { words, len: bytes.len() }
+        AlignedBytes { blocks, len: bytes.len() }
     }
 
     /// The bytes.
     pub fn as_bytes(&self) -> &[u8] {
-        // SAFETY: `u64` has no padding and any byte pattern is a valid `u8`; the view covers
-        // the words' own memory, of which the first `len` bytes were copied in.
+        // SAFETY: `Block` is 16 bytes of `u8` with no padding (`repr(C)`, size = align = 16),
+        // so the blocks are `16 * len` initialised bytes; the first `len` were copied in.
         let all =
-            unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.words.len() * 8) };
+            unsafe { std::slice::from_raw_parts(self.blocks.as_ptr().cast::<u8>(), self.blocks.len() * 16) };
         &all[..self.len]
     }
 }

@@ -1,4 +1,7 @@
 //! Attribute encoding: each distinct attribute becomes one 8-aligned blob, children first.
+//! The elements of a dense attribute of 16 bytes or more start 16-aligned in the section
+//! (a unit attribute pads before it when needed; docs/bef.md), so weights can be read in
+//! place with 16-byte loads.
 
 use std::collections::HashMap;
 
@@ -59,15 +62,33 @@ fn int_bytes(kind: u8, ty: &str, v: i64) -> Result<Vec<u8>, String> {
     })
 }
 
+/// Where dense elements start: 16-aligned within the ATTRIBUTES section.
+const DENSE_ALIGN: usize = 16;
+
 impl Attrs {
     /// Add a blob (deduplicated); returns its index.
     fn blob(&mut self, header: AttrHeader, payload: &[u8]) -> u32 {
+        self.blob_aligned(header, payload, None)
+    }
+
+    /// [`blob`](Self::blob), placing payload byte `aligned` (when given) at a multiple of
+    /// [`DENSE_ALIGN`] by first adding an unreferenced unit attribute where needed.
+    fn blob_aligned(&mut self, header: AttrHeader, payload: &[u8], aligned: Option<usize>) -> u32 {
         let mut key = Vec::with_capacity(8 + payload.len());
         key.extend_from_slice(&header.tag.to_le_bytes());
         key.extend_from_slice(&header.len.to_le_bytes());
         key.extend_from_slice(payload);
         if let Some(i) = self.dedup.get(&key) {
             return *i;
+        }
+        // Blobs start 8-aligned and a unit blob is 8 bytes: one is always enough.
+        if let Some(at) = aligned
+            && !(self.blobs.len() + 8 + at).is_multiple_of(DENSE_ALIGN)
+        {
+            let unit = AttrHeader::new(attr::UNIT, 0, u16::MAX, 0);
+            self.offsets.push(self.blobs.len() as u32);
+            self.blobs.extend_from_slice(&unit.tag.to_le_bytes());
+            self.blobs.extend_from_slice(&unit.len.to_le_bytes());
         }
         let i = self.offsets.len() as u32;
         self.offsets.push(self.blobs.len() as u32);
@@ -173,7 +194,11 @@ impl Attrs {
             Attr::Dense(d) => {
                 // The element type and dims are in the payload, so no type index is needed.
                 let (code, payload) = crate::dense::encode(d)?;
-                Ok(self.blob(AttrHeader::new(attr::DENSE, code, u16::MAX, payload.len() as u32), &payload))
+                // The elements follow the rank and the dims (8 bytes each).
+                let data = 8 * (1 + d.dims.len());
+                let aligned = (payload.len() - data >= DENSE_ALIGN).then_some(data);
+                let header = AttrHeader::new(attr::DENSE, code, u16::MAX, payload.len() as u32);
+                Ok(self.blob_aligned(header, &payload, aligned))
             }
             Attr::Bool(_) | Attr::Int { .. } | Attr::Float { .. } => {
                 Err("internal: scalar not encoded".to_string())

@@ -564,7 +564,7 @@ impl<'s> Writer<'s> {
 }
 
 /// A BEF file of `sections` (id, bytes), in this order: header, directory, then each
-/// section 8-byte aligned; the size and checksum filled in.
+/// section 8-byte aligned (ATTRIBUTES 16-byte aligned); the size and checksum filled in.
 fn assemble(sections: &[(u32, Vec<u8>)]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&f::MAGIC);
@@ -576,7 +576,9 @@ fn assemble(sections: &[(u32, Vec<u8>)]) -> Vec<u8> {
     let dir = out.len();
     out.resize(dir + sections.len() * f::SECTION_ENTRY_SIZE, 0);
     for (i, (id, data)) in sections.iter().enumerate() {
-        out.resize(out.len().next_multiple_of(f::ALIGN), 0);
+        // Attributes start 16-aligned, so dense elements aligned within them are too.
+        let align = if *id == section::ATTRIBUTES { 16 } else { f::ALIGN };
+        out.resize(out.len().next_multiple_of(align), 0);
         let at = dir + i * f::SECTION_ENTRY_SIZE;
         let entry = [*id, out.len() as u32, data.len() as u32, 0];
         for (j, w) in entry.iter().enumerate() {
