@@ -172,7 +172,7 @@ pub(crate) fn depthwise_conv_2d_f32(frame: &KernelFrame<'_>) {
         let w = window(&a, 5, Hw::new(fh, fw), Hw::new(output.dims[1], output.dims[2]))?;
         let [n, ih, iw, ic] = input.dims;
         let [on, oh, ow, oc] = output.dims;
-        let fits = on == n && bias_len == oc && fo == 1 && fi == oc && ic != 0 && oc % ic == 0;
+        let fits = on == n && bias_len == oc && fo == 1 && fi == oc && ic != 0 && oc != 0 && oc % ic == 0;
         if !fits {
             return Err(invalid(
                 kernel,
@@ -183,29 +183,31 @@ pub(crate) fn depthwise_conv_2d_f32(frame: &KernelFrame<'_>) {
         let x = inputs.f32s(input.offset, input.elements()?)?;
         let out = f32s_mut(kernel, out)?;
         let multiplier = oc / ic;
-        let mut o = out.iter_mut();
-        for b in 0..n {
-            for oy in 0..oh {
-                for ox in 0..ow {
-                    for c in 0..oc {
-                        let mut acc = 0.0f32;
-                        for ky in 0..fh {
-                            let Some(y) = tap(oy, w.stride.h, w.pad.h, ky, w.dilation.h, ih) else {
-                                continue;
-                            };
-                            for kx in 0..fw {
-                                let Some(xx) = tap(ox, w.stride.w, w.pad.w, kx, w.dilation.w, iw) else {
-                                    continue;
-                                };
-                                let pixel = ((b * ih + y) * iw + xx) * ic;
-                                acc += x[pixel + c / multiplier] * filter[(ky * fw + kx) * oc + c];
-                            }
+        // Per output pixel, the taps in order, each over every channel: each channel's sum
+        // runs over the taps in the same order as one channel at a time would, and the
+        // channel loop is contiguous (vectorized when the multiplier is 1).
+        for (p, px) in out.chunks_exact_mut(oc).enumerate() {
+            let (b, oy, ox) = (p / (oh * ow), p / ow % oh, p % ow);
+            px.fill(0.0);
+            for ky in 0..fh {
+                let Some(y) = tap(oy, w.stride.h, w.pad.h, ky, w.dilation.h, ih) else { continue };
+                for kx in 0..fw {
+                    let Some(xx) = tap(ox, w.stride.w, w.pad.w, kx, w.dilation.w, iw) else { continue };
+                    let pixel = &x[((b * ih + y) * iw + xx) * ic..][..ic];
+                    let taps = &filter[(ky * fw + kx) * oc..][..oc];
+                    if multiplier == 1 {
+                        for ((acc, &v), &f) in px.iter_mut().zip(pixel).zip(taps) {
+                            *acc += v * f;
                         }
-                        if let Some(o) = o.next() {
-                            *o = (acc + bias[c]).clamp(lo, hi);
+                    } else {
+                        for (c, (acc, &f)) in px.iter_mut().zip(taps).enumerate() {
+                            *acc += pixel[c / multiplier] * f;
                         }
                     }
                 }
+            }
+            for (acc, &bv) in px.iter_mut().zip(bias) {
+                *acc = (*acc + bv).clamp(lo, hi);
             }
         }
         Ok(())
