@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use hostrt_core::basic_kernels::register_basic_kernels;
 use hostrt_core::executor::Program;
 use hostrt_core::tensor::DenseHostTensor;
-use hostrt_core::{Allocator, HostContext, KernelRegistry, SingleThreadedWorkQueue};
+use hostrt_core::{Allocator, HostAllocator, HostContext, KernelRegistry, SingleThreadedWorkQueue};
 use hostrt_import::npy::{self, NpyTensor};
 use hostrt_std::{AlignedBytes, SystemAllocator};
 
@@ -159,4 +159,50 @@ fn weights_start_16_byte_aligned_in_the_program() {
         }
     }
     assert!(weights > 20, "found {weights} weight tensors");
+}
+
+/// What one call allocates besides the planned arena and the outputs (the executor's values
+/// and frames, allocator block headers and padding), at most, on this 64-bit host; the
+/// figure docs/models.md gives for sizing a static buffer.
+const CALL_ALLOWANCE: usize = 4096;
+
+#[test]
+fn a_call_needs_the_planned_arena_and_outputs_plus_a_fixed_allowance() {
+    let (arena, alloc) = hostrt_std::leaked_arena(8 << 20).expect("arena");
+    let mut registry: KernelRegistry<256> = KernelRegistry::new();
+    register_basic_kernels(&mut registry).unwrap();
+    registry.add_entries(hostrt_ops::KERNELS).unwrap();
+    let queue = SingleThreadedWorkQueue::new();
+    let host = HostContext::new(alloc, &queue);
+    let mut names: Vec<String> = std::fs::read_dir(models_dir())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".tflite").map(String::from))
+        .collect();
+    names.sort();
+    let mut worst = (0usize, String::new());
+    for name in &names {
+        let model = std::fs::read(models_dir().join(format!("{name}.tflite"))).unwrap();
+        let imported = hostrt_import::tflite(&model).unwrap();
+        let bef = AlignedBytes::new(&imported.to_bef().unwrap());
+        let program = Program::load(bef.as_bytes(), &registry, &host).unwrap();
+        let input = npy::to_tensor(alloc, &load(name, "input")).unwrap();
+        let arg = host.make_available(input).unwrap().into_rc();
+        let before = arena.stats().unwrap().in_use;
+        arena.reset_peak();
+        let results = program.call(&host, "main", std::slice::from_ref(&arg)).unwrap();
+        let peak = arena.stats().unwrap().peak - before;
+        drop(results);
+        let r = &imported.report;
+        let extra = peak.saturating_sub(r.arena_bytes + r.output_bytes);
+        assert!(
+            extra <= CALL_ALLOWANCE,
+            "{name}: a call peaked at {peak} bytes, {extra} over the arena ({}) and outputs ({})",
+            r.arena_bytes,
+            r.output_bytes
+        );
+        if extra > worst.0 {
+            worst = (extra, name.clone());
+        }
+    }
+    println!("largest allowance used: {} bytes ({})", worst.0, worst.1);
 }

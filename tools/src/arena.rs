@@ -257,6 +257,24 @@ fn driven_functions(bef: &[u8]) -> Result<Vec<(u32, String)>, String> {
     Ok(functions)
 }
 
+/// Measure the arena a `FixedArena` needs to load `bef` and make one call of `function`
+/// with the arguments `args` makes (on the traced allocator), as [`measure`] does for the
+/// functions the driver runs: an imported model's `@main` on zero inputs.
+pub fn measure_call(
+    bef: &[u8],
+    kernels: &dyn KernelLookup,
+    function: &str,
+    args: impl FnOnce(&HostContext<'_>) -> Result<Vec<hostrt_core::RcAsyncValue>, String>,
+) -> Result<usize, String> {
+    let run = |program: &TfProgram<'_>, host: &HostContext<'_>, _| {
+        let args = args(host)?;
+        program.call(host, function, &args).map(drop).map_err(|e| format!("@{function}: {e:?}"))
+    };
+    let (called, events) = traced(bef, kernels, run)?;
+    called?;
+    need(&events).map_err(|e| format!("@{function}: {e}"))
+}
+
 /// Measure every named function without arguments (the ones the driver runs) but those in
 /// `skip`.
 pub fn measure(bef: &[u8], kernels: &dyn KernelLookup, skip: &[u32]) -> Result<Vec<Need>, String> {

@@ -1,0 +1,56 @@
+//! `hostrt import` and `hostrt infer` on a test model of hostrt-import: the BEF carries the
+//! measured call arena, inference writes the golden output (TFLite Micro's, bit-exact), and
+//! `--dump-tensors` writes every layer's output.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn models() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../import/tests/models")
+}
+
+fn hostrt(args: &[&std::ffi::OsStr]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_hostrt")).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn import_then_infer_gives_the_golden_and_every_layer() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("import-cli");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (model, bef) = (models().join("ds_cnn_i8.tflite"), dir.join("kws.bef"));
+    let printed = hostrt(&[&"import".as_ref(), model.as_os_str(), &"-o".as_ref(), bef.as_os_str()]);
+    assert!(printed.contains("DEPTHWISE_CONV_2D                3  nn.depthwise_conv_2d.i8"), "{printed}");
+    assert!(printed.contains("activation arena: 8000 bytes planned"), "{printed}");
+    assert!(printed.contains("(the BEF's ARENA section)"), "{printed}");
+
+    let input = models().join("ds_cnn_i8.input.npy");
+    let (out, layers) = (dir.join("out"), dir.join("layers"));
+    let args = [
+        "infer".as_ref(),
+        bef.as_os_str(),
+        "--input".as_ref(),
+        input.as_os_str(),
+        "--output-dir".as_ref(),
+        out.as_os_str(),
+    ];
+    hostrt(&args);
+    let golden = std::fs::read(models().join("ds_cnn_i8.output.npy")).unwrap();
+    let got = std::fs::read(out.join("out0.npy")).unwrap();
+    let data = |npy: &[u8]| hostrt_import::npy::read(npy).unwrap().data;
+    assert_eq!(data(&got), data(&golden));
+
+    // Layer by layer, from the model itself: one file per operator output but the last.
+    hostrt(&[
+        "infer".as_ref(),
+        model.as_os_str(),
+        "--input".as_ref(),
+        input.as_os_str(),
+        "--dump-tensors".as_ref(),
+        layers.as_os_str(),
+    ]);
+    let dumped = std::fs::read_dir(&layers).unwrap().count();
+    assert_eq!(dumped, 10, "one .npy per intermediate tensor");
+}
