@@ -21,7 +21,7 @@ fn import_then_infer_gives_the_golden_and_every_layer() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let (model, bef) = (models().join("ds_cnn_i8.tflite"), dir.join("kws.bef"));
-    let printed = hostrt(&[&"import".as_ref(), model.as_os_str(), &"-o".as_ref(), bef.as_os_str()]);
+    let printed = hostrt(&["import".as_ref(), model.as_os_str(), "-o".as_ref(), bef.as_os_str()]);
     assert!(printed.contains("DEPTHWISE_CONV_2D                3  nn.depthwise_conv_2d.i8"), "{printed}");
     assert!(printed.contains("activation arena: 8000 bytes planned"), "{printed}");
     assert!(printed.contains("(the BEF's ARENA section)"), "{printed}");
