@@ -3,7 +3,9 @@
 //! slope of negative `lhs` values).
 //!
 //! Operands and output are 4-D regions `[offset, d0, d1, d2, d3]` (the importer pads lower
-//! ranks with leading 1s); an operand dim of 1 is broadcast along the output's. Attributes,
+//! ranks with leading 1s); an operand dim of 1 is broadcast along the output's. An operand
+//! may instead be a rank-4 dense attribute of the element type: a constant read in place
+//! (a bias vector, PRELU's slopes), which then takes no arena space. Attributes,
 //! in name order: `lhs`, `output`, then `quant` (int8) or `range` (float32, the fused
 //! activation `[min, max]`), then `rhs`.
 //! - `nn.add.i8` `quant`: `[lhs offset, lhs multiplier, lhs shift, rhs offset, rhs multiplier,
@@ -23,13 +25,49 @@
 
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
+use hostrt_core::tensor::DType;
 use hostrt_dsp::multiply_by_quantized_multiplier;
 
 use crate::arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, Region, invalid};
 
+/// A binary op's operand: an arena region, or a constant's bytes.
+#[derive(Clone, Copy)]
+struct Operand<'a> {
+    dims: [usize; 4],
+    at: Source<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Arena(usize),
+    Constant(&'a [u8]),
+}
+
+impl<'a> Operand<'a> {
+    /// Attribute `i`: a dense constant of `dtype` (rank 4) or an arena region.
+    fn read(a: &Attrs<'a>, i: usize, name: &str, dtype: DType) -> Result<Self, Diagnostic> {
+        if let Ok((data, dims)) = a.dense::<u8, 4>(i, name, dtype) {
+            return Ok(Operand { dims, at: Source::Constant(data) });
+        }
+        let r = a.region::<4>(i, name)?;
+        Ok(Operand { dims: r.dims, at: Source::Arena(r.offset) })
+    }
+
+    /// Its bytes: `len` of them at its offset in the arena's inputs, or the constant's.
+    fn bytes<'b>(&self, inputs: &Inputs<'b>, len: usize) -> Result<&'b [u8], Diagnostic>
+    where
+        'a: 'b,
+    {
+        match self.at {
+            Source::Arena(offset) => inputs.bytes(offset, len),
+            Source::Constant(data) => Ok(data),
+        }
+    }
+}
+
 /// Strides of `operand` within `output`'s index space (0 along broadcast dims).
-fn strides(kernel: &str, operand: &Region<4>, output: &Region<4>) -> Result<[usize; 4], Diagnostic> {
+fn strides(kernel: &str, operand: &Operand<'_>, output: &Region<4>) -> Result<[usize; 4], Diagnostic> {
     let mut s = [0usize; 4];
     let mut step = 1usize;
     for i in (0..4).rev() {
@@ -64,24 +102,32 @@ fn broadcast(out: &[usize; 4], ls: &[usize; 4], rs: &[usize; 4], mut f: impl FnM
     }
 }
 
-/// The operands and output of a binary op, checked.
+/// The operands and output of a binary op, checked: the operands' bytes (each holding the
+/// elements of its dims), the output's.
 struct Binary<'b> {
-    inputs: Inputs<'b>,
     out: &'b mut [u8],
-    lhs: Region<4>,
-    rhs: Region<4>,
+    lhs: &'b [u8],
+    rhs: &'b [u8],
     dims: [usize; 4],
     ls: [usize; 4],
     rs: [usize; 4],
 }
 
-fn binary<'b>(a: &Attrs<'_>, arena: &'b mut [u8], size: usize) -> Result<Binary<'b>, Diagnostic> {
+fn binary<'b>(a: &Attrs<'b>, arena: &'b mut [u8], dtype: DType) -> Result<Binary<'b>, Diagnostic> {
     let k = a.kernel;
-    let (lhs, output, rhs) =
-        (a.region::<4>(0, "lhs")?, a.region::<4>(1, "output")?, a.region::<4>(3, "rhs")?);
+    let output = a.region::<4>(1, "output")?;
+    let (lhs, rhs) = (Operand::read(a, 0, "lhs", dtype)?, Operand::read(a, 3, "rhs", dtype)?);
     let (ls, rs) = (strides(k, &lhs, &output)?, strides(k, &rhs, &output)?);
+    let size = dtype.size();
     let (inputs, out) = split(k, arena, output.offset, output.byte_len(size)?)?;
-    Ok(Binary { inputs, out, lhs, rhs, dims: output.dims, ls, rs })
+    let len = |o: &Operand<'_>| {
+        o.dims
+            .iter()
+            .try_fold(size, |p, &d| p.checked_mul(d))
+            .ok_or_else(|| invalid(k, format_args!("size overflows")))
+    };
+    let (lb, rb) = (lhs.bytes(&inputs, len(&lhs)?)?, rhs.bytes(&inputs, len(&rhs)?)?);
+    Ok(Binary { out, lhs: lb, rhs: rb, dims: output.dims, ls, rs })
 }
 
 /// An int8 binary op: `quant` holds `len` values, the last two the activation range;
@@ -100,9 +146,8 @@ fn binary_i8(
         if !valid(q) {
             return Err(invalid(kernel, format_args!("shifts out of range in 'quant'")));
         }
-        let b = binary(&a, arena, 1)?;
-        let x = b.inputs.i8s(b.lhs.offset, b.lhs.elements()?)?;
-        let y = b.inputs.i8s(b.rhs.offset, b.rhs.elements()?)?;
+        let b = binary(&a, arena, DType::I8)?;
+        let (x, y): (&[i8], &[i8]) = (bytemuck::cast_slice(b.lhs), bytemuck::cast_slice(b.rhs));
         let out = i8s_mut(b.out);
         broadcast(&b.dims, &b.ls, &b.rs, |o, l, r| {
             out[o] = op(q, i32::from(x[l]), i32::from(y[r])).clamp(range.min, range.max) as i8;
@@ -201,9 +246,10 @@ fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: fn(f32, f32) ->
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, kernel, 4)?;
         let (lo, hi) = a.float_range(2)?;
-        let b = binary(&a, arena, 4)?;
-        let x = b.inputs.f32s(b.lhs.offset, b.lhs.elements()?)?;
-        let y = b.inputs.f32s(b.rhs.offset, b.rhs.elements()?)?;
+        let b = binary(&a, arena, DType::F32)?;
+        let unaligned = || invalid(kernel, format_args!("an f32 operand is not 4-byte aligned"));
+        let x: &[f32] = bytemuck::try_cast_slice(b.lhs).map_err(|_| unaligned())?;
+        let y: &[f32] = bytemuck::try_cast_slice(b.rhs).map_err(|_| unaligned())?;
         let out = f32s_mut(kernel, b.out)?;
         broadcast(&b.dims, &b.ls, &b.rs, |o, l, r| out[o] = op(x[l], y[r]).clamp(lo, hi));
         Ok(())

@@ -781,13 +781,18 @@ impl<'a> Lowerer<'_, 'a> {
                 _ => return Err(format!("int8 {} is not supported", op.name)),
             }
         };
+        // A constant operand is read in place from the program (no arena slot, no copy).
         let loc = self.loc(op);
-        let (ar, br) = (self.read(a, &loc), self.read(b, &loc));
+        let mut operand = |t: usize, dims: Vec<usize>| match self.t(self.arena(t)).data {
+            Some(data) => AttrSpec::Value(dense(elem.name(), &dims, data.to_vec())),
+            None => AttrSpec::Region { tensor: self.read(t, &loc), dims },
+        };
+        let (lhs, rhs) = (operand(a, ad), operand(b, bd));
         let attrs = vec![
-            ("lhs", AttrSpec::Region { tensor: ar, dims: ad }),
+            ("lhs", lhs),
             ("output", AttrSpec::Region { tensor: out, dims: od }),
             (quant_or_range.0, AttrSpec::Value(quant_or_range.1)),
-            ("rhs", AttrSpec::Region { tensor: br, dims: bd }),
+            ("rhs", rhs),
         ];
         self.push(op, &format!("nn.{name}.{}", elem.name()), out, attrs);
         Ok(())
