@@ -1,10 +1,10 @@
 //! int8 2-D convolution with per-channel weights: TFLite's
 //! `reference_integer_ops::ConvPerChannel` (one group), NHWC input, OHWI filter.
 
-use crate::arch::InnerLoops;
+use crate::arch::{InnerLoops, OutputStage, widen};
 use crate::error::{DspError, product};
 use crate::quant::{ActivationRange, PerChannel, PerChannelParams, Sizes, check_per_channel};
-use crate::shape::{Nhwc, Window, origin, tap_range};
+use crate::shape::{Hw, Nhwc, Window, origin, tap_range, tap_range_of};
 
 /// Shape and quantization of a convolution. Input `[n, h, w, c]`, filter
 /// `[output_channels, window.filter.h, window.filter.w, c]` (symmetric int8), output
@@ -65,6 +65,19 @@ pub(crate) fn run<K: InnerLoops>(
     if oc_n == 0 {
         return Ok(());
     }
+    if K::BLOCKED && PIXELS * padded(per_filter) <= PATCH_CAPACITY {
+        // Stack buffers sized for the patches (zeroing 48 KiB for a 1x1 convolution of 8
+        // channels cost more than the arithmetic).
+        let patch = padded(per_filter);
+        if patch <= 64 {
+            blocked::<K, { PIXELS * 64 }, { CHANNEL_RUN * 64 }>(p, input, filter, bias, quant, output);
+        } else if patch <= 256 {
+            blocked::<K, { PIXELS * 256 }, FILTER_CAPACITY>(p, input, filter, bias, quant, output);
+        } else {
+            blocked::<K, PATCH_CAPACITY, FILTER_CAPACITY>(p, input, filter, bias, quant, output);
+        }
+        return Ok(());
+    }
     let input_offset = -p.input_zero_point;
     let mut pixels = output.chunks_exact_mut(oc_n);
     for b in 0..s.n {
@@ -118,13 +131,164 @@ pub(crate) fn run<K: InnerLoops>(
     Ok(())
 }
 
+/// Output pixels per block of the blocked loop: one patch each, multiplied by each filter
+/// as it is read.
+const PIXELS: usize = 4;
+/// Output pixels per group: the blocks' accumulators are kept for this many pixels, which go
+/// through the output stage together.
+const GROUP: usize = 16;
+/// int16 values the blocked loop's patches may take (16 KiB of stack); a kernel whose
+/// [`PIXELS`] patches need more takes the per-pixel loop.
+const PATCH_CAPACITY: usize = 8192;
+/// int16 values of the widened filters of one run of channels (32 KiB of stack).
+const FILTER_CAPACITY: usize = 16384;
+/// Most output channels per run.
+const CHANNEL_RUN: usize = 64;
+
+/// The int16 length of a patch or filter in the blocked loop: padded with zeros to whole
+/// 8-value steps.
+fn padded(per_filter: usize) -> usize {
+    per_filter.next_multiple_of(8).max(8)
+}
+
+/// The blocked loop (`K::BLOCKED`), for arguments `run` has checked, with [`PIXELS`] padded
+/// patches fitting `PATCHES` int16 values and four channels' filters `FILTERS`. Output
+/// channels go in runs whose filters, widened to int16, fit `FILTERS`; each run's output pixels in groups of [`GROUP`] (along
+/// rows, then on to the next row and image), and those in blocks of [`PIXELS`], whose patches
+/// are gathered (im2col) with the input offset added, widened to int16, and multiplied by the
+/// run's filters ([`InnerLoops::pack_filters`], [`InnerLoops::conv_block`]); the group's
+/// accumulators then go through the output stage at once.
+fn blocked<K: InnerLoops, const PATCHES: usize, const FILTERS: usize>(
+    p: &ConvParams,
+    input: &[i8],
+    filter: &[i8],
+    bias_in: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) {
+    let (s, w, oc_n) = (p.input, p.window, p.output_channels);
+    let per_filter = w.filter.h * w.filter.w * s.c;
+    // Patch rows apart (whole 8-value steps); im2col never writes the padding, which stays 0.
+    let stride = padded(per_filter);
+    // A multiple of 4 (at least 8: the patches' check bounds `stride` by 2048).
+    let run_len = (FILTERS / stride / 4 * 4).min(CHANNEL_RUN);
+    let total = s.n * w.output.h * w.output.w;
+    // A 1x1 filter on every input pixel in order: output pixel q's patch is input pixel q.
+    let pointwise = w.filter == Hw::square(1) && w.stride == Hw::square(1) && w.pad == Hw::square(0);
+    // -127..=128, so every input plus the offset is in -255..=255.
+    let offset = -p.input_zero_point as i16;
+    let mut patches = [0i16; PATCHES];
+    let mut filters = [0i16; FILTERS];
+    let mut acc = [0i32; GROUP * CHANNEL_RUN];
+    let mut biases = [0i32; CHANNEL_RUN];
+    for c0 in (0..oc_n).step_by(run_len) {
+        let n = (oc_n - c0).min(run_len);
+        K::pack_filters(&filter[c0 * per_filter..], per_filter, stride, n, &mut filters);
+        let bias = &mut biases[..n];
+        match bias_in {
+            Some(b) => bias.copy_from_slice(&b[c0..][..n]),
+            None => bias.fill(0),
+        }
+        let mut pixel = (0, 0, 0);
+        for first in (0..total).step_by(GROUP) {
+            let ng = (total - first).min(GROUP);
+            let acc = &mut acc[..ng * n];
+            for (block, acc) in acc.chunks_mut(PIXELS * n).enumerate() {
+                let np = acc.len() / n;
+                if pointwise {
+                    // The block's patches are its pixels' inputs, one after the other.
+                    let pixels = &input[(first + block * PIXELS) * s.c..][..np * s.c];
+                    if stride == s.c {
+                        widen(pixels, offset, &mut patches[..np * s.c]);
+                    } else {
+                        for (patch, x) in patches.chunks_exact_mut(stride).zip(pixels.chunks_exact(s.c)) {
+                            widen(x, offset, &mut patch[..s.c]);
+                        }
+                    }
+                } else {
+                    for patch in patches.chunks_exact_mut(stride).take(np) {
+                        im2col(p, input, pixel, &mut patch[..per_filter]);
+                        pixel = next_pixel(p, pixel);
+                    }
+                }
+                // Rows past the block's pixels (a last, partial block) hold stale values,
+                // whose sums are not written.
+                K::conv_block(&patches[..PIXELS * stride], stride, &filters, bias, acc);
+            }
+            let stage = OutputStage {
+                multiplier: &quant.multiplier[c0..][..n],
+                shift: &quant.shift[c0..][..n],
+                offset: p.output_zero_point,
+                act: p.activation,
+            };
+            K::requantize_rows(acc, &stage, &mut output[first * oc_n + c0..], oc_n);
+        }
+    }
+}
+
+/// The output pixel after `(b, oy, ox)`: along the row, then on to the next row and image.
+fn next_pixel(p: &ConvParams, (b, oy, ox): (usize, usize, usize)) -> (usize, usize, usize) {
+    if ox + 1 < p.window.output.w {
+        (b, oy, ox + 1)
+    } else if oy + 1 < p.window.output.h {
+        (b, oy + 1, 0)
+    } else {
+        (b + 1, 0, 0)
+    }
+}
+
+/// The patch of output pixel `(b, oy, ox)` in filter order (`[fh, fw, c]`), each input plus
+/// the input offset, as int16; taps in the padding are 0 (the zero point plus the offset).
+fn im2col(p: &ConvParams, input: &[i8], (b, oy, ox): (usize, usize, usize), patch: &mut [i16]) {
+    let (s, w, ic) = (p.input, p.window, p.input.c);
+    let row_len = w.filter.w * ic;
+    if row_len == 0 {
+        return;
+    }
+    // -127..=128, so every input plus the offset is in -255..=255.
+    let offset = -p.input_zero_point as i16;
+    let widen = |src: &[i8], dst: &mut [i16]| widen(src, offset, dst);
+    let y0 = origin(oy, w.stride.h, w.pad.h);
+    let x0 = origin(ox, w.stride.w, w.pad.w);
+    if w.filter.h == 1 && row_len == ic && y0 >= 0 && x0 >= 0 && (y0 as usize) < s.h && (x0 as usize) < s.w {
+        // A 1x1 filter inside the input (pointwise convolutions): one input pixel.
+        widen(&input[((b * s.h + y0 as usize) * s.w + x0 as usize) * ic..][..ic], patch);
+        return;
+    }
+    let (fy0, fy1) = tap_range_of(y0, w.dilation.h, w.filter.h, s.h);
+    let (fx0, fx1) = tap_range_of(x0, w.dilation.w, w.filter.w, s.w);
+    let fx1 = fx1.max(fx0);
+    for (fy, dst) in patch.chunks_exact_mut(row_len).enumerate() {
+        if !(fy0..fy1).contains(&fy) {
+            dst.fill(0);
+            continue;
+        }
+        // In range: tap_range keeps 0 <= y0 + fy * dilation < h, and likewise for x.
+        let iy = (y0 + (fy * w.dilation.h) as isize) as usize;
+        let row = (b * s.h + iy) * s.w;
+        dst[..fx0 * ic].fill(0);
+        dst[fx1 * ic..].fill(0);
+        if w.dilation.w == 1 {
+            // The valid taps of a filter row are contiguous in both tensors.
+            let ix = (x0 + fx0 as isize) as usize;
+            let len = (fx1 - fx0) * ic;
+            widen(&input[(row + ix) * ic..][..len], &mut dst[fx0 * ic..][..len]);
+        } else {
+            for fx in fx0..fx1 {
+                let ix = (x0 + (fx * w.dilation.w) as isize) as usize;
+                widen(&input[(row + ix) * ic..][..ic], &mut dst[fx * ic..][..ic]);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::arch::{dsp, portable};
     use crate::shape::{Hw, Padding};
     use crate::testutil::{
-        Geometry, Lcg, Operands, Quant, geometry, output_pixels, reference_conv, taps, window,
+        Geometry, Lcg, Operands, Quant, all_kernels, geometry, output_pixels, reference_conv, taps, window,
     };
     use proptest::prelude::*;
     use std::vec;
@@ -175,14 +339,58 @@ mod tests {
         }
     }
 
+    /// A convolution on random operands, every implementation against the reference.
+    fn check_all(p: &ConvParams, seed: u64, with_bias: bool) -> Result<(), TestCaseError> {
+        let (f, oc) = (p.window.filter, p.output_channels);
+        let ops =
+            Operands::random(seed, p.input.elements().unwrap(), oc * f.h * f.w * p.input.c, oc, 100_000);
+        let output_len = p.output_shape().elements().unwrap();
+        ops.assert_bit_exact(p, with_bias, output_len, &all_kernels!(conv2d, conv), reference_conv)
+    }
+
+    #[test]
+    fn pointwise_convolutions() {
+        // 1x1, stride 1: patches straight from the input, 8-aligned (72 channels) or not (21),
+        // short (quads) or long (rows), more than one run of output channels (70).
+        for (c, oc, seed) in [(72, 70, 1), (21, 9, 2), (8, 16, 3), (3, 5, 4)] {
+            let w = window(Hw::new(3, 7), Hw::square(1), 1, 1, Padding::Valid).unwrap();
+            let p = Geometry::new(Nhwc::new(2, 3, 7, c), w).conv(oc);
+            check_all(&ConvParams { input_zero_point: -128, output_zero_point: -3, ..p }, seed, true)
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn long_patches_take_the_per_pixel_loop() {
+        // 3x3x240 = 2160 values per patch: four do not fit the blocked loop's buffer.
+        let w = window(Hw::new(4, 3), Hw::square(3), 1, 1, Padding::Same).unwrap();
+        let p = Geometry::new(Nhwc::new(1, 4, 3, 240), w).conv(5);
+        const { assert!(PIXELS * 9 * 240 > PATCH_CAPACITY) };
+        check_all(&ConvParams { input_zero_point: -128, ..p }, 7, true).unwrap();
+    }
+
+    prop_compose! {
+        /// Wider than `conv_case`: whole SIMD steps, odd tails, more than one run of channels.
+        fn wide_conv_case()(g in geometry(40), oc in 1usize..70) -> Option<(ConvParams, u64)> {
+            let (g, seed) = g?;
+            Some((g.conv(oc), seed))
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn wide_convolutions_are_bit_exact(case in wide_conv_case(), with_bias: bool) {
+            let Some((p, seed)) = case else { return Ok(()) };
+            check_all(&p, seed, with_bias)?;
+        }
+    }
+
     proptest! {
         #[test]
         fn dsp_portable_and_reference_are_bit_exact(case in conv_case(), with_bias: bool) {
             let Some((p, seed)) = case else { return Ok(()) };
-            let (f, oc) = (p.window.filter, p.output_channels);
-            let ops = Operands::random(seed, p.input.elements().unwrap(), oc * f.h * f.w * p.input.c, oc, 100_000);
-            let output_len = p.output_shape().elements().unwrap();
-            ops.assert_bit_exact(&p, with_bias, output_len, [portable::conv2d, dsp::conv2d], reference_conv)?;
+            check_all(&p, seed, with_bias)?;
         }
 
         #[test]

@@ -2,10 +2,10 @@
 //! `reference_integer_ops::DepthwiseConvPerChannel`. Output channel `ic * depth_multiplier + m`
 //! filters input channel `ic`.
 
-use crate::arch::InnerLoops;
+use crate::arch::{DEPTHWISE_MAX_TAPS, DepthwiseRows, InnerLoops, OutputStage, widen};
 use crate::error::{DspError, product};
 use crate::quant::{ActivationRange, PerChannel, PerChannelParams, Sizes, check_per_channel};
-use crate::shape::{Nhwc, Window, origin, tap_range};
+use crate::shape::{Nhwc, Window, origin, tap_range_of};
 
 /// Shape and quantization of a depthwise convolution. Input `[n, h, w, c]`, filter
 /// `[1, window.filter.h, window.filter.w, c * depth_multiplier]` (symmetric int8), output
@@ -71,6 +71,17 @@ pub(crate) fn run<K: InnerLoops>(
     if oc_n == 0 {
         return Ok(());
     }
+    let taps = w.filter.h * w.filter.w;
+    if K::BLOCKED && dm == 1 && taps <= MAX_TAPS && 8 * staged(w) <= ROW_CAPACITY {
+        // Stack buffers sized for the filter (zeroing 24 KiB took 5% of a small model).
+        let run = ic_n.min(CHANNEL_RUN).next_multiple_of(8);
+        if taps <= 16 && staged(w) * run <= ROW_CAPACITY / 2 {
+            blocked::<K, { ROW_CAPACITY / 2 }, { 16 * CHANNEL_RUN }>(p, input, filter, bias, quant, output);
+        } else {
+            blocked::<K, ROW_CAPACITY, { MAX_TAPS * CHANNEL_RUN }>(p, input, filter, bias, quant, output);
+        }
+        return Ok(());
+    }
     let input_offset = -p.input_zero_point;
     let out = |acc: i32, c: usize| {
         K::requantize(acc, quant.multiplier[c], quant.shift[c], p.output_zero_point, p.activation)
@@ -79,10 +90,10 @@ pub(crate) fn run<K: InnerLoops>(
     for b in 0..s.n {
         for oy in 0..w.output.h {
             let y0 = origin(oy, w.stride.h, w.pad.h);
-            let (fy0, fy1) = tap_range(y0, w.dilation.h, w.filter.h, s.h);
+            let (fy0, fy1) = tap_range_of(y0, w.dilation.h, w.filter.h, s.h);
             for ox in 0..w.output.w {
                 let x0 = origin(ox, w.stride.w, w.pad.w);
-                let (fx0, fx1) = tap_range(x0, w.dilation.w, w.filter.w, s.w);
+                let (fx0, fx1) = tap_range_of(x0, w.dilation.w, w.filter.w, s.w);
                 let Some(pixel) = pixels.next() else { return Ok(()) };
                 // (input offset, filter offset) of every in-bounds tap, in TFLite's order.
                 let taps = (fy0..fy1).flat_map(|fy| {
@@ -127,12 +138,137 @@ pub(crate) fn run<K: InnerLoops>(
     Ok(())
 }
 
+/// Most filter taps the blocked loop takes (larger filters take the per-pixel loop).
+const MAX_TAPS: usize = DEPTHWISE_MAX_TAPS;
+/// Output pixels of a row per run of the blocked loop.
+const COLUMNS: usize = 16;
+/// Most channels per run of the blocked loop.
+const CHANNEL_RUN: usize = 64;
+/// int16 values of the blocked loop's staged input rows (16 KiB of stack).
+const ROW_CAPACITY: usize = 8192;
+
+/// The staged input values per channel of a run of [`COLUMNS`] output pixels: the filter's
+/// rows times the columns they read.
+fn staged(w: Window) -> usize {
+    w.filter.h * ((COLUMNS - 1) * w.stride.w + (w.filter.w - 1) * w.dilation.w + 1)
+}
+
+/// The blocked loop (`K::BLOCKED`, depth multiplier 1, at most [`MAX_TAPS`] taps, eight
+/// channels of staged rows fitting `ROWS` int16 values, a run's packed filter `PACKED`), for
+/// arguments `run` has checked. Channels
+/// go in runs, each with its filter laid out once ([`InnerLoops::pack_depthwise`]); output
+/// rows in runs of up to [`COLUMNS`] pixels: the input rows a run of pixels reads are widened
+/// to int16 once, with the input offset added and the padding 0 ([`DepthwiseRows`]), then
+/// [`InnerLoops::depthwise_rows`] computes it. Up to [`COLUMNS`] pixels (several rows, when
+/// rows are short) go through the output stage at once.
+fn blocked<K: InnerLoops, const ROWS: usize, const PACKED: usize>(
+    p: &DepthwiseParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) {
+    let (s, w, c_n) = (p.input, p.window, p.input.c);
+    let (oh, ow) = (w.output.h, w.output.w);
+    let taps = w.filter.h * w.filter.w;
+    // -127..=128, so every input plus the offset is in -255..=255.
+    let offset = -p.input_zero_point as i16;
+    // Channels per run: a multiple of 8 (the check in `run` leaves room for 8) unless all.
+    let run_len = (ROWS / staged(w) / 8 * 8).min(CHANNEL_RUN);
+    // Whole output rows per batch of the output stage (1 when a row takes several runs).
+    let rows_per_batch = (COLUMNS / ow).max(1);
+    let mut rows = [0i16; ROWS];
+    let mut packed = [0i16; PACKED];
+    let mut acc = [0i32; COLUMNS * CHANNEL_RUN];
+    let zeros = [0i32; CHANNEL_RUN];
+    for c0 in (0..c_n).step_by(run_len) {
+        let n = (c_n - c0).min(run_len);
+        K::pack_depthwise(&filter[c0..], c_n, taps, n, &mut packed);
+        let bias = bias.map_or(&zeros[..n], |b| &b[c0..][..n]);
+        let stage = OutputStage {
+            multiplier: &quant.multiplier[c0..][..n],
+            shift: &quant.shift[c0..][..n],
+            offset: p.output_zero_point,
+            act: p.activation,
+        };
+        for r0 in (0..s.n * oh).step_by(rows_per_batch) {
+            let nr = (s.n * oh - r0).min(rows_per_batch);
+            for ox0 in (0..ow).step_by(COLUMNS) {
+                let np = (ow - ox0).min(COLUMNS);
+                // With more than one row per batch, each row is one run (np == ow).
+                for (r, acc) in acc[..nr * np * n].chunks_exact_mut(np * n).enumerate() {
+                    let (b, oy) = ((r0 + r) / oh, (r0 + r) % oh);
+                    let values = &mut rows[..w.filter.h * columns(w, np) * n];
+                    stage_rows(p, input, (b, oy, ox0), (c0, n), offset, values);
+                    let staged = DepthwiseRows {
+                        values,
+                        columns: columns(w, np),
+                        filter: w.filter,
+                        stride: w.stride.w,
+                        dilation: w.dilation.w,
+                    };
+                    K::depthwise_rows(&staged, &packed, bias, acc);
+                }
+                let first = r0 * ow + ox0;
+                K::requantize_rows(&acc[..nr * np * n], &stage, &mut output[first * c_n + c0..], c_n);
+            }
+        }
+    }
+}
+
+/// Input columns a run of `np` output pixels reads.
+fn columns(w: Window, np: usize) -> usize {
+    (np - 1) * w.stride.w + (w.filter.w - 1) * w.dilation.w + 1
+}
+
+/// Stages the input rows that output pixels `(b, oy, ox0..)` read (as many as fill `values`),
+/// channels `c0..c0 + n`, as [`DepthwiseRows`] describes.
+fn stage_rows(
+    p: &DepthwiseParams,
+    input: &[i8],
+    (b, oy, ox0): (usize, usize, usize),
+    (c0, n): (usize, usize),
+    offset: i16,
+    values: &mut [i16],
+) {
+    let (s, w, c_n) = (p.input, p.window, p.input.c);
+    let row_len = values.len() / w.filter.h;
+    let y0 = origin(oy, w.stride.h, w.pad.h);
+    let (fy0, fy1) = tap_range_of(y0, w.dilation.h, w.filter.h, s.h);
+    let x0 = origin(ox0, w.stride.w, w.pad.w);
+    // The columns inside the input: x0 + x in 0..s.w.
+    let (in0, in1) = tap_range_of(x0, 1, row_len / n, s.w);
+    let in1 = in1.max(in0);
+    for (fy, row) in values.chunks_exact_mut(row_len).enumerate() {
+        if !(fy0..fy1).contains(&fy) || in0 == in1 {
+            row.fill(0);
+            continue;
+        }
+        row[..in0 * n].fill(0);
+        row[in1 * n..].fill(0);
+        // In range: tap_range keeps 0 <= y0 + fy * dilation < h, and x0 + in0 >= 0.
+        let iy = (y0 + (fy * w.dilation.h) as isize) as usize;
+        let first = ((b * s.h + iy) * s.w + (x0 + in0 as isize) as usize) * c_n + c0;
+        if n == c_n {
+            // All channels: the row's inputs are contiguous.
+            widen(&input[first..][..(in1 - in0) * n], offset, &mut row[in0 * n..in1 * n]);
+        } else {
+            for (x, dst) in row[in0 * n..in1 * n].chunks_exact_mut(n).enumerate() {
+                widen(&input[first + x * c_n..][..n], offset, dst);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::arch::{dsp, portable};
     use crate::shape::{Hw, Padding};
-    use crate::testutil::{Geometry, Operands, Quant, geometry, reference_depthwise, window};
+    use crate::testutil::{
+        Geometry, Operands, Quant, all_kernels, geometry, padding, reference_depthwise, window,
+    };
     use proptest::prelude::*;
 
     #[test]
@@ -174,16 +310,58 @@ mod tests {
         }
     }
 
+    /// A depthwise convolution on random operands, every implementation against the reference.
+    fn check_all(p: &DepthwiseParams, seed: u64, with_bias: bool) -> Result<(), TestCaseError> {
+        let oc = p.input.c * p.depth_multiplier;
+        let filter_len = p.window.filter.h * p.window.filter.w * oc;
+        let ops = Operands::random(seed, p.input.elements().unwrap(), filter_len, oc, 100_000);
+        let output_len = p.output_shape().elements().unwrap();
+        let kernels = all_kernels!(depthwise_conv2d, depthwise);
+        ops.assert_bit_exact(p, with_bias, output_len, &kernels, reference_depthwise)
+    }
+
+    #[test]
+    fn filters_of_17_to_32_taps_take_the_larger_buffers() {
+        // 5x5 (25 taps), stride 2, SAME: staged rows of 5 x 35 columns.
+        let w = window(Hw::new(7, 30), Hw::square(5), 2, 1, Padding::Same).unwrap();
+        let p = Geometry::new(Nhwc::new(2, 7, 30, 21), w).depthwise(1);
+        check_all(&DepthwiseParams { input_zero_point: -128, output_zero_point: 5, ..p }, 11, true).unwrap();
+    }
+
+    #[test]
+    fn large_filters_take_the_per_pixel_loop() {
+        let w = window(Hw::square(9), Hw::square(9), 1, 1, Padding::Same).unwrap();
+        const { assert!(81 > MAX_TAPS) };
+        let p = Geometry::new(Nhwc::new(1, 9, 9, 12), w).depthwise(1);
+        check_all(&DepthwiseParams { input_zero_point: 127, ..p }, 3, true).unwrap();
+    }
+
     proptest! {
         #[test]
         fn dsp_portable_and_reference_are_bit_exact(case in case(), with_bias: bool) {
             let Some((p, seed)) = case else { return Ok(()) };
-            let oc = p.input.c * p.depth_multiplier;
-            let filter_len = p.window.filter.h * p.window.filter.w * oc;
-            let ops = Operands::random(seed, p.input.elements().unwrap(), filter_len, oc, 100_000);
-            let output_len = p.output_shape().elements().unwrap();
-            let kernels = [portable::depthwise_conv2d, dsp::depthwise_conv2d];
-            ops.assert_bit_exact(&p, with_bias, output_len, kernels, reference_depthwise)?;
+            check_all(&p, seed, with_bias)?;
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Wider than `case`: rows longer than a batch of the output stage, 8-channel steps
+        /// with tails, more than one run of channels.
+        #[test]
+        fn wide_depthwise_is_bit_exact(
+            h in 1usize..5, w in 1usize..40, c in 1usize..80, f in 1usize..4, stride in 1usize..3,
+            same: bool, izp in -128i32..=127, ozp in -128i32..=127, seed: u64, with_bias: bool,
+        ) {
+            let Ok(window) = window(Hw::new(h, w), Hw::square(f), stride, 1, padding(same)) else {
+                return Ok(());
+            };
+            let p = DepthwiseParams {
+                input_zero_point: izp,
+                output_zero_point: ozp,
+                ..Geometry::new(Nhwc::new(1, h, w, c), window).depthwise(1)
+            };
+            check_all(&p, seed, with_bias)?;
         }
     }
 }

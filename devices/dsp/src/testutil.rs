@@ -2,6 +2,8 @@
 //! reference loops transcribed literally (one MAC at a time, in TFLite's order), to check the
 //! kernels' restructured loops against.
 
+use crate::arch::InnerLoops;
+use crate::arch::portable::Portable;
 use crate::conv::ConvParams;
 use crate::depthwise::DepthwiseParams;
 use crate::error::DspError;
@@ -105,26 +107,67 @@ impl Operands {
         Operands { input, filter, bias, quant: rng.per_channel(channels) }
     }
 
-    /// Asserts that both `kernels` (portable and dsp) give the same `output_len` values, and
-    /// that those are `reference`'s, with the bias or without.
+    /// Asserts that every one of `kernels` (one per implementation of the inner loops) gives
+    /// `reference`'s `output_len` values, with the bias or without.
     pub(crate) fn assert_bit_exact<P>(
         &self,
         p: &P,
         with_bias: bool,
         output_len: usize,
-        kernels: [Kernel<P>; 2],
+        kernels: &[Kernel<P>],
         reference: Reference<P>,
     ) -> Result<(), TestCaseError> {
         let (q, bias) = (self.quant.get(), with_bias.then_some(&self.bias[..]));
-        let mut a = vec![0i8; output_len];
-        let mut b = a.clone();
-        kernels[0](p, &self.input, &self.filter, bias, q, &mut a).unwrap();
-        kernels[1](p, &self.input, &self.filter, bias, q, &mut b).unwrap();
-        prop_assert_eq!(&a, &b);
-        prop_assert_eq!(a, reference(p, &self.input, &self.filter, bias, q));
+        let want = reference(p, &self.input, &self.filter, bias, q);
+        for (i, kernel) in kernels.iter().enumerate() {
+            let mut got = vec![0i8; output_len];
+            kernel(p, &self.input, &self.filter, bias, q, &mut got).unwrap();
+            prop_assert_eq!(&got, &want, "kernel {} of {}", i, kernels.len());
+        }
         Ok(())
     }
 }
+
+/// The portable inner loops taking the kernels' blocked loops, on [`InnerLoops`]' provided
+/// (scalar) blocked methods: the blocked loops' structure, tested on every host.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BlockedPortable;
+
+impl InnerLoops for BlockedPortable {
+    const BLOCKED: bool = true;
+
+    fn dot(input: &[i8], filter: &[i8], input_offset: i32, acc: i32) -> i32 {
+        Portable::dot(input, filter, input_offset, acc)
+    }
+
+    fn dot2(input: &[i8], filters: [&[i8]; 2], input_offset: i32, acc: [i32; 2]) -> [i32; 2] {
+        Portable::dot2(input, filters, input_offset, acc)
+    }
+
+    fn mac4(input: &[i8; 4], filter: &[i8; 4], input_offset: i32, acc: &mut [i32; 4]) {
+        Portable::mac4(input, filter, input_offset, acc)
+    }
+
+    fn requantize(acc: i32, multiplier: i32, shift: i32, output_offset: i32, act: ActivationRange) -> i8 {
+        Portable::requantize(acc, multiplier, shift, output_offset, act)
+    }
+}
+
+/// Every implementation of a per-channel kernel: portable, dsp (emulated off Arm), the
+/// portable loops blocked, and SSE2 on x86-64.
+macro_rules! all_kernels {
+    ($name:ident, $module:ident) => {{
+        let mut kernels: std::vec::Vec<crate::testutil::Kernel<_>> = std::vec![
+            crate::arch::portable::$name,
+            crate::arch::dsp::$name,
+            crate::$module::run::<crate::testutil::BlockedPortable>,
+        ];
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        kernels.push(crate::arch::x86::$name);
+        kernels
+    }};
+}
+pub(crate) use all_kernels;
 
 /// SAME padding when `same`, else VALID (proptest draws the bool).
 pub(crate) fn padding(same: bool) -> Padding {

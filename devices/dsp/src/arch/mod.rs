@@ -1,6 +1,6 @@
 //! The inner loops that differ between implementations. Kernels (`crate::conv`, ...) own the
-//! shape checks and outer loops and are generic over [`InnerLoops`]; `portable` and `dsp` each
-//! implement it and expose the kernels built on it.
+//! shape checks and outer loops and are generic over [`InnerLoops`]; `portable`, `dsp` and
+//! `x86` each implement it and expose the kernels built on it.
 
 use crate::quant::ActivationRange;
 
@@ -33,13 +33,65 @@ pub mod asm;
 pub mod dsp;
 pub mod emulated;
 pub mod portable;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+pub mod x86;
 
 /// The inner loops the crate-root kernels use: the DSP extension's where the target has it.
 #[cfg(hostrt_arm_dsp)]
 pub(crate) type Best = dsp::Dsp;
+/// The inner loops the crate-root kernels use: SSE2 on x86-64 (its baseline; targets that turn
+/// SSE off, as `x86_64-unknown-none`, get the portable ones).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+pub(crate) type Best = x86::X86;
 /// The inner loops the crate-root kernels use: the DSP extension's where the target has it.
-#[cfg(not(hostrt_arm_dsp))]
+#[cfg(not(any(hostrt_arm_dsp, all(target_arch = "x86_64", target_feature = "sse2"))))]
 pub(crate) type Best = portable::Portable;
+
+/// Most taps (filter height times width) of [`InnerLoops::depthwise_rows`].
+pub(crate) const DEPTHWISE_MAX_TAPS: usize = 32;
+
+/// `dst[i] = src[i] + offset` as int16, over the shorter of the two: inputs plus the input
+/// offset (`-127..=128`), which stay in `-255..=255`.
+#[inline]
+pub(crate) fn widen(src: &[i8], offset: i16, dst: &mut [i16]) {
+    for (d, &x) in dst.iter_mut().zip(src) {
+        *d = i16::from(x) + offset;
+    }
+}
+
+/// The input rows of one output row of a depthwise convolution, staged for
+/// [`InnerLoops::depthwise_rows`]: for each filter row `fy`, `columns` input columns (from
+/// the first one the run's first pixel reads), each `n` channels of input plus the input
+/// offset as int16 (so `-255..=255`), 0 in the padding.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DepthwiseRows<'a> {
+    /// `filter.h * columns * n` values: row `fy`, column `x`, channel `j` at
+    /// `(fy * columns + x) * n + j`.
+    pub values: &'a [i16],
+    /// Columns per row.
+    pub columns: usize,
+    /// Filter height and width.
+    pub filter: crate::shape::Hw,
+    /// Columns between output pixels.
+    pub stride: usize,
+    /// Columns between filter taps.
+    pub dilation: usize,
+}
+
+/// The output stage of a run of consecutive channels: channel `j` of the run is rescaled by
+/// `multiplier[j]` and `shift[j]` (equal lengths, shifts in `-31..=30`), then offset and
+/// clamped as [`InnerLoops::requantize`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OutputStage<'a> {
+    /// Q31 multipliers of the run's channels.
+    pub multiplier: &'a [i32],
+    /// Shifts of the run's channels.
+    pub shift: &'a [i32],
+    /// Output zero point.
+    pub offset: i32,
+    /// Fused activation clamp (within int8).
+    pub act: ActivationRange,
+}
 
 /// The hot loops of the int8 kernels. All arithmetic is modulo 2^32 (TFLite's int32
 /// accumulation, with C++'s undefined overflow made wrapping), so any summation order gives
@@ -57,4 +109,117 @@ pub(crate) trait InnerLoops {
 
     /// TFLite's output stage: rescale, add the output offset, clamp to `act` (within int8).
     fn requantize(acc: i32, multiplier: i32, shift: i32, output_offset: i32, act: ActivationRange) -> i8;
+
+    /// Whether the kernels take their blocked loops, built on the methods below: convolution
+    /// patches of four output pixels gathered and widened to int16 once for a run of filters
+    /// laid out once per call, depthwise input rows staged as int16, four output channels per
+    /// read of a fully connected input, and rows of accumulators through the output stage at
+    /// once (the stage set up once per group of channels). Implementations for wide registers
+    /// set it; the per-pixel loops (CMSIS-NN's structure) stay for the others, which use the
+    /// provided definitions below only in tests.
+    const BLOCKED: bool = false;
+
+    /// [`InnerLoops::dot`] of one input with four filters of its length.
+    #[inline]
+    fn dot4(input: &[i8], filters: [&[i8]; 4], input_offset: i32, acc: [i32; 4]) -> [i32; 4] {
+        let [a, b] = Self::dot2(input, [filters[0], filters[1]], input_offset, [acc[0], acc[1]]);
+        let [c, d] = Self::dot2(input, [filters[2], filters[3]], input_offset, [acc[2], acc[3]]);
+        [a, b, c, d]
+    }
+
+    /// Lays out the filters of a run of `n` output channels for [`InnerLoops::conv_block`]:
+    /// `filter` holds them as rows of `per_filter` int8; `packed` receives them widened to
+    /// int16, each zero-padded to `stride` values (a multiple of 8), and with `n` rounded up
+    /// to a multiple of 4 with zero filters: `packed.len() >= n.next_multiple_of(4) * stride`.
+    /// The layout is the implementation's (here: the rows, one after the other).
+    #[inline]
+    fn pack_filters(filter: &[i8], per_filter: usize, stride: usize, n: usize, packed: &mut [i16]) {
+        let packed = &mut packed[..n.next_multiple_of(4) * stride];
+        packed.fill(0);
+        for (row, f) in packed.chunks_exact_mut(stride).zip(filter.chunks_exact(per_filter.max(1))).take(n) {
+            for (d, &f) in row.iter_mut().zip(f) {
+                *d = i16::from(f);
+            }
+        }
+    }
+
+    /// One block of a convolution's output pixels over a run of `n = bias.len()` channels:
+    /// `acc[p * n + j] = bias[j] + Σ_k patches[p * stride + k] * filter_j[k]` (modulo 2^32)
+    /// for the block's `acc.len() / n` pixels (at most 4; `patches` always holds 4 rows of
+    /// `stride` values, a multiple of 8), with the filters as [`InnerLoops::pack_filters`]
+    /// laid them out. In the conv kernel, patch values are inputs plus the input offset
+    /// (`-255..=255`), 0 in the padding.
+    #[inline]
+    fn conv_block(patches: &[i16], stride: usize, packed: &[i16], bias: &[i32], acc: &mut [i32]) {
+        let n = bias.len();
+        if n == 0 {
+            return;
+        }
+        for (row, patch) in acc.chunks_exact_mut(n).zip(patches.chunks_exact(stride)) {
+            for ((a, &b), filter) in row.iter_mut().zip(bias).zip(packed.chunks_exact(stride)) {
+                *a = patch
+                    .iter()
+                    .zip(filter)
+                    .fold(b, |a, (&x, &w)| a.wrapping_add(i32::from(x) * i32::from(w)));
+            }
+        }
+    }
+
+    /// Lays out the depthwise filter of a run of `n` channels for
+    /// [`InnerLoops::depthwise_rows`] (at most [`DEPTHWISE_MAX_TAPS`] `taps`; both may panic on
+    /// more): tap `t`'s `n` values start at `filter[t * filter_stride]`;
+    /// `packed` receives them as int16, zero-padded (at least
+    /// `taps.next_multiple_of(2) * n.next_multiple_of(8)` values). The layout is the
+    /// implementation's (here: tap after tap, `n` values each).
+    #[inline]
+    fn pack_depthwise(filter: &[i8], filter_stride: usize, taps: usize, n: usize, packed: &mut [i16]) {
+        for (t, row) in packed.chunks_exact_mut(n.max(1)).take(taps).enumerate() {
+            for (d, &f) in row.iter_mut().zip(&filter[t * filter_stride..][..n]) {
+                *d = i16::from(f);
+            }
+        }
+    }
+
+    /// Depthwise convolution (depth multiplier 1) of a run of output pixels along one output
+    /// row, from that row's input rows staged as int16 (see [`DepthwiseRows`]) and the run's
+    /// filter as [`InnerLoops::pack_depthwise`] laid it out, over `n = bias.len()` channels: for
+    /// pixel `i` and channel `j`,
+    /// `acc[i * n + j] = bias[j] + Σ_(fy, fx) filter_j[fy][fx] * rows.at(fy, i * stride + fx * dilation, j)`.
+    #[inline]
+    fn depthwise_rows(rows: &DepthwiseRows<'_>, packed: &[i16], bias: &[i32], acc: &mut [i32]) {
+        let n = bias.len();
+        if n == 0 {
+            return;
+        }
+        let g = rows;
+        for (i, acc) in acc.chunks_exact_mut(n).enumerate() {
+            acc.copy_from_slice(bias);
+            for fy in 0..g.filter.h {
+                for fx in 0..g.filter.w {
+                    let x = &g.values[(fy * g.columns + i * g.stride + fx * g.dilation) * n..][..n];
+                    let w = &packed[(fy * g.filter.w + fx) * n..][..n];
+                    for ((a, &x), &w) in acc.iter_mut().zip(x).zip(w) {
+                        *a = a.wrapping_add(i32::from(x) * i32::from(w));
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`InnerLoops::requantize`] of rows of accumulators: `acc` holds rows of
+    /// `stage.multiplier.len()` channels back to back, and row `r` goes to
+    /// `output[r * output_stride..]`.
+    #[inline]
+    fn requantize_rows(acc: &[i32], stage: &OutputStage<'_>, output: &mut [i8], output_stride: usize) {
+        let width = stage.multiplier.len();
+        if width == 0 {
+            return;
+        }
+        for (r, row) in acc.chunks_exact(width).enumerate() {
+            let out = &mut output[r * output_stride..][..width];
+            for (((o, &a), &m), &s) in out.iter_mut().zip(row).zip(stage.multiplier).zip(stage.shift) {
+                *o = Self::requantize(a, m, s, stage.offset, stage.act);
+            }
+        }
+    }
 }
