@@ -20,7 +20,9 @@ fn scratch() -> Allocator {
 /// The heap for running, registered once.
 fn heap() -> Allocator {
     static A: OnceLock<Allocator> = OnceLock::new();
-    *A.get_or_init(|| Allocator::register(Box::leak(Box::new(hostrt_std::SystemAllocator::new()))).expect("heap"))
+    *A.get_or_init(|| {
+        Allocator::register(Box::leak(Box::new(hostrt_std::SystemAllocator::new()))).expect("heap")
+    })
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -38,7 +40,9 @@ fuzz_target!(|data: &[u8]| {
     let mut inputs = Vec::new();
     for (dtype, shape) in &imported.inputs {
         let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-        let (Some(dtype), Ok(shape)) = (DType::from_kernel_suffix(dtype), TensorShape::new(&dims)) else { return };
+        let (Some(dtype), Ok(shape)) = (DType::from_kernel_suffix(dtype), TensorShape::new(&dims)) else {
+            return;
+        };
         let Ok(t) = DenseHostTensor::new(heap(), TensorMetadata { dtype, shape }) else { return };
         inputs.push(t);
     }
