@@ -130,14 +130,18 @@ fn binary<'b>(a: &Attrs<'b>, arena: &'b mut [u8], dtype: DType) -> Result<Binary
     Ok(Binary { out, lhs: lb, rhs: rb, dims: output.dims, ls, rs })
 }
 
+/// The longest `quant` of an int8 binary op.
+const QUANT: usize = 12;
+
 /// An int8 binary op: `quant` holds `len` values, the last two the activation range;
-/// `valid` checks the rest, `op(quant, lhs, rhs)` computes one output before the clamp.
-fn binary_i8(
+/// `valid` checks the rest; `make(quant, outputs)` gives the function computing one output
+/// (before the clamp) from the two inputs.
+fn binary_i8<F: Fn(i32, i32) -> i32>(
     frame: &KernelFrame<'_>,
     kernel: &'static str,
     len: usize,
     valid: fn(&[i32]) -> bool,
-    op: fn(&[i32], i32, i32) -> i32,
+    make: impl FnOnce([i32; QUANT], usize) -> F,
 ) {
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, kernel, 4)?;
@@ -146,11 +150,14 @@ fn binary_i8(
         if !valid(q) {
             return Err(invalid(kernel, format_args!("shifts out of range in 'quant'")));
         }
+        let mut quant = [0; QUANT];
+        quant[..len].copy_from_slice(q);
         let b = binary(&a, arena, DType::I8)?;
         let (x, y): (&[i8], &[i8]) = (bytemuck::cast_slice(b.lhs), bytemuck::cast_slice(b.rhs));
         let out = i8s_mut(b.out);
+        let op = make(quant, out.len());
         broadcast(&b.dims, &b.ls, &b.rs, |o, l, r| {
-            out[o] = op(q, i32::from(x[l]), i32::from(y[r])).clamp(range.min, range.max) as i8;
+            out[o] = op(i32::from(x[l]), i32::from(y[r])).clamp(range.min, range.max) as i8;
         });
         Ok(())
     })
@@ -174,26 +181,48 @@ fn rescaled(q: &[i32], x: i32, y: i32) -> (i32, i32) {
     (multiply_by_quantized_multiplier(xv, q[1], q[2]), multiply_by_quantized_multiplier(yv, q[4], q[5]))
 }
 
+/// Add, sub or squared difference: `combine(quant, lhs rescaled, rhs rescaled)`. Each
+/// operand's rescaling depends on its int8 value alone, so for more outputs than int8 values
+/// both are tabulated once (256 entries each) and each output costs one rescaling, not three.
+fn rescaled_op(frame: &KernelFrame<'_>, kernel: &'static str, combine: fn(&[i32; QUANT], i32, i32) -> i32) {
+    binary_i8(frame, kernel, 12, rescaled_valid, |q, outputs| {
+        let tables = (outputs > 256).then(|| {
+            let (mut tx, mut ty) = ([0i32; 256], [0i32; 256]);
+            for v in -128..=127i32 {
+                let (xs, ys) = rescaled(&q, v, v);
+                let i = usize::from(v as u8);
+                (tx[i], ty[i]) = (xs, ys);
+            }
+            (tx, ty)
+        });
+        move |x, y| {
+            let (xs, ys) = match &tables {
+                // x and y are int8 values: their byte is the index.
+                Some((tx, ty)) => (tx[usize::from(x as u8)], ty[usize::from(y as u8)]),
+                None => rescaled(&q, x, y),
+            };
+            combine(&q, xs, ys)
+        }
+    })
+}
+
 /// `nn.add.i8`.
 pub(crate) fn add_i8(frame: &KernelFrame<'_>) {
-    binary_i8(frame, "nn.add.i8", 12, rescaled_valid, |q, x, y| {
-        let (xs, ys) = rescaled(q, x, y);
+    rescaled_op(frame, "nn.add.i8", |q, xs, ys| {
         multiply_by_quantized_multiplier(xs.saturating_add(ys), q[7], q[8]).saturating_add(q[6])
     })
 }
 
 /// `nn.sub.i8`.
 pub(crate) fn sub_i8(frame: &KernelFrame<'_>) {
-    binary_i8(frame, "nn.sub.i8", 12, rescaled_valid, |q, x, y| {
-        let (xs, ys) = rescaled(q, x, y);
+    rescaled_op(frame, "nn.sub.i8", |q, xs, ys| {
         multiply_by_quantized_multiplier(xs.saturating_sub(ys), q[7], q[8]).saturating_add(q[6])
     })
 }
 
 /// `nn.squared_difference.i8`.
 pub(crate) fn squared_difference_i8(frame: &KernelFrame<'_>) {
-    binary_i8(frame, "nn.squared_difference.i8", 12, rescaled_valid, |q, x, y| {
-        let (xs, ys) = rescaled(q, x, y);
+    rescaled_op(frame, "nn.squared_difference.i8", |q, xs, ys| {
         let d = xs.saturating_sub(ys);
         multiply_by_quantized_multiplier(d.saturating_mul(d), q[7], q[8]).saturating_add(q[6])
     })
@@ -201,12 +230,12 @@ pub(crate) fn squared_difference_i8(frame: &KernelFrame<'_>) {
 
 /// `nn.maximum.i8`.
 pub(crate) fn maximum_i8(frame: &KernelFrame<'_>) {
-    binary_i8(frame, "nn.maximum.i8", 2, |_| true, |_, x, y| x.max(y))
+    binary_i8(frame, "nn.maximum.i8", 2, |_| true, |_, _| |x, y| x.max(y))
 }
 
 /// `nn.minimum.i8`.
 pub(crate) fn minimum_i8(frame: &KernelFrame<'_>) {
-    binary_i8(frame, "nn.minimum.i8", 2, |_| true, |_, x, y| x.min(y))
+    binary_i8(frame, "nn.minimum.i8", 2, |_| true, |_, _| |x, y| x.min(y))
 }
 
 /// `nn.prelu.i8`.
@@ -216,14 +245,16 @@ pub(crate) fn prelu_i8(frame: &KernelFrame<'_>) {
         "nn.prelu.i8",
         9,
         |q| shift_ok(&q[4]) && shift_ok(&q[6]),
-        |q, x, a| {
-            let xv = q[0].saturating_add(x);
-            let v = if xv >= 0 {
-                multiply_by_quantized_multiplier(xv, q[3], q[4])
-            } else {
-                multiply_by_quantized_multiplier(xv.saturating_mul(q[1].saturating_add(a)), q[5], q[6])
-            };
-            v.saturating_add(q[2])
+        |q, _| {
+            move |x, a| {
+                let xv = q[0].saturating_add(x);
+                let v = if xv >= 0 {
+                    multiply_by_quantized_multiplier(xv, q[3], q[4])
+                } else {
+                    multiply_by_quantized_multiplier(xv.saturating_mul(q[1].saturating_add(a)), q[5], q[6])
+                };
+                v.saturating_add(q[2])
+            }
         },
     )
 }
@@ -235,14 +266,16 @@ pub(crate) fn mul_i8(frame: &KernelFrame<'_>) {
         "nn.mul.i8",
         7,
         |q| shift_ok(&q[4]),
-        |q, x, y| {
-            let (xv, yv) = (q[0].saturating_add(x), q[1].saturating_add(y));
-            multiply_by_quantized_multiplier(xv.saturating_mul(yv), q[3], q[4]).saturating_add(q[2])
+        |q, _| {
+            move |x, y| {
+                let (xv, yv) = (q[0].saturating_add(x), q[1].saturating_add(y));
+                multiply_by_quantized_multiplier(xv.saturating_mul(yv), q[3], q[4]).saturating_add(q[2])
+            }
         },
     )
 }
 
-fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: fn(f32, f32) -> f32) {
+fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: impl Fn(f32, f32) -> f32) {
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, kernel, 4)?;
         let (lo, hi) = a.float_range(2)?;
