@@ -13,16 +13,7 @@ use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
 
 use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
-use crate::attrs::{Attrs, Region, invalid};
-
-/// `input` and `output` (attributes 0 and 1) of one size: the output bytes and the input.
-fn regions(a: &Attrs<'_>) -> Result<(Region<1>, Region<1>), hostrt_core::Diagnostic> {
-    let (input, output) = (a.region::<1>(0, "input")?, a.region::<1>(1, "output")?);
-    if input.dims != output.dims {
-        return Err(invalid(a.kernel, format_args!("input and output sizes differ")));
-    }
-    Ok((input, output))
-}
+use crate::attrs::{Attrs, invalid};
 
 /// A float32 activation `f(x, params)`; `params` is attribute 2 (`params_name`) of
 /// `params_len` floats, absent when 0.
@@ -34,9 +25,8 @@ fn unary_f32(
 ) {
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, kernel, if params.1 == 0 { 2 } else { 3 })?;
-        let (input, output) = regions(&a)?;
+        let (input, output, n) = a.same_size()?;
         let p = if params.1 == 0 { &[][..] } else { a.floats(2, params.0, params.1)? };
-        let n = input.dims[0];
         let (inputs, out) = split(kernel, arena, output.offset, output.byte_len(4)?)?;
         let x = inputs.f32s(input.offset, n)?;
         for (o, &v) in f32s_mut(kernel, out)?.iter_mut().zip(x) {
@@ -89,12 +79,11 @@ pub(crate) fn lookup_i8(frame: &KernelFrame<'_>) {
     const K: &str = "nn.lookup.i8";
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 3)?;
-        let (input, output) = regions(&a)?;
+        let (input, output, n) = a.same_size()?;
         let (table, dims) = a.dense::<i8, 1>(2, "table", DType::I8)?;
         if dims != [256] {
             return Err(invalid(K, format_args!("'table' must hold 256 entries, holds {}", dims[0])));
         }
-        let n = input.dims[0];
         let (inputs, out) = split(K, arena, output.offset, n)?;
         let x = inputs.i8s(input.offset, n)?;
         for (o, &v) in i8s_mut(out).iter_mut().zip(x) {

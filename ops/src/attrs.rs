@@ -114,6 +114,16 @@ impl<'a> Attrs<'a> {
         Ok(Region { kernel: self.kernel, offset, dims })
     }
 
+    /// The `input` and `output` regions (attributes 0 and 1) of an element-by-element kernel,
+    /// which must hold as many elements, and that count.
+    pub fn same_size(&self) -> Result<(Region<1>, Region<1>, usize), Diagnostic> {
+        let (input, output) = (self.region::<1>(0, "input")?, self.region::<1>(1, "output")?);
+        if input.dims != output.dims {
+            return Err(invalid(self.kernel, format_args!("input and output sizes differ")));
+        }
+        Ok((input, output, input.dims[0]))
+    }
+
     /// Attribute `i`: a `window` of six values, the first four at least 1 (strides,
     /// dilations or filter sizes) and the last two at least 0 (padding), none above 2^16.
     pub fn window(&self, i: usize) -> Result<[usize; 6], Diagnostic> {

@@ -15,7 +15,7 @@ use hostrt_core::kernel::KernelFrame;
 use hostrt_dsp::multiply_by_quantized_multiplier;
 
 use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
-use crate::attrs::{Attrs, Region, invalid};
+use crate::attrs::{Attrs, invalid};
 
 fn scale_zp(a: &Attrs<'_>) -> Result<(f32, i32), Diagnostic> {
     let scale = a.floats(2, "scale", 1)?[0];
@@ -26,22 +26,12 @@ fn scale_zp(a: &Attrs<'_>) -> Result<(f32, i32), Diagnostic> {
     Ok((scale, zp))
 }
 
-/// The `input` and `output` regions (attributes 0 and 1), which must hold as many
-/// elements, and that count.
-fn same_size(a: &Attrs<'_>) -> Result<(Region<1>, Region<1>, usize), Diagnostic> {
-    let (input, output) = (a.region::<1>(0, "input")?, a.region::<1>(1, "output")?);
-    if input.dims != output.dims {
-        return Err(invalid(a.kernel, format_args!("input and output sizes differ")));
-    }
-    Ok((input, output, input.dims[0]))
-}
-
 /// `nn.quantize.f32.i8`.
 pub(crate) fn quantize_f32_i8(frame: &KernelFrame<'_>) {
     const K: &str = "nn.quantize.f32.i8";
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 4)?;
-        let (input, output, n) = same_size(&a)?;
+        let (input, output, n) = a.same_size()?;
         let (scale, zp) = scale_zp(&a)?;
         let (inputs, out) = split(K, arena, output.offset, n)?;
         let x = inputs.f32s(input.offset, n)?;
@@ -59,7 +49,7 @@ pub(crate) fn dequantize_i8_f32(frame: &KernelFrame<'_>) {
     const K: &str = "nn.dequantize.i8.f32";
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 4)?;
-        let (input, output, n) = same_size(&a)?;
+        let (input, output, n) = a.same_size()?;
         let (scale, zp) = scale_zp(&a)?;
         let (inputs, out) = split(K, arena, output.offset, output.byte_len(4)?)?;
         let x = inputs.i8s(input.offset, n)?;
@@ -75,7 +65,7 @@ pub(crate) fn requantize_i8(frame: &KernelFrame<'_>) {
     const K: &str = "nn.requantize.i8";
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 3)?;
-        let (input, output, n) = same_size(&a)?;
+        let (input, output, n) = a.same_size()?;
         let q = a.ints(2, "quant", Some(4))?;
         if !(-31..=30).contains(&q[3]) {
             return Err(invalid(K, format_args!("shift {} out of range", q[3])));

@@ -206,6 +206,26 @@ unsafe fn load(host: Arc<HostInner>, bytes: *const [u8], keep: Bytes) -> Result<
     Ok(ProgramInner { program, _bytes: keep, names, signatures, host })
 }
 
+/// Runs `load` under `status` and publishes the program it makes as a handle; NULL with the
+/// reason in `status` when it fails.
+///
+/// # Safety
+/// As for `report` (`status` NULL or a live status handle).
+unsafe fn load_published(
+    status: *mut hostrt_status,
+    load: impl FnOnce() -> Result<ProgramInner, Error>,
+) -> *mut hostrt_program {
+    let mut out = std::ptr::null_mut();
+    // SAFETY: the caller's contract, passed on.
+    unsafe {
+        report(status, || {
+            out = hostrt_program::publish(load()?)?;
+            Ok(())
+        })
+    };
+    out
+}
+
 /// Loads a program from `len` bytes at `bytes` on `host`, copied or borrowed as `mode`
 /// says; NULL with the reason in `status` (a corrupt file names where it is wrong; an
 /// unknown kernel names itself and its location).
@@ -217,25 +237,21 @@ pub unsafe extern "C" fn hostrt_program_load(
     mode: hostrt_load_mode,
     status: *mut hostrt_status,
 ) -> *mut hostrt_program {
-    let mut out = std::ptr::null_mut();
     // SAFETY: handles checked by the table; `len` readable bytes at `bytes`, by the contract.
     unsafe {
-        report(status, || {
+        load_published(status, || {
             let host = super::host::host(host)?;
             if bytes.is_null() {
                 return Err(Error::invalid("NULL program bytes"));
             }
             let view = std::ptr::slice_from_raw_parts(bytes.cast::<u8>(), len);
-            let inner = match mode {
-                HOSTRT_LOAD_COPY => load_copy(host, &*view)?,
-                HOSTRT_LOAD_BORROW => load(host, view, Bytes::Borrowed)?,
-                other => return Err(Error::invalid(format!("unknown load mode {other}"))),
-            };
-            out = hostrt_program::publish(inner)?;
-            Ok(())
+            match mode {
+                HOSTRT_LOAD_COPY => load_copy(host, &*view),
+                HOSTRT_LOAD_BORROW => load(host, view, Bytes::Borrowed),
+                other => Err(Error::invalid(format!("unknown load mode {other}"))),
+            }
         })
-    };
-    out
+    }
 }
 
 /// Loads the BEF file at `path` on `host`, mapped read-only (no copy); NULL with the reason
@@ -246,18 +262,14 @@ pub unsafe extern "C" fn hostrt_program_load_file(
     path: *const c_char,
     status: *mut hostrt_status,
 ) -> *mut hostrt_program {
-    let mut out = std::ptr::null_mut();
     // SAFETY: handles checked by the table; `path` NULL or a C string, by the contract.
     unsafe {
-        report(status, || {
+        load_published(status, || {
             let host = super::host::host(host)?;
             let path = text(path).ok_or_else(|| Error::invalid("NULL path"))?;
-            let inner = load_mapped(host, &path)?;
-            out = hostrt_program::publish(inner)?;
-            Ok(())
+            load_mapped(host, &path)
         })
-    };
-    out
+    }
 }
 
 /// Imports the TensorFlow Lite model in the `len` bytes at `bytes` (docs/models.md) and
@@ -272,20 +284,16 @@ pub unsafe extern "C" fn hostrt_program_from_tflite(
     len: usize,
     status: *mut hostrt_status,
 ) -> *mut hostrt_program {
-    let mut out = std::ptr::null_mut();
     // SAFETY: handles checked by the table; `len` readable bytes at `bytes`, by the contract.
     unsafe {
-        report(status, || {
+        load_published(status, || {
             let host = super::host::host(host)?;
             if bytes.is_null() {
                 return Err(Error::invalid("NULL model bytes"));
             }
-            let model = &*std::ptr::slice_from_raw_parts(bytes.cast::<u8>(), len);
-            out = hostrt_program::publish(load_tflite(host, model)?)?;
-            Ok(())
+            load_tflite(host, &*std::ptr::slice_from_raw_parts(bytes.cast::<u8>(), len))
         })
-    };
-    out
+    }
 }
 
 /// Imports the TensorFlow Lite model file at `path`, mapped read-only while it is read, and
@@ -296,18 +304,15 @@ pub unsafe extern "C" fn hostrt_program_from_tflite_file(
     path: *const c_char,
     status: *mut hostrt_status,
 ) -> *mut hostrt_program {
-    let mut out = std::ptr::null_mut();
     // SAFETY: handles checked by the table; `path` NULL or a C string, by the contract.
     unsafe {
-        report(status, || {
+        load_published(status, || {
             let host = super::host::host(host)?;
             let path = text(path).ok_or_else(|| Error::invalid("NULL path"))?;
             let mapped = MappedBef::open(&*path).map_err(|e| Error::new(HOSTRT_NOT_FOUND, e.to_string()))?;
-            out = hostrt_program::publish(load_tflite(host, mapped.bytes())?)?;
-            Ok(())
+            load_tflite(host, mapped.bytes())
         })
-    };
-    out
+    }
 }
 
 /// Destroys a program handle. Results and calls made from it keep what they need; the

@@ -489,18 +489,8 @@ impl<'a> Lowerer<'_, 'a> {
         self.expect(x, "input", elem, Some(4))?;
         self.expect(f, "filter", elem, Some(4))?;
         self.expect(out, "output", elem, Some(4))?;
-        let (xs, fs, os) = (self.t(x).shape.clone(), self.t(f).shape.clone(), self.t(out).shape.clone());
+        let [xs, fs, os] = self.conv_shapes((x, f, out), depthwise)?;
         let oc = os[3];
-        let fits = if depthwise {
-            fs[0] == 1 && fs[3] == oc && xs[3] != 0 && oc % xs[3] == 0
-        } else {
-            fs[0] == oc && fs[3] == xs[3]
-        };
-        if !fits || xs[0] != os[0] {
-            return Err(format!(
-                "filter {fs:?} does not fit input {xs:?} and output {os:?} (grouped convolutions are not supported)"
-            ));
-        }
         let pad = match fold {
             Some(fd) => Hw::new(fd.pad.0, fd.pad.1),
             None => self.window(&xs, Hw::new(fs[1], fs[2]), stride, dil, pad, &os)?.pad,
@@ -528,6 +518,29 @@ impl<'a> Lowerer<'_, 'a> {
         attrs.push(("window", AttrSpec::Value(window)));
         self.push(op, &kernel, out, attrs);
         Ok(())
+    }
+
+    /// The shapes of a convolution's input, filter and output (rank 4, checked), when the
+    /// filter fits them: `[out, kh, kw, in]`, or `[1, kh, kw, out]` for a depthwise one whose
+    /// output channels are a multiple of the input's.
+    fn conv_shapes(
+        &self,
+        (x, f, out): (usize, usize, usize),
+        depthwise: bool,
+    ) -> Result<[Vec<usize>; 3], String> {
+        let (xs, fs, os) = (self.t(x).shape.clone(), self.t(f).shape.clone(), self.t(out).shape.clone());
+        let oc = os[3];
+        let fits = if depthwise {
+            fs[0] == 1 && fs[3] == oc && xs[3] != 0 && oc % xs[3] == 0
+        } else {
+            fs[0] == oc && fs[3] == xs[3]
+        };
+        if !fits || xs[0] != os[0] {
+            return Err(format!(
+                "filter {fs:?} does not fit input {xs:?} and output {os:?} (grouped convolutions are not supported)"
+            ));
+        }
+        Ok([xs, fs, os])
     }
 
     /// The attributes of a convolution or fully connected layer that follow `input`, in name

@@ -153,26 +153,10 @@ fn q4_input_rescale(input_scale: f32) -> Result<(i32, i32, i32), String> {
 /// with scale 1/256 and zero point -128 (TFLM checks only the zero point); any other output is
 /// refused here.
 pub fn logistic(input: Quant, output: Quant) -> Result<Table, String> {
-    check_quant("input", input)?;
-    if output != (1.0 / 256.0, -128) {
-        return Err(format!(
-            "LOGISTIC output quantization ({}, {}) is not TFLM's (1/256, -128)",
-            output.0, output.1
-        ));
-    }
-    let (m, shift, radius) = q4_input_rescale(input.0)?;
-    Ok(table(|x| {
-        let v = x - input.1;
-        if v <= -radius {
-            i8::MIN
-        } else if v >= radius {
-            i8::MAX
-        } else {
-            let q4 = multiply_by_quantized_multiplier(v, m, shift);
-            let q0 = fixedpoint::logistic::<INPUT_INTEGER_BITS>(q4);
-            saturate_i8(rounding_divide_by_pot(q0, 31 - 8) - 128)
-        }
-    }))
+    q4_table(("LOGISTIC", (1.0 / 256.0, "1/256"), -128), input, output, |q4| {
+        let q0 = fixedpoint::logistic::<INPUT_INTEGER_BITS>(q4);
+        saturate_i8(rounding_divide_by_pot(q0, 31 - 8) - 128)
+    })
 }
 
 /// TFLM's int8 TANH (`CalculateArithmeticOpData` of tanh.cc, `reference_integer_ops::Tanh`): the
@@ -180,10 +164,25 @@ pub fn logistic(input: Quant, output: Quant) -> Result<Table, String> {
 /// to 1/128 steps. The kernel assumes the output is quantized with scale 1/128 and zero point 0
 /// (TFLM checks neither); any other output is refused here.
 pub fn tanh(input: Quant, output: Quant) -> Result<Table, String> {
+    q4_table(("TANH", (1.0 / 128.0, "1/128"), 0), input, output, |q4| {
+        let q0 = fixedpoint::tanh::<INPUT_INTEGER_BITS>(q4);
+        saturate_i8(rounding_divide_by_pot(q0, 31 - 7))
+    })
+}
+
+/// The shared part of LOGISTIC and TANH (`op`, its required output scale, also as text, and
+/// zero point): the output quantization checked, the input offset and rescaled to Q4.27
+/// within TFLM's input radius (saturating outside it), then `f` of the Q4.27 value.
+fn q4_table(
+    (op, (scale, text), zero_point): (&str, (f32, &str), i32),
+    input: Quant,
+    output: Quant,
+    f: impl Fn(i32) -> i8,
+) -> Result<Table, String> {
     check_quant("input", input)?;
-    if output != (1.0 / 128.0, 0) {
+    if output != (scale, zero_point) {
         return Err(format!(
-            "TANH output quantization ({}, {}) is not TFLM's (1/128, 0)",
+            "{op} output quantization ({}, {}) is not TFLM's ({text}, {zero_point})",
             output.0, output.1
         ));
     }
@@ -195,9 +194,7 @@ pub fn tanh(input: Quant, output: Quant) -> Result<Table, String> {
         } else if v >= radius {
             i8::MAX
         } else {
-            let q4 = multiply_by_quantized_multiplier(v, m, shift);
-            let q0 = fixedpoint::tanh::<INPUT_INTEGER_BITS>(q4);
-            saturate_i8(rounding_divide_by_pot(q0, 31 - 7))
+            f(multiply_by_quantized_multiplier(v, m, shift))
         }
     }))
 }

@@ -96,18 +96,8 @@ impl Lowerer<'_, '_> {
         self.expect(x, "input", ElemType::F32, Some(4))?;
         self.expect(f, "filter", ElemType::I8, Some(4))?;
         self.expect(out, "output", ElemType::F32, Some(4))?;
-        let (xs, fs, os) = (self.t(x).shape.clone(), self.t(f).shape.clone(), self.t(out).shape.clone());
+        let [xs, fs, os] = self.conv_shapes((x, f, out), depthwise)?;
         let oc = os[3];
-        let fits = if depthwise {
-            fs[0] == 1 && fs[3] == oc && xs[3] != 0 && oc % xs[3] == 0
-        } else {
-            fs[0] == oc && fs[3] == xs[3]
-        };
-        if !fits || xs[0] != os[0] {
-            return Err(format!(
-                "filter {fs:?} does not fit input {xs:?} and output {os:?} (grouped convolutions are not supported)"
-            ));
-        }
         if depthwise {
             // LiteRT's hybrid depthwise kernel takes the multiplier from the options.
             let m = Options::of(op, kind::DEPTHWISE_CONV_2D)?.i32(3, 0)?;
