@@ -207,7 +207,8 @@ fn blocked<K: InnerLoops, const PATCHES: usize, const FILTERS: usize>(
                     }
                 } else {
                     for patch in patches.chunks_exact_mut(stride).take(np) {
-                        im2col(p, input, pixel, &mut patch[..per_filter]);
+                        // Inputs plus the offset, as int16 (-255..=255); the padding is 0.
+                        im2col(p, input, pixel, &mut patch[..per_filter], 0, |x| i16::from(x) + offset);
                         pixel = next_pixel(p, pixel);
                     }
                 }
@@ -227,7 +228,7 @@ fn blocked<K: InnerLoops, const PATCHES: usize, const FILTERS: usize>(
 }
 
 /// The output pixel after `(b, oy, ox)`: along the row, then on to the next row and image.
-fn next_pixel(p: &ConvParams, (b, oy, ox): (usize, usize, usize)) -> (usize, usize, usize) {
+pub(crate) fn next_pixel(p: &ConvParams, (b, oy, ox): (usize, usize, usize)) -> (usize, usize, usize) {
     if ox + 1 < p.window.output.w {
         (b, oy, ox + 1)
     } else if oy + 1 < p.window.output.h {
@@ -237,22 +238,31 @@ fn next_pixel(p: &ConvParams, (b, oy, ox): (usize, usize, usize)) -> (usize, usi
     }
 }
 
-/// The patch of output pixel `(b, oy, ox)` in filter order (`[fh, fw, c]`), each input plus
-/// the input offset, as int16; taps in the padding are 0 (the zero point plus the offset).
-fn im2col(p: &ConvParams, input: &[i8], (b, oy, ox): (usize, usize, usize), patch: &mut [i16]) {
+/// The patch of output pixel `(b, oy, ox)` in filter order (`[fh, fw, c]`), each input
+/// converted by `value`; taps in the padding are `pad` (the converted zero point).
+pub(crate) fn im2col<T: Copy>(
+    p: &ConvParams,
+    input: &[i8],
+    (b, oy, ox): (usize, usize, usize),
+    patch: &mut [T],
+    pad: T,
+    value: impl Fn(i8) -> T,
+) {
     let (s, w, ic) = (p.input, p.window, p.input.c);
     let row_len = w.filter.w * ic;
     if row_len == 0 {
         return;
     }
-    // -127..=128, so every input plus the offset is in -255..=255.
-    let offset = -p.input_zero_point as i16;
-    let widen = |src: &[i8], dst: &mut [i16]| widen(src, offset, dst);
+    let convert = |src: &[i8], dst: &mut [T]| {
+        for (d, &x) in dst.iter_mut().zip(src) {
+            *d = value(x);
+        }
+    };
     let y0 = origin(oy, w.stride.h, w.pad.h);
     let x0 = origin(ox, w.stride.w, w.pad.w);
     if w.filter.h == 1 && row_len == ic && y0 >= 0 && x0 >= 0 && (y0 as usize) < s.h && (x0 as usize) < s.w {
         // A 1x1 filter inside the input (pointwise convolutions): one input pixel.
-        widen(&input[((b * s.h + y0 as usize) * s.w + x0 as usize) * ic..][..ic], patch);
+        convert(&input[((b * s.h + y0 as usize) * s.w + x0 as usize) * ic..][..ic], patch);
         return;
     }
     let (fy0, fy1) = tap_range_of(y0, w.dilation.h, w.filter.h, s.h);
@@ -260,23 +270,23 @@ fn im2col(p: &ConvParams, input: &[i8], (b, oy, ox): (usize, usize, usize), patc
     let fx1 = fx1.max(fx0);
     for (fy, dst) in patch.chunks_exact_mut(row_len).enumerate() {
         if !(fy0..fy1).contains(&fy) {
-            dst.fill(0);
+            dst.fill(pad);
             continue;
         }
         // In range: tap_range keeps 0 <= y0 + fy * dilation < h, and likewise for x.
         let iy = (y0 + (fy * w.dilation.h) as isize) as usize;
         let row = (b * s.h + iy) * s.w;
-        dst[..fx0 * ic].fill(0);
-        dst[fx1 * ic..].fill(0);
+        dst[..fx0 * ic].fill(pad);
+        dst[fx1 * ic..].fill(pad);
         if w.dilation.w == 1 {
             // The valid taps of a filter row are contiguous in both tensors.
             let ix = (x0 + fx0 as isize) as usize;
             let len = (fx1 - fx0) * ic;
-            widen(&input[(row + ix) * ic..][..len], &mut dst[fx0 * ic..][..len]);
+            convert(&input[(row + ix) * ic..][..len], &mut dst[fx0 * ic..][..len]);
         } else {
             for fx in fx0..fx1 {
                 let ix = (x0 + (fx * w.dilation.w) as isize) as usize;
-                widen(&input[(row + ix) * ic..][..ic], &mut dst[fx * ic..][..ic]);
+                convert(&input[(row + ix) * ic..][..ic], &mut dst[fx * ic..][..ic]);
             }
         }
     }
@@ -345,7 +355,10 @@ mod tests {
         let ops =
             Operands::random(seed, p.input.elements().unwrap(), oc * f.h * f.w * p.input.c, oc, 100_000);
         let output_len = p.output_shape().elements().unwrap();
-        ops.assert_bit_exact(p, with_bias, output_len, &all_kernels!(conv2d, conv), reference_conv)
+        let mut kernels = all_kernels!(conv2d, conv);
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        kernels.push(crate::arch::vnni::conv2d);
+        ops.assert_bit_exact(p, with_bias, output_len, &kernels, reference_conv)
     }
 
     #[test]

@@ -55,9 +55,9 @@ mod softmax;
 mod testutil;
 
 pub use activation::{Activation, clamp, clamp_in_place};
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-pub use arch::x86;
 pub use arch::{dsp, emulated, portable};
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+pub use arch::{vnni, x86};
 pub use argmax::argmax;
 pub use conv::ConvParams;
 pub use depthwise::DepthwiseParams;
@@ -75,12 +75,20 @@ pub use softmax::{LogSoftmaxParams, SoftmaxParams, log_softmax, softmax};
 /// Whether the crate-root kernels use the DSP extension's instructions on this target.
 pub const USES_DSP_INSTRUCTIONS: bool = cfg!(hostrt_arm_dsp);
 
-arch::per_channel_kernels!(
-    arch::Best,
+arch::per_channel_kernels!(@one arch::Best,
     "Fully connected layer with per-channel weights (TFLite's `FullyConnectedPerChannel`), on the \
      best inner loops for the target. See [`FullyConnectedParams`] for the layouts.",
+    fully_connected, FullyConnectedParams, fully_connected);
+arch::per_channel_kernels!(@one arch::Best,
+    "Depthwise convolution with per-channel weights (TFLite's `DepthwiseConvPerChannel`), on the \
+     best inner loops for the target. See [`DepthwiseParams`] for the layouts.",
+    depthwise_conv2d, DepthwiseParams, depthwise);
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+arch::per_channel_kernels!(@one arch::Best,
     "2-D convolution with per-channel weights (TFLite's `ConvPerChannel`), on the best inner loops \
      for the target. See [`ConvParams`] for the layouts.",
-    "Depthwise convolution with per-channel weights (TFLite's `DepthwiseConvPerChannel`), on the \
-     best inner loops for the target. See [`DepthwiseParams`] for the layouts."
-);
+    conv2d, ConvParams, conv);
+
+/// On x86-64, the convolution picks its inner loops at run time: AVX-512 VNNI or SSE2.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+pub use arch::vnni::conv2d;
