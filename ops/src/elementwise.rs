@@ -26,10 +26,10 @@
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
-use hostrt_dsp::multiply_by_quantized_multiplier;
+use hostrt_dsp::{AddParams, multiply_by_quantized_multiplier};
 
 use crate::arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
-use crate::attrs::{Attrs, Region, invalid};
+use crate::attrs::{Attrs, Region, dsp_error, invalid};
 
 /// A binary op's operand: an arena region, or a constant's bytes.
 #[derive(Clone, Copy)]
@@ -167,65 +167,81 @@ fn shift_ok(s: &i32) -> bool {
     (-31..=30).contains(s)
 }
 
-/// The `quant` of add, sub and squared difference: both operands rescaled to a common
-/// scale after a left shift (at most 20).
-fn rescaled_valid(q: &[i32]) -> bool {
-    (0..=20).contains(&q[9]) && [q[2], q[5], q[8]].iter().all(shift_ok)
+/// The three ops of [`rescaled_op`].
+#[derive(Clone, Copy, PartialEq)]
+enum Rescaled {
+    Add,
+    Sub,
+    SquaredDifference,
 }
 
-/// Both operands of add, sub or squared difference, offset, shifted and rescaled.
-fn rescaled(q: &[i32], x: i32, y: i32) -> (i32, i32) {
-    // Offsets are zero points in [-128, 127] (negated), so the shifted values fit i32.
-    let xv = (q[0].saturating_add(x)).saturating_mul(1 << q[9]);
-    let yv = (q[3].saturating_add(y)).saturating_mul(1 << q[9]);
-    (multiply_by_quantized_multiplier(xv, q[1], q[2]), multiply_by_quantized_multiplier(yv, q[4], q[5]))
-}
-
-/// Add, sub or squared difference: `combine(quant, lhs rescaled, rhs rescaled)`. Each
-/// operand's rescaling depends on its int8 value alone, so for more outputs than int8 values
-/// both are tabulated once (256 entries each) and each output costs one rescaling, not three.
-fn rescaled_op(frame: &KernelFrame<'_>, kernel: &'static str, combine: fn(&[i32; QUANT], i32, i32) -> i32) {
-    binary_i8(frame, kernel, 12, rescaled_valid, |q, outputs| {
-        let tables = (outputs > 256).then(|| {
+/// Add, sub or squared difference (`quant` as `nn.add.i8`): both operands rescaled to a
+/// common scale, combined, rescaled to the output ([`hostrt_dsp::AddParams`]). Operands of
+/// the output's shape go to `hostrt_dsp::add`/`sub` whole (vectorized where the CPU allows);
+/// broadcasting ones element by element, where each operand's rescaling depends on its int8
+/// value alone, so for more outputs than int8 values both are tabulated once (256 entries
+/// each) and each output costs one rescaling, not three.
+fn rescaled_op(frame: &KernelFrame<'_>, kernel: &'static str, op: Rescaled) {
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, kernel, 4)?;
+        let q = a.ints(2, "quant", Some(12))?;
+        let p = AddParams {
+            input_offset: [q[0], q[3]],
+            input_multiplier: [q[1], q[4]],
+            input_shift: [q[2], q[5]],
+            left_shift: q[9],
+            output_multiplier: q[7],
+            output_shift: q[8],
+            output_offset: q[6],
+            activation: a.int8_range(q[10], q[11])?,
+        };
+        p.check().map_err(|e| dsp_error(kernel, e))?;
+        let b = binary(&a, arena, DType::I8)?;
+        let (x, y): (&[i8], &[i8]) = (bytemuck::cast_slice(b.lhs), bytemuck::cast_slice(b.rhs));
+        let out = i8s_mut(b.out);
+        // Operands broadcast to the output, so equal element counts mean equal shapes.
+        let whole = x.len() == out.len() && y.len() == out.len();
+        if whole && op != Rescaled::SquaredDifference {
+            let f = if op == Rescaled::Add { hostrt_dsp::add } else { hostrt_dsp::sub };
+            return f(&p, x, y, out).map_err(|e| dsp_error(kernel, e));
+        }
+        let tables = (out.len() > 256).then(|| {
             let (mut tx, mut ty) = ([0i32; 256], [0i32; 256]);
             for v in -128..=127i32 {
-                let (xs, ys) = rescaled(&q, v, v);
+                // v is an int8 value: its byte is the index.
                 let i = usize::from(v as u8);
-                (tx[i], ty[i]) = (xs, ys);
+                (tx[i], ty[i]) = (p.rescale(0, v), p.rescale(1, v));
             }
             (tx, ty)
         });
-        move |x, y| {
+        broadcast(&b.dims, &b.ls, &b.rs, |o, l, r| {
             let (xs, ys) = match &tables {
-                // x and y are int8 values: their byte is the index.
-                Some((tx, ty)) => (tx[usize::from(x as u8)], ty[usize::from(y as u8)]),
-                None => rescaled(&q, x, y),
+                Some((tx, ty)) => (tx[usize::from(x[l] as u8)], ty[usize::from(y[r] as u8)]),
+                None => (p.rescale(0, i32::from(x[l])), p.rescale(1, i32::from(y[r]))),
             };
-            combine(&q, xs, ys)
-        }
+            out[o] = p.output(match op {
+                Rescaled::Add => xs.saturating_add(ys),
+                Rescaled::Sub => xs.saturating_sub(ys),
+                Rescaled::SquaredDifference => xs.saturating_sub(ys).saturating_mul(xs.saturating_sub(ys)),
+            });
+        });
+        Ok(())
     })
 }
 
 /// `nn.add.i8`.
 pub(crate) fn add_i8(frame: &KernelFrame<'_>) {
-    rescaled_op(frame, "nn.add.i8", |q, xs, ys| {
-        multiply_by_quantized_multiplier(xs.saturating_add(ys), q[7], q[8]).saturating_add(q[6])
-    })
+    rescaled_op(frame, "nn.add.i8", Rescaled::Add)
 }
 
 /// `nn.sub.i8`.
 pub(crate) fn sub_i8(frame: &KernelFrame<'_>) {
-    rescaled_op(frame, "nn.sub.i8", |q, xs, ys| {
-        multiply_by_quantized_multiplier(xs.saturating_sub(ys), q[7], q[8]).saturating_add(q[6])
-    })
+    rescaled_op(frame, "nn.sub.i8", Rescaled::Sub)
 }
 
 /// `nn.squared_difference.i8`.
 pub(crate) fn squared_difference_i8(frame: &KernelFrame<'_>) {
-    rescaled_op(frame, "nn.squared_difference.i8", |q, xs, ys| {
-        let d = xs.saturating_sub(ys);
-        multiply_by_quantized_multiplier(d.saturating_mul(d), q[7], q[8]).saturating_add(q[6])
-    })
+    rescaled_op(frame, "nn.squared_difference.i8", Rescaled::SquaredDifference)
 }
 
 /// `nn.maximum.i8`.

@@ -374,6 +374,26 @@ mod tests {
     }
 
     #[test]
+    fn channels_in_fours_read_taps_in_place() {
+        // The VNNI path's padded-image reading: SAME and VALID, strides, dilation, batches,
+        // an input zero point, runs of 8, 16, 24 and 40 channels.
+        let cases =
+            [(Hw::new(9, 7), 3, 1, 1, Padding::Same, 16, 1), (Hw::new(8, 8), 3, 2, 1, Padding::Same, 24, 2)];
+        let more =
+            [(Hw::new(10, 6), 3, 1, 2, Padding::Same, 8, 2), (Hw::new(7, 9), 5, 2, 1, Padding::Valid, 40, 1)];
+        for (i, (hw, f, stride, dilation, padding, oc, n)) in cases.into_iter().chain(more).enumerate() {
+            let w = window(hw, Hw::square(f), stride, dilation, padding).unwrap();
+            let p = Geometry::new(Nhwc::new(n, hw.h, hw.w, 4 * (i + 1)), w).conv(oc);
+            check_all(
+                &ConvParams { input_zero_point: 5 - 20 * i as i32, output_zero_point: 7, ..p },
+                i as u64,
+                true,
+            )
+            .unwrap();
+        }
+    }
+
+    #[test]
     fn long_patches_take_the_per_pixel_loop() {
         // 3x3x240 = 2160 values per patch: four do not fit the blocked loop's buffer.
         let w = window(Hw::new(4, 3), Hw::square(3), 1, 1, Padding::Same).unwrap();

@@ -38,6 +38,7 @@
 extern crate std;
 
 mod activation;
+mod add;
 mod arch;
 mod argmax;
 mod conv;
@@ -55,6 +56,9 @@ mod softmax;
 mod testutil;
 
 pub use activation::{Activation, clamp, clamp_in_place};
+pub use add::{AddParams, add, sub};
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+pub use arch::avx2::{has_avx2, has_vnni};
 pub use arch::{dsp, emulated, portable};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub use arch::{vnni, x86};

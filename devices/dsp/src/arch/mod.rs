@@ -30,6 +30,8 @@ pub(crate) use per_channel_kernels;
 
 #[cfg(hostrt_arm_dsp)]
 pub mod asm;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+pub(crate) mod avx2;
 pub mod dsp;
 pub mod emulated;
 pub mod portable;

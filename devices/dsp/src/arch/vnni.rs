@@ -18,64 +18,12 @@
 //! Detection reads CPUID and XCR0 (no `std`), once, and is cached.
 
 use core::arch::x86_64::*;
-use core::sync::atomic::{AtomicU8, Ordering};
-
 use core::mem::MaybeUninit;
 
+use super::avx2::{OutStage, has_vnni, load_i32x8, load_u8x32, requantize8};
 use crate::conv::{ConvParams, im2col, next_pixel};
 use crate::error::DspError;
 use crate::quant::{PerChannel, check_per_channel};
-
-/// Whether the CPU and OS offer AVX2, AVX-512 VNNI and AVX-512 VL (cached after the first call).
-pub fn available() -> bool {
-    /// 0 unknown, 1 absent, 2 present.
-    static STATE: AtomicU8 = AtomicU8::new(0);
-    match STATE.load(Ordering::Relaxed) {
-        0 => {
-            let yes = detect();
-            STATE.store(1 + u8::from(yes), Ordering::Relaxed);
-            yes
-        }
-        state => state == 2,
-    }
-}
-
-fn detect() -> bool {
-    #[allow(unused_unsafe)] // `__cpuid_count` is an unsafe function before Rust 1.94.
-    // SAFETY: CPUID exists on every x86-64 processor; leaves 1 and 7 are asked for only after
-    // leaf 0 says they exist.
-    let (max_leaf, leaf1, leaf7) = unsafe {
-        let max_leaf = __cpuid_count(0, 0).eax;
-        if max_leaf < 7 {
-            return false;
-        }
-        (max_leaf, __cpuid_count(1, 0), __cpuid_count(7, 0))
-    };
-    let _ = max_leaf;
-    let osxsave = leaf1.ecx & (1 << 27) != 0;
-    let avx2 = leaf7.ebx & (1 << 5) != 0;
-    let avx512f = leaf7.ebx & (1 << 16) != 0;
-    let avx512vl = leaf7.ebx & (1 << 31) != 0;
-    let avx512vnni = leaf7.ecx & (1 << 11) != 0;
-    if !(osxsave && avx2 && avx512f && avx512vl && avx512vnni) {
-        return false;
-    }
-    // SAFETY: XGETBV is available where CPUID reports OSXSAVE, checked above.
-    let xcr0 = unsafe { xcr0() };
-    // SSE, AVX, and the three AVX-512 register states (opmask, upper halves, upper registers)
-    // saved by the OS.
-    xcr0 & 0xe6 == 0xe6
-}
-
-/// XCR0, the register states the OS saves.
-///
-/// # Safety
-/// The CPU must support XGETBV (CPUID.1:ECX.OSXSAVE).
-#[target_feature(enable = "xsave")]
-unsafe fn xcr0() -> u64 {
-    // SAFETY: the caller guarantees XGETBV exists; register 0 always exists with it.
-    unsafe { _xgetbv(0) }
-}
 
 /// Patch bytes of one block of output pixels (32 KiB of stack).
 const PATCH_BYTES: usize = 32 * 1024;
@@ -102,14 +50,14 @@ pub fn conv2d(
     let per_filter = p.window.filter.h * p.window.filter.w * p.input.c;
     let quads = per_filter.div_ceil(4);
     let fits = quads > 0 && TILE * 4 * quads <= PATCH_BYTES && 8 * 4 * quads <= FILTER_BYTES;
-    if p.output_channels > 0 && fits && available() {
+    if p.output_channels > 0 && fits && has_vnni() {
         vnni_conv(Vnni(()), p, input, filter, bias, quant, output);
         return Ok(());
     }
     super::x86::conv2d(p, input, filter, bias, quant, output)
 }
 
-/// Proof that the CPU has the target features of [`tile`] (made only where [`available`]).
+/// Proof that the CPU has the target features of [`tile`] (made only where [`has_vnni`]).
 #[derive(Clone, Copy)]
 struct Vnni(());
 
@@ -141,12 +89,23 @@ fn vnni_conv(
         && w.pad.h == 0
         && w.pad.w == 0;
 
+    // The filter's taps read in place from each image, padded (whole quads per tap), where
+    // that fits the buffer.
+    let (hp, wp) = (
+        padded_size(w.output.h, w.stride.h, w.filter.h, w.dilation.h),
+        padded_size(w.output.w, w.stride.w, w.filter.w, w.dilation.w),
+    );
+    let padded_bytes = hp.checked_mul(wp).and_then(|a| a.checked_mul(s.c)).filter(|&b| b <= PATCH_BYTES);
+    let implicit =
+        !pointwise && s.c.is_multiple_of(4) && w.filter.h * w.filter.w <= MAX_TAPS && padded_bytes.is_some();
     // Not zeroed whole: each call writes only what it uses (`prefix`), which for the small
     // layers of tiny-ML models is a fraction of these.
     let mut patches = [MaybeUninit::<u8>::uninit(); PATCH_BYTES];
     let mut packed = [MaybeUninit::<[u8; 32]>::uninit(); FILTER_BYTES / 32];
     let mut stage = Stage { bias: [0; CHANNEL_RUN], multiplier: [0; CHANNEL_RUN], shift: [0; CHANNEL_RUN] };
-    let out_stage = OutStage::new(p);
+    let out_stage = OutStage { offset: p.output_zero_point, min: p.activation.min, max: p.activation.max };
+    // Zeros past each patch (never written: multiplied by zero filter values).
+    let patches = prefix(&mut patches, if implicit { hp * wp * s.c } else { block * stride }, 0);
     for c0 in (0..oc_n).step_by(run_len) {
         let n = (oc_n - c0).min(run_len);
         let blocks = n.div_ceil(8);
@@ -163,12 +122,42 @@ fn vnni_conv(
                 (0, 0, 0)
             };
         }
+        let run = Run { packed, blocks, stage: &stage, out_stage: &out_stage, channels: n, stride: oc_n };
+        if implicit {
+            // Each image once, as unsigned bytes with its padding, which the tiles read in
+            // place: no patches.
+            let icq = s.c / 4;
+            let mut taps = [0usize; MAX_TAPS];
+            for fy in 0..w.filter.h {
+                for fx in 0..w.filter.w {
+                    taps[fy * w.filter.w + fx] = (fy * w.dilation.h * wp + fx * w.dilation.w) * icq;
+                }
+            }
+            let taps = &taps[..w.filter.h * w.filter.w];
+            let per_image = w.output.h * w.output.w;
+            for b in 0..s.n {
+                let image = &input[b * s.h * s.w * s.c..][..s.h * s.w * s.c];
+                let padded = &mut patches[..hp * wp * s.c];
+                pad_image(p, image, (hp, wp), pad, padded);
+                let (padded, _) = padded.as_chunks::<4>();
+                let base =
+                    |i: usize| ((i / w.output.w) * w.stride.h * wp + (i % w.output.w) * w.stride.w) * icq;
+                for t in (0..per_image).step_by(TILE) {
+                    let rows = (per_image - t).min(TILE);
+                    // A partial tile repeats its last pixel, whose copies are not stored.
+                    let at = [0, 1, 2, 3].map(|r| &padded[base(t + r.min(rows - 1))..]);
+                    let tile_in = TileIn { rows: at, taps, tap_quads: icq };
+                    run.tile_row(cpu, &tile_in, &mut output[((b * per_image) + t) * oc_n + c0..], rows);
+                }
+            }
+            continue;
+        }
         let mut pixel = (0, 0, 0);
         for first in (0..total).step_by(block) {
             let np = (total - first).min(block);
-            // Zeros past each patch and in the rows past the last pixel (a partial tile),
-            // which are multiplied by zero filter values or not stored.
-            let patches = prefix(&mut patches, np.next_multiple_of(TILE) * stride, 0);
+            // Rows past the last pixel (a partial tile) hold stale values, whose sums are not
+            // stored.
+            let patches = &mut patches[..np.next_multiple_of(TILE) * stride];
             if pointwise {
                 let rows = &input[first * s.c..][..np * s.c];
                 for (patch, x) in patches.chunks_exact_mut(stride).zip(rows.chunks_exact(s.c)) {
@@ -182,34 +171,94 @@ fn vnni_conv(
             }
             let (patch_quads, _) = patches.as_chunks::<4>();
             for t in (0..np).step_by(TILE) {
-                let rows = (np - t).min(TILE);
-                let tile_patches: [&[[u8; 4]]; TILE] =
-                    [0, 1, 2, 3].map(|r| &patch_quads[(t + r) * quads..][..quads]);
-                let out = &mut output[(first + t) * oc_n + c0..];
-                let mut b = 0;
-                while b < blocks {
-                    let width = if blocks - b >= 4 {
-                        4
-                    } else if blocks - b >= 2 {
-                        2
-                    } else {
-                        1
-                    };
-                    let filters = &packed[b * quads..][..width * quads];
-                    let tile_out =
-                        TileOut { out: &mut *out, stride: oc_n, rows, first_channel: 8 * b, channels: n };
-                    let _ = cpu;
-                    // SAFETY: `cpu` proves the CPU has `tile`'s target features.
-                    unsafe {
-                        match width {
-                            4 => tile::<4>(tile_patches, filters, &stage, &out_stage, tile_out),
-                            2 => tile::<2>(tile_patches, filters, &stage, &out_stage, tile_out),
-                            _ => tile::<1>(tile_patches, filters, &stage, &out_stage, tile_out),
-                        }
-                    }
-                    b += width;
+                let at = [0, 1, 2, 3].map(|r| &patch_quads[(t + r) * quads..][..quads]);
+                let tile_in = TileIn { rows: at, taps: &[0], tap_quads: quads };
+                run.tile_row(cpu, &tile_in, &mut output[(first + t) * oc_n + c0..], (np - t).min(TILE));
+            }
+        }
+    }
+}
+
+/// Most filter taps (height times width) of the implicit path.
+const MAX_TAPS: usize = 64;
+
+/// Input rows (or columns) a convolution's outputs along one axis read, padding included.
+fn padded_size(output: usize, stride: usize, filter: usize, dilation: usize) -> usize {
+    (output - 1) * stride + (filter - 1) * dilation + 1
+}
+
+/// One image as unsigned bytes (sign bit flipped) in a `size` window starting at the
+/// padding's top left corner; positions outside the image are `pad`.
+fn pad_image(p: &ConvParams, image: &[i8], (hp, wp): (usize, usize), pad: u8, padded: &mut [u8]) {
+    let (s, w, c) = (p.input, p.window, p.input.c);
+    for (y, row) in padded.chunks_exact_mut(wp * c).take(hp).enumerate() {
+        let iy = y as isize - w.pad.h as isize;
+        if iy < 0 || iy as usize >= s.h {
+            row.fill(pad);
+            continue;
+        }
+        // Columns x of the window hold input column x - pad.w where that is in the image.
+        let x0 = w.pad.w.min(wp);
+        let x1 = (w.pad.w + s.w).min(wp);
+        row[..x0 * c].fill(pad);
+        row[x1 * c..].fill(pad);
+        if x0 < x1 {
+            let src = &image[(iy as usize * s.w) * c..][..(x1 - x0) * c];
+            flip(src, &mut row[x0 * c..x1 * c]);
+        }
+    }
+}
+
+/// Where a tile's four pixels read their patch values: pixel `r`'s from `rows[r]`, filter tap
+/// `t`'s `tap_quads` quads starting at quad `taps[t]` (one tap of the whole patch for gathered
+/// patches; one per filter tap when read in place from a padded image).
+struct TileIn<'a> {
+    rows: [&'a [[u8; 4]]; TILE],
+    taps: &'a [usize],
+    tap_quads: usize,
+}
+
+/// A run of output channels, laid out: its filters, per-channel stage, and where outputs go.
+struct Run<'a> {
+    packed: &'a [[u8; 32]],
+    blocks: usize,
+    stage: &'a Stage,
+    out_stage: &'a OutStage,
+    /// Channels of the run.
+    channels: usize,
+    /// Output channels in all (bytes between output pixels).
+    stride: usize,
+}
+
+impl Run<'_> {
+    /// The run's channels of `rows` output pixels (at most [`TILE`]), the first at `out`.
+    fn tile_row(&self, cpu: Vnni, tile_in: &TileIn<'_>, out: &mut [i8], rows: usize) {
+        let quads = self.packed.len() / self.blocks;
+        let mut b = 0;
+        while b < self.blocks {
+            let width = match self.blocks - b {
+                4.. => 4,
+                2 | 3 => 2,
+                _ => 1,
+            };
+            let filters = &self.packed[b * quads..][..width * quads];
+            let to = TileOut {
+                out: &mut *out,
+                stride: self.stride,
+                rows,
+                first_channel: 8 * b,
+                channels: self.channels,
+            };
+            let _ = cpu;
+            // SAFETY: `cpu` proves the CPU has `tile`'s target features.
+            unsafe {
+                match width {
+                    4 => tile::<4>(tile_in, filters, self.stage, self.out_stage, to),
+                    2 => tile::<2>(tile_in, filters, self.stage, self.out_stage, to),
+                    _ => tile::<1>(tile_in, filters, self.stage, self.out_stage, to),
                 }
             }
+            b += width;
         }
     }
 }
@@ -258,20 +307,6 @@ struct Stage {
     shift: [i32; CHANNEL_RUN],
 }
 
-/// The output offset and clamp, broadcast.
-#[derive(Clone, Copy)]
-struct OutStage {
-    offset: i32,
-    min: i32,
-    max: i32,
-}
-
-impl OutStage {
-    fn new(p: &ConvParams) -> OutStage {
-        OutStage { offset: p.output_zero_point, min: p.activation.min, max: p.activation.max }
-    }
-}
-
 /// Where a tile's outputs go: `rows` pixels `stride` bytes apart from `out`, channels
 /// `first_channel..` of the run's `channels`.
 struct TileOut<'a> {
@@ -280,23 +315,6 @@ struct TileOut<'a> {
     rows: usize,
     first_channel: usize,
     channels: usize,
-}
-
-/// Eight int32 from an array of them.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn load_i32x8(v: &[i32; 8]) -> __m256i {
-    // SAFETY: `v` is a valid reference to 32 readable bytes; `loadu` has no alignment
-    // requirement.
-    unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
-}
-
-/// 32 bytes from an array of them.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn load_u8x32(v: &[u8; 32]) -> __m256i {
-    // SAFETY: as `load_i32x8`.
-    unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
 }
 
 /// Eight per-channel values starting at channel `from` of a run.
@@ -312,14 +330,13 @@ fn lanes(values: &[i32; CHANNEL_RUN], from: usize) -> __m256i {
 #[target_feature(enable = "avx2,avx512vnni,avx512vl")]
 #[inline]
 fn tile<const B: usize>(
-    patches: [&[[u8; 4]]; TILE],
+    tile_in: &TileIn<'_>,
     filters: &[[u8; 32]],
     stage: &Stage,
     out_stage: &OutStage,
     to: TileOut<'_>,
 ) {
-    let quads = patches[0].len();
-    let patches = patches.map(|p| &p[..quads]);
+    let quads = filters.len() / B;
     let mut w = [&filters[..0]; B];
     for (j, w) in w.iter_mut().enumerate() {
         *w = &filters[j * quads..][..quads];
@@ -331,15 +348,26 @@ fn tile<const B: usize>(
             row[j] = b;
         }
     }
-    for q in 0..quads {
-        let mut wq = [_mm256_setzero_si256(); B];
-        for j in 0..B {
-            wq[j] = load_u8x32(&w[j][q]);
+    let n = tile_in.tap_quads;
+    for (t, &tap) in tile_in.taps.iter().enumerate() {
+        let mut x = [&tile_in.rows[0][..0]; TILE];
+        for (x, row) in x.iter_mut().zip(&tile_in.rows) {
+            *x = &row[tap..][..n];
         }
-        for r in 0..TILE {
-            let x = _mm256_set1_epi32(i32::from_le_bytes(patches[r][q]));
+        let mut wt = [&w[0][..0]; B];
+        for (wt, w) in wt.iter_mut().zip(&w) {
+            *wt = &w[t * n..][..n];
+        }
+        for q in 0..n {
+            let mut wq = [_mm256_setzero_si256(); B];
             for j in 0..B {
-                acc[r][j] = _mm256_dpbusd_epi32(acc[r][j], x, wq[j]);
+                wq[j] = load_u8x32(&wt[j][q]);
+            }
+            for r in 0..TILE {
+                let x = _mm256_set1_epi32(i32::from_le_bytes(x[r][q]));
+                for j in 0..B {
+                    acc[r][j] = _mm256_dpbusd_epi32(acc[r][j], x, wq[j]);
+                }
             }
         }
     }
@@ -351,85 +379,6 @@ fn tile<const B: usize>(
         for (r, row) in acc.iter().enumerate().take(to.rows) {
             let bytes = requantize8(row[j], m, s, out_stage);
             to.out[r * to.stride + c..][..width].copy_from_slice(&bytes[..width]);
-        }
-    }
-}
-
-/// TFLite's per-channel output stage (`MultiplyByQuantizedMultiplier`, double rounding; see
-/// `crate::quant`) of eight int32 lanes, plus the output offset, clamped: as int8.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn requantize8(acc: __m256i, multiplier: __m256i, shift: __m256i, st: &OutStage) -> [i8; 8] {
-    let zero = _mm256_setzero_si256();
-    let left = _mm256_max_epi32(shift, zero);
-    let right = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
-    // The left shift wraps, as `wrapping_mul(1 << left)` does.
-    let x = _mm256_sllv_epi32(acc, left);
-    // Rounding doubling high multiply: bits 31..62 of `x * m + 2^30` (the arithmetic shift
-    // of that sum by 31, equal to gemmlowp's nudge-then-truncate for either sign), from the
-    // even lanes' and odd lanes' 64-bit products.
-    let nudge = _mm256_set1_epi64x(1 << 30);
-    let even = _mm256_add_epi64(_mm256_mul_epi32(x, multiplier), nudge);
-    let odd = _mm256_add_epi64(
-        _mm256_mul_epi32(_mm256_srli_epi64::<32>(x), _mm256_srli_epi64::<32>(multiplier)),
-        nudge,
-    );
-    let high = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<31>(even), _mm256_slli_epi64::<1>(odd));
-    // The one overflow, i32::MIN * i32::MIN, gave i32::MIN; flipping every bit saturates it.
-    let min = _mm256_set1_epi32(i32::MIN);
-    let overflow = _mm256_and_si256(_mm256_cmpeq_epi32(x, min), _mm256_cmpeq_epi32(multiplier, min));
-    let high = _mm256_xor_si256(high, overflow);
-    // Rounding divide by 2^right, ties away from zero.
-    let one = _mm256_set1_epi32(1);
-    let mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
-    let remainder = _mm256_and_si256(high, mask);
-    let threshold = _mm256_sub_epi32(_mm256_srai_epi32::<1>(mask), _mm256_cmpgt_epi32(zero, high));
-    let v = _mm256_sub_epi32(_mm256_srav_epi32(high, right), _mm256_cmpgt_epi32(remainder, threshold));
-    let v = _mm256_add_epi32(v, _mm256_set1_epi32(st.offset));
-    let v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32(st.min)), _mm256_set1_epi32(st.max));
-    // Within int8 now, so the saturating packs are exact: lane 0's four values, then lane 1's.
-    let v = _mm256_packs_epi32(v, v);
-    let v = _mm256_packs_epi16(v, v);
-    let lo = _mm_cvtsi128_si32(_mm256_castsi256_si128(v));
-    let hi = _mm_cvtsi128_si32(_mm256_extracti128_si256::<1>(v));
-    let (lo, hi) = (lo.to_le_bytes(), hi.to_le_bytes());
-    [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]].map(|b| b as i8)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::arch::InnerLoops;
-    use crate::arch::portable::Portable;
-    use crate::quant::ActivationRange;
-    use crate::testutil::Lcg;
-
-    #[test]
-    fn requantize8_matches_scalar() {
-        if !available() {
-            std::println!("skipped: this CPU lacks AVX-512 VNNI");
-            return;
-        }
-        let mut rng = Lcg(7);
-        let edges = [i32::MIN, i32::MIN + 1, -1, 0, 1, i32::MAX];
-        for round in 0..20_000 {
-            let st = OutStage { offset: rng.range(-128, 127), min: -128, max: 127 };
-            let pick = |rng: &mut Lcg, i: usize| {
-                if round % 4 == 0 {
-                    edges[(rng.next() as usize + i) % edges.len()]
-                } else {
-                    rng.next() as i32
-                }
-            };
-            let acc: [i32; 8] = core::array::from_fn(|i| pick(&mut rng, i));
-            let mult: [i32; 8] = core::array::from_fn(|i| pick(&mut rng, i + 3));
-            let shift: [i32; 8] = core::array::from_fn(|_| rng.range(-31, 30));
-            // SAFETY: `available` said the CPU has AVX2.
-            let got = unsafe { requantize8(load_i32x8(&acc), load_i32x8(&mult), load_i32x8(&shift), &st) };
-            for i in 0..8 {
-                let want = Portable::requantize(acc[i], mult[i], shift[i], st.offset, ActivationRange::INT8);
-                assert_eq!(got[i], want, "acc {} mult {} shift {}", acc[i], mult[i], shift[i]);
-            }
         }
     }
 }

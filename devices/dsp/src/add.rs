@@ -1,0 +1,184 @@
+//! int8 element-wise add and subtract: TFLite's reference `integer_ops` `Add`/`Sub` (each
+//! operand offset, shifted left, rescaled to a common scale; the two combined; the result
+//! rescaled to the output, offset and clamped), bit for bit. [`add`] and [`sub`] take
+//! operands of equal length (on x86-64 with AVX2, eight values at a time); a caller that
+//! broadcasts goes element by element with [`AddParams::rescale`] and [`AddParams::output`].
+
+use crate::error::{DspError, check_len};
+use crate::quant::{ActivationRange, multiply_by_quantized_multiplier};
+
+/// The quantization of an int8 add or subtract, as TFLite's `ArithmeticParams`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddParams {
+    /// Negated zero point of each operand.
+    pub input_offset: [i32; 2],
+    /// Q31 multiplier of each operand's rescaling.
+    pub input_multiplier: [i32; 2],
+    /// Shift of each operand's rescaling (`-31..=30`).
+    pub input_shift: [i32; 2],
+    /// Left shift of both operands before their rescaling (`0..=20`; TFLite uses 20).
+    pub left_shift: i32,
+    /// Q31 multiplier of the output rescaling.
+    pub output_multiplier: i32,
+    /// Shift of the output rescaling (`-31..=30`).
+    pub output_shift: i32,
+    /// Output zero point.
+    pub output_offset: i32,
+    /// Fused activation clamp.
+    pub activation: ActivationRange,
+}
+
+impl AddParams {
+    /// Checks the shifts and the activation range.
+    pub fn check(&self) -> Result<(), DspError> {
+        let shift_ok = |s: &i32| (-31..=30).contains(s);
+        if !(0..=20).contains(&self.left_shift) {
+            return Err(DspError::Param("left shift outside 0..=20"));
+        }
+        if !self.input_shift.iter().chain([&self.output_shift]).all(shift_ok) {
+            return Err(DspError::Param("shift outside -31..=30"));
+        }
+        self.activation.check()
+    }
+
+    /// Operand `i`'s value `x` offset, shifted left and rescaled (saturating where it would
+    /// overflow, which TFLite's parameters never make it do).
+    #[inline]
+    pub fn rescale(&self, i: usize, x: i32) -> i32 {
+        let shifted = self.input_offset[i].saturating_add(x).saturating_mul(1 << self.left_shift);
+        multiply_by_quantized_multiplier(shifted, self.input_multiplier[i], self.input_shift[i])
+    }
+
+    /// The output of a combined value (the rescaled operands' sum or difference): rescaled,
+    /// offset, clamped.
+    #[inline]
+    pub fn output(&self, raw: i32) -> i8 {
+        let v = multiply_by_quantized_multiplier(raw, self.output_multiplier, self.output_shift)
+            .saturating_add(self.output_offset);
+        // The activation range lies within int8 (checked), so the cast is exact.
+        v.clamp(self.activation.min, self.activation.max) as i8
+    }
+
+    /// Whether wrapping int32 lanes give the scalar stage's results: operands rescaled by
+    /// at most 1 (shifts `<= 0`, as TFLite's converter makes them) from offsets within
+    /// ±256, so nothing before the output stage can overflow.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    pub(crate) fn vector_exact(&self) -> bool {
+        self.input_shift.iter().all(|&s| s <= 0) && self.input_offset.iter().all(|o| (-256..=256).contains(o))
+    }
+}
+
+/// `out[i] = x[i] + y[i]` in int8 (see [`AddParams`]); the three slices have equal lengths.
+///
+/// ```
+/// use hostrt_dsp::{ActivationRange, AddParams, add, quantize_multiplier};
+///
+/// // Both operands and the output share the scale and zero point 0: a plain saturating sum.
+/// let (half, half_shift) = quantize_multiplier(0.5);
+/// let (out_m, out_shift) = quantize_multiplier(2.0 / f64::from(1 << 20));
+/// let p = AddParams {
+///     input_offset: [0, 0],
+///     input_multiplier: [half, half],
+///     input_shift: [half_shift, half_shift],
+///     left_shift: 20,
+///     output_multiplier: out_m,
+///     output_shift: out_shift,
+///     output_offset: 0,
+///     activation: ActivationRange::INT8,
+/// };
+/// let mut out = [0i8; 3];
+/// add(&p, &[1, 100, -100], &[2, 100, -100], &mut out)?;
+/// assert_eq!(out, [3, 127, -128]);
+/// # Ok::<(), hostrt_dsp::DspError>(())
+/// ```
+pub fn add(p: &AddParams, x: &[i8], y: &[i8], out: &mut [i8]) -> Result<(), DspError> {
+    add_sub::<false>(p, x, y, out)
+}
+
+/// `out[i] = x[i] - y[i]` in int8 (see [`AddParams`]); the three slices have equal lengths.
+pub fn sub(p: &AddParams, x: &[i8], y: &[i8], out: &mut [i8]) -> Result<(), DspError> {
+    add_sub::<true>(p, x, y, out)
+}
+
+fn add_sub<const SUB: bool>(p: &AddParams, x: &[i8], y: &[i8], out: &mut [i8]) -> Result<(), DspError> {
+    p.check()?;
+    check_len("y", x.len(), y.len())?;
+    check_len("output", x.len(), out.len())?;
+    let mut done = 0;
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if p.vector_exact() && crate::arch::avx2::has_avx2() {
+        let (x8, _) = x.as_chunks::<8>();
+        let (y8, _) = y.as_chunks::<8>();
+        let (out8, _) = out.as_chunks_mut::<8>();
+        // SAFETY: the CPU has AVX2 (`has_avx2`).
+        unsafe { crate::arch::avx2::add_sub::<SUB>(p, x8, y8, out8) };
+        done = x8.len() * 8;
+    }
+    for ((&x, &y), o) in x[done..].iter().zip(&y[done..]).zip(&mut out[done..]) {
+        let (xs, ys) = (p.rescale(0, i32::from(x)), p.rescale(1, i32::from(y)));
+        *o = p.output(if SUB { xs.saturating_sub(ys) } else { xs.saturating_add(ys) });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quant::quantize_multiplier;
+    use crate::testutil::Lcg;
+    use std::vec::Vec;
+
+    /// TFLite's parameters for operand scales `sx`, `sy` and output scale `so`.
+    fn params(rng: &mut Lcg, sx: f64, sy: f64, so: f64) -> AddParams {
+        let twice_max = 2.0 * sx.max(sy);
+        let left_shift = 20;
+        let (mx, shx) = quantize_multiplier(sx / twice_max);
+        let (my, shy) = quantize_multiplier(sy / twice_max);
+        let (mo, sho) = quantize_multiplier(twice_max / (f64::from(1 << left_shift) * so));
+        AddParams {
+            input_offset: [-rng.range(-128, 127), -rng.range(-128, 127)],
+            input_multiplier: [mx, my],
+            input_shift: [shx, shy],
+            left_shift,
+            output_multiplier: mo,
+            output_shift: sho,
+            output_offset: rng.range(-128, 127),
+            activation: ActivationRange::new(rng.range(-128, -10), rng.range(10, 127)).unwrap(),
+        }
+    }
+
+    #[test]
+    fn vector_and_scalar_agree() {
+        let mut rng = Lcg(11);
+        for round in 0..300 {
+            let scales = [rng.scales(3, 0.001, 8.0), rng.scales(3, 0.05, 1.0)][round % 2].clone();
+            let p = params(&mut rng, scales[0], scales[1], scales[2]);
+            let n = 1 + (rng.next() as usize % 70);
+            let (x, y) = (rng.bytes(n), rng.bytes(n));
+            for sub in [false, true] {
+                let mut got = std::vec![0i8; n];
+                if sub { super::sub(&p, &x, &y, &mut got) } else { add(&p, &x, &y, &mut got) }.unwrap();
+                let want: Vec<i8> = x
+                    .iter()
+                    .zip(&y)
+                    .map(|(&a, &b)| {
+                        let (xs, ys) = (p.rescale(0, i32::from(a)), p.rescale(1, i32::from(b)));
+                        p.output(if sub { xs.saturating_sub(ys) } else { xs.saturating_add(ys) })
+                    })
+                    .collect();
+                assert_eq!(got, want, "round {round} sub {sub} {p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn bad_arguments_are_errors() {
+        let mut rng = Lcg(3);
+        let p = params(&mut rng, 0.1, 0.2, 0.3);
+        let mut out = [0i8; 4];
+        assert!(add(&p, &[0; 4], &[0; 3], &mut out).is_err());
+        assert!(add(&p, &[0; 4], &[0; 4], &mut out[..3]).is_err());
+        assert!(add(&AddParams { left_shift: 21, ..p }, &[0; 4], &[0; 4], &mut out).is_err());
+        assert!(add(&AddParams { output_shift: 31, ..p }, &[0; 4], &[0; 4], &mut out).is_err());
+    }
+}

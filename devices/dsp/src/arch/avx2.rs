@@ -1,0 +1,254 @@
+//! AVX2 pieces shared by the x86-64 kernels that choose their instructions at run time:
+//! detection of AVX2 and AVX-512 VNNI (CPUID and XCR0, so no `std`; read once and cached),
+//! TFLite's fixed-point output stage eight lanes at a time, and the int8 add and subtract
+//! loops. Every function here has the `avx2` target feature; callers check [`has_avx2`] (or
+//! [`has_vnni`], which implies it) first.
+
+use core::arch::x86_64::*;
+use core::sync::atomic::{AtomicU8, Ordering};
+
+use crate::add::AddParams;
+
+/// Whether the CPU and OS offer AVX2 (cached after the first call).
+pub fn has_avx2() -> bool {
+    features() & AVX2 != 0
+}
+
+/// Whether the CPU and OS offer AVX2, AVX-512 VNNI and AVX-512 VL (cached after the first call).
+pub fn has_vnni() -> bool {
+    features() & VNNI != 0
+}
+
+/// Bit of [`features`]: AVX2.
+const AVX2: u8 = 1;
+/// Bit of [`features`]: AVX-512 VNNI with AVX-512 VL (and AVX2).
+const VNNI: u8 = 2;
+
+/// The features found, read once.
+fn features() -> u8 {
+    /// The bits above, plus 0x80 once known.
+    static STATE: AtomicU8 = AtomicU8::new(0);
+    let state = STATE.load(Ordering::Relaxed);
+    if state & KNOWN != 0 {
+        return state;
+    }
+    let found = detect() | KNOWN;
+    STATE.store(found, Ordering::Relaxed);
+    found
+}
+
+/// Bit of [`features`]: detection ran.
+const KNOWN: u8 = 0x80;
+
+fn detect() -> u8 {
+    #[allow(unused_unsafe)] // `__cpuid_count` is an unsafe function before Rust 1.94.
+    // SAFETY: CPUID exists on every x86-64 processor; leaves 1 and 7 are asked for only after
+    // leaf 0 says they exist.
+    let (max_leaf, leaf1, leaf7) = unsafe {
+        let max_leaf = __cpuid_count(0, 0).eax;
+        if max_leaf < 7 {
+            return 0;
+        }
+        (max_leaf, __cpuid_count(1, 0), __cpuid_count(7, 0))
+    };
+    let _ = max_leaf;
+    let osxsave = leaf1.ecx & (1 << 27) != 0;
+    let avx2 = leaf7.ebx & (1 << 5) != 0;
+    let avx512f = leaf7.ebx & (1 << 16) != 0;
+    let avx512vl = leaf7.ebx & (1 << 31) != 0;
+    let avx512vnni = leaf7.ecx & (1 << 11) != 0;
+    if !(osxsave && avx2) {
+        return 0;
+    }
+    // SAFETY: XGETBV is available where CPUID reports OSXSAVE, checked above.
+    let xcr0 = unsafe { xcr0() };
+    // The SSE and AVX register states, then the three AVX-512 ones (opmask, upper halves,
+    // upper registers), saved by the OS.
+    let (ymm, zmm) = (xcr0 & 0x6 == 0x6, xcr0 & 0xe6 == 0xe6);
+    let mut found = 0;
+    if ymm {
+        found |= AVX2;
+    }
+    if ymm && zmm && avx512f && avx512vl && avx512vnni {
+        found |= VNNI;
+    }
+    found
+}
+
+/// XCR0, the register states the OS saves.
+///
+/// # Safety
+/// The CPU must support XGETBV (CPUID.1:ECX.OSXSAVE).
+#[target_feature(enable = "xsave")]
+unsafe fn xcr0() -> u64 {
+    // SAFETY: the caller guarantees XGETBV exists; register 0 always exists with it.
+    unsafe { _xgetbv(0) }
+}
+
+/// The output offset and clamp of [`requantize8`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OutStage {
+    /// Output zero point.
+    pub offset: i32,
+    /// Activation minimum (at least -128).
+    pub min: i32,
+    /// Activation maximum (at most 127).
+    pub max: i32,
+}
+
+/// TFLite's per-channel output stage of eight int32 lanes
+/// ([`multiply_by_quantized_multiplier8`], the output offset, the clamp), as int8.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn requantize8(acc: __m256i, multiplier: __m256i, shift: __m256i, st: &OutStage) -> [i8; 8] {
+    requantize_tail(multiply_by_quantized_multiplier8(acc, multiplier, shift), st)
+}
+
+/// The last steps of [`requantize8`]: the output offset added, the clamp, as int8.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn requantize_tail(v: __m256i, st: &OutStage) -> [i8; 8] {
+    let v = _mm256_add_epi32(v, _mm256_set1_epi32(st.offset));
+    let v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32(st.min)), _mm256_set1_epi32(st.max));
+    pack8(v)
+}
+
+/// TFLite's `MultiplyByQuantizedMultiplier` (double rounding; see `crate::quant`) of eight
+/// int32 lanes, each with its own multiplier and shift (`-31..=30`).
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn multiply_by_quantized_multiplier8(
+    acc: __m256i,
+    multiplier: __m256i,
+    shift: __m256i,
+) -> __m256i {
+    let zero = _mm256_setzero_si256();
+    let left = _mm256_max_epi32(shift, zero);
+    let right = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
+    // The left shift wraps, as `wrapping_mul(1 << left)` does.
+    let x = _mm256_sllv_epi32(acc, left);
+    // Rounding doubling high multiply: bits 31..62 of `x * m + 2^30` (the arithmetic shift
+    // of that sum by 31, equal to gemmlowp's nudge-then-truncate for either sign), from the
+    // even lanes' and odd lanes' 64-bit products.
+    let nudge = _mm256_set1_epi64x(1 << 30);
+    let even = _mm256_add_epi64(_mm256_mul_epi32(x, multiplier), nudge);
+    let odd = _mm256_add_epi64(
+        _mm256_mul_epi32(_mm256_srli_epi64::<32>(x), _mm256_srli_epi64::<32>(multiplier)),
+        nudge,
+    );
+    let high = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<31>(even), _mm256_slli_epi64::<1>(odd));
+    // The one overflow, i32::MIN * i32::MIN, gave i32::MIN; flipping every bit saturates it.
+    let min = _mm256_set1_epi32(i32::MIN);
+    let overflow = _mm256_and_si256(_mm256_cmpeq_epi32(x, min), _mm256_cmpeq_epi32(multiplier, min));
+    let high = _mm256_xor_si256(high, overflow);
+    // Rounding divide by 2^right, ties away from zero.
+    let one = _mm256_set1_epi32(1);
+    let mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+    let remainder = _mm256_and_si256(high, mask);
+    let threshold = _mm256_sub_epi32(_mm256_srai_epi32::<1>(mask), _mm256_cmpgt_epi32(zero, high));
+    _mm256_sub_epi32(_mm256_srav_epi32(high, right), _mm256_cmpgt_epi32(remainder, threshold))
+}
+
+/// Eight int32 lanes within int8, as int8.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn pack8(v: __m256i) -> [i8; 8] {
+    // Within int8 now, so the saturating packs are exact: lane 0's four values, then lane 1's.
+    let v = _mm256_packs_epi32(v, v);
+    let v = _mm256_packs_epi16(v, v);
+    let lo = _mm_cvtsi128_si32(_mm256_castsi256_si128(v));
+    let hi = _mm_cvtsi128_si32(_mm256_extracti128_si256::<1>(v));
+    let (lo, hi) = (lo.to_le_bytes(), hi.to_le_bytes());
+    [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]].map(|b| b as i8)
+}
+
+/// Eight int32 from an array of them.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn load_i32x8(v: &[i32; 8]) -> __m256i {
+    // SAFETY: `v` is a valid reference to 32 readable bytes; `loadu` has no alignment
+    // requirement.
+    unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
+}
+
+/// 32 bytes from an array of them.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn load_u8x32(v: &[u8; 32]) -> __m256i {
+    // SAFETY: as `load_i32x8`.
+    unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
+}
+
+/// Eight int8 from an array of them, sign-extended to int32.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn load_i8x8_as_i32(v: &[i8; 8]) -> __m256i {
+    // SAFETY: `v` is a valid reference to 8 readable bytes, what `loadl_epi64` reads (any
+    // alignment).
+    _mm256_cvtepi8_epi32(unsafe { _mm_loadl_epi64(v.as_ptr().cast()) })
+}
+
+/// [`crate::add`] (`SUB` false) or [`crate::sub`] of whole groups of eight values (the caller
+/// does the rest), for parameters [`AddParams::vector_exact`] accepts: inputs rescaled with
+/// wrapping lanes, which cannot overflow there, so the results equal the scalar stage's.
+#[target_feature(enable = "avx2")]
+pub(crate) fn add_sub<const SUB: bool>(p: &AddParams, x: &[[i8; 8]], y: &[[i8; 8]], out: &mut [[i8; 8]]) {
+    let offset = [_mm256_set1_epi32(p.input_offset[0]), _mm256_set1_epi32(p.input_offset[1])];
+    let multiplier = [_mm256_set1_epi32(p.input_multiplier[0]), _mm256_set1_epi32(p.input_multiplier[1])];
+    let shift = [_mm256_set1_epi32(p.input_shift[0]), _mm256_set1_epi32(p.input_shift[1])];
+    let left = _mm_cvtsi32_si128(p.left_shift);
+    let (out_multiplier, out_shift) =
+        (_mm256_set1_epi32(p.output_multiplier), _mm256_set1_epi32(p.output_shift));
+    // Clamping the rescaled sum to ±1024 before the offset (within ±128) keeps the clamped
+    // result of the scalar stage's saturating addition.
+    let (lo, hi) = (_mm256_set1_epi32(-1024), _mm256_set1_epi32(1024));
+    let st = OutStage { offset: p.output_offset, min: p.activation.min, max: p.activation.max };
+    for ((x, y), out) in x.iter().zip(y).zip(out) {
+        let xv = _mm256_sll_epi32(_mm256_add_epi32(load_i8x8_as_i32(x), offset[0]), left);
+        let yv = _mm256_sll_epi32(_mm256_add_epi32(load_i8x8_as_i32(y), offset[1]), left);
+        let xs = multiply_by_quantized_multiplier8(xv, multiplier[0], shift[0]);
+        let ys = multiply_by_quantized_multiplier8(yv, multiplier[1], shift[1]);
+        let raw = if SUB { _mm256_sub_epi32(xs, ys) } else { _mm256_add_epi32(xs, ys) };
+        let v = multiply_by_quantized_multiplier8(raw, out_multiplier, out_shift);
+        let v = _mm256_min_epi32(_mm256_max_epi32(v, lo), hi);
+        *out = requantize_tail(v, &st);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::InnerLoops;
+    use crate::arch::portable::Portable;
+    use crate::quant::ActivationRange;
+    use crate::testutil::Lcg;
+
+    #[test]
+    fn requantize8_matches_scalar() {
+        if !has_avx2() {
+            std::println!("skipped: this CPU lacks AVX2");
+            return;
+        }
+        let mut rng = Lcg(7);
+        let edges = [i32::MIN, i32::MIN + 1, -1, 0, 1, i32::MAX];
+        for round in 0..20_000 {
+            let st = OutStage { offset: rng.range(-128, 127), min: -128, max: 127 };
+            let pick = |rng: &mut Lcg, i: usize| {
+                if round % 4 == 0 {
+                    edges[(rng.next() as usize + i) % edges.len()]
+                } else {
+                    rng.next() as i32
+                }
+            };
+            let acc: [i32; 8] = core::array::from_fn(|i| pick(&mut rng, i));
+            let mult: [i32; 8] = core::array::from_fn(|i| pick(&mut rng, i + 3));
+            let shift: [i32; 8] = core::array::from_fn(|_| rng.range(-31, 30));
+            // SAFETY: `has_avx2` said the CPU has AVX2.
+            let got = unsafe { requantize8(load_i32x8(&acc), load_i32x8(&mult), load_i32x8(&shift), &st) };
+            for i in 0..8 {
+                let want = Portable::requantize(acc[i], mult[i], shift[i], st.offset, ActivationRange::INT8);
+                assert_eq!(got[i], want, "acc {} mult {} shift {}", acc[i], mult[i], shift[i]);
+            }
+        }
+    }
+}
