@@ -7,6 +7,7 @@
 use core::arch::x86_64::*;
 use core::sync::atomic::{AtomicU8, Ordering};
 
+use super::OutputStage;
 use crate::add::AddParams;
 
 /// Whether the CPU and OS offer AVX2 (cached after the first call).
@@ -156,10 +157,8 @@ fn pack8(v: __m256i) -> [i8; 8] {
     // Within int8 now, so the saturating packs are exact: lane 0's four values, then lane 1's.
     let v = _mm256_packs_epi32(v, v);
     let v = _mm256_packs_epi16(v, v);
-    let lo = _mm_cvtsi128_si32(_mm256_castsi256_si128(v));
-    let hi = _mm_cvtsi128_si32(_mm256_extracti128_si256::<1>(v));
-    let (lo, hi) = (lo.to_le_bytes(), hi.to_le_bytes());
-    [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]].map(|b| b as i8)
+    let both = _mm_unpacklo_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+    (_mm_cvtsi128_si64(both) as u64).to_le_bytes().map(|b| b as i8)
 }
 
 /// Eight int32 from an array of them.
@@ -177,6 +176,62 @@ pub(crate) fn load_i32x8(v: &[i32; 8]) -> __m256i {
 pub(crate) fn load_u8x32(v: &[u8; 32]) -> __m256i {
     // SAFETY: as `load_i32x8`.
     unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
+}
+
+/// 32 int8 from an array of them.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn load_i8x32(v: &[i8; 32]) -> __m256i {
+    // SAFETY: as `load_i32x8`.
+    unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
+}
+
+/// The 32 bytes of `v`.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn store_u8x32(v: __m256i, out: &mut [u8; 32]) {
+    // SAFETY: `out` is a valid, exclusive reference to 32 writable bytes; `storeu` has no
+    // alignment requirement.
+    unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+}
+
+/// The eight int32 lanes of `v`.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn store_i32x8(v: __m256i, out: &mut [i32; 8]) {
+    // SAFETY: as `store_u8x32`.
+    unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+}
+
+/// [`super::InnerLoops::requantize_rows`] eight channels at a time: each column's
+/// multipliers and shifts loaded once for all rows (a last partial column padded).
+#[target_feature(enable = "avx2")]
+pub(crate) fn requantize_rows(acc: &[i32], stage: &OutputStage<'_>, output: &mut [i8], stride: usize) {
+    let width = stage.multiplier.len();
+    if width == 0 {
+        return;
+    }
+    let st = OutStage { offset: stage.offset, min: stage.act.min, max: stage.act.max };
+    let rows = acc.len() / width;
+    for c in (0..width).step_by(8) {
+        let k = (width - c).min(8);
+        let (mut m, mut s) = ([0i32; 8], [0i32; 8]);
+        m[..k].copy_from_slice(&stage.multiplier[c..][..k]);
+        s[..k].copy_from_slice(&stage.shift[c..][..k]);
+        let (m, s) = (load_i32x8(&m), load_i32x8(&s));
+        for r in 0..rows {
+            let (acc, out) = (&acc[r * width + c..], &mut output[r * stride + c..]);
+            if k == 8 {
+                // Whole columns without the copies (calls to `memcpy` for a variable length).
+                let bytes = requantize8(load_i32x8(&acc.as_chunks::<8>().0[0]), m, s, &st);
+                out.as_chunks_mut::<8>().0[0] = bytes;
+            } else {
+                let mut a = [0i32; 8];
+                a[..k].copy_from_slice(&acc[..k]);
+                out[..k].copy_from_slice(&requantize8(load_i32x8(&a), m, s, &st)[..k]);
+            }
+        }
+    }
 }
 
 /// Eight int8 from an array of them, sign-extended to int32.

@@ -20,7 +20,9 @@
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 
-use super::avx2::{OutStage, has_vnni, load_i32x8, load_u8x32, requantize8};
+use super::avx2::{
+    OutStage, has_vnni, load_i8x32, load_i32x8, load_u8x32, requantize8, store_i32x8, store_u8x32,
+};
 use crate::conv::{ConvParams, im2col, next_pixel};
 use crate::error::DspError;
 use crate::quant::{PerChannel, check_per_channel};
@@ -106,16 +108,20 @@ fn vnni_conv(
     let out_stage = OutStage { offset: p.output_zero_point, min: p.activation.min, max: p.activation.max };
     // Zeros past each patch (never written: multiplied by zero filter values).
     let patches = prefix(&mut patches, if implicit { hp * wp * s.c } else { block * stride }, 0);
+    let mut sums = [0i32; 8];
     for c0 in (0..oc_n).step_by(run_len) {
         let n = (oc_n - c0).min(run_len);
         let blocks = n.div_ceil(8);
         let packed = prefix(&mut packed, blocks * quads, [0; 32]);
-        pack_filters(&filter[c0 * per_filter..][..n * per_filter], per_filter, quads, packed);
+        pack_filters(cpu, &filter[c0 * per_filter..][..n * per_filter], per_filter, quads, packed);
         for j in 0..blocks * 8 {
             let c = c0 + j;
+            if j % 8 == 0 {
+                // SAFETY: `cpu` proves the CPU has `block_sums`'s target features.
+                sums = unsafe { block_sums(&packed[j / 8 * quads..][..quads]) };
+            }
             (stage.bias[j], stage.multiplier[j], stage.shift[j]) = if j < n {
-                let f = &filter[c * per_filter..][..per_filter];
-                let sum = f.iter().fold(0i32, |a, &x| a.wrapping_add(i32::from(x)));
+                let sum = sums[j % 8];
                 let b = bias.map_or(0, |b| b[c]);
                 (b.wrapping_add((offset - 128).wrapping_mul(sum)), quant.multiplier[c], quant.shift[c])
             } else {
@@ -284,12 +290,23 @@ fn flip(src: &[i8], dst: &mut [u8]) {
 
 /// Lays out the filters of a run (rows of `per_filter` int8) in blocks of eight channels: per
 /// block, per four filter values `4q..4q + 4`, 32 bytes: those four values of each channel.
-/// Values past `per_filter` and channels past the run are left as they are (zeros).
-fn pack_filters(filter: &[i8], per_filter: usize, quads: usize, packed: &mut [[u8; 32]]) {
+/// Values past `per_filter` and channels past the run are left as they are (zeros). Whole
+/// blocks' first values, 32 per channel at a time, are transposed in registers
+/// ([`transpose_block`]); the rest four bytes at a time.
+fn pack_filters(cpu: Vnni, filter: &[i8], per_filter: usize, quads: usize, packed: &mut [[u8; 32]]) {
+    let chunks = per_filter / 32;
+    let whole_blocks = filter.len() / per_filter / 8;
+    for (block, rows) in filter.chunks_exact(8 * per_filter).enumerate() {
+        let _ = cpu;
+        // SAFETY: `cpu` proves the CPU has AVX2.
+        unsafe { transpose_block(rows, per_filter, chunks, &mut packed[block * quads..][..8 * chunks]) };
+    }
     for (c, row) in filter.chunks_exact(per_filter).enumerate() {
         let (block, lane) = (c / 8, 4 * (c % 8));
-        let dst = &mut packed[block * quads..][..quads];
-        let (whole, tail) = row.as_chunks::<4>();
+        // Quads the transposition did not write.
+        let from = if block < whole_blocks { 8 * chunks } else { 0 };
+        let dst = &mut packed[block * quads..][from..quads];
+        let (whole, tail) = row[4 * from..].as_chunks::<4>();
         for (d, x) in dst.iter_mut().zip(whole) {
             d[lane..lane + 4].copy_from_slice(&x.map(|x| x as u8));
         }
@@ -297,6 +314,49 @@ fn pack_filters(filter: &[i8], per_filter: usize, quads: usize, packed: &mut [[u
             dst[whole.len()][lane + i] = x as u8;
         }
     }
+}
+
+/// The first `32 * chunks` values of eight filter rows (`rows`, `per_filter` apart) laid out
+/// as [`pack_filters`] does: per 32 values, an 8x8 transposition of 4-byte words.
+#[target_feature(enable = "avx2")]
+fn transpose_block(rows: &[i8], per_filter: usize, chunks: usize, out: &mut [[u8; 32]]) {
+    for (i, out) in out.as_chunks_mut::<8>().0.iter_mut().enumerate().take(chunks) {
+        let mut r = [_mm256_setzero_si256(); 8];
+        for (j, r) in r.iter_mut().enumerate() {
+            let (v, _) = rows[j * per_filter + 32 * i..][..32].as_chunks::<32>();
+            *r = load_i8x32(&v[0]);
+        }
+        // Pairs of rows interleaved by words, then by double words, then the halves swapped:
+        // word q of each row gathered in vector q.
+        let t = [0, 2, 4, 6]
+            .map(|j| (_mm256_unpacklo_epi32(r[j], r[j + 1]), _mm256_unpackhi_epi32(r[j], r[j + 1])));
+        let mut u = [_mm256_setzero_si256(); 8];
+        for (h, half) in [0, 2].into_iter().enumerate() {
+            let (a, b) = (t[half], t[half + 1]);
+            u[4 * h] = _mm256_unpacklo_epi64(a.0, b.0);
+            u[4 * h + 1] = _mm256_unpackhi_epi64(a.0, b.0);
+            u[4 * h + 2] = _mm256_unpacklo_epi64(a.1, b.1);
+            u[4 * h + 3] = _mm256_unpackhi_epi64(a.1, b.1);
+        }
+        for q in 0..4 {
+            store_u8x32(_mm256_permute2x128_si256::<0x20>(u[q], u[q + 4]), &mut out[q]);
+            store_u8x32(_mm256_permute2x128_si256::<0x31>(u[q], u[q + 4]), &mut out[q + 4]);
+        }
+    }
+}
+
+/// Each channel's sum of filter values, from a block laid out by [`pack_filters`] (its zeros
+/// add nothing): `VPDPBUSD` of ones.
+#[target_feature(enable = "avx2,avx512vnni,avx512vl")]
+fn block_sums(block: &[[u8; 32]]) -> [i32; 8] {
+    let ones = _mm256_set1_epi8(1);
+    let mut sum = _mm256_setzero_si256();
+    for q in block {
+        sum = _mm256_dpbusd_epi32(sum, ones, load_u8x32(q));
+    }
+    let mut out = [0i32; 8];
+    store_i32x8(sum, &mut out);
+    out
 }
 
 /// Per-channel values of a run, padded with zeros to whole blocks of eight: the bias with the
@@ -378,7 +438,13 @@ fn tile<const B: usize>(
         let width = to.channels.saturating_sub(c).min(8);
         for (r, row) in acc.iter().enumerate().take(to.rows) {
             let bytes = requantize8(row[j], m, s, out_stage);
-            to.out[r * to.stride + c..][..width].copy_from_slice(&bytes[..width]);
+            let out = &mut to.out[r * to.stride + c..];
+            if width == 8 {
+                // A whole block without a `memcpy` call for a variable length.
+                out.as_chunks_mut::<8>().0[0] = bytes;
+            } else {
+                out[..width].copy_from_slice(&bytes[..width]);
+            }
         }
     }
 }

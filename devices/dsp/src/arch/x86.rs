@@ -126,6 +126,10 @@ impl InnerLoops for X86 {
 
     #[inline(always)]
     fn requantize_rows(acc: &[i32], stage: &OutputStage<'_>, output: &mut [i8], output_stride: usize) {
+        if super::avx2::has_avx2() {
+            // SAFETY: the CPU has AVX2 (`has_avx2`).
+            return unsafe { super::avx2::requantize_rows(acc, stage, output, output_stride) };
+        }
         // SAFETY: needs only SSE2, which the target has (this module's cfg).
         unsafe { sse2::requantize_rows(acc, stage, output, output_stride) }
     }
