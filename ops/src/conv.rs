@@ -19,6 +19,8 @@ use hostrt_dsp::{ConvParams, DepthwiseParams, Hw, Nhwc, PerChannel, Window};
 
 use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, Region, dsp_error, invalid};
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+use crate::float_x86::FloatConv;
 
 /// The window of a convolution with `filter` taps and `output` size, from the `window`
 /// attribute `[sh, sw, dh, dw, ph, pw]`.
@@ -139,6 +141,15 @@ pub(crate) fn conv_2d_f32(frame: &KernelFrame<'_>) {
         let (inputs, out) = split(K, arena, output.offset, output.byte_len(4)?)?;
         let x = inputs.f32s(input.offset, input.elements()?)?;
         let out = f32s_mut(K, out)?;
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        {
+            let window = window(&a, 5, Hw::new(fh, fw), Hw::new(output.dims[1], output.dims[2]))?;
+            let dims = input.dims;
+            let p = FloatConv { input: x, dims, filter, bias, out_channels: fo, window, lo, hi };
+            if crate::float_x86::conv(&p, out) {
+                return Ok(());
+            }
+        }
         // Dims below 2^31 (arena regions) and window values below 2^16 fit i64.
         let i = |v: usize| v as i64;
         let p = Conv2dParams {
@@ -182,6 +193,14 @@ pub(crate) fn depthwise_conv_2d_f32(frame: &KernelFrame<'_>) {
         let (inputs, out) = split(kernel, arena, output.offset, output.byte_len(4)?)?;
         let x = inputs.f32s(input.offset, input.elements()?)?;
         let out = f32s_mut(kernel, out)?;
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        {
+            let p =
+                FloatConv { input: x, dims: input.dims, filter, bias, out_channels: oc, window: w, lo, hi };
+            if crate::float_x86::depthwise(&p, out) {
+                return Ok(());
+            }
+        }
         let multiplier = oc / ic;
         // Per output pixel, the taps in order, each over every channel: each channel's sum
         // runs over the taps in the same order as one channel at a time would, and the

@@ -34,6 +34,8 @@ mod arena;
 mod attrs;
 mod conv;
 mod elementwise;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod float_x86;
 mod fully_connected;
 mod hybrid;
 mod lstm;

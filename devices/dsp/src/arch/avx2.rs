@@ -20,8 +20,16 @@ pub fn has_vnni() -> bool {
     features() & VNNI != 0
 }
 
+/// Whether the CPU and OS offer AVX2 and FMA3 (cached after the first call): what float
+/// kernels elsewhere (hostrt-ops) check before their AVX2 loops.
+pub fn has_avx2_fma() -> bool {
+    features() & FMA != 0
+}
+
 /// Bit of [`features`]: AVX2.
 const AVX2: u8 = 1;
+/// Bit of [`features`]: AVX2 and FMA3.
+const FMA: u8 = 4;
 /// Bit of [`features`]: AVX-512 VNNI with AVX-512 VL (and AVX2).
 const VNNI: u8 = 2;
 
@@ -69,6 +77,9 @@ fn detect() -> u8 {
     let mut found = 0;
     if ymm {
         found |= AVX2;
+    }
+    if ymm && leaf1.ecx & (1 << 12) != 0 {
+        found |= FMA;
     }
     if ymm && zmm && avx512f && avx512vl && avx512vnni {
         found |= VNNI;

@@ -1,0 +1,419 @@
+//! float32 convolution and depthwise convolution on AVX2 with FMA, taken at run time where the
+//! CPU has them (`hostrt_dsp::has_avx2_fma`); otherwise, and for shapes outside what these
+//! loops take, the portable kernels in `conv.rs` run.
+//!
+//! Both read each image once into a zero-padded copy on the stack (unless the convolution is
+//! pointwise), so that every filter tap of every output pixel reads in bounds, then:
+//! - convolution: tiles of six output pixels by sixteen (or eight) output channels kept in
+//!   registers; per filter tap and input channel, one broadcast input value times the
+//!   filter's row of output channels (`[kh, kw, in, out]`: contiguous, read in place);
+//! - depthwise (multiplier 1): per output pixel, eight channels at a time over the taps.
+//!
+//! Sums run over the taps and input channels in the reference order, from 0, and the bias is
+//! added last, as TensorFlow Lite's reference kernels do; fused multiply-adds round once
+//! where those round twice (within the float tolerance of docs/models.md).
+
+use core::arch::x86_64::*;
+use core::mem::MaybeUninit;
+
+use hostrt_dsp::Window;
+
+/// A float convolution's operands, checked by the caller: `input` `[n, h, w, c]`, `filter`
+/// `[kh, kw, c, out]` (convolution) or `[1, kh, kw, out]` (depthwise, `out == c`), `bias`
+/// `[out]`, the activation clamp `[lo, hi]`.
+pub(crate) struct FloatConv<'a> {
+    pub input: &'a [f32],
+    pub dims: [usize; 4],
+    pub filter: &'a [f32],
+    pub bias: &'a [f32],
+    pub out_channels: usize,
+    pub window: Window,
+    pub lo: f32,
+    pub hi: f32,
+}
+
+/// Floats of the padded image (32 KiB of stack).
+const PADDED: usize = 8192;
+/// Most filter taps.
+const MAX_TAPS: usize = 64;
+/// Output pixels per convolution tile.
+const TILE: usize = 6;
+
+/// A padded image: its floats, columns per row, and the offset of each filter tap's values
+/// from an output pixel's first value.
+struct Padded<'a> {
+    values: &'a [f32],
+    width: usize,
+    taps: &'a [usize],
+}
+
+impl FloatConv<'_> {
+    /// Output pixels per image.
+    fn per_image(&self) -> usize {
+        self.window.output.h * self.window.output.w
+    }
+
+    /// Whether the CPU and the shape suit these loops: whole groups of eight channels, at most
+    /// [`MAX_TAPS`] taps, and (when `padded`) a padded image within [`PADDED`] floats.
+    fn fits(&self, padded: bool) -> bool {
+        let w = self.window;
+        let (hp, wp) = self.padded_size();
+        let fits_buffer =
+            || hp.checked_mul(wp).and_then(|a| a.checked_mul(self.dims[3])).is_some_and(|n| n <= PADDED);
+        self.out_channels.is_multiple_of(8)
+            && self.out_channels > 0
+            && w.filter.h * w.filter.w <= MAX_TAPS
+            && (!padded || fits_buffer())
+            && hostrt_dsp::has_avx2_fma()
+    }
+
+    /// Whether the convolution reads each input pixel once, in order (1x1, stride 1, no
+    /// padding): its image needs no padded copy.
+    fn pointwise(&self) -> bool {
+        let w = self.window;
+        w.filter.h == 1
+            && w.filter.w == 1
+            && w.stride.h == 1
+            && w.stride.w == 1
+            && w.pad.h == 0
+            && w.pad.w == 0
+    }
+
+    /// Rows and columns of the padded image: what the outputs read.
+    fn padded_size(&self) -> (usize, usize) {
+        let w = self.window;
+        let size = |out: usize, stride: usize, filter: usize, dilation: usize| {
+            out.saturating_sub(1) * stride + (filter - 1) * dilation + 1
+        };
+        (
+            size(w.output.h, w.stride.h, w.filter.h, w.dilation.h),
+            size(w.output.w, w.stride.w, w.filter.w, w.dilation.w),
+        )
+    }
+
+    /// Image `b` with its padding (zeros) into `buf`, and its taps' offsets into `taps`.
+    fn pad<'b>(
+        &self,
+        b: usize,
+        buf: &'b mut [MaybeUninit<f32>],
+        taps: &'b mut [usize; MAX_TAPS],
+    ) -> Padded<'b> {
+        let [_, h, w, c] = self.dims;
+        let win = self.window;
+        let (hp, wp) = self.padded_size();
+        let buf = &mut buf[..hp * wp * c];
+        let image = &self.input[b * h * w * c..][..h * w * c];
+        // Columns x0..x1 of the padded image are input columns 0..x1 - x0.
+        let x0 = win.pad.w.min(wp);
+        let x1 = (win.pad.w + w).min(wp);
+        let zero = |v: &mut [MaybeUninit<f32>]| v.iter_mut().for_each(|v| _ = v.write(0.0));
+        for (y, row) in buf.chunks_exact_mut(wp * c).enumerate() {
+            let iy = y.wrapping_sub(win.pad.h);
+            if iy >= h {
+                zero(row);
+                continue;
+            }
+            zero(&mut row[..x0 * c]);
+            zero(&mut row[x1 * c..]);
+            for (v, &x) in row[x0 * c..x1 * c].iter_mut().zip(&image[iy * w * c..]) {
+                v.write(x);
+            }
+        }
+        for fy in 0..win.filter.h {
+            for fx in 0..win.filter.w {
+                taps[fy * win.filter.w + fx] = (fy * win.dilation.h * wp + fx * win.dilation.w) * c;
+            }
+        }
+        // SAFETY: every element of `buf` was written just above; `MaybeUninit<f32>` has the
+        // layout of `f32`.
+        let values = unsafe { &*(buf as *const [MaybeUninit<f32>] as *const [f32]) };
+        Padded { values, width: wp, taps: &taps[..win.filter.h * win.filter.w] }
+    }
+
+    /// First value of output pixel `i` (of an image) in the padded image.
+    fn base(&self, padded: &Padded<'_>, i: usize) -> usize {
+        let w = self.window;
+        ((i / w.output.w) * w.stride.h * padded.width + (i % w.output.w) * w.stride.w) * self.dims[3]
+    }
+}
+
+/// The convolution, if [`FloatConv::fits`]; `false` leaves `out` to the portable loops.
+pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
+    let pointwise = p.pointwise();
+    if !p.fits(!pointwise) {
+        return false;
+    }
+    let w = p.window;
+    let (c, co, per_image) = (p.dims[3], p.out_channels, p.per_image());
+    let mut buf = [MaybeUninit::<f32>::uninit(); PADDED];
+    let mut taps = [0usize; MAX_TAPS];
+    for b in 0..p.dims[0] {
+        let padded = if pointwise {
+            Padded { values: &p.input[b * per_image * c..][..per_image * c], width: w.output.w, taps: &[0] }
+        } else {
+            p.pad(b, &mut buf, &mut taps)
+        };
+        let out = &mut out[b * per_image * co..][..per_image * co];
+        for t in (0..per_image).step_by(TILE) {
+            let rows = (per_image - t).min(TILE);
+            // A partial tile repeats its last pixel, whose copies are not stored.
+            let at = core::array::from_fn(|r| &padded.values[p.base(&padded, t + r.min(rows - 1))..]);
+            let mut c0 = 0;
+            while c0 < co {
+                let tile_out = &mut out[t * co..];
+                // SAFETY: `fits` checked the CPU has AVX2 and FMA.
+                unsafe {
+                    if co - c0 >= 16 {
+                        conv_tile::<2>(p, at, padded.taps, c0, tile_out, rows);
+                        c0 += 16;
+                    } else {
+                        conv_tile::<1>(p, at, padded.taps, c0, tile_out, rows);
+                        c0 += 8;
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Output channels `c0..c0 + 8 * B` of up to [`TILE`] pixels (`rows`), pixel `r` reading its
+/// taps from `at[r]`, stored `out_channels` apart from `out`.
+#[target_feature(enable = "avx2,fma")]
+fn conv_tile<const B: usize>(
+    p: &FloatConv<'_>,
+    at: [&[f32]; TILE],
+    taps: &[usize],
+    c0: usize,
+    out: &mut [f32],
+    rows: usize,
+) {
+    let (c, co) = (p.dims[3], p.out_channels);
+    let mut acc = [[_mm256_setzero_ps(); B]; TILE];
+    for (t, &tap) in taps.iter().enumerate() {
+        let mut x = [&at[0][..0]; TILE];
+        for (x, at) in x.iter_mut().zip(&at) {
+            *x = &at[tap..][..c];
+        }
+        let filter = &p.filter[t * c * co..][..c * co];
+        for (k, wk) in filter.chunks_exact(co).enumerate() {
+            let wk = &wk[c0..][..8 * B];
+            let mut wv = [_mm256_setzero_ps(); B];
+            for (j, w) in wv.iter_mut().enumerate() {
+                *w = load8(&wk[8 * j..]);
+            }
+            for r in 0..TILE {
+                let xv = _mm256_set1_ps(x[r][k]);
+                for j in 0..B {
+                    acc[r][j] = _mm256_fmadd_ps(xv, wv[j], acc[r][j]);
+                }
+            }
+        }
+    }
+    let (lo, hi) = (_mm256_set1_ps(p.lo), _mm256_set1_ps(p.hi));
+    for j in 0..B {
+        let bias = load8(&p.bias[c0 + 8 * j..]);
+        for (r, acc) in acc.iter().enumerate().take(rows) {
+            store8(clamp(_mm256_add_ps(acc[j], bias), lo, hi), &mut out[r * co + c0 + 8 * j..]);
+        }
+    }
+}
+
+/// The depthwise convolution (depth multiplier 1), if [`FloatConv::fits`]; `false` leaves
+/// `out` to the portable loops.
+pub(crate) fn depthwise(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
+    if p.out_channels != p.dims[3] || !p.fits(true) {
+        return false;
+    }
+    let (c, per_image) = (p.dims[3], p.per_image());
+    let mut buf = [MaybeUninit::<f32>::uninit(); PADDED];
+    let mut taps = [0usize; MAX_TAPS];
+    for b in 0..p.dims[0] {
+        let padded = p.pad(b, &mut buf, &mut taps);
+        let out = &mut out[b * per_image * c..][..per_image * c];
+        for (i, px) in out.chunks_exact_mut(c).enumerate() {
+            let x = &padded.values[p.base(&padded, i)..];
+            // SAFETY: `fits` checked the CPU has AVX2 and FMA.
+            unsafe { depthwise_pixel(p, x, padded.taps, px) };
+        }
+    }
+    true
+}
+
+/// One output pixel of a depthwise convolution, its taps read from `x` at `taps`.
+#[target_feature(enable = "avx2,fma")]
+fn depthwise_pixel(p: &FloatConv<'_>, x: &[f32], taps: &[usize], out: &mut [f32]) {
+    let c = p.out_channels;
+    let (lo, hi) = (_mm256_set1_ps(p.lo), _mm256_set1_ps(p.hi));
+    for c0 in (0..c).step_by(8) {
+        let mut acc = _mm256_setzero_ps();
+        for (t, &tap) in taps.iter().enumerate() {
+            acc = _mm256_fmadd_ps(load8(&x[tap + c0..]), load8(&p.filter[t * c + c0..]), acc);
+        }
+        store8(clamp(_mm256_add_ps(acc, load8(&p.bias[c0..])), lo, hi), &mut out[c0..]);
+    }
+}
+
+/// `v` clamped to `[lo, hi]`, a NaN kept (as the portable kernels' `f32::clamp`): `MAXPS` and
+/// `MINPS` return their second operand when either is NaN.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn clamp(v: __m256, lo: __m256, hi: __m256) -> __m256 {
+    _mm256_min_ps(hi, _mm256_max_ps(lo, v))
+}
+
+/// The first eight floats of `v` (which holds at least eight).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn load8(v: &[f32]) -> __m256 {
+    let (v, _) = v[..8].as_chunks::<8>();
+    // SAFETY: `v[0]` is a valid reference to 32 readable bytes; `loadu` has no alignment
+    // requirement.
+    unsafe { _mm256_loadu_ps(v[0].as_ptr()) }
+}
+
+/// Stores eight floats at the start of `out` (which holds at least eight).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn store8(v: __m256, out: &mut [f32]) {
+    let (out, _) = out[..8].as_chunks_mut::<8>();
+    // SAFETY: `out[0]` is a valid, exclusive reference to 32 writable bytes; `storeu` has no
+    // alignment requirement.
+    unsafe { _mm256_storeu_ps(out[0].as_mut_ptr(), v) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hostrt_dsp::{Hw, Padding};
+    use std::vec::Vec;
+
+    /// Deterministic values in [-1, 1).
+    fn values(seed: u32, n: usize) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(2_654_435_761).max(1);
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                (s >> 8) as f32 / (1 << 23) as f32 - 1.0
+            })
+            .collect()
+    }
+
+    /// TensorFlow Lite's reference loop: every tap of every output value, padding skipped.
+    fn reference(p: &FloatConv<'_>, depthwise: bool) -> Vec<f32> {
+        let ([n, h, w, c], co, win) = (p.dims, p.out_channels, p.window);
+        let mut out = Vec::new();
+        for b in 0..n {
+            for oy in 0..win.output.h {
+                for ox in 0..win.output.w {
+                    for o in 0..co {
+                        let mut acc = 0.0f32;
+                        for fy in 0..win.filter.h {
+                            for fx in 0..win.filter.w {
+                                let iy = (oy * win.stride.h + fy * win.dilation.h).wrapping_sub(win.pad.h);
+                                let ix = (ox * win.stride.w + fx * win.dilation.w).wrapping_sub(win.pad.w);
+                                if iy >= h || ix >= w {
+                                    continue;
+                                }
+                                let x = &p.input[((b * h + iy) * w + ix) * c..][..c];
+                                let t = fy * win.filter.w + fx;
+                                if depthwise {
+                                    acc += x[o] * p.filter[t * co + o];
+                                } else {
+                                    for (k, &x) in x.iter().enumerate() {
+                                        acc += x * p.filter[(t * c + k) * co + o];
+                                    }
+                                }
+                            }
+                        }
+                        out.push((acc + p.bias[o]).clamp(p.lo, p.hi));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn convolutions_match_the_reference_loop() {
+        if !hostrt_dsp::has_avx2_fma() {
+            std::println!("skipped: this CPU lacks AVX2 and FMA");
+            return;
+        }
+        // (input [n, h, w, c], filter, stride, dilation, padding, output channels)
+        let cases = [
+            ([1, 9, 7, 3], Hw::new(3, 3), 1, 1, Padding::Same, 16),
+            ([2, 8, 6, 5], Hw::new(3, 2), 2, 1, Padding::Same, 24),
+            ([1, 10, 9, 4], Hw::new(3, 3), 1, 2, Padding::Valid, 8),
+            ([1, 49, 10, 1], Hw::new(10, 4), 2, 1, Padding::Same, 32),
+            ([2, 5, 5, 12], Hw::new(1, 1), 1, 1, Padding::Valid, 40),
+        ];
+        for (i, (dims, filter, stride, dilation, padding, co)) in cases.into_iter().enumerate() {
+            let [n, h, w, c] = dims;
+            let window =
+                Window::new(Hw::new(h, w), filter, Hw::square(stride), Hw::square(dilation), padding)
+                    .unwrap();
+            let input = values(i as u32, n * h * w * c);
+            let conv_filter = values(100 + i as u32, filter.h * filter.w * c * co);
+            let bias = values(200 + i as u32, co);
+            let out_len = n * window.output.h * window.output.w * co;
+            let (lo, hi) = (-0.5, 3.0);
+            let p = FloatConv {
+                input: &input,
+                dims,
+                filter: &conv_filter,
+                bias: &bias,
+                out_channels: co,
+                window,
+                lo,
+                hi,
+            };
+            let mut out = std::vec![0.0; out_len];
+            assert!(conv(&p, &mut out), "case {i} taken");
+            for (a, b) in out.iter().zip(reference(&p, false)) {
+                assert!((a - b).abs() <= 1e-5, "conv case {i}: {a} vs {b}");
+            }
+            // The same window as a depthwise convolution of `c` channels rounded up to eights (at
+            // most `co`, so the bias serves).
+            let dc = c.next_multiple_of(8);
+            let input = values(300 + i as u32, n * h * w * dc);
+            let dw_filter = values(400 + i as u32, filter.h * filter.w * dc);
+            let p = FloatConv {
+                input: &input,
+                dims: [n, h, w, dc],
+                filter: &dw_filter,
+                bias: &bias[..dc],
+                out_channels: dc,
+                window,
+                lo,
+                hi,
+            };
+            let mut out = std::vec![0.0; n * window.output.h * window.output.w * dc];
+            assert!(depthwise(&p, &mut out), "depthwise case {i} taken");
+            for (a, b) in out.iter().zip(reference(&p, true)) {
+                assert!((a - b).abs() <= 1e-5, "depthwise case {i}: {a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn shapes_outside_the_loops_are_declined() {
+        let window =
+            Window::new(Hw::new(4, 4), Hw::square(3), Hw::square(1), Hw::square(1), Padding::Same).unwrap();
+        let (input, filter, bias) = ([0.0; 16 * 3], [0.0; 9 * 3 * 12], [0.0; 12]);
+        // 12 output channels: not whole groups of eight.
+        let p = FloatConv {
+            input: &input,
+            dims: [1, 4, 4, 3],
+            filter: &filter,
+            bias: &bias,
+            out_channels: 12,
+            window,
+            lo: 0.0,
+            hi: 1.0,
+        };
+        assert!(!conv(&p, &mut [0.0; 16 * 12]));
+    }
+}
