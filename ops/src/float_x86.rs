@@ -231,26 +231,57 @@ pub(crate) fn depthwise(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
     for b in 0..p.dims[0] {
         let padded = p.pad(b, &mut buf, &mut taps);
         let out = &mut out[b * per_image * c..][..per_image * c];
-        for (i, px) in out.chunks_exact_mut(c).enumerate() {
-            let x = &padded.values[p.base(&padded, i)..];
-            // SAFETY: `fits` checked the CPU has AVX2 and FMA.
-            unsafe { depthwise_pixel(p, x, padded.taps, px) };
-        }
+        // SAFETY: `fits` checked the CPU has AVX2 and FMA.
+        unsafe { depthwise_image(p, &padded, out) };
     }
     true
 }
 
-/// One output pixel of a depthwise convolution, its taps read from `x` at `taps`.
+/// One image of a depthwise convolution from its padded copy: per output pixel, up to 32
+/// channels at a time in registers, the taps outside.
 #[target_feature(enable = "avx2,fma")]
-fn depthwise_pixel(p: &FloatConv<'_>, x: &[f32], taps: &[usize], out: &mut [f32]) {
+fn depthwise_image(p: &FloatConv<'_>, padded: &Padded<'_>, out: &mut [f32]) {
     let c = p.out_channels;
     let (lo, hi) = (_mm256_set1_ps(p.lo), _mm256_set1_ps(p.hi));
-    for c0 in (0..c).step_by(8) {
-        let mut acc = _mm256_setzero_ps();
-        for (t, &tap) in taps.iter().enumerate() {
-            acc = _mm256_fmadd_ps(load8(&x[tap + c0..]), load8(&p.filter[t * c + c0..]), acc);
+    for (i, px) in out.chunks_exact_mut(c).enumerate() {
+        let x = &padded.values[p.base(padded, i)..];
+        let mut c0 = 0;
+        while c0 < c {
+            match c - c0 {
+                32.. => depthwise_channels::<4>(p, x, padded.taps, c0, px, (lo, hi)),
+                16..=31 => depthwise_channels::<2>(p, x, padded.taps, c0, px, (lo, hi)),
+                _ => depthwise_channels::<1>(p, x, padded.taps, c0, px, (lo, hi)),
+            }
+            c0 += match c - c0 {
+                32.. => 32,
+                16..=31 => 16,
+                _ => 8,
+            };
         }
-        store8(clamp(_mm256_add_ps(acc, load8(&p.bias[c0..])), lo, hi), &mut out[c0..]);
+    }
+}
+
+/// Channels `c0..c0 + 8 * B` of one depthwise output pixel, its taps read from `x` at `taps`.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn depthwise_channels<const B: usize>(
+    p: &FloatConv<'_>,
+    x: &[f32],
+    taps: &[usize],
+    c0: usize,
+    out: &mut [f32],
+    (lo, hi): (__m256, __m256),
+) {
+    let c = p.out_channels;
+    let mut acc = [_mm256_setzero_ps(); B];
+    for (t, &tap) in taps.iter().enumerate() {
+        let (x, w) = (&x[tap + c0..][..8 * B], &p.filter[t * c + c0..][..8 * B]);
+        for j in 0..B {
+            acc[j] = _mm256_fmadd_ps(load8(&x[8 * j..]), load8(&w[8 * j..]), acc[j]);
+        }
+    }
+    for (j, acc) in acc.iter().enumerate() {
+        store8(clamp(_mm256_add_ps(*acc, load8(&p.bias[c0 + 8 * j..])), lo, hi), &mut out[c0 + 8 * j..]);
     }
 }
 
@@ -349,6 +380,7 @@ mod tests {
             ([1, 10, 9, 4], Hw::new(3, 3), 1, 2, Padding::Valid, 8),
             ([1, 49, 10, 1], Hw::new(10, 4), 2, 1, Padding::Same, 32),
             ([2, 5, 5, 12], Hw::new(1, 1), 1, 1, Padding::Valid, 40),
+            ([1, 6, 5, 40], Hw::new(3, 3), 1, 1, Padding::Same, 56),
         ];
         for (i, (dims, filter, stride, dilation, padding, co)) in cases.into_iter().enumerate() {
             let [n, h, w, c] = dims;

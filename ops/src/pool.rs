@@ -64,31 +64,37 @@ fn pool_f32(frame: &KernelFrame<'_>, kernel: &'static str, max: bool) {
         let (inputs, out) = split(kernel, arena, output.offset, output.byte_len(4)?)?;
         let x = inputs.f32s(input.offset, input.elements()?)?;
         let out = f32s_mut(kernel, out)?;
-        let mut o = out.iter_mut();
+        // Per output pixel, the taps in order, each over every channel (contiguous, so
+        // vectorized): each channel sees the same order as one channel at a time would.
+        let mut pixels = out.chunks_exact_mut(c.max(1));
         for b in 0..n {
             for oy in 0..oh {
                 for ox in 0..ow {
-                    for ch in 0..c {
-                        let (mut acc, mut count) = (if max { f32::MIN } else { 0.0 }, 0u32);
-                        for ky in 0..w.filter.h {
-                            let Some(y) = tap(oy, w.stride.h, w.pad.h, ky, 1, ih) else { continue };
-                            for kx in 0..w.filter.w {
-                                let Some(xx) = tap(ox, w.stride.w, w.pad.w, kx, 1, iw) else { continue };
-                                let v = x[((b * ih + y) * iw + xx) * c + ch];
-                                acc = if max { acc.max(v) } else { acc + v };
-                                count += 1;
+                    let Some(px) = pixels.next() else { return Ok(()) };
+                    px.fill(if max { f32::MIN } else { 0.0 });
+                    let mut count = 0u32;
+                    for ky in 0..w.filter.h {
+                        let Some(y) = tap(oy, w.stride.h, w.pad.h, ky, 1, ih) else { continue };
+                        for kx in 0..w.filter.w {
+                            let Some(xx) = tap(ox, w.stride.w, w.pad.w, kx, 1, iw) else { continue };
+                            let v = &x[((b * ih + y) * iw + xx) * c..][..c];
+                            if max {
+                                px.iter_mut().zip(v).for_each(|(a, &v)| *a = a.max(v));
+                            } else {
+                                px.iter_mut().zip(v).for_each(|(a, &v)| *a += v);
                             }
+                            count += 1;
                         }
-                        if count == 0 {
-                            return Err(invalid(
-                                kernel,
-                                format_args!("a pooling window lies wholly in the padding"),
-                            ));
-                        }
-                        let v = if max { acc } else { acc / count as f32 };
-                        if let Some(o) = o.next() {
-                            *o = v.clamp(lo, hi);
-                        }
+                    }
+                    if count == 0 {
+                        return Err(invalid(
+                            kernel,
+                            format_args!("a pooling window lies wholly in the padding"),
+                        ));
+                    }
+                    for a in px.iter_mut() {
+                        let v = if max { *a } else { *a / count as f32 };
+                        *a = v.clamp(lo, hi);
                     }
                 }
             }
