@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the tests need, idempotently. Sourced by scripts/test.sh; safe to run alone.
+# Installs what the tests need, idempotently: it says what it will install first, installs only
+# what is missing, and never removes, downgrades or upgrades what is installed. Sourced by
+# scripts/test.sh; safe to run alone.
 #
 # Cross targets: prefer rustup's prebuilt ones; when rustup cannot download them, fall back to
 # Debian's rustc-web toolchain with its library source and build `core` from source
@@ -22,39 +24,79 @@ have_targets() {
     done
 }
 
-apt_install() {
-    local missing=()
-    for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    local sudo=""
-    [ "$(id -u)" -ne 0 ] && sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Installer output goes to this log (shown when a step fails), not to the terminal.
+HOSTRT_SETUP_LOG=${HOSTRT_SETUP_LOG:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/target/setup.log}
+mkdir -p "$(dirname "$HOSTRT_SETUP_LOG")"
+export HOSTRT_SETUP_LOG
+
+# Debian packages to install: only those missing (a package, or a command any package of the
+# user's already provides, is left alone).
+apt_missing=()
+want_packages() {
+    for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || apt_missing+=("$p"); done
+}
+# `want_command CMD PACKAGE`: PACKAGE only where no CMD is on PATH.
+want_command() {
+    command -v "$1" >/dev/null 2>&1 || want_packages "$2"
+}
+
+# Installs what `want_*` collected, saying so first. Never removes, downgrades or upgrades an
+# installed package (`--no-remove` makes apt stop rather than remove one; `--no-upgrade`
+# leaves installed versions as they are). Without root (and without password-less sudo) it
+# prints the command to run and stops.
+install_missing() {
+    [ ${#apt_missing[@]} -eq 0 ] && return 0
+    local cmd=(apt-get install -y -q --no-install-recommends --no-upgrade --no-remove "${apt_missing[@]}")
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        if sudo -n true 2>/dev/null; then
+            sudo=(sudo)
+        else
+            echo "setup: these Debian packages are missing: ${apt_missing[*]}" >&2
+            echo "setup: run as root, then run this command again:" >&2
+            echo "    apt-get update && ${cmd[*]}" >&2
+            exit 1
+        fi
+    fi
+    echo "setup: installing with apt-get (log: $HOSTRT_SETUP_LOG): ${apt_missing[*]}"
+    if ! { "${sudo[@]}" apt-get update -q && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" "${cmd[@]}"; } \
+        >>"$HOSTRT_SETUP_LOG" 2>&1; then
+        tail -n 20 "$HOSTRT_SETUP_LOG" >&2
+        echo "setup: apt-get failed (above, and $HOSTRT_SETUP_LOG); nothing was removed" >&2
+        exit 1
+    fi
+    apt_missing=()
 }
 
 # HOSTRT_FORCE_DEBIAN=1 exercises the fallback route on a machine where rustup works.
 if [ "${HOSTRT_FORCE_DEBIAN:-0}" != 1 ] && command -v rustup >/dev/null 2>&1 \
-    && { have_targets || timeout 300 rustup target add $HOSTRT_NOSTD_TARGETS $HOSTRT_LINUX_TARGETS >/dev/null 2>&1; }; then
+    && { have_targets || { echo "setup: adding rustup targets: $HOSTRT_NOSTD_TARGETS $HOSTRT_LINUX_TARGETS" \
+        && timeout 300 rustup target add $HOSTRT_NOSTD_TARGETS $HOSTRT_LINUX_TARGETS >>"$HOSTRT_SETUP_LOG" 2>&1; }; }; then
     HOSTRT_TOOLCHAIN=rustup
 else
     echo "setup: rustup targets unavailable; using Debian rustc-web with -Zbuild-std" >&2
-    apt_install rustc-web cargo-web rust-web-src lld
+    want_packages rustc-web cargo-web rust-web-src lld
     HOSTRT_TOOLCHAIN=debian
 fi
 export HOSTRT_TOOLCHAIN
 
-# QEMU for running firmware images (Cortex-M under qemu-system-arm).
-command -v qemu-system-arm >/dev/null 2>&1 || apt_install qemu-system-arm
-# QEMU for RISC-V firmware (qemu-system-riscv32), Linux cross linkers + target libc, and
-# user-mode QEMU for the aarch64/armv7 tests (scripts/qemu.sh). apt_install skips what is there.
-apt_install qemu-system-misc qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
-    gcc-arm-linux-gnueabihf libc6-dev-armhf-cross
+# QEMU for firmware images (Cortex-M under qemu-system-arm, RISC-V under qemu-system-riscv32)
+# and user-mode QEMU for the aarch64/armv7 tests (scripts/qemu.sh); Linux cross linkers and
+# target libc.
+want_command qemu-system-arm qemu-system-arm
+want_command qemu-system-riscv32 qemu-system-misc
+want_command qemu-aarch64 qemu-user
+want_command aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
+want_command arm-linux-gnueabihf-gcc gcc-arm-linux-gnueabihf
+want_packages libc6-dev-arm64-cross libc6-dev-armhf-cross
 # clang compiles the Swift/Objective-C header as C, C++ and Objective-C (capi/tests/header.rs);
 # a JDK runs the Android binding's Java classes on the host (capi/shared/tests/jni.rs).
-apt_install clang
-command -v javac >/dev/null 2>&1 || apt_install default-jdk-headless
+want_command clang clang
+want_command javac default-jdk-headless
 # Vulkan on the CPU (lavapipe) for devices/vulkan's tests, and spirv-val for its shaders.
-apt_install libvulkan1 mesa-vulkan-drivers spirv-tools
+want_packages libvulkan1 mesa-vulkan-drivers
+want_command spirv-val spirv-tools
+install_missing
 
 # Run cargo in a bare-metal firmware workspace (its own Cargo.toml and .cargo/config.toml).
 firmware_cargo() {
@@ -118,7 +160,8 @@ if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
     missing_phone=$(comm -23 <(tr ' ' '\n' <<<"$HOSTRT_PHONE_TARGETS" | sort) <(rustup target list --installed | sort))
     if [ -n "$missing_phone" ]; then
         # shellcheck disable=SC2086
-        timeout 300 rustup target add $missing_phone >/dev/null 2>&1 \
+        echo "setup: adding rustup targets for the phone libraries: $missing_phone"
+        timeout 300 rustup target add $missing_phone >>"$HOSTRT_SETUP_LOG" 2>&1 \
             || echo "setup: could not install the phone targets (cargo xtask libs skips them)" >&2
     fi
 fi
@@ -127,11 +170,13 @@ fi
 # cannot be installed (offline, Debian route) those steps say they are skipped.
 if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
     if ! cargo +nightly miri --version >/dev/null 2>&1; then
+        echo "setup: installing a nightly toolchain with Miri (for the Miri step)"
         timeout 600 rustup toolchain install nightly --profile minimal --component miri,rust-src \
-            >/dev/null 2>&1 || echo "setup: could not install nightly with miri (Miri step will be skipped)" >&2
+            >>"$HOSTRT_SETUP_LOG" 2>&1 || echo "setup: could not install nightly with miri (Miri step will be skipped)" >&2
     fi
     if ! command -v cargo-fuzz >/dev/null 2>&1; then
-        timeout 900 cargo install -q --locked cargo-fuzz >/dev/null 2>&1 \
+        echo "setup: installing cargo-fuzz (for the fuzz smoke step)"
+        timeout 900 cargo install -q --locked cargo-fuzz >>"$HOSTRT_SETUP_LOG" 2>&1 \
             || echo "setup: could not install cargo-fuzz (fuzz smoke will be skipped)" >&2
     fi
 fi

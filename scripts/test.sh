@@ -2,9 +2,50 @@
 # Runs every test of the project. This is the README's test command; .ci/run calls it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/setup.sh
 
-step() { printf '\n==> %s\n' "$*"; }
+# Steps run fast to slow: format and lints, the workspace's tests, the command line and
+# conformance, model checks, then cross builds and QEMU, phone libraries, fuzzing and Miri.
+# Each prints its name when it starts and its time when it ends; a table of steps and times
+# ends the run (also when a step fails, which it names).
+step_names=()
+step_times=()
+current=""
+started=$SECONDS
+end_step() {
+    [ -n "$current" ] || return 0
+    local took=$((SECONDS - started))
+    step_names+=("$current")
+    step_times+=("$took")
+    printf '    done: %s (%dm%02ds)\n' "$current" $((took / 60)) $((took % 60))
+    current=""
+}
+step() {
+    end_step
+    current=$1
+    started=$SECONDS
+    printf '\n==> [%s] %s\n' "$(date +%H:%M:%S)" "$*"
+}
+summary() {
+    local rc=$?
+    if [ -n "$current" ]; then
+        if [ "$rc" -ne 0 ]; then current="$current (FAILED)"; fi
+        end_step
+    fi
+    printf '\n%-60s %8s\n' "step" "time"
+    local total=0
+    for i in "${!step_names[@]}"; do
+        printf '%-60.60s %4dm%02ds\n' "${step_names[$i]}" $((step_times[i] / 60)) $((step_times[i] % 60))
+        total=$((total + step_times[i]))
+    done
+    printf '%-60s %4dm%02ds\n' "total" $((total / 60)) $((total % 60))
+    if [ "$rc" -ne 0 ]; then
+        echo "FAILED (exit status $rc); installer output, if any, is in target/setup.log"
+    fi
+}
+trap summary EXIT
+
+step "set-up: what the tests need, installed where missing (scripts/setup.sh)"
+source scripts/setup.sh
 
 # On CI (a fresh checkout, built once), a build directory that no later step uses is removed
 # once its step is done, so the run fits a small disk (paths from the repository root).
@@ -30,6 +71,50 @@ fi
 # The Rust example plugin is its own workspace (built by tools/tests/plugins.rs).
 cargo fmt --manifest-path examples/plugins/rust/Cargo.toml -- --check
 cargo clippy -q --manifest-path examples/plugins/rust/Cargo.toml --target-dir target/plugins-rust -- -D warnings
+
+step "unit, integration and doc tests"
+# The libraries the C, C++ and Java tests link against (cargo test builds only rlibs).
+cargo build -q -p hostrt-capi -p hostrt-shared
+# Where lavapipe is installed (scripts/setup.sh), the Vulkan tests must run, not skip.
+if [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ]; then
+    export HOSTRT_REQUIRE_VULKAN=1 XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
+fi
+cargo test --workspace
+
+step "examples"
+cargo run -q -p hostrt-core --example quickstart
+
+step "command line: every conformance program compiles, and disassembles back to the same BEF"
+cargo build -q -p hostrt
+conf=../shared/conformance/tfrt
+if [ -d "$conf" ]; then
+    out=$(mktemp -d)
+    for f in "$conf"/*.mlir; do
+        b=$(basename "$f" .mlir)
+        target/debug/hostrt compile "$f" -o "$out/$b.bef"
+        target/debug/hostrt dis "$out/$b.bef" > "$out/$b.dis.mlir"
+        target/debug/hostrt compile "$out/$b.dis.mlir" -o "$out/$b.2.bef"
+        cmp "$out/$b.bef" "$out/$b.2.bef"
+        echo "$b.mlir: $(stat -c %s "$out/$b.bef") bytes, round trip identical"
+    done
+    rm -rf "$out"
+else
+    echo "skipped: $conf not found"
+fi
+
+step "TFRT conformance programs (hostrt check): every file passes"
+if [ -d "$conf" ]; then
+    target/debug/hostrt check "$conf"
+else
+    echo "skipped: $conf not found"
+fi
+
+step "loom model checks"
+RUSTFLAGS="--cfg loom" cargo test -q -p hostrt-core --test loom --release --target-dir target/loom
+done_with target/loom
+
+step "benchmarks (one quick pass each, checking they run)"
+cargo test -q --workspace --benches
 
 step "no_std builds of hostrt-core and hostrt-dsp with its kernels (no alloc, no global allocator): $HOSTRT_NOSTD_TARGETS"
 for t in $HOSTRT_NOSTD_TARGETS; do
@@ -71,41 +156,6 @@ done_with target/qemu-linux target/qemu-linux-debian target/qemu-app target/self
     target/cross-debian examples/firmware/target qemu-tests/cortex-m/target qemu-tests/dsp/target \
     qemu-tests/riscv/target qemu-tests/checks/target
 
-step "loom model checks"
-RUSTFLAGS="--cfg loom" cargo test -q -p hostrt-core --test loom --release --target-dir target/loom
-done_with target/loom
-
-step "benchmarks (one quick pass each, checking they run)"
-cargo test -q --workspace --benches
-
-step "examples"
-cargo run -q -p hostrt-core --example quickstart
-
-step "command line: every conformance program compiles, and disassembles back to the same BEF"
-cargo build -q -p hostrt
-conf=../shared/conformance/tfrt
-if [ -d "$conf" ]; then
-    out=$(mktemp -d)
-    for f in "$conf"/*.mlir; do
-        b=$(basename "$f" .mlir)
-        target/debug/hostrt compile "$f" -o "$out/$b.bef"
-        target/debug/hostrt dis "$out/$b.bef" > "$out/$b.dis.mlir"
-        target/debug/hostrt compile "$out/$b.dis.mlir" -o "$out/$b.2.bef"
-        cmp "$out/$b.bef" "$out/$b.2.bef"
-        echo "$b.mlir: $(stat -c %s "$out/$b.bef") bytes, round trip identical"
-    done
-    rm -rf "$out"
-else
-    echo "skipped: $conf not found"
-fi
-
-step "TFRT conformance programs (hostrt check): every file passes"
-if [ -d "$conf" ]; then
-    target/debug/hostrt check "$conf"
-else
-    echo "skipped: $conf not found"
-fi
-
 step "static libraries for phones (Android, iOS): symbols checked, linked size (cargo xtask libs)"
 cargo xtask libs
 
@@ -117,15 +167,6 @@ else
     echo "skipped: the aarch64-linux-android target is not installed"
 fi
 done_with target/phone target/aarch64-linux-android
-
-step "unit, integration and doc tests"
-# The libraries the C, C++ and Java tests link against (cargo test builds only rlibs).
-cargo build -q -p hostrt-capi -p hostrt-shared
-# Where lavapipe is installed (scripts/setup.sh), the Vulkan tests must run, not skip.
-if [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ]; then
-    export HOSTRT_REQUIRE_VULKAN=1 XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
-fi
-cargo test --workspace
 
 step "fuzz smoke (10 s per target; the long runs are scripts/fuzz.sh)"
 if cargo +nightly --version >/dev/null 2>&1 && command -v cargo-fuzz >/dev/null 2>&1; then

@@ -260,11 +260,14 @@ fn run_one(
     let file = program.file();
     let Some(f) = file.function(fi) else { return };
     let name = f.name();
-    if f.record().num_args > 0 {
-        out.not_running(name);
+    // Region bodies (anonymous functions) are not the program's functions: skipped silently,
+    // with or without arguments. (TFRT's bef_executor lists those with arguments as
+    // `--- Not running ''`; docs/execution.md.)
+    if name.is_empty() {
         return;
     }
-    if name.is_empty() {
+    if f.record().num_args > 0 {
+        out.not_running(name);
         return;
     }
     out.running(name);

@@ -27,21 +27,22 @@ pub fn import(model: &Path, output: &Path) -> Result<(), String> {
     };
     std::fs::write(output, &out).map_err(|e| format!("{}: {e}", output.display()))?;
     let r = &imported.report;
-    println!("{:<28} {:>5}  kernel", "operator", "count");
+    say!("{:<28} {:>5}  kernel", "operator", "count");
     for (op, (count, kernels)) in &r.ops {
-        println!("{op:<28} {count:>5}  {kernels}");
+        say!("{op:<28} {count:>5}  {kernels}");
     }
-    println!("weights: {} bytes, read in place from the program", r.weight_bytes);
-    println!(
+    say!("weights: {} bytes, read in place from the program", r.weight_bytes);
+    say!(
         "activation arena: {} bytes planned (32- and 64-bit targets), {} bytes without reuse",
-        r.arena_bytes, r.unplanned_bytes
+        r.arena_bytes,
+        r.unplanned_bytes
     );
-    println!(
+    say!(
         "a FixedArena for loading and one call: {need} bytes on {}-bit targets, measured on zero inputs{}",
         usize::BITS,
         if output.extension().is_some_and(|e| e == "mlir") { "" } else { " (the BEF's ARENA section)" }
     );
-    println!("wrote {} ({} bytes, {} kernels)", output.display(), out.len(), r.kernels);
+    say!("wrote {} ({} bytes, {} kernels)", output.display(), out.len(), r.kernels);
     Ok(())
 }
 
@@ -147,7 +148,7 @@ pub fn infer(model: &Path, opts: &InferOptions) -> Result<(), String> {
             let path = dir.join(dump_file_name(*index, name));
             std::fs::write(&path, npy::write(t)?).map_err(|e| format!("{}: {e}", path.display()))?;
         }
-        println!("{} intermediate tensors -> {}", dumps.len(), dir.display());
+        say!("{} intermediate tensors -> {}", dumps.len(), dir.display());
     }
     for (i, t) in outputs.iter().enumerate() {
         match &opts.output_dir {
@@ -155,9 +156,9 @@ pub fn infer(model: &Path, opts: &InferOptions) -> Result<(), String> {
                 std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
                 let path = dir.join(format!("out{i}.npy"));
                 std::fs::write(&path, npy::write(t)?).map_err(|e| format!("{}: {e}", path.display()))?;
-                println!("out{i}: {} {:?} -> {}", t.dtype, t.shape, path.display());
+                say!("out{i}: {} {:?} -> {}", t.dtype, t.shape, path.display());
             }
-            None => println!("out{i}: {} {:?}", t.dtype, t.shape),
+            None => say!("out{i}: {} {:?}", t.dtype, t.shape),
         }
     }
     if opts.benchmark > 0 {
@@ -169,7 +170,7 @@ pub fn infer(model: &Path, opts: &InferOptions) -> Result<(), String> {
         }
         times.sort_by(f64::total_cmp);
         let median = times[times.len() / 2];
-        println!(
+        say!(
             "{} runs after a warm-up: median {median:.1} us, min {:.1} us, max {:.1} us",
             times.len(),
             times[0],

@@ -1,6 +1,15 @@
 //! `hostrt`: compile MLIR (`tfrt` dialect) to BEF, disassemble BEF, run programs, and check
 //! test files against their RUN/CHECK lines.
 
+/// `println!` for reports that does not panic when standard output is a closed pipe
+/// (`hostrt import m.tflite -o m.bef | head -1`): what cannot be written is dropped.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 mod arena;
 mod check;
 mod infer;
@@ -56,11 +65,13 @@ enum Command {
     /// `--work_queue_type s|mstd[:N[,M]]` (single-threaded, the default, or N workers and M
     /// blocking threads); `--host_allocator_type` one of leak_check_allocator, malloc,
     /// profiled_allocator, test_fixed_size_1k; `--functions a,b` (only these, in order;
-    /// repeatable); `--test_init_function f` (run f first); `--print_error_code`;
+    /// repeatable); `--test_init_function f` (run f first); `--print_error_code`; `--plugin
+    /// LIB` (a C-API plugin, a shared object, loaded first; repeatable);
     /// `--record-arena-peak[=OUT]` (instead of the usual output, measure the arena each
     /// function without arguments needs and write the BEF with an ARENA section to OUT: by
     /// default the input when it is BEF, else the input with the extension `.bef`; bounds
     /// `hostrt compile --arena-bound` derived for this pointer size are kept).
+    #[command(override_usage = "hostrt run [FILE] [OPTIONS]")]
     Run {
         /// The input file and the driver options, as described above.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
@@ -142,17 +153,40 @@ fn scratch_allocator(bytes: usize) -> Result<Allocator, String> {
     hostrt_std::leaked_arena(bytes.max(4096)).map(|(_, alloc)| alloc).map_err(|e| e.to_string())
 }
 
-/// BEF bytes from a file that holds BEF, a TensorFlow Lite model (imported) or MLIR text.
+/// The name a path goes by in messages (`<stdin>` for `-`).
+fn display_name(path: &std::path::Path) -> String {
+    if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() }
+}
+
+/// BEF bytes from a file that holds BEF, a TensorFlow Lite model (imported) or MLIR text,
+/// told apart by content (the BEF magic, the model's identifier), then by extension: a
+/// `.bef` file without the magic (empty, or another file) is an error, not text. BEF is
+/// verified here, so that an error names the file and the byte offset.
 fn bef_of(path: &std::path::Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
+    let name = display_name(path);
     if bytes.starts_with(&hostrt_core::bef::format::MAGIC) {
+        let aligned = AlignedBytes::new(&bytes);
+        BefFile::load_unresolved(aligned.as_bytes(), scratch_allocator(bytes.len() + 64)?)
+            .map_err(|e| format!("{name}: {e}"))?;
         return Ok(bytes);
     }
     if hostrt_import::is_tflite(&bytes) {
-        let imported = hostrt_import::tflite(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-        return imported.to_bef().map_err(|e| e.to_string());
+        let imported = hostrt_import::tflite(&bytes).map_err(|e| format!("{name}: {e}"))?;
+        return imported.to_bef().map_err(|e| format!("{name}: {e}"));
     }
-    let name = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
-    let text = String::from_utf8(bytes).map_err(|e| format!("{name}: neither BEF nor UTF-8 text: {e}"))?;
+    let bef_extension = path.extension().is_some_and(|e| e == "bef");
+    if bef_extension && bytes.is_empty() {
+        return Err(format!("{name}: empty file: not a BEF file (a BEF file starts with its magic bytes)"));
+    }
+    if bef_extension {
+        return Err(format!("{name}: not a BEF file (bad magic at byte offset 0)"));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{name}: not a BEF file (bad magic), a TensorFlow Lite model or MLIR text (invalid UTF-8 at byte offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
     hostrt_compiler::compile(&name, &text, WriteOptions::default()).map_err(|e| e.to_string())
 }
 
@@ -227,18 +261,25 @@ fn with_derived_bounds(bef: &[u8]) -> Result<Vec<u8>, String> {
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
         Command::Run { args } => {
-            let argv0 = std::env::args().next().unwrap_or_else(|| "hostrt".into());
-            let (opts, input) = match run::RunOptions::parse(&argv0, &args) {
-                Ok(parsed) => parsed,
-                Err(run::OptionError::Bad(message)) => {
-                    eprint!("{message}");
-                    std::process::exit(1);
+            // `--help` anywhere, as after any other command's arguments (the driver's own
+            // parser, TFRT's, knows no `--help`).
+            if args.iter().any(|a| a == "--help" || a == "-h") {
+                let mut cli = <Cli as clap::CommandFactory>::command();
+                if let Some(run) = cli.find_subcommand_mut("run") {
+                    run.print_long_help().map_err(|e| e.to_string())?;
                 }
-                Err(run::OptionError::Unsupported(what)) => return Err(what),
+                return Ok(());
+            }
+            let (opts, input) = match run::RunOptions::parse("hostrt run", &args) {
+                Ok(parsed) => parsed,
+                Err(run::OptionError::Bad(message) | run::OptionError::Unsupported(message)) => {
+                    return Err(message);
+                }
             };
             let input = PathBuf::from(input);
-            let bytes = read_input(&input).map_err(|e| format!("cannot open input file {e}"))?;
+            let bytes = read_input(&input)?;
             let is_bef = bytes.starts_with(&hostrt_core::bef::format::MAGIC);
+            let source = (!is_bef).then(|| String::from_utf8(bytes.clone()).ok()).flatten();
             let bef = bef_of(&input, bytes)?;
             if let Some(out) = &opts.record_arena_peak {
                 let out = match out.as_str() {
@@ -251,7 +292,12 @@ fn run(cli: Cli) -> Result<(), String> {
                 };
                 return record_arena(&bef, &opts, &out);
             }
-            match run::run(&argv0, &bef, &opts, &run::StdIo, &run::PrintDiagnostics::default()) {
+            let diagnostics = match &source {
+                Some(text) => run::PrintDiagnostics::with_source(&display_name(&input), text),
+                None => run::PrintDiagnostics::default(),
+            };
+            // Driver errors start `hostrt: error:` as every other error of the command line.
+            match run::run("hostrt: error", &bef, &opts, &run::StdIo, &diagnostics) {
                 0 => Ok(()),
                 code => std::process::exit(i32::from(code)),
             }
@@ -304,7 +350,7 @@ fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("hostrt: error: {e}");
             ExitCode::FAILURE
         }
     }

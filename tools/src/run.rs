@@ -71,7 +71,8 @@ pub const HOST_ALLOCATOR_TYPES: [&str; 4] =
 /// Why a driver command line was refused.
 #[derive(Debug, PartialEq, Eq)]
 pub enum OptionError {
-    /// A malformed command line, in LLVM's option parser's words (exit status 1).
+    /// A malformed command line, in LLVM's option parser's words (exit status 1), without
+    /// the program name the caller puts before it.
     Bad(String),
     /// A `bef_executor` option hostrt does not have (plug-in libraries).
     Unsupported(String),
@@ -102,7 +103,7 @@ impl RunOptions {
     pub fn parse(argv0: &str, args: &[String]) -> Result<(RunOptions, String), OptionError> {
         let mut opts = RunOptions::default();
         let mut input: Option<String> = None;
-        let bad = |msg: String| OptionError::Bad(format!("{argv0}: {msg}\n"));
+        let bad = OptionError::Bad;
         let mut it = args.iter();
         while let Some(arg) = it.next() {
             let Some((name, inline)) = llvm_option(arg) else {
@@ -214,22 +215,42 @@ pub trait DiagnosticHandler: Sync {
     fn finish(&self, io: &dyn RunIo) -> bool;
 }
 
-/// `hostrt run`'s handler: prints every diagnostic to stderr (`file:line:col: runtime error:
-/// MSG`); any diagnostic fails the run.
+/// `hostrt run`'s handler: prints every diagnostic to stderr in the command line's one error
+/// format, `hostrt: error: FILE:LINE:COL: MSG`, with the source line and a caret under the
+/// column where the program's text is at hand; any diagnostic fails the run.
 #[derive(Debug, Default)]
 pub struct PrintDiagnostics {
     failed: AtomicBool,
+    /// The program's text and the file name its locations use, when it was compiled here.
+    source: Option<(String, String)>,
+}
+
+impl PrintDiagnostics {
+    /// A handler that quotes the lines of `text` (the program, named `name` in its locations).
+    pub fn with_source(name: &str, text: &str) -> Self {
+        PrintDiagnostics {
+            failed: AtomicBool::new(false),
+            source: Some((name.to_string(), text.to_string())),
+        }
+    }
 }
 
 impl DiagnosticHandler for PrintDiagnostics {
-    fn emit(&self, io: &dyn RunIo, kind: DiagnosticKind, location: Option<&Location>, text: &str) {
+    fn emit(&self, io: &dyn RunIo, _kind: DiagnosticKind, location: Option<&Location>, text: &str) {
         self.failed.store(true, Ordering::Relaxed);
-        let severity = if kind == DiagnosticKind::Load { "error: " } else { "" };
-        let line = match location {
-            Some(l) if l.line > 0 => format!("{l}: {severity}{text}\n"),
-            Some(l) => format!("loc(\"{}\"): {severity}{text}\n", l.file()),
-            None => format!("{severity}{text}\n"),
+        let mut line = match location {
+            Some(l) if l.line > 0 => format!("hostrt: error: {l}: {text}\n"),
+            Some(l) => format!("hostrt: error: loc(\"{}\"): {text}\n", l.file()),
+            None => format!("hostrt: error: {text}\n"),
         };
+        if let (Some(l), Some((name, source))) = (location, &self.source)
+            && l.line > 0
+            && l.file() == name
+            && let Some(quoted) = source.lines().nth(l.line as usize - 1)
+        {
+            let caret = " ".repeat(quoted.chars().take(l.column.saturating_sub(1) as usize).count());
+            line += &format!("{quoted}\n{caret}^\n");
+        }
         io.err(&line);
     }
 
@@ -404,8 +425,12 @@ pub fn run(
                 0
             }
             Err(LoadError::Bef(e)) if e.kind == BefErrorKind::UnknownNativeFunction => {
-                let text = "invalid FunctionIndex section in BEF file: unable to find native function in global registry";
-                diags.emit(io, DiagnosticKind::Load, None, text);
+                // TFRT's text, then the function's name (which TFRT's omits).
+                let text = format!(
+                    "invalid FunctionIndex section in BEF file: unable to find native function in global registry: '@{}'",
+                    e.detail.as_str()
+                );
+                diags.emit(io, DiagnosticKind::Load, e.location.as_ref(), &text);
                 0
             }
             Err(LoadError::Bef(e)) => {
@@ -553,11 +578,12 @@ fn code_size_run_one(program: &Program<'_>, host: &HostContext<'_>, fi: u32, io:
     let file = program.file();
     let Some(f) = file.function(fi) else { return };
     let name = f.name();
-    if f.record().num_args > 0 {
-        io.out(&format!("--- Not running '{name}' because it has arguments.\n"));
+    // Region bodies are skipped, as by the driver (hostrt_core::driver).
+    if name.is_empty() {
         return;
     }
-    if name.is_empty() {
+    if f.record().num_args > 0 {
+        io.out(&format!("--- Not running '{name}' because it has arguments.\n"));
         return;
     }
     io.out(&format!("--- Running '{name}':\n"));

@@ -135,10 +135,16 @@ fn run_reports_runtime_errors_with_locations() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.ends_with("'bad' returned <<error: Divide by zero, code: INTERNAL>>\n"), "{stdout}");
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(stderr, format!("{}:17:12: runtime error: Divide by zero\n", src.display()));
+    assert_eq!(
+        stderr,
+        format!(
+            "hostrt: error: {}:17:12: runtime error: Divide by zero\n  %q, %r = tfrt.div.i32 %x, %zero\n           ^\n",
+            src.display()
+        )
+    );
     assert_eq!(out.status.code(), Some(1), "an unexpected runtime error fails the run");
     let missing = hostrt(&["run", src.to_str().unwrap(), "--functions=nope"]);
-    assert!(String::from_utf8(missing.stderr).unwrap().contains("couldn't find function nope"));
+    assert_eq!(String::from_utf8(missing.stderr).unwrap(), "hostrt: error: couldn't find function nope\n");
     assert_eq!(missing.status.code(), Some(1));
 }
 
@@ -148,6 +154,12 @@ fn run_reports_unknown_kernels_with_their_location() {
     std::fs::write(&src, "func.func @f() {\n  %x = \"my.kernel\"() : () -> i32\n  tfrt.return\n}\n").unwrap();
     let out = hostrt(&["run", src.to_str().unwrap()]);
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(stderr, format!("{}:2:8: error: unknown kernel name 'my.kernel'\n", src.display()));
+    assert_eq!(
+        stderr,
+        format!(
+            "hostrt: error: {}:2:8: unknown kernel name 'my.kernel'\n  %x = \"my.kernel\"() : () -> i32\n       ^\n",
+            src.display()
+        )
+    );
     assert_eq!(out.status.code(), Some(1));
 }

@@ -112,7 +112,8 @@ fn an_unregistered_native_function_fails_the_load() {
     assert_eq!(out, BANNERS, "nothing runs");
     assert_eq!(
         err,
-        "error: invalid FunctionIndex section in BEF file: unable to find native function in global registry\n"
+        "hostrt: error: invalid FunctionIndex section in BEF file: unable to find native function in global \
+         registry: '@no_such_native'\n"
     );
     assert_eq!(code, Some(1));
 }

@@ -154,7 +154,7 @@ struct Prepared {
 fn driver_tool(argv0: &str, args: &[String]) -> Result<Tool, String> {
     match RunOptions::parse(argv0, args) {
         Ok((opts, input)) => Ok(Tool::Driver { argv0: argv0.to_string(), opts, input }),
-        Err(OptionError::Bad(message)) => Ok(Tool::BadOption(message)),
+        Err(OptionError::Bad(message)) => Ok(Tool::BadOption(format!("{argv0}: {message}\n"))),
         Err(OptionError::Unsupported(what)) => Err(what),
     }
 }

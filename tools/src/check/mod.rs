@@ -79,18 +79,24 @@ pub fn check_file(path: &Path) -> FileResult {
     FileResult { outcome, log }
 }
 
-/// The test files named by `inputs`: files as given, directories expanded to their `.mlir`
-/// files (sorted).
+/// The test files named by `inputs`: files as given, directories expanded to the `.mlir`
+/// files anywhere below them (sorted by path; hidden folders such as `.git` skipped).
 fn collect(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for input in inputs {
         if input.is_dir() {
-            let entries = std::fs::read_dir(input).map_err(|e| format!("{}: {e}", input.display()))?;
-            let mut found: Vec<PathBuf> = entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "mlir"))
-                .collect();
-            found.sort();
+            let hidden =
+                |e: &walkdir::DirEntry| e.depth() > 0 && e.file_name().to_string_lossy().starts_with('.');
+            let mut found = Vec::new();
+            for entry in
+                walkdir::WalkDir::new(input).sort_by_file_name().into_iter().filter_entry(|e| !hidden(e))
+            {
+                let entry = entry.map_err(|e| format!("{}: {e}", input.display()))?;
+                let path = entry.path();
+                if entry.file_type().is_file() && path.extension().is_some_and(|x| x == "mlir") {
+                    found.push(path.to_path_buf());
+                }
+            }
             files.extend(found);
         } else {
             files.push(input.clone());
