@@ -217,7 +217,8 @@ pub trait DiagnosticHandler: Sync {
 
 /// `hostrt run`'s handler: prints every diagnostic to stderr in the command line's one error
 /// format, `hostrt: error: FILE:LINE:COL: MSG`, with the source line and a caret under the
-/// column where the program's text is at hand; any diagnostic fails the run.
+/// column where the program's text is at hand (compiled here, or the file the location
+/// names); any diagnostic fails the run.
 #[derive(Debug, Default)]
 pub struct PrintDiagnostics {
     failed: AtomicBool,
@@ -243,9 +244,13 @@ impl DiagnosticHandler for PrintDiagnostics {
             Some(l) => format!("hostrt: error: loc(\"{}\"): {text}\n", l.file()),
             None => format!("hostrt: error: {text}\n"),
         };
-        if let (Some(l), Some((name, source))) = (location, &self.source)
-            && l.line > 0
-            && l.file() == name
+        // The program's text when it was compiled here, else the file its location names
+        // (a BEF compiled earlier from a file still there).
+        let source = location.filter(|l| l.line > 0).and_then(|l| match &self.source {
+            Some((name, text)) if l.file() == name => Some(text.clone()),
+            _ => std::fs::read_to_string(l.file()).ok(),
+        });
+        if let (Some(l), Some(source)) = (location, source)
             && let Some(quoted) = source.lines().nth(l.line as usize - 1)
         {
             let caret = " ".repeat(quoted.chars().take(l.column.saturating_sub(1) as usize).count());

@@ -196,3 +196,24 @@ fn a_closed_output_pipe_is_not_a_panic() {
     assert!(done.status.success(), "{stderr}");
     assert!(out.exists(), "the program is still written");
 }
+
+#[test]
+fn a_runtime_error_of_a_compiled_program_quotes_its_source_file() {
+    let src = tmp("div.mlir");
+    std::fs::write(
+        &src,
+        "func.func @main() -> i32 {\n  %x = tfrt.constant.i32 1\n  %z = tfrt.constant.i32 0\n  %q, %r = tfrt.div.i32 %x, %z\n  tfrt.return %q : i32\n}\n",
+    )
+    .unwrap();
+    let bef = tmp("div.bef");
+    assert!(hostrt(&["compile", src.to_str().unwrap(), "-o", bef.to_str().unwrap()]).status.success());
+    let out = hostrt(&["run", bef.to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "hostrt: error: {}:4:12: runtime error: Divide by zero\n  %q, %r = tfrt.div.i32 %x, %z\n           ^\n",
+            src.display()
+        )
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
