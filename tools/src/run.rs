@@ -333,6 +333,26 @@ impl RunIo for Routed<'_> {
     }
 }
 
+/// Where native function `name` is declared in `bef`, and the first kernel that names it (a
+/// `tfrt.call`), when the file records locations.
+fn native_sites(bef: &[u8], name: &str) -> (Option<Location>, Option<Location>) {
+    let Ok((_, scratch)) = hostrt_std::leaked_arena(bef.len() + 4096) else { return (None, None) };
+    let Ok(file) = hostrt_core::bef::BefFile::load_unresolved(bef, scratch) else { return (None, None) };
+    let Some(target) = file.function_by_name(name) else { return (None, None) };
+    let declared = file.location(target.record().location);
+    let calls = |a: u32| match file.attr(a) {
+        Some(hostrt_core::bef::BefAttr::Function(f)) => f == target.index(),
+        Some(hostrt_core::bef::BefAttr::Functions(fs)) => fs.contains(&target.index()),
+        _ => false,
+    };
+    let used = (0..file.num_functions() as u32)
+        .filter_map(|fi| file.function(fi))
+        .flat_map(|f| f.kernels().iter())
+        .find(|k| file.kernel_attrs(k).0.iter().any(|&a| calls(a)))
+        .and_then(|k| file.location(k.location));
+    (declared, used)
+}
+
 impl Drop for Routed<'_> {
     fn drop(&mut self) {
         self.flush_log(true);
@@ -430,12 +450,17 @@ pub fn run(
                 0
             }
             Err(LoadError::Bef(e)) if e.kind == BefErrorKind::UnknownNativeFunction => {
-                // TFRT's text, then the function's name (which TFRT's omits).
-                let text = format!(
-                    "invalid FunctionIndex section in BEF file: unable to find native function in global registry: '@{}'",
-                    e.detail.as_str()
+                // TFRT's text, then the function's name and where it is used (TFRT's names
+                // neither).
+                let name = e.detail.as_str();
+                let (declared, used) = native_sites(bef.as_bytes(), name);
+                let mut text = format!(
+                    "invalid FunctionIndex section in BEF file: unable to find native function in global registry: '@{name}'"
                 );
-                diags.emit(io, DiagnosticKind::Load, e.location.as_ref(), &text);
+                if let (Some(_), Some(d)) = (&used, &declared) {
+                    text += &format!(" (declared at {d})");
+                }
+                diags.emit(io, DiagnosticKind::Load, used.as_ref().or(declared.as_ref()), &text);
                 0
             }
             Err(LoadError::Bef(e)) => {

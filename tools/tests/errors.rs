@@ -103,18 +103,28 @@ fn a_syntax_error_has_the_format_and_a_caret() {
 }
 
 #[test]
-fn a_missing_native_function_names_itself() {
+fn a_missing_native_function_names_itself_and_where_it_is_used() {
     let f = tmp("native.mlir");
     std::fs::write(
         &f,
-        "func.func private @no_such_native(%a: i32) -> i32 attributes {tfrt.native}\n".to_string() + PROGRAM,
+        "func.func private @no_such_native(%a: i32) -> i32 attributes {tfrt.native}
+func.func @main() -> i32 {
+  %x = tfrt.constant.i32 40
+  %y = tfrt.call @no_such_native(%x) : (i32) -> i32
+  tfrt.return %y : i32
+}
+",
     )
     .unwrap();
     let out = hostrt(&["run", f.to_str().unwrap()]);
+    let f = f.display();
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
-        "hostrt: error: invalid FunctionIndex section in BEF file: unable to find native function in global \
-         registry: '@no_such_native'\n"
+        format!(
+            "hostrt: error: {f}:4:8: invalid FunctionIndex section in BEF file: unable to find native function in \
+             global registry: '@no_such_native' (declared at {f}:1:1)\n  %y = tfrt.call @no_such_native(%x) : (i32) \
+             -> i32\n       ^\n"
+        )
     );
     assert_eq!(out.status.code(), Some(1));
 }
