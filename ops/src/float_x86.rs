@@ -2,8 +2,9 @@
 //! CPU has them (`hostrt_dsp::has_avx2_fma`); otherwise, and for shapes outside what these
 //! loops take, the portable kernels in `conv.rs` run.
 //!
-//! Both read each image once into a zero-padded copy on the stack (unless the convolution is
-//! pointwise), so that every filter tap of every output pixel reads in bounds, then:
+//! Both read each image once into a zero-padded copy on the stack, in bands of output rows
+//! whose input rows fit it (a pointwise convolution reads its image in place), so that every
+//! filter tap of every output pixel reads in bounds, then:
 //! - convolution: tiles of six output pixels by sixteen (or eight) output channels kept in
 //!   registers; per filter tap and input channel, one broadcast input value times the
 //!   filter's row of output channels (`[kh, kw, in, out]`: contiguous, read in place);
@@ -39,8 +40,8 @@ const MAX_TAPS: usize = 64;
 /// Output pixels per convolution tile.
 const TILE: usize = 6;
 
-/// A padded image: its floats, columns per row, and the offset of each filter tap's values
-/// from an output pixel's first value.
+/// A band of padded input rows: its floats, columns per row, and the offset of each filter
+/// tap's values from an output pixel's first value.
 struct Padded<'a> {
     values: &'a [f32],
     width: usize,
@@ -54,17 +55,26 @@ impl FloatConv<'_> {
     }
 
     /// Whether the CPU and the shape suit these loops: whole groups of eight channels, at most
-    /// [`MAX_TAPS`] taps, and (when `padded`) a padded image within [`PADDED`] floats.
+    /// [`MAX_TAPS`] taps, and (when `padded`) the padded input rows of one output row within
+    /// [`PADDED`] floats.
     fn fits(&self, padded: bool) -> bool {
         let w = self.window;
-        let (hp, wp) = self.padded_size();
-        let fits_buffer =
-            || hp.checked_mul(wp).and_then(|a| a.checked_mul(self.dims[3])).is_some_and(|n| n <= PADDED);
         self.out_channels.is_multiple_of(8)
             && self.out_channels > 0
             && w.filter.h * w.filter.w <= MAX_TAPS
-            && (!padded || fits_buffer())
+            && (!padded || self.band_rows() > 0)
             && hostrt_dsp::has_avx2_fma()
+    }
+
+    /// Output rows per band: as many as the padded input rows they read fit [`PADDED`] (0 when
+    /// not even one does).
+    fn band_rows(&self) -> usize {
+        let w = self.window;
+        let (_, wp) = self.padded_size();
+        let Some(row) = wp.checked_mul(self.dims[3]).filter(|&r| r > 0) else { return 0 };
+        let rows = PADDED / row;
+        let first = (w.filter.h - 1) * w.dilation.h + 1;
+        if rows < first { 0 } else { ((rows - first) / w.stride.h + 1).min(w.output.h) }
     }
 
     /// Whether the convolution reads each input pixel once, in order (1x1, stride 1, no
@@ -91,24 +101,26 @@ impl FloatConv<'_> {
         )
     }
 
-    /// Image `b` with its padding (zeros) into `buf`, and its taps' offsets into `taps`.
+    /// The padded input rows (zeros in the padding) that output rows `band0..band0 + rows` of
+    /// image `b` read, into `buf`, and the taps' offsets into `taps`.
     fn pad<'b>(
         &self,
-        b: usize,
+        (b, band0, rows): (usize, usize, usize),
         buf: &'b mut [MaybeUninit<f32>],
         taps: &'b mut [usize; MAX_TAPS],
     ) -> Padded<'b> {
         let [_, h, w, c] = self.dims;
         let win = self.window;
-        let (hp, wp) = self.padded_size();
-        let buf = &mut buf[..hp * wp * c];
+        let (_, wp) = self.padded_size();
+        let hb = (rows - 1) * win.stride.h + (win.filter.h - 1) * win.dilation.h + 1;
+        let buf = &mut buf[..hb * wp * c];
         let image = &self.input[b * h * w * c..][..h * w * c];
         // Columns x0..x1 of the padded image are input columns 0..x1 - x0.
         let x0 = win.pad.w.min(wp);
         let x1 = (win.pad.w + w).min(wp);
         let zero = |v: &mut [MaybeUninit<f32>]| v.iter_mut().for_each(|v| _ = v.write(0.0));
         for (y, row) in buf.chunks_exact_mut(wp * c).enumerate() {
-            let iy = y.wrapping_sub(win.pad.h);
+            let iy = (band0 * win.stride.h + y).wrapping_sub(win.pad.h);
             if iy >= h {
                 zero(row);
                 continue;
@@ -130,7 +142,7 @@ impl FloatConv<'_> {
         Padded { values, width: wp, taps: &taps[..win.filter.h * win.filter.w] }
     }
 
-    /// First value of output pixel `i` (of an image) in the padded image.
+    /// First value of output pixel `i` (of a band) in the band's padded rows.
     fn base(&self, padded: &Padded<'_>, i: usize) -> usize {
         let w = self.window;
         ((i / w.output.w) * w.stride.h * padded.width + (i % w.output.w) * w.stride.w) * self.dims[3]
@@ -145,30 +157,40 @@ pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
     }
     let w = p.window;
     let (c, co, per_image) = (p.dims[3], p.out_channels, p.per_image());
+    // A pointwise convolution reads its image in place, as one band.
+    let band = if pointwise { w.output.h } else { p.band_rows() };
     let mut buf = [MaybeUninit::<f32>::uninit(); PADDED];
     let mut taps = [0usize; MAX_TAPS];
     for b in 0..p.dims[0] {
-        let padded = if pointwise {
-            Padded { values: &p.input[b * per_image * c..][..per_image * c], width: w.output.w, taps: &[0] }
-        } else {
-            p.pad(b, &mut buf, &mut taps)
-        };
-        let out = &mut out[b * per_image * co..][..per_image * co];
-        for t in (0..per_image).step_by(TILE) {
-            let rows = (per_image - t).min(TILE);
-            // A partial tile repeats its last pixel, whose copies are not stored.
-            let at = core::array::from_fn(|r| &padded.values[p.base(&padded, t + r.min(rows - 1))..]);
-            let mut c0 = 0;
-            while c0 < co {
-                let tile_out = &mut out[t * co..];
-                // SAFETY: `fits` checked the CPU has AVX2 and FMA.
-                unsafe {
-                    if co - c0 >= 16 {
-                        conv_tile::<2>(p, at, padded.taps, c0, tile_out, rows);
-                        c0 += 16;
-                    } else {
-                        conv_tile::<1>(p, at, padded.taps, c0, tile_out, rows);
-                        c0 += 8;
+        for band0 in (0..w.output.h).step_by(band) {
+            let rows = (w.output.h - band0).min(band);
+            let padded = if pointwise {
+                Padded {
+                    values: &p.input[b * per_image * c..][..per_image * c],
+                    width: w.output.w,
+                    taps: &[0],
+                }
+            } else {
+                p.pad((b, band0, rows), &mut buf, &mut taps)
+            };
+            let pixels = rows * w.output.w;
+            let out = &mut out[(b * per_image + band0 * w.output.w) * co..][..pixels * co];
+            for t in (0..pixels).step_by(TILE) {
+                let n = (pixels - t).min(TILE);
+                // A partial tile repeats its last pixel, whose copies are not stored.
+                let at = core::array::from_fn(|r| &padded.values[p.base(&padded, t + r.min(n - 1))..]);
+                let mut c0 = 0;
+                while c0 < co {
+                    let tile_out = &mut out[t * co..];
+                    // SAFETY: `fits` checked the CPU has AVX2 and FMA.
+                    unsafe {
+                        if co - c0 >= 16 {
+                            conv_tile::<2>(p, at, padded.taps, c0, tile_out, n);
+                            c0 += 16;
+                        } else {
+                            conv_tile::<1>(p, at, padded.taps, c0, tile_out, n);
+                            c0 += 8;
+                        }
                     }
                 }
             }
@@ -225,19 +247,23 @@ pub(crate) fn depthwise(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
     if p.out_channels != p.dims[3] || !p.fits(true) {
         return false;
     }
-    let (c, per_image) = (p.dims[3], p.per_image());
+    let (w, c, per_image) = (p.window, p.dims[3], p.per_image());
+    let band = p.band_rows();
     let mut buf = [MaybeUninit::<f32>::uninit(); PADDED];
     let mut taps = [0usize; MAX_TAPS];
     for b in 0..p.dims[0] {
-        let padded = p.pad(b, &mut buf, &mut taps);
-        let out = &mut out[b * per_image * c..][..per_image * c];
-        // SAFETY: `fits` checked the CPU has AVX2 and FMA.
-        unsafe { depthwise_image(p, &padded, out) };
+        for band0 in (0..w.output.h).step_by(band) {
+            let rows = (w.output.h - band0).min(band);
+            let padded = p.pad((b, band0, rows), &mut buf, &mut taps);
+            let out = &mut out[(b * per_image + band0 * w.output.w) * c..][..rows * w.output.w * c];
+            // SAFETY: `fits` checked the CPU has AVX2 and FMA.
+            unsafe { depthwise_image(p, &padded, out) };
+        }
     }
     true
 }
 
-/// One image of a depthwise convolution from its padded copy: per output pixel, up to 32
+/// One band of a depthwise convolution from its padded rows: per output pixel, up to 32
 /// channels at a time in registers, the taps outside.
 #[target_feature(enable = "avx2,fma")]
 fn depthwise_image(p: &FloatConv<'_>, padded: &Padded<'_>, out: &mut [f32]) {
@@ -381,6 +407,9 @@ mod tests {
             ([1, 49, 10, 1], Hw::new(10, 4), 2, 1, Padding::Same, 32),
             ([2, 5, 5, 12], Hw::new(1, 1), 1, 1, Padding::Valid, 40),
             ([1, 6, 5, 40], Hw::new(3, 3), 1, 1, Padding::Same, 56),
+            // Images whose padded rows take several bands of the stack buffer.
+            ([1, 40, 30, 16], Hw::new(3, 3), 1, 1, Padding::Same, 16),
+            ([2, 50, 20, 12], Hw::new(3, 3), 2, 1, Padding::Same, 24),
         ];
         for (i, (dims, filter, stride, dilation, padding, co)) in cases.into_iter().enumerate() {
             let [n, h, w, c] = dims;
@@ -447,5 +476,21 @@ mod tests {
             hi: 1.0,
         };
         assert!(!conv(&p, &mut [0.0; 16 * 12]));
+        // Rows too long for one band of the stack buffer (802 padded columns of 16 channels).
+        let window =
+            Window::new(Hw::new(3, 800), Hw::square(3), Hw::square(1), Hw::square(1), Padding::Same).unwrap();
+        let input = std::vec![0.0; 3 * 800 * 16];
+        let p = FloatConv {
+            input: &input,
+            dims: [1, 3, 800, 16],
+            filter: &filter,
+            bias: &bias,
+            out_channels: 8,
+            window,
+            lo: 0.0,
+            hi: 1.0,
+        };
+        assert!(!conv(&p, &mut std::vec![0.0; 3 * 800 * 8]));
+        assert!(!depthwise(&p, &mut std::vec![0.0; 3 * 800 * 8]));
     }
 }
