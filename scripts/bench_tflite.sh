@@ -7,6 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${HOSTRT_TF_VENV:-/opt/tflenv}
+# Float32 whole models too large to commit (about 1.9 MB), made once into target/.
+if [ ! -f target/bench-models/mobilenet_v1_vww_f32.tflite ]; then
+    HOSTRT_MODELS_OUT=$PWD/target/bench-models bash scripts/make_tflite_models.sh \
+        resnet8_f32 mobilenet_v1_vww_f32 autoencoder_f32 >&2
+fi
 cargo bench -q -p hostrt-import --bench tflite -- --noplot "$@" >&2
 TF_CPP_MIN_LOG_LEVEL=3 "$venv/bin/python" import/benches/litert.py > target/litert_bench.json
 "$venv/bin/python" - <<'PY'

@@ -11,6 +11,9 @@ from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
 MODELS = ["ds_cnn_i8", "ds_cnn_f32", "resnet8_i8", "mobilenet_v1_vww_i8", "mobilenet_v1_person_i8", "autoencoder_i8"]
 DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models")
+# Float32 whole models too large to commit, made by scripts/bench_tflite.sh.
+EXTRA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "target", "bench-models")
+EXTRA = ["resnet8_f32", "mobilenet_v1_vww_f32", "autoencoder_f32"]
 
 
 def median_us(it, x, seconds=2.0):
@@ -29,9 +32,11 @@ def median_us(it, x, seconds=2.0):
 
 def main():
     out = {}
-    for name in MODELS:
-        data = open(os.path.join(DIR, name + ".tflite"), "rb").read()
-        x = np.load(os.path.join(DIR, name + ".input.npy"))
+    models = [(DIR, name) for name in MODELS]
+    models += [(EXTRA_DIR, name) for name in EXTRA if os.path.exists(os.path.join(EXTRA_DIR, name + ".tflite"))]
+    for folder, name in models:
+        data = open(os.path.join(folder, name + ".tflite"), "rb").read()
+        x = np.load(os.path.join(folder, name + ".input.npy"))
         row = {}
         for key, resolver in (("xnnpack", OpResolverType.AUTO), ("builtin", OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)):
             it = Interpreter(model_content=data, num_threads=1, experimental_op_resolver_type=resolver)

@@ -17,8 +17,17 @@ const MODELS: &[&str] = &[
     "autoencoder_i8",
 ];
 
+/// Float32 whole models too large to commit, timed when `scripts/bench_tflite.sh` has made
+/// them (in `target/bench-models`, by `make_models.py`).
+const EXTRA: &[&str] = &["resnet8_f32", "mobilenet_v1_vww_f32", "autoencoder_f32"];
+
 fn read(file: &str) -> Vec<u8> {
     std::fs::read(format!("{}/tests/models/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// `file` of the extra models, if made.
+fn read_extra(file: &str) -> Option<Vec<u8>> {
+    std::fs::read(format!("{}/../target/bench-models/{file}", env!("CARGO_MANIFEST_DIR"))).ok()
 }
 
 fn bench(c: &mut Criterion) {
@@ -30,9 +39,15 @@ fn bench(c: &mut Criterion) {
     let alloc = Allocator::register(Box::leak(Box::new(hostrt_std::SystemAllocator::new()))).unwrap();
     let queue = SingleThreadedWorkQueue::new();
     let host = HostContext::new(alloc, &queue);
-    for name in MODELS {
-        let model = hostrt_import::Program::from_tflite(&read(&format!("{name}.tflite")), &host).unwrap();
-        let x = npy::to_tensor(alloc, &npy::read(&read(&format!("{name}.input.npy"))).unwrap()).unwrap();
+    let committed = MODELS
+        .iter()
+        .map(|name| Some((name, read(&format!("{name}.tflite")), read(&format!("{name}.input.npy")))));
+    let extra = EXTRA.iter().map(|name| {
+        Some((name, read_extra(&format!("{name}.tflite"))?, read_extra(&format!("{name}.input.npy"))?))
+    });
+    for (name, model, input) in committed.chain(extra).flatten() {
+        let model = hostrt_import::Program::from_tflite(&model, &host).unwrap();
+        let x = npy::to_tensor(alloc, &npy::read(&input).unwrap()).unwrap();
         c.bench_function(&format!("infer/{name}"), |b| {
             b.iter(|| model.call(&host, vec![x.clone()]).unwrap())
         });

@@ -311,6 +311,70 @@ fn depthwise_channels<const B: usize>(
     }
 }
 
+/// A float fully connected layer, `out[b][j] = clamp(Σ_k x[b][k] · filter[k][j] + bias[j])`
+/// (filter `[depth, units]`), when `units` is a whole number of eights and the CPU has AVX2
+/// and FMA; `false` leaves `out` to the portable loop. Per row of `x`, up to 64 outputs at
+/// a time in registers while the filter's rows stream past (each weight read once per row).
+pub(crate) fn fully_connected(
+    (x, filter, bias): (&[f32], &[f32], &[f32]),
+    depth: usize,
+    (lo, hi): (f32, f32),
+    out: &mut [f32],
+) -> bool {
+    let units = bias.len();
+    if units == 0 || !units.is_multiple_of(8) || depth == 0 || !hostrt_dsp::has_avx2_fma() {
+        return false;
+    }
+    for (x, out) in x.chunks_exact(depth).zip(out.chunks_exact_mut(units)) {
+        let mut c0 = 0;
+        while c0 < units {
+            // Eight vectors of outputs at a time, then four, two, one.
+            let step = match units - c0 {
+                64.. => 64,
+                32..=63 => 32,
+                16..=31 => 16,
+                _ => 8,
+            };
+            // SAFETY: checked above: the CPU has AVX2 and FMA.
+            unsafe {
+                match step {
+                    64 => fc_block::<8>(x, filter, bias, c0, (lo, hi), out),
+                    32 => fc_block::<4>(x, filter, bias, c0, (lo, hi), out),
+                    16 => fc_block::<2>(x, filter, bias, c0, (lo, hi), out),
+                    _ => fc_block::<1>(x, filter, bias, c0, (lo, hi), out),
+                }
+            }
+            c0 += step;
+        }
+    }
+    true
+}
+
+/// Outputs `c0..c0 + 8 * B` of one row of a fully connected layer.
+#[target_feature(enable = "avx2,fma")]
+fn fc_block<const B: usize>(
+    x: &[f32],
+    filter: &[f32],
+    bias: &[f32],
+    c0: usize,
+    (lo, hi): (f32, f32),
+    out: &mut [f32],
+) {
+    let units = bias.len();
+    let mut acc = [_mm256_setzero_ps(); B];
+    for (&xk, wk) in x.iter().zip(filter.chunks_exact(units)) {
+        let xv = _mm256_set1_ps(xk);
+        let wk = &wk[c0..][..8 * B];
+        for j in 0..B {
+            acc[j] = _mm256_fmadd_ps(xv, load8(&wk[8 * j..]), acc[j]);
+        }
+    }
+    let (lo, hi) = (_mm256_set1_ps(lo), _mm256_set1_ps(hi));
+    for (j, acc) in acc.iter().enumerate() {
+        store8(clamp(_mm256_add_ps(*acc, load8(&bias[c0 + 8 * j..])), lo, hi), &mut out[c0 + 8 * j..]);
+    }
+}
+
 /// `v` clamped to `[lo, hi]`, a NaN kept (as the portable kernels' `f32::clamp`): `MAXPS` and
 /// `MINPS` return their second operand when either is NaN.
 #[target_feature(enable = "avx2")]
@@ -457,6 +521,37 @@ mod tests {
                 assert!((a - b).abs() <= 1e-5, "depthwise case {i}: {a} vs {b}");
             }
         }
+    }
+
+    #[test]
+    fn fully_connected_matches_the_reference_loop() {
+        if !hostrt_dsp::has_avx2_fma() {
+            std::println!("skipped: this CPU lacks AVX2 and FMA");
+            return;
+        }
+        for (i, (batches, depth, units)) in
+            [(1, 640, 128), (3, 7, 8), (2, 33, 24), (1, 5, 136)].into_iter().enumerate()
+        {
+            let (x, filter, bias) = (
+                values(i as u32, batches * depth),
+                values(50 + i as u32, depth * units),
+                values(90 + i as u32, units),
+            );
+            let mut out = std::vec![0.0; batches * units];
+            assert!(fully_connected((&x, &filter, &bias), depth, (-0.5, 2.0), &mut out));
+            for b in 0..batches {
+                for j in 0..units {
+                    let acc = (0..depth).fold(0.0f32, |a, k| a + x[b * depth + k] * filter[k * units + j]);
+                    let want = (acc + bias[j]).clamp(-0.5, 2.0);
+                    let got = out[b * units + j];
+                    assert!((got - want).abs() <= 1e-4, "case {i} [{b}][{j}]: {got} vs {want}");
+                }
+            }
+        }
+        assert!(
+            !fully_connected((&[0.0; 4], &[0.0; 12], &[0.0; 3]), 4, (0.0, 1.0), &mut [0.0; 3]),
+            "3 units"
+        );
     }
 
     #[test]

@@ -90,6 +90,12 @@ pub(crate) fn fully_connected_f32(frame: &KernelFrame<'_>) {
         let [batches, depth, units] = l.sizes;
         let x = l.inputs.f32s(l.input.offset, l.input.elements()?)?;
         let out = f32s_mut(K, l.out)?;
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if l.bias.len() == units
+            && crate::float_x86::fully_connected((x, l.filter, l.bias), depth, (lo, hi), out)
+        {
+            return Ok(());
+        }
         if depth == 0 {
             out.fill(0.0);
         } else {

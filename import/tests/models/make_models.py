@@ -23,6 +23,10 @@ from tensorflow import keras
 from tensorflow.keras import layers as L
 
 OUT = os.path.dirname(os.path.abspath(__file__))
+# HOSTRT_MODELS_OUT=DIR writes elsewhere (scripts/bench_tflite.sh: float32 whole models too
+# large to commit, for the speed table); every model then gets both kinds.
+EXTRA = os.environ.get("HOSTRT_MODELS_OUT")
+OUT = EXTRA or OUT
 SEED = 1234
 
 
@@ -470,7 +474,7 @@ def main():
     only = set(sys.argv[1:])
     meta = {}
     jobs = [(name, build, kind) for name, (build, do_int8, do_f32) in MODELS.items()
-            for kind, wanted in (("i8", do_int8), ("f32", do_f32)) if wanted]
+            for kind, wanted in (("i8", do_int8), ("f32", do_f32)) if wanted or EXTRA]
     jobs += [(name, build, "hybrid") for name, build in HYBRID.items()]
     for name, build, suffix in jobs:
         int8, hybrid = suffix == "i8", suffix == "hybrid"
@@ -503,10 +507,12 @@ def main():
         else:
             y = litert_run(data, x)
             meta[full] = {"golden": "ai-edge-litert"}
+        os.makedirs(OUT, exist_ok=True)
         open(os.path.join(OUT, full + ".tflite"), "wb").write(data)
         np.save(os.path.join(OUT, full + ".input.npy"), x)
         np.save(os.path.join(OUT, full + ".output.npy"), y)
         print(full, len(data), "bytes", meta[full], flush=True)
+    os.makedirs(OUT, exist_ok=True)
     path = os.path.join(OUT, "models.json")
     old = json.load(open(path)) if only and os.path.exists(path) else {}
     old.update(meta)
