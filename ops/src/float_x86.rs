@@ -1,6 +1,7 @@
-//! float32 convolution and depthwise convolution on AVX2 with FMA, taken at run time where the
-//! CPU has them (`hostrt_dsp::has_avx2_fma`); otherwise, and for shapes outside what these
-//! loops take, the portable kernels in `conv.rs` run.
+//! float32 convolution, depthwise convolution and fully connected layers on AVX2 with FMA
+//! (convolution tiles of 16 channels and more on AVX-512F where the CPU has it), taken at run
+//! time where the CPU has them (`hostrt_dsp::has_avx2_fma`); otherwise, and for shapes
+//! outside what these loops take, the portable kernels run.
 //!
 //! Both read each image once into a zero-padded copy on the stack, in bands of output rows
 //! whose input rows fit it (a pointwise convolution reads its image in place), so that every
@@ -159,6 +160,7 @@ pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
     let (c, co, per_image) = (p.dims[3], p.out_channels, p.per_image());
     // A pointwise convolution reads its image in place, as one band.
     let band = if pointwise { w.output.h } else { p.band_rows() };
+    let wide = hostrt_dsp::has_avx512f();
     let mut buf = [MaybeUninit::<f32>::uninit(); PADDED];
     let mut taps = [0usize; MAX_TAPS];
     for b in 0..p.dims[0] {
@@ -182,16 +184,24 @@ pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
                 let mut c0 = 0;
                 while c0 < co {
                     let tile_out = &mut out[t * co..];
-                    // SAFETY: `fits` checked the CPU has AVX2 and FMA.
+                    // 32 or 16 channels per tile in 512-bit registers where the CPU has them,
+                    // else (and for a last eight) 16 or 8 in 256-bit ones.
+                    let step = match co - c0 {
+                        32.. if wide => 32,
+                        16.. => 16,
+                        _ => 8,
+                    };
+                    // SAFETY: `fits` checked the CPU has AVX2 and FMA, `wide` that it has
+                    // AVX-512F.
                     unsafe {
-                        if co - c0 >= 16 {
-                            conv_tile::<2>(p, at, padded.taps, c0, tile_out, n);
-                            c0 += 16;
-                        } else {
-                            conv_tile::<1>(p, at, padded.taps, c0, tile_out, n);
-                            c0 += 8;
+                        match (step, wide) {
+                            (32, _) => conv_tile_512::<2>(p, at, padded.taps, c0, tile_out, n),
+                            (16, true) => conv_tile_512::<1>(p, at, padded.taps, c0, tile_out, n),
+                            (16, false) => conv_tile::<2>(p, at, padded.taps, c0, tile_out, n),
+                            _ => conv_tile::<1>(p, at, padded.taps, c0, tile_out, n),
                         }
                     }
+                    c0 += step;
                 }
             }
         }
@@ -239,6 +249,69 @@ fn conv_tile<const B: usize>(
             store8(clamp(_mm256_add_ps(acc[j], bias), lo, hi), &mut out[r * co + c0 + 8 * j..]);
         }
     }
+}
+
+/// [`conv_tile`] on 512-bit registers: output channels `c0..c0 + 16 * B`.
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn conv_tile_512<const B: usize>(
+    p: &FloatConv<'_>,
+    at: [&[f32]; TILE],
+    taps: &[usize],
+    c0: usize,
+    out: &mut [f32],
+    rows: usize,
+) {
+    let (c, co) = (p.dims[3], p.out_channels);
+    let mut acc = [[_mm512_setzero_ps(); B]; TILE];
+    for (t, &tap) in taps.iter().enumerate() {
+        let mut x = [&at[0][..0]; TILE];
+        for (x, at) in x.iter_mut().zip(&at) {
+            *x = &at[tap..][..c];
+        }
+        let filter = &p.filter[t * c * co..][..c * co];
+        for (k, wk) in filter.chunks_exact(co).enumerate() {
+            let wk = &wk[c0..][..16 * B];
+            let mut wv = [_mm512_setzero_ps(); B];
+            for (j, w) in wv.iter_mut().enumerate() {
+                *w = load16(&wk[16 * j..]);
+            }
+            for r in 0..TILE {
+                let xv = _mm512_set1_ps(x[r][k]);
+                for j in 0..B {
+                    acc[r][j] = _mm512_fmadd_ps(xv, wv[j], acc[r][j]);
+                }
+            }
+        }
+    }
+    let (lo, hi) = (_mm512_set1_ps(p.lo), _mm512_set1_ps(p.hi));
+    for j in 0..B {
+        let bias = load16(&p.bias[c0 + 16 * j..]);
+        for (r, acc) in acc.iter().enumerate().take(rows) {
+            // MAXPS and MINPS return their second operand when either is NaN, as in `clamp`.
+            let v = _mm512_min_ps(hi, _mm512_max_ps(lo, _mm512_add_ps(acc[j], bias)));
+            store16(v, &mut out[r * co + c0 + 16 * j..]);
+        }
+    }
+}
+
+/// The first sixteen floats of `v` (which holds at least sixteen).
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn load16(v: &[f32]) -> __m512 {
+    let (v, _) = v[..16].as_chunks::<16>();
+    // SAFETY: `v[0]` is a valid reference to 64 readable bytes; `loadu` has no alignment
+    // requirement.
+    unsafe { _mm512_loadu_ps(v[0].as_ptr()) }
+}
+
+/// Stores sixteen floats at the start of `out` (which holds at least sixteen).
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn store16(v: __m512, out: &mut [f32]) {
+    let (out, _) = out[..16].as_chunks_mut::<16>();
+    // SAFETY: `out[0]` is a valid, exclusive reference to 64 writable bytes; `storeu` has no
+    // alignment requirement.
+    unsafe { _mm512_storeu_ps(out[0].as_mut_ptr(), v) }
 }
 
 /// The depthwise convolution (depth multiplier 1), if [`FloatConv::fits`]; `false` leaves

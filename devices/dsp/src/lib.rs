@@ -58,7 +58,7 @@ mod testutil;
 pub use activation::{Activation, clamp, clamp_in_place};
 pub use add::{AddParams, add, sub};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-pub use arch::avx2::{has_avx2, has_avx2_fma, has_vnni};
+pub use arch::avx2::{has_avx2, has_avx2_fma, has_avx512f, has_vnni};
 pub use arch::{dsp, emulated, portable};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub use arch::{vnni, x86};

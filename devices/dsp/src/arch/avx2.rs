@@ -26,8 +26,16 @@ pub fn has_avx2_fma() -> bool {
     features() & FMA != 0
 }
 
+/// Whether the CPU and OS offer AVX-512F with AVX2 and FMA3 (cached after the first call):
+/// what float kernels elsewhere (hostrt-ops) check before their 512-bit loops.
+pub fn has_avx512f() -> bool {
+    features() & AVX512F != 0
+}
+
 /// Bit of [`features`]: AVX2.
 const AVX2: u8 = 1;
+/// Bit of [`features`]: AVX-512F (with AVX2 and FMA3, and the OS saving the registers).
+const AVX512F: u8 = 8;
 /// Bit of [`features`]: AVX2 and FMA3.
 const FMA: u8 = 4;
 /// Bit of [`features`]: AVX-512 VNNI with AVX-512 VL (and AVX2).
@@ -83,6 +91,9 @@ fn detect() -> u8 {
     }
     if ymm && zmm && avx512f && avx512vl && avx512vnni {
         found |= VNNI;
+    }
+    if ymm && zmm && avx512f && found & FMA != 0 {
+        found |= AVX512F;
     }
     found
 }
