@@ -209,90 +209,68 @@ pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
     true
 }
 
-/// Output channels `c0..c0 + 8 * B` of up to [`TILE`] pixels (`rows`), pixel `r` reading its
-/// taps from `at[r]`, stored `out_channels` apart from `out`.
-#[target_feature(enable = "avx2,fma")]
-fn conv_tile<const B: usize>(
-    p: &FloatConv<'_>,
-    at: [&[f32]; TILE],
-    taps: &[usize],
-    c0: usize,
-    out: &mut [f32],
-    rows: usize,
-) {
-    let (c, co) = (p.dims[3], p.out_channels);
-    let mut acc = [[_mm256_setzero_ps(); B]; TILE];
-    for (t, &tap) in taps.iter().enumerate() {
-        let mut x = [&at[0][..0]; TILE];
-        for (x, at) in x.iter_mut().zip(&at) {
-            *x = &at[tap..][..c];
-        }
-        let filter = &p.filter[t * c * co..][..c * co];
-        for (k, wk) in filter.chunks_exact(co).enumerate() {
-            let wk = &wk[c0..][..8 * B];
-            let mut wv = [_mm256_setzero_ps(); B];
-            for (j, w) in wv.iter_mut().enumerate() {
-                *w = load8(&wk[8 * j..]);
+/// A convolution tile for one register width: `$name::<B>(p, at, taps, c0, out, rows)`
+/// computes output channels `c0..c0 + LANES * B` of up to [`TILE`] pixels (`rows`), pixel `r`
+/// reading its taps from `at[r]` at `taps`, and stores them `out_channels` apart from `out`.
+macro_rules! conv_tile {
+    ($(#[$doc:meta])* $name:ident, $features:literal, $lanes:literal, $zero:ident, $splat:ident, $fma:ident,
+     $load:ident, $add:ident, $min:ident, $max:ident, $store:ident) => {
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        fn $name<const B: usize>(
+            p: &FloatConv<'_>,
+            at: [&[f32]; TILE],
+            taps: &[usize],
+            c0: usize,
+            out: &mut [f32],
+            rows: usize,
+        ) {
+            let (c, co) = (p.dims[3], p.out_channels);
+            let mut acc = [[$zero(); B]; TILE];
+            for (t, &tap) in taps.iter().enumerate() {
+                let mut x = [&at[0][..0]; TILE];
+                for (x, at) in x.iter_mut().zip(&at) {
+                    *x = &at[tap..][..c];
+                }
+                let filter = &p.filter[t * c * co..][..c * co];
+                for (k, wk) in filter.chunks_exact(co).enumerate() {
+                    let wk = &wk[c0..][..$lanes * B];
+                    let mut wv = [$zero(); B];
+                    for (j, w) in wv.iter_mut().enumerate() {
+                        *w = $load(&wk[$lanes * j..]);
+                    }
+                    for r in 0..TILE {
+                        let xv = $splat(x[r][k]);
+                        for j in 0..B {
+                            acc[r][j] = $fma(xv, wv[j], acc[r][j]);
+                        }
+                    }
+                }
             }
-            for r in 0..TILE {
-                let xv = _mm256_set1_ps(x[r][k]);
-                for j in 0..B {
-                    acc[r][j] = _mm256_fmadd_ps(xv, wv[j], acc[r][j]);
+            let (lo, hi) = ($splat(p.lo), $splat(p.hi));
+            for j in 0..B {
+                let bias = $load(&p.bias[c0 + $lanes * j..]);
+                for (r, acc) in acc.iter().enumerate().take(rows) {
+                    // MAXPS and MINPS return their second operand when either is NaN: the
+                    // clamp keeps a NaN, as `f32::clamp` does.
+                    let v = $min(hi, $max(lo, $add(acc[j], bias)));
+                    $store(v, &mut out[r * co + c0 + $lanes * j..]);
                 }
             }
         }
-    }
-    let (lo, hi) = (_mm256_set1_ps(p.lo), _mm256_set1_ps(p.hi));
-    for j in 0..B {
-        let bias = load8(&p.bias[c0 + 8 * j..]);
-        for (r, acc) in acc.iter().enumerate().take(rows) {
-            store8(clamp(_mm256_add_ps(acc[j], bias), lo, hi), &mut out[r * co + c0 + 8 * j..]);
-        }
-    }
+    };
 }
 
-/// [`conv_tile`] on 512-bit registers: output channels `c0..c0 + 16 * B`.
-#[target_feature(enable = "avx512f,avx2,fma")]
-fn conv_tile_512<const B: usize>(
-    p: &FloatConv<'_>,
-    at: [&[f32]; TILE],
-    taps: &[usize],
-    c0: usize,
-    out: &mut [f32],
-    rows: usize,
-) {
-    let (c, co) = (p.dims[3], p.out_channels);
-    let mut acc = [[_mm512_setzero_ps(); B]; TILE];
-    for (t, &tap) in taps.iter().enumerate() {
-        let mut x = [&at[0][..0]; TILE];
-        for (x, at) in x.iter_mut().zip(&at) {
-            *x = &at[tap..][..c];
-        }
-        let filter = &p.filter[t * c * co..][..c * co];
-        for (k, wk) in filter.chunks_exact(co).enumerate() {
-            let wk = &wk[c0..][..16 * B];
-            let mut wv = [_mm512_setzero_ps(); B];
-            for (j, w) in wv.iter_mut().enumerate() {
-                *w = load16(&wk[16 * j..]);
-            }
-            for r in 0..TILE {
-                let xv = _mm512_set1_ps(x[r][k]);
-                for j in 0..B {
-                    acc[r][j] = _mm512_fmadd_ps(xv, wv[j], acc[r][j]);
-                }
-            }
-        }
-    }
-    let (lo, hi) = (_mm512_set1_ps(p.lo), _mm512_set1_ps(p.hi));
-    for j in 0..B {
-        let bias = load16(&p.bias[c0 + 16 * j..]);
-        for (r, acc) in acc.iter().enumerate().take(rows) {
-            // MAXPS and MINPS return their second operand when either is NaN, as in `clamp`.
-            let v = _mm512_min_ps(hi, _mm512_max_ps(lo, _mm512_add_ps(acc[j], bias)));
-            store16(v, &mut out[r * co + c0 + 16 * j..]);
-        }
-    }
-}
+conv_tile!(
+    /// The convolution tile on 256-bit registers (eight channels each).
+    conv_tile, "avx2,fma", 8, _mm256_setzero_ps, _mm256_set1_ps, _mm256_fmadd_ps, load8, _mm256_add_ps,
+    _mm256_min_ps, _mm256_max_ps, store8
+);
+conv_tile!(
+    /// The convolution tile on 512-bit registers (sixteen channels each).
+    conv_tile_512, "avx512f,avx2,fma", 16, _mm512_setzero_ps, _mm512_set1_ps, _mm512_fmadd_ps, load16,
+    _mm512_add_ps, _mm512_min_ps, _mm512_max_ps, store16
+);
 
 /// The first sixteen floats of `v` (which holds at least sixteen).
 #[target_feature(enable = "avx512f")]
