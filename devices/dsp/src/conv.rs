@@ -394,6 +394,22 @@ mod tests {
     }
 
     #[test]
+    fn other_channel_counts_pad_to_quads_or_gather() {
+        // The VNNI path pads three, five, six and seven channels to whole quads in the padded
+        // image (and lays the filter out to match); one and two channels gather patches.
+        for (i, c) in [3, 5, 6, 7, 1, 2].into_iter().enumerate() {
+            let w = window(Hw::new(9, 8), Hw::square(3), 1 + i % 2, 1, Padding::Same).unwrap();
+            let p = Geometry::new(Nhwc::new(1 + i % 2, 9, 8, c), w).conv(16 + 8 * (i % 3));
+            check_all(
+                &ConvParams { input_zero_point: 9 - 25 * i as i32, output_zero_point: -4, ..p },
+                40 + i as u64,
+                true,
+            )
+            .unwrap();
+        }
+    }
+
+    #[test]
     fn long_patches_take_the_per_pixel_loop() {
         // 3x3x240 = 2160 values per patch: four do not fit the blocked loop's buffer.
         let w = window(Hw::new(4, 3), Hw::square(3), 1, 1, Padding::Same).unwrap();

@@ -75,13 +75,9 @@ fn vnni_conv(
     output: &mut [i8],
 ) {
     let (s, w, oc_n) = (p.input, p.window, p.output_channels);
-    let per_filter = w.filter.h * w.filter.w * s.c;
-    let quads = per_filter.div_ceil(4);
-    let stride = 4 * quads;
+    let taps = w.filter.h * w.filter.w;
+    let per_filter = taps * s.c;
     let total = s.n * w.output.h * w.output.w;
-    // Pixels per block, whole tiles (at least one, as `conv2d` checked).
-    let block = (PATCH_BYTES / stride / TILE * TILE).min(total.next_multiple_of(TILE));
-    let run_len = (FILTER_BYTES / (32 * quads) * 8).min(CHANNEL_RUN);
     let offset = -p.input_zero_point;
     let pad = (p.input_zero_point as i8 as u8) ^ 0x80;
     let pointwise = w.filter.h == 1
@@ -91,15 +87,27 @@ fn vnni_conv(
         && w.pad.h == 0
         && w.pad.w == 0;
 
-    // The filter's taps read in place from each image, padded (whole quads per tap), where
-    // that fits the buffer.
+    // The filter's taps read in place from each image, padded, where that fits the buffers:
+    // each pixel's channels padded to whole quads (`icq` of them: three channels take four
+    // bytes; one or two stay with gathered patches, which padding would make four or two
+    // times longer).
     let (hp, wp) = (
         padded_size(w.output.h, w.stride.h, w.filter.h, w.dilation.h),
         padded_size(w.output.w, w.stride.w, w.filter.w, w.dilation.w),
     );
-    let padded_bytes = hp.checked_mul(wp).and_then(|a| a.checked_mul(s.c)).filter(|&b| b <= PATCH_BYTES);
-    let implicit =
-        !pointwise && s.c.is_multiple_of(4) && w.filter.h * w.filter.w <= MAX_TAPS && padded_bytes.is_some();
+    let icq = s.c.div_ceil(4);
+    let padded_bytes = hp.checked_mul(wp).and_then(|a| a.checked_mul(4 * icq)).filter(|&b| b <= PATCH_BYTES);
+    let implicit = !pointwise
+        && s.c >= 3
+        && taps <= MAX_TAPS
+        && padded_bytes.is_some()
+        && 32 * taps * icq <= FILTER_BYTES;
+    // Quads per filter: per tap for the padded image, else of the whole patch.
+    let quads = if implicit { taps * icq } else { per_filter.div_ceil(4) };
+    let stride = 4 * quads;
+    // Pixels per block, whole tiles (at least one, as `conv2d` checked).
+    let block = (PATCH_BYTES / stride / TILE * TILE).min(total.next_multiple_of(TILE));
+    let run_len = (FILTER_BYTES / (32 * quads) * 8).min(CHANNEL_RUN);
     // Not zeroed whole: each call writes only what it uses (`prefix`), which for the small
     // layers of tiny-ML models is a fraction of these.
     let mut patches = [MaybeUninit::<u8>::uninit(); PATCH_BYTES];
@@ -107,13 +115,18 @@ fn vnni_conv(
     let mut stage = Stage { bias: [0; CHANNEL_RUN], multiplier: [0; CHANNEL_RUN], shift: [0; CHANNEL_RUN] };
     let out_stage = OutStage { offset: p.output_zero_point, min: p.activation.min, max: p.activation.max };
     // Zeros past each patch (never written: multiplied by zero filter values).
-    let patches = prefix(&mut patches, if implicit { hp * wp * s.c } else { block * stride }, 0);
+    let patches = prefix(&mut patches, if implicit { hp * wp * 4 * icq } else { block * stride }, 0);
     let mut sums = [0i32; 8];
     for c0 in (0..oc_n).step_by(run_len) {
         let n = (oc_n - c0).min(run_len);
         let blocks = n.div_ceil(8);
         let packed = prefix(&mut packed, blocks * quads, [0; 32]);
-        pack_filters(cpu, &filter[c0 * per_filter..][..n * per_filter], per_filter, quads, packed);
+        let run_filter = &filter[c0 * per_filter..][..n * per_filter];
+        if implicit && !s.c.is_multiple_of(4) {
+            pack_padded_taps(run_filter, per_filter, (s.c, icq, quads), packed);
+        } else {
+            pack_filters(cpu, run_filter, per_filter, quads, packed);
+        }
         for j in 0..blocks * 8 {
             let c = c0 + j;
             if j % 8 == 0 {
@@ -132,7 +145,6 @@ fn vnni_conv(
         if implicit {
             // Each image once, as unsigned bytes with its padding, which the tiles read in
             // place: no patches.
-            let icq = s.c / 4;
             let mut taps = [0usize; MAX_TAPS];
             for fy in 0..w.filter.h {
                 for fx in 0..w.filter.w {
@@ -143,8 +155,8 @@ fn vnni_conv(
             let per_image = w.output.h * w.output.w;
             for b in 0..s.n {
                 let image = &input[b * s.h * s.w * s.c..][..s.h * s.w * s.c];
-                let padded = &mut patches[..hp * wp * s.c];
-                pad_image(p, image, (hp, wp), pad, padded);
+                let padded = &mut patches[..hp * wp * 4 * icq];
+                pad_image(p, image, (hp, wp, 4 * icq), pad, padded);
                 let (padded, _) = padded.as_chunks::<4>();
                 let base =
                     |i: usize| ((i / w.output.w) * w.stride.h * wp + (i % w.output.w) * w.stride.w) * icq;
@@ -193,11 +205,12 @@ fn padded_size(output: usize, stride: usize, filter: usize, dilation: usize) -> 
     (output - 1) * stride + (filter - 1) * dilation + 1
 }
 
-/// One image as unsigned bytes (sign bit flipped) in a `size` window starting at the
-/// padding's top left corner; positions outside the image are `pad`.
-fn pad_image(p: &ConvParams, image: &[i8], (hp, wp): (usize, usize), pad: u8, padded: &mut [u8]) {
+/// One image as unsigned bytes (sign bit flipped) in an `hp` by `wp` window starting at the
+/// padding's top left corner, each pixel's channels padded to `cp`; positions outside the
+/// image are `pad`.
+fn pad_image(p: &ConvParams, image: &[i8], (hp, wp, cp): (usize, usize, usize), pad: u8, padded: &mut [u8]) {
     let (s, w, c) = (p.input, p.window, p.input.c);
-    for (y, row) in padded.chunks_exact_mut(wp * c).take(hp).enumerate() {
+    for (y, row) in padded.chunks_exact_mut(wp * cp).take(hp).enumerate() {
         let iy = y as isize - w.pad.h as isize;
         if iy < 0 || iy as usize >= s.h {
             row.fill(pad);
@@ -206,11 +219,19 @@ fn pad_image(p: &ConvParams, image: &[i8], (hp, wp): (usize, usize), pad: u8, pa
         // Columns x of the window hold input column x - pad.w where that is in the image.
         let x0 = w.pad.w.min(wp);
         let x1 = (w.pad.w + s.w).min(wp);
-        row[..x0 * c].fill(pad);
-        row[x1 * c..].fill(pad);
+        row[..x0 * cp].fill(pad);
+        row[x1 * cp..].fill(pad);
         if x0 < x1 {
             let src = &image[(iy as usize * s.w) * c..][..(x1 - x0) * c];
-            flip(src, &mut row[x0 * c..x1 * c]);
+            if cp == c {
+                flip(src, &mut row[x0 * c..x1 * c]);
+            } else {
+                // Channels padded to `cp` (the padding bytes meet zero filter values).
+                for (dst, x) in row[x0 * cp..x1 * cp].chunks_exact_mut(cp).zip(src.chunks_exact(c)) {
+                    flip(x, &mut dst[..c]);
+                    dst[c..].fill(pad);
+                }
+            }
         }
     }
 }
@@ -265,6 +286,26 @@ impl Run<'_> {
                 }
             }
             b += width;
+        }
+    }
+}
+
+/// Lays out the filters of a run (rows of `per_filter = taps * ic` int8) as [`pack_filters`]
+/// does, but with each tap's `ic` values padded to `icq` quads, as the padded image's pixels
+/// are: tap `t`'s values in quads `t * icq..` of the filter's `quads`. `packed` holds zeros.
+fn pack_padded_taps(
+    filter: &[i8],
+    per_filter: usize,
+    (ic, icq, quads): (usize, usize, usize),
+    packed: &mut [[u8; 32]],
+) {
+    for (c, row) in filter.chunks_exact(per_filter).enumerate() {
+        let (block, lane) = (c / 8, 4 * (c % 8));
+        let dst = &mut packed[block * quads..][..quads];
+        for (t, tap) in row.chunks_exact(ic).enumerate() {
+            for (i, &x) in tap.iter().enumerate() {
+                dst[t * icq + i / 4][lane + i % 4] = x as u8;
+            }
         }
     }
 }
