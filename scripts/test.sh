@@ -81,8 +81,9 @@ if [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ]; then
 fi
 cargo test --workspace
 
-step "examples"
+step "examples: the quickstart, and every command of the example READMEs as written"
 cargo run -q -p hostrt-core --example quickstart
+bash scripts/example_readmes.sh
 
 step "command line: every conformance program compiles, and disassembles back to the same BEF"
 cargo build -q -p hostrt

@@ -300,6 +300,15 @@ pub struct Loaded {
 /// what the first load found and registers nothing again.
 pub fn load_plugin(path: &Path) -> Result<Loaded, String> {
     static LOADED: Mutex<Vec<(PathBuf, Loaded)>> = Mutex::new(Vec::new());
+    // A bare file name is the file in the current folder, as a user means it (the dynamic
+    // loader would search only the library path for it).
+    let here;
+    let path = if path.parent() == Some(Path::new("")) && path.is_file() {
+        here = Path::new(".").join(path);
+        &here
+    } else {
+        path
+    };
     let canonical = std::fs::canonicalize(path).ok();
     let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, l)) = loaded.iter().find(|(p, _)| Some(p) == canonical.as_ref()) {

@@ -1,11 +1,14 @@
 /* The nearest runnable proxy for a phone app: a C program linked with the static library
  * libhostrt.a that loads the digits model (digits.mlir, compiled to BEF), hands it an input
  * tensor that lives in the app's own memory, and prints the predicted classes in the form
- * `hostrt run digits.mlir` prints them.
+ * `hostrt run digits.mlir` prints them. From the repository root (examples/app-c/README.md):
  *
- *   hostrt compile digits.mlir -o digits.bef
- *   cc -std=c11 main.c -I capi/include target/release/libhostrt.a -lpthread -ldl -lm -o app
- *   ./app digits.bef
+ *   cargo build -q -p hostrt -p hostrt-capi
+ *   mkdir -p target/examples/app-c
+ *   target/debug/hostrt compile examples/app-c/digits.mlir -o target/examples/app-c/digits.bef
+ *   cc -std=c11 -I capi/include examples/app-c/main.c target/debug/libhostrt.a \
+ *      -lpthread -ldl -lm -o target/examples/app-c/app
+ *   target/examples/app-c/app target/examples/app-c/digits.bef
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,12 +1,14 @@
 /* An image classifier in C: imports an int8 TensorFlow Lite model (a `.tflite` file) through
  * the C API, runs it on one image, and prints the class scores and the best class.
  *
- * From the repository root (the static library comes from `cargo build --release -p
- * hostrt-capi`; the test tools/tests/app_tflite.rs builds it the same way):
+ * From the repository root (examples/app-tflite/README.md; tools/tests/app_tflite.rs builds
+ * it the same way):
  *
- *   cc -std=c11 examples/app-tflite/main.c -I capi/include target/release/libhostrt.a \
- *      -lpthread -ldl -lm -o /tmp/classify
- *   /tmp/classify import/tests/models/mobilenet_v1_vww_i8.tflite \
+ *   cargo build -q -p hostrt-capi
+ *   mkdir -p target/examples/app-tflite
+ *   cc -std=c11 -I capi/include examples/app-tflite/main.c target/debug/libhostrt.a \
+ *      -lpthread -ldl -lm -o target/examples/app-tflite/classify
+ *   target/examples/app-tflite/classify import/tests/models/mobilenet_v1_vww_i8.tflite \
  *      import/tests/models/mobilenet_v1_vww_i8.input.npy
  *
  * The image is a `.npy` file of int8 pixels already quantized as the model's input expects

@@ -85,6 +85,28 @@ fn the_c_example_plugin_runs_its_program() {
 }
 
 #[test]
+fn a_bare_library_name_is_the_file_in_the_current_folder() {
+    // As the example programs' comments write it: `--plugin libscale_by.so`, run from the
+    // folder holding the library (dlopen alone would search only the library path).
+    let Some(lib) = shared_object(&root().join("examples/plugins/c/scale_by.c"), "libscale_by_bare.so")
+    else {
+        return;
+    };
+    let program = root().join("examples/plugins/c/scale_by.mlir");
+    let out = Command::new(env!("CARGO_BIN_EXE_hostrt"))
+        .args(["check", program.to_str().unwrap(), "--plugin", "libscale_by_bare.so"])
+        .current_dir(lib.parent().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn libraries_that_are_not_plugins_or_fail_to_register_are_errors() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("plugins");
     std::fs::create_dir_all(&dir).unwrap();

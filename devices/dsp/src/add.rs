@@ -104,16 +104,20 @@ fn add_sub<const SUB: bool>(p: &AddParams, x: &[i8], y: &[i8], out: &mut [i8]) -
     p.check()?;
     check_len("y", x.len(), y.len())?;
     check_len("output", x.len(), out.len())?;
-    let mut done = 0;
+    // Values done eight at a time, where the CPU allows; the rest one at a time.
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    if p.vector_exact() && crate::arch::avx2::has_avx2() {
+    let done = if p.vector_exact() && crate::arch::avx2::has_avx2() {
         let (x8, _) = x.as_chunks::<8>();
         let (y8, _) = y.as_chunks::<8>();
         let (out8, _) = out.as_chunks_mut::<8>();
         // SAFETY: the CPU has AVX2 (`has_avx2`).
         unsafe { crate::arch::avx2::add_sub::<SUB>(p, x8, y8, out8) };
-        done = x8.len() * 8;
-    }
+        x8.len() * 8
+    } else {
+        0
+    };
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    let done = 0;
     for ((&x, &y), o) in x[done..].iter().zip(&y[done..]).zip(&mut out[done..]) {
         let (xs, ys) = (p.rescale(0, i32::from(x)), p.rescale(1, i32::from(y)));
         *o = p.output(if SUB { xs.saturating_sub(ys) } else { xs.saturating_add(ys) });
