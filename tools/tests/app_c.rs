@@ -3,6 +3,8 @@
 //! program. (Under qemu-user for aarch64: `scripts/qemu.sh app`.) Skips, with a message,
 //! where no C compiler is installed.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -25,11 +27,7 @@ fn ok(cmd: &mut Command) -> Option<String> {
 fn the_c_app_prints_what_hostrt_run_prints() {
     // `cargo test` builds rlibs only: the static library comes from `cargo build -p
     // hostrt-capi`, which scripts/test.sh runs first.
-    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    let lib = [deps.join("libhostrt.a"), deps.parent().unwrap().join("libhostrt.a")]
-        .into_iter()
-        .find(|p| p.exists())
-        .expect("no libhostrt.a in the target directory: run `cargo build -p hostrt-capi` first");
+    let lib = common::built_library("libhostrt.a", "hostrt-capi");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("app-c");
     std::fs::create_dir_all(&dir).unwrap();
     let (app, bef) = (dir.join("app"), dir.join("digits.bef"));

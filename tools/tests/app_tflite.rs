@@ -4,6 +4,8 @@
 //! the same image (the model test's golden). Skips, with a message, where no C compiler is
 //! installed.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -14,11 +16,7 @@ fn root() -> PathBuf {
 #[test]
 fn the_c_classifier_prints_tflite_micros_scores() {
     // The static library comes from `cargo build -p hostrt-capi` (scripts/test.sh runs it).
-    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    let lib = [deps.join("libhostrt.a"), deps.parent().unwrap().join("libhostrt.a")]
-        .into_iter()
-        .find(|p| p.exists())
-        .expect("no libhostrt.a in the target directory: run `cargo build -p hostrt-capi` first");
+    let lib = common::built_library("libhostrt.a", "hostrt-capi");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("app-tflite");
     std::fs::create_dir_all(&dir).unwrap();
     let app = dir.join("classify");

@@ -4,6 +4,8 @@
 //! and compares its output with the golden, and classifies the digits, which must equal what
 //! the C API returns for the same program. Skips, with a message, without `javac` and `java`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -66,11 +68,8 @@ fn the_java_classes_run_programs_through_jni() {
         eprintln!("skipped: needs javac and java (a JDK)");
         return;
     }
-    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    let lib_dir = [deps.clone(), deps.parent().unwrap().to_path_buf()]
-        .into_iter()
-        .find(|d| d.join("libhostrt.so").exists())
-        .expect("no libhostrt.so in the target directory: run `cargo build -p hostrt-shared` first");
+    let lib = common::built_library("libhostrt.so", "hostrt-shared");
+    let lib_dir = lib.parent().unwrap().to_path_buf();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("jni");
     let classes = dir.join("classes");
     std::fs::create_dir_all(&classes).unwrap();

@@ -3,13 +3,14 @@
 //! whose `TF_*` symbols the library resolves. Linux only (the test reads ELF symbols with
 //! `nm` and links with `cc`); skips, with a message, where the tools are missing.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// `libhostrt.so` as Cargo built it for this test run (next to the test binary).
-fn shared_library() -> Option<PathBuf> {
-    let deps = std::env::current_exe().ok()?.parent()?.to_path_buf();
-    [deps.join("libhostrt.so"), deps.parent()?.join("libhostrt.so")].into_iter().find(|p| p.exists())
+fn shared_library() -> PathBuf {
+    common::built_library("libhostrt.so", "hostrt-shared")
 }
 
 fn run(cmd: &mut Command) -> Option<String> {
@@ -29,8 +30,7 @@ fn the_shared_library_exports_the_declared_functions() {
         eprintln!("skipped: the check reads ELF dynamic symbols");
         return;
     }
-    let lib = shared_library()
-        .expect("no libhostrt.so in the target directory: run `cargo build -p hostrt-shared` first");
+    let lib = shared_library();
     let Some(symbols) = run(Command::new("nm").args(["-D", "--defined-only"]).arg(&lib)) else {
         eprintln!("skipped: no nm");
         return;
@@ -64,8 +64,7 @@ fn a_c_program_linked_with_it_loads_a_plugin() {
         eprintln!("skipped: builds ELF shared objects");
         return;
     }
-    let lib = shared_library()
-        .expect("no libhostrt.so in the target directory: run `cargo build -p hostrt-shared` first");
+    let lib = shared_library();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let include = root.join("include");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("shared-library");
