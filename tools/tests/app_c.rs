@@ -3,6 +3,8 @@
 //! program. (Under qemu-user for aarch64: `scripts/qemu.sh app`.) Skips, with a message,
 //! where no C compiler is installed.
 
+// The library-building helper the shared library's tests use too.
+#[path = "../../capi/shared/tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -4,6 +4,8 @@
 //! the same image (the model test's golden). Skips, with a message, where no C compiler is
 //! installed.
 
+// The library-building helper the shared library's tests use too.
+#[path = "../../capi/shared/tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,5 @@
-//! What the integration tests of the shared library share.
+//! What the integration tests that link hostrt's libraries share (these of
+//! `capi/shared`, and `tools/tests/app_*.rs`, which include this file).
 
 use std::path::PathBuf;
 use std::process::Command;
