@@ -6,10 +6,14 @@
 //! Both read each image once into a zero-padded copy on the stack, in bands of output rows
 //! whose input rows fit it (a pointwise convolution reads its image in place), so that every
 //! filter tap of every output pixel reads in bounds, then:
-//! - convolution: tiles of six output pixels by sixteen (or eight) output channels kept in
-//!   registers; per filter tap and input channel, one broadcast input value times the
-//!   filter's row of output channels (`[kh, kw, in, out]`: contiguous, read in place);
-//! - depthwise (multiplier 1): per output pixel, eight channels at a time over the taps.
+//! - convolution: tiles of six output pixels by 32 or 16 output channels (512-bit registers)
+//!   or 16 or 8 (256-bit) kept in registers; per filter tap and input channel, one broadcast
+//!   input value times the filter's row of output channels (`[kh, kw, in, out]`: contiguous,
+//!   read in place);
+//! - depthwise (multiplier 1): per output pixel, up to 32 channels at a time over the taps.
+//!
+//! The fully connected layer reads its input in place: per row, up to 64 outputs in
+//! registers while the filter's rows stream past.
 //!
 //! Sums run over the taps and input channels in the reference order, from 0, and the bias is
 //! added last, as TensorFlow Lite's reference kernels do; fused multiply-adds round once

@@ -10,12 +10,13 @@
 //!
 //! Per call, a run of output channels has its filters laid out in blocks of eight channels
 //! (per four patch values, 32 bytes: four of each channel, as `VPDPBUSD` pairs them with four
-//! bytes of a pixel broadcast to every lane); per block of output pixels, their patches are
-//! gathered (im2col) as unsigned bytes once for the whole run. Tiles of four pixels by up to
-//! 32 channels keep their sums in registers and go through the output stage (TFLite's
-//! per-channel requantization, eight channels per AVX2 vector) straight to the output.
-//!
-//! Detection reads CPUID and XCR0 (no `std`), once, and is cached.
+//! bytes of a pixel broadcast to every lane). An image of three or more channels is copied
+//! once as unsigned bytes with its padding (each pixel's channels padded to whole quads, the
+//! filter laid out to match), and the tiles read every filter tap in place from it; other
+//! convolutions gather their patches (im2col) as unsigned bytes, per block of output pixels,
+//! once for the whole run. Tiles of four pixels by up to 32 channels keep their sums in
+//! registers and go through the output stage (TFLite's per-channel requantization, eight
+//! channels per AVX2 vector) straight to the output. The CPU check is `avx2::has_vnni`.
 
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
