@@ -75,35 +75,11 @@ impl FloatConv<'_> {
     /// not even one does).
     fn band_rows(&self) -> usize {
         let w = self.window;
-        let (_, wp) = self.padded_size();
+        let wp = self.window.padded_input().w;
         let Some(row) = wp.checked_mul(self.dims[3]).filter(|&r| r > 0) else { return 0 };
         let rows = PADDED / row;
         let first = (w.filter.h - 1) * w.dilation.h + 1;
         if rows < first { 0 } else { ((rows - first) / w.stride.h + 1).min(w.output.h) }
-    }
-
-    /// Whether the convolution reads each input pixel once, in order (1x1, stride 1, no
-    /// padding): its image needs no padded copy.
-    fn pointwise(&self) -> bool {
-        let w = self.window;
-        w.filter.h == 1
-            && w.filter.w == 1
-            && w.stride.h == 1
-            && w.stride.w == 1
-            && w.pad.h == 0
-            && w.pad.w == 0
-    }
-
-    /// Rows and columns of the padded image: what the outputs read.
-    fn padded_size(&self) -> (usize, usize) {
-        let w = self.window;
-        let size = |out: usize, stride: usize, filter: usize, dilation: usize| {
-            out.saturating_sub(1) * stride + (filter - 1) * dilation + 1
-        };
-        (
-            size(w.output.h, w.stride.h, w.filter.h, w.dilation.h),
-            size(w.output.w, w.stride.w, w.filter.w, w.dilation.w),
-        )
     }
 
     /// The padded input rows (zeros in the padding) that output rows `band0..band0 + rows` of
@@ -116,7 +92,7 @@ impl FloatConv<'_> {
     ) -> Padded<'b> {
         let [_, h, w, c] = self.dims;
         let win = self.window;
-        let (_, wp) = self.padded_size();
+        let wp = self.window.padded_input().w;
         let hb = (rows - 1) * win.stride.h + (win.filter.h - 1) * win.dilation.h + 1;
         let buf = &mut buf[..hb * wp * c];
         let image = &self.input[b * h * w * c..][..h * w * c];
@@ -156,7 +132,7 @@ impl FloatConv<'_> {
 
 /// The convolution, if [`FloatConv::fits`]; `false` leaves `out` to the portable loops.
 pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
-    let pointwise = p.pointwise();
+    let pointwise = p.window.is_pointwise();
     if !p.fits(!pointwise) {
         return false;
     }

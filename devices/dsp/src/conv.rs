@@ -4,7 +4,7 @@
 use crate::arch::{InnerLoops, OutputStage, widen};
 use crate::error::{DspError, product};
 use crate::quant::{ActivationRange, PerChannel, PerChannelParams, Sizes, check_per_channel};
-use crate::shape::{Hw, Nhwc, Window, origin, tap_range, tap_range_of};
+use crate::shape::{Nhwc, Window, origin, tap_range, tap_range_of};
 
 /// Shape and quantization of a convolution. Input `[n, h, w, c]`, filter
 /// `[output_channels, window.filter.h, window.filter.w, c]` (symmetric int8), output
@@ -174,7 +174,7 @@ fn blocked<K: InnerLoops, const PATCHES: usize, const FILTERS: usize>(
     let run_len = (FILTERS / stride / 4 * 4).min(CHANNEL_RUN);
     let total = s.n * w.output.h * w.output.w;
     // A 1x1 filter on every input pixel in order: output pixel q's patch is input pixel q.
-    let pointwise = w.filter == Hw::square(1) && w.stride == Hw::square(1) && w.pad == Hw::square(0);
+    let pointwise = w.is_pointwise();
     // -127..=128, so every input plus the offset is in -255..=255.
     let offset = -p.input_zero_point as i16;
     let mut patches = [0i16; PATCHES];

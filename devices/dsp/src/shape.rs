@@ -92,6 +92,24 @@ impl Window {
         Ok(window)
     }
 
+    /// Whether each output pixel reads exactly its input pixel (1x1 filter, stride 1, no
+    /// padding): a pointwise convolution, whose patches are the input's pixels.
+    pub fn is_pointwise(&self) -> bool {
+        self.filter == Hw::square(1) && self.stride == Hw::square(1) && self.pad == Hw::square(0)
+    }
+
+    /// Rows and columns of input the outputs read, padding included (from the padding's top
+    /// left corner): the size of a padded copy of the input.
+    pub fn padded_input(&self) -> Hw {
+        let size = |out: usize, stride: usize, filter: usize, dilation: usize| {
+            out.saturating_sub(1) * stride + filter.saturating_sub(1) * dilation + 1
+        };
+        Hw::new(
+            size(self.output.h, self.stride.h, self.filter.h, self.dilation.h),
+            size(self.output.w, self.stride.w, self.filter.w, self.dilation.w),
+        )
+    }
+
     /// Checks sizes are nonzero and every coordinate the kernels compute fits in `isize`.
     pub(crate) fn check(&self) -> Result<(), DspError> {
         let Window { filter, stride, dilation, pad, output } = *self;

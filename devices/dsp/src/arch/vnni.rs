@@ -27,6 +27,7 @@ use super::avx2::{
 use crate::conv::{ConvParams, im2col, next_pixel};
 use crate::error::DspError;
 use crate::quant::{PerChannel, check_per_channel};
+use crate::shape::Hw;
 
 /// Patch bytes of one block of output pixels (32 KiB of stack).
 const PATCH_BYTES: usize = 32 * 1024;
@@ -81,21 +82,13 @@ fn vnni_conv(
     let total = s.n * w.output.h * w.output.w;
     let offset = -p.input_zero_point;
     let pad = (p.input_zero_point as i8 as u8) ^ 0x80;
-    let pointwise = w.filter.h == 1
-        && w.filter.w == 1
-        && w.stride.h == 1
-        && w.stride.w == 1
-        && w.pad.h == 0
-        && w.pad.w == 0;
+    let pointwise = w.is_pointwise();
 
     // The filter's taps read in place from each image, padded, where that fits the buffers:
     // each pixel's channels padded to whole quads (`icq` of them: three channels take four
     // bytes; one or two stay with gathered patches, which padding would make four or two
     // times longer).
-    let (hp, wp) = (
-        padded_size(w.output.h, w.stride.h, w.filter.h, w.dilation.h),
-        padded_size(w.output.w, w.stride.w, w.filter.w, w.dilation.w),
-    );
+    let Hw { h: hp, w: wp } = w.padded_input();
     let icq = s.c.div_ceil(4);
     let padded_bytes = hp.checked_mul(wp).and_then(|a| a.checked_mul(4 * icq)).filter(|&b| b <= PATCH_BYTES);
     let implicit = !pointwise
@@ -200,11 +193,6 @@ fn vnni_conv(
 
 /// Most filter taps (height times width) of the implicit path.
 const MAX_TAPS: usize = 64;
-
-/// Input rows (or columns) a convolution's outputs along one axis read, padding included.
-fn padded_size(output: usize, stride: usize, filter: usize, dilation: usize) -> usize {
-    (output - 1) * stride + (filter - 1) * dilation + 1
-}
 
 /// One image as unsigned bytes (sign bit flipped) in an `hp` by `wp` window starting at the
 /// padding's top left corner, each pixel's channels padded to `cp`; positions outside the
