@@ -410,6 +410,28 @@ mod tests {
     }
 
     #[test]
+    fn large_images_go_in_bands() {
+        // Padded images over the VNNI path's 32 KiB buffer (96x96x3 as four bytes a pixel,
+        // 100x60x8): bands of output rows, each with the input rows it reads, SAME and VALID,
+        // strides 1 and 2, dilation, two images.
+        let cases = [
+            (Nhwc::new(1, 96, 96, 3), 3, 2, 1, Padding::Same, 8),
+            (Nhwc::new(2, 100, 60, 8), 3, 1, 2, Padding::Same, 8),
+            (Nhwc::new(1, 70, 90, 4), 5, 2, 1, Padding::Valid, 16),
+        ];
+        for (i, (s, f, stride, dilation, padding, oc)) in cases.into_iter().enumerate() {
+            let w = window(Hw::new(s.h, s.w), Hw::square(f), stride, dilation, padding).unwrap();
+            let p = Geometry::new(s, w).conv(oc);
+            check_all(
+                &ConvParams { input_zero_point: -7 + 30 * i as i32, output_zero_point: 3, ..p },
+                90 + i as u64,
+                true,
+            )
+            .unwrap();
+        }
+    }
+
+    #[test]
     fn long_patches_take_the_per_pixel_loop() {
         // 3x3x240 = 2160 values per patch: four do not fit the blocked loop's buffer.
         let w = window(Hw::new(4, 3), Hw::square(3), 1, 1, Padding::Same).unwrap();

@@ -11,8 +11,9 @@
 //! Per call, a run of output channels has its filters laid out in blocks of eight channels
 //! (per four patch values, 32 bytes: four of each channel, as `VPDPBUSD` pairs them with four
 //! bytes of a pixel broadcast to every lane). An image of three or more channels is copied
-//! once as unsigned bytes with its padding (each pixel's channels padded to whole quads, the
-//! filter laid out to match), and the tiles read every filter tap in place from it; other
+//! as unsigned bytes with its padding, in bands of output rows whose input rows fit 32 KiB
+//! (each pixel's channels padded to whole quads, the filter laid out to match), and the tiles
+//! read every filter tap in place from it; other
 //! convolutions gather their patches (im2col) as unsigned bytes, per block of output pixels,
 //! once for the whole run. Tiles of four pixels by up to 32 channels keep their sums in
 //! registers and go through the output stage (TFLite's per-channel requantization, eight
@@ -88,14 +89,18 @@ fn vnni_conv(
     // each pixel's channels padded to whole quads (`icq` of them: three channels take four
     // bytes; one or two stay with gathered patches, which padding would make four or two
     // times longer).
+    // The image goes in bands of output rows, as many as their padded input rows fit
+    // `PATCH_BYTES` (at least one).
     let Hw { h: hp, w: wp } = w.padded_input();
     let icq = s.c.div_ceil(4);
-    let padded_bytes = hp.checked_mul(wp).and_then(|a| a.checked_mul(4 * icq)).filter(|&b| b <= PATCH_BYTES);
-    let implicit = !pointwise
-        && s.c >= 3
-        && taps <= MAX_TAPS
-        && padded_bytes.is_some()
-        && 32 * taps * icq <= FILTER_BYTES;
+    let band_input = |rows: usize| (rows - 1) * w.stride.h + (w.filter.h - 1) * w.dilation.h + 1;
+    let row_bytes =
+        wp.checked_mul(4 * icq).filter(|&b| b > 0 && b.saturating_mul(band_input(1)) <= PATCH_BYTES);
+    let implicit =
+        !pointwise && s.c >= 3 && taps <= MAX_TAPS && row_bytes.is_some() && 32 * taps * icq <= FILTER_BYTES;
+    let row_bytes = row_bytes.unwrap_or(1);
+    let band =
+        ((PATCH_BYTES / row_bytes).saturating_sub(band_input(1)) / w.stride.h + 1).min(w.output.h).max(1);
     // Quads per filter: per tap for the padded image, else of the whole patch.
     let quads = if implicit { taps * icq } else { per_filter.div_ceil(4) };
     let stride = 4 * quads;
@@ -109,7 +114,8 @@ fn vnni_conv(
     let mut stage = Stage { bias: [0; CHANNEL_RUN], multiplier: [0; CHANNEL_RUN], shift: [0; CHANNEL_RUN] };
     let out_stage = OutStage { offset: p.output_zero_point, min: p.activation.min, max: p.activation.max };
     // Zeros past each patch (never written: multiplied by zero filter values).
-    let patches = prefix(&mut patches, if implicit { hp * wp * 4 * icq } else { block * stride }, 0);
+    let patches =
+        prefix(&mut patches, if implicit { band_input(band).min(hp) * row_bytes } else { block * stride }, 0);
     let mut sums = [0i32; 8];
     for c0 in (0..oc_n).step_by(run_len) {
         let n = (oc_n - c0).min(run_len);
@@ -149,17 +155,23 @@ fn vnni_conv(
             let per_image = w.output.h * w.output.w;
             for b in 0..s.n {
                 let image = &input[b * s.h * s.w * s.c..][..s.h * s.w * s.c];
-                let padded = &mut patches[..hp * wp * 4 * icq];
-                pad_image(p, image, (hp, wp, 4 * icq), pad, padded);
-                let (padded, _) = padded.as_chunks::<4>();
-                let base =
-                    |i: usize| ((i / w.output.w) * w.stride.h * wp + (i % w.output.w) * w.stride.w) * icq;
-                for t in (0..per_image).step_by(TILE) {
-                    let rows = (per_image - t).min(TILE);
-                    // A partial tile repeats its last pixel, whose copies are not stored.
-                    let at = [0, 1, 2, 3].map(|r| &padded[base(t + r.min(rows - 1))..]);
-                    let tile_in = TileIn { rows: at, taps, tap_quads: icq };
-                    run.tile_row(cpu, &tile_in, &mut output[((b * per_image) + t) * oc_n + c0..], rows);
+                for oy0 in (0..w.output.h).step_by(band) {
+                    let band_rows = (w.output.h - oy0).min(band);
+                    let first_row = oy0 * w.stride.h;
+                    let padded = &mut patches[..band_input(band_rows).min(hp - first_row) * row_bytes];
+                    pad_image(p, image, (first_row, wp, 4 * icq), pad, padded);
+                    let (padded, _) = padded.as_chunks::<4>();
+                    let base =
+                        |i: usize| ((i / w.output.w) * w.stride.h * wp + (i % w.output.w) * w.stride.w) * icq;
+                    let pixels = band_rows * w.output.w;
+                    let first = b * per_image + oy0 * w.output.w;
+                    for t in (0..pixels).step_by(TILE) {
+                        let rows = (pixels - t).min(TILE);
+                        // A partial tile repeats its last pixel, whose copies are not stored.
+                        let at = [0, 1, 2, 3].map(|r| &padded[base(t + r.min(rows - 1))..]);
+                        let tile_in = TileIn { rows: at, taps, tap_quads: icq };
+                        run.tile_row(cpu, &tile_in, &mut output[(first + t) * oc_n + c0..], rows);
+                    }
                 }
             }
             continue;
@@ -194,13 +206,19 @@ fn vnni_conv(
 /// Most filter taps (height times width) of the implicit path.
 const MAX_TAPS: usize = 64;
 
-/// One image as unsigned bytes (sign bit flipped) in an `hp` by `wp` window starting at the
-/// padding's top left corner, each pixel's channels padded to `cp`; positions outside the
-/// image are `pad`.
-fn pad_image(p: &ConvParams, image: &[i8], (hp, wp, cp): (usize, usize, usize), pad: u8, padded: &mut [u8]) {
+/// Rows of one image as unsigned bytes (sign bit flipped) in a window `wp` wide starting at
+/// the padding's left edge and padded row `first_row` (`padded` holds whole rows), each
+/// pixel's channels padded to `cp`; positions outside the image are `pad`.
+fn pad_image(
+    p: &ConvParams,
+    image: &[i8],
+    (first_row, wp, cp): (usize, usize, usize),
+    pad: u8,
+    padded: &mut [u8],
+) {
     let (s, w, c) = (p.input, p.window, p.input.c);
-    for (y, row) in padded.chunks_exact_mut(wp * cp).take(hp).enumerate() {
-        let iy = y as isize - w.pad.h as isize;
+    for (y, row) in padded.chunks_exact_mut(wp * cp).enumerate() {
+        let iy = (first_row + y) as isize - w.pad.h as isize;
         if iy < 0 || iy as usize >= s.h {
             row.fill(pad);
             continue;
@@ -214,11 +232,20 @@ fn pad_image(p: &ConvParams, image: &[i8], (hp, wp, cp): (usize, usize, usize), 
             let src = &image[(iy as usize * s.w) * c..][..(x1 - x0) * c];
             if cp == c {
                 flip(src, &mut row[x0 * c..x1 * c]);
+            } else if c == 3 {
+                // RGB, the common case, a quad per pixel (the padding byte meets a zero filter
+                // value).
+                let (dst, _) = row[x0 * 4..x1 * 4].as_chunks_mut::<4>();
+                for (d, x) in dst.iter_mut().zip(src.as_chunks::<3>().0) {
+                    *d = [x[0] as u8 ^ 0x80, x[1] as u8 ^ 0x80, x[2] as u8 ^ 0x80, pad];
+                }
             } else {
-                // Channels padded to `cp` (the padding bytes meet zero filter values).
+                // Channels padded to `cp` quads likewise, a quad at a time (`fill` would call
+                // `memset` per pixel).
                 for (dst, x) in row[x0 * cp..x1 * cp].chunks_exact_mut(cp).zip(src.chunks_exact(c)) {
-                    flip(x, &mut dst[..c]);
-                    dst[c..].fill(pad);
+                    for (q, d) in dst.as_chunks_mut::<4>().0.iter_mut().enumerate() {
+                        *d = core::array::from_fn(|k| x.get(4 * q + k).map_or(pad, |&v| v as u8 ^ 0x80));
+                    }
                 }
             }
         }
