@@ -62,6 +62,17 @@ firmware_cargo examples/firmware run -q --release --bin digits_q8 >"$out/q8.fw" 
     ../../target/debug/hostrt run --functions digits "$out/digits_q8.bef" | tail -n +3
 ) >"$out/q8.host"
 diff -u "$out/q8.host" "$out/q8.fw"
+# The imported TensorFlow Lite models (src/bin/{ds_cnn,...}.rs): each image checks its output
+# against the host's (TFLite Micro's golden) bit for bit and fails otherwise.
+for image in ds_cnn mobilenet_vww resnet8 autoencoder mobilenet_person; do
+    firmware_cargo examples/firmware run -q --release --bin "$image" >"$out/$image.fw" 2>"$out/$image.err" || {
+        cat "$out/$image.fw" "$out/$image.err"
+        echo "firmware: the imported model image $image failed"
+        exit 1
+    }
+    grep -q "output equals the host's" "$out/$image.err"
+    echo "$image on QEMU Cortex-M4F: $(head -1 "$out/$image.err" | cut -d: -f2-); $(grep '^instructions:' "$out/$image.err"); $(grep '^arena:' "$out/$image.err" | cut -d';' -f2)"
+done
 echo "int8 digits model on QEMU Cortex-M4F: output identical to the host's; $(grep '^classify' "$out/q8.err"); $(grep '^arena:' "$out/q8.err")"
 echo "digits model on QEMU Cortex-M4F: 360 predictions and the accuracy identical to the host's ($(tail -1 "$out/digits.fw" | sed 's/.*values = //')); $(grep '^arena:' "$out/digits.err")"
 echo "minimal image on QEMU Cortex-M4F: fib results correct"

@@ -52,63 +52,83 @@ pub use arena::Arena;
 
 use hostrt_core::kernel::KernelEntry;
 
-/// Every `nn.*` kernel.
-pub const KERNELS: &[KernelEntry] = &[
-    KernelEntry::strict("nn.arena", arena::arena),
-    KernelEntry::strict("nn.input", arena::input),
-    KernelEntry::strict("nn.output", arena::output),
-    KernelEntry::strict("nn.constant", arena::constant),
-    KernelEntry::strict("nn.copy", movement::copy),
-    KernelEntry::strict("nn.fill", movement::fill),
-    KernelEntry::strict("nn.conv_2d.i8", conv::conv_2d_i8),
-    KernelEntry::strict("nn.conv_2d.f32", conv::conv_2d_f32),
-    KernelEntry::strict("nn.depthwise_conv_2d.i8", conv::depthwise_conv_2d_i8),
-    KernelEntry::strict("nn.depthwise_conv_2d.f32", conv::depthwise_conv_2d_f32),
-    KernelEntry::strict("nn.transpose_conv.i8", transpose_conv::transpose_conv_i8),
-    KernelEntry::strict("nn.transpose_conv.f32", transpose_conv::transpose_conv_f32),
-    KernelEntry::strict("nn.fully_connected.i8", fully_connected::fully_connected_i8),
-    KernelEntry::strict("nn.fully_connected.f32", fully_connected::fully_connected_f32),
-    KernelEntry::strict("nn.fully_connected.hybrid", hybrid::fully_connected_hybrid),
-    KernelEntry::strict("nn.conv_2d.hybrid", hybrid::conv_2d_hybrid),
-    KernelEntry::strict("nn.depthwise_conv_2d.hybrid", hybrid::depthwise_conv_2d_hybrid),
-    KernelEntry::strict("nn.lstm.i8", lstm::lstm_i8),
-    KernelEntry::strict("nn.lstm.f32", lstm::lstm_f32),
-    KernelEntry::strict("nn.max_pool_2d.i8", pool::max_pool_2d_i8),
-    KernelEntry::strict("nn.max_pool_2d.f32", pool::max_pool_2d_f32),
-    KernelEntry::strict("nn.average_pool_2d.i8", pool::average_pool_2d_i8),
-    KernelEntry::strict("nn.average_pool_2d.f32", pool::average_pool_2d_f32),
-    KernelEntry::strict("nn.add.i8", elementwise::add_i8),
-    KernelEntry::strict("nn.add.f32", elementwise::add_f32),
-    KernelEntry::strict("nn.sub.i8", elementwise::sub_i8),
-    KernelEntry::strict("nn.sub.f32", elementwise::sub_f32),
-    KernelEntry::strict("nn.squared_difference.i8", elementwise::squared_difference_i8),
-    KernelEntry::strict("nn.squared_difference.f32", elementwise::squared_difference_f32),
-    KernelEntry::strict("nn.maximum.i8", elementwise::maximum_i8),
-    KernelEntry::strict("nn.maximum.f32", elementwise::maximum_f32),
-    KernelEntry::strict("nn.minimum.i8", elementwise::minimum_i8),
-    KernelEntry::strict("nn.minimum.f32", elementwise::minimum_f32),
-    KernelEntry::strict("nn.prelu.i8", elementwise::prelu_i8),
-    KernelEntry::strict("nn.prelu.f32", elementwise::prelu_f32),
-    KernelEntry::strict("nn.mul.i8", elementwise::mul_i8),
-    KernelEntry::strict("nn.mul.f32", elementwise::mul_f32),
-    KernelEntry::strict("nn.clamp.f32", activation::clamp_f32),
-    KernelEntry::strict("nn.leaky_relu.f32", activation::leaky_relu_f32),
-    KernelEntry::strict("nn.logistic.f32", activation::logistic_f32),
-    KernelEntry::strict("nn.tanh.f32", activation::tanh_f32),
-    KernelEntry::strict("nn.hard_swish.f32", activation::hard_swish_f32),
-    KernelEntry::strict("nn.lookup.i8", activation::lookup_i8),
-    KernelEntry::strict("nn.log_softmax.f32", activation::log_softmax_f32),
-    KernelEntry::strict("nn.log_softmax.i8", softmax::log_softmax_i8),
-    KernelEntry::strict("nn.sum.i8", reduce::sum_i8),
-    KernelEntry::strict("nn.sum.f32", reduce::sum_f32),
-    KernelEntry::strict("nn.batch_matmul.i8", matmul::batch_matmul_i8),
-    KernelEntry::strict("nn.batch_matmul.f32", matmul::batch_matmul_f32),
-    KernelEntry::strict("nn.resize_nearest", resize::resize_nearest),
-    KernelEntry::strict("nn.resize_bilinear.i8", resize::resize_bilinear_i8),
-    KernelEntry::strict("nn.resize_bilinear.f32", resize::resize_bilinear_f32),
-    KernelEntry::strict("nn.softmax.i8", softmax::softmax_i8),
-    KernelEntry::strict("nn.softmax.f32", softmax::softmax_f32),
-    KernelEntry::strict("nn.quantize.f32.i8", quantize::quantize_f32_i8),
-    KernelEntry::strict("nn.requantize.i8", quantize::requantize_i8),
-    KernelEntry::strict("nn.dequantize.i8.f32", quantize::dequantize_i8_f32),
-];
+/// Declares each kernel as a constant of [`entries`] (named after the kernel: `nn.conv_2d.i8` is
+/// `CONV_2D_I8`) and lists them all in [`KERNELS`].
+macro_rules! kernels {
+    ($($id:ident = $name:literal => $module:ident::$f:ident,)*) => {
+        /// Each `nn.*` kernel on its own, named after it without `nn.`, upper case, `.` as
+        /// `_`: firmware registers only the kernels its model uses (a `KernelTable` of
+        /// these; `hostrt_import::build::embed_tflite` writes the list), so the linker drops
+        /// the rest.
+        pub mod entries {
+            use hostrt_core::kernel::KernelEntry;
+            $(
+                #[doc = concat!("`", $name, "`.")]
+                pub const $id: KernelEntry = KernelEntry::strict($name, crate::$module::$f);
+            )*
+        }
+
+        /// Every `nn.*` kernel.
+        pub const KERNELS: &[KernelEntry] = &[$(entries::$id),*];
+    };
+}
+
+kernels! {
+    ARENA = "nn.arena" => arena::arena,
+    INPUT = "nn.input" => arena::input,
+    OUTPUT = "nn.output" => arena::output,
+    CONSTANT = "nn.constant" => arena::constant,
+    COPY = "nn.copy" => movement::copy,
+    FILL = "nn.fill" => movement::fill,
+    CONV_2D_I8 = "nn.conv_2d.i8" => conv::conv_2d_i8,
+    CONV_2D_F32 = "nn.conv_2d.f32" => conv::conv_2d_f32,
+    DEPTHWISE_CONV_2D_I8 = "nn.depthwise_conv_2d.i8" => conv::depthwise_conv_2d_i8,
+    DEPTHWISE_CONV_2D_F32 = "nn.depthwise_conv_2d.f32" => conv::depthwise_conv_2d_f32,
+    TRANSPOSE_CONV_I8 = "nn.transpose_conv.i8" => transpose_conv::transpose_conv_i8,
+    TRANSPOSE_CONV_F32 = "nn.transpose_conv.f32" => transpose_conv::transpose_conv_f32,
+    FULLY_CONNECTED_I8 = "nn.fully_connected.i8" => fully_connected::fully_connected_i8,
+    FULLY_CONNECTED_F32 = "nn.fully_connected.f32" => fully_connected::fully_connected_f32,
+    FULLY_CONNECTED_HYBRID = "nn.fully_connected.hybrid" => hybrid::fully_connected_hybrid,
+    CONV_2D_HYBRID = "nn.conv_2d.hybrid" => hybrid::conv_2d_hybrid,
+    DEPTHWISE_CONV_2D_HYBRID = "nn.depthwise_conv_2d.hybrid" => hybrid::depthwise_conv_2d_hybrid,
+    LSTM_I8 = "nn.lstm.i8" => lstm::lstm_i8,
+    LSTM_F32 = "nn.lstm.f32" => lstm::lstm_f32,
+    MAX_POOL_2D_I8 = "nn.max_pool_2d.i8" => pool::max_pool_2d_i8,
+    MAX_POOL_2D_F32 = "nn.max_pool_2d.f32" => pool::max_pool_2d_f32,
+    AVERAGE_POOL_2D_I8 = "nn.average_pool_2d.i8" => pool::average_pool_2d_i8,
+    AVERAGE_POOL_2D_F32 = "nn.average_pool_2d.f32" => pool::average_pool_2d_f32,
+    ADD_I8 = "nn.add.i8" => elementwise::add_i8,
+    ADD_F32 = "nn.add.f32" => elementwise::add_f32,
+    SUB_I8 = "nn.sub.i8" => elementwise::sub_i8,
+    SUB_F32 = "nn.sub.f32" => elementwise::sub_f32,
+    SQUARED_DIFFERENCE_I8 = "nn.squared_difference.i8" => elementwise::squared_difference_i8,
+    SQUARED_DIFFERENCE_F32 = "nn.squared_difference.f32" => elementwise::squared_difference_f32,
+    MAXIMUM_I8 = "nn.maximum.i8" => elementwise::maximum_i8,
+    MAXIMUM_F32 = "nn.maximum.f32" => elementwise::maximum_f32,
+    MINIMUM_I8 = "nn.minimum.i8" => elementwise::minimum_i8,
+    MINIMUM_F32 = "nn.minimum.f32" => elementwise::minimum_f32,
+    PRELU_I8 = "nn.prelu.i8" => elementwise::prelu_i8,
+    PRELU_F32 = "nn.prelu.f32" => elementwise::prelu_f32,
+    MUL_I8 = "nn.mul.i8" => elementwise::mul_i8,
+    MUL_F32 = "nn.mul.f32" => elementwise::mul_f32,
+    CLAMP_F32 = "nn.clamp.f32" => activation::clamp_f32,
+    LEAKY_RELU_F32 = "nn.leaky_relu.f32" => activation::leaky_relu_f32,
+    LOGISTIC_F32 = "nn.logistic.f32" => activation::logistic_f32,
+    TANH_F32 = "nn.tanh.f32" => activation::tanh_f32,
+    HARD_SWISH_F32 = "nn.hard_swish.f32" => activation::hard_swish_f32,
+    LOOKUP_I8 = "nn.lookup.i8" => activation::lookup_i8,
+    LOG_SOFTMAX_F32 = "nn.log_softmax.f32" => activation::log_softmax_f32,
+    LOG_SOFTMAX_I8 = "nn.log_softmax.i8" => softmax::log_softmax_i8,
+    SUM_I8 = "nn.sum.i8" => reduce::sum_i8,
+    SUM_F32 = "nn.sum.f32" => reduce::sum_f32,
+    BATCH_MATMUL_I8 = "nn.batch_matmul.i8" => matmul::batch_matmul_i8,
+    BATCH_MATMUL_F32 = "nn.batch_matmul.f32" => matmul::batch_matmul_f32,
+    RESIZE_NEAREST = "nn.resize_nearest" => resize::resize_nearest,
+    RESIZE_BILINEAR_I8 = "nn.resize_bilinear.i8" => resize::resize_bilinear_i8,
+    RESIZE_BILINEAR_F32 = "nn.resize_bilinear.f32" => resize::resize_bilinear_f32,
+    SOFTMAX_I8 = "nn.softmax.i8" => softmax::softmax_i8,
+    SOFTMAX_F32 = "nn.softmax.f32" => softmax::softmax_f32,
+    QUANTIZE_F32_I8 = "nn.quantize.f32.i8" => quantize::quantize_f32_i8,
+    REQUANTIZE_I8 = "nn.requantize.i8" => quantize::requantize_i8,
+    DEQUANTIZE_I8_F32 = "nn.dequantize.i8.f32" => quantize::dequantize_i8_f32,
+}

@@ -22,6 +22,7 @@ use hostrt_core::{Allocator, Diagnostic, FixedArena, HostContext, SingleThreaded
 use semihosting::exit;
 
 mod semihosting;
+mod stack;
 
 /// A program compiled by the build script: its name and its (aligned) BEF bytes.
 macro_rules! program {
@@ -59,39 +60,6 @@ static KERNELS: KernelTable<18> = KernelTable::new([
     print_defmt::PRINT_F32,
     print_defmt::PRINT_F64,
 ]);
-
-/// Bytes below the stack pointer at start-up filled with [`PAINT`], to find how deep the
-/// stack got (its high-water mark) after the programs ran.
-const PAINTED: usize = 64 * 1024;
-const PAINT: u32 = 0x5AFE_57AC;
-
-/// Paint [`PAINTED`] bytes below the current stack pointer (less a margin for this call);
-/// returns the lowest painted address.
-fn paint_stack() -> usize {
-    let sp = cortex_m::register::msp::read() as usize;
-    let (bottom, top) = ((sp - PAINTED) & !3, (sp - 256) & !3);
-    for p in (bottom..top).step_by(4) {
-        // SAFETY: the words lie below the live stack (256 bytes of margin under this frame)
-        // and above all static data (RAM is 4 MiB, the statics a few KiB); nothing else
-        // uses that memory before the stack grows into it.
-        unsafe { (p as *mut u32).write_volatile(PAINT) };
-    }
-    bottom
-}
-
-/// Stack bytes used since start-up: from the top of the stack down to the deepest word no
-/// longer holding [`PAINT`].
-fn stack_used(bottom: usize) -> usize {
-    unsafe extern "C" {
-        static _stack_start: u32;
-    }
-    let mut p = bottom;
-    // SAFETY: reads the painted words (plain RAM below the current frame).
-    while unsafe { (p as *const u32).read_volatile() } == PAINT {
-        p += 4;
-    }
-    (&raw const _stack_start) as usize - p
-}
 
 /// The host's `file:line:col: runtime error: message` line, as an error frame (the decoder
 /// writes it to standard error).
@@ -136,7 +104,7 @@ fn panicked(file: &str, line: u32) -> ! {
 
 #[entry]
 fn main() -> ! {
-    let painted = paint_stack();
+    let painted = stack::paint();
     let programs = [program!("fib"), program!("errors"), program!("loops")];
     let mut ok = hostrt_core::static_buffer!(ARENA_BYTES).is_some_and(|b| ARENA.init(b).is_ok());
     let Ok(alloc) = Allocator::register(&ARENA) else { exit(false) };
@@ -160,6 +128,6 @@ fn main() -> ! {
         s.peak,
         s.capacity
     );
-    defmt::info!("stack: {=usize} bytes used at most\n", stack_used(painted));
+    defmt::info!("stack: {=usize} bytes used at most\n", stack::used(painted));
     exit(ok && s.in_use == 0 && s.live_allocations == 0)
 }
