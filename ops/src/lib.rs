@@ -32,6 +32,7 @@ extern crate std;
 mod activation;
 mod arena;
 mod attrs;
+mod batch_space;
 mod conv;
 mod elementwise;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
@@ -80,6 +81,8 @@ kernels! {
     CONSTANT = "nn.constant" => arena::constant,
     COPY = "nn.copy" => movement::copy,
     FILL = "nn.fill" => movement::fill,
+    SPACE_TO_BATCH_ND = "nn.space_to_batch_nd" => batch_space::space_to_batch_nd,
+    BATCH_TO_SPACE_ND = "nn.batch_to_space_nd" => batch_space::batch_to_space_nd,
     CONV_2D_I8 = "nn.conv_2d.i8" => conv::conv_2d_i8,
     CONV_2D_F32 = "nn.conv_2d.f32" => conv::conv_2d_f32,
     DEPTHWISE_CONV_2D_I8 = "nn.depthwise_conv_2d.i8" => conv::depthwise_conv_2d_i8,

@@ -1,7 +1,8 @@
 //! Data movement: `nn.copy` (a strided copy between arena tensors) and `nn.fill`. The
 //! importer lowers every operator that only moves elements (TRANSPOSE, SLICE,
 //! STRIDED_SLICE, CONCATENATION, SPLIT, PACK, UNPACK, PAD) to these two, computing the
-//! strides at import (docs/models.md).
+//! strides at import (docs/models.md); SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND, whose pixel
+//! maps no strided copy holds, have their own kernels (`batch_space.rs`).
 //!
 //! - `nn.copy {dims, input, output, size}`: `dims` are 6 counts; `input` is
 //!   `[byte offset, 6 element strides]` (strides may be negative: a reversed slice);

@@ -13,13 +13,17 @@ use super::options::{Options, kind};
 use crate::error::ImportError;
 
 mod activation;
+mod batch_space;
 mod dilated;
 mod hybrid;
 mod lstm;
+mod lstm_int8;
 mod matmul;
 mod movement;
 mod reduce;
 mod resize;
+#[cfg(test)]
+mod testing;
 mod transpose_conv;
 
 /// An attribute whose value may depend on the plan: a tensor's arena region, or a value.
@@ -445,6 +449,7 @@ impl<'a> Lowerer<'_, 'a> {
             74 => self.reduce(op, false),
             67 => self.transpose_conv(op),
             44 => self.lstm(op),
+            37 | 38 => self.batch_space(op),
             _ => Err(format!("operator {} is not supported (supported: {})", op.name, SUPPORTED.join(", "))),
         }
     }
@@ -940,6 +945,7 @@ pub const SUPPORTED: &[&str] = &[
     "ADD",
     "AVERAGE_POOL_2D",
     "BATCH_MATMUL",
+    "BATCH_TO_SPACE_ND",
     "CONCATENATION",
     "CONV_2D (also dynamic-range int8 weights)",
     "DEPTHWISE_CONV_2D (also dynamic-range int8 weights)",
@@ -968,6 +974,7 @@ pub const SUPPORTED: &[&str] = &[
     "RESIZE_NEAREST_NEIGHBOR",
     "SLICE",
     "SOFTMAX",
+    "SPACE_TO_BATCH_ND",
     "SPLIT",
     "SPLIT_V",
     "SQUARED_DIFFERENCE",
@@ -978,6 +985,6 @@ pub const SUPPORTED: &[&str] = &[
     "TANH",
     "TRANSPOSE",
     "TRANSPOSE_CONV",
-    "UNIDIRECTIONAL_SEQUENCE_LSTM (tanh, no peephole, projection or layer norm)",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM (tanh; float32 also with peephole, projection, layer norm, CIFG)",
     "UNPACK",
 ];

@@ -3,7 +3,8 @@
 
 Each model is a small Keras network converted with TensorFlow's converter, in float32 and
 in full-integer int8 (a representative dataset of random inputs); the HYBRID models in
-dynamic-range quantization (int8 weights, float32 activations quantized on the fly). For
+dynamic-range quantization (int8 weights, float32 activations quantized on the fly); the
+RAW models (LSTM variants no converter path writes) as FlatBuffers written here. For
 every model this writes NAME.tflite, NAME.input.npy (one input batch, int8 inputs as the
 model takes them) and NAME.output.npy, the golden output: TensorFlow Lite Micro's Python
 interpreter for int8 models (the reference kernels firmware teams compare against), LiteRT
@@ -17,6 +18,7 @@ CI needs none of them):
 """
 import contextlib, json, os, sys, tempfile, zlib
 
+import flatbuffers
 import numpy as np
 import tensorflow as tf
 from tensorflow import keras
@@ -167,6 +169,27 @@ def padv2():
     return keras.Model(x, L.Lambda(lambda t: tf.pad(t, [[0, 0], [1, 2], [2, 0], [0, 1]], constant_values=0.5))(h))
 
 
+def space_batch_2d():
+    """SPACE_TO_BATCH_ND (block 2x3, paddings 1+2 rows and 2+0 columns: [1, 5, 4, 3] ->
+    [6, 4, 2, 3]), a 1x1 convolution over the six batches, BATCH_TO_SPACE_ND with another
+    block (3x2) and crops (1+2 rows, 0+1 columns: -> [1, 9, 3, 4]). No dilated convolution's
+    pair (the blocks differ), so both run on their own."""
+    x = keras.Input((5, 4, 3), batch_size=1)
+    h = L.Lambda(lambda t: tf.space_to_batch_nd(t, [2, 3], [[1, 2], [2, 0]]))(x)
+    h = L.Conv2D(4, 1)(h)
+    return keras.Model(x, L.Lambda(lambda t: tf.batch_to_space(t, [3, 2], [[1, 2], [0, 1]]))(h))
+
+
+def space_batch_1d():
+    """The 3-D form ([batch, steps, channels], one block dim): SPACE_TO_BATCH_ND (block 3,
+    paddings 2+1: [1, 9, 4] -> [3, 4, 4]), a Dense over the channels, BATCH_TO_SPACE_ND
+    (block 3, crops 1+0: -> [1, 11, 5])."""
+    x = keras.Input((9, 4), batch_size=1)
+    h = L.Lambda(lambda t: tf.space_to_batch_nd(t, [3], [[2, 1]]))(x)
+    h = L.Dense(5)(h)
+    return keras.Model(x, L.Lambda(lambda t: tf.batch_to_space(t, [3], [[1, 0]]))(h))
+
+
 def sub_broadcast():
     x = keras.Input((5, 5, 4))
     a, b = L.Conv2D(4, 1)(x), L.Conv2D(1, 1)(x)
@@ -306,6 +329,79 @@ def lstm_last():
     return tf_keras.Model(x, tf_keras.layers.Dense(4)(tf_keras.layers.LSTM(10)(x)))
 
 
+def lstm_variant(features=5, cell=8, output=4, steps=6, batch=2, peephole=False, projection=False,
+                 projection_bias=False, layer_norm=False, cifg=False, cell_clip=0.0, proj_clip=0.0,
+                 time_major=False):
+    """An UNIDIRECTIONAL_SEQUENCE_LSTM variant that no converter path writes (Keras' LSTM is
+    the standard form), as a FlatBuffer written here with TensorFlow's schema bindings: one
+    float32 operator, its weights drawn from `rng`, the states variable tensors. Builds
+    `(model bytes, input shape)`; LiteRT runs it for the golden."""
+    from tensorflow.lite.python import schema_py_generated as fb
+    def build(rng):
+        n_out = output if projection else cell
+        buffers, tensors = [fb.BufferT()], []
+        def tensor(name, shape, data=None, variable=False):
+            t = fb.TensorT()
+            t.name, t.shape, t.type, t.buffer, t.isVariable = name, list(shape), fb.TensorType.FLOAT32, 0, variable
+            if data is not None:
+                b = fb.BufferT()
+                b.data = np.frombuffer(np.asarray(data, np.float32).tobytes(), np.uint8)
+                buffers.append(b)
+                t.buffer = len(buffers) - 1
+            tensors.append(t)
+            return len(tensors) - 1
+        w = lambda rows, cols: rng.normal(0, 0.5 / np.sqrt(cols), (rows, cols))
+        shape = [steps, batch, features] if time_major else [batch, steps, features]
+        inputs = [-1] * 24
+        inputs[0] = tensor("input", shape)
+        gates = ["input", "forget", "cell", "output"]
+        for k, g in enumerate(gates):
+            if cifg and g == "input":
+                continue
+            inputs[1 + k] = tensor(f"input_to_{g}", [cell, features], w(cell, features))
+            inputs[5 + k] = tensor(f"recurrent_to_{g}", [cell, n_out], w(cell, n_out))
+            inputs[12 + k] = tensor(f"{g}_bias", [cell], rng.normal(0, 0.1, cell) + (1.0 if g == "forget" else 0.0))
+            if layer_norm:
+                inputs[20 + k] = tensor(f"{g}_layer_norm", [cell], rng.normal(1.0, 0.2, cell))
+        if peephole:
+            for k, g in [(9, "input"), (10, "forget"), (11, "output")]:
+                if not (cifg and g == "input"):
+                    inputs[k] = tensor(f"cell_to_{g}", [cell], rng.normal(0, 0.3, cell))
+        if projection:
+            inputs[16] = tensor("projection", [n_out, cell], w(n_out, cell))
+            if projection_bias:
+                inputs[17] = tensor("projection_bias", [n_out], rng.normal(0, 0.1, n_out))
+        inputs[18] = tensor("output_state", [batch, n_out], variable=True)
+        inputs[19] = tensor("cell_state", [batch, cell], variable=True)
+        out = tensor("output", shape[:2] + [n_out])
+        o = fb.UnidirectionalSequenceLSTMOptionsT()
+        o.fusedActivationFunction, o.cellClip, o.projClip, o.timeMajor = fb.ActivationFunctionType.TANH, cell_clip, proj_clip, time_major
+        op = fb.OperatorT()
+        op.opcodeIndex, op.inputs, op.outputs = 0, inputs, [out]
+        op.builtinOptionsType, op.builtinOptions = fb.BuiltinOptions.UnidirectionalSequenceLSTMOptions, o
+        code = fb.OperatorCodeT()
+        code.builtinCode = code.deprecatedBuiltinCode = fb.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM
+        code.version = 1
+        sg = fb.SubGraphT()
+        sg.tensors, sg.inputs, sg.outputs, sg.operators, sg.name = tensors, [inputs[0]], [out], [op], "main"
+        m = fb.ModelT()
+        m.version, m.operatorCodes, m.subgraphs, m.buffers, m.description = 3, [code], [sg], buffers, "hostrt test LSTM"
+        b = flatbuffers.Builder(1024)
+        b.Finish(m.Pack(b), file_identifier=b"TFL3")
+        return bytes(b.Output()), shape
+    return build
+
+
+# LSTM variants written as FlatBuffers (float32: TFLite Micro, the int8 reference, runs only
+# the standard LSTM). Clips small enough to bind.
+RAW = {
+    "lstm_peephole": lstm_variant(peephole=True, cell_clip=0.3),
+    "lstm_projection": lstm_variant(projection=True, projection_bias=True, proj_clip=0.1, time_major=True),
+    "lstm_layer_norm": lstm_variant(layer_norm=True),
+    "lstm_cifg": lstm_variant(cifg=True, peephole=True, layer_norm=True, projection=True),
+}
+
+
 # Dynamic-range ("hybrid") models: float32 input and output, int8 weights (the converter
 # quantizes weights of 1024 elements or more, per channel) quantized on the fly.
 HYBRID = {
@@ -339,6 +435,8 @@ MODELS = {
     "slice_concat": (slice_concat, True, True),
     "split_pack": (split_pack, True, True),
     "padv2": (padv2, True, True),
+    "space_batch_2d": (space_batch_2d, True, True),
+    "space_batch_1d": (space_batch_1d, True, True),
     "sub_broadcast": (sub_broadcast, True, True),
     "maximum_minimum": (maximum_minimum, True, True),
     "squared_difference": (squared_difference, True, True),
@@ -451,10 +549,11 @@ def litert_builtin_run(data, x):
 
 # TFLite Micro's SPACE_TO_BATCH_ND pads with an uninitialized parameter (its OpData is a
 # persistent buffer nobody writes; in practice 0, not the zero point), so a dilated int8
-# convolution differs from the model's meaning there. The golden of these int8 models is
-# LiteRT's reference kernels (BUILTIN_REF: the same int8 arithmetic as TFLM, the padding
-# right); models.json records how many outputs TFLM gets otherwise.
-LITERT_REF_INT8 = {"conv_dilated_nobias", "depthwise_dilated"}
+# convolution, or any int8 SPACE_TO_BATCH_ND that pads, differs from the model's meaning
+# there. The golden of these int8 models is LiteRT's reference kernels (BUILTIN_REF: the
+# same int8 arithmetic as TFLM, the padding right); models.json records how many outputs
+# TFLM gets otherwise.
+LITERT_REF_INT8 = {"conv_dilated_nobias", "depthwise_dilated", "space_batch_2d", "space_batch_1d"}
 
 
 def litert_ref_run(data, x):
@@ -476,17 +575,22 @@ def main():
     jobs = [(name, build, kind) for name, (build, do_int8, do_f32) in MODELS.items()
             for kind, wanted in (("i8", do_int8), ("f32", do_f32)) if wanted or EXTRA]
     jobs += [(name, build, "hybrid") for name, build in HYBRID.items()]
+    jobs += [(name, build, "raw") for name, build in RAW.items()]
     for name, build, suffix in jobs:
-        int8, hybrid = suffix == "i8", suffix == "hybrid"
-        full = f"{name}_{suffix}"
+        int8, hybrid, raw = suffix == "i8", suffix == "hybrid", suffix == "raw"
+        full = f"{name}_{'f32' if raw else suffix}"
         if only and full not in only:
             continue
         rng = np.random.default_rng(SEED)
         tf.keras.utils.set_random_seed(SEED)
-        model = build()
-        randomize(model, rng, np.sqrt(2) if name.startswith("mobilenet") else 0.5)
-        data = convert(model, int8, rng, hybrid)
-        x = rng.normal(0, 1, [model.input_shape[0] or 1] + list(model.input_shape[1:])).astype(np.float32)
+        if raw:
+            data, shape = build(rng)
+        else:
+            model = build()
+            randomize(model, rng, np.sqrt(2) if name.startswith("mobilenet") else 0.5)
+            data = convert(model, int8, rng, hybrid)
+            shape = [model.input_shape[0] or 1] + list(model.input_shape[1:])
+        x = rng.normal(0, 1, shape).astype(np.float32)
         if hybrid:
             y, ops = litert_builtin_run(data, x)
             meta[full] = {"golden": "ai-edge-litert builtin (no XNNPACK)", "hybrid_ops": ops}

@@ -1,26 +1,26 @@
-//! UNIDIRECTIONAL_SEQUENCE_LSTM in its standard form, what Keras' `LSTM` layer converts to
-//! (tf_keras: Keras 3's LSTM converts to a WHILE loop instead): four gates, tanh
-//! activation, no peephole, projection, layer normalization or coupled input-forget gate,
-//! which TensorFlow Lite Micro refuses as well (`LstmTensors::ValidateTensorStatus`). It
-//! lowers to `nn.lstm.f32` (LiteRT's float arithmetic) or `nn.lstm.i8` (TFLM's 8x8->16
-//! integer LSTM, its `Prepare` parameters computed here as `PrepareGateParametersInteger`
-//! and `CreateLstmCellStateInfo` in `lstm_eval_common.cc` compute them).
+//! UNIDIRECTIONAL_SEQUENCE_LSTM, tanh cell activation: the standard form Keras' `LSTM` layer
+//! converts to (tf_keras: Keras 3's LSTM converts to a WHILE loop instead), and for float32
+//! its variants: peephole connections, projection (with or without bias), layer
+//! normalization and the coupled input-forget gate (CIFG), alone or together. float32
+//! lowers to `nn.lstm.f32` (LiteRT's float arithmetic); int8 to `nn.lstm.i8`
+//! (`lstm_int8.rs`), in the standard form only: TensorFlow Lite Micro, the int8 reference,
+//! refuses every variant (`LstmTensors::ValidateTensorStatus`), so an int8 variant is an
+//! import error rather than arithmetic nobody can check.
 //!
 //! The output and cell states are variable tensors in the model; the kernel keeps them in
 //! the step's scratch region and starts them at zero for every call (the int8 output state
 //! at its zero point, as TFLM's `ResetVariableTensors`): one call runs one whole sequence,
 //! and no state persists from one call to the next.
 
-use hostrt_dsp::quantize_multiplier;
-
 use super::super::model::OpInfo;
 use super::super::ops::ElemType;
 use super::super::options::{Options, kind};
 use super::{AttrSpec, Lowerer, dense, floats, ints};
 
-/// Input positions (TFLite's `lstm_shared.h`).
-const INPUT_WEIGHTS: [usize; 4] = [1, 2, 3, 4];
-const RECURRENT_WEIGHTS: [usize; 4] = [5, 6, 7, 8];
+/// Input positions (TFLite's `lstm_shared.h`), in gate order: input, forget, cell, output.
+pub(super) const INPUT_WEIGHTS: [usize; 4] = [1, 2, 3, 4];
+pub(super) const RECURRENT_WEIGHTS: [usize; 4] = [5, 6, 7, 8];
+/// Cell-to-gate weights of the input, forget and output gates.
 const PEEPHOLE: [usize; 3] = [9, 10, 11];
 const BIASES: [usize; 4] = [12, 13, 14, 15];
 const PROJECTION: [usize; 2] = [16, 17];
@@ -31,23 +31,91 @@ const LAYER_NORM: [usize; 4] = [20, 21, 22, 23];
 /// The fused activation code of TANH.
 const TANH: i8 = 4;
 
-/// The scale of the gates' fully connected outputs (Q3.12) and of their activations (Q0.15)
-/// in TFLM's integer LSTM.
-const GATE_INPUT_SCALE: f32 = 1.0 / 4096.0;
-const GATE_OUTPUT_SCALE: f32 = 1.0 / 32768.0;
+/// Which variant of the standard LSTM an operator is (its optional inputs, checked).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Variant {
+    /// Coupled input-forget gate: no input gate weights, bias, peephole or layer norm.
+    pub cifg: bool,
+    pub peephole: bool,
+    pub projection: bool,
+    pub layer_norm: bool,
+}
+
+impl Variant {
+    /// The variants present, for messages (`peephole, CIFG`); empty for the standard LSTM.
+    fn names(&self) -> String {
+        let all = [(self.peephole, "peephole"), (self.projection, "projection")];
+        let all = all.into_iter().chain([(self.layer_norm, "layer norm"), (self.cifg, "CIFG")]);
+        all.filter(|(on, _)| *on).map(|(_, n)| n).collect::<Vec<_>>().join(", ")
+    }
+
+    /// The gates present, by TFLite position (0 input, 1 forget, 2 cell, 3 output): all
+    /// four, or the last three with CIFG.
+    fn gates(&self) -> &'static [usize] {
+        if self.cifg { &[1, 2, 3] } else { &[0, 1, 2, 3] }
+    }
+}
+
+/// The sizes of an LSTM: input features, cells, and outputs (the cells, or the
+/// projection's rows).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LstmDims {
+    pub features: usize,
+    pub cell: usize,
+    pub output: usize,
+}
 
 impl Lowerer<'_, '_> {
+    /// Reads which optional inputs `op` has and checks that they make one variant: each
+    /// group (peephole, layer norm) all present or all absent, its input gate's member
+    /// absent exactly with CIFG, and a projection bias only with projection weights.
+    fn lstm_variant(&self, op: &OpInfo<'_>) -> Result<Variant, String> {
+        let present = |i: usize| op.inputs[i].is_some();
+        let cifg = !present(INPUT_WEIGHTS[0]);
+        for i in [RECURRENT_WEIGHTS[0], BIASES[0]] {
+            if present(i) == cifg {
+                return Err(format!(
+                    "input {i} is {} while the input-to-input weights are {}: CIFG (coupled input-forget gate) \
+                     LSTMs lack all three, other LSTMs have all three",
+                    if present(i) { "present" } else { "absent" },
+                    if cifg { "absent" } else { "present" },
+                ));
+            }
+        }
+        let group = |what: &str, list: &[usize]| -> Result<bool, String> {
+            let (gate, rest) = list.split_first().ok_or("empty group")?;
+            let on = rest.iter().any(|&i| present(i));
+            let gate_ok = present(*gate) == (on && !cifg);
+            if rest.iter().any(|&i| present(i) != on) || !gate_ok {
+                let have: Vec<usize> = list.iter().copied().filter(|&i| present(i)).collect();
+                return Err(match cifg {
+                    true => {
+                        format!("{what} inputs {have:?} are not {rest:?} or none, as a CIFG LSTM has them")
+                    }
+                    false => format!("{what} inputs {have:?} are not {list:?} or none"),
+                });
+            }
+            Ok(on)
+        };
+        let peephole = group("peephole", &PEEPHOLE)?;
+        let layer_norm = group("layer norm", &LAYER_NORM)?;
+        let projection = present(PROJECTION[0]);
+        if present(PROJECTION[1]) && !projection {
+            return Err("a projection bias without projection weights".into());
+        }
+        Ok(Variant { cifg, peephole, projection, layer_norm })
+    }
+
     pub(super) fn lstm(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
         let o = Options::of(op, kind::UNIDIRECTIONAL_SEQUENCE_LSTM)?;
         let act = o.i8(0)?;
         if act != TANH {
             return Err(format!("cell activation {act} is not supported (only TANH, code 4)"));
         }
-        let cell_clip = o.f32(1, 0.0)?;
-        if !cell_clip.is_finite() || cell_clip < 0.0 {
-            return Err(format!("cell clip {cell_clip} is not a finite non-negative number"));
+        let clips = [o.f32(1, 0.0)?, o.f32(2, 0.0)?];
+        if clips.iter().any(|c| !c.is_finite() || *c < 0.0) {
+            return Err(format!("cell and projection clips {clips:?} are not finite non-negative numbers"));
         }
-        // proj_clip (field 2) applies to the projection, which is refused below.
         let time_major = o.bool(3)?;
         if o.bool(5)? {
             return Err("diagonal recurrent weights are not supported".into());
@@ -55,17 +123,7 @@ impl Lowerer<'_, '_> {
         if op.inputs.len() != 24 {
             return Err(format!("{} inputs where 24 belong", op.inputs.len()));
         }
-        let present = |i: &usize| op.inputs[*i].is_some();
-        for (what, list) in
-            [("peephole", &PEEPHOLE[..]), ("projection", &PROJECTION), ("layer norm", &LAYER_NORM)]
-        {
-            if list.iter().any(present) {
-                return Err(format!("LSTMs with {what} weights are not supported"));
-            }
-        }
-        if !present(&INPUT_WEIGHTS[0]) || !present(&RECURRENT_WEIGHTS[0]) || !present(&BIASES[0]) {
-            return Err("coupled input-forget gate (CIFG) LSTMs are not supported".into());
-        }
+        let variant = self.lstm_variant(op)?;
         let (x, out) = (self.input(op, 0)?, self.output(op)?);
         let (h, c) = (self.input(op, OUTPUT_STATE)?, self.input(op, CELL_STATE)?);
         for (t, what) in [(h, "output state"), (c, "cell state")] {
@@ -79,240 +137,155 @@ impl Lowerer<'_, '_> {
             return Err(format!("the input has shape {xs:?}, expected rank 3"));
         };
         let batches = if time_major { d1 } else { d0 };
-        let state = self.t(self.input(op, RECURRENT_WEIGHTS[1])?).shape.first().copied().unwrap_or(0);
-        if features == 0 || state == 0 || d0 == 0 || d1 == 0 {
-            return Err(format!("empty LSTM: input {xs:?}, {state} units"));
+        let cell = self.t(self.input(op, INPUT_WEIGHTS[1])?).shape.first().copied().unwrap_or(0);
+        let output = match variant.projection {
+            true => self.t(self.input(op, PROJECTION[0])?).shape.first().copied().unwrap_or(0),
+            false => cell,
+        };
+        if features == 0 || cell == 0 || output == 0 || d0 == 0 || d1 == 0 {
+            return Err(format!("empty LSTM: input {xs:?}, {cell} cells, {output} outputs"));
         }
-        if self.t(out).shape != [d0, d1, state] {
-            return Err(format!("output {:?} is not [{d0}, {d1}, {state}]", self.t(out).shape));
+        if self.t(out).shape != [d0, d1, output] {
+            return Err(format!("output {:?} is not [{d0}, {d1}, {output}]", self.t(out).shape));
         }
-        for (t, what) in [(h, "output state"), (c, "cell state")] {
-            if Some(self.t(t).elements()) != batches.checked_mul(state) {
-                return Err(format!("the {what} has shape {:?}, not {batches}x{state}", self.t(t).shape));
+        for (t, what, n) in [(h, "output state", output), (c, "cell state", cell)] {
+            if Some(self.t(t).elements()) != batches.checked_mul(n) {
+                return Err(format!("the {what} has shape {:?}, not {batches}x{n}", self.t(t).shape));
             }
         }
+        let dims = LstmDims { features, cell, output };
         match self.t(x).elem {
             ElemType::F32 => {
                 if self.t(self.input(op, INPUT_WEIGHTS[1])?).elem == ElemType::I8 {
                     return Err("dynamic-range (hybrid) LSTMs are not supported".into());
                 }
-                self.lstm_float(op, [x, out, h, c], (features, state), cell_clip, time_major)
+                self.lstm_float(op, [x, out, h, c], (dims, variant), clips, time_major)
             }
-            ElemType::I8 => self.lstm_int8(op, [x, out, h, c], (features, state), cell_clip, time_major),
+            ElemType::I8 if variant != Variant::default() => Err(format!(
+                "int8 LSTMs with {} are not supported: TensorFlow Lite Micro, the int8 reference, runs only \
+                 the standard LSTM (float32 LSTMs with {0} are supported)",
+                variant.names()
+            )),
+            ElemType::I8 => self.lstm_int8(op, [x, out, h, c], dims, clips[0], time_major),
             e => Err(format!("{} LSTMs are not supported (float32 and int8 are)", e.name())),
         }
     }
 
-    /// Checks the eight weight matrices (`[state, features]` and `[state, state]`, of
-    /// `elem`) and four biases (`[state]`, of `bias`) and returns them stacked in gate order.
-    fn lstm_weights(
+    /// Checks the weight matrices (`[cell, features]` and `[cell, output]`, of `elem`) and
+    /// biases (`[cell]`, of `bias`) of the gates `variant` has and returns them stacked in
+    /// gate order.
+    pub(super) fn lstm_weights(
         &self,
         op: &OpInfo<'_>,
         (elem, bias): (ElemType, ElemType),
-        (features, state): (usize, usize),
+        LstmDims { features, cell, output }: LstmDims,
+        variant: Variant,
     ) -> Result<[Vec<u8>; 3], String> {
         let mut stacked = [Vec::new(), Vec::new(), Vec::new()];
-        let groups =
-            [(&INPUT_WEIGHTS, elem, vec![state, features]), (&RECURRENT_WEIGHTS, elem, vec![state, state])];
-        for (k, (list, elem, shape)) in groups.into_iter().enumerate() {
-            for &i in list.iter() {
-                let t = self.input(op, i)?;
-                self.expect(t, &format!("weights (input {i})"), elem, Some(2))?;
-                if self.t(t).shape != shape {
-                    return Err(format!(
-                        "weights (input {i}) have shape {:?}, expected {shape:?}",
-                        self.t(t).shape
-                    ));
-                }
-                stacked[k].extend_from_slice(self.constant(t, "weights")?);
+        for &g in variant.gates() {
+            let groups = [
+                (INPUT_WEIGHTS[g], "weights", elem, vec![cell, features]),
+                (RECURRENT_WEIGHTS[g], "weights", elem, vec![cell, output]),
+                (BIASES[g], "bias", bias, vec![cell]),
+            ];
+            for (k, (i, what, elem, shape)) in groups.into_iter().enumerate() {
+                stacked[k].extend_from_slice(self.lstm_operand(op, i, what, elem, &shape)?);
             }
-        }
-        for &i in &BIASES {
-            let t = self.input(op, i)?;
-            self.expect(t, &format!("bias (input {i})"), bias, Some(1))?;
-            if self.t(t).shape != [state] {
-                return Err(format!("bias (input {i}) has shape {:?}, expected [{state}]", self.t(t).shape));
-            }
-            stacked[2].extend_from_slice(self.constant(t, "bias")?);
         }
         Ok(stacked)
+    }
+
+    /// Input `i` of `op` (an error if absent), checked to be a constant of `elem` and `shape`.
+    fn lstm_operand(
+        &self,
+        op: &OpInfo<'_>,
+        i: usize,
+        what: &str,
+        elem: ElemType,
+        shape: &[usize],
+    ) -> Result<&[u8], String> {
+        let t = self.input(op, i)?;
+        let what = format!("{what} (input {i})");
+        self.expect(t, &what, elem, Some(shape.len()))?;
+        if self.t(t).shape != shape {
+            return Err(format!("{what} has shape {:?}, expected {shape:?}", self.t(t).shape));
+        }
+        self.constant(t, &what)
     }
 
     fn lstm_float(
         &mut self,
         op: &OpInfo<'_>,
         [x, out, h, c]: [usize; 4],
-        (features, state): (usize, usize),
-        cell_clip: f32,
+        (dims, variant): (LstmDims, Variant),
+        clips: [f32; 2],
         time_major: bool,
     ) -> Result<(), String> {
+        let LstmDims { features, cell, output } = dims;
         for (t, what) in [(out, "output"), (h, "output state"), (c, "cell state")] {
             self.expect(t, what, ElemType::F32, None)?;
         }
-        let [wx, wh, bias] = self.lstm_weights(op, (ElemType::F32, ElemType::F32), (features, state))?;
+        let f32s = ElemType::F32;
+        let [wx, wh, bias] = self.lstm_weights(op, (f32s, f32s), dims, variant)?;
+        let gates = variant.gates();
+        // Optional per-cell vectors of the gates `list` names, stacked (no rows if absent).
+        let stack =
+            |on: bool, list: &[usize], inputs: &[usize], what: &str| -> Result<(Vec<u8>, usize), String> {
+                let mut v = Vec::new();
+                for &g in list.iter().filter(|_| on) {
+                    v.extend_from_slice(self.lstm_operand(op, inputs[g], what, f32s, &[cell])?);
+                }
+                Ok((v, if on { list.len() } else { 0 }))
+            };
+        let layer_norm = stack(variant.layer_norm, gates, &LAYER_NORM, "layer norm coefficients")?;
+        // Peephole inputs in gate order: input (unless CIFG), forget, output.
+        let peephole_gates: &[usize] = if variant.cifg { &[1, 2] } else { &[0, 1, 2] };
+        let peephole = stack(variant.peephole, peephole_gates, &PEEPHOLE, "peephole weights")?;
+        let rows = if variant.projection { output } else { 0 };
+        let projection = match variant.projection {
+            true => {
+                self.lstm_operand(op, PROJECTION[0], "projection weights", f32s, &[output, cell])?.to_vec()
+            }
+            false => Vec::new(),
+        };
+        let projection_bias = match op.inputs[PROJECTION[1]] {
+            Some(_) => self.lstm_operand(op, PROJECTION[1], "projection bias", f32s, &[output])?.to_vec(),
+            None => vec![0; rows * 4],
+        };
+        let g = gates.len();
+        // Hidden and cell state, the gates.
+        let scratch = g.checked_add(1).and_then(|g| g.checked_mul(cell)).and_then(|w| w.checked_add(output));
+        let scratch = scratch.and_then(|w| w.checked_mul(4)).ok_or("the LSTM is too large")?;
         let [d0, d1] = [self.t(x).shape[0], self.t(x).shape[1]];
         let loc = self.loc(op);
         let xr = self.read(x, &loc);
         let attrs = vec![
-            ("bias", AttrSpec::Value(dense("f32", &[4, state], bias))),
-            ("clip", AttrSpec::Value(floats(&[cell_clip]))),
+            ("bias", AttrSpec::Value(dense("f32", &[g, cell], bias))),
+            ("clip", AttrSpec::Value(floats(&clips))),
             ("input", AttrSpec::Region { tensor: xr, dims: vec![d0, d1, features] }),
-            ("input_weights", AttrSpec::Value(dense("f32", &[4, state, features], wx))),
-            ("output", AttrSpec::Region { tensor: out, dims: vec![d0, d1, state] }),
-            ("recurrent_weights", AttrSpec::Value(dense("f32", &[4, state, state], wh))),
-            // Hidden and cell state, four gates.
-            ("scratch", AttrSpec::Scratch(state.checked_mul(24).ok_or("the state is too large")?)),
+            ("input_weights", AttrSpec::Value(dense("f32", &[g, cell, features], wx))),
+            ("layer_norm", AttrSpec::Value(dense("f32", &[layer_norm.1, cell], layer_norm.0))),
+            ("output", AttrSpec::Region { tensor: out, dims: vec![d0, d1, output] }),
+            ("peephole", AttrSpec::Value(dense("f32", &[peephole.1, cell], peephole.0))),
+            ("projection", AttrSpec::Value(dense("f32", &[rows, cell], projection))),
+            ("projection_bias", AttrSpec::Value(dense("f32", &[rows], projection_bias))),
+            ("recurrent_weights", AttrSpec::Value(dense("f32", &[g, cell, output], wh))),
+            ("scratch", AttrSpec::Scratch(scratch)),
             ("time_major", AttrSpec::Value(ints(&[i32::from(time_major)]))),
         ];
         self.push(op, "nn.lstm.f32", out, attrs);
-        Ok(())
-    }
-
-    fn lstm_int8(
-        &mut self,
-        op: &OpInfo<'_>,
-        [x, out, h, c]: [usize; 4],
-        (features, state): (usize, usize),
-        cell_clip: f32,
-        time_major: bool,
-    ) -> Result<(), String> {
-        self.expect(out, "output", ElemType::I8, None)?;
-        self.expect(h, "output state", ElemType::I8, None)?;
-        self.expect(c, "cell state", ElemType::I16, None)?;
-        let [wx, wh, bias] = self.lstm_weights(op, (ElemType::I8, ElemType::I32), (features, state))?;
-        let (x_scale, x_zp) = self.quant(x, "input")?;
-        let (h_scale, h_zp) = self.quant(h, "output state")?;
-        let (c_scale, _) = self.quant(c, "cell state")?;
-        let multiplier = |what: &str, real: f64| -> Result<[i32; 2], String> {
-            let (m, s) = quantize_multiplier(real);
-            if !(-31..=30).contains(&s) {
-                return Err(format!("the {what} multiplier {real} is out of range"));
-            }
-            Ok([m, s])
-        };
-        // Per gate: the input and recurrent fully connected layers into Q3.12
-        // (`CreateGateParams`: `GetQuantizedConvolutionMultipler` multiplies the scales in
-        // float, divides in double).
-        let mut gates = Vec::new();
-        for (wi, wr) in INPUT_WEIGHTS.iter().zip(&RECURRENT_WEIGHTS) {
-            for (i, from_scale) in [(*wi, x_scale), (*wr, h_scale)] {
-                let w = self.input(op, i)?;
-                let (w_scale, w_zp) = self.quant(w, &format!("weights (input {i})"))?;
-                if w_zp != 0 {
-                    return Err(format!("weights (input {i}) have zero point {w_zp}, expected 0"));
-                }
-                let real = f64::from(from_scale * w_scale) / f64::from(GATE_INPUT_SCALE);
-                gates.extend(multiplier("gate", real)?);
-            }
-        }
-        // `CreateInterGateMulParams`: forget gate x cell state and input gate x cell gate
-        // into the cell state, tanh(cell state) x output gate into the output state.
-        let product = |a: f32, b: f32, out: f32| f64::from(a) * f64::from(b) / f64::from(out);
-        let mut muls = Vec::new();
-        muls.extend(multiplier("cell", product(GATE_OUTPUT_SCALE, c_scale, c_scale))?);
-        muls.extend(multiplier("cell", product(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, c_scale))?);
-        muls.extend(multiplier("output state", product(GATE_OUTPUT_SCALE, GATE_OUTPUT_SCALE, h_scale))?);
-        // `CreateLstmCellStateInfo`: the cell scale's power of two (`CheckedLog2`, unchecked
-        // as TFLM leaves it) and the clip in cell units, truncated to int16.
-        let power = (c_scale.ln() * (1.0f32 / 2.0f32.ln())).round() as i32;
-        let clip = if cell_clip > 0.0 {
-            [1, (f64::from(cell_clip) / f64::from(c_scale)).clamp(-32768.0, 32767.0) as i16 as i32]
-        } else {
-            [0, 0]
-        };
-        // `lstm_internal::Tanh`: a left shift becomes the multiplier `3 << shift` (the power
-        // of two case of the int16 tanh), a negative one a right shift of `3 * x`.
-        let left = 15 + power - 3;
-        let tanh = match left {
-            0..=14 => [3 << left, 0],
-            -30..=-1 => [3, -left],
-            _ => return Err(format!("the cell state scale {c_scale} (2^{power}) is out of range")),
-        };
-        let [d0, d1] = [self.t(x).shape[0], self.t(x).shape[1]];
-        let loc = self.loc(op);
-        let xr = self.read(x, &loc);
-        let attrs = vec![
-            ("bias", AttrSpec::Value(dense("i32", &[4, state], bias))),
-            ("cell", AttrSpec::Value(ints(&[clip[0], clip[1], tanh[0], tanh[1]]))),
-            ("gates", AttrSpec::Value(ints(&gates))),
-            ("input", AttrSpec::Region { tensor: xr, dims: vec![d0, d1, features] }),
-            ("input_weights", AttrSpec::Value(dense("i8", &[4, state, features], wx))),
-            ("mul", AttrSpec::Value(ints(&muls))),
-            ("output", AttrSpec::Region { tensor: out, dims: vec![d0, d1, state] }),
-            ("quant", AttrSpec::Value(ints(&[x_zp, h_zp]))),
-            ("recurrent_weights", AttrSpec::Value(dense("i8", &[4, state, state], wh))),
-            // Cell state and four gates (int16), then the output state (int8).
-            ("scratch", AttrSpec::Scratch(state.checked_mul(11).ok_or("the state is too large")?)),
-            ("time_major", AttrSpec::Value(ints(&[i32::from(time_major)]))),
-        ];
-        self.push(op, "nn.lstm.i8", out, attrs);
         Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::OnceLock;
-
-    use hostrt_compiler::ast::{Attr, Op};
-    use hostrt_core::basic_kernels::register_basic_kernels;
-    use hostrt_core::executor::Program;
-    use hostrt_core::tensor::DenseHostTensor;
-    use hostrt_core::{Allocator, HostContext, KernelRegistry, SingleThreadedWorkQueue};
-    use hostrt_std::{AlignedBytes, SystemAllocator};
+    use hostrt_compiler::ast::Op;
 
     use super::super::super::model::{Graph, Quant};
+    use super::super::testing::{attr, int_at, kernel, model, run};
     use super::super::{dense, floats, ints, lower};
     use crate::npy;
-
-    fn model(name: &str) -> Vec<u8> {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/models/");
-        std::fs::read(format!("{dir}{name}")).expect("model")
-    }
-
-    fn allocator() -> Allocator {
-        static A: OnceLock<Allocator> = OnceLock::new();
-        *A.get_or_init(|| Allocator::register(Box::leak(Box::new(SystemAllocator::new()))).expect("slot"))
-    }
-
-    /// Runs `@main` of `module` on the model's golden input: its output bytes, or the error.
-    fn run(module: &hostrt_compiler::ast::Module, name: &str) -> Result<Vec<u8>, String> {
-        let mut registry: KernelRegistry<256> = KernelRegistry::new();
-        register_basic_kernels(&mut registry).map_err(|e| format!("{e:?}"))?;
-        registry.add_entries(hostrt_ops::KERNELS).map_err(|e| format!("{e:?}"))?;
-        let alloc = allocator();
-        let queue = SingleThreadedWorkQueue::new();
-        let host = HostContext::new(alloc, &queue);
-        let bef =
-            hostrt_compiler::bef::write_with(module, None, Default::default()).map_err(|e| e.to_string())?;
-        let bytes = AlignedBytes::new(&bef);
-        let program = Program::load(bytes.as_bytes(), &registry, &host).map_err(|e| e.to_string())?;
-        let x = npy::read(&model(&format!("{name}.input.npy")))?;
-        let arg = host.make_available(npy::to_tensor(alloc, &x)?).map_err(|e| e.to_string())?.into_rc();
-        let results = program.call(&host, "main", &[arg]).map_err(|e| format!("{e:?}"))?;
-        let out = results.get::<DenseHostTensor>(0).map_err(|e| e.to_string())?;
-        Ok(npy::from_tensor(out)?.data)
-    }
-
-    /// The model's LSTM kernel in `module`.
-    fn lstm_op(module: &mut hostrt_compiler::ast::Module) -> &mut Op {
-        let ops = module.funcs.iter_mut().filter_map(|f| f.body.as_mut()).flat_map(|b| b.ops.iter_mut());
-        ops.into_iter().find(|op| op.name.starts_with("nn.lstm.")).expect("an nn.lstm kernel")
-    }
-
-    fn attr<'m>(op: &'m mut Op, name: &str) -> &'m mut Attr {
-        &mut op.attrs.iter_mut().find(|a| a.name == name).expect("attribute").value
-    }
-
-    fn int_at(a: &Attr, i: usize) -> i32 {
-        match a {
-            Attr::Array(v) => match v[i] {
-                Attr::Int { value, .. } => value as i32,
-                _ => panic!("not an int"),
-            },
-            _ => panic!("not an array"),
-        }
-    }
 
     #[test]
     fn state_starts_at_zero_on_every_call() {
@@ -355,7 +328,15 @@ mod tests {
             ("outside the arena", |op| *attr(op, "output") = ints(&[1 << 20, 1, 8, 12])),
         ];
         let float: &[Mutation] = &[
-            ("NaN", |op| *attr(op, "clip") = floats(&[f32::NAN])),
+            ("NaN", |op| *attr(op, "clip") = floats(&[0.0, f32::NAN])),
+            ("'clip' must be an array of 2", |op| *attr(op, "clip") = floats(&[0.0])),
+            ("'layer_norm' is [3, 12]", |op| *attr(op, "layer_norm") = dense("f32", &[3, 12], vec![0; 144])),
+            ("'peephole' is [4, 12]", |op| *attr(op, "peephole") = dense("f32", &[4, 12], vec![0; 192])),
+            ("projection_bias", |op| *attr(op, "projection_bias") = dense("f32", &[12], vec![0; 48])),
+            ("projection_bias", |op| {
+                // A projection to 12 outputs has a bias of 12, not none.
+                *attr(op, "projection") = dense("f32", &[12, 12], vec![0; 576]);
+            }),
             ("scratch", |op| {
                 let at = int_at(attr(op, "scratch"), 0);
                 *attr(op, "scratch") = ints(&[at, 24 * 12 - 1]);
@@ -366,7 +347,7 @@ mod tests {
             let imported = crate::tflite(&model(&format!("{name}.tflite"))).expect("imports");
             for (what, mutate) in mutations {
                 let mut module = imported.module.clone();
-                mutate(lstm_op(&mut module));
+                mutate(kernel(&mut module, "nn.lstm."));
                 let e = run(&module, name).expect_err(what);
                 assert!(e.contains("nn.lstm.") && e.contains(what), "{what}: {e}");
             }
@@ -375,7 +356,7 @@ mod tests {
 
     #[test]
     fn every_byte_flip_imports_and_runs_or_fails_cleanly() {
-        for name in ["lstm_sequence_i8", "lstm_sequence_f32"] {
+        for name in ["lstm_sequence_i8", "lstm_sequence_f32", "lstm_cifg_f32"] {
             let m = model(&format!("{name}.tflite"));
             let mut ran = 0;
             for i in 0..m.len() {
@@ -396,10 +377,26 @@ mod tests {
         let at = g.ops.iter().position(|op| op.code == 44).expect("an LSTM");
         type Mutation = (&'static str, fn(&mut Graph<'_>, usize));
         let mutations: &[Mutation] = &[
-            ("peephole", |g, at| g.ops[at].inputs[10] = g.ops[at].inputs[2]),
-            ("projection", |g, at| g.ops[at].inputs[16] = g.ops[at].inputs[2]),
-            ("layer norm", |g, at| g.ops[at].inputs[23] = g.ops[at].inputs[12]),
-            ("CIFG", |g, at| g.ops[at].inputs[1] = None),
+            ("peephole inputs [10] are not [9, 10, 11] or none", |g, at| {
+                g.ops[at].inputs[10] = g.ops[at].inputs[13]
+            }),
+            ("layer norm inputs [23] are not [20, 21, 22, 23] or none", |g, at| {
+                g.ops[at].inputs[23] = g.ops[at].inputs[12]
+            }),
+            ("input 5 is present while the input-to-input weights are absent", |g, at| {
+                g.ops[at].inputs[1] = None
+            }),
+            ("peephole inputs [9, 10, 11] are not [10, 11] or none", |g, at| {
+                g.ops[at].inputs[1] = None;
+                g.ops[at].inputs[5] = None;
+                g.ops[at].inputs[12] = None;
+                for i in 9..12 {
+                    g.ops[at].inputs[i] = g.ops[at].inputs[13];
+                }
+            }),
+            ("a projection bias without projection weights", |g, at| {
+                g.ops[at].inputs[17] = g.ops[at].inputs[13]
+            }),
             ("24 belong", |g, at| g.ops[at].inputs.truncate(20)),
             ("not a variable", |g, at| {
                 let h = g.ops[at].inputs[18].expect("state");
@@ -420,6 +417,61 @@ mod tests {
             mutate(&mut g, at);
             let e = lower(&g, false).expect_err(what).to_string();
             assert!(e.contains("UNIDIRECTIONAL_SEQUENCE_LSTM") && e.contains(what), "{what}: {e}");
+        }
+    }
+
+    #[test]
+    fn int8_variants_are_refused_naming_them() {
+        let bytes = model("lstm_sequence_i8.tflite");
+        let g = Graph::read(&bytes).expect("reads");
+        let at = g.ops.iter().position(|op| op.code == 44).expect("an LSTM");
+        // Complete variants: every input they need present (int8 tensors of some shape; the
+        // refusal comes first).
+        let some = g.ops[at].inputs[13];
+        let peephole = |g: &mut Graph<'_>| (9..12).for_each(|i| g.ops[at].inputs[i] = some);
+        let projection = |g: &mut Graph<'_>| g.ops[at].inputs[16] = g.ops[at].inputs[2];
+        let layer_norm = |g: &mut Graph<'_>| (20..24).for_each(|i| g.ops[at].inputs[i] = some);
+        let cifg = |g: &mut Graph<'_>| [1, 5, 9, 12, 20].into_iter().for_each(|i| g.ops[at].inputs[i] = None);
+        type Edit<'e> = &'e dyn Fn(&mut Graph<'_>);
+        let cases: [(&str, &[Edit<'_>]); 5] = [
+            ("peephole", &[&peephole]),
+            ("projection", &[&projection]),
+            ("layer norm", &[&layer_norm]),
+            ("CIFG", &[&cifg]),
+            ("peephole, projection, layer norm, CIFG", &[&peephole, &projection, &layer_norm, &cifg]),
+        ];
+        for (what, edits) in cases {
+            let mut g = g.clone();
+            edits.iter().for_each(|edit| edit(&mut g));
+            let e = lower(&g, false).expect_err(what).to_string();
+            let want = format!("int8 LSTMs with {what} are not supported");
+            assert!(
+                e.contains(&want) && e.contains(&format!("float32 LSTMs with {what} are supported")),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn float_variants_stack_what_they_have() {
+        // (model, gates, layer norm rows, peephole rows, projection rows)
+        let cases = [
+            ("lstm_sequence_f32", 4, 0, 0, 0),
+            ("lstm_peephole_f32", 4, 0, 3, 0),
+            ("lstm_projection_f32", 4, 0, 0, 4),
+            ("lstm_layer_norm_f32", 4, 4, 0, 0),
+            ("lstm_cifg_f32", 3, 3, 2, 4),
+        ];
+        let rows = |op: &mut Op, name: &str| match attr(op, name) {
+            hostrt_compiler::ast::Attr::Dense(d) => d.dims[0],
+            _ => panic!("{name} is not dense"),
+        };
+        for (name, gates, layer_norm, peephole, projection) in cases {
+            let mut module = crate::tflite(&model(&format!("{name}.tflite"))).expect("imports").module;
+            let op = kernel(&mut module, "nn.lstm.f32");
+            let got =
+                ["bias", "layer_norm", "peephole", "projection", "projection_bias"].map(|a| rows(op, a));
+            assert_eq!(got, [gates, layer_norm, peephole, projection, projection], "{name}");
         }
     }
 }

@@ -1,235 +1,26 @@
-//! `nn.lstm.*`: TensorFlow Lite's UNIDIRECTIONAL_SEQUENCE_LSTM in its standard form (what
-//! Keras' `LSTM` layer converts to: four gates, no peephole, projection, layer normalization
-//! or coupled input-forget gate), tanh cell activation. For each batch row and time step
+//! `nn.lstm.i8`: TensorFlow Lite Micro's 8x8->16 `EvalLstm` of `lstm_eval.h`, bit for bit,
+//! in the standard form only (TFLM's `LstmTensors::ValidateTensorStatus` refuses peephole,
+//! projection, layer-norm and CIFG LSTMs): int8 input and hidden state, int8 weights with
+//! zero point 0, int32 bias, int16 gates in Q3.12 before and Q0.15 after their activation,
+//! int16 cell state.
 //!
-//! ```text
-//! i = σ(Wxi x + Whi h + bi)   f = σ(Wxf x + Whf h + bf)
-//! g = tanh(Wxg x + Whg h + bg)   o = σ(Wxo x + Who h + bo)
-//! c = clip(f * c + i * g)   h = o * tanh(c)   output[row, t] = h
-//! ```
-//!
-//! State: the hidden and cell states start at zero (the int8 hidden state at its zero point,
-//! as TensorFlow Lite Micro resets variable tensors) for every batch row of every call, and
-//! live in the step's scratch region: one call is one whole sequence, nothing persists
-//! across calls. Batch rows are independent, so time-major and batch-major inputs run row by
-//! row alike.
-//!
-//! Attributes, in name order. Weights stack the gates in TFLite's order (input, forget,
-//! cell, output), each gate's matrix `[state, in]` as TFLite stores it.
-//! - float32 (LiteRT's `EvalFloat`: each gate `bias + Wx·x`, then `+ Wh·h`, then its
-//!   activation; `c = f * c`, `c += i * g`, clipped to `±clip` when `clip > 0`):
-//!   `bias` (dense f32 `[4, state]`), `clip` (`[cell clip]`), `input`
-//!   (`[offset, d0, d1, in]`), `input_weights` (dense f32 `[4, state, in]`), `output`
-//!   (`[offset, d0, d1, state]`), `recurrent_weights` (dense f32 `[4, state, state]`),
-//!   `scratch` (`[offset, bytes]`, at least `24 * state` bytes: hidden, cell, four gates),
-//!   `time_major` (`[0 or 1]`: `d0, d1` are `time, batch` or `batch, time`).
-//! - int8 (TensorFlow Lite Micro's 8x8->16 `EvalLstm` of `lstm_eval.h`, bit for bit: int8
-//!   input and hidden state, int8 weights with zero point 0, int32 bias, int16 gates in
-//!   Q3.12 before and Q0.15 after their activation, int16 cell state): `bias` (dense i32
-//!   `[4, state]`), `cell` (`[clip on, quantized clip, tanh multiplier, tanh shift]`: the
-//!   cell state's tanh input rescale after TFLM's power-of-two rewrite), `gates` (16 values:
-//!   per gate `[input multiplier, shift, recurrent multiplier, shift]` into Q3.12), `input`,
-//!   `input_weights` (dense i8 `[4, state, in]`), `mul` (`[multiplier, shift]` of
-//!   `forget * cell`, `input * cell gate`, `tanh(cell) * output gate`), `output`, `quant`
-//!   (`[input zero point, hidden zero point]`), `recurrent_weights` (dense i8
-//!   `[4, state, state]`), `scratch` (at least `11 * state` bytes: cell and four gates as
-//!   int16, then the int8 hidden state), `time_major`.
+//! Attributes, in name order: `bias` (dense i32 `[4, cell]`), `cell` (`[clip on, quantized
+//! clip, tanh multiplier, tanh shift]`: the cell state's tanh input rescale after TFLM's
+//! power-of-two rewrite), `gates` (16 values: per gate `[input multiplier, shift, recurrent
+//! multiplier, shift]` into Q3.12), `input`, `input_weights` (dense i8 `[4, cell, in]`),
+//! `mul` (`[multiplier, shift]` of `forget * cell`, `input * cell gate`, `tanh(cell) *
+//! output gate`), `output`, `quant` (`[input zero point, hidden zero point]`),
+//! `recurrent_weights` (dense i8 `[4, cell, cell]`), `scratch` (at least `11 * cell` bytes:
+//! cell and four gates as int16, then the int8 hidden state), `time_major`.
 
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
 use hostrt_dsp::multiply_by_quantized_multiplier;
 
-use crate::arena::{split, with_arena};
-use crate::attrs::{Attrs, Region, invalid};
-
-/// Gate positions in the stacked weights and biases (TFLite's input order).
-const INPUT: usize = 0;
-const FORGET: usize = 1;
-const CELL: usize = 2;
-const OUTPUT: usize = 3;
-
-/// The sizes of one LSTM run, checked against the weights.
-#[derive(Clone, Copy, Debug)]
-struct Shape {
-    batches: usize,
-    steps: usize,
-    /// Input features.
-    input: usize,
-    /// Hidden (and cell) state size.
-    state: usize,
-    time_major: bool,
-}
-
-impl Shape {
-    /// The row of `(batch, time)` in the `[d0, d1]` leading dims of the input and output.
-    fn row(&self, b: usize, t: usize) -> usize {
-        if self.time_major { t * self.batches + b } else { b * self.steps + t }
-    }
-}
-
-/// The weights and the arena places every LSTM kernel has.
-struct Layer<'a, W, B> {
-    bias: &'a [B],
-    input_weights: &'a [W],
-    recurrent_weights: &'a [W],
-    input: Region<3>,
-    output: Region<3>,
-    scratch: Region<1>,
-    shape: Shape,
-}
-
-/// Reads `bias`, `input`, `input_weights`, `output`, `recurrent_weights`, `scratch` and
-/// `time_major` (at the attribute positions `at` gives, in that order) and checks that their
-/// shapes agree.
-fn layer<'a, W: bytemuck::Pod, B: bytemuck::Pod>(
-    a: &Attrs<'a>,
-    (weight_dtype, bias_dtype): (DType, DType),
-    at: [usize; 7],
-) -> Result<Layer<'a, W, B>, Diagnostic> {
-    let (bias, bias_dims) = a.dense::<B, 2>(at[0], "bias", bias_dtype)?;
-    let input = a.region::<3>(at[1], "input")?;
-    let (input_weights, iw) = a.dense::<W, 3>(at[2], "input_weights", weight_dtype)?;
-    let output = a.region::<3>(at[3], "output")?;
-    let (recurrent_weights, rw) = a.dense::<W, 3>(at[4], "recurrent_weights", weight_dtype)?;
-    let scratch = a.region::<1>(at[5], "scratch")?;
-    let time_major = match a.ints(at[6], "time_major", Some(1))?[0] {
-        0 => false,
-        1 => true,
-        v => return Err(invalid(a.kernel, format_args!("'time_major' must be 0 or 1, got {}", v))),
-    };
-    let [d0, d1, features] = input.dims;
-    let state = rw[1];
-    if iw != [4, state, features]
-        || rw != [4, state, state]
-        || bias_dims != [4, state]
-        || output.dims != [d0, d1, state]
-    {
-        return Err(invalid(
-            a.kernel,
-            format_args!(
-                "weights {:?} and {:?}, bias {:?} do not fit input {:?} and output {:?}",
-                iw, rw, bias_dims, input.dims, output.dims
-            ),
-        ));
-    }
-    if features == 0 || state == 0 {
-        return Err(invalid(a.kernel, format_args!("{} input features and {} state units", features, state)));
-    }
-    let (batches, steps) = if time_major { (d1, d0) } else { (d0, d1) };
-    let shape = Shape { batches, steps, input: features, state, time_major };
-    Ok(Layer { bias, input_weights, recurrent_weights, input, output, scratch, shape })
-}
-
-impl<W, B> Layer<'_, W, B> {
-    /// Runs the sequence row by row: `reset` clears the state in the scratch region (its
-    /// first `need` bytes) before each batch row, `step` advances it by one time step given
-    /// that step's input bytes, and the hidden state (`hidden`: byte offset and length in
-    /// the scratch) is then copied to the step's output. `size`: bytes per input and output
-    /// element.
-    fn run(
-        &self,
-        kernel: &'static str,
-        arena: &mut [u8],
-        (size, need, hidden): (usize, usize, (usize, usize)),
-        mut reset: impl FnMut(&mut [u8]) -> Result<(), Diagnostic>,
-        mut step: impl FnMut(&[u8], &mut [u8]) -> Result<(), Diagnostic>,
-    ) -> Result<(), Diagnostic> {
-        let s = self.shape;
-        if self.scratch.dims[0] < need || hidden.0.checked_add(hidden.1).is_none_or(|end| end > need) {
-            return Err(invalid(
-                kernel,
-                format_args!("'scratch' of {} bytes is smaller than {}", self.scratch.dims[0], need),
-            ));
-        }
-        let overflow = || invalid(kernel, format_args!("size overflows"));
-        let in_row = s.input.checked_mul(size).ok_or_else(overflow)?;
-        let out_row = s.state.checked_mul(size).ok_or_else(overflow)?;
-        if hidden.1 != out_row {
-            return Err(invalid(kernel, format_args!("the hidden state is not one output row")));
-        }
-        // The input and the scratch lie outside the whole output, apart from each other
-        // (each step then splits the arena around the part it writes).
-        let (inputs, _) = split(kernel, arena, self.output.offset, self.output.byte_len(size)?)?;
-        inputs.bytes(self.input.offset, self.input.byte_len(size)?)?;
-        inputs.bytes(self.scratch.offset, need)?;
-        for b in 0..s.batches {
-            reset(split(kernel, arena, self.scratch.offset, need)?.1)?;
-            for t in 0..s.steps {
-                // In range: rows are below d0 * d1, whose byte sizes were checked above.
-                let row = s.row(b, t);
-                let (inputs, scratch) = split(kernel, arena, self.scratch.offset, need)?;
-                step(inputs.bytes(self.input.offset + row * in_row, in_row)?, scratch)?;
-                let (inputs, out) = split(kernel, arena, self.output.offset + row * out_row, out_row)?;
-                out.copy_from_slice(inputs.bytes(self.scratch.offset + hidden.0, hidden.1)?);
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Scratch bytes as `T` values.
-fn scratch_as<'b, T: bytemuck::Pod>(kernel: &str, bytes: &'b mut [u8]) -> Result<&'b mut [T], Diagnostic> {
-    bytemuck::try_cast_slice_mut(bytes).map_err(|_| invalid(kernel, format_args!("'scratch' is misaligned")))
-}
-
-/// `Σ w[d] * x[d]` in order.
-fn dot_f32(w: &[f32], x: &[f32]) -> f32 {
-    w.iter().zip(x).fold(0.0, |acc, (&w, &x)| acc + w * x)
-}
-
-/// LiteRT's float sigmoid, `1 / (1 + e^-x)`.
-fn sigmoid_f32(x: f32) -> f32 {
-    1.0 / (1.0 + libm::expf(-x))
-}
-
-/// `nn.lstm.f32`.
-pub(crate) fn lstm_f32(frame: &KernelFrame<'_>) {
-    const K: &str = "nn.lstm.f32";
-    with_arena(frame, |arena| {
-        let a = Attrs::of(frame, K, 8)?;
-        let l = layer::<f32, f32>(&a, (DType::F32, DType::F32), [0, 2, 3, 4, 5, 6, 7])?;
-        let clip = a.floats(1, "clip", 1)?[0];
-        if clip.is_nan() {
-            return Err(invalid(K, format_args!("'clip' is NaN")));
-        }
-        let Shape { input: n_in, state: n, .. } = l.shape;
-        let overflow = || invalid(K, format_args!("size overflows"));
-        let need = n.checked_mul(24).ok_or_else(overflow)?;
-        let reset = |s: &mut [u8]| {
-            // Hidden and cell state.
-            scratch_as::<f32>(K, s)?[..2 * n].fill(0.0);
-            Ok(())
-        };
-        let step = |x: &[u8], s: &mut [u8]| {
-            let x: &[f32] = bytemuck::try_cast_slice(x)
-                .map_err(|_| invalid(K, format_args!("f32 input is not 4-byte aligned")))?;
-            let (h, rest) = scratch_as::<f32>(K, s)?.split_at_mut(n);
-            let (c, gates) = rest.split_at_mut(n);
-            let rows = l.input_weights.chunks_exact(n_in).zip(l.recurrent_weights.chunks_exact(n));
-            for ((gate, (wx, wh)), &b) in gates.iter_mut().zip(rows).zip(l.bias) {
-                *gate = b + dot_f32(wx, x);
-                *gate += dot_f32(wh, h);
-            }
-            let (gi, rest) = gates.split_at_mut(n);
-            let (gf, rest) = rest.split_at_mut(n);
-            let (gc, go) = rest.split_at_mut(n);
-            for k in 0..n {
-                let (i, f) = (sigmoid_f32(gi[k]), sigmoid_f32(gf[k]));
-                let (g, o) = (libm::tanhf(gc[k]), sigmoid_f32(go[k]));
-                let mut cell = f * c[k];
-                cell += i * g;
-                if clip > 0.0 {
-                    cell = cell.clamp(-clip, clip);
-                }
-                c[k] = cell;
-                h[k] = o * libm::tanhf(cell);
-            }
-            Ok(())
-        };
-        l.run(K, arena, (4, need, (0, 4 * n)), reset, step)
-    })
-}
+use super::{CELL, FORGET, INPUT, OUTPUT, Shape, layer, scratch_as};
+use crate::arena::with_arena;
+use crate::attrs::{Attrs, invalid};
 
 /// TFLite's `sigmoid_table_uint16`: `sigmoid(i / 24)` in Q0.16, shared by its int16
 /// logistic and tanh (`tanh(x) = 2 sigmoid(2x) - 1`).
@@ -369,6 +160,9 @@ pub(crate) fn lstm_i8(frame: &KernelFrame<'_>) {
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 11)?;
         let l = layer::<i8, i32>(&a, (DType::I8, DType::I32), [0, 3, 4, 6, 8, 9, 10])?;
+        if l.shape.gates != 4 || l.shape.output != l.shape.cell {
+            return Err(invalid(K, format_args!("int8 LSTMs have four gates and no projection")));
+        }
         let cell = a.ints(1, "cell", Some(4))?;
         let gates = a.ints(2, "gates", Some(16))?;
         let muls = a.ints(5, "mul", Some(6))?;
@@ -393,7 +187,7 @@ pub(crate) fn lstm_i8(frame: &KernelFrame<'_>) {
         if !(-128..=127).contains(&input_zp) || !(-128..=127).contains(&hidden_zp) {
             return Err(invalid(K, format_args!("'quant' zero points {:?} are outside int8", quant)));
         }
-        let Shape { input: n_in, state: n, .. } = l.shape;
+        let Shape { input: n_in, cell: n, .. } = l.shape;
         let overflow = || invalid(K, format_args!("size overflows"));
         let cells = n.checked_mul(10).ok_or_else(overflow)?;
         let need = n.checked_mul(11).ok_or_else(overflow)?;
@@ -495,13 +289,5 @@ mod tests {
         assert_eq!(mul(16384, 16384, Scale(1 << 30, -14), 3, (-128, 127)), 127);
         assert_eq!(mul(64, 128, Scale(1 << 30, -14), 3, (-128, 127)), 3);
         assert!(Scale::read("k", "gates", &[1 << 30, 31]).is_err());
-    }
-
-    #[test]
-    fn rows_of_time_and_batch_major_layouts() {
-        let s = Shape { batches: 2, steps: 3, input: 1, state: 1, time_major: false };
-        assert_eq!([s.row(0, 2), s.row(1, 0)], [2, 3]);
-        let s = Shape { time_major: true, ..s };
-        assert_eq!([s.row(0, 2), s.row(1, 0)], [4, 1]);
     }
 }
