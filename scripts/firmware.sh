@@ -71,7 +71,7 @@ for image in ds_cnn mobilenet_vww resnet8 autoencoder mobilenet_person; do
         exit 1
     }
     grep -q "output equals the host's" "$out/$image.err"
-    echo "$image on QEMU Cortex-M4F: $(head -1 "$out/$image.err" | cut -d: -f2-); $(grep '^instructions:' "$out/$image.err"); $(grep '^arena:' "$out/$image.err" | cut -d';' -f2)"
+    echo "$image on QEMU Cortex-M4F: $(head -1 "$out/$image.err" | sed 's/^[^:]*: //'); $(grep '^instructions:' "$out/$image.err"); $(grep '^arena:' "$out/$image.err" | cut -d';' -f2)"
 done
 echo "int8 digits model on QEMU Cortex-M4F: output identical to the host's; $(grep '^classify' "$out/q8.err"); $(grep '^arena:' "$out/q8.err")"
 echo "digits model on QEMU Cortex-M4F: 360 predictions and the accuracy identical to the host's ($(tail -1 "$out/digits.fw" | sed 's/.*values = //')); $(grep '^arena:' "$out/digits.err")"

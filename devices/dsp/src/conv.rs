@@ -1,7 +1,7 @@
 //! int8 2-D convolution with per-channel weights: TFLite's
 //! `reference_integer_ops::ConvPerChannel` (one group), NHWC input, OHWI filter.
 
-use crate::arch::{InnerLoops, OutputStage, widen};
+use crate::arch::{InnerLoops, OutputStage, loops, widen};
 use crate::error::{DspError, product};
 use crate::quant::{ActivationRange, PerChannel, PerChannelParams, Sizes, check_per_channel};
 use crate::shape::{Nhwc, Window, origin, tap_range, tap_range_of};
@@ -78,6 +78,14 @@ pub(crate) fn run<K: InnerLoops>(
         }
         return Ok(());
     }
+    if per_filter <= PAIR_PATCH {
+        if K::DSP_LOOPS {
+            pixel_words::<K>(p, input, filter, bias, quant, output);
+        } else {
+            pixel_pairs::<K>(p, input, filter, bias, quant, output);
+        }
+        return Ok(());
+    }
     let input_offset = -p.input_zero_point;
     let mut pixels = output.chunks_exact_mut(oc_n);
     for b in 0..s.n {
@@ -129,6 +137,133 @@ pub(crate) fn run<K: InnerLoops>(
         }
     }
     Ok(())
+}
+
+/// Most values per patch of [`pixel_pairs`] (two of them on the stack, as int8); longer
+/// patches take the per-pixel loop.
+const PAIR_PATCH: usize = 1152;
+
+/// The loop of the unblocked inner loops (CMSIS-NN's structure, for microcontrollers), for
+/// patches of at most [`PAIR_PATCH`] values and arguments `run` has checked: output pixels two
+/// at a time, their patches read in place (pointwise) or gathered as int8 with the zero point
+/// in the padding (whose input plus offset is then 0), and each pair of output channels
+/// multiplied with both at once ([`InnerLoops::dot2x2`]). An odd last pixel or channel pairs
+/// with itself.
+fn pixel_pairs<K: InnerLoops>(
+    p: &ConvParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) {
+    let (s, w, oc_n) = (p.input, p.window, p.output_channels);
+    let per_filter = w.filter.h * w.filter.w * s.c;
+    let total = s.n * w.output.h * w.output.w;
+    let input_offset = -p.input_zero_point;
+    let pointwise = w.is_pointwise();
+    let pad = p.input_zero_point as i8;
+    let mut patches = [[0i8; PAIR_PATCH]; 2];
+    let mut pixel = (0, 0, 0);
+    let out = |acc: i32, c: usize| {
+        K::requantize(acc, quant.multiplier[c], quant.shift[c], p.output_zero_point, p.activation)
+    };
+    let mut q = 0;
+    while q < total {
+        let pair = total - q >= 2;
+        if !pointwise {
+            for patch in patches.iter_mut().take(1 + usize::from(pair)) {
+                im2col(p, input, pixel, &mut patch[..per_filter], pad, |x| x);
+                pixel = next_pixel(p, pixel);
+            }
+        }
+        let (x, y) = if pointwise {
+            let x = &input[q * s.c..][..s.c];
+            (x, if pair { &input[(q + 1) * s.c..][..s.c] } else { x })
+        } else {
+            let [a, b] = &patches;
+            (&a[..per_filter], if pair { &b[..per_filter] } else { &a[..per_filter] })
+        };
+        let rows = &mut output[q * oc_n..][..oc_n * (1 + usize::from(pair))];
+        let (first, second) = rows.split_at_mut(oc_n);
+        for c in (0..oc_n).step_by(2) {
+            let d = if c + 1 < oc_n { c + 1 } else { c };
+            let filters = [&filter[c * per_filter..][..per_filter], &filter[d * per_filter..][..per_filter]];
+            let (bc, bd) = bias.map_or((0, 0), |b| (b[c], b[d]));
+            let acc = K::dot2x2([x, y], filters, input_offset, [bc, bd, bc, bd]);
+            (first[c], first[d]) = (out(acc[0], c), out(acc[1], d));
+            if pair {
+                (second[c], second[d]) = (out(acc[2], c), out(acc[3], d));
+            }
+        }
+        q += 1 + usize::from(pair);
+    }
+}
+
+/// The loop of the DSP word loops (`K::DSP_LOOPS`), for patches of at most [`PAIR_PATCH`]
+/// values and arguments `run` has checked: per output pixel, the patch (read in place when
+/// pointwise, else gathered with the zero point in the padding) is widened once into int16
+/// pairs with the input offset added ([`loops::widen_words`]), then multiplied with four
+/// filters at a time ([`loops::conv_row4`], CMSIS-NN's `arm_nn_mat_mult_kernel_s8_s16`
+/// structure); the patch's last `len % 4` values and the last `channels % 4` filters are
+/// summed by [`InnerLoops::dot`].
+fn pixel_words<K: InnerLoops>(
+    p: &ConvParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) {
+    let (s, w, oc_n) = (p.input, p.window, p.output_channels);
+    let per_filter = w.filter.h * w.filter.w * s.c;
+    let whole = per_filter / 4 * 4;
+    let total = s.n * w.output.h * w.output.w;
+    let input_offset = -p.input_zero_point;
+    let offset_pair = u32::from(input_offset as u16) * 0x1_0001;
+    let pointwise = w.is_pointwise();
+    let mut gathered = [0i8; PAIR_PATCH];
+    let mut words = [0u32; PAIR_PATCH / 2];
+    let words = &mut words[..whole / 2];
+    let mut pixel = (0, 0, 0);
+    let out = |acc: i32, c: usize| {
+        K::requantize(acc, quant.multiplier[c], quant.shift[c], p.output_zero_point, p.activation)
+    };
+    let quads = oc_n / 4 * 4;
+    let filters = &filter[..quads * per_filter];
+    let (multipliers, _) = quant.multiplier[..quads].as_chunks::<4>();
+    let (shifts, _) = quant.shift[..quads].as_chunks::<4>();
+    let biases = bias.map(|b| b[..quads].as_chunks::<4>().0);
+    for (q, row) in output.chunks_exact_mut(oc_n).enumerate().take(total) {
+        let x = if pointwise {
+            &input[q * s.c..][..s.c]
+        } else {
+            im2col(p, input, pixel, &mut gathered[..per_filter], p.input_zero_point as i8, |x| x);
+            pixel = next_pixel(p, pixel);
+            &gathered[..per_filter]
+        };
+        loops::widen_words(x, offset_pair, words);
+        // Four channels at a time, their filters, biases and output stage as arrays of four
+        // (one bounds check per group).
+        let (outs, _) = row.as_chunks_mut::<4>();
+        for (g, (o, f)) in outs.iter_mut().zip(filters.chunks_exact(4 * per_filter)).enumerate() {
+            let b = biases.map_or([0; 4], |b| b[g]);
+            let mut acc = loops::conv_row4(words, f, per_filter, b);
+            if whole < per_filter {
+                for (a, f) in acc.iter_mut().zip(f.chunks_exact(per_filter)) {
+                    *a = K::dot(&x[whole..], &f[whole..], input_offset, *a);
+                }
+            }
+            let (m, sh) = (multipliers[g], shifts[g]);
+            *o = core::array::from_fn(|r| {
+                K::requantize(acc[r], m[r], sh[r], p.output_zero_point, p.activation)
+            });
+        }
+        for (c, o) in row.iter_mut().enumerate().skip(quads) {
+            let f = &filter[c * per_filter..][..per_filter];
+            *o = out(K::dot(x, f, input_offset, bias.map_or(0, |b| b[c])), c);
+        }
+    }
 }
 
 /// Output pixels per block of the blocked loop: one patch each, multiplied by each filter

@@ -2,7 +2,7 @@
 //! `reference_integer_ops::DepthwiseConvPerChannel`. Output channel `ic * depth_multiplier + m`
 //! filters input channel `ic`.
 
-use crate::arch::{DEPTHWISE_MAX_TAPS, DepthwiseRows, InnerLoops, OutputStage, widen};
+use crate::arch::{DEPTHWISE_MAX_TAPS, DepthwiseRows, InnerLoops, OutputStage, loops, widen};
 use crate::error::{DspError, product};
 use crate::quant::{ActivationRange, PerChannel, PerChannelParams, Sizes, check_per_channel};
 use crate::shape::{Nhwc, Window, origin, tap_range_of};
@@ -105,17 +105,29 @@ pub(crate) fn run<K: InnerLoops>(
                 });
                 let mut first_scalar = 0;
                 if dm == 1 {
+                    // Four channels at a time, over the in-bounds taps row by row: one slice
+                    // of input and of filter per filter row, whose taps go through
+                    // `loops::taps4` (taps `ic_n` bytes apart in both) or `mac4`.
+                    let (dx, taps_w) = (w.dilation.w * ic_n, fx1.saturating_sub(fx0));
+                    let offset_pair = u32::from(input_offset as u16) * 0x1_0001;
                     let blocks = oc_n / 4;
-                    for block in 0..blocks {
-                        let c = block * 4;
-                        let mut acc = [0i32; 4];
-                        if let Some(bias) = bias {
-                            acc.copy_from_slice(&bias[c..c + 4]);
-                        }
-                        for (xi, fi) in taps.clone() {
-                            let (x, _) = input[xi + c..][..4].as_chunks::<4>();
-                            let (f, _) = filter[fi + c..][..4].as_chunks::<4>();
-                            K::mac4(&x[0], &f[0], input_offset, &mut acc);
+                    for c in (0..blocks * 4).step_by(4) {
+                        let mut acc = bias.map_or([0; 4], |b| [b[c], b[c + 1], b[c + 2], b[c + 3]]);
+                        // (No row when no column is in bounds: `ix` would lie outside.)
+                        for fy in if taps_w > 0 { fy0..fy1 } else { 0..0 } {
+                            let iy = (y0 + (fy * w.dilation.h) as isize) as usize;
+                            let ix = (x0 + (fx0 * w.dilation.w) as isize) as usize;
+                            let xs = &input[((b * s.h + iy) * s.w + ix) * ic_n + c..];
+                            let fs = &filter[(fy * w.filter.w + fx0) * oc_n + c..];
+                            if K::DSP_LOOPS && dx == oc_n {
+                                acc = loops::taps4(xs, fs, oc_n, taps_w, offset_pair, acc);
+                                continue;
+                            }
+                            for t in 0..taps_w {
+                                let (x, _) = xs[t * dx..][..4].as_chunks::<4>();
+                                let (f, _) = fs[t * oc_n..][..4].as_chunks::<4>();
+                                K::mac4(&x[0], &f[0], input_offset, &mut acc);
+                            }
                         }
                         for (k, &a) in acc.iter().enumerate() {
                             pixel[c + k] = out(a, c + k);

@@ -13,10 +13,12 @@ pub fn saturating_rounding_doubling_high_mul(a: i32, b: i32) -> i32 {
     if a == i32::MIN && b == i32::MIN {
         return i32::MAX;
     }
-    let ab = i64::from(a) * i64::from(b);
-    let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
-    // |ab + nudge| < 2^62, so the quotient (truncated towards zero, as in C) fits in i32.
-    ((ab + nudge) / (1i64 << 31)) as i32
+    // gemmlowp computes (ab + nudge) / 2^31 truncated towards zero, the nudge 2^30 for ab >= 0
+    // and 1 - 2^30 below. That is floor((ab + 2^30) / 2^31) for every ab: for ab < 0 the
+    // numerator is negative, truncation is the ceiling, and ceil(y / 2^31) equals
+    // floor((y + 2^31 - 1) / 2^31). One multiply-add and a shift (no select, no division);
+    // |ab| < 2^62, so neither the sum nor the quotient overflows.
+    ((i64::from(a) * i64::from(b) + (1 << 30)) >> 31) as i32
 }
 
 /// gemmlowp's `RoundingDivideByPOT`: `x / 2^exponent` rounded to nearest, ties away from zero.
@@ -24,7 +26,7 @@ pub fn saturating_rounding_doubling_high_mul(a: i32, b: i32) -> i32 {
 #[inline]
 pub fn rounding_divide_by_pot(x: i32, exponent: i32) -> i32 {
     let exponent = exponent.clamp(0, 31);
-    let mask = ((1i64 << exponent) - 1) as i32;
+    let mask = (1u32 << exponent).wrapping_sub(1) as i32;
     let remainder = x & mask;
     let threshold = (mask >> 1) + i32::from(x < 0);
     (x >> exponent) + i32::from(remainder > threshold)
@@ -243,6 +245,33 @@ mod tests {
         assert_eq!(saturating_rounding_doubling_high_mul(-3, 1 << 30), -1);
         assert_eq!(saturating_rounding_doubling_high_mul(-5, 1 << 30), -2);
         assert_eq!(saturating_rounding_doubling_high_mul(-7, 1 << 29), -2); // -1.75
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn doubling_high_mul_is_gemmlowps_formula(a: i32, b: i32) {
+            // gemmlowp's own steps: a sign-dependent nudge, then division truncating to zero.
+            let ab = i64::from(a) * i64::from(b);
+            let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
+            let want = if a == i32::MIN && b == i32::MIN { i32::MAX } else { ((ab + nudge) / (1i64 << 31)) as i32 };
+            proptest::prop_assert_eq!(saturating_rounding_doubling_high_mul(a, b), want);
+        }
+    }
+
+    #[test]
+    fn doubling_high_mul_at_ties_and_extremes() {
+        // Exact halves of both signs, and products near ±2^62.
+        for a in [i32::MIN, i32::MIN + 1, -3, -1, 0, 1, 3, i32::MAX - 1, i32::MAX] {
+            for b in [i32::MIN + 1, -(1 << 30), -1, 1, 1 << 30, i32::MAX] {
+                let ab = i64::from(a) * i64::from(b);
+                let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
+                assert_eq!(
+                    saturating_rounding_doubling_high_mul(a, b),
+                    ((ab + nudge) / (1i64 << 31)) as i32,
+                    "{a} {b}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! host run equals: import/tests/tflite_models.rs), and prints on semihosting's stderr what a
 //! firmware engineer sizes a board by: instructions per inference (QEMU `-icount`; core
 //! cycles on hardware), the arena planned and used, the stack's high-water mark. The exit
-//! status says whether the output matched and the arena was given back whole.
+//! status says whether the output matched and the arena was given back whole. Built with the
+//! `layer-profile` feature, it also prints the instructions of each layer (`src/profile.rs`;
+//! the counting adds a few hundred instructions per layer to the figures).
 
 use cortex_m_semihosting::heprint;
 use hostrt_core::allocator::HostAllocator;
@@ -49,8 +51,19 @@ macro_rules! image {
         }
 
         /// The kernels the model calls, sorted at compile time: the linker drops the rest.
+        #[cfg(not(feature = "layer-profile"))]
         static KERNELS: hostrt_core::kernel::KernelTable<{ imported::KERNELS.len() }> =
             hostrt_core::kernel::KernelTable::new(imported::KERNELS);
+        /// The same, each counting its instructions per layer (`src/profile.rs`).
+        #[cfg(feature = "layer-profile")]
+        static KERNELS: hostrt_core::kernel::KernelTable<{ imported::KERNELS.len() }> =
+            hostrt_core::kernel::KernelTable::new(profile::wrap::<Imported, { imported::KERNELS.len() }>());
+        #[cfg(feature = "layer-profile")]
+        struct Imported;
+        #[cfg(feature = "layer-profile")]
+        impl profile::Kernels for Imported {
+            const ENTRIES: &'static [hostrt_core::kernel::KernelEntry] = &imported::KERNELS;
+        }
         static ARENA: hostrt_core::FixedArena = hostrt_core::FixedArena::empty();
 
         #[cortex_m_rt::entry]
@@ -114,7 +127,7 @@ pub fn main(
     instructions::start(peripherals.SYST);
     let counter = instructions::calibrate();
     let capacity = buffer.as_ref().map_or(0, |b| b.len());
-    if !buffer.is_some_and(|b| arena.init(b).is_ok()) {
+    if buffer.is_none_or(|b| arena.init(b).is_err()) {
         heprint!("{}: the static arena did not initialize\n", model.name);
         exit(false)
     }
@@ -137,6 +150,12 @@ pub fn main(
     let (mut first, mut second) = (Outcome::default(), Outcome::default());
     let first_n = counter.instructions(1, || first = infer(model, &program, &host));
     let second_n = counter.instructions(1, || second = infer(model, &program, &host));
+    #[cfg(feature = "layer-profile")]
+    {
+        crate::profile::reset();
+        let _ = infer(model, &program, &host);
+        crate::profile::print(counter);
+    }
     drop((program, host)); // the host keeps the last call's frame block
     let stats = arena.stats().unwrap_or_default();
     let same = first.matches && second.matches;

@@ -14,6 +14,11 @@ macro_rules! per_channel_kernels {
     };
     (@one $loops:ty, $doc:literal, $name:ident, $params:ident, $module:ident) => {
         #[doc = $doc]
+        // Never inlined: a caller built for size (firmware's `opt-level = "z"`) would otherwise
+        // take the loops in under its own attributes, and LLVM then outlines their code and
+        // calls `__aeabi_ldivmod` for the output stage's division by 2^31 (measured: twice
+        // the instructions per inference of an imported model on Cortex-M4).
+        #[inline(never)]
         pub fn $name(
             params: &$crate::$params,
             input: &[i8],
@@ -34,6 +39,7 @@ pub mod asm;
 pub(crate) mod avx2;
 pub mod dsp;
 pub mod emulated;
+pub(crate) mod loops;
 pub mod portable;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub mod vnni;
@@ -108,6 +114,16 @@ pub(crate) trait InnerLoops {
     /// once for both (two output channels at a time).
     fn dot2(input: &[i8], filters: [&[i8]; 2], input_offset: i32, acc: [i32; 2]) -> [i32; 2];
 
+    /// [`InnerLoops::dot`] of two inputs with two filters, all of one length: `acc` and the
+    /// result are `[x0·f0, x0·f1, x1·f0, x1·f1]` (two output pixels by two output channels,
+    /// each value loaded and unpacked once for two products: CMSIS-NN's GEMM step).
+    #[inline]
+    fn dot2x2(inputs: [&[i8]; 2], filters: [&[i8]; 2], input_offset: i32, acc: [i32; 4]) -> [i32; 4] {
+        let [a, b] = Self::dot2(inputs[0], filters, input_offset, [acc[0], acc[1]]);
+        let [c, d] = Self::dot2(inputs[1], filters, input_offset, [acc[2], acc[3]]);
+        [a, b, c, d]
+    }
+
     /// `acc[c] += filter[c] * (input[c] + input_offset)` for four channels (depthwise).
     fn mac4(input: &[i8; 4], filter: &[i8; 4], input_offset: i32, acc: &mut [i32; 4]);
 
@@ -122,6 +138,12 @@ pub(crate) trait InnerLoops {
     /// set it; the per-pixel loops (CMSIS-NN's structure) stay for the others, which use the
     /// provided definitions below only in tests.
     const BLOCKED: bool = false;
+
+    /// Whether the kernels take the DSP extension's word loops ([`loops`]): convolution
+    /// patches widened once per output pixel into int16 pairs and multiplied with four filters
+    /// at a time ([`loops::conv_row4`]), depthwise taps four channels at a time
+    /// ([`loops::taps4`]). Set by `dsp` only.
+    const DSP_LOOPS: bool = false;
 
     /// [`InnerLoops::dot`] of one input with four filters of its length.
     #[inline]

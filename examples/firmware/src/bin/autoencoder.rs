@@ -11,6 +11,9 @@ mod interrupts;
 #[macro_use]
 #[path = "../model.rs"]
 mod model;
+#[cfg(feature = "layer-profile")]
+#[path = "../profile.rs"]
+mod profile;
 #[path = "../semihosting.rs"]
 mod semihosting;
 #[path = "../stack.rs"]

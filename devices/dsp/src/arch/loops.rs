@@ -1,0 +1,246 @@
+//! The two hottest loops of the `dsp` kernels, written out in assembly on Arm with the DSP
+//! extension (`cfg(hostrt_arm_dsp)`) so that every value stays in a register: with the loops
+//! in Rust, LLVM kept sums and pointers on the stack on Cortex-M4 (up to 10 instructions per
+//! multiply-accumulate where these take 1.6 and 2.75). Elsewhere the same loops run in Rust
+//! on the [`emulated`](super::emulated) instructions, so the host tests the algorithm; the
+//! Cortex-M4 image of `qemu-tests/dsp` checks the assembly against the portable kernels.
+//!
+//! Both are safe functions over slices: they check, before any load, that every address the
+//! loop reads lies inside its slices (a violation is a bug in the caller, and panics).
+
+#[cfg(not(hostrt_arm_dsp))]
+use super::emulated::{smlabb, smlad, smlatt, sxtab16, sxtab16_ror8, sxtb16, sxtb16_ror8};
+
+/// Widens `x` (whole words of four int8) for [`conv_row4`]: per four values `x0..x3` two words,
+/// `[x0 + offset, x2 + offset]` and `[x1 + offset, x3 + offset]` as int16 pairs
+/// (`offset` in both halfwords: CMSIS-NN's reordered im2col), the layout `SMLAD` pairs with
+/// `SXTB16`'s unpacking of filter words. Writes `2 * (x.len() / 4)` words of `out`.
+#[inline]
+pub fn widen_words(x: &[i8], offset: u32, out: &mut [u32]) {
+    let (quads, _) = x.as_chunks::<4>();
+    for (q, out) in quads.iter().zip(out.as_chunks_mut::<2>().0) {
+        let w = u32::from_le_bytes(q.map(|b| b as u8));
+        *out = [super::dsp::intrinsics::sxtab16(offset, w), super::dsp::intrinsics::sxtab16_ror8(offset, w)];
+    }
+}
+
+/// `acc[r] + Σ_k x[k] * filter_r[k]` for four filter rows `r`: `patch` holds the values `x`
+/// as [`widen_words`] lays them out (two words per four values), filter row `r` starts at
+/// `filters[r * stride]` (int8). Reads `2 * n` patch words and `4 * n` bytes of each row,
+/// `n = patch.len() / 2`.
+#[inline]
+pub fn conv_row4(patch: &[u32], filters: &[i8], stride: usize, acc: [i32; 4]) -> [i32; 4] {
+    let n = patch.len() / 2;
+    if n == 0 {
+        return acc;
+    }
+    // Every byte the loop reads: the rows' first 4n bytes.
+    let rows = stride.checked_mul(3).and_then(|r| r.checked_add(4 * n)).expect("filter rows");
+    let filters = &filters[..rows];
+    run_conv_row4(&patch[..2 * n], filters, stride, n, acc)
+}
+
+#[cfg(hostrt_arm_dsp)]
+#[inline(always)]
+fn run_conv_row4(patch: &[u32], filters: &[i8], stride: usize, n: usize, acc: [i32; 4]) -> [i32; 4] {
+    let [mut a0, mut a1, mut a2, mut a3] = acc;
+    // SAFETY: reads `2n` words from `patch` (its length, word aligned as a `[u32]`) and, per
+    // row r < 4, bytes `r * stride .. r * stride + 4n` of `filters` (within it: checked by
+    // `conv_row4`; LDR reads unaligned words on Armv7E-M); writes only the named registers
+    // and the flags, and ends with `n` counted down to 0 (n > 0 on entry).
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "ldrd {x02}, {x13}, [{px}], #8",
+            "ldr {w}, [{pf}]",
+            "sxtb16 {wt}, {w}",
+            "sxtb16 {w}, {w}, ror #8",
+            "smlad {a0}, {x02}, {wt}, {a0}",
+            "smlad {a0}, {x13}, {w}, {a0}",
+            "ldr {w}, [{pf}, {s}]",
+            "sxtb16 {wt}, {w}",
+            "sxtb16 {w}, {w}, ror #8",
+            "smlad {a1}, {x02}, {wt}, {a1}",
+            "smlad {a1}, {x13}, {w}, {a1}",
+            "add {wt}, {pf}, {s}, lsl #1",
+            "ldr {w}, [{wt}]",
+            "sxtb16 {wt}, {w}",
+            "sxtb16 {w}, {w}, ror #8",
+            "smlad {a2}, {x02}, {wt}, {a2}",
+            "smlad {a2}, {x13}, {w}, {a2}",
+            "add {wt}, {pf}, {s}, lsl #1",
+            "ldr {w}, [{wt}, {s}]",
+            "sxtb16 {wt}, {w}",
+            "sxtb16 {w}, {w}, ror #8",
+            "smlad {a3}, {x02}, {wt}, {a3}",
+            "smlad {a3}, {x13}, {w}, {a3}",
+            "add {pf}, {pf}, #4",
+            "subs {n}, {n}, #1",
+            "bne 2b",
+            px = inout(reg) patch.as_ptr() => _,
+            pf = inout(reg) filters.as_ptr() => _,
+            s = in(reg) stride,
+            n = inout(reg) n => _,
+            a0 = inout(reg) a0,
+            a1 = inout(reg) a1,
+            a2 = inout(reg) a2,
+            a3 = inout(reg) a3,
+            x02 = out(reg) _,
+            x13 = out(reg) _,
+            w = out(reg) _,
+            wt = out(reg) _,
+            options(nostack, readonly),
+        );
+    }
+    [a0, a1, a2, a3]
+}
+
+#[cfg(not(hostrt_arm_dsp))]
+#[inline(always)]
+fn run_conv_row4(patch: &[u32], filters: &[i8], stride: usize, n: usize, mut acc: [i32; 4]) -> [i32; 4] {
+    for (q, x) in patch.as_chunks::<2>().0.iter().take(n).enumerate() {
+        for (r, a) in acc.iter_mut().enumerate() {
+            let (w, _) = filters[r * stride + 4 * q..][..4].as_chunks::<4>();
+            let w = u32::from_le_bytes(w[0].map(|b| b as u8));
+            *a = smlad(x[1], sxtb16_ror8(w), smlad(x[0], sxtb16(w), *a));
+        }
+    }
+    acc
+}
+
+/// `acc[j] + Σ_t (xs[t * stride + j] + offset) * fs[t * stride + j]` for four channels `j`
+/// and `n` taps, the input and filter taps `stride` bytes apart (a depthwise filter row with
+/// depth multiplier 1 and dilation 1); `offset` in both halfwords. Reads `4` bytes at each
+/// tap of both slices.
+#[inline]
+pub fn taps4(xs: &[i8], fs: &[i8], stride: usize, n: usize, offset: u32, acc: [i32; 4]) -> [i32; 4] {
+    if n == 0 {
+        return acc;
+    }
+    let span = (n - 1).checked_mul(stride).and_then(|s| s.checked_add(4)).expect("taps");
+    run_taps4(&xs[..span], &fs[..span], stride, n, offset, acc)
+}
+
+/// One tap of [`taps4`] in assembly: the input word at `[px]`, the filter word at `[px + d]`
+/// (`d` = the filter's address minus the input's, modulo 2^32), then `px += stride`.
+#[cfg(hostrt_arm_dsp)]
+macro_rules! tap {
+    () => {
+        concat!(
+            "ldr {x}, [{px}]\n",
+            "ldr {w}, [{px}, {d}]\n",
+            "add {px}, {px}, {s}\n",
+            "sxtab16 {x02}, {off}, {x}\n",
+            "sxtab16 {x}, {off}, {x}, ror #8\n",
+            "sxtb16 {w02}, {w}\n",
+            "sxtb16 {w}, {w}, ror #8\n",
+            "smlabb {a0}, {x02}, {w02}, {a0}\n",
+            "smlatt {a2}, {x02}, {w02}, {a2}\n",
+            "smlabb {a1}, {x}, {w}, {a1}\n",
+            "smlatt {a3}, {x}, {w}, {a3}\n",
+        )
+    };
+}
+
+#[cfg(hostrt_arm_dsp)]
+#[inline(always)]
+fn run_taps4(xs: &[i8], fs: &[i8], stride: usize, n: usize, offset: u32, acc: [i32; 4]) -> [i32; 4] {
+    let [mut a0, mut a1, mut a2, mut a3] = acc;
+    let mut px = xs.as_ptr();
+    let d = (fs.as_ptr() as usize).wrapping_sub(px as usize);
+    // Three taps per block (a 3-wide filter row in one), then one at a time: a loop counter
+    // would need a thirteenth register.
+    let mut left = n;
+    while left > 0 {
+        // SAFETY: each tap reads the words at `px` and `px + d` (the same offset into `fs`),
+        // for taps t < n at offset t * stride: within both slices, as `taps4` checked
+        // (`(n - 1) * stride + 4` bytes); writes only the named registers (`px` advanced by
+        // the taps done).
+        unsafe {
+            if left >= 3 {
+                core::arch::asm!(
+                    tap!(), tap!(), tap!(),
+                    px = inout(reg) px, d = in(reg) d, s = in(reg) stride, off = in(reg) offset,
+                    a0 = inout(reg) a0, a1 = inout(reg) a1, a2 = inout(reg) a2, a3 = inout(reg) a3,
+                    x = out(reg) _, x02 = out(reg) _, w = out(reg) _, w02 = out(reg) _,
+                    options(nostack, readonly),
+                );
+                left -= 3;
+            } else {
+                core::arch::asm!(
+                    tap!(),
+                    px = inout(reg) px, d = in(reg) d, s = in(reg) stride, off = in(reg) offset,
+                    a0 = inout(reg) a0, a1 = inout(reg) a1, a2 = inout(reg) a2, a3 = inout(reg) a3,
+                    x = out(reg) _, x02 = out(reg) _, w = out(reg) _, w02 = out(reg) _,
+                    options(nostack, readonly),
+                );
+                left -= 1;
+            }
+        }
+    }
+    [a0, a1, a2, a3]
+}
+
+#[cfg(not(hostrt_arm_dsp))]
+#[inline(always)]
+fn run_taps4(xs: &[i8], fs: &[i8], stride: usize, n: usize, offset: u32, mut acc: [i32; 4]) -> [i32; 4] {
+    for t in 0..n {
+        let word = |s: &[i8]| u32::from_le_bytes(s[t * stride..][..4].as_chunks::<4>().0[0].map(|b| b as u8));
+        let (x, w) = (word(xs), word(fs));
+        let (x02, x13, w02, w13) = (sxtab16(offset, x), sxtab16_ror8(offset, x), sxtb16(w), sxtb16_ror8(w));
+        acc = [
+            smlabb(x02, w02, acc[0]),
+            smlabb(x13, w13, acc[1]),
+            smlatt(x02, w02, acc[2]),
+            smlatt(x13, w13, acc[3]),
+        ];
+    }
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::vec::Vec;
+
+    proptest! {
+        #[test]
+        fn conv_row4_is_four_dot_products(
+            x in proptest::collection::vec(any::<i8>(), 0..40), extra in 0usize..9, zp in -128i32..=127,
+            acc: [i32; 4], seed: u64,
+        ) {
+            let n = x.len() / 4;
+            let stride = 4 * n + extra;
+            let mut rng = crate::testutil::Lcg(seed);
+            let filters = rng.bytes(3 * stride + 4 * n);
+            let offset = u32::from((-zp) as u16) * 0x1_0001;
+            let mut patch = std::vec![0u32; 2 * n];
+            widen_words(&x, offset, &mut patch);
+            let got = conv_row4(&patch, &filters, stride, acc);
+            for r in 0..4 {
+                let want = (0..4 * n).fold(acc[r], |a, k| {
+                    a.wrapping_add((i32::from(x[k]) - zp) * i32::from(filters[r * stride + k]))
+                });
+                prop_assert_eq!(got[r], want, "row {}", r);
+            }
+        }
+
+        #[test]
+        fn taps4_is_four_channels_of_taps(
+            n in 0usize..6, stride in 4usize..12, zp in -128i32..=127, acc: [i32; 4], seed: u64,
+        ) {
+            let mut rng = crate::testutil::Lcg(seed);
+            let len = if n == 0 { 0 } else { (n - 1) * stride + 4 };
+            let (xs, fs): (Vec<i8>, Vec<i8>) = (rng.bytes(len), rng.bytes(len));
+            let offset = u32::from((-zp) as u16) * 0x1_0001;
+            let got = taps4(&xs, &fs, stride, n, offset, acc);
+            for j in 0..4 {
+                let want = (0..n).fold(acc[j], |a, t| {
+                    a.wrapping_add((i32::from(xs[t * stride + j]) - zp) * i32::from(fs[t * stride + j]))
+                });
+                prop_assert_eq!(got[j], want, "channel {}", j);
+            }
+        }
+    }
+}
