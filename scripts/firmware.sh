@@ -73,6 +73,16 @@ for image in ds_cnn mobilenet_vww resnet8 autoencoder mobilenet_person; do
     grep -q "output equals the host's" "$out/$image.err"
     echo "$image on QEMU Cortex-M4F: $(head -1 "$out/$image.err" | sed 's/^[^:]*: //'); $(grep '^instructions:' "$out/$image.err"); $(grep '^arena:' "$out/$image.err" | cut -d';' -f2)"
 done
+# `cargo xtask mcu` on a model given by path: its out0.npy equals the host's `hostrt infer`.
+m=import/tests/models/autoencoder_i8
+cargo xtask mcu "$m.tflite" --input "$m.input.npy" --output-dir "$out/mcu" >"$out/mcu.txt" 2>"$out/mcu.err" || {
+    cat "$out/mcu.txt" "$out/mcu.err"
+    echo "firmware: cargo xtask mcu failed"
+    exit 1
+}
+target/debug/hostrt infer "$m.tflite" --input "$m.input.npy" --output-dir "$out/host-infer" >/dev/null
+cmp "$out/mcu/out0.npy" "$out/host-infer/out0.npy"
+echo "cargo xtask mcu on QEMU Cortex-M4F: out0.npy identical to hostrt infer's; $(grep '^instructions' "$out/mcu.txt"); $(grep '^flash' "$out/mcu.txt")"
 echo "int8 digits model on QEMU Cortex-M4F: output identical to the host's; $(grep '^classify' "$out/q8.err"); $(grep '^arena:' "$out/q8.err")"
 echo "digits model on QEMU Cortex-M4F: 360 predictions and the accuracy identical to the host's ($(tail -1 "$out/digits.fw" | sed 's/.*values = //')); $(grep '^arena:' "$out/digits.err")"
 echo "minimal image on QEMU Cortex-M4F: fib results correct"

@@ -2,9 +2,13 @@
 //! here with hostrt-core's reader, so images may skip verifying them on the device) and puts
 //! the memory map of the board chosen by the cargo config (`HOSTRT_BOARD`, set by
 //! targets/<board>/cargo.toml) where cortex-m-rt's link.x finds it. The model images'
-//! `.tflite` files (import/tests/models) are imported here too, with their test input and the
-//! host's output as raw bytes.
-use std::{env, fs, path::PathBuf};
+//! `.tflite` files (import/tests/models; for the `mcu` image, `HOSTRT_MCU_MODEL` and
+//! `HOSTRT_MCU_INPUTS`) are imported here too, with their test inputs and expected output as
+//! raw bytes.
+use std::{
+    env, fs,
+    path::{Path, PathBuf},
+};
 
 #[path = "../../targets/link_board.rs"]
 mod link_board;
@@ -44,17 +48,57 @@ fn main() {
     let models = PathBuf::from("../../import/tests/models");
     for m in MODELS {
         let model = models.join(format!("{m}.tflite"));
-        hostrt_import::build::embed_tflite(&model, &out, m)
-            .unwrap_or_else(|e| panic!("{}: {e}", model.display()));
-        // The test input and the expected output (TensorFlow Lite Micro's, which the host run
-        // equals bit for bit: import/tests/tflite_models.rs) as raw tensor bytes.
-        for part in ["input", "output"] {
-            let path = models.join(format!("{m}.{part}.npy"));
-            println!("cargo:rerun-if-changed={}", path.display());
-            let bytes = fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let tensor =
-                hostrt_import::npy::read(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            fs::write(out.join(format!("{m}.{part}.bin")), tensor.data).expect("write tensor bytes");
-        }
+        let inputs = [models.join(format!("{m}.input.npy"))];
+        embed_model(&out, m, &model, &inputs, Some(&models.join(format!("{m}.output.npy"))));
     }
+    // The `mcu` image (`cargo xtask mcu`): a user's model and inputs, named by the environment;
+    // without them, DS-CNN, so the image always builds.
+    println!("cargo:rerun-if-env-changed=HOSTRT_MCU_MODEL");
+    println!("cargo:rerun-if-env-changed=HOSTRT_MCU_INPUTS");
+    match (env::var_os("HOSTRT_MCU_MODEL"), env::var_os("HOSTRT_MCU_INPUTS")) {
+        (Some(model), Some(inputs)) => {
+            let inputs: Vec<PathBuf> = env::split_paths(&inputs).collect();
+            embed_model(&out, "mcu", &PathBuf::from(model), &inputs, None);
+        }
+        _ => embed_model(
+            &out,
+            "mcu",
+            &models.join("ds_cnn_i8.tflite"),
+            &[models.join("ds_cnn_i8.input.npy")],
+            None,
+        ),
+    }
+}
+
+/// Imports `model` as `OUT_DIR/<name>.{bef,rs}` (`embed_tflite`) and writes its test data:
+/// each input's bytes (`<name>.input<i>.bin`), `<name>.data.rs` listing them as `INPUT_DATA`,
+/// and `EXPECTED`, the bytes of `expected` (TensorFlow Lite Micro's output, which the host
+/// run equals bit for bit: import/tests/tflite_models.rs) or `None`.
+fn embed_model(out: &Path, name: &str, model: &Path, inputs: &[PathBuf], expected: Option<&Path>) {
+    hostrt_import::build::embed_tflite(model, out, name)
+        .unwrap_or_else(|e| panic!("{}: {e}", model.display()));
+    let tensor = |path: &Path| {
+        println!("cargo:rerun-if-changed={}", path.display());
+        let bytes = fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        hostrt_import::npy::read(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display())).data
+    };
+    let mut data = String::from("pub const INPUT_DATA: &[&[u8]] = &[");
+    for (i, path) in inputs.iter().enumerate() {
+        let bin = out.join(format!("{name}.input{i}.bin"));
+        fs::write(&bin, tensor(path)).expect("write tensor bytes");
+        data += &format!("include_bytes!({:?}), ", bin.display().to_string());
+    }
+    data += "];\n";
+    match expected {
+        Some(path) => {
+            let bin = out.join(format!("{name}.output.bin"));
+            fs::write(&bin, tensor(path)).expect("write tensor bytes");
+            data += &format!(
+                "pub const EXPECTED: Option<&[u8]> = Some(include_bytes!({:?}));\n",
+                bin.display().to_string()
+            );
+        }
+        None => data += "pub const EXPECTED: Option<&[u8]> = None;\n",
+    }
+    fs::write(out.join(format!("{name}.data.rs")), data).expect("write data list");
 }

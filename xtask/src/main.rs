@@ -25,6 +25,14 @@ fn root() -> PathBuf {
 
 /// Run cargo in the firmware directory with the toolchain route scripts/setup.sh chose.
 fn firmware_cargo(args: &[&str]) -> Result<std::process::Output, String> {
+    firmware_cargo_with(args, &[])
+}
+
+/// [`firmware_cargo`] with environment variables set for the build script.
+fn firmware_cargo_with(
+    args: &[&str],
+    env: &[(&str, std::ffi::OsString)],
+) -> Result<std::process::Output, String> {
     let dir = root().join("examples/firmware");
     let debian = std::env::var("HOSTRT_TOOLCHAIN").is_ok_and(|t| t == "debian");
     let mut cmd = Command::new("cargo");
@@ -33,11 +41,12 @@ fn firmware_cargo(args: &[&str]) -> Result<std::process::Output, String> {
         let config = root().join("targets/debian-toolchain.toml");
         cmd.env("PATH", path).env("RUSTC_BOOTSTRAP", "1").arg("--config").arg(config).arg("-Zconfig-include");
     }
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
     cmd.args(args).current_dir(&dir).output().map_err(|e| format!("cargo: {e}"))
 }
 
 #[derive(Debug, Default)]
-struct Sizes {
+pub(crate) struct Sizes {
     vector_table: u64,
     text: u64,
     rodata: u64,
@@ -57,7 +66,7 @@ struct Sizes {
 /// links diagnostics' message text (hostrt-core's `diagnostic-text` feature).
 const A_TEMPLATE: &[u8] = b"bytes for an executor frame";
 
-fn measure(elf: &Path) -> Result<Sizes, String> {
+pub(crate) fn measure(elf: &Path) -> Result<Sizes, String> {
     let bytes = std::fs::read(elf).map_err(|e| format!("{}: {e}", elf.display()))?;
     let file = object::File::parse(&*bytes).map_err(|e| format!("{}: {e}", elf.display()))?;
     let mut s = Sizes::default();
@@ -396,6 +405,7 @@ fn run() -> Result<bool, String> {
 mod components;
 mod defmt;
 mod libs;
+mod mcu;
 /// The minimal image's memory routines, tested here on the host (targets/small_mem.rs).
 #[cfg(test)]
 #[path = "../../targets/small_mem.rs"]
@@ -426,6 +436,16 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Some("mcu") => {
+            let args: Vec<String> = std::env::args().skip(2).collect();
+            match mcu::run(&args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("xtask mcu: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Some("size") => match run() {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::FAILURE,
@@ -436,7 +456,7 @@ fn main() -> ExitCode {
         },
         _ => {
             eprintln!(
-                "usage: cargo xtask size [--update-baseline] | cargo xtask libs | cargo xtask defmt ELF [FRAMES]"
+                "usage: cargo xtask size [--update-baseline] | cargo xtask libs | cargo xtask defmt ELF [FRAMES] | cargo xtask mcu MODEL.tflite --input X.npy [--board mps2-an386] [--output-dir DIR]"
             );
             ExitCode::FAILURE
         }

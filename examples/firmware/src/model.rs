@@ -11,12 +11,12 @@
 //! `layer-profile` feature, it also prints the instructions of each layer (`src/profile.rs`;
 //! the counting adds a few hundred instructions per layer to the figures).
 
-use cortex_m_semihosting::heprint;
+use cortex_m_semihosting::{heprint, hprint};
 use hostrt_core::allocator::HostAllocator;
 use hostrt_core::executor::Program;
 use hostrt_core::kernel::KernelLookup;
 use hostrt_core::tensor::{DType, DenseHostTensor, TensorMetadata, TensorShape};
-use hostrt_core::{Allocator, FixedArena, HostContext, SingleThreadedWorkQueue};
+use hostrt_core::{Allocator, FixedArena, HostContext, RcAsyncValue, SingleThreadedWorkQueue};
 
 use crate::instructions;
 use crate::semihosting::{exit, print_diagnostic};
@@ -32,11 +32,12 @@ pub struct Model {
     pub name: &'static str,
     /// The program (BEF), weights included, in flash.
     pub bef: &'static [u8],
-    /// `@main`'s input: element type and shape (one input: the tiny-ML models have one).
-    pub input_type: (&'static str, &'static [i64]),
-    /// The test input's bytes, and the output TensorFlow Lite Micro gives for it.
-    pub input: &'static [u8],
-    pub expected: &'static [u8],
+    /// `@main`'s inputs: element type and shape; and the test data's bytes of each.
+    pub inputs: &'static [(&'static str, &'static [i64])],
+    pub data: &'static [&'static [u8]],
+    /// The first output TensorFlow Lite Micro gives for the test data, when known; without it
+    /// the image prints the outputs (`cargo xtask mcu` reads them).
+    pub expected: Option<&'static [u8]>,
     /// The import's planned activation arena, and the weight bytes in the program.
     pub planned: usize,
     pub weights: usize,
@@ -48,6 +49,7 @@ macro_rules! image {
     ($name:literal) => {
         mod imported {
             include!(concat!(env!("OUT_DIR"), "/", $name, ".rs"));
+            include!(concat!(env!("OUT_DIR"), "/", $name, ".data.rs"));
         }
 
         /// The kernels the model calls, sorted at compile time: the linker drops the rest.
@@ -77,9 +79,9 @@ macro_rules! image {
             let model = model::Model {
                 name: $name,
                 bef: hostrt_core::include_bef!(concat!(env!("OUT_DIR"), "/", $name, ".bef")),
-                input_type: imported::INPUTS[0],
-                input: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".input.bin")),
-                expected: include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".output.bin")),
+                inputs: imported::INPUTS,
+                data: imported::INPUT_DATA,
+                expected: imported::EXPECTED,
                 planned: imported::ARENA_BYTES,
                 weights: imported::WEIGHT_BYTES,
             };
@@ -148,23 +150,30 @@ pub fn main(
         None => exit(false),
     };
     let (mut first, mut second) = (Outcome::default(), Outcome::default());
-    let first_n = counter.instructions(1, || first = infer(model, &program, &host));
-    let second_n = counter.instructions(1, || second = infer(model, &program, &host));
+    let first_n = counter.instructions(1, || first = infer(model, &program, &host, false));
+    let second_n = counter.instructions(1, || second = infer(model, &program, &host, false));
+    if model.expected.is_none() {
+        // Once more, printing the outputs (not counted).
+        second = infer(model, &program, &host, true);
+    }
     #[cfg(feature = "layer-profile")]
     {
         crate::profile::reset();
-        let _ = infer(model, &program, &host);
+        let _ = infer(model, &program, &host, false);
         crate::profile::print(counter);
     }
     drop((program, host)); // the host keeps the last call's frame block
     let stats = arena.stats().unwrap_or_default();
     let same = first.matches && second.matches;
-    heprint!(
-        "{}: output {} the host's ({} bytes)\n",
-        model.name,
-        if same { "equals" } else { "DIFFERS FROM" },
-        model.expected.len()
-    );
+    match model.expected {
+        Some(e) => heprint!(
+            "{}: output {} the host's ({} bytes)\n",
+            model.name,
+            if same { "equals" } else { "DIFFERS FROM" },
+            e.len()
+        ),
+        None => heprint!("{}: ran\n", model.name),
+    }
     heprint!("instructions: {} per inference (first {}), load {}\n", second_n, first_n, load);
     heprint!(
         "arena: activations {} bytes planned; FixedArena peak {} of {} bytes (the rest: program, frame, input and output tensors)\n",
@@ -181,27 +190,59 @@ pub fn main(
 #[derive(Default)]
 struct Outcome {
     ran: bool,
+    /// The first output equals the expected bytes (true when none are known).
     matches: bool,
 }
 
-/// One call of `@main` on the model's input, its output compared with the expected bytes.
-fn infer(model: &Model, program: &Program<'_>, host: &HostContext<'_>) -> Outcome {
+/// Most inputs a model image passes to `@main`.
+const MAX_INPUTS: usize = 8;
+
+/// One call of `@main` on the model's test data, its first output compared with the
+/// expected bytes; with `print`, every output as `out<i>: <type> <shape> <hex bytes>` on
+/// standard output.
+fn infer(model: &Model, program: &Program<'_>, host: &HostContext<'_>, print: bool) -> Outcome {
     let run = || -> Option<bool> {
-        let (dtype, dims) = model.input_type;
-        let dtype = DType::from_kernel_suffix(dtype)?;
-        let shape = TensorShape::new(dims).ok()?;
-        let input = DenseHostTensor::new(host.allocator(), TensorMetadata { dtype, shape }).ok()?;
-        {
-            let mut bytes = input.write_bytes().ok()?;
-            if bytes.len() != model.input.len() {
-                return None;
-            }
-            bytes.copy_from_slice(model.input);
+        let n = model.inputs.len();
+        if n == 0 || n > MAX_INPUTS || n != model.data.len() {
+            return None;
         }
-        let arg = host.make_available(input).ok()?.into_rc();
-        let results = program.call(host, "main", core::slice::from_ref(&arg)).ok()?;
-        let out = results.get::<DenseHostTensor>(0).map_err(|e| print_diagnostic(&e)).ok()?;
-        Some(*out.read_bytes().ok()? == *model.expected)
+        let make = |i: usize| -> Option<RcAsyncValue> {
+            let ((dtype, dims), bytes) = (model.inputs[i], model.data[i]);
+            let shape = TensorShape::new(dims).ok()?;
+            let meta = TensorMetadata { dtype: DType::from_kernel_suffix(dtype)?, shape };
+            let input = DenseHostTensor::new(host.allocator(), meta).ok()?;
+            {
+                let mut dst = input.write_bytes().ok()?;
+                if dst.len() != bytes.len() {
+                    return None;
+                }
+                dst.copy_from_slice(bytes);
+            }
+            Some(host.make_available(input).ok()?.into_rc())
+        };
+        // The first input fills the unused slots (references to it, not copies).
+        let first = make(0)?;
+        let mut args: [RcAsyncValue; MAX_INPUTS] = core::array::from_fn(|_| first.clone());
+        for (i, arg) in args.iter_mut().enumerate().take(n).skip(1) {
+            *arg = make(i)?;
+        }
+        let results = program.call(host, "main", &args[..n]).ok()?;
+        let first = results.get::<DenseHostTensor>(0).map_err(|e| print_diagnostic(&e)).ok()?;
+        let matches = match model.expected {
+            Some(e) => *first.read_bytes().ok()? == *e,
+            None => true,
+        };
+        if print {
+            for i in 0..results.len() {
+                let t = results.get::<DenseHostTensor>(i).map_err(|e| print_diagnostic(&e)).ok()?;
+                hprint!("out{}: {} {:?} ", i, t.dtype().kernel_suffix().unwrap_or("?"), t.shape().dims());
+                for b in t.read_bytes().ok()?.iter() {
+                    hprint!("{:02x}", b);
+                }
+                hprint!("\n");
+            }
+        }
+        Some(matches)
     };
     match run() {
         Some(matches) => Outcome { ran: true, matches },
