@@ -73,6 +73,19 @@ for image in ds_cnn mobilenet_vww resnet8 autoencoder mobilenet_person; do
     grep -q "output equals the host's" "$out/$image.err"
     echo "$image on QEMU Cortex-M4F: $(head -1 "$out/$image.err" | sed 's/^[^:]*: //'); $(grep '^instructions:' "$out/$image.err"); $(grep '^arena:' "$out/$image.err" | cut -d';' -f2)"
 done
+# The same images for Armv6-M (thumbv6m: Cortex-M0/M0+, the portable kernels), run on the
+# same board (Armv6-M code runs unchanged on an Armv7-M core), so the instructions counted
+# are the M0's.
+for image in ds_cnn mobilenet_vww resnet8 autoencoder mobilenet_person; do
+    firmware_cargo examples/firmware run -q --release --target thumbv6m-none-eabi --bin "$image" \
+        >"$out/$image.v6m" 2>"$out/$image.v6m.err" || {
+        cat "$out/$image.v6m" "$out/$image.v6m.err"
+        echo "firmware: the imported model image $image (thumbv6m) failed"
+        exit 1
+    }
+    grep -q "output equals the host's" "$out/$image.v6m.err"
+    echo "$image on QEMU, thumbv6m code: $(grep '^instructions:' "$out/$image.v6m.err")"
+done
 # `cargo xtask mcu` on a model given by path: its out0.npy equals the host's `hostrt infer`.
 m=import/tests/models/autoencoder_i8
 cargo xtask mcu "$m.tflite" --input "$m.input.npy" --output-dir "$out/mcu" >"$out/mcu.txt" 2>"$out/mcu.err" || {

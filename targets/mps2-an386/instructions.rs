@@ -17,7 +17,9 @@ static WRAPS: AtomicU32 = AtomicU32::new(0);
 
 #[exception]
 fn SysTick() {
-    WRAPS.fetch_add(1, Ordering::Relaxed);
+    // A load and a store, not `fetch_add`: this handler is the only writer, and Armv6-M
+    // (thumbv6m, whose images run on this board too) has no atomic read-modify-write.
+    WRAPS.store(WRAPS.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
 }
 
 /// SysTick ticks since [`start`] (the 24-bit counter plus the counted wraps).
