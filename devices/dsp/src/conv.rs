@@ -3,7 +3,7 @@
 
 use crate::arch::{InnerLoops, OutputStage, loops, widen};
 use crate::error::{DspError, product};
-use crate::quant::{ActivationRange, PerChannel, PerChannelParams, Sizes, check_per_channel};
+use crate::quant::{ActivationRange, ChannelScale, PerChannel, PerChannelParams, Sizes, check_per_channel};
 use crate::shape::{Nhwc, Window, origin, tap_range, tap_range_of};
 
 /// Shape and quantization of a convolution. Input `[n, h, w, c]`, filter
@@ -201,12 +201,13 @@ fn pixel_pairs<K: InnerLoops>(
 }
 
 /// The loop of the DSP word loops (`K::DSP_LOOPS`), for patches of at most [`PAIR_PATCH`]
-/// values and arguments `run` has checked: per output pixel, the patch (read in place when
-/// pointwise, else gathered with the zero point in the padding) is widened once into int16
-/// pairs with the input offset added ([`loops::widen_words`]), then multiplied with four
-/// filters at a time ([`loops::conv_row4`], CMSIS-NN's `arm_nn_mat_mult_kernel_s8_s16`
-/// structure); the patch's last `len % 4` values and the last `channels % 4` filters are
-/// summed by [`InnerLoops::dot`].
+/// values and arguments `run` has checked. Output channels go in runs of up to [`STAGE_RUN`],
+/// whose output stage is worked out once ([`ChannelScale`]); for each run, every output
+/// pixel's patch (read in place when pointwise, else gathered with the zero point in the
+/// padding) is widened once into int16 pairs with the input offset added
+/// ([`loops::widen_words`]) and multiplied with four filters at a time ([`loops::conv_row4`],
+/// CMSIS-NN's `arm_nn_mat_mult_kernel_s8_s16` structure). The patch's last `len % 4` values
+/// and the last `channels % 4` filters are summed by [`InnerLoops::dot`].
 fn pixel_words<K: InnerLoops>(
     p: &ConvParams,
     input: &[i8],
@@ -222,49 +223,63 @@ fn pixel_words<K: InnerLoops>(
     let input_offset = -p.input_zero_point;
     let offset_pair = u32::from(input_offset as u16) * 0x1_0001;
     let pointwise = w.is_pointwise();
+    let (zp, act) = (p.output_zero_point, p.activation);
     let mut gathered = [0i8; PAIR_PATCH];
     let mut words = [0u32; PAIR_PATCH / 2];
     let words = &mut words[..whole / 2];
-    let mut pixel = (0, 0, 0);
-    let out = |acc: i32, c: usize| {
-        K::requantize(acc, quant.multiplier[c], quant.shift[c], p.output_zero_point, p.activation)
-    };
+    let mut scales = [[ChannelScale::default(); 4]; STAGE_RUN / 4];
+    // Runs of whole groups of four channels, then the last `oc_n % 4` channels alone.
     let quads = oc_n / 4 * 4;
-    let filters = &filter[..quads * per_filter];
-    let (multipliers, _) = quant.multiplier[..quads].as_chunks::<4>();
-    let (shifts, _) = quant.shift[..quads].as_chunks::<4>();
-    let biases = bias.map(|b| b[..quads].as_chunks::<4>().0);
-    for (q, row) in output.chunks_exact_mut(oc_n).enumerate().take(total) {
-        let x = if pointwise {
-            &input[q * s.c..][..s.c]
-        } else {
-            im2col(p, input, pixel, &mut gathered[..per_filter], p.input_zero_point as i8, |x| x);
-            pixel = next_pixel(p, pixel);
-            &gathered[..per_filter]
-        };
-        loops::widen_words(x, offset_pair, words);
-        // Four channels at a time, their filters, biases and output stage as arrays of four
-        // (one bounds check per group).
-        let (outs, _) = row.as_chunks_mut::<4>();
-        for (g, (o, f)) in outs.iter_mut().zip(filters.chunks_exact(4 * per_filter)).enumerate() {
-            let b = biases.map_or([0; 4], |b| b[g]);
-            let mut acc = loops::conv_row4(words, f, per_filter, b);
-            if whole < per_filter {
-                for (a, f) in acc.iter_mut().zip(f.chunks_exact(per_filter)) {
-                    *a = K::dot(&x[whole..], &f[whole..], input_offset, *a);
-                }
+    let runs = (0..quads).step_by(STAGE_RUN).map(|c0| (c0, (quads - c0).min(STAGE_RUN)));
+    let rest = (quads < oc_n).then_some((quads, oc_n - quads));
+    for (c0, n) in runs.chain(rest) {
+        let grouped = n.is_multiple_of(4);
+        if grouped {
+            for (g, sc) in scales[..n / 4].iter_mut().enumerate() {
+                let c = c0 + 4 * g;
+                *sc =
+                    core::array::from_fn(|r| ChannelScale::new(quant.multiplier[c + r], quant.shift[c + r]));
             }
-            let (m, sh) = (multipliers[g], shifts[g]);
-            *o = core::array::from_fn(|r| {
-                K::requantize(acc[r], m[r], sh[r], p.output_zero_point, p.activation)
-            });
         }
-        for (c, o) in row.iter_mut().enumerate().skip(quads) {
-            let f = &filter[c * per_filter..][..per_filter];
-            *o = out(K::dot(x, f, input_offset, bias.map_or(0, |b| b[c])), c);
+        let filters = &filter[c0 * per_filter..][..n * per_filter];
+        let biases = bias.map(|b| &b[c0..][..n]);
+        let mut pixel = (0, 0, 0);
+        for (q, row) in output.chunks_exact_mut(oc_n).enumerate().take(total) {
+            let x = if pointwise {
+                &input[q * s.c..][..s.c]
+            } else {
+                im2col(p, input, pixel, &mut gathered[..per_filter], p.input_zero_point as i8, |x| x);
+                pixel = next_pixel(p, pixel);
+                &gathered[..per_filter]
+            };
+            let row = &mut row[c0..][..n];
+            if !grouped {
+                for (c, o) in row.iter_mut().enumerate() {
+                    let f = &filters[c * per_filter..][..per_filter];
+                    let acc = K::dot(x, f, input_offset, biases.map_or(0, |b| b[c]));
+                    *o = K::requantize(acc, quant.multiplier[c0 + c], quant.shift[c0 + c], zp, act);
+                }
+                continue;
+            }
+            loops::widen_words(x, offset_pair, words);
+            let (outs, _) = row.as_chunks_mut::<4>();
+            let groups = outs.iter_mut().zip(filters.chunks_exact(4 * per_filter)).zip(&scales);
+            for (g, ((o, f), sc)) in groups.enumerate() {
+                let b = biases.map_or([0; 4], |b| [b[4 * g], b[4 * g + 1], b[4 * g + 2], b[4 * g + 3]]);
+                let mut acc = loops::conv_row4(words, f, per_filter, b);
+                if whole < per_filter {
+                    for (a, f) in acc.iter_mut().zip(f.chunks_exact(per_filter)) {
+                        *a = K::dot(&x[whole..], &f[whole..], input_offset, *a);
+                    }
+                }
+                *o = core::array::from_fn(|r| act.clamp_i8(sc[r].apply(acc[r]).wrapping_add(zp)));
+            }
         }
     }
 }
+
+/// Output channels per run of [`pixel_words`] (their scales on the stack, 1 KiB).
+const STAGE_RUN: usize = 64;
 
 /// Output pixels per block of the blocked loop: one patch each, multiplied by each filter
 /// as it is read.

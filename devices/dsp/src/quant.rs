@@ -44,6 +44,35 @@ pub fn multiply_by_quantized_multiplier(acc: i32, multiplier: i32, shift: i32) -
     rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, multiplier), right_shift)
 }
 
+/// [`multiply_by_quantized_multiplier`] with its shift worked out once, for a channel whose
+/// outputs a loop rescales one after the other: the left shift as a shift count, the right
+/// shift's count and rounding mask. Same results for shifts in `-31..=30`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ChannelScale {
+    multiplier: i32,
+    left: u32,
+    right: u32,
+    mask: i32,
+}
+
+impl ChannelScale {
+    /// The scale of `multiplier` and `shift` (as [`multiply_by_quantized_multiplier`] takes).
+    pub(crate) fn new(multiplier: i32, shift: i32) -> Self {
+        let left = shift.clamp(0, 31) as u32;
+        let right = (-shift.max(-31)).clamp(0, 31) as u32;
+        ChannelScale { multiplier, left, right, mask: (1u32 << right).wrapping_sub(1) as i32 }
+    }
+
+    /// `multiply_by_quantized_multiplier(acc, multiplier, shift)`.
+    #[inline(always)]
+    pub(crate) fn apply(&self, acc: i32) -> i32 {
+        let x = saturating_rounding_doubling_high_mul(acc.wrapping_shl(self.left), self.multiplier);
+        // `rounding_divide_by_pot` with the mask precomputed.
+        let threshold = (self.mask >> 1) + i32::from(x < 0);
+        (x >> self.right) + i32::from(x & self.mask > threshold)
+    }
+}
+
 /// TFLite's `MultiplyByQuantizedMultiplierGreaterThanOne` (used by softmax): `x * 2^left_shift`
 /// then the doubling high multiplication, no right shift.
 #[inline]
@@ -140,6 +169,13 @@ impl ActivationRange {
         let range = ActivationRange { min, max };
         range.check()?;
         Ok(range)
+    }
+
+    /// `value` clamped to the range, as int8 (a checked range lies within int8). `max` then
+    /// `min`, not `clamp`: no panic path.
+    #[inline(always)]
+    pub(crate) fn clamp_i8(&self, value: i32) -> i8 {
+        value.max(self.min).min(self.max) as i8
     }
 
     /// `Ok` if the range lies within int8 and is not empty.
@@ -270,6 +306,28 @@ mod tests {
                     ((ab + nudge) / (1i64 << 31)) as i32,
                     "{a} {b}"
                 );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn channel_scale_is_multiply_by_quantized_multiplier(acc: i32, m: i32, shift in -31i32..=30) {
+            proptest::prop_assert_eq!(
+                ChannelScale::new(m, shift).apply(acc),
+                multiply_by_quantized_multiplier(acc, m, shift)
+            );
+        }
+    }
+
+    #[test]
+    fn channel_scale_at_the_extremes() {
+        for shift in -31..=30 {
+            for m in [0, 1, 1 << 30, i32::MAX, i32::MIN, -5] {
+                for acc in [i32::MIN, i32::MIN + 1, -1, 0, 1, i32::MAX] {
+                    let want = multiply_by_quantized_multiplier(acc, m, shift);
+                    assert_eq!(ChannelScale::new(m, shift).apply(acc), want, "{acc} {m} {shift}");
+                }
             }
         }
     }
