@@ -4,7 +4,7 @@
 
 use crate::arch::{DEPTHWISE_MAX_TAPS, DepthwiseRows, InnerLoops, OutputStage, loops, widen};
 use crate::error::{DspError, product};
-use crate::quant::{ActivationRange, PerChannel, PerChannelParams, Sizes, check_per_channel};
+use crate::quant::{ActivationRange, ChannelScale, PerChannel, PerChannelParams, Sizes, check_per_channel};
 use crate::shape::{Nhwc, Window, origin, tap_range_of};
 
 /// Shape and quantization of a depthwise convolution. Input `[n, h, w, c]`, filter
@@ -82,6 +82,10 @@ pub(crate) fn run<K: InnerLoops>(
         }
         return Ok(());
     }
+    if K::DSP_LOOPS && dm == 1 && w.dilation.w == 1 && ic_n.is_multiple_of(4) && w.filter.h <= MAX_TAPS {
+        word_taps(p, input, filter, bias, quant, output);
+        return Ok(());
+    }
     let input_offset = -p.input_zero_point;
     let out = |acc: i32, c: usize| {
         K::requantize(acc, quant.multiplier[c], quant.shift[c], p.output_zero_point, p.activation)
@@ -106,10 +110,8 @@ pub(crate) fn run<K: InnerLoops>(
                 let mut first_scalar = 0;
                 if dm == 1 {
                     // Four channels at a time, over the in-bounds taps row by row: one slice
-                    // of input and of filter per filter row, whose taps go through
-                    // `loops::taps4` (taps `ic_n` bytes apart in both) or `mac4`.
+                    // of input and of filter per filter row.
                     let (dx, taps_w) = (w.dilation.w * ic_n, fx1.saturating_sub(fx0));
-                    let offset_pair = u32::from(input_offset as u16) * 0x1_0001;
                     let blocks = oc_n / 4;
                     for c in (0..blocks * 4).step_by(4) {
                         let mut acc = bias.map_or([0; 4], |b| [b[c], b[c + 1], b[c + 2], b[c + 3]]);
@@ -119,10 +121,6 @@ pub(crate) fn run<K: InnerLoops>(
                             let ix = (x0 + (fx0 * w.dilation.w) as isize) as usize;
                             let xs = &input[((b * s.h + iy) * s.w + ix) * ic_n + c..];
                             let fs = &filter[(fy * w.filter.w + fx0) * oc_n + c..];
-                            if K::DSP_LOOPS && dx == oc_n {
-                                acc = loops::taps4(xs, fs, oc_n, taps_w, offset_pair, acc);
-                                continue;
-                            }
                             for t in 0..taps_w {
                                 let (x, _) = xs[t * dx..][..4].as_chunks::<4>();
                                 let (f, _) = fs[t * oc_n..][..4].as_chunks::<4>();
@@ -149,6 +147,76 @@ pub(crate) fn run<K: InnerLoops>(
     }
     Ok(())
 }
+
+/// The loop of the DSP word loops (`K::DSP_LOOPS`) for depth multiplier 1, dilation 1 along
+/// rows, channels in fours and at most [`MAX_TAPS`] filter rows, for arguments `run` has
+/// checked: channels in runs of up to
+/// [`STAGE_RUN`] with their output stage worked out once ([`ChannelScale`]); per output
+/// pixel, its in-bounds taps once, then four channels at a time over them, each filter row's
+/// taps (`c` bytes apart in both input and filter) in one [`loops::taps4`].
+fn word_taps(
+    p: &DepthwiseParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) {
+    let (s, w, c_n) = (p.input, p.window, p.input.c);
+    let offset_pair = u32::from(-p.input_zero_point as u16) * 0x1_0001;
+    let (zp, act) = (p.output_zero_point, p.activation);
+    let mut scales = [[ChannelScale::default(); 4]; STAGE_RUN / 4];
+    for c0 in (0..c_n).step_by(STAGE_RUN) {
+        let n = (c_n - c0).min(STAGE_RUN);
+        for (g, sc) in scales[..n / 4].iter_mut().enumerate() {
+            let c = c0 + 4 * g;
+            *sc = core::array::from_fn(|r| ChannelScale::new(quant.multiplier[c + r], quant.shift[c + r]));
+        }
+        let mut pixels = output.chunks_exact_mut(c_n);
+        for b in 0..s.n {
+            for oy in 0..w.output.h {
+                let y0 = origin(oy, w.stride.h, w.pad.h);
+                let (fy0, fy1) = tap_range_of(y0, w.dilation.h, w.filter.h, s.h);
+                for ox in 0..w.output.w {
+                    let x0 = origin(ox, w.stride.w, w.pad.w);
+                    let (fx0, fx1) = tap_range_of(x0, 1, w.filter.w, s.w);
+                    let Some(pixel) = pixels.next() else { return };
+                    // Each in-bounds filter row's first input and filter value (none when no
+                    // column is in bounds: `ix` would lie outside).
+                    let taps_w = fx1.saturating_sub(fx0);
+                    let mut rows = [(0, 0); MAX_TAPS];
+                    let mut nr = 0;
+                    for fy in if taps_w > 0 { fy0..fy1 } else { 0..0 } {
+                        let iy = (y0 + (fy * w.dilation.h) as isize) as usize;
+                        let ix = (x0 + fx0 as isize) as usize;
+                        rows[nr] =
+                            (((b * s.h + iy) * s.w + ix) * c_n + c0, (fy * w.filter.w + fx0) * c_n + c0);
+                        nr += 1;
+                    }
+                    let (outs, _) = pixel[c0..][..n].as_chunks_mut::<4>();
+                    for (g, (o, sc)) in outs.iter_mut().zip(&scales).enumerate() {
+                        let c = c0 + 4 * g;
+                        let mut acc = bias.map_or([0; 4], |b| [b[c], b[c + 1], b[c + 2], b[c + 3]]);
+                        for &(xi, fi) in &rows[..nr] {
+                            acc = loops::taps4(
+                                &input[xi + 4 * g..],
+                                &filter[fi + 4 * g..],
+                                c_n,
+                                taps_w,
+                                offset_pair,
+                                acc,
+                            );
+                        }
+                        *o = core::array::from_fn(|r| act.clamp_i8(sc[r].apply(acc[r]).wrapping_add(zp)));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Channels per run of [`word_taps`] (their scales on the stack, 1 KiB).
+const STAGE_RUN: usize = 64;
 
 /// Most filter taps the blocked loop takes (larger filters take the per-pixel loop).
 const MAX_TAPS: usize = DEPTHWISE_MAX_TAPS;
