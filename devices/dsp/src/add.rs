@@ -5,7 +5,7 @@
 //! broadcasts goes element by element with [`AddParams::rescale`] and [`AddParams::output`].
 
 use crate::error::{DspError, check_len};
-use crate::quant::{ActivationRange, multiply_by_quantized_multiplier};
+use crate::quant::{ActivationRange, ChannelScale, multiply_by_quantized_multiplier};
 
 /// The quantization of an int8 add or subtract, as TFLite's `ArithmeticParams`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +100,13 @@ pub fn sub(p: &AddParams, x: &[i8], y: &[i8], out: &mut [i8]) -> Result<(), DspE
     add_sub::<true>(p, x, y, out)
 }
 
+/// Operand lengths above which [`add_sub`] looks the rescaled operands up in tables of
+/// their 256 values (computing the tables costs 512 rescalings).
+const TABLE_FROM: usize = 1024;
+
+// Never inlined (as the crate-root per-channel kernels): a caller built for size would
+// otherwise take the loop in under its attributes.
+#[inline(never)]
 fn add_sub<const SUB: bool>(p: &AddParams, x: &[i8], y: &[i8], out: &mut [i8]) -> Result<(), DspError> {
     p.check()?;
     check_len("y", x.len(), y.len())?;
@@ -118,9 +125,31 @@ fn add_sub<const SUB: bool>(p: &AddParams, x: &[i8], y: &[i8], out: &mut [i8]) -
     };
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     let done = 0;
-    for ((&x, &y), o) in x[done..].iter().zip(&y[done..]).zip(&mut out[done..]) {
-        let (xs, ys) = (p.rescale(0, i32::from(x)), p.rescale(1, i32::from(y)));
-        *o = p.output(if SUB { xs.saturating_sub(ys) } else { xs.saturating_add(ys) });
+    // The three rescalings' shifts worked out once (`rescale` and `output`, step for step).
+    let [sx, sy] = [0, 1].map(|i| ChannelScale::new(p.input_multiplier[i], p.input_shift[i]));
+    let so = ChannelScale::new(p.output_multiplier, p.output_shift);
+    let rescale = |sc: &ChannelScale, offset: i32, v: i8| {
+        sc.apply(offset.saturating_add(i32::from(v)).saturating_mul(1 << p.left_shift))
+    };
+    let combine = |xs: i32, ys: i32| {
+        let raw = if SUB { xs.saturating_sub(ys) } else { xs.saturating_add(ys) };
+        p.activation.clamp_i8(so.apply(raw).saturating_add(p.output_offset))
+    };
+    let (x, y, out) = (&x[done..], &y[done..], &mut out[done..]);
+    if x.len() > TABLE_FROM {
+        // Each operand's 256 possible rescaled values, looked up (2 KiB of stack).
+        let (mut tx, mut ty) = ([0i32; 256], [0i32; 256]);
+        for v in -128..=127i8 {
+            let i = usize::from(v as u8);
+            (tx[i], ty[i]) = (rescale(&sx, p.input_offset[0], v), rescale(&sy, p.input_offset[1], v));
+        }
+        for ((&x, &y), o) in x.iter().zip(y).zip(out) {
+            *o = combine(tx[usize::from(x as u8)], ty[usize::from(y as u8)]);
+        }
+        return Ok(());
+    }
+    for ((&x, &y), o) in x.iter().zip(y).zip(out) {
+        *o = combine(rescale(&sx, p.input_offset[0], x), rescale(&sy, p.input_offset[1], y));
     }
     Ok(())
 }
@@ -171,6 +200,37 @@ mod tests {
                     })
                     .collect();
                 assert_eq!(got, want, "round {round} sub {sub} {p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn long_operands_take_the_lookup_tables() {
+        // Longer than TABLE_FROM, with a positive input shift (so x86 takes the scalar loop
+        // too), against the element-wise stage; then the short way for the same values.
+        let mut rng = Lcg(29);
+        for round in 0..6 {
+            let mut p = params(&mut rng, 0.02, 0.5, 0.1);
+            p.input_shift[round % 2] = 1 + round as i32;
+            let n = TABLE_FROM + 1 + rng.next() as usize % 500;
+            let (x, y) = (rng.bytes(n), rng.bytes(n));
+            for sub in [false, true] {
+                let mut got = std::vec![0i8; n];
+                if sub { super::sub(&p, &x, &y, &mut got) } else { add(&p, &x, &y, &mut got) }.unwrap();
+                let mut short = std::vec![0i8; 7];
+                for (i, want) in got.iter().enumerate() {
+                    let (xs, ys) = (p.rescale(0, i32::from(x[i])), p.rescale(1, i32::from(y[i])));
+                    let raw = if sub { xs.saturating_sub(ys) } else { xs.saturating_add(ys) };
+                    assert_eq!(*want, p.output(raw), "round {round} sub {sub} at {i}");
+                }
+                let k = n - 7;
+                if sub {
+                    super::sub(&p, &x[k..], &y[k..], &mut short)
+                } else {
+                    add(&p, &x[k..], &y[k..], &mut short)
+                }
+                .unwrap();
+                assert_eq!(short[..], got[k..]);
             }
         }
     }
