@@ -263,9 +263,10 @@ fn pixel_words<K: InnerLoops>(
             }
             loops::widen_words(x, offset_pair, words);
             let (outs, _) = row.as_chunks_mut::<4>();
+            let (biases4, _) = biases.unwrap_or(&[]).as_chunks::<4>();
             let groups = outs.iter_mut().zip(filters.chunks_exact(4 * per_filter)).zip(&scales);
             for (g, ((o, f), sc)) in groups.enumerate() {
-                let b = biases.map_or([0; 4], |b| [b[4 * g], b[4 * g + 1], b[4 * g + 2], b[4 * g + 3]]);
+                let b = biases4.get(g).copied().unwrap_or([0; 4]);
                 let mut acc = loops::conv_row4(words, f, per_filter, b);
                 if whole < per_filter {
                     for (a, f) in acc.iter_mut().zip(f.chunks_exact(per_filter)) {

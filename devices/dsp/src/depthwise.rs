@@ -5,7 +5,7 @@
 use crate::arch::{DEPTHWISE_MAX_TAPS, DepthwiseRows, InnerLoops, OutputStage, loops, widen};
 use crate::error::{DspError, product};
 use crate::quant::{ActivationRange, ChannelScale, PerChannel, PerChannelParams, Sizes, check_per_channel};
-use crate::shape::{Nhwc, Window, origin, tap_range_of};
+use crate::shape::{Hw, Nhwc, Window, origin, tap_range_of};
 
 /// Shape and quantization of a depthwise convolution. Input `[n, h, w, c]`, filter
 /// `[1, window.filter.h, window.filter.w, c * depth_multiplier]` (symmetric int8), output
@@ -82,7 +82,7 @@ pub(crate) fn run<K: InnerLoops>(
         }
         return Ok(());
     }
-    if K::DSP_LOOPS && dm == 1 && w.dilation.w == 1 && ic_n.is_multiple_of(4) && w.filter.h <= MAX_TAPS {
+    if K::DSP_LOOPS && dm == 1 && w.dilation.w == 1 && ic_n.is_multiple_of(4) && w.filter.h <= WORD_ROWS {
         word_taps(p, input, filter, bias, quant, output);
         return Ok(());
     }
@@ -149,7 +149,7 @@ pub(crate) fn run<K: InnerLoops>(
 }
 
 /// The loop of the DSP word loops (`K::DSP_LOOPS`) for depth multiplier 1, dilation 1 along
-/// rows, channels in fours and at most [`MAX_TAPS`] filter rows, for arguments `run` has
+/// rows, channels in fours and at most [`WORD_ROWS`] filter rows, for arguments `run` has
 /// checked: channels in runs of up to
 /// [`STAGE_RUN`] with their output stage worked out once ([`ChannelScale`]); per output
 /// pixel, its in-bounds taps once, then four channels at a time over them, each filter row's
@@ -166,11 +166,21 @@ fn word_taps(
     let offset_pair = u32::from(-p.input_zero_point as u16) * 0x1_0001;
     let (zp, act) = (p.output_zero_point, p.activation);
     let mut scales = [[ChannelScale::default(); 4]; STAGE_RUN / 4];
+    // A whole 3x3 window in the image takes `loops::taps4_3x3`, without the input offset:
+    // each channel's `offset * Σ filter` is added to its sum instead.
+    let three = w.filter == Hw::square(3) && w.dilation.h == 1;
+    let offset = -p.input_zero_point;
+    let mut folded = [[0i32; 4]; STAGE_RUN / 4];
     for c0 in (0..c_n).step_by(STAGE_RUN) {
         let n = (c_n - c0).min(STAGE_RUN);
-        for (g, sc) in scales[..n / 4].iter_mut().enumerate() {
+        for (g, (sc, fo)) in scales[..n / 4].iter_mut().zip(&mut folded).enumerate() {
             let c = c0 + 4 * g;
             *sc = core::array::from_fn(|r| ChannelScale::new(quant.multiplier[c + r], quant.shift[c + r]));
+            let taps = w.filter.h * w.filter.w;
+            *fo = core::array::from_fn(|r| {
+                let sum = (0..taps).map(|t| i32::from(filter[t * c_n + c + r])).sum::<i32>();
+                bias.map_or(0, |b| b[c + r]).wrapping_add(offset.wrapping_mul(sum))
+            });
         }
         let mut pixels = output.chunks_exact_mut(c_n);
         for b in 0..s.n {
@@ -184,7 +194,7 @@ fn word_taps(
                     // Each in-bounds filter row's first input and filter value (none when no
                     // column is in bounds: `ix` would lie outside).
                     let taps_w = fx1.saturating_sub(fx0);
-                    let mut rows = [(0, 0); MAX_TAPS];
+                    let mut rows = [(0, 0); WORD_ROWS];
                     let mut nr = 0;
                     for fy in if taps_w > 0 { fy0..fy1 } else { 0..0 } {
                         let iy = (y0 + (fy * w.dilation.h) as isize) as usize;
@@ -194,6 +204,20 @@ fn word_taps(
                         nr += 1;
                     }
                     let (outs, _) = pixel[c0..][..n].as_chunks_mut::<4>();
+                    if three && nr == 3 && taps_w == 3 {
+                        let (xi, fi) = rows[0];
+                        for (g, ((o, sc), fo)) in outs.iter_mut().zip(&scales).zip(&folded).enumerate() {
+                            let acc = loops::taps4_3x3(
+                                &input[xi + 4 * g..],
+                                s.w * c_n,
+                                &filter[fi + 4 * g..],
+                                c_n,
+                                *fo,
+                            );
+                            *o = core::array::from_fn(|r| act.clamp_i8(sc[r].apply(acc[r]).wrapping_add(zp)));
+                        }
+                        continue;
+                    }
                     for (g, (o, sc)) in outs.iter_mut().zip(&scales).enumerate() {
                         let c = c0 + 4 * g;
                         let mut acc = bias.map_or([0; 4], |b| [b[c], b[c + 1], b[c + 2], b[c + 3]]);
@@ -214,6 +238,9 @@ fn word_taps(
         }
     }
 }
+
+/// Most filter rows [`word_taps`] takes.
+const WORD_ROWS: usize = 8;
 
 /// Channels per run of [`word_taps`] (their scales on the stack, 1 KiB).
 const STAGE_RUN: usize = 64;

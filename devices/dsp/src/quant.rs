@@ -53,6 +53,12 @@ pub(crate) struct ChannelScale {
     left: u32,
     right: u32,
     mask: i32,
+    /// `mask >> 1`, the rounding threshold of a nonnegative value.
+    half: i32,
+    /// The least shifted value the doubling multiplication needs no saturation for: with
+    /// `multiplier == i32::MIN`, `i32::MIN + 1` (the one saturating product, `MIN * MIN`,
+    /// then gives `MAX` as `(MIN + 1) * MIN` does); else `i32::MIN` (no clamp).
+    floor: i32,
 }
 
 impl ChannelScale {
@@ -60,15 +66,20 @@ impl ChannelScale {
     pub(crate) fn new(multiplier: i32, shift: i32) -> Self {
         let left = shift.clamp(0, 31) as u32;
         let right = (-shift.max(-31)).clamp(0, 31) as u32;
-        ChannelScale { multiplier, left, right, mask: (1u32 << right).wrapping_sub(1) as i32 }
+        let mask = (1u32 << right).wrapping_sub(1) as i32;
+        let floor = if multiplier == i32::MIN { i32::MIN + 1 } else { i32::MIN };
+        ChannelScale { multiplier, left, right, mask, half: mask >> 1, floor }
     }
 
     /// `multiply_by_quantized_multiplier(acc, multiplier, shift)`.
     #[inline(always)]
     pub(crate) fn apply(&self, acc: i32) -> i32 {
-        let x = saturating_rounding_doubling_high_mul(acc.wrapping_shl(self.left), self.multiplier);
-        // `rounding_divide_by_pot` with the mask precomputed.
-        let threshold = (self.mask >> 1) + i32::from(x < 0);
+        // `saturating_rounding_doubling_high_mul` without its branch: `floor` keeps the one
+        // saturating case out, and floor((ab + 2^30) / 2^31) does the rest.
+        let shifted = acc.wrapping_shl(self.left).max(self.floor);
+        let x = ((i64::from(shifted) * i64::from(self.multiplier) + (1 << 30)) >> 31) as i32;
+        // `rounding_divide_by_pot` with the mask and threshold precomputed.
+        let threshold = self.half + (x < 0) as i32;
         (x >> self.right) + i32::from(x & self.mask > threshold)
     }
 }

@@ -198,6 +198,72 @@ fn run_taps4(xs: &[i8], fs: &[i8], stride: usize, n: usize, offset: u32, mut acc
     acc
 }
 
+/// `acc[j] + Σ_(r, t < 3) xs[r * row + t * stride + j] * fs[(3 * r + t) * stride + j]` for four
+/// channels `j`: a whole 3x3 depthwise window (depth multiplier 1, no dilation), its input
+/// rows `row` bytes apart, taps `stride` bytes apart in both, the filter's rows one after
+/// the other. No input offset: the caller adds `offset * Σ filter` to `acc` (every tap is
+/// in the image, so that is exact), which frees the register the offset would take.
+#[inline]
+pub fn taps4_3x3(xs: &[i8], row: usize, fs: &[i8], stride: usize, acc: [i32; 4]) -> [i32; 4] {
+    let x_span = row.checked_mul(2).and_then(|r| r.checked_add(2 * stride + 4)).expect("rows");
+    let f_span = stride.checked_mul(8).and_then(|s| s.checked_add(4)).expect("taps");
+    run_taps4_3x3(&xs[..x_span], row, &fs[..f_span], stride, acc)
+}
+
+/// One tap of [`taps4_3x3`]: the input word at `[px]` and the filter word at `[pf]`, both
+/// then advanced by `stride`.
+#[cfg(hostrt_arm_dsp)]
+macro_rules! tap_3x3 {
+    () => {
+        concat!(
+            "ldr {x}, [{px}]\n",
+            "ldr {w}, [{pf}]\n",
+            "add {px}, {px}, {s}\n",
+            "add {pf}, {pf}, {s}\n",
+            "sxtb16 {x02}, {x}\n",
+            "sxtb16 {x}, {x}, ror #8\n",
+            "sxtb16 {w02}, {w}\n",
+            "sxtb16 {w}, {w}, ror #8\n",
+            "smlabb {a0}, {x02}, {w02}, {a0}\n",
+            "smlatt {a2}, {x02}, {w02}, {a2}\n",
+            "smlabb {a1}, {x}, {w}, {a1}\n",
+            "smlatt {a3}, {x}, {w}, {a3}\n",
+        )
+    };
+}
+
+#[cfg(hostrt_arm_dsp)]
+#[inline(always)]
+fn run_taps4_3x3(xs: &[i8], row: usize, fs: &[i8], stride: usize, acc: [i32; 4]) -> [i32; 4] {
+    let [mut a0, mut a1, mut a2, mut a3] = acc;
+    // From the end of one input row's three taps to the start of the next (modulo 2^32).
+    let skip = row.wrapping_sub(3 * stride);
+    // SAFETY: reads the words at xs[r * row + t * stride] and fs[(3r + t) * stride] for
+    // r, t < 3: within both slices, as `taps4_3x3` checked (`2 * row + 2 * stride + 4` and
+    // `8 * stride + 4` bytes); writes only the named registers.
+    unsafe {
+        core::arch::asm!(
+            tap_3x3!(), tap_3x3!(), tap_3x3!(),
+            "add {px}, {px}, {skip}",
+            tap_3x3!(), tap_3x3!(), tap_3x3!(),
+            "add {px}, {px}, {skip}",
+            tap_3x3!(), tap_3x3!(), tap_3x3!(),
+            px = inout(reg) xs.as_ptr() => _, pf = inout(reg) fs.as_ptr() => _,
+            s = in(reg) stride, skip = in(reg) skip,
+            a0 = inout(reg) a0, a1 = inout(reg) a1, a2 = inout(reg) a2, a3 = inout(reg) a3,
+            x = out(reg) _, x02 = out(reg) _, w = out(reg) _, w02 = out(reg) _,
+            options(nostack, readonly),
+        );
+    }
+    [a0, a1, a2, a3]
+}
+
+#[cfg(not(hostrt_arm_dsp))]
+#[inline(always)]
+fn run_taps4_3x3(xs: &[i8], row: usize, fs: &[i8], stride: usize, acc: [i32; 4]) -> [i32; 4] {
+    (0..3).fold(acc, |acc, r| run_taps4(&xs[r * row..], &fs[3 * r * stride..], stride, 3, 0, acc))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +271,21 @@ mod tests {
     use std::vec::Vec;
 
     proptest! {
+        #[test]
+        fn taps4_3x3_is_nine_taps_of_four_channels(stride in 4usize..12, extra in 0usize..20, acc: [i32; 4], seed: u64) {
+            let mut rng = crate::testutil::Lcg(seed);
+            let row = 3 * stride + extra;
+            let (xs, fs): (Vec<i8>, Vec<i8>) = (rng.bytes(2 * row + 2 * stride + 4), rng.bytes(8 * stride + 4));
+            let got = taps4_3x3(&xs, row, &fs, stride, acc);
+            for j in 0..4 {
+                let want = (0..9).fold(acc[j], |a, k| {
+                    let (r, t) = (k / 3, k % 3);
+                    a.wrapping_add(i32::from(xs[r * row + t * stride + j]) * i32::from(fs[k * stride + j]))
+                });
+                prop_assert_eq!(got[j], want, "channel {}", j);
+            }
+        }
+
         #[test]
         fn conv_row4_is_four_dot_products(
             x in proptest::collection::vec(any::<i8>(), 0..40), extra in 0usize..9, zp in -128i32..=127,
