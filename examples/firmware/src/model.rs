@@ -43,10 +43,24 @@ pub struct Model {
     pub weights: usize,
 }
 
-/// Declares an image's statics and entry point for the model `$name` of the build script
-/// (`OUT_DIR/$name.{bef,rs,input.bin,output.bin}`).
+/// Declares an image's modules (their paths relative to `src/bin/`, where it is invoked),
+/// statics and entry point for the model `$name` of the build script
+/// (`OUT_DIR/$name.{bef,rs,data.rs}` and the tensor files `data.rs` includes).
 macro_rules! image {
     ($name:literal) => {
+        #[path = "../../../../targets/mps2-an386/instructions.rs"]
+        mod instructions;
+        #[path = "../../../../targets/interrupts.rs"]
+        mod interrupts;
+        #[cfg(feature = "layer-profile")]
+        #[path = "../profile.rs"]
+        mod profile;
+        #[path = "../semihosting.rs"]
+        mod semihosting;
+        #[path = "../stack.rs"]
+        mod stack;
+        use panic_semihosting as _;
+
         mod imported {
             include!(concat!(env!("OUT_DIR"), "/", $name, ".rs"));
             include!(concat!(env!("OUT_DIR"), "/", $name, ".data.rs"));

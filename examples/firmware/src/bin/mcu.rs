@@ -5,21 +5,8 @@
 #![no_std]
 #![no_main]
 
-#[path = "../../../../targets/mps2-an386/instructions.rs"]
-mod instructions;
-#[path = "../../../../targets/interrupts.rs"]
-mod interrupts;
 #[macro_use]
 #[path = "../model.rs"]
 mod model;
-#[cfg(feature = "layer-profile")]
-#[path = "../profile.rs"]
-mod profile;
-#[path = "../semihosting.rs"]
-mod semihosting;
-#[path = "../stack.rs"]
-mod stack;
-
-use panic_semihosting as _;
 
 model::image!("mcu");
