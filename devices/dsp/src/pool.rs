@@ -34,19 +34,28 @@ fn check(p: &PoolParams, input: &[i8], output: &[i8]) -> Result<(), DspError> {
     check_len("output", p.output_shape().elements()?, output.len())
 }
 
-/// Runs `reduce(channel, taps)` for every output value, where `taps` yields the input indices
-/// of the in-bounds window (channel 0; add the channel); `reduce` returns the value or an error.
+/// Channels pooled per pass: their running values on the stack (256 bytes).
+const CHANNEL_RUN: usize = 64;
+
+/// Pools every output value: for each output pixel and run of up to [`CHANNEL_RUN`]
+/// channels, `acc = start`, then `acc = step(acc, x)` for each in-bounds tap `x` (row by
+/// row, channels innermost, so each tap's values are read in one pass), and the output is
+/// `finish(acc, taps)` clamped to the activation range. A window with no tap in bounds is
+/// `EmptyWindow`.
 fn pool(
     p: &PoolParams,
     input: &[i8],
     output: &mut [i8],
-    reduce: impl Fn(&mut dyn Iterator<Item = i8>) -> Result<i32, DspError>,
+    start: i32,
+    step: impl Fn(i32, i8) -> i32,
+    finish: impl Fn(i32, i32) -> i32,
 ) -> Result<(), DspError> {
     check(p, input, output)?;
     let (s, w) = (p.input, p.window);
     if s.c == 0 {
         return Ok(());
     }
+    let mut acc = [0i32; CHANNEL_RUN];
     let mut pixels = output.chunks_exact_mut(s.c);
     for b in 0..s.n {
         for oy in 0..w.output.h {
@@ -56,13 +65,27 @@ fn pool(
                 let x0 = origin(ox, w.stride.w, w.pad.w);
                 let (fx0, fx1) = tap_range(x0, 1, w.filter.w, s.w);
                 let Some(pixel) = pixels.next() else { return Ok(()) };
-                for (c, out) in pixel.iter_mut().enumerate() {
-                    let mut taps = (fy0..fy1).flat_map(|fy| {
-                        let row = b * s.h + (y0 + fy as isize) as usize;
-                        (fx0..fx1).map(move |fx| input[(row * s.w + (x0 + fx as isize) as usize) * s.c + c])
-                    });
-                    let v = reduce(&mut taps)?;
-                    *out = v.clamp(p.activation.min, p.activation.max) as i8;
+                let count = fy1.saturating_sub(fy0) * fx1.saturating_sub(fx0);
+                if count == 0 {
+                    return Err(DspError::EmptyWindow);
+                }
+                for (c0, out) in (0..s.c).step_by(CHANNEL_RUN).zip(pixel.chunks_mut(CHANNEL_RUN)) {
+                    let acc = &mut acc[..out.len()];
+                    acc.fill(start);
+                    for fy in fy0..fy1 {
+                        // In range: tap_range keeps every tap inside the image.
+                        let row = (b * s.h + (y0 + fy as isize) as usize) * s.w;
+                        let first = (row + (x0 + fx0 as isize) as usize) * s.c + c0;
+                        let taps = &input[first..][..(fx1 - fx0 - 1) * s.c + out.len()];
+                        for tap in taps.chunks(s.c) {
+                            for (a, &x) in acc.iter_mut().zip(tap) {
+                                *a = step(*a, x);
+                            }
+                        }
+                    }
+                    for (o, &a) in out.iter_mut().zip(acc.iter()) {
+                        *o = p.activation.clamp_i8(finish(a, count as i32));
+                    }
                 }
             }
         }
@@ -71,21 +94,25 @@ fn pool(
 }
 
 /// Max pooling. A window entirely in the padding gives `EmptyWindow`.
+#[inline(never)]
 pub fn max_pool(params: &PoolParams, input: &[i8], output: &mut [i8]) -> Result<(), DspError> {
-    pool(params, input, output, |taps| taps.map(i32::from).max().ok_or(DspError::EmptyWindow))
+    pool(params, input, output, i32::MIN, |m, x| m.max(i32::from(x)), |m, _| m)
 }
 
 /// Average pooling, rounding to nearest with ties away from zero, as TFLite's int8 kernel
 /// (`(acc ± count / 2) / count`). A window entirely in the padding gives `EmptyWindow`.
+#[inline(never)]
 pub fn avg_pool(params: &PoolParams, input: &[i8], output: &mut [i8]) -> Result<(), DspError> {
-    pool(params, input, output, |taps| {
-        let (sum, count) =
-            taps.fold((0i32, 0i32), |(s, n), x| (s.wrapping_add(i32::from(x)), n.wrapping_add(1)));
-        if count <= 0 {
-            return Err(DspError::EmptyWindow);
-        }
-        Ok(if sum > 0 { (sum + count / 2) / count } else { (sum - count / 2) / count })
-    })
+    pool(
+        params,
+        input,
+        output,
+        0,
+        |sum, x| sum.wrapping_add(i32::from(x)),
+        |sum, count| {
+            if sum > 0 { (sum + count / 2) / count } else { (sum - count / 2) / count }
+        },
+    )
 }
 
 #[cfg(test)]
@@ -148,7 +175,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn avg_pool_approximates_float(h in 1usize..9, w in 1usize..9, c in 1usize..4, f in 1usize..4,
+        fn avg_pool_approximates_float(h in 1usize..9, w in 1usize..9, c in prop_oneof![1usize..4, 62usize..70], f in 1usize..4,
                                        stride in 1usize..3, same: bool, seed: u64) {
             let Ok(p) = params(h, w, c, f, stride, padding(same)) else { return Ok(()) };
             let input = Lcg(seed).bytes(h * w * c);
