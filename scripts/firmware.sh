@@ -73,6 +73,18 @@ for image in ds_cnn mobilenet_vww resnet8 autoencoder mobilenet_person; do
     grep -q "output equals the host's" "$out/$image.err"
     echo "$image on QEMU Cortex-M4F: $(head -1 "$out/$image.err" | sed 's/^[^:]*: //'); $(grep '^instructions:' "$out/$image.err"); $(grep '^arena:' "$out/$image.err" | cut -d';' -f2)"
 done
+# The same thumbv7em images on QEMU's Cortex-M7 board (mps2-an500: the same memory map).
+for image in ds_cnn mobilenet_vww resnet8 autoencoder mobilenet_person; do
+    qemu-system-arm -machine mps2-an500 -cpu cortex-m7 -nographic -semihosting-config enable=on,target=native \
+        -icount shift=0 -kernel "examples/firmware/target/thumbv7em-none-eabihf/release/$image" \
+        >"$out/$image.m7" 2>"$out/$image.m7.err" || {
+        cat "$out/$image.m7" "$out/$image.m7.err"
+        echo "firmware: the imported model image $image failed on the Cortex-M7 board"
+        exit 1
+    }
+    grep -q "output equals the host's" "$out/$image.m7.err"
+done
+echo "the five model images on QEMU Cortex-M7 (mps2-an500): outputs equal the host's"
 # The same images for Armv6-M (thumbv6m: Cortex-M0/M0+, the portable kernels), run on the
 # same board (Armv6-M code runs unchanged on an Armv7-M core), so the instructions counted
 # are the M0's.
