@@ -243,6 +243,34 @@ fn pixel_words<K: InnerLoops>(
         }
         let filters = &filter[c0 * per_filter..][..n * per_filter];
         let biases = bias.map(|b| &b[c0..][..n]);
+        if grouped && pointwise && whole == per_filter && per_filter <= PAIRED_K {
+            // Two pixels per pass over the groups: each group's filters, bias and scales
+            // are set up once for both.
+            let mut second = [0u32; PAIRED_K / 2];
+            let second = &mut second[..whole / 2];
+            let (biases4, _) = biases.unwrap_or(&[]).as_chunks::<4>();
+            let mut rows = output.chunks_exact_mut(oc_n).take(total).enumerate();
+            while let Some((q, a)) = rows.next() {
+                let b = rows.next().map(|(_, b)| b);
+                loops::widen_words(&input[q * s.c..][..s.c], offset_pair, words);
+                if b.is_some() {
+                    loops::widen_words(&input[(q + 1) * s.c..][..s.c], offset_pair, second);
+                }
+                let (outs_a, _) = a[c0..][..n].as_chunks_mut::<4>();
+                let mut outs_b = b.map(|b| b[c0..][..n].as_chunks_mut::<4>().0);
+                let groups = outs_a.iter_mut().zip(filters.chunks_exact(4 * per_filter)).zip(&scales);
+                for (g, ((oa, f), sc)) in groups.enumerate() {
+                    let bias = biases4.get(g).copied().unwrap_or([0; 4]);
+                    let acc = loops::conv_row4(words, f, per_filter, bias);
+                    *oa = core::array::from_fn(|r| act.clamp_i8(sc[r].apply(acc[r]).wrapping_add(zp)));
+                    if let Some(ob) = outs_b.as_mut().and_then(|o| o.get_mut(g)) {
+                        let acc = loops::conv_row4(second, f, per_filter, bias);
+                        *ob = core::array::from_fn(|r| act.clamp_i8(sc[r].apply(acc[r]).wrapping_add(zp)));
+                    }
+                }
+            }
+            continue;
+        }
         let mut pixel = (0, 0, 0);
         for (q, row) in output.chunks_exact_mut(oc_n).enumerate().take(total) {
             let x = if pointwise {
@@ -278,6 +306,10 @@ fn pixel_words<K: InnerLoops>(
         }
     }
 }
+
+/// Most input channels of a pointwise convolution [`pixel_words`] takes two pixels at a time
+/// (the second pixel's widened values on the stack, 512 bytes).
+const PAIRED_K: usize = 256;
 
 /// Output channels per run of [`pixel_words`] (their scales on the stack, 1 KiB).
 const STAGE_RUN: usize = 64;
@@ -521,6 +553,17 @@ mod tests {
             let p = Geometry::new(Nhwc::new(2, 3, 7, c), w).conv(oc);
             check_all(&ConvParams { input_zero_point: -128, output_zero_point: -3, ..p }, seed, true)
                 .unwrap();
+        }
+    }
+
+    #[test]
+    fn pointwise_pixels_in_pairs_and_an_odd_last_one() {
+        // The DSP loop's two-pixels-per-pass path: 15 pixels (the last alone), channels in
+        // fours (16, 8) and not (24 inputs, 6 outputs: the last two alone).
+        for (c, oc, seed) in [(16, 8, 5), (8, 16, 6), (24, 6, 7)] {
+            let w = window(Hw::new(3, 5), Hw::square(1), 1, 1, Padding::Valid).unwrap();
+            let p = Geometry::new(Nhwc::new(1, 3, 5, c), w).conv(oc);
+            check_all(&ConvParams { input_zero_point: 17, output_zero_point: 4, ..p }, seed, true).unwrap();
         }
     }
 
