@@ -235,11 +235,7 @@ fn pixel_words<K: InnerLoops>(
     for (c0, n) in runs.chain(rest) {
         let grouped = n.is_multiple_of(4);
         if grouped {
-            for (g, sc) in scales[..n / 4].iter_mut().enumerate() {
-                let c = c0 + 4 * g;
-                *sc =
-                    core::array::from_fn(|r| ChannelScale::new(quant.multiplier[c + r], quant.shift[c + r]));
-            }
+            ChannelScale::fill_groups(&quant, c0, &mut scales[..n / 4]);
         }
         let filters = &filter[c0 * per_filter..][..n * per_filter];
         let biases = bias.map(|b| &b[c0..][..n]);
@@ -262,10 +258,10 @@ fn pixel_words<K: InnerLoops>(
                 for (g, ((oa, f), sc)) in groups.enumerate() {
                     let bias = biases4.get(g).copied().unwrap_or([0; 4]);
                     let acc = loops::conv_row4(words, f, per_filter, bias);
-                    *oa = core::array::from_fn(|r| act.clamp_i8(sc[r].apply(acc[r]).wrapping_add(zp)));
+                    *oa = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
                     if let Some(ob) = outs_b.as_mut().and_then(|o| o.get_mut(g)) {
                         let acc = loops::conv_row4(second, f, per_filter, bias);
-                        *ob = core::array::from_fn(|r| act.clamp_i8(sc[r].apply(acc[r]).wrapping_add(zp)));
+                        *ob = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
                     }
                 }
             }
@@ -301,7 +297,7 @@ fn pixel_words<K: InnerLoops>(
                         *a = K::dot(&x[whole..], &f[whole..], input_offset, *a);
                     }
                 }
-                *o = core::array::from_fn(|r| act.clamp_i8(sc[r].apply(acc[r]).wrapping_add(zp)));
+                *o = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
             }
         }
     }

@@ -173,12 +173,13 @@ fn word_taps(
     let mut folded = [[0i32; 4]; STAGE_RUN / 4];
     for c0 in (0..c_n).step_by(STAGE_RUN) {
         let n = (c_n - c0).min(STAGE_RUN);
-        for (g, (sc, fo)) in scales[..n / 4].iter_mut().zip(&mut folded).enumerate() {
+        ChannelScale::fill_groups(&quant, c0, &mut scales[..n / 4]);
+        // The 3x3 windows' bias with the offset folded in.
+        let groups = if three { n / 4 } else { 0 };
+        for (g, fo) in folded[..groups].iter_mut().enumerate() {
             let c = c0 + 4 * g;
-            *sc = core::array::from_fn(|r| ChannelScale::new(quant.multiplier[c + r], quant.shift[c + r]));
-            let taps = w.filter.h * w.filter.w;
             *fo = core::array::from_fn(|r| {
-                let sum = (0..taps).map(|t| i32::from(filter[t * c_n + c + r])).sum::<i32>();
+                let sum = (0..9).map(|t| i32::from(filter[t * c_n + c + r])).sum::<i32>();
                 bias.map_or(0, |b| b[c + r]).wrapping_add(offset.wrapping_mul(sum))
             });
         }
@@ -214,7 +215,7 @@ fn word_taps(
                                 c_n,
                                 *fo,
                             );
-                            *o = core::array::from_fn(|r| act.clamp_i8(sc[r].apply(acc[r]).wrapping_add(zp)));
+                            *o = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
                         }
                         continue;
                     }
@@ -231,7 +232,7 @@ fn word_taps(
                                 acc,
                             );
                         }
-                        *o = core::array::from_fn(|r| act.clamp_i8(sc[r].apply(acc[r]).wrapping_add(zp)));
+                        *o = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
                     }
                 }
             }

@@ -71,6 +71,21 @@ impl ChannelScale {
         ChannelScale { multiplier, left, right, mask, half: mask >> 1, floor }
     }
 
+    /// The scales of channels `c0..c0 + 4 * groups.len()` of `quant`, four to a group.
+    pub(crate) fn fill_groups(quant: &PerChannel<'_>, c0: usize, groups: &mut [[ChannelScale; 4]]) {
+        for (g, group) in groups.iter_mut().enumerate() {
+            let c = c0 + 4 * g;
+            *group = core::array::from_fn(|r| ChannelScale::new(quant.multiplier[c + r], quant.shift[c + r]));
+        }
+    }
+
+    /// TFLite's output stage of this channel: `acc` scaled, offset by `zero_point` and
+    /// clamped to `act`.
+    #[inline(always)]
+    pub(crate) fn output(&self, acc: i32, zero_point: i32, act: ActivationRange) -> i8 {
+        act.clamp_i8(self.apply(acc).wrapping_add(zero_point))
+    }
+
     /// `multiply_by_quantized_multiplier(acc, multiplier, shift)`.
     #[inline(always)]
     pub(crate) fn apply(&self, acc: i32) -> i32 {

@@ -121,17 +121,13 @@ pub fn taps4(xs: &[i8], fs: &[i8], stride: usize, n: usize, offset: u32, acc: [i
     run_taps4(&xs[..span], &fs[..span], stride, n, offset, acc)
 }
 
-/// One tap of [`taps4`] in assembly: the input word at `[px]`, the filter word at `[px + d]`
-/// (`d` = the filter's address minus the input's, modulo 2^32), then `px += stride`.
+/// The multiply-accumulate of one depthwise tap of four channels in assembly, its input word
+/// unpacked into `{x02}` and `{x}` (bytes 0 and 2, 1 and 3) and its filter word in `{w}`:
+/// channels 0 and 2 from the bottom and top halves of the first pair, 1 and 3 of the second.
 #[cfg(hostrt_arm_dsp)]
-macro_rules! tap {
+macro_rules! mac4 {
     () => {
         concat!(
-            "ldr {x}, [{px}]\n",
-            "ldr {w}, [{px}, {d}]\n",
-            "add {px}, {px}, {s}\n",
-            "sxtab16 {x02}, {off}, {x}\n",
-            "sxtab16 {x}, {off}, {x}, ror #8\n",
             "sxtb16 {w02}, {w}\n",
             "sxtb16 {w}, {w}, ror #8\n",
             "smlabb {a0}, {x02}, {w02}, {a0}\n",
@@ -142,12 +138,41 @@ macro_rules! tap {
     };
 }
 
+/// One tap of [`taps4`] in assembly: the input word at `[px]` plus the input offset, the
+/// filter word at `[px + d]` (`d` = the filter's address minus the input's, modulo 2^32),
+/// then `px += stride`.
+#[cfg(hostrt_arm_dsp)]
+macro_rules! tap {
+    () => {
+        concat!(
+            "ldr {x}, [{px}]\n",
+            "ldr {w}, [{px}, {d}]\n",
+            "add {px}, {px}, {s}\n",
+            "sxtab16 {x02}, {off}, {x}\n",
+            "sxtab16 {x}, {off}, {x}, ror #8\n",
+            mac4!(),
+        )
+    };
+}
+
 #[cfg(hostrt_arm_dsp)]
 #[inline(always)]
 fn run_taps4(xs: &[i8], fs: &[i8], stride: usize, n: usize, offset: u32, acc: [i32; 4]) -> [i32; 4] {
     let [mut a0, mut a1, mut a2, mut a3] = acc;
     let mut px = xs.as_ptr();
     let d = (fs.as_ptr() as usize).wrapping_sub(px as usize);
+    // The taps given, in one assembly block over these registers.
+    macro_rules! block {
+        ($($tap:expr),+) => {
+            core::arch::asm!(
+                $($tap),+,
+                px = inout(reg) px, d = in(reg) d, s = in(reg) stride, off = in(reg) offset,
+                a0 = inout(reg) a0, a1 = inout(reg) a1, a2 = inout(reg) a2, a3 = inout(reg) a3,
+                x = out(reg) _, x02 = out(reg) _, w = out(reg) _, w02 = out(reg) _,
+                options(nostack, readonly),
+            )
+        };
+    }
     // Three taps per block (a 3-wide filter row in one), then one at a time: a loop counter
     // would need a thirteenth register.
     let mut left = n;
@@ -158,22 +183,10 @@ fn run_taps4(xs: &[i8], fs: &[i8], stride: usize, n: usize, offset: u32, acc: [i
         // the taps done).
         unsafe {
             if left >= 3 {
-                core::arch::asm!(
-                    tap!(), tap!(), tap!(),
-                    px = inout(reg) px, d = in(reg) d, s = in(reg) stride, off = in(reg) offset,
-                    a0 = inout(reg) a0, a1 = inout(reg) a1, a2 = inout(reg) a2, a3 = inout(reg) a3,
-                    x = out(reg) _, x02 = out(reg) _, w = out(reg) _, w02 = out(reg) _,
-                    options(nostack, readonly),
-                );
+                block!(tap!(), tap!(), tap!());
                 left -= 3;
             } else {
-                core::arch::asm!(
-                    tap!(),
-                    px = inout(reg) px, d = in(reg) d, s = in(reg) stride, off = in(reg) offset,
-                    a0 = inout(reg) a0, a1 = inout(reg) a1, a2 = inout(reg) a2, a3 = inout(reg) a3,
-                    x = out(reg) _, x02 = out(reg) _, w = out(reg) _, w02 = out(reg) _,
-                    options(nostack, readonly),
-                );
+                block!(tap!());
                 left -= 1;
             }
         }
@@ -222,12 +235,7 @@ macro_rules! tap_3x3 {
             "add {pf}, {pf}, {s}\n",
             "sxtb16 {x02}, {x}\n",
             "sxtb16 {x}, {x}, ror #8\n",
-            "sxtb16 {w02}, {w}\n",
-            "sxtb16 {w}, {w}, ror #8\n",
-            "smlabb {a0}, {x02}, {w02}, {a0}\n",
-            "smlatt {a2}, {x02}, {w02}, {a2}\n",
-            "smlabb {a1}, {x}, {w}, {a1}\n",
-            "smlatt {a3}, {x}, {w}, {a3}\n",
+            mac4!(),
         )
     };
 }
