@@ -12,7 +12,7 @@ use hostrt_std::AlignedBytes;
 use crate::{ImportError, Report};
 
 /// The kernels an imported model uses: `hostrt-ops`' `nn.*` and the basic ones (chains).
-fn kernels() -> &'static KernelRegistry<256> {
+pub(crate) fn kernels() -> &'static KernelRegistry<256> {
     static KERNELS: OnceLock<KernelRegistry<256>> = OnceLock::new();
     KERNELS.get_or_init(|| {
         let mut r = KernelRegistry::new();

@@ -411,49 +411,31 @@ mod mcu;
 #[path = "../../targets/small_mem.rs"]
 mod small_mem;
 
+/// The exit status of subcommand `name`: success for `Ok(true)`, failure for `Ok(false)`
+/// (it printed why) and for an error, which is printed.
+fn exit(name: &str, result: Result<bool, String>) -> ExitCode {
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("xtask {name}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(2).collect();
     match std::env::args().nth(1).as_deref() {
         Some("libs") => {
             let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .parent()
                 .unwrap_or(std::path::Path::new("."));
-            match libs::run(root) {
-                Ok(true) => ExitCode::SUCCESS,
-                Ok(false) => ExitCode::FAILURE,
-                Err(e) => {
-                    eprintln!("xtask libs: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+            exit("libs", libs::run(root))
         }
-        Some("defmt") => {
-            let args: Vec<String> = std::env::args().skip(2).collect();
-            match defmt::run(&args) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("xtask defmt: {e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
-        Some("mcu") => {
-            let args: Vec<String> = std::env::args().skip(2).collect();
-            match mcu::run(&args) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("xtask mcu: {e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
-        Some("size") => match run() {
-            Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => ExitCode::FAILURE,
-            Err(e) => {
-                eprintln!("xtask size: {e}");
-                ExitCode::FAILURE
-            }
-        },
+        Some("defmt") => exit("defmt", defmt::run(&args).map(|()| true)),
+        Some("mcu") => exit("mcu", mcu::run(&args).map(|()| true)),
+        Some("size") => exit("size", run()),
         _ => {
             eprintln!(
                 "usage: cargo xtask size [--update-baseline] | cargo xtask libs | cargo xtask defmt ELF [FRAMES] | cargo xtask mcu MODEL.tflite --input X.npy [--board mps2-an386] [--output-dir DIR]"

@@ -5,10 +5,9 @@
 use std::sync::OnceLock;
 
 use hostrt_compiler::ast::{Attr, Module, Op};
-use hostrt_core::basic_kernels::register_basic_kernels;
 use hostrt_core::executor::Program;
 use hostrt_core::tensor::DenseHostTensor;
-use hostrt_core::{Allocator, HostContext, KernelRegistry, SingleThreadedWorkQueue};
+use hostrt_core::{Allocator, HostContext, SingleThreadedWorkQueue};
 use hostrt_std::{AlignedBytes, SystemAllocator};
 
 use crate::npy;
@@ -26,16 +25,14 @@ fn allocator() -> Allocator {
 
 /// Runs `@main` of `module` on model `name`'s golden input: its output bytes, or the error.
 pub fn run(module: &Module, name: &str) -> Result<Vec<u8>, String> {
-    let mut registry: KernelRegistry<256> = KernelRegistry::new();
-    register_basic_kernels(&mut registry).map_err(|e| format!("{e:?}"))?;
-    registry.add_entries(hostrt_ops::KERNELS).map_err(|e| format!("{e:?}"))?;
     let alloc = allocator();
     let queue = SingleThreadedWorkQueue::new();
     let host = HostContext::new(alloc, &queue);
     let bef =
         hostrt_compiler::bef::write_with(module, None, Default::default()).map_err(|e| e.to_string())?;
     let bytes = AlignedBytes::new(&bef);
-    let program = Program::load(bytes.as_bytes(), &registry, &host).map_err(|e| e.to_string())?;
+    let program =
+        Program::load(bytes.as_bytes(), crate::model::kernels(), &host).map_err(|e| e.to_string())?;
     let x = npy::read(&model(&format!("{name}.input.npy")))?;
     let arg = host.make_available(npy::to_tensor(alloc, &x)?).map_err(|e| e.to_string())?.into_rc();
     let results = program.call(&host, "main", &[arg]).map_err(|e| format!("{e:?}"))?;
