@@ -111,9 +111,16 @@ fn add_sub<const SUB: bool>(p: &AddParams, x: &[i8], y: &[i8], out: &mut [i8]) -
     p.check()?;
     check_len("y", x.len(), y.len())?;
     check_len("output", x.len(), out.len())?;
-    // Values done eight at a time, where the CPU allows; the rest one at a time.
+    // Values done 16 or eight at a time, where the CPU allows; the rest one at a time.
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    let done = if p.vector_exact() && crate::arch::avx2::has_avx2() {
+    let done = if p.vector_exact() && crate::arch::avx2::has_vnni() {
+        let (x16, _) = x.as_chunks::<16>();
+        let (y16, _) = y.as_chunks::<16>();
+        let (out16, _) = out.as_chunks_mut::<16>();
+        // SAFETY: the CPU has AVX-512 F, BW and VL (`has_vnni`).
+        unsafe { crate::arch::avx512::add_sub::<SUB>(p, x16, y16, out16) };
+        x16.len() * 16
+    } else if p.vector_exact() && crate::arch::avx2::has_avx2() {
         let (x8, _) = x.as_chunks::<8>();
         let (y8, _) = y.as_chunks::<8>();
         let (out8, _) = out.as_chunks_mut::<8>();
@@ -155,14 +162,14 @@ fn add_sub<const SUB: bool>(p: &AddParams, x: &[i8], y: &[i8], out: &mut [i8]) -
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::quant::quantize_multiplier;
     use crate::testutil::Lcg;
     use std::vec::Vec;
 
     /// TFLite's parameters for operand scales `sx`, `sy` and output scale `so`.
-    fn params(rng: &mut Lcg, sx: f64, sy: f64, so: f64) -> AddParams {
+    pub(crate) fn params(rng: &mut Lcg, sx: f64, sy: f64, so: f64) -> AddParams {
         let twice_max = 2.0 * sx.max(sy);
         let left_shift = 20;
         let (mx, shx) = quantize_multiplier(sx / twice_max);

@@ -370,7 +370,7 @@ fn stage_rows(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::arch::{dsp, portable};
     use crate::shape::{Hw, Padding};
@@ -419,12 +419,14 @@ mod tests {
     }
 
     /// A depthwise convolution on random operands, every implementation against the reference.
-    fn check_all(p: &DepthwiseParams, seed: u64, with_bias: bool) -> Result<(), TestCaseError> {
+    pub(crate) fn check_all(p: &DepthwiseParams, seed: u64, with_bias: bool) -> Result<(), TestCaseError> {
         let oc = p.input.c * p.depth_multiplier;
         let filter_len = p.window.filter.h * p.window.filter.w * oc;
         let ops = Operands::random(seed, p.input.elements().unwrap(), filter_len, oc, 100_000);
         let output_len = p.output_shape().elements().unwrap();
-        let kernels = all_kernels!(depthwise_conv2d, depthwise);
+        let mut kernels = all_kernels!(depthwise_conv2d, depthwise);
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        kernels.push(crate::arch::avx512::depthwise_conv2d);
         ops.assert_bit_exact(p, with_bias, output_len, &kernels, reference_depthwise)
     }
 

@@ -59,9 +59,9 @@ pub use activation::{Activation, clamp, clamp_in_place};
 pub use add::{AddParams, add, sub};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub use arch::avx2::{has_avx2, has_avx2_fma, has_avx512f, has_vnni};
-pub use arch::{dsp, emulated, portable};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-pub use arch::{vnni, x86};
+pub use arch::{avx512, vnni, x86};
+pub use arch::{dsp, emulated, portable};
 pub use argmax::argmax;
 pub use conv::ConvParams;
 pub use depthwise::DepthwiseParams;
@@ -83,6 +83,7 @@ arch::per_channel_kernels!(@one arch::Best,
     "Fully connected layer with per-channel weights (TFLite's `FullyConnectedPerChannel`), on the \
      best inner loops for the target. See [`FullyConnectedParams`] for the layouts.",
     fully_connected, FullyConnectedParams, fully_connected);
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 arch::per_channel_kernels!(@one arch::Best,
     "Depthwise convolution with per-channel weights (TFLite's `DepthwiseConvPerChannel`), on the \
      best inner loops for the target. See [`DepthwiseParams`] for the layouts.",
@@ -93,6 +94,9 @@ arch::per_channel_kernels!(@one arch::Best,
      for the target. See [`ConvParams`] for the layouts.",
     conv2d, ConvParams, conv);
 
+/// On x86-64, the depthwise convolution picks its loops at run time: AVX-512 or SSE2.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+pub use arch::avx512::depthwise_conv2d;
 /// On x86-64, the convolution picks its inner loops at run time: AVX-512 VNNI or SSE2.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub use arch::vnni::conv2d;

@@ -15,7 +15,8 @@ pub fn has_avx2() -> bool {
     features() & AVX2 != 0
 }
 
-/// Whether the CPU and OS offer AVX2, AVX-512 VNNI and AVX-512 VL (cached after the first call).
+/// Whether the CPU and OS offer AVX2, AVX-512 VNNI, AVX-512 BW and AVX-512 VL (cached after
+/// the first call).
 pub fn has_vnni() -> bool {
     features() & VNNI != 0
 }
@@ -38,7 +39,7 @@ const AVX2: u8 = 1;
 const AVX512F: u8 = 8;
 /// Bit of [`features`]: AVX2 and FMA3.
 const FMA: u8 = 4;
-/// Bit of [`features`]: AVX-512 VNNI with AVX-512 VL (and AVX2).
+/// Bit of [`features`]: AVX-512 VNNI with AVX-512 VL and BW (and AVX2).
 const VNNI: u8 = 2;
 
 /// The features found, read once.
@@ -73,6 +74,7 @@ fn detect() -> u8 {
     let avx2 = leaf7.ebx & (1 << 5) != 0;
     let avx512f = leaf7.ebx & (1 << 16) != 0;
     let avx512vl = leaf7.ebx & (1 << 31) != 0;
+    let avx512bw = leaf7.ebx & (1 << 30) != 0;
     let avx512vnni = leaf7.ecx & (1 << 11) != 0;
     if !(osxsave && avx2) {
         return 0;
@@ -89,7 +91,7 @@ fn detect() -> u8 {
     if ymm && leaf1.ecx & (1 << 12) != 0 {
         found |= FMA;
     }
-    if ymm && zmm && avx512f && avx512vl && avx512vnni {
+    if ymm && zmm && avx512f && avx512vl && avx512bw && avx512vnni {
         found |= VNNI;
     }
     if ymm && zmm && avx512f && found & FMA != 0 {

@@ -37,6 +37,8 @@ pub(crate) use per_channel_kernels;
 pub mod asm;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub(crate) mod avx2;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+pub mod avx512;
 pub mod dsp;
 pub mod emulated;
 pub(crate) mod loops;

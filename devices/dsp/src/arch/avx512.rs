@@ -1,0 +1,466 @@
+//! int8 kernels on 512-bit AVX-512 registers (F, BW, VL and VNNI), taken at run time where the
+//! CPU has them ([`has_vnni`]); elsewhere the SSE2 and AVX2 loops run, with the same results.
+//!
+//! - Depthwise convolution ([`depthwise_conv2d`], depth multiplier 1): per output pixel,
+//!   32 channels at a time. Each pair of filter taps is two 32-byte loads of the pixels' int8
+//!   values, interleaved by bytes and sign-extended to int16 (`VPMOVSXBW`), then
+//!   `VPDPWSSD` multiplies them with the pair's filter values (laid out once per call in the
+//!   same interleaved order) and adds each channel's two products into its int32 sum. The
+//!   input offset is not added per tap: `Σ (x + offset)·w = Σ x·w + offset·Σ w`, so each
+//!   channel's bias takes `offset·Σ w` once per call, and taps in the padding read the input
+//!   zero point (whose `x + offset` is 0). Sums wrap modulo 2^32 as every other path's do, so
+//!   the results are bit-exact with them.
+//! - The output stage ([`Requantize`]): TFLite's per-channel `MultiplyByQuantizedMultiplier`
+//!   on 16 lanes, with each channel's shifts and rounding mask worked out once per call.
+//! - int8 add and subtract ([`add_sub`]) 16 values at a time, the AVX2 loop's arithmetic.
+
+use core::arch::x86_64::*;
+
+use super::avx2::has_vnni;
+use crate::add::AddParams;
+use crate::depthwise::DepthwiseParams;
+use crate::error::DspError;
+use crate::quant::{PerChannel, check_per_channel};
+use crate::shape::origin;
+
+/// Most filter taps of [`depthwise_conv2d`]'s loop (larger filters take the SSE2 one).
+const MAX_TAPS: usize = 64;
+/// Channels per run of the depthwise loop: their filters laid out and output stage worked out
+/// once (the layout 32 KiB of stack).
+const RUN: usize = 256;
+/// Channels per step of the depthwise loop.
+const BLOCK: usize = 32;
+
+/// Depthwise convolution with per-channel weights (TFLite's `DepthwiseConvPerChannel`) on the
+/// best loops for the CPU: AVX-512 where it has them and the depth multiplier is 1 (with at
+/// most 64 filter taps and no multiplier of `i32::MIN`), else [`super::x86`]'s. The results
+/// are the same. See [`DepthwiseParams`] for the layouts.
+pub fn depthwise_conv2d(
+    p: &DepthwiseParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> Result<(), DspError> {
+    check_per_channel(p, input, filter, bias, &quant, output)?;
+    let taps = p.window.filter.h * p.window.filter.w;
+    let exact = !quant.multiplier.contains(&i32::MIN);
+    if p.depth_multiplier == 1 && taps <= MAX_TAPS && p.input.c > 0 && exact && has_vnni() {
+        // SAFETY: `has_vnni` said the CPU has the target features of `depthwise`.
+        unsafe { depthwise(p, input, filter, bias, quant, output) };
+        return Ok(());
+    }
+    super::x86::depthwise_conv2d(p, input, filter, bias, quant, output)
+}
+
+/// The depthwise loop, for arguments `depthwise_conv2d` has checked. Channels go in runs of
+/// [`RUN`], each with its filters laid out ([`pack_pairs`]) and its output stage worked out;
+/// per output pixel, where each filter tap reads ([`Taps`]), then the run's channels
+/// [`BLOCK`] at a time.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+fn depthwise(
+    p: &DepthwiseParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) {
+    let (s, w, c_n) = (p.input, p.window, p.input.c);
+    let taps = w.filter.h * w.filter.w;
+    let pairs = taps.div_ceil(2);
+    let offset = -p.input_zero_point;
+    let padding = [p.input_zero_point as i8; RUN];
+    let mut packed = [[0i16; 32]; RUN / BLOCK * MAX_TAPS];
+    let mut folded = [0i32; RUN];
+    let mut stage = Requantize::default();
+    let act = (p.output_zero_point, p.activation.min, p.activation.max);
+    // Each tap's distance from the first, in input values.
+    let mut tap_at = [0usize; MAX_TAPS];
+    for (t, at) in tap_at[..taps].iter_mut().enumerate() {
+        *at = ((t / w.filter.w) * w.dilation.h * s.w + (t % w.filter.w) * w.dilation.w) * c_n;
+    }
+    // Output columns and rows whose taps all lie in the image.
+    let inner = |out: usize, stride: usize, pad: usize, filter: usize, dilation: usize, size: usize| {
+        let o = origin(out, stride, pad);
+        o >= 0 && o as usize + (filter - 1) * dilation < size
+    };
+    let mut taps_of = Taps::new(&padding);
+    for c0 in (0..c_n).step_by(RUN) {
+        let n = (c_n - c0).min(RUN);
+        pack_pairs(&filter[c0..], c_n, taps, n, &mut packed);
+        for (c, f) in folded[..n].iter_mut().enumerate() {
+            let sum = (0..taps).map(|t| i32::from(filter[t * c_n + c0 + c])).sum::<i32>();
+            *f = bias.map_or(0, |b| b[c0 + c]).wrapping_add(offset.wrapping_mul(sum));
+        }
+        stage.fill(&quant, c0, n);
+        let mut pixel = 0;
+        for b in 0..s.n {
+            for oy in 0..w.output.h {
+                let y0 = origin(oy, w.stride.h, w.pad.h);
+                let rows_in = inner(oy, w.stride.h, w.pad.h, w.filter.h, w.dilation.h, s.h);
+                for ox in 0..w.output.w {
+                    let x0 = origin(ox, w.stride.w, w.pad.w);
+                    if rows_in && inner(ox, w.stride.w, w.pad.w, w.filter.w, w.dilation.w, s.w) {
+                        let first = ((b * s.h + y0 as usize) * s.w + x0 as usize) * c_n + c0;
+                        taps_of.inside(input, first, &tap_at[..taps], n);
+                    } else {
+                        taps_of.clipped(input, p, (b, y0, x0), c0, n);
+                    }
+                    let out = &mut output[pixel * c_n + c0..][..n];
+                    pixel += 1;
+                    for k in 0..n.div_ceil(BLOCK) {
+                        let x0 = BLOCK * k;
+                        let weights = &packed[2 * k * pairs..][..2 * pairs];
+                        let (lo, hi) = taps_of.block_sums(x0, weights);
+                        // Lanes of `lo` hold channels 0..8 and 16..24 of the block, `hi` the
+                        // others: back in order.
+                        let first = _mm512_permutex2var_epi32(lo, FIRST_HALF, hi);
+                        let second = _mm512_permutex2var_epi32(lo, SECOND_HALF, hi);
+                        for (h, sums) in [first, second].into_iter().enumerate() {
+                            let c = x0 + 16 * h;
+                            if c >= n {
+                                break;
+                            }
+                            let sums = _mm512_add_epi32(sums, load_i32x16(&folded, c));
+                            store_i8x16(stage.apply(sums, c, act), &mut out[c..]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Lane indices taking a block's channels 0..16 from the sums of [`Taps::block_sums`] (`lo`
+/// lanes 0..8, then `hi` lanes 0..8, which `VPERMT2D` numbers 16..24).
+const FIRST_HALF: __m512i = lanes([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
+/// Lane indices taking a block's channels 16..32 (`lo` lanes 8..16, then `hi` lanes 8..16).
+const SECOND_HALF: __m512i = lanes([8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31]);
+
+/// Sixteen int32 as a vector constant.
+const fn lanes(v: [i32; 16]) -> __m512i {
+    // SAFETY: `[i32; 16]` and `__m512i` have the same size (64 bytes) and every bit pattern is
+    // valid for both.
+    unsafe { core::mem::transmute(v) }
+}
+
+/// Where each filter tap of one output pixel reads a run's `len` channels: in the input, or
+/// in the padding's row of zero points. Invariant: each of the first `taps` pointers (and the
+/// one past them, a copy of the last, for odd counts) points to `len` readable values that
+/// live as long as `'a`.
+struct Taps<'a> {
+    at: [*const i8; MAX_TAPS + 1],
+    taps: usize,
+    len: usize,
+    padding: &'a [i8; RUN],
+}
+
+impl<'a> Taps<'a> {
+    /// No taps yet.
+    fn new(padding: &'a [i8; RUN]) -> Taps<'a> {
+        Taps { at: [padding.as_ptr(); MAX_TAPS + 1], taps: 0, len: 0, padding }
+    }
+
+    /// A pixel whose taps all lie in the image: tap `t` reads `input[first + tap_at[t]..]`.
+    /// Panics if one of them has fewer than `len` values.
+    fn inside(&mut self, input: &'a [i8], first: usize, tap_at: &[usize], len: usize) {
+        let last = tap_at.iter().max().map_or(first, |&a| first + a);
+        // One check for all taps: the farthest ends within `input`.
+        assert!(last + len <= input.len() && len <= RUN);
+        for (at, &d) in self.at.iter_mut().zip(tap_at) {
+            *at = input.as_ptr().wrapping_add(first + d);
+        }
+        self.finish(tap_at.len(), len);
+    }
+
+    /// Any pixel, each tap checked: `(b, y0, x0)` is its first tap's position (which may lie
+    /// in the padding), `c0` the run's first channel.
+    fn clipped(
+        &mut self,
+        input: &'a [i8],
+        p: &DepthwiseParams,
+        (b, y0, x0): (usize, isize, isize),
+        c0: usize,
+        len: usize,
+    ) {
+        let (s, w) = (p.input, p.window);
+        for fy in 0..w.filter.h {
+            let iy = y0 + (fy * w.dilation.h) as isize;
+            for fx in 0..w.filter.w {
+                let ix = x0 + (fx * w.dilation.w) as isize;
+                let inside = (0..s.h as isize).contains(&iy) && (0..s.w as isize).contains(&ix);
+                self.at[fy * w.filter.w + fx] = if inside {
+                    let at = ((b * s.h + iy as usize) * s.w + ix as usize) * s.c + c0;
+                    input[at..][..len].as_ptr()
+                } else {
+                    self.padding[..len].as_ptr()
+                };
+            }
+        }
+        self.finish(w.filter.h * w.filter.w, len);
+    }
+
+    fn finish(&mut self, taps: usize, len: usize) {
+        assert!(taps > 0 && taps <= MAX_TAPS && len <= RUN);
+        self.at[taps] = self.at[taps - 1];
+        (self.taps, self.len) = (taps, len);
+    }
+
+    /// One block's sums over every tap pair: channels `x0..x0 + 32` of each tap's values,
+    /// times the block's laid-out pairs of filter values (`weights`, two per pair). Returns
+    /// the sums of channels 0..8 and 16..24 of the block, then of 8..16 and 24..32 (the order
+    /// the in-lane byte interleaving leaves them in).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+    #[inline]
+    fn block_sums(&self, x0: usize, weights: &[[i16; 32]]) -> (__m512i, __m512i) {
+        let mask = ((1u64 << self.len.saturating_sub(x0).min(32)) - 1) as u32;
+        let load = |at: *const i8| {
+            // SAFETY: `at` points to `self.len` readable values (the invariant), and the
+            // masked load reads only lanes `x0..x0 + k` with `x0 + k <= self.len`; lanes off
+            // the mask are not accessed.
+            unsafe { _mm256_maskz_loadu_epi8(mask, at.wrapping_add(x0)) }
+        };
+        let (mut lo, mut hi) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+        let pairs = self.taps.div_ceil(2);
+        for (pair, w) in self.at[..2 * pairs].as_chunks::<2>().0.iter().zip(weights.as_chunks::<2>().0) {
+            let (a, b) = (load(pair[0]), load(pair[1]));
+            let (a_lo, a_hi) = (_mm256_unpacklo_epi8(a, b), _mm256_unpackhi_epi8(a, b));
+            lo = _mm512_dpwssd_epi32(lo, _mm512_cvtepi8_epi16(a_lo), load_i16x32(&w[0]));
+            hi = _mm512_dpwssd_epi32(hi, _mm512_cvtepi8_epi16(a_hi), load_i16x32(&w[1]));
+        }
+        (lo, hi)
+    }
+}
+
+/// Lays out the filters of a run of `n` channels (`filter` from the run's first channel,
+/// `stride` values between taps) for [`block_sums`]: per block of 32 channels, per pair of
+/// taps `2p, 2p + 1`, two vectors of 32 int16, the first holding channels 0..8 then 16..24
+/// of the block, the second 8..16 then 24..32, each channel's two taps side by side (as
+/// `VPUNPCKLBW`/`VPUNPCKHBW` interleave the inputs). Taps past the filter and channels past
+/// the run are zero.
+fn pack_pairs(filter: &[i8], stride: usize, taps: usize, n: usize, packed: &mut [[i16; 32]]) {
+    let pairs = taps.div_ceil(2);
+    for (v, out) in packed[..2 * pairs * n.div_ceil(BLOCK)].iter_mut().enumerate() {
+        let (block, pair, half) = (v / (2 * pairs), v % (2 * pairs) / 2, v % 2);
+        for (j, x) in out.iter_mut().enumerate() {
+            let c = BLOCK * block + (j / 16) * 16 + half * 8 + (j % 16) / 2;
+            let t = 2 * pair + j % 2;
+            *x = if c < n && t < taps { i16::from(filter[t * stride + c]) } else { 0 };
+        }
+    }
+}
+
+/// A run's per-channel output stage ([`Requantize::fill`]): the multiplier, left shift, right
+/// shift, and the rounding's remainder mask and half of it, per channel (padded to whole
+/// vectors).
+struct Requantize {
+    multiplier: [i32; RUN],
+    left: [i32; RUN],
+    right: [i32; RUN],
+    mask: [i32; RUN],
+    half: [i32; RUN],
+}
+
+impl Default for Requantize {
+    fn default() -> Requantize {
+        Requantize { multiplier: [0; RUN], left: [0; RUN], right: [0; RUN], mask: [0; RUN], half: [0; RUN] }
+    }
+}
+
+impl Requantize {
+    /// Channels `c0..c0 + n` of `quant` (shifts in `-31..=30`, checked).
+    fn fill(&mut self, quant: &PerChannel<'_>, c0: usize, n: usize) {
+        for c in 0..n {
+            let (m, shift) = (quant.multiplier[c0 + c], quant.shift[c0 + c]);
+            let right = (-shift).max(0);
+            let mask = ((1i64 << right) - 1) as i32;
+            self.multiplier[c] = m;
+            self.left[c] = shift.max(0);
+            self.right[c] = right;
+            self.mask[c] = mask;
+            self.half[c] = mask >> 1;
+        }
+    }
+
+    /// Sixteen channels' sums from channel `c` through the output stage: TFLite's
+    /// `MultiplyByQuantizedMultiplier` (the multipliers are not `i32::MIN`, so the doubling
+    /// multiply cannot overflow), then `act` = (output offset, min, max), as int8.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    #[inline]
+    fn apply(&self, sums: __m512i, c: usize, (offset, min, max): (i32, i32, i32)) -> __m128i {
+        let x = _mm512_sllv_epi32(sums, load_i32x16(&self.left, c));
+        let m = load_i32x16(&self.multiplier, c);
+        let right = load_i32x16(&self.right, c);
+        let high = doubling_high(x, m);
+        let (mask, half) = (load_i32x16(&self.mask, c), load_i32x16(&self.half, c));
+        let q = rounding_shift(high, right, mask, half);
+        let q = _mm512_add_epi32(q, _mm512_set1_epi32(offset));
+        let q = _mm512_min_epi32(_mm512_max_epi32(q, _mm512_set1_epi32(min)), _mm512_set1_epi32(max));
+        _mm512_cvtepi32_epi8(q)
+    }
+}
+
+/// gemmlowp's rounding doubling high multiply of 16 lanes: bits 31..62 of `x * m + 2^30`, from
+/// the even and odd lanes' 64-bit products. Exact unless a lane has `x = m = i32::MIN`.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn doubling_high(x: __m512i, m: __m512i) -> __m512i {
+    let nudge = _mm512_set1_epi64(1 << 30);
+    let even = _mm512_add_epi64(_mm512_mul_epi32(x, m), nudge);
+    let odd =
+        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64::<32>(x), _mm512_srli_epi64::<32>(m)), nudge);
+    _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64::<31>(even), _mm512_slli_epi64::<1>(odd))
+}
+
+/// Sixteen int32 of `v` from index `from`.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn load_i32x16(v: &[i32], from: usize) -> __m512i {
+    let (v, _) = v[from..][..16].as_chunks::<16>();
+    // SAFETY: `v[0]` is a valid reference to 64 readable bytes; `loadu` has no alignment
+    // requirement.
+    unsafe { _mm512_loadu_si512(v[0].as_ptr().cast()) }
+}
+
+/// 32 int16 from an array of them.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn load_i16x32(v: &[i16; 32]) -> __m512i {
+    // SAFETY: `v` is a valid reference to 64 readable bytes; `loadu` has no alignment
+    // requirement.
+    unsafe { _mm512_loadu_si512(v.as_ptr().cast()) }
+}
+
+/// The first `min(out.len(), 16)` lanes of `v` into `out`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+#[inline]
+fn store_i8x16(v: __m128i, out: &mut [i8]) {
+    let mask = ((1u32 << out.len().min(16)) - 1) as u16;
+    // SAFETY: the masked store writes only the lanes of `mask`, the first
+    // `min(out.len(), 16)`, all within `out`, which is exclusively borrowed.
+    unsafe { _mm_mask_storeu_epi8(out.as_mut_ptr(), mask, v) }
+}
+
+/// [`crate::add`] (`SUB` false) or [`crate::sub`] of whole groups of 16 values (the caller
+/// does the rest), for parameters [`AddParams::vector_exact`] accepts: the AVX2 loop's
+/// arithmetic (`super::avx2::add_sub`) on twice the lanes. There every operand is within
+/// ±2^29 after its left shift, and so is every rescaled sum, so no doubling multiply meets
+/// `i32::MIN`.
+///
+/// # Safety
+/// The CPU must have AVX-512 F, BW and VL ([`has_vnni`] says so).
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+pub(crate) unsafe fn add_sub<const SUB: bool>(
+    p: &AddParams,
+    x: &[[i8; 16]],
+    y: &[[i8; 16]],
+    out: &mut [[i8; 16]],
+) {
+    let operand = |i: usize| (_mm512_set1_epi32(p.input_offset[i]), p.input_multiplier[i], p.input_shift[i]);
+    let operands = [operand(0), operand(1)];
+    let left = _mm512_set1_epi32(p.left_shift);
+    // Clamping the rescaled sum to ±1024 before the offset (within ±128) keeps the clamped
+    // result of the scalar stage's saturating addition.
+    let (lo, hi) = (_mm512_set1_epi32(-1024), _mm512_set1_epi32(1024));
+    let (offset, min, max) = (p.output_offset, p.activation.min, p.activation.max);
+    let (offset, min, max) = (_mm512_set1_epi32(offset), _mm512_set1_epi32(min), _mm512_set1_epi32(max));
+    let scaled = |v: &[i8; 16], (off, m, shift): (__m512i, i32, i32)| {
+        // SAFETY: `v` is a valid reference to 16 readable bytes; `loadu` has no alignment
+        // requirement.
+        let v = _mm512_cvtepi8_epi32(unsafe { _mm_loadu_si128(v.as_ptr().cast()) });
+        scale(_mm512_sllv_epi32(_mm512_add_epi32(v, off), left), m, shift)
+    };
+    for ((x, y), out) in x.iter().zip(y).zip(out) {
+        let (xs, ys) = (scaled(x, operands[0]), scaled(y, operands[1]));
+        let raw = if SUB { _mm512_sub_epi32(xs, ys) } else { _mm512_add_epi32(xs, ys) };
+        let v = scale(raw, p.output_multiplier, p.output_shift);
+        let v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), offset);
+        let v = _mm512_min_epi32(_mm512_max_epi32(v, min), max);
+        // SAFETY: `out` is a valid, exclusive reference to 16 writable bytes; `storeu` has no
+        // alignment requirement.
+        unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), _mm512_cvtepi32_epi8(v)) };
+    }
+}
+
+/// TFLite's `MultiplyByQuantizedMultiplier` of 16 lanes by one multiplier and shift
+/// (`-31..=30`), for lanes that are not `i32::MIN` after the left shift.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn scale(v: __m512i, multiplier: i32, shift: i32) -> __m512i {
+    let v = _mm512_sllv_epi32(v, _mm512_set1_epi32(shift.max(0)));
+    let high = doubling_high(v, _mm512_set1_epi32(multiplier));
+    let right = (-shift).max(0);
+    let mask = ((1i64 << right) - 1) as i32;
+    let [right, mask, half] = [right, mask, mask >> 1].map(|v| _mm512_set1_epi32(v));
+    rounding_shift(high, right, mask, half)
+}
+
+/// gemmlowp's `RoundingDivideByPOT` of 16 lanes, each by its own power `right`, given
+/// `mask = 2^right - 1` and `half = mask >> 1`: ties away from zero.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn rounding_shift(x: __m512i, right: __m512i, mask: __m512i, half: __m512i) -> __m512i {
+    // Up by one where the remainder exceeds half the divisor, less one for negative values.
+    let remainder = _mm512_and_si512(x, mask);
+    let threshold = _mm512_sub_epi32(half, _mm512_srai_epi32::<31>(x));
+    let q = _mm512_srav_epi32(x, right);
+    let up = _mm512_cmpgt_epi32_mask(remainder, threshold);
+    _mm512_mask_add_epi32(q, up, q, _mm512_set1_epi32(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::add::tests::params;
+    use crate::depthwise::tests::check_all;
+    use crate::shape::{Hw, Nhwc, Padding};
+    use crate::testutil::{Geometry, Lcg, window};
+
+    #[test]
+    fn depthwise_runs_blocks_and_odd_taps() {
+        // More than one run of channels (300), a partial block, 25 taps (odd), dilation 2.
+        for (c, f, stride, dilation) in [(300, 3, 2, 1), (45, 5, 1, 2), (16, 1, 1, 1), (7, 3, 1, 1)] {
+            let w = window(Hw::new(6, 9), Hw::square(f), stride, dilation, Padding::Same).unwrap();
+            let p = Geometry::new(Nhwc::new(2, 6, 9, c), w).depthwise(1);
+            for (izp, ozp) in [(-128, 5), (127, -128), (3, 0)] {
+                let p = DepthwiseParams { input_zero_point: izp, output_zero_point: ozp, ..p };
+                check_all(&p, c as u64 + 7, true).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn add_matches_the_avx2_loop() {
+        if !has_vnni() {
+            std::println!("skipped: this CPU lacks AVX-512 VNNI");
+            return;
+        }
+        let mut rng = Lcg(5);
+        for round in 0..400 {
+            let s = rng.scales(3, [0.001, 0.05][round % 2], 8.0);
+            let p = params(&mut rng, s[0], s[1], s[2]);
+            if !p.vector_exact() {
+                continue;
+            }
+            let n = 16 * (1 + rng.next() as usize % 8);
+            let (x, y) = (rng.bytes(n), rng.bytes(n));
+            let (x16, y16) = (x.as_chunks::<16>().0, y.as_chunks::<16>().0);
+            let (x8, y8) = (x.as_chunks::<8>().0, y.as_chunks::<8>().0);
+            let (mut wide, mut narrow) = (std::vec![[0i8; 16]; n / 16], std::vec![[0i8; 8]; n / 8]);
+            // SAFETY: `has_vnni` said the CPU has AVX-512 F, BW and VL, and AVX2.
+            unsafe {
+                add_sub::<false>(&p, x16, y16, &mut wide);
+                super::super::avx2::add_sub::<false>(&p, x8, y8, &mut narrow);
+            }
+            assert_eq!(wide.as_flattened(), narrow.as_flattened(), "round {round} {p:?}");
+            // SAFETY: as above.
+            unsafe {
+                add_sub::<true>(&p, x16, y16, &mut wide);
+                super::super::avx2::add_sub::<true>(&p, x8, y8, &mut narrow);
+            }
+            assert_eq!(wide.as_flattened(), narrow.as_flattened(), "sub, round {round} {p:?}");
+        }
+    }
+}
