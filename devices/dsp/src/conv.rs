@@ -455,8 +455,13 @@ pub(crate) fn im2col<T: Copy>(
         // In range: tap_range keeps 0 <= y0 + fy * dilation < h, and likewise for x.
         let iy = (y0 + (fy * w.dilation.h) as isize) as usize;
         let row = (b * s.h + iy) * s.w;
-        dst[..fx0 * ic].fill(pad);
-        dst[fx1 * ic..].fill(pad);
+        // (Only where there is padding: `fill` calls `memset` even for none.)
+        if fx0 > 0 {
+            dst[..fx0 * ic].fill(pad);
+        }
+        if fx1 < w.filter.w {
+            dst[fx1 * ic..].fill(pad);
+        }
         if w.dilation.w == 1 {
             // The valid taps of a filter row are contiguous in both tensors.
             let ix = (x0 + fx0 as isize) as usize;

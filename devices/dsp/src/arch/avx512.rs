@@ -15,6 +15,7 @@
 //! - int8 add and subtract ([`add_sub`]) 16 values at a time, the AVX2 loop's arithmetic.
 
 use core::arch::x86_64::*;
+use core::mem::MaybeUninit;
 
 use super::avx2::has_vnni;
 use crate::add::AddParams;
@@ -27,7 +28,7 @@ use crate::shape::origin;
 const MAX_TAPS: usize = 64;
 /// Channels per run of the depthwise loop: their filters laid out and output stage worked out
 /// once (the layout 32 KiB of stack).
-const RUN: usize = 256;
+pub(crate) const RUN: usize = 256;
 /// Channels per step of the depthwise loop.
 const BLOCK: usize = 32;
 
@@ -55,9 +56,13 @@ pub fn depthwise_conv2d(
 }
 
 /// The depthwise loop, for arguments `depthwise_conv2d` has checked. Channels go in runs of
-/// [`RUN`], each with its filters laid out ([`pack_pairs`]) and its output stage worked out;
-/// per output pixel, where each filter tap reads ([`Taps`]), then the run's channels
-/// [`BLOCK`] at a time.
+/// [`RUN`], each with its filters laid out ([`pack_pairs`]) and its output stage worked out
+/// ([`Laid`]); per output pixel, where each filter tap reads ([`Taps`]), then the run's
+/// channels [`BLOCK`] at a time. With a stride of 1 along rows and all channels in one run,
+/// the pixels of a row whose taps all lie in the image go as one span instead: each tap's
+/// values for all of them are contiguous, channel after channel, pixel after pixel, so the
+/// span goes 32 values at a time whatever the channel count, its filters laid out for the
+/// channel each lane meets (a pattern repeating every `lcm(channels, 32)` lanes).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 fn depthwise(
     p: &DepthwiseParams,
@@ -69,13 +74,15 @@ fn depthwise(
 ) {
     let (s, w, c_n) = (p.input, p.window, p.input.c);
     let taps = w.filter.h * w.filter.w;
-    let pairs = taps.div_ceil(2);
-    let offset = -p.input_zero_point;
     let padding = [p.input_zero_point as i8; RUN];
-    let mut packed = [[0i16; 32]; RUN / BLOCK * MAX_TAPS];
-    let mut folded = [0i32; RUN];
-    let mut stage = Requantize::default();
-    let act = (p.output_zero_point, p.activation.min, p.activation.max);
+    let mut laid = Laid {
+        packed: Filled::new(),
+        folded: Filled::new(),
+        stage: Requantize::new(),
+        pairs: taps.div_ceil(2),
+        period: BLOCK,
+        act: (p.output_zero_point, p.activation.min, p.activation.max),
+    };
     // Each tap's distance from the first, in input values.
     let mut tap_at = [0usize; MAX_TAPS];
     for (t, at) in tap_at[..taps].iter_mut().enumerate() {
@@ -86,48 +93,124 @@ fn depthwise(
         let o = origin(out, stride, pad);
         o >= 0 && o as usize + (filter - 1) * dilation < size
     };
+    let inner_x = |ox: usize| inner(ox, w.stride.w, w.pad.w, w.filter.w, w.dilation.w, s.w);
+    // The span of inner columns (contiguous: the first tap's column grows with `ox`), when
+    // the layout's repeat fits a run.
+    let repeat = c_n / gcd(c_n, BLOCK) * BLOCK;
+    let span = (w.stride.w == 1 && repeat <= RUN)
+        .then(|| {
+            let lo = (0..w.output.w).find(|&ox| inner_x(ox))?;
+            let hi = (lo..w.output.w).find(|&ox| !inner_x(ox)).unwrap_or(w.output.w);
+            Some(lo..hi)
+        })
+        .flatten();
     let mut taps_of = Taps::new(&padding);
     for c0 in (0..c_n).step_by(RUN) {
         let n = (c_n - c0).min(RUN);
-        pack_pairs(&filter[c0..], c_n, taps, n, &mut packed);
-        for (c, f) in folded[..n].iter_mut().enumerate() {
-            let sum = (0..taps).map(|t| i32::from(filter[t * c_n + c0 + c])).sum::<i32>();
-            *f = bias.map_or(0, |b| b[c0 + c]).wrapping_add(offset.wrapping_mul(sum));
-        }
-        stage.fill(&quant, c0, n);
+        // Lanes laid out: one pixel's channels, or the span's repeat.
+        let lanes = if span.is_some() { repeat } else { n };
+        laid.fill(p, (filter, bias, &quant), (c0, n), lanes);
         let mut pixel = 0;
         for b in 0..s.n {
             for oy in 0..w.output.h {
                 let y0 = origin(oy, w.stride.h, w.pad.h);
                 let rows_in = inner(oy, w.stride.h, w.pad.h, w.filter.h, w.dilation.h, s.h);
+                let row_span = span.clone().filter(|_| rows_in).unwrap_or(0..0);
+                if !row_span.is_empty() {
+                    let x0 = origin(row_span.start, 1, w.pad.w) as usize;
+                    let first = ((b * s.h + y0 as usize) * s.w + x0) * c_n;
+                    let len = row_span.len() * c_n;
+                    taps_of.inside(input, first, &tap_at[..taps], len);
+                    laid.run(&taps_of, &mut output[(pixel + row_span.start) * c_n..][..len]);
+                }
                 for ox in 0..w.output.w {
+                    if row_span.contains(&ox) {
+                        continue;
+                    }
                     let x0 = origin(ox, w.stride.w, w.pad.w);
-                    if rows_in && inner(ox, w.stride.w, w.pad.w, w.filter.w, w.dilation.w, s.w) {
+                    if rows_in && inner_x(ox) {
                         let first = ((b * s.h + y0 as usize) * s.w + x0 as usize) * c_n + c0;
                         taps_of.inside(input, first, &tap_at[..taps], n);
                     } else {
                         taps_of.clipped(input, p, (b, y0, x0), c0, n);
                     }
-                    let out = &mut output[pixel * c_n + c0..][..n];
-                    pixel += 1;
-                    for k in 0..n.div_ceil(BLOCK) {
-                        let x0 = BLOCK * k;
-                        let weights = &packed[2 * k * pairs..][..2 * pairs];
-                        let (lo, hi) = taps_of.block_sums(x0, weights);
-                        // Lanes of `lo` hold channels 0..8 and 16..24 of the block, `hi` the
-                        // others: back in order.
-                        let first = _mm512_permutex2var_epi32(lo, FIRST_HALF, hi);
-                        let second = _mm512_permutex2var_epi32(lo, SECOND_HALF, hi);
-                        for (h, sums) in [first, second].into_iter().enumerate() {
-                            let c = x0 + 16 * h;
-                            if c >= n {
-                                break;
-                            }
-                            let sums = _mm512_add_epi32(sums, load_i32x16(&folded, c));
-                            store_i8x16(stage.apply(sums, c, act), &mut out[c..]);
-                        }
-                    }
+                    laid.run(&taps_of, &mut output[(pixel + ox) * c_n + c0..][..n]);
                 }
+                pixel += w.output.w;
+            }
+        }
+    }
+}
+
+/// Greatest common divisor.
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// What the depthwise loop lays out per run of channels: per lane `l` of a block sequence
+/// repeating every `period` lanes, the filter ([`pack_pairs`]), the bias with the input
+/// offset folded in, and the output stage, of the lane's channel.
+struct Laid {
+    packed: Filled<[i16; 32], { RUN / BLOCK * MAX_TAPS }>,
+    folded: Filled<i32, RUN>,
+    stage: Requantize,
+    /// Tap pairs.
+    pairs: usize,
+    /// Lanes before the layout repeats (a multiple of [`BLOCK`], at most [`RUN`]).
+    period: usize,
+    /// Output offset, activation minimum and maximum.
+    act: (i32, i32, i32),
+}
+
+impl Laid {
+    /// Lays out `lanes` (at most [`RUN`]) lanes for channels `c0..c0 + n`, lane `l` taking
+    /// channel `c0 + l % n`.
+    fn fill(
+        &mut self,
+        p: &DepthwiseParams,
+        (filter, bias, quant): (&[i8], Option<&[i32]>, &PerChannel<'_>),
+        (c0, n): (usize, usize),
+        lanes: usize,
+    ) {
+        let (c_n, taps) = (p.input.c, p.window.filter.h * p.window.filter.w);
+        let offset = -p.input_zero_point;
+        self.period = lanes.next_multiple_of(BLOCK);
+        pack_pairs(&filter[c0..], c_n, taps, (lanes, n), &mut self.packed);
+        // Each channel's filter sum, taps outermost (rows of the filter are contiguous).
+        let mut sums = [0i32; RUN];
+        for tap in filter.chunks_exact(c_n).take(taps) {
+            for (sum, &f) in sums[..n].iter_mut().zip(&tap[c0..]) {
+                *sum += i32::from(f);
+            }
+        }
+        self.folded.set((0..self.period).map(|l| {
+            let (c, sum) = if l < lanes { (c0 + l % n, sums[l % n]) } else { (c0, 0) };
+            bias.map_or(0, |b| b[c]).wrapping_add(offset.wrapping_mul(sum))
+        }));
+        self.stage.fill(quant, c0, lanes, n);
+    }
+
+    /// Lanes `0..taps.len` of `taps` through the sums and the output stage into `out`, block
+    /// `k` with the layout's block `k % (period / 32)`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+    #[inline]
+    fn run(&self, taps: &Taps<'_>, out: &mut [i8]) {
+        let len = out.len().min(taps.len);
+        let blocks = self.period / BLOCK;
+        for k in 0..len.div_ceil(BLOCK) {
+            let (x0, laid) = (BLOCK * k, BLOCK * (k % blocks));
+            let weights = &self.packed.get()[2 * (k % blocks) * self.pairs..][..2 * self.pairs];
+            let (lo, hi) = taps.block_sums(x0, weights);
+            // Lanes of `lo` hold lanes 0..8 and 16..24 of the block, `hi` the others: back in
+            // order.
+            let first = _mm512_permutex2var_epi32(lo, FIRST_HALF, hi);
+            let second = _mm512_permutex2var_epi32(lo, SECOND_HALF, hi);
+            for (h, sums) in [first, second].into_iter().enumerate() {
+                if x0 + 16 * h >= len {
+                    break;
+                }
+                let sums = _mm512_add_epi32(sums, load_i32x16(self.folded.get(), laid + 16 * h));
+                store_i8x16(self.stage.apply(sums, laid + 16 * h, self.act), &mut out[x0 + 16 * h..len]);
             }
         }
     }
@@ -168,7 +251,7 @@ impl<'a> Taps<'a> {
     fn inside(&mut self, input: &'a [i8], first: usize, tap_at: &[usize], len: usize) {
         let last = tap_at.iter().max().map_or(first, |&a| first + a);
         // One check for all taps: the farthest ends within `input`.
-        assert!(last + len <= input.len() && len <= RUN);
+        assert!(last + len <= input.len());
         for (at, &d) in self.at.iter_mut().zip(tap_at) {
             *at = input.as_ptr().wrapping_add(first + d);
         }
@@ -195,6 +278,7 @@ impl<'a> Taps<'a> {
                     let at = ((b * s.h + iy as usize) * s.w + ix as usize) * s.c + c0;
                     input[at..][..len].as_ptr()
                 } else {
+                    // (Panics if `len` is over [`RUN`].)
                     self.padding[..len].as_ptr()
                 };
             }
@@ -203,7 +287,7 @@ impl<'a> Taps<'a> {
     }
 
     fn finish(&mut self, taps: usize, len: usize) {
-        assert!(taps > 0 && taps <= MAX_TAPS && len <= RUN);
+        assert!(taps > 0 && taps <= MAX_TAPS);
         self.at[taps] = self.at[taps - 1];
         (self.taps, self.len) = (taps, len);
     }
@@ -234,67 +318,84 @@ impl<'a> Taps<'a> {
     }
 }
 
-/// Lays out the filters of a run of `n` channels (`filter` from the run's first channel,
-/// `stride` values between taps) for [`block_sums`]: per block of 32 channels, per pair of
-/// taps `2p, 2p + 1`, two vectors of 32 int16, the first holding channels 0..8 then 16..24
-/// of the block, the second 8..16 then 24..32, each channel's two taps side by side (as
-/// `VPUNPCKLBW`/`VPUNPCKHBW` interleave the inputs). Taps past the filter and channels past
-/// the run are zero.
-fn pack_pairs(filter: &[i8], stride: usize, taps: usize, n: usize, packed: &mut [[i16; 32]]) {
+/// Lays out the filters of `lanes` lanes, lane `l` taking channel `l % n` of a run
+/// (`filter` from the run's first channel, `stride` values between taps), for
+/// [`Taps::block_sums`]: per block of 32 lanes, per pair of taps `2p, 2p + 1`, two vectors of
+/// 32 int16, the first holding lanes 0..8 then 16..24 of the block, the second 8..16 then
+/// 24..32, each lane's two taps side by side (as `VPUNPCKLBW`/`VPUNPCKHBW` interleave the
+/// inputs). Taps past the filter and lanes past `lanes` are zero.
+fn pack_pairs<const N: usize>(
+    filter: &[i8],
+    stride: usize,
+    taps: usize,
+    (lanes, n): (usize, usize),
+    packed: &mut Filled<[i16; 32], N>,
+) {
     let pairs = taps.div_ceil(2);
-    for (v, out) in packed[..2 * pairs * n.div_ceil(BLOCK)].iter_mut().enumerate() {
+    let value = |t: usize, l: usize| {
+        let lane = if l < n { l } else { l % n };
+        if l < lanes && t < taps { i16::from(filter[t * stride + lane]) } else { 0 }
+    };
+    packed.set((0..2 * pairs * lanes.div_ceil(BLOCK)).map(|v| {
         let (block, pair, half) = (v / (2 * pairs), v % (2 * pairs) / 2, v % 2);
-        for (j, x) in out.iter_mut().enumerate() {
-            let c = BLOCK * block + (j / 16) * 16 + half * 8 + (j % 16) / 2;
-            let t = 2 * pair + j % 2;
-            *x = if c < n && t < taps { i16::from(filter[t * stride + c]) } else { 0 };
+        let mut out = [0i16; 32];
+        // Elements 0..16 hold lanes `8 * half..` of the block's first 16, 16..32 of its
+        // second 16: lane `i`'s taps side by side.
+        for (g, out) in out.as_chunks_mut::<16>().0.iter_mut().enumerate() {
+            let first = BLOCK * block + 16 * g + 8 * half;
+            for (i, x) in out.as_chunks_mut::<2>().0.iter_mut().enumerate() {
+                *x = [value(2 * pair, first + i), value(2 * pair + 1, first + i)];
+            }
         }
-    }
+        out
+    }));
 }
 
-/// A run's per-channel output stage ([`Requantize::fill`]): the multiplier, left shift, right
-/// shift, and the rounding's remainder mask and half of it, per channel (padded to whole
-/// vectors).
-struct Requantize {
-    multiplier: [i32; RUN],
-    left: [i32; RUN],
-    right: [i32; RUN],
-    mask: [i32; RUN],
-    half: [i32; RUN],
-}
-
-impl Default for Requantize {
-    fn default() -> Requantize {
-        Requantize { multiplier: [0; RUN], left: [0; RUN], right: [0; RUN], mask: [0; RUN], half: [0; RUN] }
-    }
+/// A run's per-channel output stage ([`Requantize::fill`]), per group of 16 lanes (padded to
+/// whole blocks): the multipliers, left shifts, right shifts, and the rounding's remainder
+/// masks and halves of them.
+pub(crate) struct Requantize {
+    groups: Filled<[[i32; 16]; 5], { RUN / 16 }>,
 }
 
 impl Requantize {
-    /// Channels `c0..c0 + n` of `quant` (shifts in `-31..=30`, checked).
-    fn fill(&mut self, quant: &PerChannel<'_>, c0: usize, n: usize) {
-        for c in 0..n {
-            let (m, shift) = (quant.multiplier[c0 + c], quant.shift[c0 + c]);
-            let right = (-shift).max(0);
-            let mask = ((1i64 << right) - 1) as i32;
-            self.multiplier[c] = m;
-            self.left[c] = shift.max(0);
-            self.right[c] = right;
-            self.mask[c] = mask;
-            self.half[c] = mask >> 1;
-        }
+    /// Nothing filled yet.
+    pub(crate) fn new() -> Requantize {
+        Requantize { groups: Filled::new() }
     }
 
-    /// Sixteen channels' sums from channel `c` through the output stage: TFLite's
-    /// `MultiplyByQuantizedMultiplier` (the multipliers are not `i32::MIN`, so the doubling
-    /// multiply cannot overflow), then `act` = (output offset, min, max), as int8.
+    /// Lanes `0..lanes` (at most [`RUN`]), lane `l` taking channel `c0 + l % n` of `quant`
+    /// (shifts in `-31..=30`, checked); lanes past them to the next multiple of 32 scale by 0.
+    pub(crate) fn fill(&mut self, quant: &PerChannel<'_>, c0: usize, lanes: usize, n: usize) {
+        let lane = |l: usize| {
+            let (m, shift) =
+                if l < lanes { (quant.multiplier[c0 + l % n], quant.shift[c0 + l % n]) } else { (0, 0) };
+            let right = (-shift).max(0);
+            let mask = ((1i64 << right) - 1) as i32;
+            [m, shift.max(0), right, mask, mask >> 1]
+        };
+        self.groups.set((0..lanes.next_multiple_of(BLOCK) / 16).map(|g| {
+            let group: [[i32; 5]; 16] = core::array::from_fn(|i| lane(16 * g + i));
+            core::array::from_fn(|k| core::array::from_fn(|i| group[i][k]))
+        }));
+    }
+
+    /// Sixteen lanes' sums from lane `c` (a multiple of 16) through the output stage:
+    /// TFLite's `MultiplyByQuantizedMultiplier` (the multipliers are not `i32::MIN`, so the
+    /// doubling multiply cannot overflow), then `act` = (output offset, min, max), as int8.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     #[inline]
-    fn apply(&self, sums: __m512i, c: usize, (offset, min, max): (i32, i32, i32)) -> __m128i {
-        let x = _mm512_sllv_epi32(sums, load_i32x16(&self.left, c));
-        let m = load_i32x16(&self.multiplier, c);
-        let right = load_i32x16(&self.right, c);
-        let high = doubling_high(x, m);
-        let (mask, half) = (load_i32x16(&self.mask, c), load_i32x16(&self.half, c));
+    pub(crate) fn apply(&self, sums: __m512i, c: usize, (offset, min, max): (i32, i32, i32)) -> __m128i {
+        debug_assert!(c.is_multiple_of(16));
+        let [m, left, right, mask, half] = &self.groups.get()[c / 16];
+        let [m, left, right, mask, half] = [
+            load_i32x16(m, 0),
+            load_i32x16(left, 0),
+            load_i32x16(right, 0),
+            load_i32x16(mask, 0),
+            load_i32x16(half, 0),
+        ];
+        let high = doubling_high(_mm512_sllv_epi32(sums, left), m);
         let q = rounding_shift(high, right, mask, half);
         let q = _mm512_add_epi32(q, _mm512_set1_epi32(offset));
         let q = _mm512_min_epi32(_mm512_max_epi32(q, _mm512_set1_epi32(min)), _mm512_set1_epi32(max));
@@ -317,7 +418,7 @@ fn doubling_high(x: __m512i, m: __m512i) -> __m512i {
 /// Sixteen int32 of `v` from index `from`.
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn load_i32x16(v: &[i32], from: usize) -> __m512i {
+pub(crate) fn load_i32x16(v: &[i32], from: usize) -> __m512i {
     let (v, _) = v[from..][..16].as_chunks::<16>();
     // SAFETY: `v[0]` is a valid reference to 64 readable bytes; `loadu` has no alignment
     // requirement.
@@ -336,7 +437,7 @@ fn load_i16x32(v: &[i16; 32]) -> __m512i {
 /// The first `min(out.len(), 16)` lanes of `v` into `out`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 #[inline]
-fn store_i8x16(v: __m128i, out: &mut [i8]) {
+pub(crate) fn store_i8x16(v: __m128i, out: &mut [i8]) {
     let mask = ((1u32 << out.len().min(16)) - 1) as u16;
     // SAFETY: the masked store writes only the lanes of `mask`, the first
     // `min(out.len(), 16)`, all within `out`, which is exclusively borrowed.
@@ -408,6 +509,38 @@ fn rounding_shift(x: __m512i, right: __m512i, mask: __m512i, half: __m512i) -> _
     let q = _mm512_srav_epi32(x, right);
     let up = _mm512_cmpgt_epi32_mask(remainder, threshold);
     _mm512_mask_add_epi32(q, up, q, _mm512_set1_epi32(1))
+}
+
+/// A buffer on the stack of which only the first `len` elements are written and read:
+/// zeroing whole buffers on every call cost more than the work of small layers.
+pub(crate) struct Filled<T: Copy, const N: usize> {
+    buf: [MaybeUninit<T>; N],
+    len: usize,
+}
+
+impl<T: Copy, const N: usize> Filled<T, N> {
+    /// Empty.
+    pub(crate) fn new() -> Filled<T, N> {
+        Filled { buf: [MaybeUninit::uninit(); N], len: 0 }
+    }
+
+    /// Makes `values` the contents (panics if there are more than `N`).
+    pub(crate) fn set(&mut self, values: impl IntoIterator<Item = T>) {
+        let mut len = 0;
+        for v in values {
+            self.buf[len].write(v);
+            len += 1;
+        }
+        self.len = len;
+    }
+
+    /// The contents.
+    pub(crate) fn get(&self) -> &[T] {
+        let written = &self.buf[..self.len];
+        // SAFETY: `set` wrote the first `len` elements, and `MaybeUninit<T>` has the size,
+        // alignment and layout of `T`.
+        unsafe { &*(written as *const [MaybeUninit<T>] as *const [T]) }
+    }
 }
 
 #[cfg(test)]

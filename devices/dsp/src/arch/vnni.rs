@@ -25,6 +25,7 @@ use core::mem::MaybeUninit;
 use super::avx2::{
     OutStage, has_vnni, load_i8x32, load_i32x8, load_u8x32, requantize8, store_i32x8, store_u8x32,
 };
+use super::avx512::{Requantize, load_i32x16, store_i8x16};
 use crate::conv::{ConvParams, im2col, next_pixel};
 use crate::error::DspError;
 use crate::quant::{PerChannel, check_per_channel};
@@ -112,6 +113,9 @@ fn vnni_conv(
     let mut patches = [MaybeUninit::<u8>::uninit(); PATCH_BYTES];
     let mut packed = [MaybeUninit::<[u8; 32]>::uninit(); FILTER_BYTES / 32];
     let mut stage = Stage { bias: [0; CHANNEL_RUN], multiplier: [0; CHANNEL_RUN], shift: [0; CHANNEL_RUN] };
+    // The output stage for 512-bit tiles, which need no multiplier of `i32::MIN`.
+    let mut wide = Requantize::new();
+    let wide_ok = !quant.multiplier.contains(&i32::MIN);
     let out_stage = OutStage { offset: p.output_zero_point, min: p.activation.min, max: p.activation.max };
     // Zeros past each patch (never written: multiplied by zero filter values).
     let patches =
@@ -141,7 +145,12 @@ fn vnni_conv(
                 (0, 0, 0)
             };
         }
-        let run = Run { packed, blocks, stage: &stage, out_stage: &out_stage, channels: n, stride: oc_n };
+        if wide_ok {
+            wide.fill(&quant, c0, n, n);
+        }
+        let wide = wide_ok.then_some(&wide);
+        let run =
+            Run { packed, blocks, stage: &stage, wide, out_stage: &out_stage, channels: n, stride: oc_n };
         if implicit {
             // Each image once, as unsigned bytes with its padding, which the tiles read in
             // place: no patches.
@@ -266,6 +275,8 @@ struct Run<'a> {
     packed: &'a [[u8; 32]],
     blocks: usize,
     stage: &'a Stage,
+    /// The output stage of [`tile512`], where the run may take it.
+    wide: Option<&'a Requantize>,
     out_stage: &'a OutStage,
     /// Channels of the run.
     channels: usize,
@@ -279,6 +290,33 @@ impl Run<'_> {
         let quads = self.packed.len() / self.blocks;
         let mut b = 0;
         while b < self.blocks {
+            if let Some(wide) = self.wide.filter(|_| self.blocks - b >= 2) {
+                // Pairs of blocks, 16 channels per 512-bit vector.
+                let width = match (self.blocks - b) / 2 {
+                    4.. => 4,
+                    2 | 3 => 2,
+                    _ => 1,
+                };
+                let filters = &self.packed[b * quads..][..2 * width * quads];
+                let to = TileOut {
+                    out: &mut *out,
+                    stride: self.stride,
+                    rows,
+                    first_channel: 8 * b,
+                    channels: self.channels,
+                };
+                let stages = (self.stage, wide, self.out_stage);
+                // SAFETY: `cpu` proves the CPU has `tile512`'s target features.
+                unsafe {
+                    match width {
+                        4 => tile512::<4>(tile_in, filters, stages, to),
+                        2 => tile512::<2>(tile_in, filters, stages, to),
+                        _ => tile512::<1>(tile_in, filters, stages, to),
+                    }
+                }
+                b += 2 * width;
+                continue;
+            }
             let width = match self.blocks - b {
                 4.. => 4,
                 2 | 3 => 2,
@@ -502,6 +540,64 @@ fn tile<const B: usize>(
             } else {
                 out[..width].copy_from_slice(&bytes[..width]);
             }
+        }
+    }
+}
+
+/// Four pixels by `B` pairs of blocks (16 channels per 512-bit vector, the pair's two
+/// blocks of eight side by side): [`tile`] on twice the lanes, with the output stage of
+/// [`Requantize`] (the run's multipliers are not `i32::MIN`).
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+#[inline]
+fn tile512<const B: usize>(
+    tile_in: &TileIn<'_>,
+    filters: &[[u8; 32]],
+    (stage, wide, out_stage): (&Stage, &Requantize, &OutStage),
+    to: TileOut<'_>,
+) {
+    let quads = filters.len() / (2 * B);
+    let mut w = [(&filters[..0], &filters[..0]); B];
+    for (j, w) in w.iter_mut().enumerate() {
+        *w = (&filters[2 * j * quads..][..quads], &filters[(2 * j + 1) * quads..][..quads]);
+    }
+    let mut acc = [[_mm512_setzero_si512(); B]; TILE];
+    for j in 0..B {
+        let b = load_i32x16(&stage.bias, to.first_channel + 16 * j);
+        for row in acc.iter_mut() {
+            row[j] = b;
+        }
+    }
+    let n = tile_in.tap_quads;
+    for (t, &tap) in tile_in.taps.iter().enumerate() {
+        let mut x = [&tile_in.rows[0][..0]; TILE];
+        for (x, row) in x.iter_mut().zip(&tile_in.rows) {
+            *x = &row[tap..][..n];
+        }
+        let mut wt = [(&w[0].0[..0], &w[0].1[..0]); B];
+        for (wt, w) in wt.iter_mut().zip(&w) {
+            *wt = (&w.0[t * n..][..n], &w.1[t * n..][..n]);
+        }
+        for q in 0..n {
+            let mut wq = [_mm512_setzero_si512(); B];
+            for j in 0..B {
+                let (lo, hi) = (load_u8x32(&wt[j].0[q]), load_u8x32(&wt[j].1[q]));
+                wq[j] = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+            }
+            for r in 0..TILE {
+                let x = _mm512_set1_epi32(i32::from_le_bytes(x[r][q]));
+                for j in 0..B {
+                    acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], x, wq[j]);
+                }
+            }
+        }
+    }
+    let act = (out_stage.offset, out_stage.min, out_stage.max);
+    for j in 0..B {
+        let c = to.first_channel + 16 * j;
+        let width = to.channels.saturating_sub(c).min(16);
+        for (r, row) in acc.iter().enumerate().take(to.rows) {
+            let out = &mut to.out[r * to.stride + c..];
+            store_i8x16(wide.apply(row[j], c, act), &mut out[..width]);
         }
     }
 }
