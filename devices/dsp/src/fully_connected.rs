@@ -200,7 +200,9 @@ mod tests {
                 activation: ActivationRange::new(act_lo, 127 + act_lo / 2).unwrap(),
                 ..params(batches, input_depth, output_depth)
             };
-            let kernels = all_kernels!(fully_connected, fully_connected);
+            let mut kernels = all_kernels!(fully_connected, fully_connected);
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            kernels.push(crate::arch::avx512::fully_connected);
             ops.assert_bit_exact(&p, with_bias, batches * output_depth, &kernels, reference_fc)?;
         }
 

@@ -79,6 +79,7 @@ pub use softmax::{LogSoftmaxParams, SoftmaxParams, log_softmax, softmax};
 /// Whether the crate-root kernels use the DSP extension's instructions on this target.
 pub const USES_DSP_INSTRUCTIONS: bool = cfg!(hostrt_arm_dsp);
 
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 arch::per_channel_kernels!(@one arch::Best,
     "Fully connected layer with per-channel weights (TFLite's `FullyConnectedPerChannel`), on the \
      best inner loops for the target. See [`FullyConnectedParams`] for the layouts.",
@@ -94,9 +95,10 @@ arch::per_channel_kernels!(@one arch::Best,
      for the target. See [`ConvParams`] for the layouts.",
     conv2d, ConvParams, conv);
 
-/// On x86-64, the depthwise convolution picks its loops at run time: AVX-512 or SSE2.
+/// On x86-64, the depthwise convolution and fully connected layer pick their loops at run
+/// time: AVX-512 or SSE2.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-pub use arch::avx512::depthwise_conv2d;
+pub use arch::avx512::{depthwise_conv2d, fully_connected};
 /// On x86-64, the convolution picks its inner loops at run time: AVX-512 VNNI or SSE2.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub use arch::vnni::conv2d;

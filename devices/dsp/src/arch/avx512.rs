@@ -1,18 +1,26 @@
 //! int8 kernels on 512-bit AVX-512 registers (F, BW, VL and VNNI), taken at run time where the
 //! CPU has them ([`has_vnni`]); elsewhere the SSE2 and AVX2 loops run, with the same results.
 //!
-//! - Depthwise convolution ([`depthwise_conv2d`], depth multiplier 1): per output pixel,
-//!   32 channels at a time. Each pair of filter taps is two 32-byte loads of the pixels' int8
-//!   values, interleaved by bytes and sign-extended to int16 (`VPMOVSXBW`), then
-//!   `VPDPWSSD` multiplies them with the pair's filter values (laid out once per call in the
-//!   same interleaved order) and adds each channel's two products into its int32 sum. The
-//!   input offset is not added per tap: `Σ (x + offset)·w = Σ x·w + offset·Σ w`, so each
-//!   channel's bias takes `offset·Σ w` once per call, and taps in the padding read the input
-//!   zero point (whose `x + offset` is 0). Sums wrap modulo 2^32 as every other path's do, so
-//!   the results are bit-exact with them.
-//! - The output stage ([`Requantize`]): TFLite's per-channel `MultiplyByQuantizedMultiplier`
-//!   on 16 lanes, with each channel's shifts and rounding mask worked out once per call.
-//! - int8 add and subtract ([`add_sub`]) 16 values at a time, the AVX2 loop's arithmetic.
+//! - Fully connected ([`fully_connected`]): the filter read in place, 16 output channels at a
+//!   time, 64 values of a row per `VPDPBUSD` against the input made unsigned, the 16 sums
+//!   reduced across lanes together; each channel's filter sum folded into its bias per call.
+//! - Depthwise convolution ([`depthwise_conv2d`], depth multiplier 1): 32 channels at a time.
+//!   Each pair of filter taps is two 32-byte loads of int8 values, interleaved by bytes and
+//!   sign-extended to int16 (`VPMOVSXBW`), then `VPDPWSSD` multiplies them with the pair's
+//!   filter values (laid out once per call in the same interleaved order) and adds each
+//!   channel's two products into its int32 sum. With a stride of 1 along rows, a row's inner
+//!   pixels go as one span of values, 32 at a time whatever the channel count.
+//! - The output stage: TFLite's per-channel `MultiplyByQuantizedMultiplier` on 16 lanes, with
+//!   each channel's shifts and rounding mask worked out once per call; it leaves out
+//!   multipliers of `i32::MIN` (whose doubling multiply can overflow), for which the kernels
+//!   take the other loops.
+//! - int8 add and subtract (`crate::add`, `crate::sub`), 16 values at a time.
+//!
+//! The input offset is not added per multiply: `Σ (x + offset)·w = Σ x·w + offset·Σ w` (or
+//! with `x + 128` for `VPDPBUSD`'s unsigned operand), so each channel's bias takes the
+//! difference once per call, and taps in the padding read the input zero point (whose
+//! `x + offset` is 0). Sums wrap modulo 2^32 as every other path's do, so the results are
+//! bit-exact with them.
 
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
@@ -21,6 +29,7 @@ use super::avx2::has_vnni;
 use crate::add::AddParams;
 use crate::depthwise::DepthwiseParams;
 use crate::error::DspError;
+use crate::fully_connected::FullyConnectedParams;
 use crate::quant::{PerChannel, check_per_channel};
 use crate::shape::origin;
 
@@ -32,27 +41,194 @@ pub(crate) const RUN: usize = 256;
 /// Channels per step of the depthwise loop.
 const BLOCK: usize = 32;
 
-/// Depthwise convolution with per-channel weights (TFLite's `DepthwiseConvPerChannel`) on the
-/// best loops for the CPU: AVX-512 where it has them and the depth multiplier is 1 (with at
-/// most 64 filter taps and no multiplier of `i32::MIN`), else [`super::x86`]'s. The results
-/// are the same. See [`DepthwiseParams`] for the layouts.
-pub fn depthwise_conv2d(
-    p: &DepthwiseParams,
+/// A public per-channel kernel (the crate root's signature) that checks its arguments, then
+/// runs `$fast` (AVX-512) where the CPU has it, `$fits` holds and no multiplier is
+/// `i32::MIN` (which the 16-lane output stage leaves out), else `$fallback`.
+macro_rules! run_time_choice {
+    ($(#[$doc:meta])* $name:ident, $params:ty, $fits:expr, $fast:ident, $fallback:path) => {
+        $(#[$doc])*
+        pub fn $name(
+            p: &$params,
+            input: &[i8],
+            filter: &[i8],
+            bias: Option<&[i32]>,
+            quant: PerChannel<'_>,
+            output: &mut [i8],
+        ) -> Result<(), DspError> {
+            check_per_channel(p, input, filter, bias, &quant, output)?;
+            let fits: fn(&$params) -> bool = $fits;
+            if fits(p) && !quant.multiplier.contains(&i32::MIN) && has_vnni() {
+                // SAFETY: `has_vnni` said the CPU has the target features of `$fast`.
+                unsafe { $fast(p, input, filter, bias, quant, output) };
+                return Ok(());
+            }
+            $fallback(p, input, filter, bias, quant, output)
+        }
+    };
+}
+
+run_time_choice!(
+    /// Fully connected layer with per-channel weights (TFLite's `FullyConnectedPerChannel`) on
+    /// the best loops for the CPU: AVX-512 VNNI where it has them, else [`super::x86`]'s. The
+    /// results are the same. See [`FullyConnectedParams`] for the layouts.
+    fully_connected,
+    FullyConnectedParams,
+    |p| p.input_depth > 0 && p.output_depth > 0,
+    fully_connected_rows,
+    super::x86::fully_connected
+);
+
+run_time_choice!(
+    /// Depthwise convolution with per-channel weights (TFLite's `DepthwiseConvPerChannel`) on
+    /// the best loops for the CPU: AVX-512 where it has them and the depth multiplier is 1
+    /// (with at most 64 filter taps), else [`super::x86`]'s. The results are the same. See
+    /// [`DepthwiseParams`] for the layouts.
+    depthwise_conv2d,
+    DepthwiseParams,
+    |p| p.depth_multiplier == 1 && p.window.filter.h * p.window.filter.w <= MAX_TAPS && p.input.c > 0,
+    depthwise,
+    super::x86::depthwise_conv2d
+);
+
+/// The fully connected loop, for arguments `fully_connected` has checked (nonzero depths).
+/// The filter is read in place, row by row: 16 output channels at a time, each a row of
+/// 64 filter values per `VPDPBUSD` against the input row's values made unsigned (`x + 128`),
+/// the 16 sums reduced across lanes together ([`reduce16`]). Per run of channels, each
+/// channel's filter sum, times `offset − 128`, is folded into its bias once:
+/// `Σ (x + offset)·w = Σ (x + 128)·w + (offset − 128)·Σ w`, modulo 2^32 as the other paths.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+fn fully_connected_rows(
+    p: &FullyConnectedParams,
     input: &[i8],
     filter: &[i8],
     bias: Option<&[i32]>,
     quant: PerChannel<'_>,
     output: &mut [i8],
-) -> Result<(), DspError> {
-    check_per_channel(p, input, filter, bias, &quant, output)?;
-    let taps = p.window.filter.h * p.window.filter.w;
-    let exact = !quant.multiplier.contains(&i32::MIN);
-    if p.depth_multiplier == 1 && taps <= MAX_TAPS && p.input.c > 0 && exact && has_vnni() {
-        // SAFETY: `has_vnni` said the CPU has the target features of `depthwise`.
-        unsafe { depthwise(p, input, filter, bias, quant, output) };
-        return Ok(());
+) {
+    let (depth, oc_n) = (p.input_depth, p.output_depth);
+    let offset = -p.input_zero_point;
+    let act = (p.output_zero_point, p.activation.min, p.activation.max);
+    let mut stage = Requantize::new();
+    let mut folded = Filled::<i32, RUN>::new();
+    for c0 in (0..oc_n).step_by(RUN) {
+        let n = (oc_n - c0).min(RUN);
+        let rows = &filter[c0 * depth..][..n * depth];
+        stage.fill(&quant, c0, n, n);
+        let mut sums = [0i32; RUN];
+        for g in (0..n).step_by(16) {
+            let filter_sums = group_sums(&rows[g * depth..], depth, (n - g).min(16), None);
+            let (chunk, _) = sums[g..][..16].as_chunks_mut::<16>();
+            // SAFETY: `chunk[0]` is a valid, exclusive reference to 64 writable bytes;
+            // `storeu` has no alignment requirement.
+            unsafe { _mm512_storeu_si512(chunk[0].as_mut_ptr().cast(), filter_sums) };
+        }
+        folded.set((0..n.next_multiple_of(16)).map(|c| {
+            let b = if c < n { bias.map_or(0, |b| b[c0 + c]) } else { 0 };
+            b.wrapping_add((offset - 128).wrapping_mul(sums[c]))
+        }));
+        for (x, out) in input.chunks_exact(depth).zip(output.chunks_exact_mut(oc_n)) {
+            for g in (0..n).step_by(16) {
+                let k = (n - g).min(16);
+                let acc = group_sums(&rows[g * depth..], depth, k, Some(x));
+                let acc = _mm512_add_epi32(acc, load_i32x16(folded.get(), g));
+                store_i8x16(stage.apply(acc, g, act), &mut out[c0 + g..][..k]);
+            }
+        }
     }
-    super::x86::depthwise_conv2d(p, input, filter, bias, quant, output)
+}
+
+/// The sums of `count` (at most 16) filter rows (`depth` values each, from the first of
+/// `rows`) times the input row `x` made unsigned, or times 1 where `x` is `None` (the rows'
+/// own sums): lane `r` holds row `r`'s; lanes past `count` are not to be used.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+#[inline]
+fn group_sums(rows: &[i8], depth: usize, count: usize, x: Option<&[i8]>) -> __m512i {
+    let mut acc = [_mm512_setzero_si512(); 16];
+    let flip = _mm512_set1_epi8(-128);
+    // Where each row starts; rows past `count` repeat the first (their sums are not used): no
+    // branch in the loops, whose accumulators then stay in registers.
+    let mut at = [0usize; 16];
+    for (r, at) in at.iter_mut().enumerate().take(count) {
+        *at = r * depth;
+    }
+    // One check for every load below: each reads within its row, and the rows lie in `rows`.
+    assert!(count >= 1 && count * depth <= rows.len() && x.is_none_or(|x| x.len() >= depth));
+    let whole = depth / 64;
+    for k in 0..whole {
+        let xu = match x {
+            Some(x) => _mm512_xor_si512(load_i8x64(&x.as_chunks::<64>().0[k]), flip),
+            None => _mm512_set1_epi8(1),
+        };
+        for r in 0..16 {
+            // SAFETY: `at[r] + 64 * k + 64 <= at[r] + depth <= rows.len()` (the assertion);
+            // `loadu` has no alignment requirement.
+            let w = unsafe { _mm512_loadu_si512(rows.as_ptr().add(at[r] + 64 * k).cast()) };
+            acc[r] = _mm512_dpbusd_epi32(acc[r], xu, w);
+        }
+    }
+    if !depth.is_multiple_of(64) {
+        // Lanes past the rows' ends: zero filter values (times 128 or 1).
+        let from = 64 * whole;
+        let xu = match x {
+            Some(x) => _mm512_xor_si512(load_i8x64_partial(&x[from..depth]), flip),
+            None => _mm512_set1_epi8(1),
+        };
+        for r in 0..16 {
+            let w = load_i8x64_partial(&rows[at[r] + from..at[r] + depth]);
+            acc[r] = _mm512_dpbusd_epi32(acc[r], xu, w);
+        }
+    }
+    reduce16(acc)
+}
+
+/// 64 int8 from an array of them.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn load_i8x64(v: &[i8; 64]) -> __m512i {
+    // SAFETY: `v` is a valid reference to 64 readable bytes; `loadu` has no alignment
+    // requirement.
+    unsafe { _mm512_loadu_si512(v.as_ptr().cast()) }
+}
+
+/// Lane `j` of the result: the sum of `v[j]`'s 16 lanes (modulo 2^32), by interleaving and
+/// adding pairs of vectors: 16 → 8 → 4 within 128-bit lanes, then across them.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn reduce16(v: [__m512i; 16]) -> __m512i {
+    // (Loops, not closures: closures do not take the function's target features.)
+    // Per 128-bit lane: [a0 + a2, b0 + b2, a1 + a3, b1 + b3] of each pair a, b.
+    let mut t = [_mm512_setzero_si512(); 8];
+    for (i, t) in t.iter_mut().enumerate() {
+        let (a, b) = (v[2 * i], v[2 * i + 1]);
+        *t = _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+    }
+    // Per 128-bit lane q: the four vectors' sums over lane q's values.
+    let mut u = [_mm512_setzero_si512(); 4];
+    for (i, u) in u.iter_mut().enumerate() {
+        let (a, b) = (t[2 * i], t[2 * i + 1]);
+        *u = _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+    }
+    // Across the 128-bit lanes, twice.
+    let (w0, w1) = (across(u[0], u[1]), across(u[2], u[3]));
+    across(w0, w1)
+}
+
+/// `[a0 + a1, a2 + a3, b0 + b1, b2 + b3]` of the 128-bit lanes of `a` and `b`.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn across(a: __m512i, b: __m512i) -> __m512i {
+    _mm512_add_epi32(_mm512_shuffle_i32x4::<0b10_00_10_00>(a, b), _mm512_shuffle_i32x4::<0b11_01_11_01>(a, b))
+}
+
+/// The first `min(v.len(), 64)` values of `v`, the other lanes zero.
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+fn load_i8x64_partial(v: &[i8]) -> __m512i {
+    let len = v.len().min(64);
+    let mask = if len == 64 { u64::MAX } else { (1u64 << len) - 1 };
+    // SAFETY: the masked load reads only the lanes of `mask`, the first `len`, all within `v`;
+    // lanes off the mask are not accessed (and cannot fault).
+    unsafe { _mm512_maskz_loadu_epi8(mask, v.as_ptr()) }
 }
 
 /// The depthwise loop, for arguments `depthwise_conv2d` has checked. Channels go in runs of
@@ -367,17 +543,15 @@ impl Requantize {
     /// Lanes `0..lanes` (at most [`RUN`]), lane `l` taking channel `c0 + l % n` of `quant`
     /// (shifts in `-31..=30`, checked); lanes past them to the next multiple of 32 scale by 0.
     pub(crate) fn fill(&mut self, quant: &PerChannel<'_>, c0: usize, lanes: usize, n: usize) {
-        let lane = |l: usize| {
-            let (m, shift) =
-                if l < lanes { (quant.multiplier[c0 + l % n], quant.shift[c0 + l % n]) } else { (0, 0) };
+        let groups = self.groups.reset(lanes.next_multiple_of(BLOCK) / 16, [[0; 16]; 5]);
+        for l in 0..lanes {
+            let c = c0 + if l < n { l } else { l % n };
+            let (m, shift) = (quant.multiplier[c], quant.shift[c]);
             let right = (-shift).max(0);
             let mask = ((1i64 << right) - 1) as i32;
-            [m, shift.max(0), right, mask, mask >> 1]
-        };
-        self.groups.set((0..lanes.next_multiple_of(BLOCK) / 16).map(|g| {
-            let group: [[i32; 5]; 16] = core::array::from_fn(|i| lane(16 * g + i));
-            core::array::from_fn(|k| core::array::from_fn(|i| group[i][k]))
-        }));
+            let (g, i) = (&mut groups[l / 16], l % 16);
+            [g[0][i], g[1][i], g[2][i], g[3][i], g[4][i]] = [m, shift.max(0), right, mask, mask >> 1];
+        }
     }
 
     /// Sixteen lanes' sums from lane `c` (a multiple of 16) through the output stage:
@@ -459,22 +633,16 @@ pub(crate) unsafe fn add_sub<const SUB: bool>(
     y: &[[i8; 16]],
     out: &mut [[i8; 16]],
 ) {
-    let operand = |i: usize| (_mm512_set1_epi32(p.input_offset[i]), p.input_multiplier[i], p.input_shift[i]);
-    let operands = [operand(0), operand(1)];
+    let operands = [0, 1].map(|i| (p.input_offset[i], p.input_multiplier[i], p.input_shift[i]));
+    let operands = operands.map(|(offset, m, shift)| (_mm512_set1_epi32(offset), m, shift));
     let left = _mm512_set1_epi32(p.left_shift);
     // Clamping the rescaled sum to ±1024 before the offset (within ±128) keeps the clamped
     // result of the scalar stage's saturating addition.
     let (lo, hi) = (_mm512_set1_epi32(-1024), _mm512_set1_epi32(1024));
     let (offset, min, max) = (p.output_offset, p.activation.min, p.activation.max);
     let (offset, min, max) = (_mm512_set1_epi32(offset), _mm512_set1_epi32(min), _mm512_set1_epi32(max));
-    let scaled = |v: &[i8; 16], (off, m, shift): (__m512i, i32, i32)| {
-        // SAFETY: `v` is a valid reference to 16 readable bytes; `loadu` has no alignment
-        // requirement.
-        let v = _mm512_cvtepi8_epi32(unsafe { _mm_loadu_si128(v.as_ptr().cast()) });
-        scale(_mm512_sllv_epi32(_mm512_add_epi32(v, off), left), m, shift)
-    };
     for ((x, y), out) in x.iter().zip(y).zip(out) {
-        let (xs, ys) = (scaled(x, operands[0]), scaled(y, operands[1]));
+        let (xs, ys) = (rescale(x, operands[0], left), rescale(y, operands[1], left));
         let raw = if SUB { _mm512_sub_epi32(xs, ys) } else { _mm512_add_epi32(xs, ys) };
         let v = scale(raw, p.output_multiplier, p.output_shift);
         let v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), offset);
@@ -483,6 +651,17 @@ pub(crate) unsafe fn add_sub<const SUB: bool>(
         // alignment requirement.
         unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), _mm512_cvtepi32_epi8(v)) };
     }
+}
+
+/// One operand of [`add_sub`]: 16 int8 values plus their offset, shifted left by `left`, then
+/// rescaled by ([`scale`]) its multiplier and shift.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn rescale(v: &[i8; 16], (offset, multiplier, shift): (__m512i, i32, i32), left: __m512i) -> __m512i {
+    // SAFETY: `v` is a valid reference to 16 readable bytes; `loadu` has no alignment
+    // requirement.
+    let v = _mm512_cvtepi8_epi32(unsafe { _mm_loadu_si128(v.as_ptr().cast()) });
+    scale(_mm512_sllv_epi32(_mm512_add_epi32(v, offset), left), multiplier, shift)
 }
 
 /// TFLite's `MultiplyByQuantizedMultiplier` of 16 lanes by one multiplier and shift
@@ -494,7 +673,8 @@ fn scale(v: __m512i, multiplier: i32, shift: i32) -> __m512i {
     let high = doubling_high(v, _mm512_set1_epi32(multiplier));
     let right = (-shift).max(0);
     let mask = ((1i64 << right) - 1) as i32;
-    let [right, mask, half] = [right, mask, mask >> 1].map(|v| _mm512_set1_epi32(v));
+    let (right, mask, half) =
+        (_mm512_set1_epi32(right), _mm512_set1_epi32(mask), _mm512_set1_epi32(mask >> 1));
     rounding_shift(high, right, mask, half)
 }
 
@@ -534,6 +714,19 @@ impl<T: Copy, const N: usize> Filled<T, N> {
         self.len = len;
     }
 
+    /// Makes `len` copies of `value` the contents (panics if `len` is over `N`), to be
+    /// written in place.
+    pub(crate) fn reset(&mut self, len: usize, value: T) -> &mut [T] {
+        for v in &mut self.buf[..len] {
+            v.write(value);
+        }
+        self.len = len;
+        let written = &mut self.buf[..len];
+        // SAFETY: the first `len` elements were written just above, and `MaybeUninit<T>` has
+        // the size, alignment and layout of `T`.
+        unsafe { &mut *(written as *mut [MaybeUninit<T>] as *mut [T]) }
+    }
+
     /// The contents.
     pub(crate) fn get(&self) -> &[T] {
         let written = &self.buf[..self.len];
@@ -549,7 +742,7 @@ mod tests {
     use crate::add::tests::params;
     use crate::depthwise::tests::check_all;
     use crate::shape::{Hw, Nhwc, Padding};
-    use crate::testutil::{Geometry, Lcg, window};
+    use crate::testutil::{Geometry, Kernel, Lcg, Operands, reference_fc, window};
 
     #[test]
     fn depthwise_runs_blocks_and_odd_taps() {
@@ -561,6 +754,26 @@ mod tests {
                 let p = DepthwiseParams { input_zero_point: izp, output_zero_point: ozp, ..p };
                 check_all(&p, c as u64 + 7, true).unwrap();
             }
+        }
+    }
+
+    #[test]
+    fn fully_connected_runs_and_long_rows() {
+        // More than one run of output channels (300), rows of several 64-value steps with a
+        // partial last one (200), a partial last group of 16 channels.
+        for (batches, depth, channels, seed) in [(2, 200, 300, 1), (1, 640, 128, 2), (3, 64, 17, 3)] {
+            let ops = Operands::random(seed, batches * depth, channels * depth, channels, 1 << 20);
+            let p = FullyConnectedParams {
+                batches,
+                input_depth: depth,
+                output_depth: channels,
+                input_zero_point: -3,
+                output_zero_point: 9,
+                activation: crate::ActivationRange::INT8,
+            };
+            let kernels: [Kernel<FullyConnectedParams>; 2] =
+                [fully_connected, crate::arch::x86::fully_connected];
+            ops.assert_bit_exact(&p, true, batches * channels, &kernels, reference_fc).unwrap();
         }
     }
 

@@ -51,9 +51,10 @@ pub mod x86;
 /// The inner loops the crate-root kernels use: the DSP extension's where the target has it.
 #[cfg(hostrt_arm_dsp)]
 pub(crate) type Best = dsp::Dsp;
-/// The inner loops the crate-root kernels use: SSE2 on x86-64 (its baseline; targets that turn
-/// SSE off, as `x86_64-unknown-none`, get the portable ones).
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+/// The inner loops of the `dsp.*` program kernels on x86-64: SSE2 (the crate-root kernels
+/// pick theirs at run time, `vnni` and `avx512` where the CPU has them, else these; targets
+/// that turn SSE off, as `x86_64-unknown-none`, get the portable ones).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2", feature = "kernels"))]
 pub(crate) type Best = x86::X86;
 /// The inner loops the crate-root kernels use: the DSP extension's where the target has it.
 #[cfg(not(any(hostrt_arm_dsp, all(target_arch = "x86_64", target_feature = "sse2"))))]

@@ -1,5 +1,5 @@
-//! int8 convolution as an unsigned-by-signed byte GEMM on AVX-512 VNNI (`VPDPBUSD` on 256-bit
-//! registers), taken at run time where the CPU has it; elsewhere the SSE2 loops run.
+//! int8 convolution as an unsigned-by-signed byte GEMM on AVX-512 VNNI (`VPDPBUSD`), taken at
+//! run time where the CPU has it; elsewhere the SSE2 loops run.
 //!
 //! `VPDPBUSD` adds to each int32 lane the four products of its unsigned bytes of one operand
 //! and signed bytes of the other, without saturation. Inputs are made unsigned by flipping
@@ -15,9 +15,11 @@
 //! (each pixel's channels padded to whole quads, the filter laid out to match), and the tiles
 //! read every filter tap in place from it; other
 //! convolutions gather their patches (im2col) as unsigned bytes, per block of output pixels,
-//! once for the whole run. Tiles of four pixels by up to 32 channels keep their sums in
-//! registers and go through the output stage (TFLite's per-channel requantization, eight
-//! channels per AVX2 vector) straight to the output. The CPU check is `avx2::has_vnni`.
+//! once for the whole run. Tiles of four pixels by up to 64 channels keep their sums in
+//! registers (pairs of blocks in 512-bit registers, 16 channels each) and go through the
+//! output stage (TFLite's per-channel requantization, 16 channels per AVX-512 vector; eight
+//! per AVX2 vector for a last odd block, and for runs with a multiplier of `i32::MIN`)
+//! straight to the output. The CPU check is `avx2::has_vnni`.
 
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
