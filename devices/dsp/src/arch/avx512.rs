@@ -341,6 +341,7 @@ struct Laid {
 impl Laid {
     /// Lays out `lanes` (at most [`RUN`]) lanes for channels `c0..c0 + n`, lane `l` taking
     /// channel `c0 + l % n`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     fn fill(
         &mut self,
         p: &DepthwiseParams,
@@ -476,16 +477,18 @@ impl<'a> Taps<'a> {
     #[inline]
     fn block_sums(&self, x0: usize, weights: &[[i16; 32]]) -> (__m512i, __m512i) {
         let mask = ((1u64 << self.len.saturating_sub(x0).min(32)) - 1) as u32;
-        let load = |at: *const i8| {
-            // SAFETY: `at` points to `self.len` readable values (the invariant), and the
-            // masked load reads only lanes `x0..x0 + k` with `x0 + k <= self.len`; lanes off
-            // the mask are not accessed.
-            unsafe { _mm256_maskz_loadu_epi8(mask, at.wrapping_add(x0)) }
-        };
         let (mut lo, mut hi) = (_mm512_setzero_si512(), _mm512_setzero_si512());
         let pairs = self.taps.div_ceil(2);
         for (pair, w) in self.at[..2 * pairs].as_chunks::<2>().0.iter().zip(weights.as_chunks::<2>().0) {
-            let (a, b) = (load(pair[0]), load(pair[1]));
+            // SAFETY: each pointer points to `self.len` readable values (the invariant), and
+            // the masked loads read only lanes `x0..x0 + k` with `x0 + k <= self.len`; lanes
+            // off the mask are not accessed.
+            let (a, b) = unsafe {
+                (
+                    _mm256_maskz_loadu_epi8(mask, pair[0].wrapping_add(x0)),
+                    _mm256_maskz_loadu_epi8(mask, pair[1].wrapping_add(x0)),
+                )
+            };
             let (a_lo, a_hi) = (_mm256_unpacklo_epi8(a, b), _mm256_unpackhi_epi8(a, b));
             lo = _mm512_dpwssd_epi32(lo, _mm512_cvtepi8_epi16(a_lo), load_i16x32(&w[0]));
             hi = _mm512_dpwssd_epi32(hi, _mm512_cvtepi8_epi16(a_hi), load_i16x32(&w[1]));
@@ -500,6 +503,7 @@ impl<'a> Taps<'a> {
 /// 32 int16, the first holding lanes 0..8 then 16..24 of the block, the second 8..16 then
 /// 24..32, each lane's two taps side by side (as `VPUNPCKLBW`/`VPUNPCKHBW` interleave the
 /// inputs). Taps past the filter and lanes past `lanes` are zero.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 fn pack_pairs<const N: usize>(
     filter: &[i8],
     stride: usize,
@@ -507,24 +511,51 @@ fn pack_pairs<const N: usize>(
     (lanes, n): (usize, usize),
     packed: &mut Filled<[i16; 32], N>,
 ) {
-    let pairs = taps.div_ceil(2);
-    let value = |t: usize, l: usize| {
-        let lane = if l < n { l } else { l % n };
-        if l < lanes && t < taps { i16::from(filter[t * stride + lane]) } else { 0 }
-    };
-    packed.set((0..2 * pairs * lanes.div_ceil(BLOCK)).map(|v| {
-        let (block, pair, half) = (v / (2 * pairs), v % (2 * pairs) / 2, v % 2);
-        let mut out = [0i16; 32];
-        // Elements 0..16 hold lanes `8 * half..` of the block's first 16, 16..32 of its
-        // second 16: lane `i`'s taps side by side.
-        for (g, out) in out.as_chunks_mut::<16>().0.iter_mut().enumerate() {
-            let first = BLOCK * block + 16 * g + 8 * half;
-            for (i, x) in out.as_chunks_mut::<2>().0.iter_mut().enumerate() {
-                *x = [value(2 * pair, first + i), value(2 * pair + 1, first + i)];
+    let (pairs, blocks) = (taps.div_ceil(2), lanes.div_ceil(BLOCK));
+    let out = packed.reset(2 * pairs * blocks, [0; 32]);
+    // Each tap's values per lane, interleaved as the inputs are (`Taps::block_sums`).
+    let mut rows = [[0i8; RUN]; 2];
+    for pair in 0..pairs {
+        for (k, row) in rows.iter_mut().enumerate() {
+            let t = 2 * pair + k;
+            if t >= taps {
+                row[..lanes].fill(0);
+            } else if lanes == n {
+                row[..n].copy_from_slice(&filter[t * stride..][..n]);
+            } else {
+                let tap = &filter[t * stride..][..n];
+                for (l, x) in row[..lanes].iter_mut().enumerate() {
+                    *x = tap[l % n];
+                }
             }
         }
-        out
-    }));
+        for block in 0..blocks {
+            let a = load_i8x32_partial(&rows[0][BLOCK * block..lanes]);
+            let b = load_i8x32_partial(&rows[1][BLOCK * block..lanes]);
+            let at = 2 * (block * pairs + pair);
+            store_i16x32(_mm512_cvtepi8_epi16(_mm256_unpacklo_epi8(a, b)), &mut out[at]);
+            store_i16x32(_mm512_cvtepi8_epi16(_mm256_unpackhi_epi8(a, b)), &mut out[at + 1]);
+        }
+    }
+}
+
+/// The first `min(v.len(), 32)` values of `v`, the other lanes zero.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+#[inline]
+fn load_i8x32_partial(v: &[i8]) -> __m256i {
+    let mask = ((1u64 << v.len().min(32)) - 1) as u32;
+    // SAFETY: the masked load reads only the lanes of `mask`, the first `min(v.len(), 32)`,
+    // all within `v`; lanes off the mask are not accessed (and cannot fault).
+    unsafe { _mm256_maskz_loadu_epi8(mask, v.as_ptr()) }
+}
+
+/// The 32 int16 lanes of `v`.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn store_i16x32(v: __m512i, out: &mut [i16; 32]) {
+    // SAFETY: `out` is a valid, exclusive reference to 64 writable bytes; `storeu` has no
+    // alignment requirement.
+    unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
 }
 
 /// A run's per-channel output stage ([`Requantize::fill`]), per group of 16 lanes (padded to
