@@ -109,28 +109,24 @@ fn fully_connected_rows(
     let offset = -p.input_zero_point;
     let act = (p.output_zero_point, p.activation.min, p.activation.max);
     let mut stage = Requantize::new();
-    let mut folded = Filled::<i32, RUN>::new();
+    // Per group of 16 channels: the bias with the unsigned inputs' correction.
+    let mut folded = Filled::<[i32; 16], { RUN / 16 }>::new();
     for c0 in (0..oc_n).step_by(RUN) {
         let n = (oc_n - c0).min(RUN);
         let rows = &filter[c0 * depth..][..n * depth];
         stage.fill(&quant, c0, n, n);
-        let mut sums = [0i32; RUN];
-        for g in (0..n).step_by(16) {
-            let filter_sums = group_sums(&rows[g * depth..], depth, (n - g).min(16), None);
-            let (chunk, _) = sums[g..][..16].as_chunks_mut::<16>();
-            // SAFETY: `chunk[0]` is a valid, exclusive reference to 64 writable bytes;
-            // `storeu` has no alignment requirement.
-            unsafe { _mm512_storeu_si512(chunk[0].as_mut_ptr().cast(), filter_sums) };
+        let factor = _mm512_set1_epi32(offset.wrapping_sub(128));
+        for (g, folded) in folded.reset(n.div_ceil(16), [0; 16]).iter_mut().enumerate() {
+            let k = (n - 16 * g).min(16);
+            let filter_sums = group_sums(&rows[16 * g * depth..], depth, k, None);
+            let b = bias.map_or(_mm512_setzero_si512(), |b| load_i32x16_partial(&b[c0 + 16 * g..][..k]));
+            store_i32x16(_mm512_add_epi32(b, _mm512_mullo_epi32(filter_sums, factor)), folded);
         }
-        folded.set((0..n.next_multiple_of(16)).map(|c| {
-            let b = if c < n { bias.map_or(0, |b| b[c0 + c]) } else { 0 };
-            b.wrapping_add((offset - 128).wrapping_mul(sums[c]))
-        }));
         for (x, out) in input.chunks_exact(depth).zip(output.chunks_exact_mut(oc_n)) {
             for g in (0..n).step_by(16) {
                 let k = (n - g).min(16);
                 let acc = group_sums(&rows[g * depth..], depth, k, Some(x));
-                let acc = _mm512_add_epi32(acc, load_i32x16(folded.get(), g));
+                let acc = _mm512_add_epi32(acc, load_i32x16(&folded.get()[g / 16], 0));
                 store_i8x16(stage.apply(acc, g, act), &mut out[c0 + g..][..k]);
             }
         }
@@ -573,15 +569,31 @@ impl Requantize {
 
     /// Lanes `0..lanes` (at most [`RUN`]), lane `l` taking channel `c0 + l % n` of `quant`
     /// (shifts in `-31..=30`, checked); lanes past them to the next multiple of 32 scale by 0.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     pub(crate) fn fill(&mut self, quant: &PerChannel<'_>, c0: usize, lanes: usize, n: usize) {
+        // Each lane's multiplier and shift: the run's own where lanes are channels, else
+        // gathered.
+        let (mut m, mut shift) = (Filled::<i32, RUN>::new(), Filled::<i32, RUN>::new());
+        let (m, shift) = if lanes == n {
+            (&quant.multiplier[c0..][..n], &quant.shift[c0..][..n])
+        } else {
+            m.set((0..lanes).map(|l| quant.multiplier[c0 + l % n]));
+            shift.set((0..lanes).map(|l| quant.shift[c0 + l % n]));
+            (m.get(), shift.get())
+        };
         let groups = self.groups.reset(lanes.next_multiple_of(BLOCK) / 16, [[0; 16]; 5]);
-        for l in 0..lanes {
-            let c = c0 + if l < n { l } else { l % n };
-            let (m, shift) = (quant.multiplier[c], quant.shift[c]);
-            let right = (-shift).max(0);
-            let mask = ((1i64 << right) - 1) as i32;
-            let (g, i) = (&mut groups[l / 16], l % 16);
-            [g[0][i], g[1][i], g[2][i], g[3][i], g[4][i]] = [m, shift.max(0), right, mask, mask >> 1];
+        let (zero, one) = (_mm512_setzero_si512(), _mm512_set1_epi32(1));
+        for (g, group) in groups.iter_mut().enumerate() {
+            // Lanes past `lanes`: zeros (multiplier 0).
+            let from = (16 * g).min(lanes);
+            let to = (from + 16).min(lanes);
+            let (m, shift) = (load_i32x16_partial(&m[from..to]), load_i32x16_partial(&shift[from..to]));
+            let right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
+            let mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, right), one);
+            let values = [m, _mm512_max_epi32(shift, zero), right, mask, _mm512_srai_epi32::<1>(mask)];
+            for (out, v) in group.iter_mut().zip(values) {
+                store_i32x16(v, out);
+            }
         }
     }
 
@@ -618,6 +630,25 @@ fn doubling_high(x: __m512i, m: __m512i) -> __m512i {
     let odd =
         _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64::<32>(x), _mm512_srli_epi64::<32>(m)), nudge);
     _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64::<31>(even), _mm512_slli_epi64::<1>(odd))
+}
+
+/// The first `min(v.len(), 16)` values of `v`, the other lanes zero.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn load_i32x16_partial(v: &[i32]) -> __m512i {
+    let mask = ((1u32 << v.len().min(16)) - 1) as u16;
+    // SAFETY: the masked load reads only the lanes of `mask`, the first `min(v.len(), 16)`,
+    // all within `v`; lanes off the mask are not accessed (and cannot fault).
+    unsafe { _mm512_maskz_loadu_epi32(mask, v.as_ptr()) }
+}
+
+/// The 16 int32 lanes of `v`.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn store_i32x16(v: __m512i, out: &mut [i32; 16]) {
+    // SAFETY: `out` is a valid, exclusive reference to 64 writable bytes; `storeu` has no
+    // alignment requirement.
+    unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
 }
 
 /// Sixteen int32 of `v` from index `from`.

@@ -148,7 +148,9 @@ fn vnni_conv(
             };
         }
         if wide_ok {
-            wide.fill(&quant, c0, n, n);
+            let _ = cpu;
+            // SAFETY: `cpu` proves the CPU has AVX-512 F, BW and VL (`has_vnni`).
+            unsafe { wide.fill(&quant, c0, n, n) };
         }
         let wide = wide_ok.then_some(&wide);
         let run =
