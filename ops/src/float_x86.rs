@@ -287,8 +287,13 @@ pub(crate) fn depthwise(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
             let rows = (w.output.h - band0).min(band);
             let padded = p.pad((b, band0, rows), &mut buf, &mut taps);
             let out = &mut out[(b * per_image + band0 * w.output.w) * c..][..rows * w.output.w * c];
-            // SAFETY: `fits` checked the CPU has AVX2 and FMA.
-            unsafe { depthwise_image(p, &padded, out) };
+            if hostrt_dsp::has_avx512f() {
+                // SAFETY: the CPU has AVX-512F (and AVX2 and FMA: `has_avx512f`).
+                unsafe { depthwise_image_512(p, &padded, out) };
+            } else {
+                // SAFETY: `fits` checked the CPU has AVX2 and FMA.
+                unsafe { depthwise_image(p, &padded, out) };
+            }
         }
     }
     true
@@ -299,48 +304,88 @@ pub(crate) fn depthwise(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
 #[target_feature(enable = "avx2,fma")]
 fn depthwise_image(p: &FloatConv<'_>, padded: &Padded<'_>, out: &mut [f32]) {
     let c = p.out_channels;
-    let (lo, hi) = (_mm256_set1_ps(p.lo), _mm256_set1_ps(p.hi));
     for (i, px) in out.chunks_exact_mut(c).enumerate() {
         let x = &padded.values[p.base(padded, i)..];
         let mut c0 = 0;
         while c0 < c {
-            match c - c0 {
-                32.. => depthwise_channels::<4>(p, x, padded.taps, c0, px, (lo, hi)),
-                16..=31 => depthwise_channels::<2>(p, x, padded.taps, c0, px, (lo, hi)),
-                _ => depthwise_channels::<1>(p, x, padded.taps, c0, px, (lo, hi)),
-            }
-            c0 += match c - c0 {
+            let step = match c - c0 {
                 32.. => 32,
                 16..=31 => 16,
                 _ => 8,
             };
+            match step {
+                32 => depthwise_channels::<4>(p, x, padded.taps, c0, px),
+                16 => depthwise_channels::<2>(p, x, padded.taps, c0, px),
+                _ => depthwise_channels::<1>(p, x, padded.taps, c0, px),
+            }
+            c0 += step;
         }
     }
 }
 
-/// Channels `c0..c0 + 8 * B` of one depthwise output pixel, its taps read from `x` at `taps`.
-#[target_feature(enable = "avx2,fma")]
-#[inline]
-fn depthwise_channels<const B: usize>(
-    p: &FloatConv<'_>,
-    x: &[f32],
-    taps: &[usize],
-    c0: usize,
-    out: &mut [f32],
-    (lo, hi): (__m256, __m256),
-) {
+/// [`depthwise_image`] on 512-bit registers: up to 64 channels at a time (a last eight on
+/// 256-bit ones).
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn depthwise_image_512(p: &FloatConv<'_>, padded: &Padded<'_>, out: &mut [f32]) {
     let c = p.out_channels;
-    let mut acc = [_mm256_setzero_ps(); B];
-    for (t, &tap) in taps.iter().enumerate() {
-        let (x, w) = (&x[tap + c0..][..8 * B], &p.filter[t * c + c0..][..8 * B]);
-        for j in 0..B {
-            acc[j] = _mm256_fmadd_ps(load8(&x[8 * j..]), load8(&w[8 * j..]), acc[j]);
+    for (i, px) in out.chunks_exact_mut(c).enumerate() {
+        let x = &padded.values[p.base(padded, i)..];
+        let mut c0 = 0;
+        while c0 < c {
+            let step = match c - c0 {
+                64.. => 64,
+                32..=63 => 32,
+                16..=31 => 16,
+                _ => 8,
+            };
+            match step {
+                64 => depthwise_channels_512::<4>(p, x, padded.taps, c0, px),
+                32 => depthwise_channels_512::<2>(p, x, padded.taps, c0, px),
+                16 => depthwise_channels_512::<1>(p, x, padded.taps, c0, px),
+                _ => depthwise_channels::<1>(p, x, padded.taps, c0, px),
+            }
+            c0 += step;
         }
     }
-    for (j, acc) in acc.iter().enumerate() {
-        store8(clamp(_mm256_add_ps(*acc, load8(&p.bias[c0 + 8 * j..])), lo, hi), &mut out[c0 + 8 * j..]);
-    }
 }
+
+/// Depthwise channels for one register width: `$name::<B>(p, x, taps, c0, out)` computes
+/// channels `c0..c0 + LANES * B` of one output pixel, its taps read from `x` at `taps`.
+macro_rules! depthwise_channels {
+    ($(#[$doc:meta])* $name:ident, $features:literal, $lanes:literal, $zero:ident, $splat:ident, $fma:ident,
+     $load:ident, $add:ident, $min:ident, $max:ident, $store:ident) => {
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        #[inline]
+        fn $name<const B: usize>(p: &FloatConv<'_>, x: &[f32], taps: &[usize], c0: usize, out: &mut [f32]) {
+            let c = p.out_channels;
+            let mut acc = [$zero(); B];
+            for (t, &tap) in taps.iter().enumerate() {
+                let (x, w) = (&x[tap + c0..][..$lanes * B], &p.filter[t * c + c0..][..$lanes * B]);
+                for j in 0..B {
+                    acc[j] = $fma($load(&x[$lanes * j..]), $load(&w[$lanes * j..]), acc[j]);
+                }
+            }
+            let (lo, hi) = ($splat(p.lo), $splat(p.hi));
+            for (j, acc) in acc.iter().enumerate() {
+                // As `conv_tile`: the clamp keeps a NaN.
+                let v = $min(hi, $max(lo, $add(*acc, $load(&p.bias[c0 + $lanes * j..]))));
+                $store(v, &mut out[c0 + $lanes * j..]);
+            }
+        }
+    };
+}
+
+depthwise_channels!(
+    /// Depthwise channels on 256-bit registers (eight channels each).
+    depthwise_channels, "avx2,fma", 8, _mm256_setzero_ps, _mm256_set1_ps, _mm256_fmadd_ps, load8,
+    _mm256_add_ps, _mm256_min_ps, _mm256_max_ps, store8
+);
+depthwise_channels!(
+    /// Depthwise channels on 512-bit registers (sixteen channels each).
+    depthwise_channels_512, "avx512f,avx2,fma", 16, _mm512_setzero_ps, _mm512_set1_ps, _mm512_fmadd_ps,
+    load16, _mm512_add_ps, _mm512_min_ps, _mm512_max_ps, store16
+);
 
 /// A float fully connected layer, `out[b][j] = clamp(Σ_k x[b][k] · filter[k][j] + bias[j])`
 /// (filter `[depth, units]`), when `units` is a whole number of eights and the CPU has AVX2
@@ -502,6 +547,8 @@ mod tests {
             ([1, 49, 10, 1], Hw::new(10, 4), 2, 1, Padding::Same, 32),
             ([2, 5, 5, 12], Hw::new(1, 1), 1, 1, Padding::Valid, 40),
             ([1, 6, 5, 40], Hw::new(3, 3), 1, 1, Padding::Same, 56),
+            // 72 channels: 64 at a time on 512-bit registers, then 8.
+            ([1, 5, 4, 72], Hw::new(3, 3), 1, 1, Padding::Same, 72),
             // Images whose padded rows take several bands of the stack buffer.
             ([1, 40, 30, 16], Hw::new(3, 3), 1, 1, Padding::Same, 16),
             ([2, 50, 20, 12], Hw::new(3, 3), 2, 1, Padding::Same, 24),
