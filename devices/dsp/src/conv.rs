@@ -202,12 +202,15 @@ fn pixel_pairs<K: InnerLoops>(
 
 /// The loop of the DSP word loops (`K::DSP_LOOPS`), for patches of at most [`PAIR_PATCH`]
 /// values and arguments `run` has checked. Output channels go in runs of up to [`STAGE_RUN`],
-/// whose output stage is worked out once ([`ChannelScale`]); for each run, every output
-/// pixel's patch (read in place when pointwise, else gathered with the zero point in the
-/// padding) is widened once into int16 pairs with the input offset added
-/// ([`loops::widen_words`]) and multiplied with four filters at a time ([`loops::conv_row4`],
-/// CMSIS-NN's `arm_nn_mat_mult_kernel_s8_s16` structure). The patch's last `len % 4` values
-/// and the last `channels % 4` filters are summed by [`InnerLoops::dot`].
+/// whose output stage is worked out once ([`ChannelScale`]); for each run, output pixels go
+/// two at a time where their patches fit the buffer side by side ([`PAIRED`] values each),
+/// else one at a time. A pair's patches (read in place when pointwise, else gathered with
+/// the zero point in the padding) are widened once into int16 pairs with the input offset
+/// added, side by side ([`loops::widen_words2`]), and multiplied with two filters at a time
+/// ([`loops::conv_2x2`]: each filter word unpacked once for both pixels); a single pixel's
+/// ([`loops::widen_words`]) with four at a time ([`loops::conv_row4`], CMSIS-NN's
+/// `arm_nn_mat_mult_kernel_s8_s16` structure). The patch's last `len % 4` values and the
+/// last `channels % 4` filters are summed by [`InnerLoops::dot`].
 fn pixel_words<K: InnerLoops>(
     p: &ConvParams,
     input: &[i8],
@@ -224,9 +227,12 @@ fn pixel_words<K: InnerLoops>(
     let offset_pair = u32::from(input_offset as u16) * 0x1_0001;
     let pointwise = w.is_pointwise();
     let (zp, act) = (p.output_zero_point, p.activation);
+    // The gathered patches of a pair (the second one's only when pairs fit).
     let mut gathered = [0i8; PAIR_PATCH];
+    let mut gathered_b = [0i8; PAIRED];
+    // One pixel's widened values (two words per four values), or a pair's side by side.
     let mut words = [0u32; PAIR_PATCH / 2];
-    let words = &mut words[..whole / 2];
+    let paired = per_filter <= PAIRED;
     let mut scales = [[ChannelScale::default(); 4]; STAGE_RUN / 4];
     // Runs of whole groups of four channels, then the last `oc_n % 4` channels alone.
     let quads = oc_n / 4 * 4;
@@ -239,36 +245,34 @@ fn pixel_words<K: InnerLoops>(
         }
         let filters = &filter[c0 * per_filter..][..n * per_filter];
         let biases = bias.map(|b| &b[c0..][..n]);
-        if grouped && pointwise && whole == per_filter && per_filter <= PAIRED_K {
-            // Two pixels per pass over the groups: each group's filters, bias and scales
-            // are set up once for both.
-            let mut second = [0u32; PAIRED_K / 2];
-            let second = &mut second[..whole / 2];
-            let (biases4, _) = biases.unwrap_or(&[]).as_chunks::<4>();
+        let (biases4, _) = biases.unwrap_or(&[]).as_chunks::<4>();
+        if grouped && pointwise && whole == per_filter && paired {
+            // Pointwise pairs read in place, with none of the general loop's cases (fewer
+            // instructions per pair for the narrow layers, 8 or 16 channels).
+            let both = &mut words[..whole];
             let mut rows = output.chunks_exact_mut(oc_n).take(total).enumerate();
             while let Some((q, a)) = rows.next() {
                 let b = rows.next().map(|(_, b)| b);
-                loops::widen_words(&input[q * s.c..][..s.c], offset_pair, words);
-                if b.is_some() {
-                    loops::widen_words(&input[(q + 1) * s.c..][..s.c], offset_pair, second);
-                }
+                let x0 = &input[q * s.c..][..s.c];
+                let x1 = if b.is_some() { &input[(q + 1) * s.c..][..s.c] } else { x0 };
+                loops::widen_words2(x0, x1, offset_pair, both);
                 let (outs_a, _) = a[c0..][..n].as_chunks_mut::<4>();
                 let mut outs_b = b.map(|b| b[c0..][..n].as_chunks_mut::<4>().0);
                 let groups = outs_a.iter_mut().zip(filters.chunks_exact(4 * per_filter)).zip(&scales);
                 for (g, ((oa, f), sc)) in groups.enumerate() {
-                    let bias = biases4.get(g).copied().unwrap_or([0; 4]);
-                    let acc = loops::conv_row4(words, f, per_filter, bias);
-                    *oa = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
+                    let (acc_a, acc_b) = pair_group(both, f, per_filter, biases4.get(g).copied());
+                    *oa = core::array::from_fn(|r| sc[r].output(acc_a[r], zp, act));
                     if let Some(ob) = outs_b.as_mut().and_then(|o| o.get_mut(g)) {
-                        let acc = loops::conv_row4(second, f, per_filter, bias);
-                        *ob = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
+                        *ob = core::array::from_fn(|r| sc[r].output(acc_b[r], zp, act));
                     }
                 }
             }
             continue;
         }
         let mut pixel = (0, 0, 0);
-        for (q, row) in output.chunks_exact_mut(oc_n).enumerate().take(total) {
+        let mut q = 0;
+        while q < total {
+            let pair = grouped && paired && q + 1 < total;
             let x = if pointwise {
                 &input[q * s.c..][..s.c]
             } else {
@@ -276,7 +280,19 @@ fn pixel_words<K: InnerLoops>(
                 pixel = next_pixel(p, pixel);
                 &gathered[..per_filter]
             };
+            let y = if !pair {
+                x
+            } else if pointwise {
+                &input[(q + 1) * s.c..][..s.c]
+            } else {
+                im2col(p, input, pixel, &mut gathered_b[..per_filter], p.input_zero_point as i8, |x| x);
+                pixel = next_pixel(p, pixel);
+                &gathered_b[..per_filter]
+            };
+            let rows = &mut output[q * oc_n..][..oc_n * (1 + usize::from(pair))];
+            let (row, second) = rows.split_at_mut(oc_n);
             let row = &mut row[c0..][..n];
+            q += 1 + usize::from(pair);
             if !grouped {
                 for (c, o) in row.iter_mut().enumerate() {
                     let f = &filters[c * per_filter..][..per_filter];
@@ -285,27 +301,54 @@ fn pixel_words<K: InnerLoops>(
                 }
                 continue;
             }
-            loops::widen_words(x, offset_pair, words);
-            let (outs, _) = row.as_chunks_mut::<4>();
-            let (biases4, _) = biases.unwrap_or(&[]).as_chunks::<4>();
-            let groups = outs.iter_mut().zip(filters.chunks_exact(4 * per_filter)).zip(&scales);
-            for (g, ((o, f), sc)) in groups.enumerate() {
-                let b = biases4.get(g).copied().unwrap_or([0; 4]);
-                let mut acc = loops::conv_row4(words, f, per_filter, b);
+            // The patch's last `per_filter % 4` values, for four filters `f`.
+            let tail = |x: &[i8], f: &[i8], acc: &mut [i32; 4]| {
                 if whole < per_filter {
                     for (a, f) in acc.iter_mut().zip(f.chunks_exact(per_filter)) {
                         *a = K::dot(&x[whole..], &f[whole..], input_offset, *a);
                     }
                 }
+            };
+            let (outs, _) = row.as_chunks_mut::<4>();
+            let groups = outs.iter_mut().zip(filters.chunks_exact(4 * per_filter)).zip(&scales);
+            if pair {
+                let both = &mut words[..whole];
+                loops::widen_words2(&x[..whole], &y[..whole], offset_pair, both);
+                let (outs_b, _) = second[c0..][..n].as_chunks_mut::<4>();
+                for (g, (((o, f), sc), ob)) in groups.zip(outs_b).enumerate() {
+                    let (mut acc, mut acc_b) = pair_group(both, f, per_filter, biases4.get(g).copied());
+                    tail(x, f, &mut acc);
+                    tail(y, f, &mut acc_b);
+                    *o = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
+                    *ob = core::array::from_fn(|r| sc[r].output(acc_b[r], zp, act));
+                }
+                continue;
+            }
+            let one = &mut words[..whole / 2];
+            loops::widen_words(x, offset_pair, one);
+            for (g, ((o, f), sc)) in groups.enumerate() {
+                let mut acc = loops::conv_row4(one, f, per_filter, biases4.get(g).copied().unwrap_or([0; 4]));
+                tail(x, f, &mut acc);
                 *o = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
             }
         }
     }
 }
 
-/// Most input channels of a pointwise convolution [`pixel_words`] takes two pixels at a time
-/// (the second pixel's widened values on the stack, 512 bytes).
-const PAIRED_K: usize = 256;
+/// A group of four filters (`f`, rows `per_filter` apart) times a pair of pixels' widened
+/// values (`both`, laid out by [`loops::widen_words2`]), from the group's bias (or zeros):
+/// the first pixel's four sums, then the second's.
+#[inline(always)]
+fn pair_group(both: &[u32], f: &[i8], per_filter: usize, bias: Option<[i32; 4]>) -> ([i32; 4], [i32; 4]) {
+    let [b0, b1, b2, b3] = bias.unwrap_or([0; 4]);
+    let [a0, a1, e0, e1] = loops::conv_2x2(both, f, per_filter, [b0, b1, b0, b1]);
+    let [a2, a3, e2, e3] = loops::conv_2x2(both, &f[2 * per_filter..], per_filter, [b2, b3, b2, b3]);
+    ([a0, a1, a2, a3], [e0, e1, e2, e3])
+}
+
+/// Most values per patch that [`pixel_words`] takes two pixels at a time (the second pixel's
+/// gathered patch on the stack, 576 bytes; both widened patches fill the one patch's buffer).
+const PAIRED: usize = PAIR_PATCH / 2;
 
 /// Output channels per run of [`pixel_words`] (their scales on the stack, 1 KiB).
 const STAGE_RUN: usize = 64;

@@ -219,7 +219,7 @@ fn main() -> ! {
     hprintln!("dsp path uses DSP instructions: {}", hostrt_dsp::USES_DSP_INSTRUCTIONS);
     report("uses_dsp_instructions", hostrt_dsp::USES_DSP_INSTRUCTIONS);
 
-    let cases: [(&str, Case); 9] = [
+    let cases: [(&str, Case); 11] = [
         ("fc_1x64_10", fc(1, 64, 10, &mut rng)),
         ("fc_2x37_7", fc(2, 37, 7, &mut rng)),
         ("fc_1x255_3", fc(1, 255, 3, &mut rng)),
@@ -231,6 +231,16 @@ fn main() -> ! {
         (
             "conv_9x9x4_3_same_d2",
             conv(Nhwc::new(1, 9, 9, 4), 3, window(9, 9, 3, 1, 2, Padding::Same), &mut rng),
+        ),
+        // Pointwise: two pixels per pass (an odd last one), then four-channel groups and a
+        // rest of channels alone.
+        (
+            "conv_5x5x24_12_1x1",
+            conv(Nhwc::new(1, 5, 5, 24), 12, window(5, 5, 1, 1, 1, Padding::Valid), &mut rng),
+        ),
+        (
+            "conv_3x4x16_6_1x1",
+            conv(Nhwc::new(1, 3, 4, 16), 6, window(3, 4, 1, 1, 1, Padding::Valid), &mut rng),
         ),
         (
             "dw_8x8x16_same",

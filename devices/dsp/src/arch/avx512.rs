@@ -191,7 +191,8 @@ fn load_i8x64(v: &[i8; 64]) -> __m512i {
 #[target_feature(enable = "avx512f")]
 #[inline]
 fn reduce16(v: [__m512i; 16]) -> __m512i {
-    // (Loops, not closures: closures do not take the function's target features.)
+    // (Loops, not `array::from_fn`: a closure with this function's target features cannot be
+    // inlined into `from_fn`, which lacks them, so each lane group was a call.)
     // Per 128-bit lane: [a0 + a2, b0 + b2, a1 + a3, b1 + b3] of each pair a, b.
     let mut t = [_mm512_setzero_si512(); 8];
     for (i, t) in t.iter_mut().enumerate() {
