@@ -233,6 +233,18 @@ fn pixel_words<K: InnerLoops>(
     // One pixel's widened values (two words per four values), or a pair's side by side.
     let mut words = [0u32; PAIR_PATCH / 2];
     let paired = per_filter <= PAIRED;
+    // Gathered patches whose length is not a multiple of four are widened to the next one,
+    // the extra values the zero point (`x + offset` = 0: whatever filter byte follows, the
+    // product is 0) rather than summed one by one; the filter rows are then read a few bytes
+    // past their ends, into the next row, which every group but the last one has.
+    let padded = per_filter.next_multiple_of(4);
+    let rounded = !pointwise && padded > per_filter && padded <= PAIRED;
+    let wide = if rounded { padded } else { whole };
+    if rounded {
+        for v in gathered[per_filter..padded].iter_mut().chain(&mut gathered_b[per_filter..padded]) {
+            *v = p.input_zero_point as i8;
+        }
+    }
     let mut scales = [[ChannelScale::default(); 4]; STAGE_RUN / 4];
     // Runs of whole groups of four channels, then the last `oc_n % 4` channels alone.
     let quads = oc_n / 4 * 4;
@@ -311,24 +323,43 @@ fn pixel_words<K: InnerLoops>(
             };
             let (outs, _) = row.as_chunks_mut::<4>();
             let groups = outs.iter_mut().zip(filters.chunks_exact(4 * per_filter)).zip(&scales);
+            // Group `g`'s filters read to the end of `filter` (rows past its own when
+            // rounded), or its own rows and the tail, for the last group.
+            let rounded_group = |g: usize| rounded && c0 + 4 * g + 4 < oc_n;
+            let from_group = |g: usize| &filter[(c0 + 4 * g) * per_filter..];
             if pair {
-                let both = &mut words[..whole];
-                loops::widen_words2(&x[..whole], &y[..whole], offset_pair, both);
+                // (`x` and `y` hold `wide` values when rounded: `gathered` and `gathered_b`.)
+                let (xw, yw) = if rounded { (&gathered[..wide], &gathered_b[..wide]) } else { (x, y) };
+                let both = &mut words[..wide];
+                loops::widen_words2(&xw[..wide], &yw[..wide], offset_pair, both);
                 let (outs_b, _) = second[c0..][..n].as_chunks_mut::<4>();
                 for (g, (((o, f), sc), ob)) in groups.zip(outs_b).enumerate() {
-                    let (mut acc, mut acc_b) = pair_group(both, f, per_filter, biases4.get(g).copied());
-                    tail(x, f, &mut acc);
-                    tail(y, f, &mut acc_b);
+                    let bias = biases4.get(g).copied();
+                    let (acc, acc_b) = if rounded_group(g) {
+                        pair_group(both, from_group(g), per_filter, bias)
+                    } else {
+                        let (mut acc, mut acc_b) = pair_group(&both[..whole], f, per_filter, bias);
+                        tail(x, f, &mut acc);
+                        tail(y, f, &mut acc_b);
+                        (acc, acc_b)
+                    };
                     *o = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
                     *ob = core::array::from_fn(|r| sc[r].output(acc_b[r], zp, act));
                 }
                 continue;
             }
-            let one = &mut words[..whole / 2];
-            loops::widen_words(x, offset_pair, one);
+            let xw = if rounded { &gathered[..wide] } else { x };
+            let one = &mut words[..wide / 2];
+            loops::widen_words(&xw[..wide], offset_pair, one);
             for (g, ((o, f), sc)) in groups.enumerate() {
-                let mut acc = loops::conv_row4(one, f, per_filter, biases4.get(g).copied().unwrap_or([0; 4]));
-                tail(x, f, &mut acc);
+                let bias = biases4.get(g).copied().unwrap_or([0; 4]);
+                let acc = if rounded_group(g) {
+                    loops::conv_row4(one, from_group(g), per_filter, bias)
+                } else {
+                    let mut acc = loops::conv_row4(&one[..whole / 2], f, per_filter, bias);
+                    tail(x, f, &mut acc);
+                    acc
+                };
                 *o = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
             }
         }
