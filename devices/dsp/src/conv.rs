@@ -3,6 +3,7 @@
 
 use crate::arch::{InnerLoops, OutputStage, loops, widen};
 use crate::error::{DspError, product};
+use crate::filled::Filled;
 use crate::quant::{ActivationRange, ChannelScale, PerChannel, PerChannelParams, Sizes, check_per_channel};
 use crate::shape::{Nhwc, Window, origin, tap_range, tap_range_of};
 
@@ -228,24 +229,25 @@ fn pixel_words<K: InnerLoops>(
     let pointwise = w.is_pointwise();
     let (zp, act) = (p.output_zero_point, p.activation);
     // The gathered patches of a pair (the second one's only when pairs fit).
-    let mut gathered = [0i8; PAIR_PATCH];
-    let mut gathered_b = [0i8; PAIRED];
-    // One pixel's widened values (two words per four values), or a pair's side by side.
-    let mut words = [0u32; PAIR_PATCH / 2];
     let paired = per_filter <= PAIRED;
     // Gathered patches whose length is not a multiple of four are widened to the next one,
     // the extra values the zero point (`x + offset` = 0: whatever filter byte follows, the
     // product is 0) rather than summed one by one; the filter rows are then read a few bytes
-    // past their ends, into the next row, which every group but the last one has.
+    // past their ends, into the next rows, where the filter has that many bytes left.
     let padded = per_filter.next_multiple_of(4);
     let rounded = !pointwise && padded > per_filter && padded <= PAIRED;
     let wide = if rounded { padded } else { whole };
-    if rounded {
-        for v in gathered[per_filter..padded].iter_mut().chain(&mut gathered_b[per_filter..padded]) {
-            *v = p.input_zero_point as i8;
-        }
-    }
-    let mut scales = [[ChannelScale::default(); 4]; STAGE_RUN / 4];
+    // The buffers, written only as far as this call uses them (see `Filled`): the gathered
+    // patches of a pair (the second one's only when pairs fit), the zero point past each
+    // patch; one pixel's widened values (two words per four values), or a pair's side by
+    // side; each run's output stage.
+    let (mut gathered, mut gathered_b) = (Filled::<i8, PAIR_PATCH>::new(), Filled::<i8, PAIRED>::new());
+    let zero_point = p.input_zero_point as i8;
+    let gathered = gathered.reset(if pointwise { 0 } else { padded }, zero_point);
+    let gathered_b = gathered_b.reset(if pointwise || !paired { 0 } else { padded }, zero_point);
+    let mut words = Filled::<u32, { PAIR_PATCH / 2 }>::new();
+    let words = words.reset(if paired { wide } else { wide / 2 }, 0);
+    let mut scales = Filled::<[ChannelScale; 4], { STAGE_RUN / 4 }>::new();
     // Runs of whole groups of four channels, then the last `oc_n % 4` channels alone.
     let quads = oc_n / 4 * 4;
     let runs = (0..quads).step_by(STAGE_RUN).map(|c0| (c0, (quads - c0).min(STAGE_RUN)));
@@ -253,36 +255,35 @@ fn pixel_words<K: InnerLoops>(
     for (c0, n) in runs.chain(rest) {
         let grouped = n.is_multiple_of(4);
         if grouped {
-            ChannelScale::fill_groups(&quant, c0, &mut scales[..n / 4]);
+            ChannelScale::fill_groups(&quant, c0, n / 4, &mut scales);
         }
         let filters = &filter[c0 * per_filter..][..n * per_filter];
         let biases = bias.map(|b| &b[c0..][..n]);
         let (biases4, _) = biases.unwrap_or(&[]).as_chunks::<4>();
+        let mut q = 0;
         if grouped && pointwise && whole == per_filter && paired {
             // Pointwise pairs read in place, with none of the general loop's cases (fewer
-            // instructions per pair for the narrow layers, 8 or 16 channels).
+            // instructions per pair for the narrow layers, 8 or 16 channels); a last odd
+            // pixel goes on alone in the general loop.
             let both = &mut words[..whole];
-            let mut rows = output.chunks_exact_mut(oc_n).take(total).enumerate();
-            while let Some((q, a)) = rows.next() {
-                let b = rows.next().map(|(_, b)| b);
-                let x0 = &input[q * s.c..][..s.c];
-                let x1 = if b.is_some() { &input[(q + 1) * s.c..][..s.c] } else { x0 };
-                loops::widen_words2(x0, x1, offset_pair, both);
+            let pairs = total / 2;
+            for (k, rows) in output.chunks_exact_mut(2 * oc_n).take(pairs).enumerate() {
+                let (a, b) = rows.split_at_mut(oc_n);
+                let x = &input[2 * k * s.c..][..2 * s.c];
+                loops::widen_words2(&x[..s.c], &x[s.c..], offset_pair, both);
                 let (outs_a, _) = a[c0..][..n].as_chunks_mut::<4>();
-                let mut outs_b = b.map(|b| b[c0..][..n].as_chunks_mut::<4>().0);
-                let groups = outs_a.iter_mut().zip(filters.chunks_exact(4 * per_filter)).zip(&scales);
-                for (g, ((oa, f), sc)) in groups.enumerate() {
+                let (outs_b, _) = b[c0..][..n].as_chunks_mut::<4>();
+                let groups =
+                    outs_a.iter_mut().zip(outs_b).zip(filters.chunks_exact(4 * per_filter)).zip(scales.get());
+                for (g, (((oa, ob), f), sc)) in groups.enumerate() {
                     let (acc_a, acc_b) = pair_group(both, f, per_filter, biases4.get(g).copied());
                     *oa = core::array::from_fn(|r| sc[r].output(acc_a[r], zp, act));
-                    if let Some(ob) = outs_b.as_mut().and_then(|o| o.get_mut(g)) {
-                        *ob = core::array::from_fn(|r| sc[r].output(acc_b[r], zp, act));
-                    }
+                    *ob = core::array::from_fn(|r| sc[r].output(acc_b[r], zp, act));
                 }
             }
-            continue;
+            q = 2 * pairs;
         }
         let mut pixel = (0, 0, 0);
-        let mut q = 0;
         while q < total {
             let pair = grouped && paired && q + 1 < total;
             let x = if pointwise {
@@ -322,10 +323,10 @@ fn pixel_words<K: InnerLoops>(
                 }
             };
             let (outs, _) = row.as_chunks_mut::<4>();
-            let groups = outs.iter_mut().zip(filters.chunks_exact(4 * per_filter)).zip(&scales);
+            let groups = outs.iter_mut().zip(filters.chunks_exact(4 * per_filter)).zip(scales.get());
             // Group `g`'s filters read to the end of `filter` (rows past its own when
             // rounded), or its own rows and the tail, for the last group.
-            let rounded_group = |g: usize| rounded && c0 + 4 * g + 4 < oc_n;
+            let rounded_group = |g: usize| rounded && (c0 + 4 * g + 3) * per_filter + padded <= filter.len();
             let from_group = |g: usize| &filter[(c0 + 4 * g) * per_filter..];
             if pair {
                 // (`x` and `y` hold `wide` values when rounded: `gathered` and `gathered_b`.)

@@ -4,6 +4,7 @@
 
 use crate::arch::{DEPTHWISE_MAX_TAPS, DepthwiseRows, InnerLoops, OutputStage, loops, widen};
 use crate::error::{DspError, product};
+use crate::filled::Filled;
 use crate::quant::{ActivationRange, ChannelScale, PerChannel, PerChannelParams, Sizes, check_per_channel};
 use crate::shape::{Hw, Nhwc, Window, origin, tap_range_of};
 
@@ -165,24 +166,27 @@ fn word_taps(
     let (s, w, c_n) = (p.input, p.window, p.input.c);
     let offset_pair = u32::from(-p.input_zero_point as u16) * 0x1_0001;
     let (zp, act) = (p.output_zero_point, p.activation);
-    let mut scales = [[ChannelScale::default(); 4]; STAGE_RUN / 4];
+    // Written only as far as each run uses them (see `Filled`).
+    let mut scales = Filled::<[ChannelScale; 4], { STAGE_RUN / 4 }>::new();
     // A whole 3x3 window in the image takes `loops::taps4_3x3`, without the input offset:
     // each channel's `offset * Σ filter` is added to its sum instead.
     let three = w.filter == Hw::square(3) && w.dilation.h == 1;
     let offset = -p.input_zero_point;
-    let mut folded = [[0i32; 4]; STAGE_RUN / 4];
+    let mut folded = Filled::<[i32; 4], { STAGE_RUN / 4 }>::new();
     for c0 in (0..c_n).step_by(STAGE_RUN) {
         let n = (c_n - c0).min(STAGE_RUN);
-        ChannelScale::fill_groups(&quant, c0, &mut scales[..n / 4]);
+        ChannelScale::fill_groups(&quant, c0, n / 4, &mut scales);
+        let scales = scales.get();
         // The 3x3 windows' bias with the offset folded in.
         let groups = if three { n / 4 } else { 0 };
-        for (g, fo) in folded[..groups].iter_mut().enumerate() {
+        folded.set((0..groups).map(|g| {
             let c = c0 + 4 * g;
-            *fo = core::array::from_fn(|r| {
+            core::array::from_fn(|r| {
                 let sum = (0..9).map(|t| i32::from(filter[t * c_n + c + r])).sum::<i32>();
                 bias.map_or(0, |b| b[c + r]).wrapping_add(offset.wrapping_mul(sum))
-            });
-        }
+            })
+        }));
+        let folded = folded.get();
         let mut pixels = output.chunks_exact_mut(c_n);
         for b in 0..s.n {
             for oy in 0..w.output.h {
@@ -207,7 +211,7 @@ fn word_taps(
                     let (outs, _) = pixel[c0..][..n].as_chunks_mut::<4>();
                     if three && nr == 3 && taps_w == 3 {
                         let (xi, fi) = rows[0];
-                        for (g, ((o, sc), fo)) in outs.iter_mut().zip(&scales).zip(&folded).enumerate() {
+                        for (g, ((o, sc), fo)) in outs.iter_mut().zip(scales).zip(folded).enumerate() {
                             let acc = loops::taps4_3x3(
                                 &input[xi + 4 * g..],
                                 s.w * c_n,
@@ -219,7 +223,7 @@ fn word_taps(
                         }
                         continue;
                     }
-                    for (g, (o, sc)) in outs.iter_mut().zip(&scales).enumerate() {
+                    for (g, (o, sc)) in outs.iter_mut().zip(scales).enumerate() {
                         let c = c0 + 4 * g;
                         let mut acc = bias.map_or([0; 4], |b| [b[c], b[c + 1], b[c + 2], b[c + 3]]);
                         for &(xi, fi) in &rows[..nr] {

@@ -44,6 +44,7 @@ mod argmax;
 mod conv;
 mod depthwise;
 mod error;
+mod filled;
 pub mod fixedpoint;
 mod fully_connected;
 #[cfg(feature = "kernels")]

@@ -4,6 +4,7 @@
 //! Also the argument checks the per-channel kernels (fully connected, convolutions) share.
 
 use crate::error::{DspError, check_len};
+use crate::filled::Filled;
 
 /// gemmlowp's `SaturatingRoundingDoublingHighMul`: `round(a * b / 2^31)`, with the one
 /// overflowing case (`i32::MIN * i32::MIN`) saturated to `i32::MAX`. Rounds half up (towards
@@ -53,12 +54,14 @@ pub(crate) struct ChannelScale {
     left: u32,
     right: u32,
     mask: i32,
-    /// `mask >> 1`, the rounding threshold of a nonnegative value.
-    half: i32,
     /// The least shifted value the doubling multiplication needs no saturation for: with
     /// `multiplier == i32::MIN`, `i32::MIN + 1` (the one saturating product, `MIN * MIN`,
     /// then gives `MAX` as `(MIN + 1) * MIN` does); else `i32::MIN` (no clamp).
     floor: i32,
+    /// The one-rounding form's 64-bit nudge `2^30 + 2^(30 + right)`, or -1 where
+    /// [`ChannelScale::apply`] does not take that form (which needs a right shift of at least
+    /// 1 and a multiplier of 0 or at least 2^30, as `quantize_multiplier` makes them).
+    nudge: i64,
 }
 
 impl ChannelScale {
@@ -68,15 +71,28 @@ impl ChannelScale {
         let right = (-shift.max(-31)).clamp(0, 31) as u32;
         let mask = (1u32 << right).wrapping_sub(1) as i32;
         let floor = if multiplier == i32::MIN { i32::MIN + 1 } else { i32::MIN };
-        ChannelScale { multiplier, left, right, mask, half: mask >> 1, floor }
+        let fast = shift <= -1 && (multiplier == 0 || multiplier >= 1 << 30);
+        // 2^30 + 2^(30 + right) for right in 1..=31: 2^31 joins the low word at right 1.
+        let nudge = match right {
+            _ if !fast => -1,
+            1 => 0xc000_0000,
+            r => (i64::from(1i32 << (r - 2)) << 32) | 0x4000_0000,
+        };
+        ChannelScale { multiplier, left, right, mask, floor, nudge }
     }
 
-    /// The scales of channels `c0..c0 + 4 * groups.len()` of `quant`, four to a group.
-    pub(crate) fn fill_groups(quant: &PerChannel<'_>, c0: usize, groups: &mut [[ChannelScale; 4]]) {
-        for (g, group) in groups.iter_mut().enumerate() {
+    /// The scales of channels `c0..c0 + 4 * groups` of `quant`, four to a group, as the
+    /// contents of `out`.
+    pub(crate) fn fill_groups<const N: usize>(
+        quant: &PerChannel<'_>,
+        c0: usize,
+        groups: usize,
+        out: &mut Filled<[ChannelScale; 4], N>,
+    ) {
+        out.set((0..groups).map(|g| {
             let c = c0 + 4 * g;
-            *group = core::array::from_fn(|r| ChannelScale::new(quant.multiplier[c + r], quant.shift[c + r]));
-        }
+            core::array::from_fn(|r| ChannelScale::new(quant.multiplier[c + r], quant.shift[c + r]))
+        }));
     }
 
     /// TFLite's output stage of this channel: `acc` scaled, offset by `zero_point` and
@@ -89,12 +105,24 @@ impl ChannelScale {
     /// `multiply_by_quantized_multiplier(acc, multiplier, shift)`.
     #[inline(always)]
     pub(crate) fn apply(&self, acc: i32) -> i32 {
+        if self.nudge >= 0 {
+            // The doubling multiply's rounding and the right shift's as one: with
+            // `y = acc * m + 2^30` and `x = floor(y / 2^31)`, the rounding divide is
+            // `floor((x + c) / 2^r)`, `c = 2^(r-1)` for `x >= 0` and one less below, which
+            // equals `floor((y + c * 2^31) / 2^(31 + r))`. With `m` 0 or at least 2^30, `x`
+            // is negative only where `acc` is (at `y = 0` both `c` give 0), so `c` follows
+            // `acc`'s sign. The 64-bit sum cannot overflow (|acc * m| < 2^62), and `r >= 1`
+            // leaves the quotient in the high word shifted by `r - 1`.
+            let below = i64::from(acc >> 31) & (1 << 31);
+            let p = i64::from(acc) * i64::from(self.multiplier) + (self.nudge - below);
+            return ((p >> 32) as i32) >> (self.right - 1);
+        }
         // `saturating_rounding_doubling_high_mul` without its branch: `floor` keeps the one
         // saturating case out, and floor((ab + 2^30) / 2^31) does the rest.
         let shifted = acc.wrapping_shl(self.left).max(self.floor);
         let x = ((i64::from(shifted) * i64::from(self.multiplier) + (1 << 30)) >> 31) as i32;
         // `rounding_divide_by_pot` with the mask and threshold precomputed.
-        let threshold = self.half + (x < 0) as i32;
+        let threshold = (self.mask >> 1) + (x < 0) as i32;
         (x >> self.right) + i32::from(x & self.mask > threshold)
     }
 }
@@ -346,10 +374,19 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #[test]
+        fn channel_scale_one_rounding_form(acc: i32, m in (1i32 << 30)..=i32::MAX, shift in -31i32..=-1) {
+            let scale = ChannelScale::new(m, shift);
+            proptest::prop_assert!(scale.nudge >= 0);
+            proptest::prop_assert_eq!(scale.apply(acc), multiply_by_quantized_multiplier(acc, m, shift));
+        }
+    }
+
     #[test]
     fn channel_scale_at_the_extremes() {
         for shift in -31..=30 {
-            for m in [0, 1, 1 << 30, i32::MAX, i32::MIN, -5] {
+            for m in [0, 1, 1 << 30, (1 << 30) + 1, i32::MAX, i32::MIN, -5] {
                 for acc in [i32::MIN, i32::MIN + 1, -1, 0, 1, i32::MAX] {
                     let want = multiply_by_quantized_multiplier(acc, m, shift);
                     assert_eq!(ChannelScale::new(m, shift).apply(acc), want, "{acc} {m} {shift}");

@@ -23,12 +23,12 @@
 //! bit-exact with them.
 
 use core::arch::x86_64::*;
-use core::mem::MaybeUninit;
 
 use super::avx2::has_vnni;
 use crate::add::AddParams;
 use crate::depthwise::DepthwiseParams;
 use crate::error::DspError;
+use crate::filled::Filled;
 use crate::fully_connected::FullyConnectedParams;
 use crate::quant::{PerChannel, check_per_channel};
 use crate::shape::origin;
@@ -752,51 +752,6 @@ fn rounding_shift(x: __m512i, right: __m512i, mask: __m512i, half: __m512i) -> _
     let q = _mm512_srav_epi32(x, right);
     let up = _mm512_cmpgt_epi32_mask(remainder, threshold);
     _mm512_mask_add_epi32(q, up, q, _mm512_set1_epi32(1))
-}
-
-/// A buffer on the stack of which only the first `len` elements are written and read:
-/// zeroing whole buffers on every call cost more than the work of small layers.
-pub(crate) struct Filled<T: Copy, const N: usize> {
-    buf: [MaybeUninit<T>; N],
-    len: usize,
-}
-
-impl<T: Copy, const N: usize> Filled<T, N> {
-    /// Empty.
-    pub(crate) fn new() -> Filled<T, N> {
-        Filled { buf: [MaybeUninit::uninit(); N], len: 0 }
-    }
-
-    /// Makes `values` the contents (panics if there are more than `N`).
-    pub(crate) fn set(&mut self, values: impl IntoIterator<Item = T>) {
-        let mut len = 0;
-        for v in values {
-            self.buf[len].write(v);
-            len += 1;
-        }
-        self.len = len;
-    }
-
-    /// Makes `len` copies of `value` the contents (panics if `len` is over `N`), to be
-    /// written in place.
-    pub(crate) fn reset(&mut self, len: usize, value: T) -> &mut [T] {
-        for v in &mut self.buf[..len] {
-            v.write(value);
-        }
-        self.len = len;
-        let written = &mut self.buf[..len];
-        // SAFETY: the first `len` elements were written just above, and `MaybeUninit<T>` has
-        // the size, alignment and layout of `T`.
-        unsafe { &mut *(written as *mut [MaybeUninit<T>] as *mut [T]) }
-    }
-
-    /// The contents.
-    pub(crate) fn get(&self) -> &[T] {
-        let written = &self.buf[..self.len];
-        // SAFETY: `set` wrote the first `len` elements, and `MaybeUninit<T>` has the size,
-        // alignment and layout of `T`.
-        unsafe { &*(written as *const [MaybeUninit<T>] as *const [T]) }
-    }
 }
 
 #[cfg(test)]

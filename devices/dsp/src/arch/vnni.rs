@@ -22,7 +22,6 @@
 //! straight to the output. The CPU check is `avx2::has_vnni`.
 
 use core::arch::x86_64::*;
-use core::mem::MaybeUninit;
 
 use super::avx2::{
     OutStage, has_vnni, load_i8x32, load_i32x8, load_u8x32, requantize8, store_i32x8, store_u8x32,
@@ -30,6 +29,7 @@ use super::avx2::{
 use super::avx512::{Requantize, load_i32x16, store_i8x16};
 use crate::conv::{ConvParams, im2col, next_pixel};
 use crate::error::DspError;
+use crate::filled::Filled;
 use crate::quant::{PerChannel, check_per_channel};
 use crate::shape::Hw;
 
@@ -110,10 +110,10 @@ fn vnni_conv(
     // Pixels per block, whole tiles (at least one, as `conv2d` checked).
     let block = (PATCH_BYTES / stride / TILE * TILE).min(total.next_multiple_of(TILE));
     let run_len = (FILTER_BYTES / (32 * quads) * 8).min(CHANNEL_RUN);
-    // Not zeroed whole: each call writes only what it uses (`prefix`), which for the small
-    // layers of tiny-ML models is a fraction of these.
-    let mut patches = [MaybeUninit::<u8>::uninit(); PATCH_BYTES];
-    let mut packed = [MaybeUninit::<[u8; 32]>::uninit(); FILTER_BYTES / 32];
+    // Not zeroed whole: each call writes only what it uses, which for the small layers of
+    // tiny-ML models is a fraction of these.
+    let mut patches = Filled::<u8, PATCH_BYTES>::new();
+    let mut packed = Filled::<[u8; 32], { FILTER_BYTES / 32 }>::new();
     let mut stage = Stage { bias: [0; CHANNEL_RUN], multiplier: [0; CHANNEL_RUN], shift: [0; CHANNEL_RUN] };
     // The output stage for 512-bit tiles, which need no multiplier of `i32::MIN`.
     let mut wide = Requantize::new();
@@ -121,12 +121,12 @@ fn vnni_conv(
     let out_stage = OutStage { offset: p.output_zero_point, min: p.activation.min, max: p.activation.max };
     // Zeros past each patch (never written: multiplied by zero filter values).
     let patches =
-        prefix(&mut patches, if implicit { band_input(band).min(hp) * row_bytes } else { block * stride }, 0);
+        patches.reset(if implicit { band_input(band).min(hp) * row_bytes } else { block * stride }, 0);
     let mut sums = [0i32; 8];
     for c0 in (0..oc_n).step_by(run_len) {
         let n = (oc_n - c0).min(run_len);
         let blocks = n.div_ceil(8);
-        let packed = prefix(&mut packed, blocks * quads, [0; 32]);
+        let packed = packed.reset(blocks * quads, [0; 32]);
         let run_filter = &filter[c0 * per_filter..][..n * per_filter];
         if implicit && !s.c.is_multiple_of(4) {
             pack_padded_taps(run_filter, per_filter, (s.c, icq, quads), packed);
@@ -366,17 +366,6 @@ fn pack_padded_taps(
             }
         }
     }
-}
-
-/// The first `len` values of `buf`, each set to `value`.
-fn prefix<T: Copy>(buf: &mut [MaybeUninit<T>], len: usize, value: T) -> &mut [T] {
-    let buf = &mut buf[..len];
-    for x in buf.iter_mut() {
-        x.write(value);
-    }
-    // SAFETY: every element of `buf` was initialized just above, and `MaybeUninit<T>` has the
-    // size, alignment and layout of `T`.
-    unsafe { &mut *(buf as *mut [MaybeUninit<T>] as *mut [T]) }
 }
 
 /// The input bytes as unsigned patch bytes (sign bit flipped).

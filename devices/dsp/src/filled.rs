@@ -1,0 +1,70 @@
+//! [`Filled`]: stack buffers written only as far as a call uses them.
+
+use core::mem::MaybeUninit;
+
+/// A buffer on the stack of which only the first `len` elements are written and read:
+/// zeroing whole buffers on every call cost more than the work of small layers (a kernel's
+/// buffers are sized for its largest case).
+pub(crate) struct Filled<T: Copy, const N: usize> {
+    buf: [MaybeUninit<T>; N],
+    len: usize,
+}
+
+impl<T: Copy, const N: usize> Filled<T, N> {
+    /// Empty.
+    pub(crate) fn new() -> Filled<T, N> {
+        Filled { buf: [MaybeUninit::uninit(); N], len: 0 }
+    }
+
+    /// Makes `values` the contents (panics if there are more than `N`).
+    pub(crate) fn set(&mut self, values: impl IntoIterator<Item = T>) {
+        let mut len = 0;
+        for v in values {
+            self.buf[len].write(v);
+            len += 1;
+        }
+        self.len = len;
+    }
+
+    /// Makes `len` copies of `value` the contents (panics if `len` is over `N`), to be
+    /// written in place.
+    pub(crate) fn reset(&mut self, len: usize, value: T) -> &mut [T] {
+        for v in &mut self.buf[..len] {
+            v.write(value);
+        }
+        self.len = len;
+        let written = &mut self.buf[..len];
+        // SAFETY: the first `len` elements were written just above, and `MaybeUninit<T>` has
+        // the size, alignment and layout of `T`.
+        unsafe { &mut *(written as *mut [MaybeUninit<T>] as *mut [T]) }
+    }
+
+    /// The contents.
+    pub(crate) fn get(&self) -> &[T] {
+        let written = &self.buf[..self.len];
+        // SAFETY: `set` or `reset` wrote the first `len` elements, and `MaybeUninit<T>` has
+        // the size, alignment and layout of `T`.
+        unsafe { &*(written as *const [MaybeUninit<T>] as *const [T]) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holds_what_was_written_last() {
+        let mut f = Filled::<u16, 8>::new();
+        assert!(f.get().is_empty());
+        f.set([1, 2, 3]);
+        assert_eq!(f.get(), [1, 2, 3]);
+        f.reset(5, 7)[4] = 9;
+        assert_eq!(f.get(), [7, 7, 7, 7, 9]);
+    }
+
+    #[test]
+    #[should_panic]
+    fn refuses_more_than_it_holds() {
+        Filled::<u8, 2>::new().set([1, 2, 3]);
+    }
+}
