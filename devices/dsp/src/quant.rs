@@ -117,6 +117,14 @@ impl ChannelScale {
             let p = i64::from(acc) * i64::from(self.multiplier) + (self.nudge - below);
             return ((p >> 32) as i32) >> (self.right - 1);
         }
+        self.apply_two_roundings(acc)
+    }
+
+    /// [`ChannelScale::apply`] for the scales the one-rounding form does not cover: out of
+    /// line (and cold), so that each inlined output stage carries only the common form's code.
+    #[cold]
+    #[inline(never)]
+    fn apply_two_roundings(&self, acc: i32) -> i32 {
         // `saturating_rounding_doubling_high_mul` without its branch: `floor` keeps the one
         // saturating case out, and floor((ab + 2^30) / 2^31) does the rest.
         let shifted = acc.wrapping_shl(self.left).max(self.floor);
