@@ -210,8 +210,10 @@ fn pixel_pairs<K: InnerLoops>(
 /// added, side by side ([`loops::widen_words2`]), and multiplied with two filters at a time
 /// ([`loops::conv_2x2`]: each filter word unpacked once for both pixels); a single pixel's
 /// ([`loops::widen_words`]) with four at a time ([`loops::conv_row4`], CMSIS-NN's
-/// `arm_nn_mat_mult_kernel_s8_s16` structure). The patch's last `len % 4` values and the
-/// last `channels % 4` filters are summed by [`InnerLoops::dot`].
+/// `arm_nn_mat_mult_kernel_s8_s16` structure). A gathered patch is rounded up to whole
+/// words with the zero point where the filter has the bytes to read past each row; elsewhere
+/// the patch's last `len % 4` values, and everywhere the last `channels % 4` filters, are
+/// summed by [`InnerLoops::dot`].
 fn pixel_words<K: InnerLoops>(
     p: &ConvParams,
     input: &[i8],
