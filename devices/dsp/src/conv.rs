@@ -227,7 +227,7 @@ fn pixel_words<K: InnerLoops>(
     let whole = per_filter / 4 * 4;
     let total = s.n * w.output.h * w.output.w;
     let input_offset = -p.input_zero_point;
-    let offset_pair = u32::from(input_offset as u16) * 0x1_0001;
+    let offset_pair = loops::offset_pair(input_offset);
     let pointwise = w.is_pointwise();
     let (zp, act) = (p.output_zero_point, p.activation);
     // The gathered patches of a pair (the second one's only when pairs fit).
@@ -318,11 +318,7 @@ fn pixel_words<K: InnerLoops>(
             }
             // The patch's last `per_filter % 4` values, for four filters `f`.
             let tail = |x: &[i8], f: &[i8], acc: &mut [i32; 4]| {
-                if whole < per_filter {
-                    for (a, f) in acc.iter_mut().zip(f.chunks_exact(per_filter)) {
-                        *a = K::dot(&x[whole..], &f[whole..], input_offset, *a);
-                    }
-                }
+                *acc = loops::tail4::<K>(x, f, (per_filter, whole), input_offset, *acc);
             };
             let (outs, _) = row.as_chunks_mut::<4>();
             let groups = outs.iter_mut().zip(filters.chunks_exact(4 * per_filter)).zip(scales.get());

@@ -164,7 +164,7 @@ fn word_taps(
     output: &mut [i8],
 ) {
     let (s, w, c_n) = (p.input, p.window, p.input.c);
-    let offset_pair = u32::from(-p.input_zero_point as u16) * 0x1_0001;
+    let offset_pair = loops::offset_pair(-p.input_zero_point);
     let (zp, act) = (p.output_zero_point, p.activation);
     // Written only as far as each run uses them (see `Filled`).
     let mut scales = Filled::<[ChannelScale; 4], { STAGE_RUN / 4 }>::new();

@@ -81,7 +81,7 @@ pub(crate) fn run<K: InnerLoops>(
         // filter rows per pass of the assembly loop (26 instructions per 16 products, where
         // `dot2` takes 18 per 8).
         let whole = depth / 4 * 4;
-        let offset_pair = u32::from(input_offset as u16) * 0x1_0001;
+        let offset_pair = loops::offset_pair(input_offset);
         let mut words = Filled::<u32, { WORDS_DEPTH / 2 }>::new();
         let words = words.reset(whole / 2, 0);
         for (in_row, out_row) in input.chunks_exact(depth).zip(output.chunks_exact_mut(p.output_depth)) {
@@ -90,12 +90,8 @@ pub(crate) fn run<K: InnerLoops>(
             for (g, o) in groups.iter_mut().enumerate() {
                 let c = 4 * g;
                 let rows = &filter[c * depth..][..4 * depth];
-                let mut acc = loops::conv_row4(words, rows, depth, core::array::from_fn(|r| bias(c + r)));
-                if whole < depth {
-                    for (a, f) in acc.iter_mut().zip(rows.chunks_exact(depth)) {
-                        *a = K::dot(&in_row[whole..], &f[whole..], input_offset, *a);
-                    }
-                }
+                let acc = loops::conv_row4(words, rows, depth, core::array::from_fn(|r| bias(c + r)));
+                let acc = loops::tail4::<K>(in_row, rows, (depth, whole), input_offset, acc);
                 *o = core::array::from_fn(|r| out(acc[r], c + r));
             }
             let first = 4 * groups.len();

@@ -5,6 +5,7 @@
 //! runs on the bit-exact software [`intrinsics`], so the host tests it against `portable`.
 
 use super::InnerLoops;
+use super::loops::offset_pair;
 use crate::quant::{ActivationRange, multiply_by_quantized_multiplier};
 
 /// The DSP instructions: real ones on Arm with the DSP extension, emulated elsewhere.
@@ -24,14 +25,6 @@ pub(crate) struct Dsp;
 #[inline(always)]
 fn word(bytes: &[i8; 4]) -> u32 {
     u32::from_le_bytes(bytes.map(|b| b as u8))
-}
-
-/// The input offset in both halfwords, for `SXTAB16`. int8 zero points keep it in
-/// `-127..=128`, and `x + offset` in `-255..=255`, so no halfword overflows.
-#[inline(always)]
-fn offset_pair(input_offset: i32) -> u32 {
-    let half = u32::from(input_offset as u16);
-    half | (half << 16)
 }
 
 impl InnerLoops for Dsp {

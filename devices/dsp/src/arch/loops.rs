@@ -11,6 +11,34 @@
 #[cfg(not(hostrt_arm_dsp))]
 use super::emulated::{smlabb, smlad, smlatt, sxtab16, sxtab16_ror8, sxtb16, sxtb16_ror8};
 
+/// The input offset in both halfwords, for `SXTAB16` ([`widen_words`], [`taps4`]). int8
+/// zero points keep it in `-127..=128`, and `x + offset` in `-255..=255`, so no halfword
+/// overflows.
+#[inline(always)]
+pub(crate) fn offset_pair(input_offset: i32) -> u32 {
+    let half = u32::from(input_offset as u16);
+    half | (half << 16)
+}
+
+/// `acc[r] + Σ x[whole..] · rows[r][whole..]` for four filter rows `rows` (`per_filter`
+/// apart): the last values of a patch that [`conv_row4`] and [`conv_2x2`] leave out, summed by
+/// `K::dot`.
+#[inline(always)]
+pub(crate) fn tail4<K: super::InnerLoops>(
+    x: &[i8],
+    rows: &[i8],
+    (per_filter, whole): (usize, usize),
+    input_offset: i32,
+    mut acc: [i32; 4],
+) -> [i32; 4] {
+    if whole < per_filter {
+        for (a, f) in acc.iter_mut().zip(rows.chunks_exact(per_filter)) {
+            *a = K::dot(&x[whole..per_filter], &f[whole..], input_offset, *a);
+        }
+    }
+    acc
+}
+
 /// Widens `x` (whole words of four int8) for [`conv_row4`]: per four values `x0..x3` two words,
 /// `[x0 + offset, x2 + offset]` and `[x1 + offset, x3 + offset]` as int16 pairs
 /// (`offset` in both halfwords: CMSIS-NN's reordered im2col), the layout `SMLAD` pairs with
@@ -405,7 +433,7 @@ mod tests {
             let stride = 4 * n + extra;
             let mut rng = crate::testutil::Lcg(seed);
             let filters = rng.bytes(3 * stride + 4 * n);
-            let offset = u32::from((-zp) as u16) * 0x1_0001;
+            let offset = offset_pair(-zp);
             let mut patch = std::vec![0u32; 2 * n];
             widen_words(&x, offset, &mut patch);
             let got = conv_row4(&patch, &filters, stride, acc);
@@ -427,7 +455,7 @@ mod tests {
             let stride = 4 * n + extra;
             let mut rng = crate::testutil::Lcg(seed);
             let filters = rng.bytes(stride + 4 * n);
-            let offset = u32::from((-zp) as u16) * 0x1_0001;
+            let offset = offset_pair(-zp);
             let mut patch = std::vec![0u32; 4 * n];
             widen_words2(x0, x1, offset, &mut patch);
             let got = conv_2x2(&patch, &filters, stride, acc);
@@ -446,7 +474,7 @@ mod tests {
             let mut rng = crate::testutil::Lcg(seed);
             let len = if n == 0 { 0 } else { (n - 1) * stride + 4 };
             let (xs, fs): (Vec<i8>, Vec<i8>) = (rng.bytes(len), rng.bytes(len));
-            let offset = u32::from((-zp) as u16) * 0x1_0001;
+            let offset = offset_pair(-zp);
             let got = taps4(&xs, &fs, stride, n, offset, acc);
             for j in 0..4 {
                 let want = (0..n).fold(acc[j], |a, t| {
