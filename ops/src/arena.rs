@@ -186,18 +186,15 @@ pub(crate) fn output(frame: &KernelFrame<'_>) {
             .arg(0)
             .and_then(|v| v.get::<Arena>())
             .ok_or_else(|| invalid(K, format_args!("argument 0 must be an nn.arena")))?;
-        let t = DenseHostTensor::new(frame.exec_ctx().allocator(), TensorMetadata { dtype, shape })
-            .map_err(|_| diag_fmt!(ResourceExhausted, "{}: cannot allocate the output tensor", K))?;
-        {
-            let mut dst = t.write_bytes().map_err(|e| invalid(K, format_args!("{}", e)))?;
-            let bytes = arena.buffer.read().map_err(|_| diag_fmt!(Internal, "{}: the arena is in use", K))?;
-            let src = from
-                .checked_add(dst.len())
-                .and_then(|end| bytes.get(from..end))
-                .ok_or_else(|| invalid(K, format_args!("[{}, +{}) is outside the arena", from, dst.len())))?;
-            dst.copy_from_slice(src);
-        }
-        Ok(t)
+        let meta = TensorMetadata { dtype, shape };
+        let len = meta.data_size().ok_or_else(|| invalid(K, format_args!("the shape is too large")))?;
+        let bytes = arena.buffer.read().map_err(|_| diag_fmt!(Internal, "{}: the arena is in use", K))?;
+        let src = from
+            .checked_add(len)
+            .and_then(|end| bytes.get(from..end))
+            .ok_or_else(|| invalid(K, format_args!("[{}, +{}) is outside the arena", from, len)))?;
+        DenseHostTensor::copy_of(frame.exec_ctx().allocator(), meta, src)
+            .map_err(|_| diag_fmt!(ResourceExhausted, "{}: cannot allocate the output tensor", K))
     };
     match run() {
         Ok(t) => frame.emplace_result(0, t),

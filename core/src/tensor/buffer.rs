@@ -123,14 +123,53 @@ impl HostBuffer {
     /// A zeroed buffer of `size` bytes: one allocator block of 64 + `size` bytes, the data
     /// 64-byte aligned. Exhaustion (or a size no layout can hold) is an `Err`.
     pub fn allocate(alloc: Allocator, size: usize) -> Result<HostBuffer, AllocError> {
+        // SAFETY: writes the `size` bytes at `data`, all of them.
+        unsafe { HostBuffer::allocate_with(alloc, size, |data| data.write_bytes(0, size)) }
+    }
+
+    /// A buffer holding a copy of `bytes`: as [`HostBuffer::allocate`] then a copy, without
+    /// zeroing the bytes first (an output tensor copied out of an arena, an input from flash).
+    ///
+    /// ```
+    /// use hostrt_core::tensor::HostBuffer;
+    /// use hostrt_core::{Allocator, FixedArena};
+    ///
+    /// static ARENA: FixedArena = FixedArena::empty();
+    /// ARENA.init(hostrt_core::static_buffer!(1024).unwrap()).unwrap();
+    /// let alloc = Allocator::register(&ARENA).unwrap();
+    ///
+    /// let b = HostBuffer::copy_of(alloc, &[1, 2, 3]).unwrap();
+    /// assert_eq!(*b.read().unwrap(), [1, 2, 3]);
+    /// ```
+    pub fn copy_of(alloc: Allocator, bytes: &[u8]) -> Result<HostBuffer, AllocError> {
+        // SAFETY: writes the `bytes.len()` bytes at `data`, all of them, from `bytes` (which
+        // cannot overlap a fresh block).
+        unsafe {
+            HostBuffer::allocate_with(alloc, bytes.len(), |data| {
+                core::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len())
+            })
+        }
+    }
+
+    /// A buffer of `size` bytes whose data `init` writes.
+    ///
+    /// # Safety
+    /// `init` must write all `size` bytes at the pointer it is given (valid for `size`
+    /// writes), and nothing else.
+    unsafe fn allocate_with(
+        alloc: Allocator,
+        size: usize,
+        init: impl FnOnce(*mut u8),
+    ) -> Result<HostBuffer, AllocError> {
         let too_big = || AllocError::new(Layout::new::<Header>());
         let (layout, offset) = data_layout(size).and_then(block_layout).ok_or_else(too_big)?;
         let block = alloc.allocate(layout)?.cast::<Header>();
         // SAFETY: a fresh block of `64 + size` bytes aligned to 64: the header fits in the
-        // first 64 bytes (asserted above) and the data is the `size` bytes at `offset` (64).
+        // first 64 bytes (asserted above) and the data is the `size` bytes at `offset` (64),
+        // which `init` writes whole (the caller's contract).
         unsafe {
             let data = block.cast::<u8>().add(offset);
-            data.as_ptr().write_bytes(0, size);
+            init(data.as_ptr());
             block.as_ptr().write(Header {
                 refs: AtomicU32::new(1),
                 borrows: AtomicU32::new(0),

@@ -107,6 +107,18 @@ impl DenseHostTensor {
         Ok(DenseHostTensor { metadata, buffer })
     }
 
+    /// A tensor of `metadata` holding a copy of `bytes`, which must be exactly its size (the
+    /// buffer is not zeroed first, as [`DenseHostTensor::new`]'s is).
+    pub fn copy_of(alloc: Allocator, metadata: TensorMetadata, bytes: &[u8]) -> Result<Self, TensorError> {
+        let elements = metadata.shape.checked_num_elements().ok_or(TensorError::BadShape)?;
+        let element_size = metadata.dtype.size();
+        if elements.checked_mul(element_size) != Some(bytes.len()) {
+            return Err(TensorError::BufferSize { buffer: bytes.len(), elements, element_size });
+        }
+        let buffer = HostBuffer::copy_of(alloc, bytes).map_err(|_| TensorError::CannotAllocate)?;
+        Ok(DenseHostTensor { metadata, buffer })
+    }
+
     /// A tensor over `buffer`, which must hold exactly the shape's elements.
     pub fn from_buffer(metadata: TensorMetadata, buffer: HostBuffer) -> Result<Self, TensorError> {
         let elements = metadata.shape.checked_num_elements().ok_or(TensorError::BadShape)?;

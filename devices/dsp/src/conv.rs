@@ -4,7 +4,7 @@
 use crate::arch::{InnerLoops, OutputStage, loops, widen};
 use crate::error::{DspError, product};
 use crate::filled::Filled;
-use crate::quant::{ActivationRange, ChannelScale, PerChannel, PerChannelParams, Sizes, check_per_channel};
+use crate::quant::{ActivationRange, PerChannel, PerChannelParams, ScaleGroup, Sizes, check_per_channel};
 use crate::shape::{Nhwc, Window, origin, tap_range, tap_range_of};
 
 /// Shape and quantization of a convolution. Input `[n, h, w, c]`, filter
@@ -203,7 +203,7 @@ fn pixel_pairs<K: InnerLoops>(
 
 /// The loop of the DSP word loops (`K::DSP_LOOPS`), for patches of at most [`PAIR_PATCH`]
 /// values and arguments `run` has checked. Output channels go in runs of up to [`STAGE_RUN`],
-/// whose output stage is worked out once ([`ChannelScale`]); for each run, output pixels go
+/// whose output stage is worked out once ([`ScaleGroup`]); for each run, output pixels go
 /// two at a time where their patches fit the buffer side by side ([`PAIRED`] values each),
 /// else one at a time. A pair's patches (read in place when pointwise, else gathered with
 /// the zero point in the padding) are widened once into int16 pairs with the input offset
@@ -230,6 +230,7 @@ fn pixel_words<K: InnerLoops>(
     let offset_pair = loops::offset_pair(input_offset);
     let pointwise = w.is_pointwise();
     let (zp, act) = (p.output_zero_point, p.activation);
+    let act4 = act.words();
     // The gathered patches of a pair (the second one's only when pairs fit).
     let paired = per_filter <= PAIRED;
     // Gathered patches whose length is not a multiple of four are widened to the next one,
@@ -249,7 +250,7 @@ fn pixel_words<K: InnerLoops>(
     let gathered_b = gathered_b.reset(if pointwise || !paired { 0 } else { padded }, zero_point);
     let mut words = Filled::<u32, { PAIR_PATCH / 2 }>::new();
     let words = words.reset(if paired { wide } else { wide / 2 }, 0);
-    let mut scales = Filled::<[ChannelScale; 4], { STAGE_RUN / 4 }>::new();
+    let mut scales = Filled::<ScaleGroup, { STAGE_RUN / 4 }>::new();
     // Runs of whole groups of four channels, then the last `oc_n % 4` channels alone.
     let quads = oc_n / 4 * 4;
     let runs = (0..quads).step_by(STAGE_RUN).map(|c0| (c0, (quads - c0).min(STAGE_RUN)));
@@ -257,7 +258,7 @@ fn pixel_words<K: InnerLoops>(
     for (c0, n) in runs.chain(rest) {
         let grouped = n.is_multiple_of(4);
         if grouped {
-            ChannelScale::fill_groups(&quant, c0, n / 4, &mut scales);
+            ScaleGroup::fill(&quant, c0, n / 4, &mut scales);
         }
         let filters = &filter[c0 * per_filter..][..n * per_filter];
         let biases = bias.map(|b| &b[c0..][..n]);
@@ -279,8 +280,8 @@ fn pixel_words<K: InnerLoops>(
                     outs_a.iter_mut().zip(outs_b).zip(filters.chunks_exact(4 * per_filter)).zip(scales.get());
                 for (g, (((oa, ob), f), sc)) in groups.enumerate() {
                     let (acc_a, acc_b) = pair_group(both, f, per_filter, biases4.get(g).copied());
-                    *oa = core::array::from_fn(|r| sc[r].output(acc_a[r], zp, act));
-                    *ob = core::array::from_fn(|r| sc[r].output(acc_b[r], zp, act));
+                    *oa = sc.output(acc_a, zp, act4);
+                    *ob = sc.output(acc_b, zp, act4);
                 }
             }
             q = 2 * pairs;
@@ -342,8 +343,8 @@ fn pixel_words<K: InnerLoops>(
                         tail(y, f, &mut acc_b);
                         (acc, acc_b)
                     };
-                    *o = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
-                    *ob = core::array::from_fn(|r| sc[r].output(acc_b[r], zp, act));
+                    *o = sc.output(acc, zp, act4);
+                    *ob = sc.output(acc_b, zp, act4);
                 }
                 continue;
             }
@@ -359,7 +360,7 @@ fn pixel_words<K: InnerLoops>(
                     tail(x, f, &mut acc);
                     acc
                 };
-                *o = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
+                *o = sc.output(acc, zp, act4);
             }
         }
     }

@@ -5,7 +5,7 @@
 use crate::arch::{DEPTHWISE_MAX_TAPS, DepthwiseRows, InnerLoops, OutputStage, loops, widen};
 use crate::error::{DspError, product};
 use crate::filled::Filled;
-use crate::quant::{ActivationRange, ChannelScale, PerChannel, PerChannelParams, Sizes, check_per_channel};
+use crate::quant::{ActivationRange, PerChannel, PerChannelParams, ScaleGroup, Sizes, check_per_channel};
 use crate::shape::{Hw, Nhwc, Window, origin, tap_range_of};
 
 /// Shape and quantization of a depthwise convolution. Input `[n, h, w, c]`, filter
@@ -152,7 +152,7 @@ pub(crate) fn run<K: InnerLoops>(
 /// The loop of the DSP word loops (`K::DSP_LOOPS`) for depth multiplier 1, dilation 1 along
 /// rows, channels in fours and at most [`WORD_ROWS`] filter rows, for arguments `run` has
 /// checked: channels in runs of up to
-/// [`STAGE_RUN`] with their output stage worked out once ([`ChannelScale`]); per output
+/// [`STAGE_RUN`] with their output stage worked out once ([`ScaleGroup`]); per output
 /// pixel, its in-bounds taps once, then four channels at a time over them, each filter row's
 /// taps (`c` bytes apart in both input and filter) in one [`loops::taps4`].
 fn word_taps(
@@ -166,8 +166,9 @@ fn word_taps(
     let (s, w, c_n) = (p.input, p.window, p.input.c);
     let offset_pair = loops::offset_pair(-p.input_zero_point);
     let (zp, act) = (p.output_zero_point, p.activation);
+    let act4 = act.words();
     // Written only as far as each run uses them (see `Filled`).
-    let mut scales = Filled::<[ChannelScale; 4], { STAGE_RUN / 4 }>::new();
+    let mut scales = Filled::<ScaleGroup, { STAGE_RUN / 4 }>::new();
     // A whole 3x3 window in the image takes `loops::taps4_3x3`, without the input offset:
     // each channel's `offset * Σ filter` is added to its sum instead.
     let three = w.filter == Hw::square(3) && w.dilation.h == 1;
@@ -175,7 +176,7 @@ fn word_taps(
     let mut folded = Filled::<[i32; 4], { STAGE_RUN / 4 }>::new();
     for c0 in (0..c_n).step_by(STAGE_RUN) {
         let n = (c_n - c0).min(STAGE_RUN);
-        ChannelScale::fill_groups(&quant, c0, n / 4, &mut scales);
+        ScaleGroup::fill(&quant, c0, n / 4, &mut scales);
         let scales = scales.get();
         // The 3x3 windows' bias with the offset folded in.
         let groups = if three { n / 4 } else { 0 };
@@ -219,7 +220,7 @@ fn word_taps(
                                 c_n,
                                 *fo,
                             );
-                            *o = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
+                            *o = sc.output(acc, zp, act4);
                         }
                         continue;
                     }
@@ -236,7 +237,7 @@ fn word_taps(
                                 acc,
                             );
                         }
-                        *o = core::array::from_fn(|r| sc[r].output(acc[r], zp, act));
+                        *o = sc.output(acc, zp, act4);
                     }
                 }
             }

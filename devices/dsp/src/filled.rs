@@ -13,7 +13,7 @@ pub(crate) struct Filled<T: Copy, const N: usize> {
 impl<T: Copy, const N: usize> Filled<T, N> {
     /// Empty.
     pub(crate) fn new() -> Filled<T, N> {
-        Filled { buf: [MaybeUninit::uninit(); N], len: 0 }
+        Filled { buf: [const { MaybeUninit::uninit() }; N], len: 0 }
     }
 
     /// Makes `values` the contents (panics if there are more than `N`).

@@ -4,7 +4,7 @@
 use crate::arch::{InnerLoops, OutputStage, loops};
 use crate::error::{DspError, product};
 use crate::filled::Filled;
-use crate::quant::{ActivationRange, PerChannel, PerChannelParams, Sizes, check_per_channel};
+use crate::quant::{ActivationRange, PerChannel, PerChannelParams, ScaleGroup, Sizes, check_per_channel};
 
 /// Shape and quantization of a fully connected layer. Input is `[batches, input_depth]`,
 /// filter `[output_depth, input_depth]` (symmetric int8, zero point 0), output
@@ -70,38 +70,16 @@ pub(crate) fn run<K: InnerLoops>(
         blocked::<K>(p, input, filter, bias, quant, output);
         return Ok(());
     }
+    if K::DSP_LOOPS && p.input_depth <= WORDS_DEPTH {
+        word_rows::<K>(p, input, filter, bias, quant, output);
+        return Ok(());
+    }
     let input_offset = -p.input_zero_point;
     let bias = |c: usize| bias.map_or(0, |b| b[c]);
     let out = |acc: i32, c: usize| {
         K::requantize(acc, quant.multiplier[c], quant.shift[c], p.output_zero_point, p.activation)
     };
     let depth = p.input_depth;
-    if K::DSP_LOOPS && depth <= WORDS_DEPTH {
-        // Each input row widened once into int16 pairs with the offset added, then four
-        // filter rows per pass of the assembly loop (26 instructions per 16 products, where
-        // `dot2` takes 18 per 8).
-        let whole = depth / 4 * 4;
-        let offset_pair = loops::offset_pair(input_offset);
-        let mut words = Filled::<u32, { WORDS_DEPTH / 2 }>::new();
-        let words = words.reset(whole / 2, 0);
-        for (in_row, out_row) in input.chunks_exact(depth).zip(output.chunks_exact_mut(p.output_depth)) {
-            loops::widen_words(&in_row[..whole], offset_pair, words);
-            let (groups, rest) = out_row.as_chunks_mut::<4>();
-            for (g, o) in groups.iter_mut().enumerate() {
-                let c = 4 * g;
-                let rows = &filter[c * depth..][..4 * depth];
-                let acc = loops::conv_row4(words, rows, depth, core::array::from_fn(|r| bias(c + r)));
-                let acc = loops::tail4::<K>(in_row, rows, (depth, whole), input_offset, acc);
-                *o = core::array::from_fn(|r| out(acc[r], c + r));
-            }
-            let first = 4 * groups.len();
-            for (k, o) in rest.iter_mut().enumerate() {
-                let c = first + k;
-                *o = out(K::dot(in_row, &filter[c * depth..][..depth], input_offset, bias(c)), c);
-            }
-        }
-        return Ok(());
-    }
     for (in_row, out_row) in input.chunks_exact(depth).zip(output.chunks_exact_mut(p.output_depth)) {
         // Two output channels at a time, then the odd one.
         let (pairs, last) = out_row.as_chunks_mut::<2>();
@@ -117,6 +95,54 @@ pub(crate) fn run<K: InnerLoops>(
         }
     }
     Ok(())
+}
+
+/// The DSP word loop (`K::DSP_LOOPS`), for checked arguments with nonzero depths of at most
+/// [`WORDS_DEPTH`]: each input row widened once into int16 pairs with the offset added, then
+/// four filter rows per pass of the assembly loop ([`loops::conv_row4`]: 47 instructions per
+/// 32 products, where `dot2` takes 18 per 8), and the four sums through the output stage as
+/// one word ([`ScaleGroup`]: a per-tensor scale worked out once, per-channel ones as they
+/// come). Each group's filter rows, bias and outputs are walked in step, so nothing is
+/// indexed or bounds-checked per group; the last `depth % 4` values and `output_depth % 4`
+/// channels take `K::dot`.
+fn word_rows<K: InnerLoops>(
+    p: &FullyConnectedParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) {
+    let (depth, oc_n) = (p.input_depth, p.output_depth);
+    let input_offset = -p.input_zero_point;
+    let whole = depth / 4 * 4;
+    let mut words = Filled::<u32, { WORDS_DEPTH / 2 }>::new();
+    let words = words.reset(whole / 2, 0);
+    let uniform = quant.uniform().map(|(m, s)| ScaleGroup::splat(m, s));
+    let (zp, act4) = (p.output_zero_point, p.activation.words());
+    let groups = oc_n / 4;
+    let bias4 = bias.map(|b| b.as_chunks::<4>().0);
+    for (in_row, out_row) in input.chunks_exact(depth).zip(output.chunks_exact_mut(oc_n)) {
+        loops::widen_words(&in_row[..whole], loops::offset_pair(input_offset), words);
+        let (outs, rest) = out_row.as_chunks_mut::<4>();
+        let rows = filter.chunks_exact(4 * depth);
+        let scales = quant.multiplier.as_chunks::<4>().0.iter().zip(quant.shift.as_chunks::<4>().0);
+        for (g, ((o, rows), scale)) in outs.iter_mut().zip(rows).zip(scales).enumerate() {
+            let mut acc = loops::conv_row4(words, rows, depth, bias4.map_or([0; 4], |b| b[g]));
+            if whole < depth {
+                acc = loops::tail4::<K>(in_row, rows, (depth, whole), input_offset, acc);
+            }
+            *o = match &uniform {
+                Some(scale) => scale.output(acc, zp, act4),
+                None => ScaleGroup::output_once(scale, acc, zp, act4),
+            };
+        }
+        for (k, o) in rest.iter_mut().enumerate() {
+            let c = 4 * groups + k;
+            let acc = K::dot(in_row, &filter[c * depth..][..depth], input_offset, bias.map_or(0, |b| b[c]));
+            *o = K::requantize(acc, quant.multiplier[c], quant.shift[c], zp, p.activation);
+        }
+    }
 }
 
 /// Most input values per row the DSP word loop takes (the widened row on the stack, 1280

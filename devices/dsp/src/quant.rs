@@ -3,6 +3,7 @@
 //! gemmlowp primitives it is made of. Every kernel rescales its int32 accumulators with these.
 //! Also the argument checks the per-channel kernels (fully connected, convolutions) share.
 
+use crate::arch::dsp::intrinsics;
 use crate::error::{DspError, check_len};
 use crate::filled::Filled;
 
@@ -45,93 +46,165 @@ pub fn multiply_by_quantized_multiplier(acc: i32, multiplier: i32, shift: i32) -
     rounding_divide_by_pot(saturating_rounding_doubling_high_mul(shifted, multiplier), right_shift)
 }
 
-/// [`multiply_by_quantized_multiplier`] with its shift worked out once, for a channel whose
-/// outputs a loop rescales one after the other: the left shift as a shift count, the right
-/// shift's count and rounding mask. Same results for shifts in `-31..=30`.
+/// [`multiply_by_quantized_multiplier`] worked out once for a channel whose outputs a loop
+/// rescales one after the other: where it can, as one rounding ([`ChannelScale::apply`]),
+/// else out of line. Same results for shifts in `-31..=30`.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct ChannelScale {
     multiplier: i32,
-    left: u32,
-    right: u32,
-    mask: i32,
-    /// The least shifted value the doubling multiplication needs no saturation for: with
-    /// `multiplier == i32::MIN`, `i32::MIN + 1` (the one saturating product, `MIN * MIN`,
-    /// then gives `MAX` as `(MIN + 1) * MIN` does); else `i32::MIN` (no clamp).
-    floor: i32,
-    /// The one-rounding form's 64-bit nudge `2^30 + 2^(30 + right)`, or -1 where
-    /// [`ChannelScale::apply`] does not take that form (which needs a right shift of at least
-    /// 1 and a multiplier of 0 or at least 2^30, as `quantize_multiplier` makes them).
-    nudge: i64,
+    /// The one-rounding form's nudge above its low word, `2^(r - 2)` for the right shift `r`.
+    high: i32,
+    /// The one-rounding form's last shift, `r - 1`, in `1..=30`; 0 where the form does not
+    /// apply (it needs `r >= 2` and a multiplier of 0 or at least 2^30, as
+    /// `quantize_multiplier` makes them; 0 goes the other way here).
+    down: u32,
+    shift: i32,
 }
 
 impl ChannelScale {
     /// The scale of `multiplier` and `shift` (as [`multiply_by_quantized_multiplier`] takes).
-    pub(crate) fn new(multiplier: i32, shift: i32) -> Self {
-        let left = shift.clamp(0, 31) as u32;
-        let right = (-shift.max(-31)).clamp(0, 31) as u32;
-        let mask = (1u32 << right).wrapping_sub(1) as i32;
-        let floor = if multiplier == i32::MIN { i32::MIN + 1 } else { i32::MIN };
-        let fast = shift <= -1 && (multiplier == 0 || multiplier >= 1 << 30);
-        // 2^30 + 2^(30 + right) for right in 1..=31: 2^31 joins the low word at right 1.
-        let nudge = match right {
-            _ if !fast => -1,
-            1 => 0xc000_0000,
-            r => (i64::from(1i32 << (r - 2)) << 32) | 0x4000_0000,
-        };
-        ChannelScale { multiplier, left, right, mask, floor, nudge }
-    }
-
-    /// The scales of channels `c0..c0 + 4 * groups` of `quant`, four to a group, as the
-    /// contents of `out`.
-    pub(crate) fn fill_groups<const N: usize>(
-        quant: &PerChannel<'_>,
-        c0: usize,
-        groups: usize,
-        out: &mut Filled<[ChannelScale; 4], N>,
-    ) {
-        out.set((0..groups).map(|g| {
-            let c = c0 + 4 * g;
-            core::array::from_fn(|r| ChannelScale::new(quant.multiplier[c + r], quant.shift[c + r]))
-        }));
-    }
-
-    /// TFLite's output stage of this channel: `acc` scaled, offset by `zero_point` and
-    /// clamped to `act`.
     #[inline(always)]
-    pub(crate) fn output(&self, acc: i32, zero_point: i32, act: ActivationRange) -> i8 {
-        act.clamp_i8(self.apply(acc).wrapping_add(zero_point))
+    pub(crate) fn new(multiplier: i32, shift: i32) -> Self {
+        // A multiplier in 2^30..2^31 (0, which the form also covers, is left to the other).
+        let fast = shift <= -2 && multiplier >> 30 == 1;
+        // 2..=31 where `fast` (checked shifts are at least -31; `max` keeps it so anyway).
+        let right = -shift.max(-31) as u32;
+        let (high, down) = if fast { (1 << (right - 2), right - 1) } else { (0, 0) };
+        ChannelScale { multiplier, high, down, shift }
     }
 
     /// `multiply_by_quantized_multiplier(acc, multiplier, shift)`.
     #[inline(always)]
     pub(crate) fn apply(&self, acc: i32) -> i32 {
-        if self.nudge >= 0 {
-            // The doubling multiply's rounding and the right shift's as one: with
-            // `y = acc * m + 2^30` and `x = floor(y / 2^31)`, the rounding divide is
-            // `floor((x + c) / 2^r)`, `c = 2^(r-1)` for `x >= 0` and one less below, which
-            // equals `floor((y + c * 2^31) / 2^(31 + r))`. With `m` 0 or at least 2^30, `x`
-            // is negative only where `acc` is (at `y = 0` both `c` give 0), so `c` follows
-            // `acc`'s sign. The 64-bit sum cannot overflow (|acc * m| < 2^62), and `r >= 1`
-            // leaves the quotient in the high word shifted by `r - 1`.
-            let below = i64::from(acc >> 31) & (1 << 31);
-            let p = i64::from(acc) * i64::from(self.multiplier) + (self.nudge - below);
-            return ((p >> 32) as i32) >> (self.right - 1);
+        if self.down != 0 {
+            self.one_rounding(acc)
+        } else {
+            apply_two_roundings(acc, self.multiplier, self.shift)
         }
-        self.apply_two_roundings(acc)
     }
 
-    /// [`ChannelScale::apply`] for the scales the one-rounding form does not cover: out of
-    /// line (and cold), so that each inlined output stage carries only the common form's code.
+    /// [`ChannelScale::apply`] where `down != 0`: the doubling multiply's rounding and the
+    /// right shift's as one. With `y = acc * m + 2^30` and `x = floor(y / 2^31)`, the
+    /// rounding divide is `floor((x + c) / 2^r)`, `c = 2^(r-1)` for `x >= 0` and one less
+    /// below, which equals `floor((y + c * 2^31) / 2^(31 + r))`. With `m` 0 or at least 2^30,
+    /// `x` is negative only where `acc` is (at `y = 0` both `c` give 0), so `c` follows
+    /// `acc`'s sign. The nudge `2^30 + c * 2^31` is, as two words, `2^(r-2)` less one for
+    /// negative `acc` above `2^30` plus `acc`'s sign bit (`r >= 2`): one multiply-accumulate
+    /// (`SMLAL`) of the two words, with no 64-bit constant. The sum cannot overflow
+    /// (|acc * m| < 2^62), and the quotient is the high word shifted by `r - 1`.
+    #[inline(always)]
+    fn one_rounding(&self, acc: i32) -> i32 {
+        let low = (acc as u32 & 0x8000_0000) | 0x4000_0000;
+        let high = self.high.wrapping_add(acc >> 31);
+        let nudge = (i64::from(high) << 32) | i64::from(low);
+        let p = nudge.wrapping_add(i64::from(acc) * i64::from(self.multiplier));
+        // SAFETY: `down` is in 1..=30 on this path (`new` sets it so, and `apply` takes the
+        // path only for a nonzero `down`). Said to the compiler, it drops the shift's mask.
+        unsafe { core::hint::assert_unchecked(self.down < 32) };
+        ((p >> 32) as i32) >> self.down
+    }
+}
+
+/// [`ChannelScale::apply`] for the scales the one-rounding form does not cover: out of line
+/// (and cold), so that each inlined output stage carries only the common form's code, and by
+/// value, so that the scale need not be in memory.
+#[cold]
+#[inline(never)]
+fn apply_two_roundings(acc: i32, multiplier: i32, shift: i32) -> i32 {
+    multiply_by_quantized_multiplier(acc, multiplier, shift)
+}
+
+/// The output stage of four channels, each a [`ChannelScale`], as the DSP word loops take
+/// them: one test of the one-rounding form for the four, the four results saturated and
+/// clamped as one word ([`clamp4`](crate::dsp::intrinsics::clamp4)).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ScaleGroup {
+    scales: [ChannelScale; 4],
+    /// Whether all four take the one-rounding form.
+    fast: bool,
+}
+
+impl ScaleGroup {
+    /// The scales of channels `c0..c0 + 4 * groups` of `quant`, four to a group, as the
+    /// contents of `out`.
+    pub(crate) fn fill<const N: usize>(
+        quant: &PerChannel<'_>,
+        c0: usize,
+        groups: usize,
+        out: &mut Filled<ScaleGroup, N>,
+    ) {
+        out.set((0..groups).map(|g| ScaleGroup::new(quant, c0 + 4 * g)));
+    }
+
+    /// The scales of channels `c..c + 4` of `quant`.
+    #[inline]
+    pub(crate) fn new(quant: &PerChannel<'_>, c: usize) -> ScaleGroup {
+        ScaleGroup::of(core::array::from_fn(|r| {
+            ChannelScale::new(quant.multiplier[c + r], quant.shift[c + r])
+        }))
+    }
+
+    /// One scale for all four channels.
+    pub(crate) fn splat(multiplier: i32, shift: i32) -> ScaleGroup {
+        ScaleGroup::of([ChannelScale::new(multiplier, shift); 4])
+    }
+
+    #[inline(always)]
+    fn of(scales: [ChannelScale; 4]) -> ScaleGroup {
+        ScaleGroup { scales, fast: scales.iter().all(|s| s.down != 0) }
+    }
+
+    /// [`ScaleGroup::output`] for four channels straight from their multipliers and shifts,
+    /// for a loop that uses each channel's scale once (a fully connected layer): nothing is
+    /// laid out in memory first, and one branch-free test covers the four.
+    #[inline(always)]
+    pub(crate) fn output_once(
+        (multiplier, shift): (&[i32; 4], &[i32; 4]),
+        acc: [i32; 4],
+        zero_point: i32,
+        act: [u32; 2],
+    ) -> [i8; 4] {
+        // Shifts in -31..=-2 and multipliers in 2^30..2^31 (`ChannelScale::new`'s test).
+        let fast = (0..4).fold(true, |f, r| f & ((shift[r] + 31) as u32 <= 29) & (multiplier[r] >> 30 == 1));
+        if !fast {
+            return ScaleGroup::output_once_two_roundings((multiplier, shift), acc, zero_point, act);
+        }
+        let v = core::array::from_fn(|r| {
+            // 2..=31 (the test above).
+            let right = shift[r].wrapping_neg() as u32;
+            let v = intrinsics::one_rounding(acc[r], multiplier[r], 1 << (right - 2), right - 1);
+            v.wrapping_add(zero_point)
+        });
+        intrinsics::clamp4(v, act)
+    }
+
+    /// [`ScaleGroup::output`] and [`ScaleGroup::output_once`] where a channel takes the
+    /// two-rounding form: out of line and cold, so that each inlined output stage carries only
+    /// the one-rounding form's code.
     #[cold]
     #[inline(never)]
-    fn apply_two_roundings(&self, acc: i32) -> i32 {
-        // `saturating_rounding_doubling_high_mul` without its branch: `floor` keeps the one
-        // saturating case out, and floor((ab + 2^30) / 2^31) does the rest.
-        let shifted = acc.wrapping_shl(self.left).max(self.floor);
-        let x = ((i64::from(shifted) * i64::from(self.multiplier) + (1 << 30)) >> 31) as i32;
-        // `rounding_divide_by_pot` with the mask and threshold precomputed.
-        let threshold = (self.mask >> 1) + (x < 0) as i32;
-        (x >> self.right) + i32::from(x & self.mask > threshold)
+    fn output_once_two_roundings(
+        (multiplier, shift): (&[i32; 4], &[i32; 4]),
+        acc: [i32; 4],
+        zero_point: i32,
+        act: [u32; 2],
+    ) -> [i8; 4] {
+        let v = core::array::from_fn(|r| {
+            multiply_by_quantized_multiplier(acc[r], multiplier[r], shift[r]).wrapping_add(zero_point)
+        });
+        intrinsics::clamp4(v, act)
+    }
+
+    /// TFLite's output stage of the four channels: `acc` scaled, offset by `zero_point` and
+    /// clamped to `act` (as [`ActivationRange::words`]).
+    #[inline(always)]
+    pub(crate) fn output(&self, acc: [i32; 4], zero_point: i32, act: [u32; 2]) -> [i8; 4] {
+        if !self.fast {
+            let (m, shift) = (self.scales.map(|s| s.multiplier), self.scales.map(|s| s.shift));
+            return ScaleGroup::output_once_two_roundings((&m, &shift), acc, zero_point, act);
+        }
+        let v = core::array::from_fn(|r| self.scales[r].one_rounding(acc[r]).wrapping_add(zero_point));
+        intrinsics::clamp4(v, act)
     }
 }
 
@@ -202,6 +275,13 @@ pub struct PerChannel<'a> {
 }
 
 impl PerChannel<'_> {
+    /// The multiplier and shift of every channel, where all channels have the same (a
+    /// per-tensor scale, as TFLite's fully connected layers have); `None` otherwise.
+    pub(crate) fn uniform(&self) -> Option<(i32, i32)> {
+        let (&m, &s) = (self.multiplier.first()?, self.shift.first()?);
+        (self.multiplier.iter().all(|&x| x == m) && self.shift.iter().all(|&x| x == s)).then_some((m, s))
+    }
+
     /// Checks both arrays hold `channels` entries and every shift is in range.
     pub(crate) fn check(&self, channels: usize) -> Result<(), DspError> {
         check_len("multiplier", channels, self.multiplier.len())?;
@@ -238,6 +318,12 @@ impl ActivationRange {
     #[inline(always)]
     pub(crate) fn clamp_i8(&self, value: i32) -> i8 {
         value.max(self.min).min(self.max) as i8
+    }
+
+    /// The range's minimum and maximum, each as four int8 bytes of a word, for
+    /// [`clamp4`](crate::dsp::intrinsics::clamp4).
+    pub(crate) fn words(&self) -> [u32; 2] {
+        [self.min, self.max].map(|v| u32::from(v as u8) * 0x0101_0101)
     }
 
     /// `Ok` if the range lies within int8 and is not empty.
@@ -386,8 +472,30 @@ mod tests {
         #[test]
         fn channel_scale_one_rounding_form(acc: i32, m in (1i32 << 30)..=i32::MAX, shift in -31i32..=-1) {
             let scale = ChannelScale::new(m, shift);
-            proptest::prop_assert!(scale.nudge >= 0);
+            proptest::prop_assert_eq!(scale.down != 0, shift <= -2);
             proptest::prop_assert_eq!(scale.apply(acc), multiply_by_quantized_multiplier(acc, m, shift));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn one_rounding_instructions_are_the_output_stage(acc: i32, m in (1i32 << 30)..=i32::MAX, right in 2u32..=31) {
+            let got = intrinsics::one_rounding(acc, m, 1 << (right - 2), right - 1);
+            proptest::prop_assert_eq!(got, multiply_by_quantized_multiplier(acc, m, -(right as i32)));
+        }
+
+        #[test]
+        fn scale_group_is_four_output_stages(
+            acc: [i32; 4], m: [i32; 4], shift in proptest::array::uniform4(-31i32..=30), zp in -128i32..=127,
+            lo in -128i32..=127, hi in -128i32..=127,
+        ) {
+            let act = ActivationRange::new(lo.min(hi), lo.max(hi)).unwrap();
+            let want: [i8; 4] = core::array::from_fn(|r| {
+                act.clamp_i8(multiply_by_quantized_multiplier(acc[r], m[r], shift[r]).wrapping_add(zp).clamp(-128, 127))
+            });
+            let quant = PerChannel { multiplier: &m, shift: &shift };
+            proptest::prop_assert_eq!(ScaleGroup::new(&quant, 0).output(acc, zp, act.words()), want);
+            proptest::prop_assert_eq!(ScaleGroup::output_once((&m, &shift), acc, zp, act.words()), want);
         }
     }
 

@@ -28,6 +28,10 @@ impl Lcg {
         self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         (self.0 >> 33) as u32
     }
+    /// All 32 bits (`next` gives 31).
+    fn word(&mut self) -> u32 {
+        (self.next() << 1) ^ self.next()
+    }
     fn fill(&mut self, buf: &mut [i8]) {
         buf.iter_mut().for_each(|b| *b = self.next() as u8 as i8);
     }
@@ -115,13 +119,23 @@ impl Case {
 }
 
 fn fc(batches: usize, input_depth: usize, output_depth: usize, rng: &mut Lcg) -> Case {
+    fc_in(batches, input_depth, output_depth, ActivationRange::INT8, rng)
+}
+
+fn fc_in(
+    batches: usize,
+    input_depth: usize,
+    output_depth: usize,
+    act: ActivationRange,
+    rng: &mut Lcg,
+) -> Case {
     Case::Fc(FullyConnectedParams {
         batches,
         input_depth,
         output_depth,
         input_zero_point: rng.zp(),
         output_zero_point: rng.zp(),
-        activation: ActivationRange::INT8,
+        activation: act,
     })
 }
 
@@ -154,8 +168,10 @@ fn depthwise(input: Nhwc, dm: usize, win: Window, rng: &mut Lcg) -> Case {
     })
 }
 
-/// Bit-exactness of one case on fresh random data.
-fn check(case: &Case, b: &mut Buffers, rng: &mut Lcg) -> bool {
+/// Bit-exactness of one case on fresh random data, its scales drawn as `scales` says: 0, all
+/// of the one-rounding form; 1, every third channel's shift in -1..=2 (the other form); 2,
+/// every channel the same (a per-tensor scale).
+fn check(case: &Case, b: &mut Buffers, rng: &mut Lcg, scales: u32) -> bool {
     let (i, f, o, c) = case.sizes();
     if i > MAX || f > MAX || o > MAX || c > 64 {
         return false;
@@ -163,6 +179,13 @@ fn check(case: &Case, b: &mut Buffers, rng: &mut Lcg) -> bool {
     rng.fill(&mut b.input[..i]);
     rng.fill(&mut b.filter[..f]);
     rng.quant(&mut b.mult[..c], &mut b.shift[..c], &mut b.bias[..c]);
+    for k in 0..c {
+        match scales {
+            1 if k % 3 == 0 => b.shift[k] = (rng.next() % 4) as i32 - 1,
+            2 => (b.mult[k], b.shift[k]) = (b.mult[0], b.shift[0]),
+            _ => {}
+        }
+    }
     let ok_a = case.run(b, false).is_ok();
     let ok_b = case.run(b, true).is_ok();
     ok_a && ok_b && b.out_a[..o] == b.out_b[..o]
@@ -172,7 +195,7 @@ fn check(case: &Case, b: &mut Buffers, rng: &mut Lcg) -> bool {
 fn intrinsics_match(rng: &mut Lcg) -> bool {
     use hostrt_dsp::dsp::intrinsics as hw;
     (0..5000).all(|_| {
-        let (x, y, a) = (rng.next(), rng.next(), rng.next() as i32);
+        let (x, y, a) = (rng.word(), rng.word(), rng.word() as i32);
         hw::smlad(x, y, a) == emulated::smlad(x, y, a)
             && hw::smlabb(x, y, a) == emulated::smlabb(x, y, a)
             && hw::smlatt(x, y, a) == emulated::smlatt(x, y, a)
@@ -181,6 +204,18 @@ fn intrinsics_match(rng: &mut Lcg) -> bool {
             && hw::sxtab16(y, x) == emulated::sxtab16(y, x)
             && hw::sxtab16_ror8(y, x) == emulated::sxtab16_ror8(y, x)
             && hw::ssat::<8>(a >> (x % 31)) == emulated::ssat::<8>(a >> (x % 31))
+    }) && (0..5000).all(|_| {
+        // The output stage's instruction sequences: one rounding (a multiplier of 2^30 or
+        // more, a shift of 1..=30 after it), and the four-lane clamp.
+        let (acc, m, down) =
+            (rng.word() as i32 >> (rng.next() % 24), (rng.next() | 1 << 30) as i32, 1 + rng.next() % 30);
+        let v = [0, 1, 2, 3].map(|_| rng.word() as i32 >> (20 + rng.next() % 12));
+        let (lo, hi) = ((rng.next() % 256) as u8 as i8, (rng.next() % 256) as u8 as i8);
+        let bound = |b: i8| u32::from(b as u8) * 0x0101_0101;
+        let act = [bound(lo.min(hi)), bound(lo.max(hi))];
+        hw::one_rounding(acc, m, 1 << (down - 1), down)
+            == emulated::one_rounding(acc, m, 1 << (down - 1), down)
+            && hw::clamp4(v, act) == emulated::clamp4(v, act)
     })
 }
 
@@ -219,8 +254,12 @@ fn main() -> ! {
     hprintln!("dsp path uses DSP instructions: {}", hostrt_dsp::USES_DSP_INSTRUCTIONS);
     report("uses_dsp_instructions", hostrt_dsp::USES_DSP_INSTRUCTIONS);
 
-    let cases: [(&str, Case); 11] = [
+    let narrow = ActivationRange::new(-40, 50).unwrap_or(ActivationRange::INT8);
+    let cases: [(&str, Case); 13] = [
         ("fc_1x64_10", fc(1, 64, 10, &mut rng)),
+        // Odd and even counts of four-value blocks, a narrow clamp on both sides.
+        ("fc_1x36_8_narrow", fc_in(1, 36, 8, narrow, &mut rng)),
+        ("fc_1x40_12_narrow", fc_in(1, 40, 12, narrow, &mut rng)),
         ("fc_2x37_7", fc(2, 37, 7, &mut rng)),
         ("fc_1x255_3", fc(1, 255, 3, &mut rng)),
         ("conv_8x8x3_8_same", conv(Nhwc::new(1, 8, 8, 3), 8, window(8, 8, 3, 1, 1, Padding::Same), &mut rng)),
@@ -256,7 +295,7 @@ fn main() -> ! {
         ),
     ];
     for (name, case) in &cases {
-        let ok = (0..3).all(|_| check(case, &mut b, &mut rng));
+        let ok = (0..3).all(|scales| check(case, &mut b, &mut rng, scales));
         report(name, ok);
     }
 
@@ -276,7 +315,7 @@ fn main() -> ! {
         ),
     ];
     for (name, case, reps) in &bench {
-        let ok = check(case, &mut b, &mut rng);
+        let ok = check(case, &mut b, &mut rng, 0);
         report(name, ok);
         if !ok {
             continue;

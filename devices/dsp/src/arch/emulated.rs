@@ -74,6 +74,26 @@ pub fn ssat<const BITS: u32>(x: i32) -> i32 {
     x.clamp(min, max)
 }
 
+/// The one-rounding output stage of [`ChannelScale`](crate::quant::ChannelScale):
+/// `(2^32 * (high + (acc < 0 ? -1 : 0)) + (acc's sign bit | 2^30) + acc * m) >> (32 + down)`,
+/// as [`super::asm::one_rounding`] computes it (five instructions there).
+#[inline(always)]
+pub fn one_rounding(acc: i32, m: i32, high: i32, down: u32) -> i32 {
+    let low = (acc as u32 & 0x8000_0000) | 0x4000_0000;
+    let high = high.wrapping_add(acc >> 31);
+    let nudge = (i64::from(high) << 32) | i64::from(low);
+    let p = nudge.wrapping_add(i64::from(acc) * i64::from(m));
+    ((p >> 32) as i32).wrapping_shr(down)
+}
+
+/// Four int32 saturated to int8 and clamped to `[min, max]` (each bound as four equal int8
+/// bytes of a word), as [`super::asm::clamp4`] computes it with `SSAT`, `SSUB8` and `SEL`.
+#[inline(always)]
+pub fn clamp4(v: [i32; 4], [min, max]: [u32; 2]) -> [i8; 4] {
+    let (lo, hi) = (i32::from(min as u8 as i8), i32::from(max as u8 as i8));
+    v.map(|x| ssat::<8>(x).max(lo).min(hi) as i8)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -75,6 +75,37 @@ pub fn conv_row4(patch: &[u32], filters: &[i8], stride: usize, acc: [i32; 4]) ->
     run_conv_row4(&patch[..2 * n], filters, stride, n, acc)
 }
 
+/// One block of [`conv_row4`] in assembly, after the input words' load and the first row's
+/// (`{w}`, at `[pf]`): the four rows' words (rows 1 to 3 at `s`, `2s` and `3s` past `pf`)
+/// unpacked and multiplied into `a0..a3`.
+#[cfg(hostrt_arm_dsp)]
+macro_rules! row4 {
+    () => {
+        concat!(
+            "sxtb16 {wt}, {w}\n",
+            "sxtb16 {w}, {w}, ror #8\n",
+            "smlad {a0}, {x02}, {wt}, {a0}\n",
+            "smlad {a0}, {x13}, {w}, {a0}\n",
+            "ldr {w}, [{pf}, {s}]\n",
+            "sxtb16 {wt}, {w}\n",
+            "sxtb16 {w}, {w}, ror #8\n",
+            "smlad {a1}, {x02}, {wt}, {a1}\n",
+            "smlad {a1}, {x13}, {w}, {a1}\n",
+            "ldr {w}, [{pf}, {s}, lsl #1]\n",
+            "sxtb16 {wt}, {w}\n",
+            "sxtb16 {w}, {w}, ror #8\n",
+            "smlad {a2}, {x02}, {wt}, {a2}\n",
+            "smlad {a2}, {x13}, {w}, {a2}\n",
+            "add {wt}, {pf}, {s}, lsl #1\n",
+            "ldr {w}, [{wt}, {s}]\n",
+            "sxtb16 {wt}, {w}\n",
+            "sxtb16 {w}, {w}, ror #8\n",
+            "smlad {a3}, {x02}, {wt}, {a3}\n",
+            "smlad {a3}, {x13}, {w}, {a3}\n",
+        )
+    };
+}
+
 #[cfg(hostrt_arm_dsp)]
 #[inline(always)]
 fn run_conv_row4(patch: &[u32], filters: &[i8], stride: usize, n: usize, acc: [i32; 4]) -> [i32; 4] {
@@ -82,35 +113,28 @@ fn run_conv_row4(patch: &[u32], filters: &[i8], stride: usize, n: usize, acc: [i
     // SAFETY: reads `2n` words from `patch` (its length, word aligned as a `[u32]`) and, per
     // row r < 4, bytes `r * stride .. r * stride + 4n` of `filters` (within it: checked by
     // `conv_row4`; LDR reads unaligned words on Armv7E-M); writes only the named registers
-    // and the flags, and ends with `n` counted down to 0 (n > 0 on entry).
+    // and the flags, and ends with `n` counted down to 0 (n > 0 on entry; an odd `n` is
+    // made even and the filter pointer stepped back a block, which no load reads: the
+    // first is pre-indexed forward to the first block).
     unsafe {
         core::arch::asm!(
+            // Two blocks of four values per pass; an odd count enters at the second, with
+            // the filter pointer one block back (its pre-indexed load steps it forward).
+            "tst {n}, #1",
+            "beq 2f",
+            "subs {pf}, {pf}, #4",
+            "adds {n}, {n}, #1",
+            "b 3f",
             "2:",
             "ldrd {x02}, {x13}, [{px}], #8",
             "ldr {w}, [{pf}]",
-            "sxtb16 {wt}, {w}",
-            "sxtb16 {w}, {w}, ror #8",
-            "smlad {a0}, {x02}, {wt}, {a0}",
-            "smlad {a0}, {x13}, {w}, {a0}",
-            "ldr {w}, [{pf}, {s}]",
-            "sxtb16 {wt}, {w}",
-            "sxtb16 {w}, {w}, ror #8",
-            "smlad {a1}, {x02}, {wt}, {a1}",
-            "smlad {a1}, {x13}, {w}, {a1}",
-            "add {wt}, {pf}, {s}, lsl #1",
-            "ldr {w}, [{wt}]",
-            "sxtb16 {wt}, {w}",
-            "sxtb16 {w}, {w}, ror #8",
-            "smlad {a2}, {x02}, {wt}, {a2}",
-            "smlad {a2}, {x13}, {w}, {a2}",
-            "add {wt}, {pf}, {s}, lsl #1",
-            "ldr {w}, [{wt}, {s}]",
-            "sxtb16 {wt}, {w}",
-            "sxtb16 {w}, {w}, ror #8",
-            "smlad {a3}, {x02}, {wt}, {a3}",
-            "smlad {a3}, {x13}, {w}, {a3}",
+            row4!(),
+            "3:",
+            "ldrd {x02}, {x13}, [{px}], #8",
+            "ldr {w}, [{pf}, #4]!",
+            row4!(),
             "add {pf}, {pf}, #4",
-            "subs {n}, {n}, #1",
+            "subs {n}, {n}, #2",
             "bne 2b",
             px = inout(reg) patch.as_ptr() => _,
             pf = inout(reg) filters.as_ptr() => _,
@@ -160,7 +184,7 @@ pub fn widen_words2(x0: &[i8], x1: &[i8], offset: u32, out: &mut [u32]) {
 /// `x0`, `x1` (`patch`, laid out by [`widen_words2`]: four words per four values) and two
 /// filter rows, `f0` from `filters[0]` and `f1` from `filters[stride]` (int8). Each filter
 /// word is unpacked once for both pixels: 20 instructions per 16 multiply-accumulates on
-/// Armv7E-M, where [`conv_row4`] takes 26 per 16 for one pixel. Reads `4n` patch words and
+/// Armv7E-M, where [`conv_row4`] takes 47 per 32 for one pixel. Reads `4n` patch words and
 /// `4n` bytes of each row, `n = patch.len() / 4`.
 #[inline]
 pub fn conv_2x2(patch: &[u32], filters: &[i8], stride: usize, acc: [i32; 4]) -> [i32; 4] {
