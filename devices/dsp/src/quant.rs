@@ -144,11 +144,6 @@ impl ScaleGroup {
         }))
     }
 
-    /// One scale for all four channels.
-    pub(crate) fn splat(multiplier: i32, shift: i32) -> ScaleGroup {
-        ScaleGroup::of([ChannelScale::new(multiplier, shift); 4])
-    }
-
     #[inline(always)]
     fn of(scales: [ChannelScale; 4]) -> ScaleGroup {
         ScaleGroup { scales, fast: scales.iter().all(|s| s.down != 0) }
@@ -275,18 +270,18 @@ pub struct PerChannel<'a> {
 }
 
 impl PerChannel<'_> {
-    /// The multiplier and shift of every channel, where all channels have the same (a
-    /// per-tensor scale, as TFLite's fully connected layers have); `None` otherwise.
-    pub(crate) fn uniform(&self) -> Option<(i32, i32)> {
-        let (&m, &s) = (self.multiplier.first()?, self.shift.first()?);
-        (self.multiplier.iter().all(|&x| x == m) && self.shift.iter().all(|&x| x == s)).then_some((m, s))
-    }
-
     /// Checks both arrays hold `channels` entries and every shift is in range.
     pub(crate) fn check(&self, channels: usize) -> Result<(), DspError> {
         check_len("multiplier", channels, self.multiplier.len())?;
         check_len("shift", channels, self.shift.len())?;
-        if self.shift.iter().any(|s| !(-31..=30).contains(s)) {
+        // The largest `shift + 31` (as unsigned: below -31 is large), four at a time, one
+        // test at the end: no branch per channel (layers have hundreds).
+        let biased = |s: i32| (s as u32).wrapping_add(31);
+        let (fours, rest) = self.shift.as_chunks::<4>();
+        let top = fours
+            .iter()
+            .fold(0, |m, s| m.max(biased(s[0]).max(biased(s[1])).max(biased(s[2]).max(biased(s[3])))));
+        if rest.iter().fold(top, |m, &s| m.max(biased(s))) > 61 {
             return Err(DspError::Param("shift outside -31..=30"));
         }
         Ok(())
@@ -553,6 +548,17 @@ mod tests {
         let bad = PerChannel { multiplier: &[1], shift: &[31] };
         assert_eq!(bad.check(1), Err(DspError::Param("shift outside -31..=30")));
         assert!(bad.check(2).is_err());
+        // Each position of nine (two groups of four and one more), each side of the range.
+        for at in 0..9 {
+            for (s, ok) in
+                [(-31, true), (30, true), (-32, false), (31, false), (i32::MIN, false), (i32::MAX, false)]
+            {
+                let mut shift = [0; 9];
+                shift[at] = s;
+                let q = PerChannel { multiplier: &[1; 9], shift: &shift };
+                assert_eq!(q.check(9).is_ok(), ok, "shift {s} at {at}");
+            }
+        }
     }
 
     #[test]

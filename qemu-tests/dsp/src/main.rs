@@ -255,11 +255,13 @@ fn main() -> ! {
     report("uses_dsp_instructions", hostrt_dsp::USES_DSP_INSTRUCTIONS);
 
     let narrow = ActivationRange::new(-40, 50).unwrap_or(ActivationRange::INT8);
-    let cases: [(&str, Case); 13] = [
+    let cases: [(&str, Case); 14] = [
         ("fc_1x64_10", fc(1, 64, 10, &mut rng)),
         // Odd and even counts of four-value blocks, a narrow clamp on both sides.
         ("fc_1x36_8_narrow", fc_in(1, 36, 8, narrow, &mut rng)),
         ("fc_1x40_12_narrow", fc_in(1, 40, 12, narrow, &mut rng)),
+        // Past the 640 values the word loop widens: per channel.
+        ("fc_1x643_5", fc(1, 643, 5, &mut rng)),
         ("fc_2x37_7", fc(2, 37, 7, &mut rng)),
         ("fc_1x255_3", fc(1, 255, 3, &mut rng)),
         ("conv_8x8x3_8_same", conv(Nhwc::new(1, 8, 8, 3), 8, window(8, 8, 3, 1, 1, Padding::Same), &mut rng)),
