@@ -108,7 +108,22 @@ impl DenseHostTensor {
     }
 
     /// A tensor of `metadata` holding a copy of `bytes`, which must be exactly its size (the
-    /// buffer is not zeroed first, as [`DenseHostTensor::new`]'s is).
+    /// buffer is not zeroed first, as [`DenseHostTensor::new`]'s is). A size that does not
+    /// match is [`TensorError::BufferSize`]; exhaustion, [`TensorError::CannotAllocate`].
+    ///
+    /// ```
+    /// use hostrt_core::tensor::{DType, DenseHostTensor, TensorMetadata, TensorShape};
+    /// use hostrt_core::{Allocator, FixedArena};
+    ///
+    /// static ARENA: FixedArena = FixedArena::empty();
+    /// ARENA.init(hostrt_core::static_buffer!(1024).unwrap()).unwrap();
+    /// let alloc = Allocator::register(&ARENA).unwrap();
+    ///
+    /// let meta = TensorMetadata { dtype: DType::I8, shape: TensorShape::new(&[2]).unwrap() };
+    /// let t = DenseHostTensor::copy_of(alloc, meta.clone(), &[7, 9]).unwrap();
+    /// assert_eq!(*t.read_bytes().unwrap(), [7, 9]);
+    /// assert!(DenseHostTensor::copy_of(alloc, meta, &[1, 2, 3]).is_err(), "three bytes for two");
+    /// ```
     pub fn copy_of(alloc: Allocator, metadata: TensorMetadata, bytes: &[u8]) -> Result<Self, TensorError> {
         let elements = metadata.shape.checked_num_elements().ok_or(TensorError::BadShape)?;
         let element_size = metadata.dtype.size();

@@ -97,14 +97,15 @@ pub(crate) fn run<K: InnerLoops>(
     Ok(())
 }
 
-/// The DSP word loop (`K::DSP_LOOPS`), for checked arguments with nonzero depths: each input
-/// row of up to [`WORDS_DEPTH`] values (longer ones take `K::dot` per channel) widened once into int16 pairs with the offset added, then
-/// four filter rows per pass of the assembly loop ([`loops::conv_row4`]: 47 instructions per
-/// 32 products, where `dot2` takes 18 per 8), and the four sums through the output stage as
-/// one word ([`ScaleGroup::output_once`]: each channel's scale worked out as it comes, since
-/// each is used once per row). Each group's filter rows, bias and outputs are walked in step, so nothing is
-/// indexed or bounds-checked per group; the last `depth % 4` values and `output_depth % 4`
-/// channels take `K::dot`.
+/// The DSP word loop (`K::DSP_LOOPS`), for checked arguments with nonzero depths. Each input
+/// row of up to [`WORDS_DEPTH`] values is widened once into int16 pairs with the offset
+/// added, then four filter rows go per pass of the assembly loop ([`loops::conv_row4`]: 47
+/// instructions per 32 products, where `dot2` takes 18 per 8), and the four sums through the
+/// output stage as one word ([`ScaleGroup::output_once`]: each channel's scale worked out as
+/// it comes, as each is used once per row). Each group's filter rows, bias, scales and
+/// outputs are walked in step, so nothing is indexed or bounds-checked per group. The last
+/// `depth % 4` values and `output_depth % 4` channels, and every channel of a longer row,
+/// take `K::dot`.
 fn word_rows<K: InnerLoops>(
     p: &FullyConnectedParams,
     input: &[i8],

@@ -54,9 +54,9 @@ pub(crate) struct ChannelScale {
     multiplier: i32,
     /// The one-rounding form's nudge above its low word, `2^(r - 2)` for the right shift `r`.
     high: i32,
-    /// The one-rounding form's last shift, `r - 1`, in `1..=30`; 0 where the form does not
-    /// apply (it needs `r >= 2` and a multiplier of 0 or at least 2^30, as
-    /// `quantize_multiplier` makes them; 0 goes the other way here).
+    /// The one-rounding form's last shift, `r - 1`, in `1..=30`; 0 where it is not taken: it
+    /// needs `r >= 2` and a multiplier of at least 2^30, as `quantize_multiplier` makes them
+    /// (the form holds for a multiplier of 0 too, which takes the other path here).
     down: u32,
     shift: i32,
 }
@@ -160,7 +160,8 @@ impl ScaleGroup {
         act: [u32; 2],
     ) -> [i8; 4] {
         // Shifts in -31..=-2 and multipliers in 2^30..2^31 (`ChannelScale::new`'s test).
-        let fast = (0..4).fold(true, |f, r| f & ((shift[r] + 31) as u32 <= 29) & (multiplier[r] >> 30 == 1));
+        let fast = (0..4)
+            .fold(true, |f, r| f & ((shift[r] as u32).wrapping_add(31) <= 29) & (multiplier[r] >> 30 == 1));
         if !fast {
             return ScaleGroup::output_once_two_roundings((multiplier, shift), acc, zero_point, act);
         }
@@ -474,7 +475,9 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn one_rounding_instructions_are_the_output_stage(acc: i32, m in (1i32 << 30)..=i32::MAX, right in 2u32..=31) {
+        fn one_rounding_instructions_are_the_output_stage(
+            acc: i32, m in (1i32 << 30)..=i32::MAX, right in 2u32..=31,
+        ) {
             let got = intrinsics::one_rounding(acc, m, 1 << (right - 2), right - 1);
             proptest::prop_assert_eq!(got, multiply_by_quantized_multiplier(acc, m, -(right as i32)));
         }
@@ -486,7 +489,8 @@ mod tests {
         ) {
             let act = ActivationRange::new(lo.min(hi), lo.max(hi)).unwrap();
             let want: [i8; 4] = core::array::from_fn(|r| {
-                act.clamp_i8(multiply_by_quantized_multiplier(acc[r], m[r], shift[r]).wrapping_add(zp).clamp(-128, 127))
+                let v = multiply_by_quantized_multiplier(acc[r], m[r], shift[r]).wrapping_add(zp);
+                act.clamp_i8(v.clamp(-128, 127))
             });
             let quant = PerChannel { multiplier: &m, shift: &shift };
             proptest::prop_assert_eq!(ScaleGroup::new(&quant, 0).output(acc, zp, act.words()), want);
