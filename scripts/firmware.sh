@@ -64,24 +64,35 @@ firmware_cargo examples/firmware run -q --release --bin digits_q8 >"$out/q8.fw" 
 diff -u "$out/q8.host" "$out/q8.fw"
 # The imported TensorFlow Lite models (src/bin/{ds_cnn,...}.rs): each image checks its output
 # against the host's (TFLite Micro's golden) bit for bit and fails otherwise.
+# They report in defmt frames (binary, on semihosting's stdout), which `cargo xtask defmt`
+# decodes with the image's ELF: the figures on standard error.
+decode() { # ELF FRAMES TEXT: the decoded report in TEXT (stdout) and TEXT.err (stderr)
+    cargo xtask defmt "$1" "$2" >"$3" 2>"$3.err"
+}
 for image in ds_cnn mobilenet_vww resnet8 autoencoder mobilenet_person; do
-    firmware_cargo examples/firmware run -q --release --bin "$image" >"$out/$image.fw" 2>"$out/$image.err" || {
-        cat "$out/$image.fw" "$out/$image.err"
+    elf="examples/firmware/target/thumbv7em-none-eabihf/release/$image"
+    firmware_cargo examples/firmware run -q --release --bin "$image" >"$out/$image.defmt" 2>"$out/$image.qemu" || {
+        decode "$elf" "$out/$image.defmt" "$out/$image.fw" || true
+        cat "$out/$image.fw" "$out/$image.fw.err" "$out/$image.qemu"
         echo "firmware: the imported model image $image failed"
         exit 1
     }
+    decode "$elf" "$out/$image.defmt" "$out/$image.fw"
+    mv "$out/$image.fw.err" "$out/$image.err"
     grep -q "output equals the host's" "$out/$image.err"
     echo "$image on QEMU Cortex-M4F: $(head -1 "$out/$image.err" | sed 's/^[^:]*: //'); $(grep '^instructions:' "$out/$image.err"); $(grep '^arena:' "$out/$image.err" | cut -d';' -f2)"
 done
 # The same thumbv7em images on QEMU's Cortex-M7 board (mps2-an500: the same memory map).
 for image in ds_cnn mobilenet_vww resnet8 autoencoder mobilenet_person; do
+    elf="examples/firmware/target/thumbv7em-none-eabihf/release/$image"
     qemu-system-arm -machine mps2-an500 -cpu cortex-m7 -nographic -semihosting-config enable=on,target=native \
-        -icount shift=0 -kernel "examples/firmware/target/thumbv7em-none-eabihf/release/$image" \
-        >"$out/$image.m7" 2>"$out/$image.m7.err" || {
-        cat "$out/$image.m7" "$out/$image.m7.err"
+        -icount shift=0 -kernel "$elf" >"$out/$image.m7.defmt" 2>"$out/$image.m7.qemu" || {
+        decode "$elf" "$out/$image.m7.defmt" "$out/$image.m7" || true
+        cat "$out/$image.m7" "$out/$image.m7.err" "$out/$image.m7.qemu"
         echo "firmware: the imported model image $image failed on the Cortex-M7 board"
         exit 1
     }
+    decode "$elf" "$out/$image.m7.defmt" "$out/$image.m7"
     grep -q "output equals the host's" "$out/$image.m7.err"
 done
 echo "the five model images on QEMU Cortex-M7 (mps2-an500): outputs equal the host's"
@@ -89,12 +100,15 @@ echo "the five model images on QEMU Cortex-M7 (mps2-an500): outputs equal the ho
 # same board (Armv6-M code runs unchanged on an Armv7-M core), so the instructions counted
 # are the M0's.
 for image in ds_cnn mobilenet_vww resnet8 autoencoder mobilenet_person; do
+    elf="examples/firmware/target/thumbv6m-none-eabi/release/$image"
     firmware_cargo examples/firmware run -q --release --target thumbv6m-none-eabi --bin "$image" \
-        >"$out/$image.v6m" 2>"$out/$image.v6m.err" || {
-        cat "$out/$image.v6m" "$out/$image.v6m.err"
+        >"$out/$image.v6m.defmt" 2>"$out/$image.v6m.qemu" || {
+        decode "$elf" "$out/$image.v6m.defmt" "$out/$image.v6m" || true
+        cat "$out/$image.v6m" "$out/$image.v6m.err" "$out/$image.v6m.qemu"
         echo "firmware: the imported model image $image (thumbv6m) failed"
         exit 1
     }
+    decode "$elf" "$out/$image.v6m.defmt" "$out/$image.v6m"
     grep -q "output equals the host's" "$out/$image.v6m.err"
     echo "$image on QEMU, thumbv6m code: $(grep '^instructions:' "$out/$image.v6m.err")"
 done

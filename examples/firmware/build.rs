@@ -25,8 +25,18 @@ fn main() {
     // cortex-m-rt's linker script (it includes memory.x).
     link_board::link_board(&["link.x"]);
     let (_, scratch) = hostrt_std::leaked_arena(1 << 20).expect("a verification arena");
-    // defmt's section of interned format strings, for the image that prints through it.
-    println!("cargo:rustc-link-arg-bin=hostrt-firmware-example=-Tdefmt.x");
+    // defmt's section of interned format strings, for the images that print through it.
+    for bin in [
+        "hostrt-firmware-example",
+        "ds_cnn",
+        "mobilenet_vww",
+        "resnet8",
+        "autoencoder",
+        "mobilenet_person",
+        "mcu",
+    ] {
+        println!("cargo:rustc-link-arg-bin={bin}=-Tdefmt.x");
+    }
     for p in PROGRAMS {
         let name = format!("programs/{p}.mlir");
         println!("cargo:rerun-if-changed={name}");

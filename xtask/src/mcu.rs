@@ -121,9 +121,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
         [("HOSTRT_MCU_MODEL", model.clone().into()), ("HOSTRT_MCU_INPUTS", joined)];
     eprintln!("building and running {} on {} ...", a.model.display(), a.board);
     let out = crate::firmware_cargo_with(&["run", "--release", "--quiet", "--bin", "mcu"], &env)?;
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    if !out.status.success() {
-        return Err(format!("the image failed ({}):\n{stdout}{stderr}", out.status));
+    // The image reports in defmt frames on semihosting's stdout: decoded with its ELF, its
+    // outputs come out on standard output and its figures on standard error.
+    let elf = crate::root().join("examples/firmware/target/thumbv7em-none-eabihf/release/mcu");
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let decoded = std::fs::read(&elf)
+        .map_err(|e| format!("{}: {e}", elf.display()))
+        .and_then(|image| crate::defmt::decode(&image, &out.stdout, &mut stdout, &mut stderr));
+    let (stdout, stderr) = (String::from_utf8_lossy(&stdout), String::from_utf8_lossy(&stderr));
+    let qemu = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() || decoded.is_err() {
+        let why = decoded.err().map_or(String::new(), |e| format!("; its frames: {e}"));
+        return Err(format!("the image failed ({}{why}):\n{stdout}{stderr}{qemu}", out.status));
     }
     let r = read_report(&stdout, &stderr)?;
     std::fs::create_dir_all(&a.output_dir).map_err(|e| format!("{}: {e}", a.output_dir.display()))?;
@@ -142,7 +151,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
         std::fs::write(&path, npy).map_err(|e| format!("{}: {e}", path.display()))?;
         written.push(format!("{} ({dtype} {shape:?})", path.display()));
     }
-    let elf = crate::root().join("examples/firmware/target/thumbv7em-none-eabihf/release/mcu");
     let s = crate::measure(&elf)?;
     let flash = s.vector_table + s.text + s.rodata + s.data;
     let board = BOARDS.iter().find(|(b, _)| *b == a.board).map_or("", |(_, d)| d);

@@ -12,6 +12,7 @@ mod interrupts;
 
 use cortex_m_rt::entry;
 use defmt_semihosting as _;
+use frames::print_diagnostic;
 use hostrt_core::allocator::HostAllocator;
 use hostrt_core::basic_kernels::{control, float, integer, print_defmt};
 use hostrt_core::bef::{BefError, BefErrorKind};
@@ -21,6 +22,7 @@ use hostrt_core::kernel::KernelTable;
 use hostrt_core::{Allocator, Diagnostic, FixedArena, HostContext, SingleThreadedWorkQueue};
 use semihosting::exit;
 
+mod frames;
 mod semihosting;
 mod stack;
 
@@ -61,15 +63,6 @@ static KERNELS: KernelTable<18> = KernelTable::new([
     print_defmt::PRINT_F64,
 ]);
 
-/// The host's `file:line:col: runtime error: message` line, as an error frame (the decoder
-/// writes it to standard error).
-fn print_diagnostic(d: &Diagnostic) {
-    match &d.location {
-        Some(l) => defmt::error!("{}: runtime error: {=str}\n", l, d.message()),
-        None => defmt::error!("runtime error: {=str}\n", d.message()),
-    }
-}
-
 /// Run every function of a loaded program as `hostrt run` does; false if it did not load
 /// or the driver failed.
 fn run_program(loaded: Result<Program<'_>, BefError>, host: &HostContext<'_>) -> bool {
@@ -80,26 +73,6 @@ fn run_program(loaded: Result<Program<'_>, BefError>, host: &HostContext<'_>) ->
             false
         }
     }
-}
-
-/// A panic reports where it happened and exits with a failure status. Its message is left
-/// alone, and the handler is inlined into `panic_fmt` so that the message's arguments are
-/// seen to be unused: otherwise the `Display` code of every panic's arguments (bounds
-/// checks, `expect`) stays in the image, about 2.2 KB of `core::fmt`. rustc warns that
-/// `#[inline]` is ignored on this exported symbol, yet LTO does inline it (measured: without
-/// it the image links `core::fmt`); `cargo xtask size` fails if that ever changes.
-#[panic_handler]
-#[allow(unused_attributes)]
-#[inline(always)]
-fn panic(info: &core::panic::PanicInfo) -> ! {
-    let l = info.location();
-    panicked(l.map_or("", |l| l.file()), l.map_or(0, |l| l.line()))
-}
-
-#[inline(never)]
-fn panicked(file: &str, line: u32) -> ! {
-    defmt::error!("panicked at {=str}:{=u32}\n", file, line);
-    exit(false)
 }
 
 #[entry]

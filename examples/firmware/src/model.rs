@@ -4,22 +4,23 @@
 //! weights read in place, run by the `nn.*` kernels it calls (a `KernelTable` of only those)
 //! from a static arena sized by the import's plan. The image runs `@main` on the model's test
 //! input, checks the output equals the host's bit for bit (TensorFlow Lite Micro's, which the
-//! host run equals: import/tests/tflite_models.rs), and prints on semihosting's stderr what a
+//! host run equals: import/tests/tflite_models.rs), and reports in defmt frames (decoded by
+//! `cargo xtask defmt`: its outputs on standard output, the rest on standard error) what a
 //! firmware engineer sizes a board by: instructions per inference (QEMU `-icount`; core
 //! cycles on hardware), the arena planned and used, the stack's high-water mark. The exit
 //! status says whether the output matched and the arena was given back whole. Built with the
 //! `layer-profile` feature, it also prints the instructions of each layer (`src/profile.rs`;
 //! the counting adds a few hundred instructions per layer to the figures).
 
-use cortex_m_semihosting::{heprint, hprint};
 use hostrt_core::allocator::HostAllocator;
 use hostrt_core::executor::{Program, Results};
 use hostrt_core::kernel::KernelLookup;
 use hostrt_core::tensor::{DType, DenseHostTensor, TensorMetadata, TensorShape};
 use hostrt_core::{Allocator, FixedArena, HostContext, RcAsyncValue, SingleThreadedWorkQueue};
 
+use crate::frames::print_diagnostic;
 use crate::instructions;
-use crate::semihosting::{exit, print_diagnostic};
+use crate::semihosting::exit;
 use crate::stack;
 
 /// FixedArena bytes beyond the planned activations and the input and output tensors: the
@@ -48,6 +49,8 @@ pub struct Model {
 /// (`OUT_DIR/$name.{bef,rs,data.rs}` and the tensor files `data.rs` includes).
 macro_rules! image {
     ($name:literal) => {
+        #[path = "../frames.rs"]
+        mod frames;
         #[path = "../../../../targets/mps2-an386/instructions.rs"]
         mod instructions;
         #[path = "../../../../targets/interrupts.rs"]
@@ -59,7 +62,7 @@ macro_rules! image {
         mod semihosting;
         #[path = "../stack.rs"]
         mod stack;
-        use panic_semihosting as _;
+        use defmt_semihosting as _;
 
         mod imported {
             include!(concat!(env!("OUT_DIR"), "/", $name, ".rs"));
@@ -144,7 +147,7 @@ pub fn main(
     let counter = instructions::calibrate();
     let capacity = buffer.as_ref().map_or(0, |b| b.len());
     if buffer.is_none_or(|b| arena.init(b).is_err()) {
-        heprint!("{}: the static arena did not initialize\n", model.name);
+        defmt::error!("{=str}: the static arena did not initialize\n", model.name);
         exit(false)
     }
     let Ok(alloc) = Allocator::register(arena) else { exit(false) };
@@ -158,7 +161,8 @@ pub fn main(
     let program = match loaded {
         Some(Ok(p)) => p,
         Some(Err(e)) => {
-            heprint!("{}: the program did not load: {}\n", model.name, e);
+            let d = hostrt_core::Diagnostic::from(e);
+            defmt::error!("{=str}: the program did not load: {=str}\n", model.name, d.message());
             exit(false)
         }
         None => exit(false),
@@ -182,23 +186,23 @@ pub fn main(
     let stats = arena.stats().unwrap_or_default();
     let same = first.matches && second.matches;
     match model.expected {
-        Some(e) => heprint!(
-            "{}: output {} the host's ({} bytes)\n",
+        Some(e) => defmt::info!(
+            "{=str}: output {=str} the host's ({=usize} bytes)\n",
             model.name,
             if same { "equals" } else { "DIFFERS FROM" },
             e.len()
         ),
-        None => heprint!("{}: ran\n", model.name),
+        None => defmt::info!("{=str}: ran\n", model.name),
     }
-    heprint!("instructions: {} per inference (first {}), load {}\n", second_n, first_n, load);
-    heprint!(
-        "arena: activations {} bytes planned; FixedArena peak {} of {} bytes (the rest: program, frame, input and output tensors)\n",
+    defmt::info!("instructions: {=u64} per inference (first {=u64}), load {=u64}\n", second_n, first_n, load);
+    defmt::info!(
+        "arena: activations {=usize} bytes planned; FixedArena peak {=usize} of {=usize} bytes (the rest: program, frame, input and output tensors)\n",
         model.planned,
         stats.peak,
         capacity
     );
-    heprint!("stack: {} bytes at most\n", stack::used(painted));
-    heprint!("flash: weights {} bytes, program {} bytes\n", model.weights, model.bef.len());
+    defmt::info!("stack: {=usize} bytes at most\n", stack::used(painted));
+    defmt::info!("flash: weights {=usize} bytes, program {=usize} bytes\n", model.weights, model.bef.len());
     exit(same && first.ran && second.ran && stats.in_use == 0 && stats.live_allocations == 0)
 }
 
@@ -251,11 +255,12 @@ fn check(model: &Model, results: Option<Results>, print: bool) -> Outcome {
         if print {
             for i in 0..results.len() {
                 let t = results.get::<DenseHostTensor>(i).map_err(|e| print_diagnostic(&e)).ok()?;
-                hprint!("out{}: {} {:?} ", i, t.dtype().kernel_suffix().unwrap_or("?"), t.shape().dims());
-                for b in t.read_bytes().ok()?.iter() {
-                    hprint!("{:02x}", b);
+                let dtype = t.dtype().kernel_suffix().unwrap_or("?");
+                defmt::println!("out{=usize}: {=str} {=[?]} ", i, dtype, t.shape().dims());
+                for &b in t.read_bytes().ok()?.iter() {
+                    defmt::println!("{=u8:02x}", b);
                 }
-                hprint!("\n");
+                defmt::println!("\n");
             }
         }
         Some(matches)

@@ -7,7 +7,6 @@
 use core::cell::RefCell;
 
 use cortex_m::interrupt::{Mutex, free};
-use cortex_m_semihosting::heprint;
 use hostrt_core::kernel::{KernelEntry, KernelFn, KernelFrame};
 
 use crate::instructions::{self, Counter};
@@ -121,12 +120,19 @@ pub fn print(counter: Counter) {
         let rows = &t.rows[..t.used];
         let total: u64 = rows.iter().map(|r| r.ticks).sum::<u64>().max(1);
         let n = |ticks: u64| ticks * 2_000_000 / counter.ticks_per_2m.max(1);
-        heprint!("{:>12} {:>6}  {:<28} layer\n", "instructions", "share", "kernel");
+        defmt::info!("instructions  share  kernel  layer\n");
         for r in rows {
             let name = core::str::from_utf8(&r.name[..r.name_len]).unwrap_or("?");
             let share = r.ticks * 1000 / total;
-            heprint!("{:>12} {:>3}.{}%  {:<28} {}\n", n(r.ticks), share / 10, share % 10, r.kernel, name);
+            defmt::info!(
+                "{=u64}  {=u64}.{=u64}%  {=str}  {=str}\n",
+                n(r.ticks),
+                share / 10,
+                share % 10,
+                r.kernel,
+                name
+            );
         }
-        heprint!("{:>12} in kernels\n", n(total));
+        defmt::info!("{=u64} in kernels\n", n(total));
     });
 }
