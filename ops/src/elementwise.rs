@@ -275,20 +275,32 @@ pub(crate) fn prelu_i8(frame: &KernelFrame<'_>) {
     )
 }
 
-/// `nn.mul.i8`.
+/// `nn.mul.i8` (`quant`: both operands' offsets, the output's, its multiplier and shift, the
+/// activation range). Operands of the output's shape go to `hostrt_dsp::mul` whole (four
+/// values at a time on Arm's DSP extension); broadcasting ones element by element.
 pub(crate) fn mul_i8(frame: &KernelFrame<'_>) {
-    binary_i8(
-        frame,
-        "nn.mul.i8",
-        7,
-        |q| shift_ok(&q[4]),
-        |q, _| {
-            move |x, y| {
-                let (xv, yv) = (q[0].saturating_add(x), q[1].saturating_add(y));
-                multiply_by_quantized_multiplier(xv.saturating_mul(yv), q[3], q[4]).saturating_add(q[2])
-            }
-        },
-    )
+    const K: &str = "nn.mul.i8";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 4)?;
+        let q = a.ints(2, "quant", Some(7))?;
+        let p = hostrt_dsp::MulParams {
+            input_offset: [q[0], q[1]],
+            output_multiplier: q[3],
+            output_shift: q[4],
+            output_offset: q[2],
+            activation: a.int8_range(q[5], q[6])?,
+        };
+        p.check().map_err(|e| dsp_error(K, e))?;
+        let b = binary(&a, arena, DType::I8)?;
+        let (x, y): (&[i8], &[i8]) = (bytemuck::cast_slice(b.lhs), bytemuck::cast_slice(b.rhs));
+        let out = i8s_mut(b.out);
+        // Operands broadcast to the output, so equal element counts mean equal shapes.
+        if x.len() == out.len() && y.len() == out.len() {
+            return hostrt_dsp::mul(&p, x, y, out).map_err(|e| dsp_error(K, e));
+        }
+        broadcast(&b.dims, &b.ls, &b.rs, |o, l, r| out[o] = p.output(x[l], y[r]));
+        Ok(())
+    })
 }
 
 fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: impl Fn(f32, f32) -> f32) {

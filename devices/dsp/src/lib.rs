@@ -49,6 +49,7 @@ pub mod fixedpoint;
 mod fully_connected;
 #[cfg(feature = "kernels")]
 pub mod kernels;
+mod mul;
 mod pool;
 mod quant;
 mod shape;
@@ -68,6 +69,7 @@ pub use conv::ConvParams;
 pub use depthwise::DepthwiseParams;
 pub use error::DspError;
 pub use fully_connected::FullyConnectedParams;
+pub use mul::{MulParams, mul};
 pub use pool::{PoolParams, avg_pool, max_pool};
 pub use quant::{
     ActivationRange, PerChannel, multiply_by_quantized_multiplier,

@@ -9,8 +9,8 @@
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 use hostrt_dsp::{
-    ActivationRange, ConvParams, DepthwiseParams, DspError, FullyConnectedParams, Hw, Nhwc, Padding,
-    PerChannel, Window, dsp, emulated, portable,
+    ActivationRange, ConvParams, DepthwiseParams, DspError, FullyConnectedParams, Hw, MulParams, Nhwc,
+    Padding, PerChannel, Window, dsp, emulated, portable,
 };
 use instructions::Counter;
 use panic_semihosting as _;
@@ -219,6 +219,27 @@ fn intrinsics_match(rng: &mut Lcg) -> bool {
     })
 }
 
+/// `hostrt_dsp::mul` (four values per word here) against its scalar output stage, on random
+/// values, offsets, scales (both output-stage forms) and clamps.
+fn mul_matches(rng: &mut Lcg, b: &mut Buffers) -> bool {
+    (0..200).all(|_| {
+        let n = 1 + (rng.next() % 64) as usize;
+        rng.fill(&mut b.input[..n]);
+        rng.fill(&mut b.filter[..n]);
+        let lo = -((rng.next() % 129) as i32);
+        let p = MulParams {
+            input_offset: [128 - (rng.next() % 256) as i32, 128 - (rng.next() % 256) as i32],
+            output_multiplier: (rng.next() | 1 << 30) as i32,
+            output_shift: (rng.next() % 24) as i32 - 20,
+            output_offset: rng.zp(),
+            activation: ActivationRange::new(lo, 127 + lo / 2).unwrap_or(ActivationRange::INT8),
+        };
+        let ok = hostrt_dsp::mul(&p, &b.input[..n], &b.filter[..n], &mut b.out_a[..n]).is_ok();
+        let (x, y) = (&b.input[..n], &b.filter[..n]);
+        ok && b.out_a[..n].iter().zip(x.iter().zip(y)).all(|(&o, (&x, &y))| o == p.output(x, y))
+    })
+}
+
 /// Instructions per call of `case` on `dsp` or `portable`, averaged over `reps` calls.
 fn per_call(case: &Case, b: &mut Buffers, use_dsp: bool, reps: u32, counter: Counter) -> u64 {
     counter.instructions(reps, || {
@@ -296,6 +317,7 @@ fn main() -> ! {
             depthwise(Nhwc::new(1, 5, 5, 3), 2, window(5, 5, 3, 2, 1, Padding::Same), &mut rng),
         ),
     ];
+    report("mul_words_eq_scalar", mul_matches(&mut rng, &mut b));
     for (name, case) in &cases {
         let ok = (0..3).all(|scales| check(case, &mut b, &mut rng, scales));
         report(name, ok);
