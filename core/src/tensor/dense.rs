@@ -99,6 +99,16 @@ pub struct DenseHostTensor {
     buffer: HostBuffer,
 }
 
+/// `Ok` if `len` bytes hold exactly `metadata`'s elements.
+fn check_size(metadata: &TensorMetadata, len: usize) -> Result<(), TensorError> {
+    let elements = metadata.shape.checked_num_elements().ok_or(TensorError::BadShape)?;
+    let element_size = metadata.dtype.size();
+    if elements.checked_mul(element_size) != Some(len) {
+        return Err(TensorError::BufferSize { buffer: len, elements, element_size });
+    }
+    Ok(())
+}
+
 impl DenseHostTensor {
     /// A zeroed tensor of `metadata`, its buffer from `alloc`.
     pub fn new(alloc: Allocator, metadata: TensorMetadata) -> Result<Self, TensorError> {
@@ -125,22 +135,14 @@ impl DenseHostTensor {
     /// assert!(DenseHostTensor::copy_of(alloc, meta, &[1, 2, 3]).is_err(), "three bytes for two");
     /// ```
     pub fn copy_of(alloc: Allocator, metadata: TensorMetadata, bytes: &[u8]) -> Result<Self, TensorError> {
-        let elements = metadata.shape.checked_num_elements().ok_or(TensorError::BadShape)?;
-        let element_size = metadata.dtype.size();
-        if elements.checked_mul(element_size) != Some(bytes.len()) {
-            return Err(TensorError::BufferSize { buffer: bytes.len(), elements, element_size });
-        }
+        check_size(&metadata, bytes.len())?;
         let buffer = HostBuffer::copy_of(alloc, bytes).map_err(|_| TensorError::CannotAllocate)?;
         Ok(DenseHostTensor { metadata, buffer })
     }
 
     /// A tensor over `buffer`, which must hold exactly the shape's elements.
     pub fn from_buffer(metadata: TensorMetadata, buffer: HostBuffer) -> Result<Self, TensorError> {
-        let elements = metadata.shape.checked_num_elements().ok_or(TensorError::BadShape)?;
-        let element_size = metadata.dtype.size();
-        if elements.checked_mul(element_size) != Some(buffer.len()) {
-            return Err(TensorError::BufferSize { buffer: buffer.len(), elements, element_size });
-        }
+        check_size(&metadata, buffer.len())?;
         Ok(DenseHostTensor { metadata, buffer })
     }
 

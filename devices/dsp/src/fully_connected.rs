@@ -124,10 +124,12 @@ fn word_rows<K: InnerLoops>(
     let (zp, act4) = (p.output_zero_point, p.activation.words());
     let bias4 = bias.map(|b| b.as_chunks::<4>().0);
     for (in_row, out_row) in input.chunks_exact(depth).zip(output.chunks_exact_mut(oc_n)) {
-        let (outs, rest) = if one { out_row.as_chunks_mut::<4>() } else { (&mut [][..], out_row) };
-        if one {
+        let (outs, rest) = if one {
             loops::widen_words(&in_row[..whole], loops::offset_pair(input_offset), words);
-        }
+            out_row.as_chunks_mut::<4>()
+        } else {
+            (&mut [][..], out_row)
+        };
         let rows = filter.chunks_exact(4 * depth);
         let scales = quant.multiplier.as_chunks::<4>().0.iter().zip(quant.shift.as_chunks::<4>().0);
         let groups = outs.len();

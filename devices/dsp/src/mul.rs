@@ -80,10 +80,10 @@ pub fn mul(p: &MulParams, x: &[i8], y: &[i8], out: &mut [i8]) -> Result<(), DspE
 /// word. Returns how many values it did (a multiple of four).
 fn words(p: &MulParams, x: &[i8], y: &[i8], out: &mut [i8]) -> usize {
     use crate::arch::dsp::intrinsics::{clamp4, smlabb, smlatt, sxtab16, sxtab16_ror8};
-    let offsets = p.input_offset.map(crate::arch::loops::offset_pair);
+    use crate::arch::loops::{offset_pair, word};
+    let offsets = p.input_offset.map(offset_pair);
     let scale = ChannelScale::new(p.output_multiplier, p.output_shift);
     let act = p.activation.words();
-    let word = |v: &[i8; 4]| u32::from_le_bytes(v.map(|b| b as u8));
     let (x4, _) = x.as_chunks::<4>();
     let (y4, _) = y.as_chunks::<4>();
     let (out4, _) = out.as_chunks_mut::<4>();

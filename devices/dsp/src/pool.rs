@@ -189,7 +189,7 @@ fn avg_words(p: &PoolParams, input: &[i8], output: &mut [i8]) -> Result<(), DspE
                 for t in 0..window.taps {
                     let (values, _) = input[first + t * c_n..][..n].as_chunks::<4>();
                     for (sum, v) in sums.iter_mut().zip(values) {
-                        let v = u32::from_le_bytes(v.map(|x| x as u8));
+                        let v = crate::arch::loops::word(v);
                         *sum = [sxtab16(sum[0], v), sxtab16_ror8(sum[1], v)];
                     }
                 }

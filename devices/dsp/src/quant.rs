@@ -94,14 +94,12 @@ impl ChannelScale {
     /// (|acc * m| < 2^62), and the quotient is the high word shifted by `r - 1`.
     #[inline(always)]
     fn one_rounding(&self, acc: i32) -> i32 {
-        let low = (acc as u32 & 0x8000_0000) | 0x4000_0000;
-        let high = self.high.wrapping_add(acc >> 31);
-        let nudge = (i64::from(high) << 32) | i64::from(low);
-        let p = nudge.wrapping_add(i64::from(acc) * i64::from(self.multiplier));
         // SAFETY: `down` is in 1..=30 on this path (`new` sets it so, and `apply` takes the
         // path only for a nonzero `down`). Said to the compiler, it drops the shift's mask.
         unsafe { core::hint::assert_unchecked(self.down < 32) };
-        ((p >> 32) as i32) >> self.down
+        // The formula in Rust on every target (`emulated`): LLVM schedules it with the loop
+        // around it, where the assembly form is one block it cannot.
+        crate::arch::emulated::one_rounding(acc, self.multiplier, self.high, self.down)
     }
 }
 

@@ -5,7 +5,7 @@
 //! runs on the bit-exact software [`intrinsics`], so the host tests it against `portable`.
 
 use super::InnerLoops;
-use super::loops::offset_pair;
+use super::loops::{offset_pair, word};
 use crate::quant::{ActivationRange, multiply_by_quantized_multiplier};
 
 /// The DSP instructions: real ones on Arm with the DSP extension, emulated elsewhere.
@@ -20,12 +20,6 @@ use intrinsics::{smlabb, smlad, smlatt, ssat, sxtab16, sxtab16_ror8, sxtb16, sxt
 /// Marker for the DSP inner loops.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Dsp;
-
-/// Four int8 values as one little-endian word (one unaligned `LDR` on Cortex-M4).
-#[inline(always)]
-fn word(bytes: &[i8; 4]) -> u32 {
-    u32::from_le_bytes(bytes.map(|b| b as u8))
-}
 
 impl InnerLoops for Dsp {
     const DSP_LOOPS: bool = true;

@@ -51,11 +51,17 @@ pub fn widen_words(x: &[i8], offset: u32, out: &mut [u32]) {
     }
 }
 
+/// Four int8 values as one little-endian word (one unaligned `LDR` on Cortex-M4).
+#[inline(always)]
+pub(crate) fn word(bytes: &[i8; 4]) -> u32 {
+    u32::from_le_bytes(bytes.map(|b| b as u8))
+}
+
 /// Four int8 as [`widen_words`] lays them out: `[x0 + offset, x2 + offset]`,
 /// `[x1 + offset, x3 + offset]`.
 #[inline(always)]
 fn widen_quad(q: &[i8; 4], offset: u32) -> [u32; 2] {
-    let w = u32::from_le_bytes(q.map(|b| b as u8));
+    let w = word(q);
     [super::dsp::intrinsics::sxtab16(offset, w), super::dsp::intrinsics::sxtab16_ror8(offset, w)]
 }
 
@@ -160,7 +166,7 @@ fn run_conv_row4(patch: &[u32], filters: &[i8], stride: usize, n: usize, mut acc
     for (q, x) in patch.as_chunks::<2>().0.iter().take(n).enumerate() {
         for (r, a) in acc.iter_mut().enumerate() {
             let (w, _) = filters[r * stride + 4 * q..][..4].as_chunks::<4>();
-            let w = u32::from_le_bytes(w[0].map(|b| b as u8));
+            let w = word(&w[0]);
             *a = smlad(x[1], sxtb16_ror8(w), smlad(x[0], sxtb16(w), *a));
         }
     }
@@ -252,7 +258,7 @@ fn run_conv_2x2(patch: &[u32], filters: &[i8], stride: usize, n: usize, mut acc:
     for (q, x) in patch.as_chunks::<4>().0.iter().take(n).enumerate() {
         for r in 0..2 {
             let (w, _) = filters[r * stride + 4 * q..][..4].as_chunks::<4>();
-            let w = u32::from_le_bytes(w[0].map(|b| b as u8));
+            let w = word(&w[0]);
             for (p, x) in x.as_chunks::<2>().0.iter().enumerate() {
                 let a = &mut acc[2 * p + r];
                 *a = smlad(x[1], sxtb16_ror8(w), smlad(x[0], sxtb16(w), *a));
@@ -352,8 +358,8 @@ fn run_taps4(xs: &[i8], fs: &[i8], stride: usize, n: usize, offset: u32, acc: [i
 #[inline(always)]
 fn run_taps4(xs: &[i8], fs: &[i8], stride: usize, n: usize, offset: u32, mut acc: [i32; 4]) -> [i32; 4] {
     for t in 0..n {
-        let word = |s: &[i8]| u32::from_le_bytes(s[t * stride..][..4].as_chunks::<4>().0[0].map(|b| b as u8));
-        let (x, w) = (word(xs), word(fs));
+        let tap = |s: &[i8]| word(&s[t * stride..][..4].as_chunks::<4>().0[0]);
+        let (x, w) = (tap(xs), tap(fs));
         let (x02, x13, w02, w13) = (sxtab16(offset, x), sxtab16_ror8(offset, x), sxtb16(w), sxtb16_ror8(w));
         acc = [
             smlabb(x02, w02, acc[0]),
