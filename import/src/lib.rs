@@ -50,6 +50,24 @@ pub struct ImportOptions {
     /// with another runtime (`hostrt infer --dump-tensors`). Every tensor then keeps its
     /// own arena slot.
     pub dump_tensors: bool,
+    /// Also lay int8 convolution and fully connected weights out for the AVX-512 VNNI loops of
+    /// x86-64, as XNNPACK does when a model loads, so that no call lays them out again
+    /// (`hostrt_dsp::prepack`). The program still runs on every CPU (others read the filters
+    /// as usual) and gives the same results; it holds those layers' weights twice. Worth it
+    /// where the program runs on such a CPU: [`ImportOptions::for_this_cpu`].
+    pub prepack: bool,
+}
+
+impl ImportOptions {
+    /// The options for a program that runs where it is imported: `prepack` where this CPU has
+    /// AVX-512 VNNI.
+    pub fn for_this_cpu() -> ImportOptions {
+        #[cfg(target_arch = "x86_64")]
+        let prepack = hostrt_dsp::has_vnni();
+        #[cfg(not(target_arch = "x86_64"))]
+        let prepack = false;
+        ImportOptions { prepack, ..ImportOptions::default() }
+    }
 }
 
 impl Imported {
@@ -73,7 +91,7 @@ pub fn tflite(bytes: &[u8]) -> Result<Imported, ImportError> {
 /// Imports a TensorFlow Lite model from its bytes, as `options` say.
 pub fn tflite_with(bytes: &[u8], options: ImportOptions) -> Result<Imported, ImportError> {
     let graph = tflite::model::Graph::read(bytes)?;
-    let lowered = tflite::lower::lower(&graph, options.dump_tensors)?;
+    let lowered = tflite::lower::lower(&graph, options)?;
     let (module, report) = program::build(&graph, &lowered)?;
     let dumped = lowered.dumped.iter().map(|&t| (t, graph.tensors[t].name.clone())).collect();
     let inputs = graph

@@ -55,9 +55,10 @@ pub struct Program {
 }
 
 impl Program {
-    /// Imports the TensorFlow Lite model `model` and loads it on `host`.
+    /// Imports the TensorFlow Lite model `model` for this CPU
+    /// ([`crate::ImportOptions::for_this_cpu`]) and loads it on `host`.
     pub fn from_tflite(model: &[u8], host: &HostContext<'_>) -> Result<Program, ImportError> {
-        let imported = crate::tflite(model)?;
+        let imported = crate::tflite_with(model, crate::ImportOptions::for_this_cpu())?;
         let bef = AlignedBytes::new(&imported.to_bef()?);
         // SAFETY: `AlignedBytes` keeps its bytes in a heap buffer that does not move when the
         // value moves and is never changed; it lives in the same `Program` as the loaded

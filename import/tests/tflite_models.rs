@@ -62,8 +62,10 @@ fn f32s(t: &NpyTensor) -> Vec<f32> {
 /// names the first layer that differs. Returns how many tensors were compared.
 fn check_layers(model: &[u8], input: &NpyTensor, crcs: &serde_json::Value) -> Result<usize, String> {
     let crcs = crcs.as_object().ok_or("tensor_crc32 is not an object")?;
-    let imported = hostrt_import::tflite_with(model, hostrt_import::ImportOptions { dump_tensors: true })
-        .map_err(|e| e.to_string())?;
+    // Weights laid out for x86-64's VNNI loops as well: every layer is compared on the path
+    // `hostrt infer` takes (where the CPU has no VNNI, the layout is checked and unused).
+    let options = hostrt_import::ImportOptions { dump_tensors: true, prepack: true };
+    let imported = hostrt_import::tflite_with(model, options).map_err(|e| e.to_string())?;
     let got = run(&imported.to_bef().map_err(|e| e.to_string())?, std::slice::from_ref(input))?;
     let outputs = got.len() - imported.dumped.len();
     let mut compared = 0;
@@ -205,4 +207,22 @@ fn a_call_needs_the_planned_arena_and_outputs_plus_a_fixed_allowance() {
         }
     }
     println!("largest allowance used: {} bytes ({})", worst.0, worst.1);
+}
+
+/// Weights laid out for the VNNI loops (`prepack`) that do not fit their layer, as a
+/// hand-edited program may have them, are the kernel's error naming them, on every CPU.
+#[test]
+fn packed_weights_of_the_wrong_size_are_an_error() {
+    let model = std::fs::read(models_dir().join("mobilenet_v1_vww_i8.tflite")).unwrap();
+    let options = hostrt_import::ImportOptions { prepack: true, ..Default::default() };
+    let mut imported = hostrt_import::tflite_with(&model, options).unwrap();
+    let ops = &mut imported.module.funcs[0].body.as_mut().unwrap().ops;
+    let mut packed = ops.iter_mut().flat_map(|op| &mut op.attrs).filter(|a| a.name == "packed");
+    let first = packed.next().expect("a packed attribute");
+    assert!(packed.count() > 10, "every convolution and the fully connected layer carry one");
+    let hostrt_compiler::ast::Attr::Dense(d) = &mut first.value else { panic!("packed is dense") };
+    d.dims[0] += 1;
+    d.data.extend(std::iter::repeat_n(0, d.dims[1] as usize * 64));
+    let e = run(&imported.to_bef().unwrap(), &[load("mobilenet_v1_vww_i8", "input")]).unwrap_err();
+    assert!(e.contains("nn.conv_2d.i8") && e.contains("packed"), "{e}");
 }

@@ -24,6 +24,9 @@ const MAX_WINDOW: i32 = 1 << 16;
 pub(crate) struct Attrs<'a> {
     pub kernel: &'static str,
     attrs: &'a [AttrRef<'a>],
+    /// Where the optional attribute of [`Attrs::with_optional`] sits, when present: the
+    /// positions from there on read one further.
+    optional: Option<usize>,
 }
 
 impl<'a> Attrs<'a> {
@@ -32,11 +35,43 @@ impl<'a> Attrs<'a> {
         if attrs.len() != count {
             return Err(invalid(kernel, format_args!("expects {} attributes, got {}", count, attrs.len())));
         }
-        Ok(Attrs { kernel, attrs })
+        Ok(Attrs { kernel, attrs, optional: None })
+    }
+
+    /// Like [`Attrs::of`] for a kernel of `count` attributes that may have one more at
+    /// position `at` in name order (read by [`Attrs::optional_dense`]); the others are read
+    /// at their positions without it.
+    pub fn with_optional(
+        frame: &KernelFrame<'a>,
+        kernel: &'static str,
+        count: usize,
+        at: usize,
+    ) -> Result<Self, Diagnostic> {
+        let attrs = frame.attrs();
+        if attrs.len() != count && attrs.len() != count + 1 {
+            return Err(invalid(
+                kernel,
+                format_args!("expects {} or {} attributes, got {}", count, count + 1, attrs.len()),
+            ));
+        }
+        Ok(Attrs { kernel, attrs, optional: (attrs.len() > count).then_some(at) })
     }
 
     fn at(&self, i: usize) -> Result<&AttrRef<'a>, Diagnostic> {
+        let i = if self.optional.is_some_and(|at| i >= at) { i + 1 } else { i };
         self.attrs.get(i).ok_or_else(|| invalid(self.kernel, format_args!("no attribute {}", i)))
+    }
+
+    /// The optional attribute of [`Attrs::with_optional`], if present: the elements of a
+    /// rank-`R` dense tensor, as [`Attrs::dense`] reads it.
+    pub fn optional_dense<T: bytemuck::Pod, const R: usize>(
+        &self,
+        name: &str,
+        dtype: DType,
+    ) -> Result<Option<&'a [T]>, Diagnostic> {
+        let Some(at) = self.optional else { return Ok(None) };
+        let whole = Attrs { kernel: self.kernel, attrs: self.attrs, optional: None };
+        whole.dense::<T, R>(at, name, dtype).map(|(v, _)| Some(v))
     }
 
     /// Attribute `i` (named `name` in errors): an i32 array of exactly `len` values (any

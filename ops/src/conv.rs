@@ -6,7 +6,11 @@
 //!   (`[offset, n, h, w, c]`), `multipliers` and `shifts` (one per output channel, TFLite's
 //!   per-channel requantization), `quant` (`[input zero point, output zero point, activation
 //!   min, activation max]`), `window` (`[stride h, stride w, dilation h, dilation w, pad top,
-//!   pad left]`). The arithmetic is `hostrt-dsp`'s, bit-exact with TFLite Micro.
+//!   pad left]`). The arithmetic is `hostrt-dsp`'s, bit-exact with TFLite Micro. A
+//!   convolution may also carry `packed` (dense i8 `[blocks, rows, 64]`, between `output`
+//!   and `quant`): its filter and bias laid out ahead of time for x86-64's AVX-512 VNNI loops
+//!   (`hostrt_dsp::prepack`), which read it instead of laying the filter out per call; other
+//!   CPUs check its size and read `filter`.
 //! - float32: `bias` (dense f32 `[out]`), `filter` (dense f32: `[kh, kw, in, out]` for conv,
 //!   the layout of hostrt-core's GEMM convolution; `[1, kh, kw, out]` for depthwise),
 //!   `input`, `output`, `range` (`[activation min, activation max]`), `window`.
@@ -40,7 +44,11 @@ enum Kind {
 
 fn conv_i8(frame: &KernelFrame<'_>, kernel: &'static str, kind: Kind) {
     with_arena(frame, |arena| {
-        let a = Attrs::of(frame, kernel, 8)?;
+        // Convolutions may carry their weights laid out for x86-64's VNNI loops (`packed`).
+        let a = match kind {
+            Kind::Conv => Attrs::with_optional(frame, kernel, 8, 5)?,
+            Kind::Depthwise => Attrs::of(frame, kernel, 8)?,
+        };
         let (bias, [_]) = a.dense::<i32, 1>(0, "bias", DType::I32)?;
         let (filter, [fo, fh, fw, fi]) = a.dense::<i8, 4>(1, "filter", DType::I8)?;
         let (input, multipliers) = (a.region::<4>(2, "input")?, a.ints(3, "multipliers", None)?);
@@ -71,7 +79,8 @@ fn conv_i8(frame: &KernelFrame<'_>, kernel: &'static str, kind: Kind) {
                     output_zero_point: out_zp,
                     activation,
                 };
-                hostrt_dsp::conv2d(&p, x, filter, Some(bias), quant, i8s_mut(out))
+                let packed = a.optional_dense::<u8, 3>("packed", DType::I8)?;
+                hostrt_dsp::conv2d_prepacked(&p, x, (filter, Some(bias), packed), quant, i8s_mut(out))
             }
             Kind::Depthwise => {
                 let ic = input.dims[3];

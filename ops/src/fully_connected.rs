@@ -4,7 +4,9 @@
 //! - int8: `bias` (dense i32 `[out]`), `filter` (dense i8 `[out, in]`), `input` and
 //!   `output` (`[offset, batches, depth]`), `multipliers`, `quant` (as the convolutions'),
 //!   `shifts`. TFLite Micro's per-tensor layer is the per-channel one with every channel's
-//!   multiplier equal, so both run here.
+//!   multiplier equal, so both run here. It may also carry `packed` (dense i32 `[out]`,
+//!   between `output` and `quant`): the bias folded for x86-64's AVX-512 VNNI loop
+//!   (`hostrt_dsp::prepack`), which then does not sum each filter row per call.
 //! - float32: `bias` (dense f32 `[out]`), `filter` (dense f32 `[in, out]`: the right-hand
 //!   side of hostrt-core's GEMM), `input`, `output`, `range`.
 
@@ -60,8 +62,10 @@ fn layer<'a, 'b, W: bytemuck::Pod, B: bytemuck::Pod>(
 pub(crate) fn fully_connected_i8(frame: &KernelFrame<'_>) {
     const K: &str = "nn.fully_connected.i8";
     with_arena(frame, |arena| {
-        let a = Attrs::of(frame, K, 7)?;
+        // The bias may also come folded for x86-64's VNNI loop (`packed`).
+        let a = Attrs::with_optional(frame, K, 7, 5)?;
         let l = layer::<i8, i32>(&a, arena, (DType::I8, DType::I32, 1), (4, false))?;
+        let packed = a.optional_dense::<i32, 1>("packed", DType::I32)?;
         let (multipliers, q) = (a.ints(3, "multipliers", None)?, a.ints(5, "quant", Some(4))?);
         let shifts = a.ints(6, "shifts", None)?;
         let [batches, depth, units] = l.sizes;
@@ -75,7 +79,8 @@ pub(crate) fn fully_connected_i8(frame: &KernelFrame<'_>) {
         };
         let x = l.inputs.i8s(l.input.offset, l.input.elements()?)?;
         let quant = PerChannel { multiplier: multipliers, shift: shifts };
-        hostrt_dsp::fully_connected(&params, x, l.filter, Some(l.bias), quant, i8s_mut(l.out))
+        let weights = (l.filter, Some(l.bias), packed);
+        hostrt_dsp::fully_connected_prepacked(&params, x, weights, quant, i8s_mut(l.out))
             .map_err(|e| dsp_error(K, e))
     })
 }

@@ -12,11 +12,13 @@ use hostrt_core::{Allocator, HostContext, SingleThreadedWorkQueue};
 use hostrt_import::npy;
 use hostrt_std::{AlignedBytes, MultiThreadedWorkQueue, SystemAllocator};
 
-/// `hostrt import MODEL.tflite -o OUT.(bef|mlir)`: writes the program and prints the
-/// operator table, the weight bytes and the planned arena.
-pub fn import(model: &Path, output: &Path) -> Result<(), String> {
+/// `hostrt import MODEL.tflite -o OUT.(bef|mlir) [--prepack]`: writes the program and prints
+/// the operator table, the weight bytes and the planned arena.
+pub fn import(model: &Path, output: &Path, prepack: bool) -> Result<(), String> {
     let bytes = std::fs::read(model).map_err(|e| format!("{}: {e}", model.display()))?;
-    let imported = hostrt_import::tflite(&bytes).map_err(|e| format!("{}: {e}", model.display()))?;
+    let options = hostrt_import::ImportOptions { prepack, ..Default::default() };
+    let imported =
+        hostrt_import::tflite_with(&bytes, options).map_err(|e| format!("{}: {e}", model.display()))?;
     let bef = imported.to_bef().map_err(|e| e.to_string())?;
     let need = call_arena(&bef, &imported.inputs)?;
     let out = if output.extension().is_some_and(|e| e == "mlir") {
@@ -103,7 +105,8 @@ fn program_for(model: &Path, opts: &InferOptions) -> Result<(Vec<u8>, Dumped), S
     if !hostrt_import::is_tflite(&bytes) {
         return Err(format!("{}: --dump-tensors needs a .tflite model", model.display()));
     }
-    let options = hostrt_import::ImportOptions { dump_tensors: true };
+    let options =
+        hostrt_import::ImportOptions { dump_tensors: true, ..hostrt_import::ImportOptions::for_this_cpu() };
     let imported =
         hostrt_import::tflite_with(&bytes, options).map_err(|e| format!("{}: {e}", model.display()))?;
     Ok((imported.to_bef().map_err(|e| e.to_string())?, imported.dumped))

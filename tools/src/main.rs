@@ -99,6 +99,11 @@ enum Command {
         /// The program to write: `.bef` or `.mlir`.
         #[arg(short, long)]
         output: PathBuf,
+        /// Also lay int8 convolution and fully connected weights out for x86-64's AVX-512
+        /// VNNI loops (as `run` and `infer` do for a `.tflite` on such a CPU): faster there,
+        /// those weights held twice, the same results everywhere.
+        #[arg(long)]
+        prepack: bool,
     },
     /// Run a model's `@main` (`.tflite`, `.bef` or `.mlir`) on `.npy` inputs; write its
     /// outputs as `out0.npy`, ... and optionally time it.
@@ -171,7 +176,8 @@ fn bef_of(path: &std::path::Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
         return Ok(bytes);
     }
     if hostrt_import::is_tflite(&bytes) {
-        let imported = hostrt_import::tflite(&bytes).map_err(|e| format!("{name}: {e}"))?;
+        let options = hostrt_import::ImportOptions::for_this_cpu();
+        let imported = hostrt_import::tflite_with(&bytes, options).map_err(|e| format!("{name}: {e}"))?;
         return imported.to_bef().map_err(|e| format!("{name}: {e}"));
     }
     let bef_extension = path.extension().is_some_and(|e| e == "bef");
@@ -325,7 +331,7 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             write_output(&output, &bef)
         }
-        Command::Import { model, output } => infer::import(&model, &output),
+        Command::Import { model, output, prepack } => infer::import(&model, &output, prepack),
         Command::Infer { model, inputs, output_dir, benchmark, threads, dump_tensors } => infer::infer(
             &model,
             &infer::InferOptions { inputs, output_dir, benchmark, threads, dump_tensors },

@@ -154,11 +154,11 @@ pub(crate) fn load_copy(host: Arc<HostInner>, bytes: &[u8]) -> Result<ProgramInn
     unsafe { load(host, at, Bytes::Copied(copy)) }
 }
 
-/// Imports the TensorFlow Lite model `model` (docs/models.md) and loads the program it
-/// becomes; the model's bytes are read during the call only.
+/// Imports the TensorFlow Lite model `model` (docs/models.md) for this CPU and loads the
+/// program it becomes; the model's bytes are read during the call only.
 pub(crate) fn load_tflite(host: Arc<HostInner>, model: &[u8]) -> Result<ProgramInner, Error> {
-    let imported =
-        hostrt_import::tflite(model).map_err(|e| Error::invalid(format!("cannot import the model: {e}")))?;
+    let imported = hostrt_import::tflite_with(model, hostrt_import::ImportOptions::for_this_cpu())
+        .map_err(|e| Error::invalid(format!("cannot import the model: {e}")))?;
     let bef = imported.to_bef().map_err(|e| Error::invalid(format!("cannot import the model: {e}")))?;
     load_copy(host, &bef)
 }

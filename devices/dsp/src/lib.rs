@@ -51,6 +51,7 @@ mod fully_connected;
 pub mod kernels;
 mod mul;
 mod pool;
+pub mod prepack;
 mod quant;
 mod shape;
 mod softmax;
@@ -101,7 +102,42 @@ arch::per_channel_kernels!(@one arch::Best,
 /// On x86-64, the depthwise convolution and fully connected layer pick their loops at run
 /// time: AVX-512 or SSE2.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-pub use arch::avx512::{depthwise_conv2d, fully_connected};
+pub use arch::avx512::{depthwise_conv2d, fully_connected, fully_connected_prepacked};
 /// On x86-64, the convolution picks its inner loops at run time: AVX-512 VNNI or SSE2.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-pub use arch::vnni::conv2d;
+pub use arch::vnni::{conv2d, conv2d_prepacked};
+
+/// [`conv2d`] given the filter and bias also laid out by [`prepack::pack_conv`] (`packed`):
+/// only x86-64's AVX-512 VNNI loops read that layout, so here `packed` is checked for its
+/// length and the filter read as usual. The results are the same.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+pub fn conv2d_prepacked(
+    p: &ConvParams,
+    input: &[i8],
+    (filter, bias, packed): (&[i8], Option<&[i32]>, Option<&[u8]>),
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> Result<(), DspError> {
+    if let Some(packed) = packed {
+        prepack::check_conv(p, packed)?;
+    }
+    conv2d(p, input, filter, bias, quant, output)
+}
+
+/// [`fully_connected`] given each channel's bias also folded by
+/// [`prepack::pack_fully_connected`] (`packed`): only x86-64's AVX-512 VNNI loop reads it,
+/// so here `packed` is checked for its length and `bias` read as usual. The results are the
+/// same.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+pub fn fully_connected_prepacked(
+    p: &FullyConnectedParams,
+    input: &[i8],
+    (filter, bias, packed): (&[i8], Option<&[i32]>, Option<&[i32]>),
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> Result<(), DspError> {
+    if let Some(packed) = packed {
+        error::check_len("packed", p.output_depth, packed.len())?;
+    }
+    fully_connected(p, input, filter, bias, quant, output)
+}

@@ -5,11 +5,16 @@
 use std::collections::HashSet;
 
 use hostrt_compiler::ast::{Attr, DenseAttr, Type};
-use hostrt_dsp::{Activation, ActivationRange, Hw, Padding, SoftmaxParams, Window, quantize_multiplier};
+use hostrt_dsp::prepack::{ConvLayout, ROW, pack_conv, pack_fully_connected};
+use hostrt_dsp::{
+    Activation, ActivationRange, ConvParams, FullyConnectedParams, Hw, Nhwc, Padding, SoftmaxParams, Window,
+    quantize_multiplier,
+};
 
 use super::model::{Graph, OpInfo, TensorInfo};
 use super::ops::ElemType;
 use super::options::{Options, kind};
+use crate::ImportOptions;
 use crate::error::ImportError;
 
 mod activation;
@@ -104,11 +109,16 @@ struct Lowerer<'g, 'a> {
     folds: std::collections::HashMap<usize, dilated::Fold>,
     /// Operators a fold replaces.
     folded: HashSet<usize>,
+    /// Lay int8 convolution and fully connected weights out for x86-64's VNNI loops too.
+    prepack: bool,
 }
 
-/// Lowers `g`; with `dump_tensors`, `@main` also returns every operator's output after the
-/// model's outputs (which keeps them all alive: the arena is then not reused).
-pub fn lower(g: &Graph<'_>, dump_tensors: bool) -> Result<Lowered, ImportError> {
+/// Lowers `g` as `options` say: with `dump_tensors`, `@main` also returns every operator's
+/// output after the model's outputs (which keeps them all alive: the arena is then not
+/// reused); with `prepack`, int8 convolutions and fully connected layers also carry their
+/// weights laid out for x86-64's VNNI loops (`packed`).
+pub fn lower(g: &Graph<'_>, options: ImportOptions) -> Result<Lowered, ImportError> {
+    let dump_tensors = options.dump_tensors;
     let mut l = Lowerer {
         g,
         steps: Vec::new(),
@@ -116,6 +126,7 @@ pub fn lower(g: &Graph<'_>, dump_tensors: bool) -> Result<Lowered, ImportError> 
         materialized: HashSet::new(),
         folds: Default::default(),
         folded: HashSet::new(),
+        prepack: options.prepack,
     };
     for (n, &t) in g.inputs.iter().enumerate() {
         let info = &g.tensors[t];
@@ -239,6 +250,16 @@ fn ints(v: &[i32]) -> Attr {
 
 fn floats(v: &[f32]) -> Attr {
     Attr::Array(v.iter().map(|&f| Attr::Float { value: f64::from(f), ty: Type("f32".into()) }).collect())
+}
+
+/// int8 values from their bytes.
+fn i8s(bytes: &[u8]) -> Vec<i8> {
+    bytes.iter().map(|&b| b as i8).collect()
+}
+
+/// Little-endian int32 values from their bytes (a trailing partial value dropped).
+fn i32s_le(bytes: &[u8]) -> Vec<i32> {
+    bytes.as_chunks::<4>().0.iter().map(|&b| i32::from_le_bytes(b)).collect()
 }
 
 fn dense(elem: &str, dims: &[usize], data: Vec<u8>) -> Attr {
@@ -517,12 +538,51 @@ impl<'a> Lowerer<'_, 'a> {
         let mut attrs = vec![
             ("bias", AttrSpec::Value(bias_attr)),
             ("filter", AttrSpec::Value(filter)),
-            ("input", AttrSpec::Region { tensor: xr, dims: xs }),
+            ("input", AttrSpec::Region { tensor: xr, dims: xs.clone() }),
         ];
+        let packed = if self.prepack && !float && !depthwise {
+            let window = Window {
+                filter: Hw::new(fs[1], fs[2]),
+                stride,
+                dilation: dil,
+                pad,
+                output: Hw::new(os[1], os[2]),
+            };
+            self.packed_conv(x, (&xs, oc, window), (self.constant(f, "filter")?, bias))?
+        } else {
+            None
+        };
         attrs.extend(self.output_attrs((x, f, out), os, act, if depthwise { 3 } else { 0 })?);
+        if let Some(packed) = packed {
+            // In name order: after `output`.
+            attrs.insert(5, ("packed", AttrSpec::Value(packed)));
+        }
         attrs.push(("window", AttrSpec::Value(window)));
         self.push(op, &kernel, out, attrs);
         Ok(())
+    }
+
+    /// An int8 convolution's filter and bias laid out for the VNNI loops
+    /// (`hostrt_dsp::prepack`), if the layer takes them.
+    fn packed_conv(
+        &self,
+        x: usize,
+        (xs, oc, window): (&[usize], usize, Window),
+        (filter, bias): (&[u8], Option<usize>),
+    ) -> Result<Option<Attr>, String> {
+        let p = ConvParams {
+            input: Nhwc::new(xs[0], xs[1], xs[2], xs[3]),
+            output_channels: oc,
+            window,
+            input_zero_point: self.quant(x, "input")?.1,
+            output_zero_point: 0,
+            activation: ActivationRange::INT8,
+        };
+        let Some(layout) = ConvLayout::of(&p) else { return Ok(None) };
+        let bias = bias.map(|b| self.constant(b, "bias").map(i32s_le)).transpose()?;
+        let mut out = vec![0u8; layout.len()];
+        pack_conv(&p, &i8s(filter), bias.as_deref(), &mut out).map_err(|e| e.to_string())?;
+        Ok(Some(dense("i8", &[layout.blocks(), layout.block_rows(), ROW], out)))
     }
 
     /// The shapes of a convolution's input, filter and output (rank 4, checked), when the
@@ -670,6 +730,23 @@ impl<'a> Lowerer<'_, 'a> {
             ("input", AttrSpec::Region { tensor: xr, dims: vec![batches, depth] }),
         ];
         attrs.extend(self.output_attrs((x, f, out), vec![batches, units], act, 0)?);
+        if self.prepack && !float {
+            let p = FullyConnectedParams {
+                batches,
+                input_depth: depth,
+                output_depth: units,
+                input_zero_point: self.quant(x, "input")?.1,
+                output_zero_point: 0,
+                activation: ActivationRange::INT8,
+            };
+            let bias = bias.map(|b| self.constant(b, "bias").map(i32s_le)).transpose()?;
+            let mut folded = vec![0i32; units];
+            pack_fully_connected(&p, &i8s(weights), bias.as_deref(), &mut folded)
+                .map_err(|e| e.to_string())?;
+            let bytes = folded.iter().flat_map(|v| v.to_le_bytes()).collect();
+            // In name order: after `output`.
+            attrs.insert(5, ("packed", AttrSpec::Value(dense("i32", &[units], bytes))));
+        }
         self.push(op, &format!("nn.fully_connected.{}", elem.name()), out, attrs);
         Ok(())
     }

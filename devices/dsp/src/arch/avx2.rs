@@ -194,14 +194,6 @@ pub(crate) fn load_i32x8(v: &[i32; 8]) -> __m256i {
     unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
 }
 
-/// 32 bytes from an array of them.
-#[target_feature(enable = "avx2")]
-#[inline]
-pub(crate) fn load_u8x32(v: &[u8; 32]) -> __m256i {
-    // SAFETY: as `load_i32x8`.
-    unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
-}
-
 /// 32 int8 from an array of them.
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -216,14 +208,6 @@ pub(crate) fn load_i8x32(v: &[i8; 32]) -> __m256i {
 pub(crate) fn store_u8x32(v: __m256i, out: &mut [u8; 32]) {
     // SAFETY: `out` is a valid, exclusive reference to 32 writable bytes; `storeu` has no
     // alignment requirement.
-    unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
-}
-
-/// The eight int32 lanes of `v`.
-#[target_feature(enable = "avx2")]
-#[inline]
-pub(crate) fn store_i32x8(v: __m256i, out: &mut [i32; 8]) {
-    // SAFETY: as `store_u8x32`.
     unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
 }
 

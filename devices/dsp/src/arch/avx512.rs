@@ -27,7 +27,7 @@ use core::arch::x86_64::*;
 use super::avx2::has_vnni;
 use crate::add::AddParams;
 use crate::depthwise::DepthwiseParams;
-use crate::error::DspError;
+use crate::error::{DspError, check_len};
 use crate::filled::Filled;
 use crate::fully_connected::FullyConnectedParams;
 use crate::quant::{PerChannel, check_per_channel};
@@ -67,16 +67,42 @@ macro_rules! run_time_choice {
     };
 }
 
-run_time_choice!(
-    /// Fully connected layer with per-channel weights (TFLite's `FullyConnectedPerChannel`) on
-    /// the best loops for the CPU: AVX-512 VNNI where it has them, else [`super::x86`]'s. The
-    /// results are the same. See [`FullyConnectedParams`] for the layouts.
-    fully_connected,
-    FullyConnectedParams,
-    |p| p.input_depth > 0 && p.output_depth > 0,
-    fully_connected_rows,
-    super::x86::fully_connected
-);
+/// Fully connected layer with per-channel weights (TFLite's `FullyConnectedPerChannel`) on the
+/// best loops for the CPU: AVX-512 VNNI where it has them, else [`super::x86`]'s. The results
+/// are the same. See [`FullyConnectedParams`] for the layouts.
+pub fn fully_connected(
+    p: &FullyConnectedParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> Result<(), DspError> {
+    fully_connected_prepacked(p, input, (filter, bias, None), quant, output)
+}
+
+/// [`fully_connected`] with each channel's bias also folded ahead of time by
+/// [`crate::prepack::pack_fully_connected`] (`packed`, one per output channel), which the
+/// VNNI loop then reads instead of summing each filter row itself; other loops read `bias`.
+/// An error if `packed` has the wrong length; its values are trusted to be `bias` folded.
+pub fn fully_connected_prepacked(
+    p: &FullyConnectedParams,
+    input: &[i8],
+    (filter, bias, packed): (&[i8], Option<&[i32]>, Option<&[i32]>),
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> Result<(), DspError> {
+    check_per_channel(p, input, filter, bias, &quant, output)?;
+    if let Some(packed) = packed {
+        check_len("packed", p.output_depth, packed.len())?;
+    }
+    if p.input_depth > 0 && p.output_depth > 0 && !quant.multiplier.contains(&i32::MIN) && has_vnni() {
+        // SAFETY: `has_vnni` said the CPU has the target features of `fully_connected_rows`.
+        unsafe { fully_connected_rows(p, input, (filter, bias, packed), quant, output) };
+        return Ok(());
+    }
+    super::x86::fully_connected(p, input, filter, bias, quant, output)
+}
 
 run_time_choice!(
     /// Depthwise convolution with per-channel weights (TFLite's `DepthwiseConvPerChannel`) on
@@ -90,18 +116,18 @@ run_time_choice!(
     super::x86::depthwise_conv2d
 );
 
-/// The fully connected loop, for arguments `fully_connected` has checked (nonzero depths).
-/// The filter is read in place, row by row: 16 output channels at a time, each a row of
-/// 64 filter values per `VPDPBUSD` against the input row's values made unsigned (`x + 128`),
-/// the 16 sums reduced across lanes together ([`reduce16`]). Per run of channels, each
-/// channel's filter sum, times `offset − 128`, is folded into its bias once:
-/// `Σ (x + offset)·w = Σ (x + 128)·w + (offset − 128)·Σ w`, modulo 2^32 as the other paths.
+/// The fully connected loop, for arguments `fully_connected_prepacked` has checked (nonzero
+/// depths). The filter is read in place, row by row: 16 output channels at a time, each a
+/// row of 64 filter values per `VPDPBUSD` against the input row's values made unsigned
+/// (`x + 128`), the 16 sums reduced across lanes together ([`reduce16`]). Each channel's
+/// filter sum, times `offset − 128`, is folded into its bias (`packed`, or per run of
+/// channels): `Σ (x + offset)·w = Σ (x + 128)·w + (offset − 128)·Σ w`, modulo 2^32 as the
+/// other paths.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 fn fully_connected_rows(
     p: &FullyConnectedParams,
     input: &[i8],
-    filter: &[i8],
-    bias: Option<&[i32]>,
+    (filter, bias, packed): (&[i8], Option<&[i32]>, Option<&[i32]>),
     quant: PerChannel<'_>,
     output: &mut [i8],
 ) {
@@ -118,6 +144,10 @@ fn fully_connected_rows(
         let factor = _mm512_set1_epi32(offset.wrapping_sub(128));
         for (g, folded) in folded.reset(n.div_ceil(16), [0; 16]).iter_mut().enumerate() {
             let k = (n - 16 * g).min(16);
+            if let Some(packed) = packed {
+                store_i32x16(load_i32x16_partial(&packed[c0 + 16 * g..][..k]), folded);
+                continue;
+            }
             let filter_sums = group_sums(&rows[16 * g * depth..], depth, k, None);
             let b = bias.map_or(_mm512_setzero_si512(), |b| load_i32x16_partial(&b[c0 + 16 * g..][..k]));
             store_i32x16(_mm512_add_epi32(b, _mm512_mullo_epi32(filter_sums, factor)), folded);
@@ -603,18 +633,44 @@ impl Requantize {
     /// doubling multiply cannot overflow), then `act` = (output offset, min, max), as int8.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     #[inline]
-    pub(crate) fn apply(&self, sums: __m512i, c: usize, (offset, min, max): (i32, i32, i32)) -> __m128i {
+    pub(crate) fn apply(&self, sums: __m512i, c: usize, act: (i32, i32, i32)) -> __m128i {
+        self.group(c).apply(sums, act)
+    }
+
+    /// The stage of lanes `c..c + 16` (`c` a multiple of 16), loaded into registers for
+    /// several vectors of sums.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(crate) fn group(&self, c: usize) -> Group {
         debug_assert!(c.is_multiple_of(16));
         let [m, left, right, mask, half] = &self.groups.get()[c / 16];
-        let [m, left, right, mask, half] = [
-            load_i32x16(m, 0),
-            load_i32x16(left, 0),
-            load_i32x16(right, 0),
-            load_i32x16(mask, 0),
-            load_i32x16(half, 0),
-        ];
-        let high = doubling_high(_mm512_sllv_epi32(sums, left), m);
-        let q = rounding_shift(high, right, mask, half);
+        Group {
+            m: load_i32x16(m, 0),
+            left: load_i32x16(left, 0),
+            right: load_i32x16(right, 0),
+            mask: load_i32x16(mask, 0),
+            half: load_i32x16(half, 0),
+        }
+    }
+}
+
+/// One group of 16 lanes of a [`Requantize`], in registers.
+#[derive(Clone, Copy)]
+pub(crate) struct Group {
+    m: __m512i,
+    left: __m512i,
+    right: __m512i,
+    mask: __m512i,
+    half: __m512i,
+}
+
+impl Group {
+    /// [`Requantize::apply`] for this group's lanes.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    #[inline]
+    pub(crate) fn apply(&self, sums: __m512i, (offset, min, max): (i32, i32, i32)) -> __m128i {
+        let high = doubling_high(_mm512_sllv_epi32(sums, self.left), self.m);
+        let q = rounding_shift(high, self.right, self.mask, self.half);
         let q = _mm512_add_epi32(q, _mm512_set1_epi32(offset));
         let q = _mm512_min_epi32(_mm512_max_epi32(q, _mm512_set1_epi32(min)), _mm512_set1_epi32(max));
         _mm512_cvtepi32_epi8(q)

@@ -246,7 +246,7 @@ mod tests {
         for (op, what, mutate) in mutations {
             let mut g = g.clone();
             mutate(&mut g, [s2b, b2s]);
-            let e = lower(&g, false).expect_err(what).to_string();
+            let e = lower(&g, Default::default()).expect_err(what).to_string();
             assert!(e.contains(op) && e.contains(what), "{what}: {e}");
         }
     }

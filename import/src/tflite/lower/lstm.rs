@@ -415,7 +415,7 @@ mod tests {
         for (what, mutate) in mutations {
             let mut g = g.clone();
             mutate(&mut g, at);
-            let e = lower(&g, false).expect_err(what).to_string();
+            let e = lower(&g, Default::default()).expect_err(what).to_string();
             assert!(e.contains("UNIDIRECTIONAL_SEQUENCE_LSTM") && e.contains(what), "{what}: {e}");
         }
     }
@@ -443,7 +443,7 @@ mod tests {
         for (what, edits) in cases {
             let mut g = g.clone();
             edits.iter().for_each(|edit| edit(&mut g));
-            let e = lower(&g, false).expect_err(what).to_string();
+            let e = lower(&g, Default::default()).expect_err(what).to_string();
             let want = format!("int8 LSTMs with {what} are not supported");
             assert!(
                 e.contains(&want) && e.contains(&format!("float32 LSTMs with {what} are supported")),

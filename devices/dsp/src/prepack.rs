@@ -1,0 +1,308 @@
+//! Weights laid out ahead of time for the x86-64 AVX-512 VNNI loops, as XNNPACK lays out its
+//! weights when a model loads: an importer calls [`pack_conv`] and [`pack_fully_connected`]
+//! once and stores the result beside the filter, and the kernels' `*_prepacked` forms read
+//! it instead of laying the filter out on every call. Portable code (an importer on any CPU
+//! can write it); only CPUs with AVX-512 VNNI read it, others read the filter as usual, with
+//! the same results.
+//!
+//! The input offset is folded into the bias here: `VPDPBUSD` multiplies inputs made unsigned
+//! (`x + 128`), and `Σ (x + offset)·w = Σ (x + 128)·w + (offset − 128)·Σ w`, so each channel's
+//! bias becomes `bias + (offset − 128)·Σ w` (modulo 2^32, as every path sums).
+
+use crate::conv::ConvParams;
+use crate::error::{DspError, check_len};
+use crate::fully_connected::FullyConnectedParams;
+use crate::quant::{PerChannelParams, check_zero_point};
+
+/// Output channels per block of the layout (one 512-bit vector of int32 sums).
+pub const BLOCK: usize = 16;
+/// Bytes per row of a block: four int8 of each of its channels, or its sixteen int32 biases.
+pub const ROW: usize = 4 * BLOCK;
+/// Bytes of the stack buffer the VNNI convolution stages its patches in.
+pub(crate) const PATCH_BYTES: usize = 32 * 1024;
+/// Bytes of the stack buffer the VNNI convolution lays a run of channels out in, when the
+/// weights were not laid out ahead of time.
+pub(crate) const FILTER_BYTES: usize = 128 * 1024;
+/// Most filter taps of the path reading taps in place from a padded image.
+pub(crate) const MAX_TAPS: usize = 64;
+/// Output pixels per tile of the VNNI convolution (its patch blocks are whole tiles).
+pub(crate) const TILE: usize = 8;
+
+/// How the VNNI convolution reads a layer's filter, decided by the layer's shape alone (so an
+/// importer and the kernel agree): per block of [`BLOCK`] output channels, a row of biases,
+/// then `quads` rows of four filter values per channel.
+///
+/// With `implicit`, the filter taps are read in place from a padded copy of the image whose
+/// pixels hold `icq` quads (channels padded to a multiple of four): quad `q` holds channels
+/// `4 (q % icq)..` of tap `q / icq`. Otherwise each output pixel's patch is gathered
+/// (`[fh, fw, c]` order) and quad `q` holds patch values `4q..4q + 4`. Values past the
+/// channels or the patch are zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConvLayout {
+    pub(crate) implicit: bool,
+    pub(crate) icq: usize,
+    pub(crate) quads: usize,
+    pub(crate) blocks: usize,
+}
+
+impl ConvLayout {
+    /// The layout of `p`'s filter, or `None` where the VNNI loops do not take the layer (its
+    /// patches or a block's rows do not fit their stack buffers).
+    pub fn of(p: &ConvParams) -> Option<ConvLayout> {
+        let (s, w) = (p.input, p.window);
+        let taps = w.filter.h.checked_mul(w.filter.w)?;
+        let per_filter = taps.checked_mul(s.c)?;
+        let icq = s.c.div_ceil(4);
+        let band_input = w.filter.h.checked_sub(1)?.checked_mul(w.dilation.h)?.checked_add(1)?;
+        let wp = w.padded_input().w;
+        let row_fits = wp
+            .checked_mul(4 * icq)
+            .and_then(|b| b.checked_mul(band_input))
+            .is_some_and(|b| b > 0 && b <= PATCH_BYTES);
+        let implicit = !w.is_pointwise()
+            && s.c >= 3
+            && taps <= MAX_TAPS
+            && row_fits
+            && ROW * (1 + taps * icq) <= FILTER_BYTES;
+        let quads = if implicit { taps * icq } else { per_filter.div_ceil(4) };
+        let fits = quads > 0
+            && quads <= PATCH_BYTES / (4 * TILE)
+            && ROW * (1 + quads) <= FILTER_BYTES
+            && p.output_channels > 0;
+        fits.then_some(ConvLayout { implicit, icq, quads, blocks: p.output_channels.div_ceil(BLOCK) })
+    }
+
+    /// Bytes of the whole layer laid out.
+    pub fn len(&self) -> usize {
+        self.blocks * self.block_rows() * ROW
+    }
+
+    /// Whether the layout is empty (never: a layout has at least one block of one quad).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Blocks of [`BLOCK`] output channels (the last padded with zero channels).
+    pub fn blocks(&self) -> usize {
+        self.blocks
+    }
+
+    /// Rows per block: the biases, then the quads.
+    pub fn block_rows(&self) -> usize {
+        1 + self.quads
+    }
+
+    /// Where filter value `e` (0..4) of quad `q` comes from in a filter row (`[fh, fw, c]`),
+    /// if anywhere.
+    fn source(&self, c: usize, per_filter: usize, q: usize, e: usize) -> Option<usize> {
+        let i = if self.implicit {
+            let (tap, ch) = (q / self.icq, 4 * (q % self.icq) + e);
+            (ch < c).then_some(tap * c + ch)?
+        } else {
+            4 * q + e
+        };
+        (i < per_filter).then_some(i)
+    }
+
+    /// Lays out output channels `c0..c0 + n` (`filter` and `bias` from channel `c0`) into
+    /// `out`, whole blocks: `ceil(n / 16)` of them.
+    pub(crate) fn pack_run(
+        &self,
+        p: &ConvParams,
+        filter: &[i8],
+        bias: Option<&[i32]>,
+        n: usize,
+        out: &mut [[u8; ROW]],
+    ) {
+        let (c, per_filter) = (p.input.c, p.window.filter.h * p.window.filter.w * p.input.c);
+        let rows = self.block_rows();
+        for (k, block) in out.chunks_exact_mut(rows).take(n.div_ceil(BLOCK)).enumerate() {
+            let (head, quads) = block.split_at_mut(1);
+            for j in 0..BLOCK {
+                let ch = k * BLOCK + j;
+                let row = filter.get(ch * per_filter..).filter(|_| ch < n).map(|f| &f[..per_filter]);
+                for (q, quad) in quads.iter_mut().enumerate() {
+                    for e in 0..4 {
+                        let v = row.zip(self.source(c, per_filter, q, e)).map_or(0, |(r, i)| r[i]);
+                        quad[4 * j + e] = v as u8;
+                    }
+                }
+                let folded = row.map_or(0, |r| folded_bias(bias.map_or(0, |b| b[ch]), p.input_zero_point, r));
+                head[0][4 * j..4 * j + 4].copy_from_slice(&folded.to_le_bytes());
+            }
+        }
+    }
+}
+
+/// Lays out a convolution's filter (`[out, fh, fw, in]`) and bias for the VNNI loops into
+/// `out`, which must hold [`ConvLayout::len`] bytes; an error if the layer takes no layout
+/// (`ConvLayout::of` is `None`) or a length is wrong.
+///
+/// ```
+/// use hostrt_dsp::prepack::{ConvLayout, pack_conv};
+/// use hostrt_dsp::{ActivationRange, ConvParams, Hw, Nhwc, Padding, Window};
+///
+/// let input = Nhwc::new(1, 4, 4, 8);
+/// let window = Window::new(Hw::new(4, 4), Hw::square(1), Hw::square(1), Hw::square(1), Padding::Valid)?;
+/// let p = ConvParams {
+///     input,
+///     output_channels: 2,
+///     window,
+///     input_zero_point: 0,
+///     output_zero_point: 0,
+///     activation: ActivationRange::INT8,
+/// };
+/// let layout = ConvLayout::of(&p).unwrap();
+/// let mut packed = vec![0u8; layout.len()];
+/// pack_conv(&p, &[1; 16], Some(&[5, 6]), &mut packed)?;
+/// // Channel 0's bias, with the unsigned inputs' correction: 5 + (0 - 128) * 8.
+/// assert_eq!(i32::from_le_bytes(packed[..4].try_into().unwrap()), 5 - 128 * 8);
+/// # Ok::<(), hostrt_dsp::DspError>(())
+/// ```
+pub fn pack_conv(
+    p: &ConvParams,
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    out: &mut [u8],
+) -> Result<(), DspError> {
+    check_weights(p, filter, bias)?;
+    let layout = ConvLayout::of(p).ok_or(DspError::Param("the layer takes no VNNI layout"))?;
+    check_len("packed", layout.len(), out.len())?;
+    let (rows, _) = out.as_chunks_mut::<ROW>();
+    layout.pack_run(p, filter, bias, p.output_channels, rows);
+    Ok(())
+}
+
+/// The fully connected layer's bias for the VNNI loops: `bias + (offset − 128)·Σ w` per
+/// output channel, into `out` (one per channel). The filter is read in place.
+pub fn pack_fully_connected(
+    p: &FullyConnectedParams,
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    out: &mut [i32],
+) -> Result<(), DspError> {
+    let channels = check_weights(p, filter, bias)?;
+    check_len("packed", channels, out.len())?;
+    for (c, o) in out.iter_mut().enumerate() {
+        let row = &filter[c * p.input_depth..][..p.input_depth];
+        *o = folded_bias(bias.map_or(0, |b| b[c]), p.input_zero_point, row);
+    }
+    Ok(())
+}
+
+/// Checks what a layout is made from (the input zero point, the filter's and bias's
+/// lengths); returns the output channels.
+fn check_weights(p: &impl PerChannelParams, filter: &[i8], bias: Option<&[i32]>) -> Result<usize, DspError> {
+    check_zero_point(p.output_stage().0)?;
+    let sizes = p.sizes()?;
+    check_len("filter", sizes.filter?, filter.len())?;
+    if let Some(bias) = bias {
+        check_len("bias", sizes.channels, bias.len())?;
+    }
+    Ok(sizes.channels)
+}
+
+/// A channel's bias with the unsigned inputs' correction: `bias + (offset − 128)·Σ row`,
+/// modulo 2^32 (`offset` is minus the input zero point).
+#[inline]
+pub(crate) fn folded_bias(bias: i32, input_zero_point: i32, row: &[i8]) -> i32 {
+    let sum = row.iter().map(|&v| i32::from(v)).sum::<i32>();
+    bias.wrapping_add((-input_zero_point).wrapping_sub(128).wrapping_mul(sum))
+}
+
+/// `Ok` if `packed` has the length of `p`'s [`ConvLayout`] (and `p` has one).
+pub(crate) fn check_conv(p: &ConvParams, packed: &[u8]) -> Result<(), DspError> {
+    let layout =
+        ConvLayout::of(p).ok_or(DspError::Param("packed weights for a layer the VNNI loops do not take"))?;
+    check_len("packed", layout.len(), packed.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quant::ActivationRange;
+    use crate::shape::{Hw, Nhwc, Window};
+    use std::vec;
+    use std::vec::Vec;
+
+    fn conv(input: Nhwc, oc: usize, filter: Hw, stride: usize, pad: usize, out: Hw) -> ConvParams {
+        let window = Window {
+            filter,
+            stride: Hw::square(stride),
+            dilation: Hw::square(1),
+            pad: Hw::square(pad),
+            output: out,
+        };
+        ConvParams {
+            input,
+            output_channels: oc,
+            window,
+            input_zero_point: 3,
+            output_zero_point: 0,
+            activation: ActivationRange::INT8,
+        }
+    }
+
+    #[test]
+    fn implicit_layout_pads_each_taps_channels_to_quads() {
+        // RGB 3x3: each tap's three channels in a quad of its own.
+        let p = conv(Nhwc::new(1, 8, 8, 3), 17, Hw::square(3), 2, 1, Hw::square(4));
+        let layout = ConvLayout::of(&p).unwrap();
+        assert_eq!((layout.implicit, layout.icq, layout.quads, layout.blocks), (true, 1, 9, 2));
+        let filter: Vec<i8> = (0..17 * 27).map(|i| (i % 251) as i8).collect();
+        let bias: Vec<i32> = (0..17).collect();
+        let mut out = vec![0xAAu8; layout.len()];
+        pack_conv(&p, &filter, Some(&bias), &mut out).unwrap();
+        let rows = out.as_chunks::<ROW>().0;
+        // Channel 1, tap 4, channel 2 of the input: quad 1 + 4, byte 4 * 1 + 2.
+        assert_eq!(rows[1 + 4][4 + 2] as i8, filter[27 + 4 * 3 + 2]);
+        // The padding byte of each quad is zero.
+        assert!(rows[1..10].iter().all(|r| (0..16).all(|j| r[4 * j + 3] == 0)));
+        // Channel 16 in block 1, channels past 17 all zero.
+        assert_eq!(rows[10 + 1][0] as i8, filter[16 * 27]);
+        assert!(rows[10..].iter().all(|r| r[4..].iter().all(|&b| b == 0)));
+        // Folded bias: bias + (offset - 128) * sum, offset = -3.
+        let sum: i32 = filter[27..54].iter().map(|&v| i32::from(v)).sum();
+        assert_eq!(i32::from_le_bytes(rows[0][4..8].try_into().unwrap()), 1 + (-3 - 128) * sum);
+    }
+
+    #[test]
+    fn gathered_layout_runs_over_the_whole_patch() {
+        // One channel: patches gathered, nine values in three quads.
+        let p = conv(Nhwc::new(1, 6, 6, 1), 2, Hw::square(3), 1, 0, Hw::square(4));
+        let layout = ConvLayout::of(&p).unwrap();
+        assert_eq!((layout.implicit, layout.quads), (false, 3));
+        let filter: Vec<i8> = (1..=18).collect();
+        let mut out = vec![0u8; layout.len()];
+        pack_conv(&p, &filter, None, &mut out).unwrap();
+        let rows = out.as_chunks::<ROW>().0;
+        assert_eq!(&rows[1][..8], &[1, 2, 3, 4, 10, 11, 12, 13]);
+        assert_eq!(&rows[3][..8], &[9, 0, 0, 0, 18, 0, 0, 0]);
+    }
+
+    #[test]
+    fn pack_checks_lengths() {
+        let p = conv(Nhwc::new(1, 4, 4, 4), 2, Hw::square(1), 1, 0, Hw::square(4));
+        let mut out = vec![0u8; ConvLayout::of(&p).unwrap().len()];
+        assert!(matches!(
+            pack_conv(&p, &[0; 7], None, &mut out),
+            Err(DspError::Length { what: "filter", .. })
+        ));
+        assert!(matches!(
+            pack_conv(&p, &[0; 8], None, &mut out[1..]),
+            Err(DspError::Length { what: "packed", .. })
+        ));
+        let fc = FullyConnectedParams {
+            batches: 1,
+            input_depth: 2,
+            output_depth: 2,
+            input_zero_point: -1,
+            output_zero_point: 0,
+            activation: ActivationRange::INT8,
+        };
+        let mut folded = [0; 2];
+        pack_fully_connected(&fc, &[1, 2, 3, 4], Some(&[10, 20]), &mut folded).unwrap();
+        assert_eq!(folded, [10 + (1 - 128) * 3, 20 + (1 - 128) * 7]);
+        assert!(pack_fully_connected(&fc, &[1, 2, 3, 4], None, &mut folded[..1]).is_err());
+    }
+}
