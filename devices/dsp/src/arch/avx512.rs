@@ -8,8 +8,10 @@
 //!   Each pair of filter taps is two 32-byte loads of int8 values, interleaved by bytes and
 //!   sign-extended to int16 (`VPMOVSXBW`), then `VPDPWSSD` multiplies them with the pair's
 //!   filter values (laid out once per call in the same interleaved order) and adds each
-//!   channel's two products into its int32 sum. With a stride of 1 along rows, a row's inner
-//!   pixels go as one span of values, 32 at a time whatever the channel count.
+//!   channel's two products into its int32 sum. Input rows are staged with their padding and
+//!   their columns split by the column stride, so that every filter tap reads a whole output
+//!   row's values contiguously: a row goes as one span, 32 values at a time whatever the
+//!   channel count.
 //! - The output stage: TFLite's per-channel `MultiplyByQuantizedMultiplier` on 16 lanes, with
 //!   each channel's shifts and rounding mask worked out once per call; it leaves out
 //!   multipliers of `i32::MIN` (whose doubling multiply can overflow), for which the kernels
@@ -31,7 +33,7 @@ use crate::error::{DspError, check_len};
 use crate::filled::Filled;
 use crate::fully_connected::FullyConnectedParams;
 use crate::quant::{PerChannel, check_per_channel};
-use crate::shape::origin;
+use crate::shape::{Hw, origin};
 
 /// Most filter taps of [`depthwise_conv2d`]'s loop (larger filters take the SSE2 one).
 const MAX_TAPS: usize = 64;
@@ -260,12 +262,10 @@ fn load_i8x64_partial(v: &[i8]) -> __m512i {
 
 /// The depthwise loop, for arguments `depthwise_conv2d` has checked. Channels go in runs of
 /// [`RUN`], each with its filters laid out ([`pack_pairs`]) and its output stage worked out
-/// ([`Laid`]); per output pixel, where each filter tap reads ([`Taps`]), then the run's
-/// channels [`BLOCK`] at a time. With a stride of 1 along rows and all channels in one run,
-/// the pixels of a row whose taps all lie in the image go as one span instead: each tap's
-/// values for all of them are contiguous, channel after channel, pixel after pixel, so the
-/// span goes 32 values at a time whatever the channel count, its filters laid out for the
-/// channel each lane meets (a pattern repeating every `lcm(channels, 32)` lanes).
+/// ([`Laid`]). Where a layout repeating every `lcm(channels, 32)` lanes fits a run and a
+/// band of padded input rows fits [`ROWS_BYTES`], whole output rows go as one span each
+/// ([`depthwise_rows`]); otherwise each output pixel reads its taps ([`Taps`]), the run's
+/// channels [`BLOCK`] at a time.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 fn depthwise(
     p: &DepthwiseParams,
@@ -286,6 +286,14 @@ fn depthwise(
         period: BLOCK,
         act: (p.output_zero_point, p.activation.min, p.activation.max),
     };
+    let repeat = c_n / gcd(c_n, BLOCK) * BLOCK;
+    if repeat <= RUN
+        && let Some(rows) = Rows::of(p)
+    {
+        laid.fill(p, (filter, bias, &quant), (0, c_n), repeat);
+        depthwise_rows(p, &rows, input, &laid, output);
+        return;
+    }
     // Each tap's distance from the first, in input values.
     let mut tap_at = [0usize; MAX_TAPS];
     for (t, at) in tap_at[..taps].iter_mut().enumerate() {
@@ -296,42 +304,18 @@ fn depthwise(
         let o = origin(out, stride, pad);
         o >= 0 && o as usize + (filter - 1) * dilation < size
     };
-    let inner_x = |ox: usize| inner(ox, w.stride.w, w.pad.w, w.filter.w, w.dilation.w, s.w);
-    // The span of inner columns (contiguous: the first tap's column grows with `ox`), when
-    // the layout's repeat fits a run.
-    let repeat = c_n / gcd(c_n, BLOCK) * BLOCK;
-    let span = (w.stride.w == 1 && repeat <= RUN)
-        .then(|| {
-            let lo = (0..w.output.w).find(|&ox| inner_x(ox))?;
-            let hi = (lo..w.output.w).find(|&ox| !inner_x(ox)).unwrap_or(w.output.w);
-            Some(lo..hi)
-        })
-        .flatten();
     let mut taps_of = Taps::new(&padding);
     for c0 in (0..c_n).step_by(RUN) {
         let n = (c_n - c0).min(RUN);
-        // Lanes laid out: one pixel's channels, or the span's repeat.
-        let lanes = if span.is_some() { repeat } else { n };
-        laid.fill(p, (filter, bias, &quant), (c0, n), lanes);
+        laid.fill(p, (filter, bias, &quant), (c0, n), n);
         let mut pixel = 0;
         for b in 0..s.n {
             for oy in 0..w.output.h {
                 let y0 = origin(oy, w.stride.h, w.pad.h);
                 let rows_in = inner(oy, w.stride.h, w.pad.h, w.filter.h, w.dilation.h, s.h);
-                let row_span = span.clone().filter(|_| rows_in).unwrap_or(0..0);
-                if !row_span.is_empty() {
-                    let x0 = origin(row_span.start, 1, w.pad.w) as usize;
-                    let first = ((b * s.h + y0 as usize) * s.w + x0) * c_n;
-                    let len = row_span.len() * c_n;
-                    taps_of.inside(input, first, &tap_at[..taps], len);
-                    laid.run(&taps_of, &mut output[(pixel + row_span.start) * c_n..][..len]);
-                }
                 for ox in 0..w.output.w {
-                    if row_span.contains(&ox) {
-                        continue;
-                    }
                     let x0 = origin(ox, w.stride.w, w.pad.w);
-                    if rows_in && inner_x(ox) {
+                    if rows_in && inner(ox, w.stride.w, w.pad.w, w.filter.w, w.dilation.w, s.w) {
                         let first = ((b * s.h + y0 as usize) * s.w + x0 as usize) * c_n + c0;
                         taps_of.inside(input, first, &tap_at[..taps], n);
                     } else {
@@ -342,6 +326,117 @@ fn depthwise(
                 pixel += w.output.w;
             }
         }
+    }
+}
+
+/// Bytes of the stack buffer [`depthwise_rows`] stages padded input rows in.
+const ROWS_BYTES: usize = 64 * 1024;
+/// Largest column stride [`depthwise_rows`] splits rows for.
+const MAX_PHASES: usize = 4;
+
+/// How [`depthwise_rows`] stages a band of input rows: each row padded (with the input zero
+/// point) to the `wp` columns the outputs read, its columns split by their remainder modulo
+/// the column stride (`phases`, each holding `count` columns from `start`), so that each
+/// filter tap reads the same phase for every output pixel of a row, contiguously.
+struct Rows {
+    /// Values per padded row (`wp` columns of all channels).
+    row_values: usize,
+    /// Output rows per band.
+    band: usize,
+    /// Where each phase's columns start in a row, in columns.
+    start: [usize; MAX_PHASES],
+    /// Each filter tap's distance from a band's first output row's first value.
+    tap_at: [usize; MAX_TAPS],
+}
+
+impl Rows {
+    /// The staging of `p`'s rows, if a band of at least one output row fits [`ROWS_BYTES`]
+    /// and the column stride is at most [`MAX_PHASES`].
+    fn of(p: &DepthwiseParams) -> Option<Rows> {
+        let (c, w) = (p.input.c, p.window);
+        let (sw, Hw { w: wp, .. }) = (w.stride.w, w.padded_input());
+        let row_values = wp.checked_mul(c)?;
+        let needed = (w.filter.h - 1).checked_mul(w.dilation.h)? + 1;
+        let fit = ROWS_BYTES.checked_div(row_values)?;
+        if sw > MAX_PHASES || fit < needed {
+            return None;
+        }
+        let band = ((fit - needed) / w.stride.h + 1).min(w.output.h);
+        let mut start = [0; MAX_PHASES];
+        for phase in 1..sw {
+            start[phase] = start[phase - 1] + (wp - (phase - 1)).div_ceil(sw);
+        }
+        let mut tap_at = [0; MAX_TAPS];
+        for (t, at) in tap_at[..w.filter.h * w.filter.w].iter_mut().enumerate() {
+            let (ky, kx) = (t / w.filter.w * w.dilation.h, t % w.filter.w * w.dilation.w);
+            *at = ky * row_values + (start[kx % sw] + kx / sw) * c;
+        }
+        Some(Rows { row_values, band, start, tap_at })
+    }
+}
+
+/// The depthwise loop by output rows: per band of output rows, their input rows staged as
+/// [`Rows`] says, then each output row's `width * channels` values as one span of `laid`'s
+/// lanes (laid out for the channel each lane meets).
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+fn depthwise_rows(p: &DepthwiseParams, rows: &Rows, input: &[i8], laid: &Laid, output: &mut [i8]) {
+    let (s, w, c) = (p.input, p.window, p.input.c);
+    let (sw, hp) = (w.stride.w, w.padded_input().h);
+    let zero_point = p.input_zero_point as i8;
+    let padding = [zero_point; RUN];
+    let mut staged = Filled::<i8, ROWS_BYTES>::new();
+    let band_input = |n: usize| (n - 1) * w.stride.h + (w.filter.h - 1) * w.dilation.h + 1;
+    let width = w.output.w * c;
+    for b in 0..s.n {
+        for oy0 in (0..w.output.h).step_by(rows.band) {
+            let band = (w.output.h - oy0).min(rows.band);
+            let first_row = oy0 * w.stride.h;
+            let n_rows = band_input(band).min(hp - first_row);
+            let staged = staged.reset(n_rows * rows.row_values, zero_point);
+            for (r, row) in staged.chunks_exact_mut(rows.row_values).enumerate() {
+                let iy = (first_row + r) as isize - w.pad.h as isize;
+                if iy < 0 || iy as usize >= s.h {
+                    continue;
+                }
+                let src = &input[(b * s.h + iy as usize) * s.w * c..][..s.w * c];
+                // Padded column x holds input column x - pad.w; phase x % sw, column x / sw.
+                let (x0, x1) = (w.pad.w, (w.pad.w + s.w).min(row.len() / c));
+                if sw == 1 {
+                    row[x0 * c..x1 * c].copy_from_slice(&src[..(x1 - x0) * c]);
+                    continue;
+                }
+                for x in x0..x1 {
+                    let at = (rows.start[x % sw] + x / sw) * c;
+                    copy_short(&mut row[at..at + c], &src[(x - x0) * c..][..c]);
+                }
+            }
+            let mut taps = Taps::new(&padding);
+            for oy in oy0..oy0 + band {
+                let first = (oy - oy0) * w.stride.h * rows.row_values;
+                taps.inside(staged, first, &rows.tap_at[..w.filter.h * w.filter.w], width);
+                laid.run(&taps, &mut output[((b * w.output.h + oy) * w.output.w) * c..][..width]);
+            }
+        }
+    }
+}
+
+/// `dst.copy_from_slice(src)` for one pixel's channels: a masked move where they are at most
+/// 64 (a `memcpy` call per pixel cost more than the move).
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+fn copy_short(dst: &mut [i8], src: &[i8]) {
+    let len = src.len();
+    assert_eq!(dst.len(), len);
+    if len > 64 {
+        return dst.copy_from_slice(src);
+    }
+    let mask = if len == 64 { u64::MAX } else { (1u64 << len) - 1 };
+    // SAFETY: the masked load and store touch only the lanes of `mask`, the first `len`, all
+    // within `src` and `dst` (of `len` values each; `dst` exclusively borrowed); lanes off the
+    // mask are not accessed.
+    unsafe {
+        let v = _mm512_maskz_loadu_epi8(mask, src.as_ptr());
+        _mm512_mask_storeu_epi8(dst.as_mut_ptr(), mask, v);
     }
 }
 
@@ -820,8 +915,21 @@ mod tests {
 
     #[test]
     fn depthwise_runs_blocks_and_odd_taps() {
-        // More than one run of channels (300), a partial block, 25 taps (odd), dilation 2.
-        for (c, f, stride, dilation) in [(300, 3, 2, 1), (45, 5, 1, 2), (16, 1, 1, 1), (7, 3, 1, 1)] {
+        // Per pixel: more than one run of channels (300), a partial block, 25 taps (odd),
+        // dilation 2, a column stride past `MAX_PHASES`. By rows: strides 1 to 3 (columns
+        // split into phases), dilation 2, channel counts whose lanes repeat every 32 to 224.
+        let cases = [
+            (300, 3, 2, 1),
+            (45, 5, 1, 2),
+            (16, 3, 5, 1),
+            (16, 1, 1, 1),
+            (7, 3, 1, 1),
+            (16, 3, 2, 1),
+            (8, 3, 2, 2),
+            (24, 3, 3, 1),
+            (64, 5, 2, 1),
+        ];
+        for (c, f, stride, dilation) in cases {
             let w = window(Hw::new(6, 9), Hw::square(f), stride, dilation, Padding::Same).unwrap();
             let p = Geometry::new(Nhwc::new(2, 6, 9, c), w).depthwise(1);
             for (izp, ozp) in [(-128, 5), (127, -128), (3, 0)] {
