@@ -697,14 +697,28 @@ impl Requantize {
     /// (shifts in `-31..=30`, checked); lanes past them to the next multiple of 32 scale by 0.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     pub(crate) fn fill(&mut self, quant: &PerChannel<'_>, c0: usize, lanes: usize, n: usize) {
+        self.fill_repeating(quant, c0, lanes, (n, n));
+    }
+
+    /// [`Requantize::fill`] with the lanes repeating every `period` (at least `n`): lane `l`
+    /// takes channel `c0 + l % period` where `l % period < n`, else scales by 0.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    pub(crate) fn fill_repeating(
+        &mut self,
+        quant: &PerChannel<'_>,
+        c0: usize,
+        lanes: usize,
+        (period, n): (usize, usize),
+    ) {
         // Each lane's multiplier and shift: the run's own where lanes are channels, else
         // gathered.
         let (mut m, mut shift) = (Filled::<i32, RUN>::new(), Filled::<i32, RUN>::new());
-        let (m, shift) = if lanes == n {
+        let (m, shift) = if lanes == n && period == n {
             (&quant.multiplier[c0..][..n], &quant.shift[c0..][..n])
         } else {
-            m.set((0..lanes).map(|l| quant.multiplier[c0 + l % n]));
-            shift.set((0..lanes).map(|l| quant.shift[c0 + l % n]));
+            let channel = |l: usize| Some(l % period).filter(|&j| j < n).map(|j| c0 + j);
+            m.set((0..lanes).map(|l| channel(l).map_or(0, |c| quant.multiplier[c])));
+            shift.set((0..lanes).map(|l| channel(l).map_or(0, |c| quant.shift[c])));
             (m.get(), shift.get())
         };
         let groups = self.groups.reset(lanes.next_multiple_of(BLOCK) / 16, [[0; 16]; 5]);

@@ -130,8 +130,11 @@ fn vnni_conv(
                 laid
             }
         };
+        // A run of at most eight channels takes two pixels per vector (`tile_pairs`), its
+        // output stage repeated in both halves.
+        let (lanes, period) = if n <= BLOCK / 2 { (BLOCK, BLOCK / 2) } else { (n, n) };
         // SAFETY: `cpu` proves the CPU has AVX-512 F, BW and VL (`has_vnni`).
-        unsafe { stage.fill(&quant, c0, n, n) };
+        unsafe { stage.fill_repeating(&quant, c0, lanes, (period, n)) };
         let run = Run { weights, quads, stage: &stage, act, channels: n, stride: oc_n };
         if layout.implicit {
             // Each image once, as unsigned bytes with its padding, which the tiles read in
@@ -150,7 +153,7 @@ fn vnni_conv(
                     let band_rows = (w.output.h - oy0).min(band);
                     let first_row = oy0 * w.stride.h;
                     let padded = &mut patches[..band_input(band_rows).min(hp - first_row) * row_bytes];
-                    pad_image(p, image, (first_row, wp, 4 * layout.icq), pad, padded);
+                    pad_image(cpu, p, image, (first_row, wp, 4 * layout.icq), pad, padded);
                     let (padded, _) = padded.as_chunks::<4>();
                     let base = |i: usize| {
                         ((i / w.output.w) * w.stride.h * wp + (i % w.output.w) * w.stride.w) * layout.icq
@@ -209,6 +212,7 @@ fn vnni_conv(
 /// the padding's left edge and padded row `first_row` (`padded` holds whole rows), each
 /// pixel's channels padded to `cp`; positions outside the image are `pad`.
 fn pad_image(
+    cpu: Vnni,
     p: &ConvParams,
     image: &[i8],
     (first_row, wp, cp): (usize, usize, usize),
@@ -235,7 +239,10 @@ fn pad_image(
                 // RGB, the common case, a quad per pixel (the padding byte meets a zero filter
                 // value).
                 let (dst, _) = row[x0 * 4..x1 * 4].as_chunks_mut::<4>();
-                for (d, x) in dst.iter_mut().zip(src.as_chunks::<3>().0) {
+                let (src, _) = src.as_chunks::<3>();
+                // SAFETY: `cpu` proves the CPU has AVX-512 F and BW (`has_vnni`).
+                let done = unsafe { rgb_quads(cpu, src, dst, pad) };
+                for (d, x) in dst.iter_mut().zip(src).skip(done) {
                     *d = [x[0] as u8 ^ 0x80, x[1] as u8 ^ 0x80, x[2] as u8 ^ 0x80, pad];
                 }
             } else {
@@ -249,6 +256,30 @@ fn pad_image(
             }
         }
     }
+}
+
+/// RGB pixels as quads of unsigned bytes (sign bits flipped) and `pad`, 16 at a time: 48
+/// bytes loaded, their double words moved so that each 128-bit lane holds its four pixels'
+/// twelve bytes, spread to quads (`VPSHUFB`, zero in each fourth byte), then one XOR flips
+/// the values and writes the padding byte. Returns how many pixels it did (whole groups of
+/// 16); the caller does the rest.
+#[target_feature(enable = "avx512f,avx512bw")]
+fn rgb_quads(_: Vnni, src: &[[i8; 3]], dst: &mut [[u8; 4]], pad: u8) -> usize {
+    let n = src.len().min(dst.len()) / 16 * 16;
+    let words = _mm512_setr_epi32(0, 1, 2, 0, 3, 4, 5, 0, 6, 7, 8, 0, 9, 10, 11, 0);
+    // Byte 4p + e of each lane from byte 3p + e, for e < 3; -1 (zero) for the fourth.
+    let spread = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1));
+    let flip = _mm512_set1_epi32(i32::from_le_bytes([0x80, 0x80, 0x80, pad]));
+    for (s, d) in src[..n].chunks_exact(16).zip(dst[..n].chunks_exact_mut(16)) {
+        // SAFETY: `s` holds 16 pixels of 3 bytes: the masked load reads its 48 bytes only;
+        // `d` holds 16 quads, 64 writable bytes, exclusively borrowed; no alignment needed.
+        unsafe {
+            let v = _mm512_maskz_loadu_epi8((1 << 48) - 1, s.as_ptr().cast());
+            let q = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(words, v), spread);
+            _mm512_storeu_si512(d.as_mut_ptr().cast(), _mm512_xor_si512(q, flip));
+        }
+    }
+    n
 }
 
 /// Where a tile's pixels read their patch values: pixel `r`'s from `rows[r]`, filter tap
@@ -279,6 +310,11 @@ impl Run<'_> {
     /// blocks of channels four, two or one at a time.
     fn tile_row(&self, cpu: Vnni, x: &TileIn<'_>, out: &mut [i8], valid: usize) {
         let (blocks, rows) = (self.channels.div_ceil(BLOCK), 1 + self.quads);
+        if self.channels <= BLOCK / 2 {
+            // SAFETY: `cpu` proves the CPU has `tile_pairs`'s target features.
+            unsafe { tile_pairs(x, &self.weights[..rows], self, out, valid) };
+            return;
+        }
         let mut b = 0;
         while b < blocks {
             let width = match blocks - b {
@@ -370,6 +406,55 @@ fn tile<const R: usize, const B: usize>(
         for (r, acc) in acc.iter().enumerate().take(valid) {
             let at = (first + r) * run.stride + cj;
             store_i8x16(stage.apply(acc[j], run.act), &mut out[at..at + width]);
+        }
+    }
+}
+
+/// [`tile`] for a run of at most eight channels, two pixels per vector: pixel `2i` in lanes
+/// 0..8 and pixel `2i + 1` in lanes 8..16, against the block's filters and biases repeated in
+/// both halves (the run's output stage was filled so), half the multiplies and output stages
+/// of one pixel per vector.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+#[inline]
+fn tile_pairs(x: &TileIn<'_>, w: &[[u8; ROW]], run: &Run<'_>, out: &mut [i8], valid: usize) {
+    const PAIRS: usize = TILE / 2;
+    let (n, block_rows) = (x.tap_quads, 1 + run.quads);
+    let reach = x.taps.iter().max().map_or(0, |&t| t + n);
+    assert!(w.len() == block_rows && x.taps.len() * n <= run.quads && run.channels <= BLOCK / 2);
+    let mut px = [core::ptr::null::<[u8; 4]>(); TILE];
+    for (r, px) in px.iter_mut().enumerate() {
+        assert!(x.rows[r].len() >= reach);
+        *px = x.rows[r].as_ptr();
+    }
+    // Lanes 0..8 of a row in both halves.
+    let twice = |row: __m512i| _mm512_shuffle_i64x2::<0b01_00_01_00>(row, row);
+    let mut acc = [twice(load_row(&w[0])); PAIRS];
+    let mut k = 1;
+    for &tap in x.taps {
+        for q in 0..n {
+            let wv = twice(load_row(&w[k]));
+            for (i, acc) in acc.iter_mut().enumerate() {
+                // SAFETY: `tap + q < reach <=` each row's length (the assertions); `[u8; 4]`
+                // has alignment 1.
+                let (a, b) = unsafe { (*px[2 * i].add(tap + q), *px[2 * i + 1].add(tap + q)) };
+                let xv = _mm512_mask_set1_epi32(
+                    _mm512_set1_epi32(i32::from_le_bytes(a)),
+                    0xFF00,
+                    i32::from_le_bytes(b),
+                );
+                *acc = _mm512_dpbusd_epi32(*acc, xv, wv);
+            }
+            k += 1;
+        }
+    }
+    let (stage, width) = (run.stage.group(0), run.channels);
+    for (i, acc) in acc.iter().enumerate().take(valid.div_ceil(2)) {
+        let v = stage.apply(*acc, run.act);
+        let at = 2 * i * run.stride;
+        store_i8x16(v, &mut out[at..at + width]);
+        if 2 * i + 1 < valid {
+            let at = at + run.stride;
+            store_i8x16(_mm_srli_si128::<8>(v), &mut out[at..at + width]);
         }
     }
 }
@@ -479,7 +564,8 @@ mod tests {
     use std::vec::Vec;
 
     /// Laid out per call, laid out ahead of time, and the SSE2 loops agree, on layers of each
-    /// path: padded RGB taps, quads of eight channels, gathered single-channel patches,
+    /// path: padded RGB taps (rows of more than 16 pixels, runs of at most eight channels
+    /// taking pixels in pairs), quads of eight channels, gathered single-channel patches,
     /// pointwise with and without whole quads, channel runs past one block and past `RUN`.
     #[test]
     fn layouts_agree_with_the_sse2_loops() {
@@ -489,6 +575,7 @@ mod tests {
         let mut rng = Lcg(7);
         let cases = [
             (Nhwc::new(1, 9, 9, 3), 8, Hw::square(3), 2, 1),
+            (Nhwc::new(1, 6, 37, 3), 5, Hw::square(3), 2, 1),
             (Nhwc::new(2, 7, 6, 8), 40, Hw::square(3), 1, 1),
             (Nhwc::new(1, 10, 10, 1), 17, Hw::new(3, 2), 1, 0),
             (Nhwc::new(1, 5, 5, 6), 33, Hw::square(1), 1, 0),
