@@ -30,19 +30,46 @@ pub(crate) const TILE: usize = 8;
 
 /// How the VNNI convolution reads a layer's filter, decided by the layer's shape alone (so an
 /// importer and the kernel agree): per block of [`BLOCK`] output channels, a row of biases,
-/// then `quads` rows of four filter values per channel.
-///
-/// With `implicit`, the filter taps are read in place from a padded copy of the image whose
-/// pixels hold `icq` quads (channels padded to a multiple of four): quad `q` holds channels
-/// `4 (q % icq)..` of tap `q / icq`. Otherwise each output pixel's patch is gathered
-/// (`[fh, fw, c]` order) and quad `q` holds patch values `4q..4q + 4`. Values past the
-/// channels or the patch are zero.
+/// then `quads` rows of four filter values per channel, in the order [`Reads`] says the
+/// patch values are read. Values past the channels, a filter row or the patch are zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConvLayout {
-    pub(crate) implicit: bool,
-    pub(crate) icq: usize,
+    pub(crate) reads: Reads,
     pub(crate) quads: usize,
     pub(crate) blocks: usize,
+}
+
+/// Where the VNNI convolution reads each output pixel's patch values, four at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reads {
+    /// Gathered per pixel (`[fh, fw, c]` order): quad `q` holds values `4q..4q + 4`.
+    Gathered,
+    /// In place from a padded copy of the image whose pixels hold `icq` quads (channels
+    /// padded to a multiple of four): quad `q` holds channels `4 (q % icq)..` of tap
+    /// `q / icq`.
+    Taps { icq: usize },
+    /// In place from a padded copy of the image of `c` values per pixel (one or two), each
+    /// filter row's `fw * c` values read as `per_row` quads straight along the row: quad `q`
+    /// holds values `4 (q % per_row)..` of filter row `q / per_row` (the row's last quad runs
+    /// up to three values past it, times zero).
+    Rows { per_row: usize },
+}
+
+impl Reads {
+    /// Bytes per pixel of the padded image.
+    pub(crate) fn pixel_bytes(&self, c: usize) -> usize {
+        match *self {
+            Reads::Taps { icq } => 4 * icq,
+            _ => c,
+        }
+    }
+
+    /// Bytes per row of the padded image, `wp` pixels wide: the last quad of a filter row may
+    /// read three bytes past the row's pixels.
+    pub(crate) fn row_bytes(&self, c: usize, wp: usize) -> Option<usize> {
+        let slack = if matches!(self, Reads::Rows { .. }) { 3 } else { 0 };
+        wp.checked_mul(self.pixel_bytes(c))?.checked_add(slack)
+    }
 }
 
 impl ConvLayout {
@@ -52,24 +79,33 @@ impl ConvLayout {
         let (s, w) = (p.input, p.window);
         let taps = w.filter.h.checked_mul(w.filter.w)?;
         let per_filter = taps.checked_mul(s.c)?;
-        let icq = s.c.div_ceil(4);
         let band_input = w.filter.h.checked_sub(1)?.checked_mul(w.dilation.h)?.checked_add(1)?;
         let wp = w.padded_input().w;
-        let row_fits = wp
-            .checked_mul(4 * icq)
-            .and_then(|b| b.checked_mul(band_input))
-            .is_some_and(|b| b > 0 && b <= PATCH_BYTES);
-        let implicit = !w.is_pointwise()
-            && s.c >= 3
-            && taps <= MAX_TAPS
-            && row_fits
-            && ROW * (1 + taps * icq) <= FILTER_BYTES;
-        let quads = if implicit { taps * icq } else { per_filter.div_ceil(4) };
+        // A padded image's rows for one output row fit the patch buffer.
+        let fits_rows = |reads: Reads| {
+            reads.row_bytes(s.c, wp).and_then(|b| b.checked_mul(band_input)).is_some_and(|b| b <= PATCH_BYTES)
+        };
+        let quads_of = |reads: Reads| match reads {
+            Reads::Gathered => per_filter.div_ceil(4),
+            Reads::Taps { icq } => taps * icq,
+            Reads::Rows { per_row } => w.filter.h * per_row,
+        };
+        let filter_fits = |reads: Reads| ROW * (1 + quads_of(reads)) <= FILTER_BYTES;
+        let in_place = if w.is_pointwise() || s.c == 0 || wp == 0 {
+            None
+        } else if s.c >= 3 {
+            Some(Reads::Taps { icq: s.c.div_ceil(4) }).filter(|_| taps <= MAX_TAPS)
+        } else {
+            let per_row = w.filter.w.checked_mul(s.c)?.div_ceil(4);
+            Some(Reads::Rows { per_row }).filter(|_| w.dilation.w == 1 && w.filter.h <= MAX_TAPS)
+        };
+        let reads = in_place.filter(|&r| fits_rows(r) && filter_fits(r)).unwrap_or(Reads::Gathered);
+        let quads = quads_of(reads);
         let fits = quads > 0
             && quads <= PATCH_BYTES / (4 * TILE)
             && ROW * (1 + quads) <= FILTER_BYTES
             && p.output_channels > 0;
-        fits.then_some(ConvLayout { implicit, icq, quads, blocks: p.output_channels.div_ceil(BLOCK) })
+        fits.then_some(ConvLayout { reads, quads, blocks: p.output_channels.div_ceil(BLOCK) })
     }
 
     /// Bytes of the whole layer laid out.
@@ -94,14 +130,19 @@ impl ConvLayout {
 
     /// Where filter value `e` (0..4) of quad `q` comes from in a filter row (`[fh, fw, c]`),
     /// if anywhere.
-    fn source(&self, c: usize, per_filter: usize, q: usize, e: usize) -> Option<usize> {
-        let i = if self.implicit {
-            let (tap, ch) = (q / self.icq, 4 * (q % self.icq) + e);
-            (ch < c).then_some(tap * c + ch)?
-        } else {
-            4 * q + e
+    fn source(&self, c: usize, fw: usize, q: usize, e: usize) -> Option<usize> {
+        let i = match self.reads {
+            Reads::Gathered => 4 * q + e,
+            Reads::Taps { icq } => {
+                let (tap, ch) = (q / icq, 4 * (q % icq) + e);
+                (ch < c).then_some(tap * c + ch)?
+            }
+            Reads::Rows { per_row } => {
+                let (row, at) = (q / per_row, 4 * (q % per_row) + e);
+                (at < fw * c).then_some(row * fw * c + at)?
+            }
         };
-        (i < per_filter).then_some(i)
+        Some(i)
     }
 
     /// Lays out output channels `c0..c0 + n` (`filter` and `bias` from channel `c0`) into
@@ -114,7 +155,8 @@ impl ConvLayout {
         n: usize,
         out: &mut [[u8; ROW]],
     ) {
-        let (c, per_filter) = (p.input.c, p.window.filter.h * p.window.filter.w * p.input.c);
+        let (c, fw) = (p.input.c, p.window.filter.w);
+        let per_filter = p.window.filter.h * fw * c;
         let rows = self.block_rows();
         for (k, block) in out.chunks_exact_mut(rows).take(n.div_ceil(BLOCK)).enumerate() {
             let (head, quads) = block.split_at_mut(1);
@@ -123,7 +165,8 @@ impl ConvLayout {
                 let row = filter.get(ch * per_filter..).filter(|_| ch < n).map(|f| &f[..per_filter]);
                 for (q, quad) in quads.iter_mut().enumerate() {
                     for e in 0..4 {
-                        let v = row.zip(self.source(c, per_filter, q, e)).map_or(0, |(r, i)| r[i]);
+                        let at = self.source(c, fw, q, e).filter(|&i| i < per_filter);
+                        let v = row.zip(at).map_or(0, |(r, i)| r[i]);
                         quad[4 * j + e] = v as u8;
                     }
                 }
@@ -248,7 +291,7 @@ mod tests {
         // RGB 3x3: each tap's three channels in a quad of its own.
         let p = conv(Nhwc::new(1, 8, 8, 3), 17, Hw::square(3), 2, 1, Hw::square(4));
         let layout = ConvLayout::of(&p).unwrap();
-        assert_eq!((layout.implicit, layout.icq, layout.quads, layout.blocks), (true, 1, 9, 2));
+        assert_eq!((layout.reads, layout.quads, layout.blocks), (Reads::Taps { icq: 1 }, 9, 2));
         let filter: Vec<i8> = (0..17 * 27).map(|i| (i % 251) as i8).collect();
         let bias: Vec<i32> = (0..17).collect();
         let mut out = vec![0xAAu8; layout.len()];
@@ -268,16 +311,35 @@ mod tests {
 
     #[test]
     fn gathered_layout_runs_over_the_whole_patch() {
-        // One channel: patches gathered, nine values in three quads.
-        let p = conv(Nhwc::new(1, 6, 6, 1), 2, Hw::square(3), 1, 0, Hw::square(4));
+        // Dilated along rows: patches gathered, nine values of one channel in three quads.
+        let mut p = conv(Nhwc::new(1, 6, 6, 1), 2, Hw::square(3), 1, 0, Hw::square(4));
+        p.window.dilation = Hw::new(1, 2);
+        p.window.output = Hw::new(4, 2);
         let layout = ConvLayout::of(&p).unwrap();
-        assert_eq!((layout.implicit, layout.quads), (false, 3));
+        assert_eq!((layout.reads, layout.quads), (Reads::Gathered, 3));
         let filter: Vec<i8> = (1..=18).collect();
         let mut out = vec![0u8; layout.len()];
         pack_conv(&p, &filter, None, &mut out).unwrap();
         let rows = out.as_chunks::<ROW>().0;
         assert_eq!(&rows[1][..8], &[1, 2, 3, 4, 10, 11, 12, 13]);
         assert_eq!(&rows[3][..8], &[9, 0, 0, 0, 18, 0, 0, 0]);
+    }
+
+    #[test]
+    fn row_layout_reads_each_filter_row_straight() {
+        // One channel, 3x3: each filter row's three values in a quad of its own.
+        let p = conv(Nhwc::new(1, 6, 6, 1), 2, Hw::square(3), 1, 0, Hw::square(4));
+        let layout = ConvLayout::of(&p).unwrap();
+        assert_eq!((layout.reads, layout.quads), (Reads::Rows { per_row: 1 }, 3));
+        // Two channels, 5 wide: ten values of a row in three quads.
+        let p2 = conv(Nhwc::new(1, 9, 9, 2), 1, Hw::square(5), 1, 2, Hw::square(9));
+        assert_eq!(ConvLayout::of(&p2).unwrap().quads, 5 * 3);
+        let filter: Vec<i8> = (1..=18).collect();
+        let mut out = vec![0u8; layout.len()];
+        pack_conv(&p, &filter, None, &mut out).unwrap();
+        let rows = out.as_chunks::<ROW>().0;
+        assert_eq!(&rows[1][..8], &[1, 2, 3, 0, 10, 11, 12, 0]);
+        assert_eq!(&rows[3][..8], &[7, 8, 9, 0, 16, 17, 18, 0]);
     }
 
     #[test]

@@ -27,7 +27,9 @@ use super::avx512::{RUN, Requantize, store_i8x16};
 use crate::conv::{ConvParams, im2col, next_pixel};
 use crate::error::DspError;
 use crate::filled::Filled;
-use crate::prepack::{BLOCK, ConvLayout, FILTER_BYTES, PATCH_BYTES, ROW, TILE, check_conv, folded_bias};
+use crate::prepack::{
+    BLOCK, ConvLayout, FILTER_BYTES, PATCH_BYTES, ROW, Reads, TILE, check_conv, folded_bias,
+};
 use crate::quant::{PerChannel, check_per_channel};
 use crate::shape::Hw;
 
@@ -97,7 +99,15 @@ fn vnni_conv(
     // `PATCH_BYTES` (at least one: `ConvLayout::of` checked).
     let Hw { h: hp, w: wp } = w.padded_input();
     let band_input = |rows: usize| (rows - 1) * w.stride.h + (w.filter.h - 1) * w.dilation.h + 1;
-    let row_bytes = wp * 4 * layout.icq;
+    // Read in place: filter taps per filter row (one for whole rows), quads per tap.
+    // (`ConvLayout::of` checked the padded rows' size.)
+    let in_place = match layout.reads {
+        Reads::Gathered => None,
+        Reads::Taps { icq } => Some((w.filter.w, icq)),
+        Reads::Rows { per_row } => Some((1, per_row)),
+    };
+    let row_bytes = layout.reads.row_bytes(s.c, wp).unwrap_or(0).max(1);
+    let cp = layout.reads.pixel_bytes(s.c);
     let band =
         ((PATCH_BYTES / row_bytes).saturating_sub(band_input(1)) / w.stride.h + 1).min(w.output.h).max(1);
     let stride = 4 * quads;
@@ -116,8 +126,8 @@ fn vnni_conv(
     let mut stage = Requantize::new();
     let act = (p.output_zero_point, p.activation.min, p.activation.max);
     // Zeros past each patch (never written: multiplied by zero filter values).
-    let patches =
-        patches.reset(if layout.implicit { band_input(band).min(hp) * row_bytes } else { block * stride }, 0);
+    let patches = patches
+        .reset(if in_place.is_some() { band_input(band).min(hp) * row_bytes } else { block * stride }, 0);
     for c0 in (0..oc_n).step_by(run_len) {
         let n = (oc_n - c0).min(run_len);
         let rows = n.div_ceil(BLOCK) * block_rows;
@@ -136,16 +146,16 @@ fn vnni_conv(
         // SAFETY: `cpu` proves the CPU has AVX-512 F, BW and VL (`has_vnni`).
         unsafe { stage.fill_repeating(&quant, c0, lanes, (period, n)) };
         let run = Run { weights, quads, stage: &stage, act, channels: n, stride: oc_n };
-        if layout.implicit {
+        if let Some((row_taps, tap_quads)) = in_place {
             // Each image once, as unsigned bytes with its padding, which the tiles read in
-            // place: no patches.
+            // place: no patches. Where each filter tap (or filter row) starts, in bytes from
+            // the first.
             let mut taps = [0usize; crate::prepack::MAX_TAPS];
-            for fy in 0..w.filter.h {
-                for fx in 0..w.filter.w {
-                    taps[fy * w.filter.w + fx] = (fy * w.dilation.h * wp + fx * w.dilation.w) * layout.icq;
-                }
+            for (t, at) in taps[..w.filter.h * row_taps].iter_mut().enumerate() {
+                let (fy, fx) = (t / row_taps, t % row_taps);
+                *at = fy * w.dilation.h * row_bytes + fx * w.dilation.w * cp;
             }
-            let taps = &taps[..w.filter.h * w.filter.w];
+            let taps = &taps[..w.filter.h * row_taps];
             let per_image = w.output.h * w.output.w;
             for b in 0..s.n {
                 let image = &input[b * s.h * s.w * s.c..][..s.h * s.w * s.c];
@@ -153,10 +163,9 @@ fn vnni_conv(
                     let band_rows = (w.output.h - oy0).min(band);
                     let first_row = oy0 * w.stride.h;
                     let padded = &mut patches[..band_input(band_rows).min(hp - first_row) * row_bytes];
-                    pad_image(cpu, p, image, (first_row, wp, 4 * layout.icq), pad, padded);
-                    let (padded, _) = padded.as_chunks::<4>();
+                    pad_image(cpu, p, image, (first_row, wp, cp, row_bytes), pad, padded);
                     let base = |i: usize| {
-                        ((i / w.output.w) * w.stride.h * wp + (i % w.output.w) * w.stride.w) * layout.icq
+                        (i / w.output.w) * w.stride.h * row_bytes + (i % w.output.w) * w.stride.w * cp
                     };
                     let pixels = band_rows * w.output.w;
                     let first = b * per_image + oy0 * w.output.w;
@@ -167,7 +176,7 @@ fn vnni_conv(
                         for (r, at) in at.iter_mut().enumerate() {
                             *at = &padded[base(t + r.min(valid - 1))..];
                         }
-                        let tile_in = TileIn { rows: at, taps, tap_quads: layout.icq };
+                        let tile_in = TileIn { rows: at, taps, tap_quads };
                         run.tile_row(cpu, &tile_in, &mut output[(first + t) * oc_n + c0..], valid);
                     }
                 }
@@ -195,11 +204,11 @@ fn vnni_conv(
                     pixel = next_pixel(p, pixel);
                 }
             }
-            let (patch_quads, _) = patches.as_chunks::<4>();
+            let patches = &*patches;
             for t in (0..np).step_by(TILE) {
-                let mut at = [&patch_quads[..0]; TILE];
+                let mut at = [&patches[..0]; TILE];
                 for (r, at) in at.iter_mut().enumerate() {
-                    *at = &patch_quads[(t + r) * quads..][..quads];
+                    *at = &patches[(t + r) * stride..][..stride];
                 }
                 let tile_in = TileIn { rows: at, taps: &[0], tap_quads: quads };
                 run.tile_row(cpu, &tile_in, &mut output[(first + t) * oc_n + c0..], (np - t).min(TILE));
@@ -208,19 +217,20 @@ fn vnni_conv(
     }
 }
 
-/// Rows of one image as unsigned bytes (sign bit flipped) in a window `wp` wide starting at
-/// the padding's left edge and padded row `first_row` (`padded` holds whole rows), each
-/// pixel's channels padded to `cp`; positions outside the image are `pad`.
+/// Rows of one image as unsigned bytes (sign bit flipped) in a window `wp` pixels wide
+/// starting at the padding's left edge and padded row `first_row` (`padded` holds whole rows
+/// of `row_bytes`), each pixel's channels padded to `cp` bytes; positions outside the image,
+/// and the bytes past a row's pixels, are `pad`.
 fn pad_image(
     cpu: Vnni,
     p: &ConvParams,
     image: &[i8],
-    (first_row, wp, cp): (usize, usize, usize),
+    (first_row, wp, cp, row_bytes): (usize, usize, usize, usize),
     pad: u8,
     padded: &mut [u8],
 ) {
     let (s, w, c) = (p.input, p.window, p.input.c);
-    for (y, row) in padded.chunks_exact_mut(wp * cp).enumerate() {
+    for (y, row) in padded.chunks_exact_mut(row_bytes).enumerate() {
         let iy = (first_row + y) as isize - w.pad.h as isize;
         if iy < 0 || iy as usize >= s.h {
             row.fill(pad);
@@ -246,7 +256,7 @@ fn pad_image(
                     *d = [x[0] as u8 ^ 0x80, x[1] as u8 ^ 0x80, x[2] as u8 ^ 0x80, pad];
                 }
             } else {
-                // Channels padded to `cp` quads likewise, a quad at a time (`fill` would call
+                // Channels padded to `cp` bytes likewise, a quad at a time (`fill` would call
                 // `memset` per pixel).
                 for (dst, x) in row[x0 * cp..x1 * cp].chunks_exact_mut(cp).zip(src.chunks_exact(c)) {
                     for (q, d) in dst.as_chunks_mut::<4>().0.iter_mut().enumerate() {
@@ -283,10 +293,11 @@ fn rgb_quads(_: Vnni, src: &[[i8; 3]], dst: &mut [[u8; 4]], pad: u8) -> usize {
 }
 
 /// Where a tile's pixels read their patch values: pixel `r`'s from `rows[r]`, filter tap
-/// `t`'s `tap_quads` quads starting at quad `taps[t]` (one tap of the whole patch for gathered
-/// patches; one per filter tap when read in place from a padded image).
+/// `t`'s `tap_quads` quads starting at byte `taps[t]` (one tap of the whole patch for
+/// gathered patches; one per filter tap, or filter row, when read in place from a padded
+/// image).
 struct TileIn<'a> {
-    rows: [&'a [[u8; 4]]; TILE],
+    rows: [&'a [u8]; TILE],
     taps: &'a [usize],
     tap_quads: usize,
 }
@@ -362,9 +373,9 @@ fn tile<const R: usize, const B: usize>(
     let (n, block_rows) = (x.tap_quads, 1 + run.quads);
     // One check for every load below: each tap's quads lie in each pixel's row, and the quads
     // read lie in each block.
-    let reach = x.taps.iter().max().map_or(0, |&t| t + n);
+    let reach = x.taps.iter().max().map_or(0, |&t| t + 4 * n);
     assert!(w.len() == B * block_rows && x.taps.len() * n <= run.quads && first + R <= TILE);
-    let mut px = [core::ptr::null::<[u8; 4]>(); R];
+    let mut px = [core::ptr::null::<u8>(); R];
     for (r, px) in px.iter_mut().enumerate() {
         let row = x.rows[first + r];
         assert!(row.len() >= reach);
@@ -388,10 +399,10 @@ fn tile<const R: usize, const B: usize>(
                 *wv = unsafe { _mm512_loadu_si512(wp.add(j * block_rows + k).cast()) };
             }
             for (r, acc) in acc.iter_mut().enumerate() {
-                // SAFETY: `tap + q < reach <= ` the row's length (the assertion); `[u8; 4]`
-                // has alignment 1.
-                let v = unsafe { *px[r].add(tap + q) };
-                let xv = _mm512_set1_epi32(i32::from_le_bytes(v));
+                // SAFETY: `tap + 4q + 4 <= reach <=` the row's length (the assertion); an
+                // unaligned read.
+                let v = unsafe { px[r].add(tap + 4 * q).cast::<i32>().read_unaligned() };
+                let xv = _mm512_set1_epi32(v);
                 for j in 0..B {
                     acc[j] = _mm512_dpbusd_epi32(acc[j], xv, wv[j]);
                 }
@@ -419,9 +430,9 @@ fn tile<const R: usize, const B: usize>(
 fn tile_pairs(x: &TileIn<'_>, w: &[[u8; ROW]], run: &Run<'_>, out: &mut [i8], valid: usize) {
     const PAIRS: usize = TILE / 2;
     let (n, block_rows) = (x.tap_quads, 1 + run.quads);
-    let reach = x.taps.iter().max().map_or(0, |&t| t + n);
+    let reach = x.taps.iter().max().map_or(0, |&t| t + 4 * n);
     assert!(w.len() == block_rows && x.taps.len() * n <= run.quads && run.channels <= BLOCK / 2);
-    let mut px = [core::ptr::null::<[u8; 4]>(); TILE];
+    let mut px = [core::ptr::null::<u8>(); TILE];
     for (r, px) in px.iter_mut().enumerate() {
         assert!(x.rows[r].len() >= reach);
         *px = x.rows[r].as_ptr();
@@ -434,14 +445,16 @@ fn tile_pairs(x: &TileIn<'_>, w: &[[u8; ROW]], run: &Run<'_>, out: &mut [i8], va
         for q in 0..n {
             let wv = twice(load_row(&w[k]));
             for (i, acc) in acc.iter_mut().enumerate() {
-                // SAFETY: `tap + q < reach <=` each row's length (the assertions); `[u8; 4]`
-                // has alignment 1.
-                let (a, b) = unsafe { (*px[2 * i].add(tap + q), *px[2 * i + 1].add(tap + q)) };
-                let xv = _mm512_mask_set1_epi32(
-                    _mm512_set1_epi32(i32::from_le_bytes(a)),
-                    0xFF00,
-                    i32::from_le_bytes(b),
-                );
+                // SAFETY: `tap + 4q + 4 <= reach <=` each row's length (the assertions);
+                // unaligned reads.
+                let (a, b) = unsafe {
+                    let at = tap + 4 * q;
+                    (
+                        px[2 * i].add(at).cast::<i32>().read_unaligned(),
+                        px[2 * i + 1].add(at).cast::<i32>().read_unaligned(),
+                    )
+                };
+                let xv = _mm512_mask_set1_epi32(_mm512_set1_epi32(a), 0xFF00, b);
                 *acc = _mm512_dpbusd_epi32(*acc, xv, wv);
             }
             k += 1;
@@ -491,7 +504,7 @@ fn pack(
 ) {
     let per_filter = p.window.filter.h * p.window.filter.w * p.input.c;
     let n = filter.len() / per_filter;
-    if layout.implicit && !p.input.c.is_multiple_of(4) {
+    if layout.reads != Reads::Gathered && !p.input.c.is_multiple_of(4) {
         layout.pack_run(p, filter, bias, n, out);
         return;
     }
@@ -565,7 +578,7 @@ mod tests {
 
     /// Laid out per call, laid out ahead of time, and the SSE2 loops agree, on layers of each
     /// path: padded RGB taps (rows of more than 16 pixels, runs of at most eight channels
-    /// taking pixels in pairs), quads of eight channels, gathered single-channel patches,
+    /// taking pixels in pairs), quads of eight channels, filter rows of one or two channels,
     /// pointwise with and without whole quads, channel runs past one block and past `RUN`.
     #[test]
     fn layouts_agree_with_the_sse2_loops() {
@@ -578,6 +591,8 @@ mod tests {
             (Nhwc::new(1, 6, 37, 3), 5, Hw::square(3), 2, 1),
             (Nhwc::new(2, 7, 6, 8), 40, Hw::square(3), 1, 1),
             (Nhwc::new(1, 10, 10, 1), 17, Hw::new(3, 2), 1, 0),
+            (Nhwc::new(1, 9, 30, 1), 8, Hw::square(3), 2, 1),
+            (Nhwc::new(2, 7, 21, 2), 12, Hw::new(3, 5), 2, 1),
             (Nhwc::new(1, 5, 5, 6), 33, Hw::square(1), 1, 0),
             (Nhwc::new(1, 3, 3, 64), 300, Hw::square(1), 1, 0),
             (Nhwc::new(1, 6, 6, 5), 16, Hw::square(5), 1, 2),
