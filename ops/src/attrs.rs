@@ -24,9 +24,9 @@ const MAX_WINDOW: i32 = 1 << 16;
 pub(crate) struct Attrs<'a> {
     pub kernel: &'static str,
     attrs: &'a [AttrRef<'a>],
-    /// Where the optional attribute of [`Attrs::with_optional`] sits, when present: the
-    /// positions from there on read one further.
-    optional: Option<usize>,
+    /// Where the optional attribute of [`Attrs::with_optional`] sits, `usize::MAX` when
+    /// absent: the positions from there on read one further.
+    optional: usize,
 }
 
 impl<'a> Attrs<'a> {
@@ -35,7 +35,7 @@ impl<'a> Attrs<'a> {
         if attrs.len() != count {
             return Err(invalid(kernel, format_args!("expects {} attributes, got {}", count, attrs.len())));
         }
-        Ok(Attrs { kernel, attrs, optional: None })
+        Ok(Attrs { kernel, attrs, optional: usize::MAX })
     }
 
     /// Like [`Attrs::of`] for a kernel of `count` attributes that may have one more at
@@ -54,11 +54,11 @@ impl<'a> Attrs<'a> {
                 format_args!("expects {} or {} attributes, got {}", count, count + 1, attrs.len()),
             ));
         }
-        Ok(Attrs { kernel, attrs, optional: (attrs.len() > count).then_some(at) })
+        Ok(Attrs { kernel, attrs, optional: if attrs.len() > count { at } else { usize::MAX } })
     }
 
     fn at(&self, i: usize) -> Result<&AttrRef<'a>, Diagnostic> {
-        let i = if self.optional.is_some_and(|at| i >= at) { i + 1 } else { i };
+        let i = i + usize::from(i >= self.optional);
         self.attrs.get(i).ok_or_else(|| invalid(self.kernel, format_args!("no attribute {}", i)))
     }
 
@@ -69,8 +69,11 @@ impl<'a> Attrs<'a> {
         name: &str,
         dtype: DType,
     ) -> Result<Option<&'a [T]>, Diagnostic> {
-        let Some(at) = self.optional else { return Ok(None) };
-        let whole = Attrs { kernel: self.kernel, attrs: self.attrs, optional: None };
+        let at = self.optional;
+        if at == usize::MAX {
+            return Ok(None);
+        }
+        let whole = Attrs { kernel: self.kernel, attrs: self.attrs, optional: usize::MAX };
         whole.dense::<T, R>(at, name, dtype).map(|(v, _)| Some(v))
     }
 
