@@ -62,9 +62,29 @@ impl<'a> Attrs<'a> {
         self.attrs.get(i).ok_or_else(|| invalid(self.kernel, format_args!("no attribute {}", i)))
     }
 
+    /// The weights laid out for x86-64's AVX-512 VNNI loops (`packed`, the optional attribute
+    /// of [`Attrs::with_optional`]), if present, as a rank-`R` dense tensor of `dtype`. Read
+    /// on x86-64 only: elsewhere no loop reads them, so they are not even checked (which would
+    /// cost a microcontroller flash for a layout it never uses).
+    #[cfg(target_arch = "x86_64")]
+    pub fn packed<T: bytemuck::Pod, const R: usize>(
+        &self,
+        dtype: DType,
+    ) -> Result<Option<&'a [T]>, Diagnostic> {
+        self.optional_dense::<T, R>("packed", dtype)
+    }
+
+    /// As on x86-64: no weights are read here.
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline(always)]
+    pub fn packed<T: bytemuck::Pod, const R: usize>(&self, _: DType) -> Result<Option<&'a [T]>, Diagnostic> {
+        Ok(None)
+    }
+
     /// The optional attribute of [`Attrs::with_optional`], if present: the elements of a
     /// rank-`R` dense tensor, as [`Attrs::dense`] reads it.
-    pub fn optional_dense<T: bytemuck::Pod, const R: usize>(
+    #[cfg(target_arch = "x86_64")]
+    fn optional_dense<T: bytemuck::Pod, const R: usize>(
         &self,
         name: &str,
         dtype: DType,

@@ -9,8 +9,8 @@
 //!   pad left]`). The arithmetic is `hostrt-dsp`'s, bit-exact with TFLite Micro. A
 //!   convolution may also carry `packed` (dense i8 `[blocks, rows, 64]`, between `output`
 //!   and `quant`): its filter and bias laid out ahead of time for x86-64's AVX-512 VNNI loops
-//!   (`hostrt_dsp::prepack`), which read it instead of laying the filter out per call; other
-//!   CPUs check its size and read `filter`.
+//!   (`hostrt_dsp::prepack`), which read it instead of laying the filter out per call (its
+//!   size checked on every x86-64 CPU); other targets ignore it and read `filter`.
 //! - float32: `bias` (dense f32 `[out]`), `filter` (dense f32: `[kh, kw, in, out]` for conv,
 //!   the layout of hostrt-core's GEMM convolution; `[1, kh, kw, out]` for depthwise),
 //!   `input`, `output`, `range` (`[activation min, activation max]`), `window`.
@@ -79,7 +79,7 @@ fn conv_i8(frame: &KernelFrame<'_>, kernel: &'static str, kind: Kind) {
                     output_zero_point: out_zp,
                     activation,
                 };
-                let packed = a.optional_dense::<u8, 3>("packed", DType::I8)?;
+                let packed = a.packed::<u8, 3>(DType::I8)?;
                 hostrt_dsp::conv2d_prepacked(&p, x, (filter, Some(bias), packed), quant, i8s_mut(out))
             }
             Kind::Depthwise => {

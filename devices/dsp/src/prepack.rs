@@ -254,6 +254,7 @@ pub(crate) fn folded_bias(bias: i32, input_zero_point: i32, row: &[i8]) -> i32 {
 }
 
 /// `Ok` if `packed` has the length of `p`'s [`ConvLayout`] (and `p` has one).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub(crate) fn check_conv(p: &ConvParams, packed: &[u8]) -> Result<(), DspError> {
     let layout =
         ConvLayout::of(p).ok_or(DspError::Param("packed weights for a layer the VNNI loops do not take"))?;
