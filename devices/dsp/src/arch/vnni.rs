@@ -164,20 +164,16 @@ fn vnni_conv(
                     let first_row = oy0 * w.stride.h;
                     let padded = &mut patches[..band_input(band_rows).min(hp - first_row) * row_bytes];
                     pad_image(cpu, p, image, (first_row, wp, cp, row_bytes), pad, padded);
-                    let base = |i: usize| {
-                        (i / w.output.w) * w.stride.h * row_bytes + (i % w.output.w) * w.stride.w * cp
-                    };
-                    let pixels = band_rows * w.output.w;
-                    let first = b * per_image + oy0 * w.output.w;
-                    for t in (0..pixels).step_by(TILE) {
-                        let valid = (pixels - t).min(TILE);
-                        // A partial tile repeats its last pixel, whose copies are not stored.
-                        let mut at = [&padded[..0]; TILE];
-                        for (r, at) in at.iter_mut().enumerate() {
-                            *at = &padded[base(t + r.min(valid - 1))..];
+                    // Tiles along each output row: pixels a column stride apart.
+                    let step = w.stride.w * cp;
+                    for r in 0..band_rows {
+                        let row = &padded[r * w.stride.h * row_bytes..];
+                        let first = b * per_image + (oy0 + r) * w.output.w;
+                        for t in (0..w.output.w).step_by(TILE) {
+                            let valid = (w.output.w - t).min(TILE);
+                            let tile_in = TileIn { bytes: &row[t * step..], step, taps, tap_quads };
+                            run.tile_row(cpu, &tile_in, &mut output[(first + t) * oc_n + c0..], valid);
                         }
-                        let tile_in = TileIn { rows: at, taps, tap_quads };
-                        run.tile_row(cpu, &tile_in, &mut output[(first + t) * oc_n + c0..], valid);
                     }
                 }
             }
@@ -204,13 +200,9 @@ fn vnni_conv(
                     pixel = next_pixel(p, pixel);
                 }
             }
-            let patches = &*patches;
             for t in (0..np).step_by(TILE) {
-                let mut at = [&patches[..0]; TILE];
-                for (r, at) in at.iter_mut().enumerate() {
-                    *at = &patches[(t + r) * stride..][..stride];
-                }
-                let tile_in = TileIn { rows: at, taps: &[0], tap_quads: quads };
+                let tile_in =
+                    TileIn { bytes: &patches[t * stride..], step: stride, taps: &[0], tap_quads: quads };
                 run.tile_row(cpu, &tile_in, &mut output[(first + t) * oc_n + c0..], (np - t).min(TILE));
             }
         }
@@ -292,12 +284,13 @@ fn rgb_quads(_: Vnni, src: &[[i8; 3]], dst: &mut [[u8; 4]], pad: u8) -> usize {
     n
 }
 
-/// Where a tile's pixels read their patch values: pixel `r`'s from `rows[r]`, filter tap
-/// `t`'s `tap_quads` quads starting at byte `taps[t]` (one tap of the whole patch for
-/// gathered patches; one per filter tap, or filter row, when read in place from a padded
-/// image).
+/// Where a tile's pixels read their patch values: pixel `r`'s from byte `r * step` of
+/// `bytes`, filter tap `t`'s `tap_quads` quads starting at byte `taps[t]` from there (one tap
+/// of the whole patch for gathered patches; one per filter tap, or filter row, when read in
+/// place from a padded image). A partial tile's missing pixels read its last one.
 struct TileIn<'a> {
-    rows: [&'a [u8]; TILE],
+    bytes: &'a [u8],
+    step: usize,
     taps: &'a [usize],
     tap_quads: usize,
 }
@@ -375,11 +368,11 @@ fn tile<const R: usize, const B: usize>(
     // read lie in each block.
     let reach = x.taps.iter().max().map_or(0, |&t| t + 4 * n);
     assert!(w.len() == B * block_rows && x.taps.len() * n <= run.quads && first + R <= TILE);
+    // Pixels past the valid ones read the last valid one.
+    assert!(valid >= 1 && (first + valid.min(R) - 1) * x.step + reach <= x.bytes.len());
     let mut px = [core::ptr::null::<u8>(); R];
     for (r, px) in px.iter_mut().enumerate() {
-        let row = x.rows[first + r];
-        assert!(row.len() >= reach);
-        *px = row.as_ptr();
+        *px = x.bytes.as_ptr().wrapping_add((first + r.min(valid - 1)) * x.step);
     }
     let mut acc = [[_mm512_setzero_si512(); B]; R];
     for j in 0..B {
@@ -399,8 +392,9 @@ fn tile<const R: usize, const B: usize>(
                 *wv = unsafe { _mm512_loadu_si512(wp.add(j * block_rows + k).cast()) };
             }
             for (r, acc) in acc.iter_mut().enumerate() {
-                // SAFETY: `tap + 4q + 4 <= reach <=` the row's length (the assertion); an
-                // unaligned read.
+                // SAFETY: pixel `r` starts at most at the last valid pixel, whose `reach` bytes
+                // lie in `x.bytes` (the assertion), and `tap + 4q + 4 <= reach`; an unaligned
+                // read.
                 let v = unsafe { px[r].add(tap + 4 * q).cast::<i32>().read_unaligned() };
                 let xv = _mm512_set1_epi32(v);
                 for j in 0..B {
@@ -432,10 +426,11 @@ fn tile_pairs(x: &TileIn<'_>, w: &[[u8; ROW]], run: &Run<'_>, out: &mut [i8], va
     let (n, block_rows) = (x.tap_quads, 1 + run.quads);
     let reach = x.taps.iter().max().map_or(0, |&t| t + 4 * n);
     assert!(w.len() == block_rows && x.taps.len() * n <= run.quads && run.channels <= BLOCK / 2);
+    // Pixels past the valid ones read the last valid one.
+    assert!(valid >= 1 && (valid.min(TILE) - 1) * x.step + reach <= x.bytes.len());
     let mut px = [core::ptr::null::<u8>(); TILE];
     for (r, px) in px.iter_mut().enumerate() {
-        assert!(x.rows[r].len() >= reach);
-        *px = x.rows[r].as_ptr();
+        *px = x.bytes.as_ptr().wrapping_add(r.min(valid - 1) * x.step);
     }
     // Lanes 0..8 of a row in both halves.
     let twice = |row: __m512i| _mm512_shuffle_i64x2::<0b01_00_01_00>(row, row);
@@ -445,8 +440,8 @@ fn tile_pairs(x: &TileIn<'_>, w: &[[u8; ROW]], run: &Run<'_>, out: &mut [i8], va
         for q in 0..n {
             let wv = twice(load_row(&w[k]));
             for (i, acc) in acc.iter_mut().enumerate() {
-                // SAFETY: `tap + 4q + 4 <= reach <=` each row's length (the assertions);
-                // unaligned reads.
+                // SAFETY: as in `tile`: each pixel starts at most at the last valid one, whose
+                // `reach` bytes lie in `x.bytes` (the assertion); unaligned reads.
                 let (a, b) = unsafe {
                     let at = tap + 4 * q;
                     (
