@@ -781,6 +781,10 @@ impl Group {
         let high = doubling_high(_mm512_sllv_epi32(sums, self.left), self.m);
         let q = rounding_shift(high, self.right, self.mask, self.half);
         let q = _mm512_add_epi32(q, _mm512_set1_epi32(offset));
+        if (min, max) == (-128, 127) {
+            // The clamp is int8's whole range: one saturating narrowing.
+            return _mm512_cvtsepi32_epi8(q);
+        }
         let q = _mm512_min_epi32(_mm512_max_epi32(q, _mm512_set1_epi32(min)), _mm512_set1_epi32(max));
         _mm512_cvtepi32_epi8(q)
     }
@@ -970,6 +974,55 @@ mod tests {
             let kernels: [Kernel<FullyConnectedParams>; 2] =
                 [fully_connected, crate::arch::x86::fully_connected];
             ops.assert_bit_exact(&p, true, batches * channels, &kernels, reference_fc).unwrap();
+        }
+    }
+
+    /// The 16-lane output stage gives TFLite's `MultiplyByQuantizedMultiplier` exactly, on
+    /// every shift, multipliers of every size and sign (but `i32::MIN`), sums at the extremes
+    /// and near the rounding's ties, with the clamp int8's whole range (one saturating
+    /// narrowing) and narrower.
+    #[test]
+    fn output_stage_matches_the_scalar_one() {
+        if !has_vnni() {
+            return;
+        }
+        let mut rng = Lcg(11);
+        let edges = [i32::MIN, i32::MIN + 1, -(1 << 30) - 1, -(1 << 30), -1, 0, 1, 1 << 30, i32::MAX];
+        for round in 0..400 {
+            let shift: [i32; 16] = core::array::from_fn(|l| (round + l as i32 * 7) % 62 - 31);
+            let m: [i32; 16] = core::array::from_fn(|l| match (round + l as i32) % 4 {
+                0 => rng.range(1 << 30, i32::MAX),
+                1 => rng.range(1, 1 << 16),
+                2 => -rng.range(1, i32::MAX),
+                _ => [1 << 30, i32::MAX, 0, i32::MIN + 1][l % 4],
+            });
+            let sums: [i32; 16] = core::array::from_fn(|l| {
+                // Near a tie of the rounding divide: a multiple of 2^(31 + r) / m, give or take.
+                let r = (-shift[l]).max(0) as u32;
+                match (round as usize + l) % 3 {
+                    0 => edges[l % edges.len()],
+                    1 => rng.range(i32::MIN, i32::MAX),
+                    _ => (((1i64 << (31 + r).min(62)) / i64::from(m[l]).abs().max(1)) as i32)
+                        .wrapping_mul(rng.range(-3, 3))
+                        .wrapping_add(rng.range(-2, 2)),
+                }
+            });
+            let quant = PerChannel { multiplier: &m, shift: &shift };
+            let (offset, clamp) = (rng.range(-128, 127), [(-128, 127), (-20, 90)][round as usize % 2]);
+            let mut stage = Requantize::new();
+            // SAFETY: `has_vnni` said the CPU has AVX-512 F, BW and VL.
+            let got = unsafe {
+                stage.fill(&quant, 0, 16, 16);
+                let mut out = [0i8; 16];
+                let v = stage.apply(_mm512_loadu_si512(sums.as_ptr().cast()), 0, (offset, clamp.0, clamp.1));
+                _mm_storeu_si128(out.as_mut_ptr().cast(), v);
+                out
+            };
+            for l in 0..16 {
+                let q = crate::quant::multiply_by_quantized_multiplier(sums[l], m[l], shift[l]);
+                let want = q.wrapping_add(offset).clamp(clamp.0, clamp.1) as i8;
+                assert_eq!(got[l], want, "sum {} m {} shift {}", sums[l], m[l], shift[l]);
+            }
         }
     }
 
