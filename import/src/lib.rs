@@ -52,9 +52,10 @@ pub struct ImportOptions {
     pub dump_tensors: bool,
     /// Also lay int8 convolution and fully connected weights out for the AVX-512 VNNI loops of
     /// x86-64, as XNNPACK does when a model loads, so that no call lays them out again
-    /// (`hostrt_dsp::prepack`). The program still runs on every CPU (others read the filters
-    /// as usual) and gives the same results; it holds those layers' weights twice. Worth it
-    /// where the program runs on such a CPU: [`ImportOptions::for_this_cpu`].
+    /// (`hostrt_dsp::prepack`). The program still runs on every x86-64 CPU (those without
+    /// VNNI read the filters as usual) and gives the same results; it holds those layers'
+    /// weights twice; other targets refuse it (firmware imports without it). Worth it where
+    /// the program runs on such a CPU: [`ImportOptions::for_this_cpu`].
     pub prepack: bool,
 }
 

@@ -24,8 +24,10 @@ const MAX_WINDOW: i32 = 1 << 16;
 pub(crate) struct Attrs<'a> {
     pub kernel: &'static str,
     attrs: &'a [AttrRef<'a>],
-    /// Where the optional attribute of [`Attrs::with_optional`] sits, `usize::MAX` when
-    /// absent: the positions from there on read one further.
+    /// Where the optional `packed` attribute of [`Attrs::with_packed`] sits, `usize::MAX`
+    /// when absent: the positions from there on read one further. (x86-64 only: no other
+    /// target reads it.)
+    #[cfg(target_arch = "x86_64")]
     optional: usize,
 }
 
@@ -35,13 +37,17 @@ impl<'a> Attrs<'a> {
         if attrs.len() != count {
             return Err(invalid(kernel, format_args!("expects {} attributes, got {}", count, attrs.len())));
         }
-        Ok(Attrs { kernel, attrs, optional: usize::MAX })
+        #[cfg(target_arch = "x86_64")]
+        return Ok(Attrs { kernel, attrs, optional: usize::MAX });
+        #[cfg(not(target_arch = "x86_64"))]
+        Ok(Attrs { kernel, attrs })
     }
 
-    /// Like [`Attrs::of`] for a kernel of `count` attributes that may have one more at
-    /// position `at` in name order (read by [`Attrs::optional_dense`]); the others are read
-    /// at their positions without it.
-    pub fn with_optional(
+    /// Like [`Attrs::of`] for a kernel of `count` attributes that may carry weights laid out
+    /// for x86-64's AVX-512 VNNI loops (`packed`, read by [`Attrs::packed`]) at position `at`
+    /// in name order; the others are read at their positions without it.
+    #[cfg(target_arch = "x86_64")]
+    pub fn with_packed(
         frame: &KernelFrame<'a>,
         kernel: &'static str,
         count: usize,
@@ -57,36 +63,32 @@ impl<'a> Attrs<'a> {
         Ok(Attrs { kernel, attrs, optional: if attrs.len() > count { at } else { usize::MAX } })
     }
 
+    /// Other targets read no `packed` weights, and refuse a kernel that carries them (its
+    /// program was imported for x86-64, `ImportOptions::prepack`): exactly [`Attrs::of`],
+    /// which costs a microcontroller no flash.
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline(always)]
+    pub fn with_packed(
+        frame: &KernelFrame<'a>,
+        kernel: &'static str,
+        count: usize,
+        _: usize,
+    ) -> Result<Self, Diagnostic> {
+        Attrs::of(frame, kernel, count)
+    }
+
     fn at(&self, i: usize) -> Result<&AttrRef<'a>, Diagnostic> {
+        #[cfg(target_arch = "x86_64")]
         let i = i + usize::from(i >= self.optional);
         self.attrs.get(i).ok_or_else(|| invalid(self.kernel, format_args!("no attribute {}", i)))
     }
 
     /// The weights laid out for x86-64's AVX-512 VNNI loops (`packed`, the optional attribute
-    /// of [`Attrs::with_optional`]), if present, as a rank-`R` dense tensor of `dtype`. Read
-    /// on x86-64 only: elsewhere no loop reads them, so they are not even checked (which would
-    /// cost a microcontroller flash for a layout it never uses).
+    /// of [`Attrs::with_packed`]), if present, as the elements of a rank-`R` dense tensor of
+    /// `dtype`.
     #[cfg(target_arch = "x86_64")]
     pub fn packed<T: bytemuck::Pod, const R: usize>(
         &self,
-        dtype: DType,
-    ) -> Result<Option<&'a [T]>, Diagnostic> {
-        self.optional_dense::<T, R>("packed", dtype)
-    }
-
-    /// As on x86-64: no weights are read here.
-    #[cfg(not(target_arch = "x86_64"))]
-    #[inline(always)]
-    pub fn packed<T: bytemuck::Pod, const R: usize>(&self, _: DType) -> Result<Option<&'a [T]>, Diagnostic> {
-        Ok(None)
-    }
-
-    /// The optional attribute of [`Attrs::with_optional`], if present: the elements of a
-    /// rank-`R` dense tensor, as [`Attrs::dense`] reads it.
-    #[cfg(target_arch = "x86_64")]
-    fn optional_dense<T: bytemuck::Pod, const R: usize>(
-        &self,
-        name: &str,
         dtype: DType,
     ) -> Result<Option<&'a [T]>, Diagnostic> {
         let at = self.optional;
@@ -94,7 +96,14 @@ impl<'a> Attrs<'a> {
             return Ok(None);
         }
         let whole = Attrs { kernel: self.kernel, attrs: self.attrs, optional: usize::MAX };
-        whole.dense::<T, R>(at, name, dtype).map(|(v, _)| Some(v))
+        whole.dense::<T, R>(at, "packed", dtype).map(|(v, _)| Some(v))
+    }
+
+    /// As on x86-64; here a kernel never has them ([`Attrs::with_packed`]).
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline(always)]
+    pub fn packed<T: bytemuck::Pod, const R: usize>(&self, _: DType) -> Result<Option<&'a [T]>, Diagnostic> {
+        Ok(None)
     }
 
     /// Attribute `i` (named `name` in errors): an i32 array of exactly `len` values (any

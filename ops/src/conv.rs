@@ -10,7 +10,8 @@
 //!   convolution may also carry `packed` (dense i8 `[blocks, rows, 64]`, between `output`
 //!   and `quant`): its filter and bias laid out ahead of time for x86-64's AVX-512 VNNI loops
 //!   (`hostrt_dsp::prepack`), which read it instead of laying the filter out per call (its
-//!   size checked on every x86-64 CPU); other targets ignore it and read `filter`.
+//!   size checked on every x86-64 CPU, read or not); other targets refuse a kernel that
+//!   carries it (`expects 8 attributes`: import without `prepack`).
 //! - float32: `bias` (dense f32 `[out]`), `filter` (dense f32: `[kh, kw, in, out]` for conv,
 //!   the layout of hostrt-core's GEMM convolution; `[1, kh, kw, out]` for depthwise),
 //!   `input`, `output`, `range` (`[activation min, activation max]`), `window`.
@@ -46,7 +47,7 @@ fn conv_i8(frame: &KernelFrame<'_>, kernel: &'static str, kind: Kind) {
     with_arena(frame, |arena| {
         // Convolutions may carry their weights laid out for x86-64's VNNI loops (`packed`).
         let a = match kind {
-            Kind::Conv => Attrs::with_optional(frame, kernel, 8, 5)?,
+            Kind::Conv => Attrs::with_packed(frame, kernel, 8, 5)?,
             Kind::Depthwise => Attrs::of(frame, kernel, 8)?,
         };
         let (bias, [_]) = a.dense::<i32, 1>(0, "bias", DType::I32)?;

@@ -101,7 +101,8 @@ enum Command {
         output: PathBuf,
         /// Also lay int8 convolution and fully connected weights out for x86-64's AVX-512
         /// VNNI loops (as `run` and `infer` do for a `.tflite` on such a CPU): faster there,
-        /// those weights held twice, the same results everywhere.
+        /// those weights held twice, the same results on every x86-64 CPU (other targets
+        /// refuse the program).
         #[arg(long)]
         prepack: bool,
     },
