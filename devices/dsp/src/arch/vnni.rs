@@ -11,12 +11,14 @@
 //! The filter goes in the layout of [`crate::prepack`]: blocks of 16 output channels, each a
 //! row of folded biases and rows of four filter values per channel (as `VPDPBUSD` pairs them
 //! with four bytes of a pixel broadcast to every lane). An importer lays it out once
-//! ([`conv2d_prepacked`]); otherwise each call lays out runs of channels on the stack. An
-//! image of three or more channels is copied as unsigned bytes with its padding, in bands of
-//! output rows whose input rows fit 32 KiB (each pixel's channels padded to whole quads), and
-//! the tiles read every filter tap in place from it; other convolutions gather their patches
-//! (im2col) as unsigned bytes, per block of output pixels, once per run. Tiles of eight
-//! pixels by 16 or 32 channels, or four by 64, keep their sums in registers and go through
+//! ([`conv2d_prepacked`]); otherwise each call lays out runs of channels on the stack. The
+//! image is copied as unsigned bytes with its padding, in bands of output rows whose input
+//! rows fit 32 KiB, and the tiles read the filter taps in place from it: each tap's channels
+//! padded to whole quads (three channels or more), or each filter row's values straight along
+//! the row (one or two channels; RGB rows are widened to quads 16 pixels at a time). Pointwise
+//! and row-dilated convolutions take their patches as unsigned bytes per block of output
+//! pixels, once per run. Tiles of eight pixels by 16 or 32 channels (eight channels or fewer:
+//! two pixels per vector), or four by 64, keep their sums in registers and go through
 //! TFLite's per-channel requantization, 16 channels per vector, straight to the output. The
 //! CPU check is `avx2::has_vnni`.
 
