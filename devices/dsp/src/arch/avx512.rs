@@ -1001,7 +1001,7 @@ mod tests {
                 let r = (-shift[l]).max(0) as u32;
                 match (round as usize + l) % 3 {
                     0 => edges[l % edges.len()],
-                    1 => rng.range(i32::MIN, i32::MAX),
+                    1 => rng.next() as i32,
                     _ => (((1i64 << (31 + r).min(62)) / i64::from(m[l]).abs().max(1)) as i32)
                         .wrapping_mul(rng.range(-3, 3))
                         .wrapping_add(rng.range(-2, 2)),
