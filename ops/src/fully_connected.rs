@@ -35,6 +35,7 @@ struct Layer<'a, 'b, W, B> {
 /// Reads `bias` (attribute 0), `filter` (1: `[out, in]`, or `[in, out]` when `in_out`),
 /// `input` (2) and `output` (attribute `output`), and splits the arena around the output
 /// (`size` bytes an element).
+#[cfg_attr(target_arch = "x86_64", inline(always))]
 fn layer<'a, 'b, W: bytemuck::Pod, B: bytemuck::Pod>(
     a: &Attrs<'a>,
     arena: &'b mut [u8],
