@@ -579,7 +579,7 @@ impl<'a> Lowerer<'_, 'a> {
             activation: ActivationRange::INT8,
         };
         let Some(layout) = ConvLayout::of(&p) else { return Ok(None) };
-        let bias = bias.map(|b| self.constant(b, "bias").map(i32s_le)).transpose()?;
+        let bias = self.bias_values(bias)?;
         let mut out = vec![0u8; layout.len()];
         pack_conv(&p, &i8s(filter), bias.as_deref(), &mut out).map_err(|e| e.to_string())?;
         Ok(Some(dense("i8", &[layout.blocks(), layout.block_rows(), ROW], out)))
@@ -646,6 +646,11 @@ impl<'a> Lowerer<'_, 'a> {
                 Ok(dense(want.name(), &[channels], self.constant(b, "bias")?.to_vec()))
             }
         }
+    }
+
+    /// An int8 layer's bias values, if it has a bias (`bias` checked them as int32).
+    fn bias_values(&self, bias: Option<usize>) -> Result<Option<Vec<i32>>, String> {
+        bias.map(|b| self.constant(b, "bias").map(i32s_le)).transpose()
     }
 
     /// `[input zp, output zp, act min, act max]` of an int8 layer.
@@ -739,7 +744,7 @@ impl<'a> Lowerer<'_, 'a> {
                 output_zero_point: 0,
                 activation: ActivationRange::INT8,
             };
-            let bias = bias.map(|b| self.constant(b, "bias").map(i32s_le)).transpose()?;
+            let bias = self.bias_values(bias)?;
             let mut folded = vec![0i32; units];
             pack_fully_connected(&p, &i8s(weights), bias.as_deref(), &mut folded)
                 .map_err(|e| e.to_string())?;

@@ -297,6 +297,18 @@ struct TileIn<'a> {
     tap_quads: usize,
 }
 
+impl TileIn<'_> {
+    /// Where pixels `first..first + R` start, those past the `valid` ones (at least one) at
+    /// the last valid one. Checked once for every read a tile makes: from each pointer, every
+    /// tap's `tap_quads` quads lie within `bytes`.
+    #[inline]
+    fn pixels<const R: usize>(&self, first: usize, valid: usize) -> [*const u8; R] {
+        let reach = self.taps.iter().max().map_or(0, |&t| t + 4 * self.tap_quads);
+        assert!(valid >= 1 && (first + valid.min(R) - 1) * self.step + reach <= self.bytes.len());
+        core::array::from_fn(|r| self.bytes.as_ptr().wrapping_add((first + r.min(valid - 1)) * self.step))
+    }
+}
+
 /// A run of output channels, laid out: its weights (whole blocks of [`ConvLayout`] rows), its
 /// output stage, and where outputs go.
 struct Run<'a> {
@@ -366,16 +378,10 @@ fn tile<const R: usize, const B: usize>(
     valid: usize,
 ) {
     let (n, block_rows) = (x.tap_quads, 1 + run.quads);
-    // One check for every load below: each tap's quads lie in each pixel's row, and the quads
-    // read lie in each block.
-    let reach = x.taps.iter().max().map_or(0, |&t| t + 4 * n);
+    // One check for every load below: the quads read lie in each block (and, `pixels`, in
+    // each pixel's bytes).
     assert!(w.len() == B * block_rows && x.taps.len() * n <= run.quads && first + R <= TILE);
-    // Pixels past the valid ones read the last valid one.
-    assert!(valid >= 1 && (first + valid.min(R) - 1) * x.step + reach <= x.bytes.len());
-    let mut px = [core::ptr::null::<u8>(); R];
-    for (r, px) in px.iter_mut().enumerate() {
-        *px = x.bytes.as_ptr().wrapping_add((first + r.min(valid - 1)) * x.step);
-    }
+    let px = x.pixels::<R>(first, valid);
     let mut acc = [[_mm512_setzero_si512(); B]; R];
     for j in 0..B {
         let bias = load_row(&w[j * block_rows]);
@@ -394,9 +400,8 @@ fn tile<const R: usize, const B: usize>(
                 *wv = unsafe { _mm512_loadu_si512(wp.add(j * block_rows + k).cast()) };
             }
             for (r, acc) in acc.iter_mut().enumerate() {
-                // SAFETY: pixel `r` starts at most at the last valid pixel, whose `reach` bytes
-                // lie in `x.bytes` (the assertion), and `tap + 4q + 4 <= reach`; an unaligned
-                // read.
+                // SAFETY: `TileIn::pixels` checked that from each pointer every tap's quads,
+                // `tap + 4q + 4` bytes at most, lie in `x.bytes`; an unaligned read.
                 let v = unsafe { px[r].add(tap + 4 * q).cast::<i32>().read_unaligned() };
                 let xv = _mm512_set1_epi32(v);
                 for j in 0..B {
@@ -426,14 +431,8 @@ fn tile<const R: usize, const B: usize>(
 fn tile_pairs(x: &TileIn<'_>, w: &[[u8; ROW]], run: &Run<'_>, out: &mut [i8], valid: usize) {
     const PAIRS: usize = TILE / 2;
     let (n, block_rows) = (x.tap_quads, 1 + run.quads);
-    let reach = x.taps.iter().max().map_or(0, |&t| t + 4 * n);
     assert!(w.len() == block_rows && x.taps.len() * n <= run.quads && run.channels <= BLOCK / 2);
-    // Pixels past the valid ones read the last valid one.
-    assert!(valid >= 1 && (valid.min(TILE) - 1) * x.step + reach <= x.bytes.len());
-    let mut px = [core::ptr::null::<u8>(); TILE];
-    for (r, px) in px.iter_mut().enumerate() {
-        *px = x.bytes.as_ptr().wrapping_add(r.min(valid - 1) * x.step);
-    }
+    let px = x.pixels::<TILE>(0, valid);
     // Lanes 0..8 of a row in both halves.
     let twice = |row: __m512i| _mm512_shuffle_i64x2::<0b01_00_01_00>(row, row);
     let mut acc = [twice(load_row(&w[0])); PAIRS];
@@ -442,8 +441,7 @@ fn tile_pairs(x: &TileIn<'_>, w: &[[u8; ROW]], run: &Run<'_>, out: &mut [i8], va
         for q in 0..n {
             let wv = twice(load_row(&w[k]));
             for (i, acc) in acc.iter_mut().enumerate() {
-                // SAFETY: as in `tile`: each pixel starts at most at the last valid one, whose
-                // `reach` bytes lie in `x.bytes` (the assertion); unaligned reads.
+                // SAFETY: as in `tile` (`TileIn::pixels`); unaligned reads.
                 let (a, b) = unsafe {
                     let at = tap + 4 * q;
                     (
