@@ -162,15 +162,12 @@ impl<'a> Attrs<'a> {
     ) -> Result<(&'a [T], [usize; R]), Diagnostic> {
         let wrong =
             || invalid(self.kernel, format_args!("'{}' must be a rank-{} {} dense tensor", name, R, dtype));
-        let d = self.at(i)?.get_dense().ok_or_else(wrong)?;
-        if d.dtype != dtype || d.shape.rank() != R {
+        let mut dims = [0usize; R];
+        let (found, data) = self.at(i)?.get_dense_into(&mut dims).ok_or_else(wrong)?;
+        if found != dtype {
             return Err(wrong());
         }
-        let mut dims = [0usize; R];
-        for (o, &v) in dims.iter_mut().zip(d.shape.dims()) {
-            *o = usize::try_from(v).map_err(|_| wrong())?;
-        }
-        let data = bytemuck::try_cast_slice(d.data)
+        let data = bytemuck::try_cast_slice(data)
             .map_err(|_| invalid(self.kernel, format_args!("'{}' is not aligned for {}", name, dtype)))?;
         Ok((data, dims))
     }

@@ -4,10 +4,10 @@
 //! - int8: `bias` (dense i32 `[out]`), `filter` (dense i8 `[out, in]`), `input` and
 //!   `output` (`[offset, batches, depth]`), `multipliers`, `quant` (as the convolutions'),
 //!   `shifts`. TFLite Micro's per-tensor layer is the per-channel one with every channel's
-//!   multiplier equal, so both run here. It may also carry `packed` (dense i32 `[out]`,
-//!   between `output` and `quant`): the bias folded for x86-64's AVX-512 VNNI loop
-//!   (`hostrt_dsp::prepack`), which then does not sum each filter row per call; other
-//!   targets refuse a kernel that carries it, as the convolutions do.
+//!   multiplier equal, so both run here. It may also carry `packed` (dense i8
+//!   `[blocks, rows, 64]`, between `output` and `quant`): the filter and bias laid out for
+//!   x86-64's AVX-512 VNNI loop (`hostrt_dsp::prepack`); other targets refuse a kernel that
+//!   carries it, as the convolutions do.
 //! - float32: `bias` (dense f32 `[out]`), `filter` (dense f32 `[in, out]`: the right-hand
 //!   side of hostrt-core's GEMM), `input`, `output`, `range`.
 
@@ -64,10 +64,10 @@ fn layer<'a, 'b, W: bytemuck::Pod, B: bytemuck::Pod>(
 pub(crate) fn fully_connected_i8(frame: &KernelFrame<'_>) {
     const K: &str = "nn.fully_connected.i8";
     with_arena(frame, |arena| {
-        // The bias may also come folded for x86-64's VNNI loop (`packed`).
+        // The weights may also come laid out for x86-64's VNNI loop (`packed`).
         let a = Attrs::with_packed(frame, K, 7, 5)?;
         let l = layer::<i8, i32>(&a, arena, (DType::I8, DType::I32, 1), (4, false))?;
-        let packed = a.packed::<i32, 1>(DType::I32)?;
+        let packed = a.packed::<u8, 3>(DType::I8)?;
         let (multipliers, q) = (a.ints(3, "multipliers", None)?, a.ints(5, "quant", Some(4))?);
         let shifts = a.ints(6, "shifts", None)?;
         let [batches, depth, units] = l.sizes;

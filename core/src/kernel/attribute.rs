@@ -257,6 +257,46 @@ impl<'a> AttrRef<'a> {
         (size == data.len() && aligned && bools_ok).then_some(DenseAttr { dtype, shape, data })
     }
 
+    /// [`AttrRef::get_dense`] of an attribute whose rank must be `dims.len()`: writes its dims
+    /// into `dims` and gives its element type and data, or `None` where `get_dense` is
+    /// `None`, the rank differs or a dim does not fit a `usize`. Builds no [`TensorShape`],
+    /// for kernels that read their attributes on every call.
+    ///
+    /// ```
+    /// use hostrt_core::kernel::AttrRef;
+    /// use hostrt_core::tensor::DType;
+    ///
+    /// // Rank 1, dim 2, then two i8 values (the payload of a BEF dense attribute).
+    /// let mut bytes = [1u64.to_le_bytes(), 2u64.to_le_bytes()].concat();
+    /// bytes.extend([7, 9]);
+    /// let attr = AttrRef::dense(DType::I8, &bytes);
+    /// let mut dims = [0];
+    /// assert_eq!(attr.get_dense_into(&mut dims), Some((DType::I8, &[7u8, 9][..])));
+    /// assert_eq!(dims, [2]);
+    /// assert_eq!(attr.get_dense_into(&mut [0, 0]), None);
+    /// ```
+    pub fn get_dense_into(&self, dims: &mut [usize]) -> Option<(DType, &'a [u8])> {
+        let AttrKind::Dense(dtype) = self.kind else { return None };
+        let rank = dims.len();
+        if rank > crate::tensor::MAX_RANK {
+            return None;
+        }
+        let (head, data) = self.bytes.split_at_checked(8 * (rank + 1))?;
+        let (words, _) = head.as_chunks::<8>();
+        if u64::from_le_bytes(words[0]) != rank as u64 {
+            return None;
+        }
+        let mut elements = 1usize;
+        for (d, word) in dims.iter_mut().zip(&words[1..]) {
+            *d = usize::try_from(i64::from_le_bytes(*word)).ok()?;
+            elements = elements.checked_mul(*d)?;
+        }
+        let size = elements.checked_mul(dtype.size())?;
+        let aligned = (data.as_ptr() as usize).is_multiple_of(dtype.align());
+        let bools_ok = dtype != DType::Bool || data.iter().all(|b| *b <= 1);
+        (size == data.len() && aligned && bools_ok).then_some((dtype, data))
+    }
+
     /// An attribute of another kind over raw bytes (functions, types, aggregates), whose
     /// meaning the program reader defines.
     pub fn raw(kind: AttrKind, bytes: &'a [u8]) -> Option<Self> {

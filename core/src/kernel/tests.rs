@@ -380,3 +380,51 @@ fn dense_attributes_are_validated_where_they_are_read() {
     assert!(AttrRef::dense(DType::I8, &ok[..8]).get_dense().is_none(), "truncated dims");
     assert!(AttrRef::raw(AttrKind::Unit, &[]).unwrap().get_dense().is_none(), "not dense");
 }
+
+/// `get_dense_into` accepts exactly what `get_dense` accepts at the rank asked for.
+#[test]
+fn dense_of_a_known_rank_agrees_with_get_dense() {
+    use crate::tensor::DType;
+    let payload = |dims: &[i64], data_len: usize| -> Vec<u8> {
+        let mut p = Vec::from((dims.len() as u64).to_le_bytes());
+        dims.iter().for_each(|d| p.extend(d.to_le_bytes()));
+        p.extend(core::iter::repeat_n(1u8, data_len));
+        p
+    };
+    let cases: [(&[i64], usize); 9] = [
+        (&[], 4),
+        (&[3], 12),
+        (&[2, 3], 24),
+        (&[2, 3], 23),
+        (&[2, -3], 0),
+        (&[i64::MAX, 2], 0),
+        (&[1 << 40, 1 << 40], 0),
+        (&[0, 5], 0),
+        (&[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], 4),
+    ];
+    for (dims, len) in cases {
+        let bytes = payload(dims, len);
+        let attr = AttrRef::dense(DType::I32, &bytes);
+        let want = attr.get_dense().map(|d| {
+            let dims: Vec<usize> = d.shape.dims().iter().map(|&v| v as usize).collect();
+            (dims, d.data)
+        });
+        for rank in 0..=3 {
+            let mut got = vec![0usize; rank];
+            let found = attr.get_dense_into(&mut got).map(|(dtype, data)| (dtype, got.clone(), data));
+            let expected = want.clone().filter(|(d, _)| d.len() == rank).map(|(d, data)| (DType::I32, d, data));
+            assert_eq!(found, expected, "dims {dims:?}, {len} bytes, rank {rank}");
+        }
+    }
+    // Misaligned data, bools and a kind that is not dense.
+    let mut shifted = vec![0u8];
+    shifted.extend(payload(&[1], 4));
+    let misaligned = AttrRef::dense(DType::I32, &shifted[1..]);
+    assert_eq!(misaligned.get_dense_into(&mut [0]), None);
+    assert!(AttrRef::dense(DType::I8, &shifted[1..]).get_dense_into(&mut [0]).is_none(), "length");
+    let mut bytes = payload(&[1], 1);
+    bytes[16] = 2;
+    assert_eq!(AttrRef::dense(DType::Bool, &bytes).get_dense_into(&mut [0]), None);
+    assert!(AttrRef::dense(DType::I8, &bytes).get_dense_into(&mut [0]).is_some());
+    assert_eq!(AttrRef::raw(AttrKind::Unit, &[]).unwrap().get_dense_into(&mut []), None);
+}

@@ -126,16 +126,16 @@ pub fn conv2d_prepacked(
     conv2d(p, input, filter, bias, quant, output)
 }
 
-/// [`fully_connected`] given each channel's bias also folded by
+/// [`fully_connected`] given the filter and bias also laid out by
 /// [`prepack::pack_fully_connected`] (`packed`): only x86-64's AVX-512 VNNI loop reads it,
-/// so here it is not read (as [`conv2d_prepacked`]'s) and `bias` is read as usual. The
-/// results are the same. (Inlined, as [`conv2d_prepacked`].)
+/// so here it is not read (as [`conv2d_prepacked`]'s) and `filter` and `bias` are read as
+/// usual. The results are the same. (Inlined, as [`conv2d_prepacked`].)
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 #[inline(always)]
 pub fn fully_connected_prepacked(
     p: &FullyConnectedParams,
     input: &[i8],
-    (filter, bias, packed): (&[i8], Option<&[i32]>, Option<&[i32]>),
+    (filter, bias, packed): (&[i8], Option<&[i32]>, Option<&[u8]>),
     quant: PerChannel<'_>,
     output: &mut [i8],
 ) -> Result<(), DspError> {

@@ -145,8 +145,19 @@ impl ConvLayout {
         Some(i)
     }
 
-    /// Lays out output channels `c0..c0 + n` (`filter` and `bias` from channel `c0`) into
-    /// `out`, whole blocks: `ceil(n / 16)` of them.
+    /// The layout of a fully connected layer's filter (`[out, in]`): one row of `in` values
+    /// per channel, read in order (a pointwise convolution's gathered patch). `None` for an
+    /// empty layer (no input or output channels), which the VNNI loop does not take.
+    pub fn of_fully_connected(p: &FullyConnectedParams) -> Option<ConvLayout> {
+        (p.input_depth > 0 && p.output_depth > 0).then(|| ConvLayout {
+            reads: Reads::Gathered,
+            quads: p.input_depth.div_ceil(4),
+            blocks: p.output_depth.div_ceil(BLOCK),
+        })
+    }
+
+    /// Lays out output channels `c0..c0 + n` (`filter` and `bias` from channel `c0`) of a
+    /// convolution into `out`, whole blocks: `ceil(n / 16)` of them.
     pub(crate) fn pack_run(
         &self,
         p: &ConvParams,
@@ -156,25 +167,46 @@ impl ConvLayout {
         out: &mut [[u8; ROW]],
     ) {
         let (c, fw) = (p.input.c, p.window.filter.w);
-        let per_filter = p.window.filter.h * fw * c;
+        let filter_row = Row { len: p.window.filter.h * fw * c, c, fw };
+        self.pack_rows(filter_row, p.input_zero_point, (filter, bias, n), out);
+    }
+
+    /// [`ConvLayout::pack_run`] for filter rows of shape `row`: `n` rows of `filter` (and
+    /// their `bias`) into `ceil(n / 16)` blocks of `out`.
+    fn pack_rows(
+        &self,
+        row: Row,
+        input_zero_point: i32,
+        (filter, bias, n): (&[i8], Option<&[i32]>, usize),
+        out: &mut [[u8; ROW]],
+    ) {
         let rows = self.block_rows();
         for (k, block) in out.chunks_exact_mut(rows).take(n.div_ceil(BLOCK)).enumerate() {
             let (head, quads) = block.split_at_mut(1);
             for j in 0..BLOCK {
                 let ch = k * BLOCK + j;
-                let row = filter.get(ch * per_filter..).filter(|_| ch < n).map(|f| &f[..per_filter]);
+                let values = filter.get(ch * row.len..).filter(|_| ch < n).map(|f| &f[..row.len]);
                 for (q, quad) in quads.iter_mut().enumerate() {
                     for e in 0..4 {
-                        let at = self.source(c, fw, q, e).filter(|&i| i < per_filter);
-                        let v = row.zip(at).map_or(0, |(r, i)| r[i]);
+                        let at = self.source(row.c, row.fw, q, e).filter(|&i| i < row.len);
+                        let v = values.zip(at).map_or(0, |(r, i)| r[i]);
                         quad[4 * j + e] = v as u8;
                     }
                 }
-                let folded = row.map_or(0, |r| folded_bias(bias.map_or(0, |b| b[ch]), p.input_zero_point, r));
+                let folded =
+                    values.map_or(0, |r| folded_bias(bias.map_or(0, |b| b[ch]), input_zero_point, r));
                 head[0][4 * j..4 * j + 4].copy_from_slice(&folded.to_le_bytes());
             }
         }
     }
+}
+
+/// The shape of one output channel's filter values: `len` of them, `[fh, fw, c]`.
+#[derive(Clone, Copy)]
+struct Row {
+    len: usize,
+    c: usize,
+    fw: usize,
 }
 
 /// Lays out a convolution's filter (`[out, fh, fw, in]`) and bias for the VNNI loops into
@@ -216,20 +248,44 @@ pub fn pack_conv(
     Ok(())
 }
 
-/// The fully connected layer's bias for the VNNI loops: `bias + (offset − 128)·Σ w` per
-/// output channel, into `out` (one per channel). The filter is read in place.
+/// Lays out a fully connected layer's filter (`[out, in]`) and bias for the VNNI loop into
+/// `out`, which must hold the [`ConvLayout::of_fully_connected`] layout's `len()` bytes; an
+/// error if the layer is empty or a length is wrong.
+///
+/// ```
+/// use hostrt_dsp::prepack::{ConvLayout, pack_fully_connected};
+/// use hostrt_dsp::{ActivationRange, FullyConnectedParams};
+///
+/// let p = FullyConnectedParams {
+///     batches: 1,
+///     input_depth: 3,
+///     output_depth: 2,
+///     input_zero_point: 0,
+///     output_zero_point: 0,
+///     activation: ActivationRange::INT8,
+/// };
+/// let layout = ConvLayout::of_fully_connected(&p).unwrap();
+/// let mut packed = vec![0u8; layout.len()];
+/// pack_fully_connected(&p, &[1, 2, 3, 4, 5, 6], Some(&[7, 8]), &mut packed)?;
+/// // Channel 1's bias, with the unsigned inputs' correction: 8 + (0 - 128) * 15.
+/// assert_eq!(i32::from_le_bytes(packed[4..8].try_into().unwrap()), 8 - 128 * 15);
+/// // Then channel 0's first quad, channel 1's, ... (padded with zeros).
+/// assert_eq!(&packed[64..72], &[1, 2, 3, 0, 4, 5, 6, 0]);
+/// # Ok::<(), hostrt_dsp::DspError>(())
+/// ```
 pub fn pack_fully_connected(
     p: &FullyConnectedParams,
     filter: &[i8],
     bias: Option<&[i32]>,
-    out: &mut [i32],
+    out: &mut [u8],
 ) -> Result<(), DspError> {
     let channels = check_weights(p, filter, bias)?;
-    check_len("packed", channels, out.len())?;
-    for (c, o) in out.iter_mut().enumerate() {
-        let row = &filter[c * p.input_depth..][..p.input_depth];
-        *o = folded_bias(bias.map_or(0, |b| b[c]), p.input_zero_point, row);
-    }
+    let layout =
+        ConvLayout::of_fully_connected(p).ok_or(DspError::Param("an empty layer takes no VNNI layout"))?;
+    check_len("packed", layout.len(), out.len())?;
+    let (rows, _) = out.as_chunks_mut::<ROW>();
+    let row = Row { len: p.input_depth, c: p.input_depth, fw: 1 };
+    layout.pack_rows(row, p.input_zero_point, (filter, bias, channels), rows);
     Ok(())
 }
 
@@ -258,6 +314,15 @@ pub(crate) fn folded_bias(bias: i32, input_zero_point: i32, row: &[i8]) -> i32 {
 pub(crate) fn check_conv(p: &ConvParams, packed: &[u8]) -> Result<(), DspError> {
     let layout =
         ConvLayout::of(p).ok_or(DspError::Param("packed weights for a layer the VNNI loops do not take"))?;
+    check_len("packed", layout.len(), packed.len())
+}
+
+/// `Ok` if `packed` has the length of the fully connected layer's [`ConvLayout`] (and `p` has
+/// one).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+pub(crate) fn check_fully_connected(p: &FullyConnectedParams, packed: &[u8]) -> Result<(), DspError> {
+    let layout = ConvLayout::of_fully_connected(p)
+        .ok_or(DspError::Param("packed weights for a layer the VNNI loops do not take"))?;
     check_len("packed", layout.len(), packed.len())
 }
 
@@ -363,9 +428,16 @@ mod tests {
             output_zero_point: 0,
             activation: ActivationRange::INT8,
         };
-        let mut folded = [0; 2];
-        pack_fully_connected(&fc, &[1, 2, 3, 4], Some(&[10, 20]), &mut folded).unwrap();
-        assert_eq!(folded, [10 + (1 - 128) * 3, 20 + (1 - 128) * 7]);
-        assert!(pack_fully_connected(&fc, &[1, 2, 3, 4], None, &mut folded[..1]).is_err());
+        let mut packed = [0u8; 2 * ROW];
+        pack_fully_connected(&fc, &[1, 2, 3, 4], Some(&[10, 20]), &mut packed).unwrap();
+        let bias = |j: usize| i32::from_le_bytes(packed[4 * j..4 * j + 4].try_into().unwrap());
+        assert_eq!([bias(0), bias(1), bias(2)], [10 + (1 - 128) * 3, 20 + (1 - 128) * 7, 0]);
+        assert_eq!(&packed[ROW..ROW + 12], &[1, 2, 0, 0, 3, 4, 0, 0, 0, 0, 0, 0]);
+        assert!(matches!(
+            pack_fully_connected(&fc, &[1, 2, 3, 4], None, &mut packed[1..]),
+            Err(DspError::Length { what: "packed", .. })
+        ));
+        let empty = FullyConnectedParams { input_depth: 0, ..fc };
+        assert!(matches!(pack_fully_connected(&empty, &[], None, &mut []), Err(DspError::Param(_))));
     }
 }

@@ -273,14 +273,11 @@ impl PerChannel<'_> {
     pub(crate) fn check(&self, channels: usize) -> Result<(), DspError> {
         check_len("multiplier", channels, self.multiplier.len())?;
         check_len("shift", channels, self.shift.len())?;
-        // The largest `shift + 31` (as unsigned: below -31 is large), four at a time, one
-        // test at the end: no branch per channel (layers have hundreds).
-        let biased = |s: i32| (s as u32).wrapping_add(31);
-        let (fours, rest) = self.shift.as_chunks::<4>();
-        let top = fours
-            .iter()
-            .fold(0, |m, s| m.max(biased(s[0]).max(biased(s[1])).max(biased(s[2]).max(biased(s[3])))));
-        if rest.iter().fold(top, |m, &s| m.max(biased(s))) > 61 {
+        // Whether any `shift + 31` (as unsigned: below -31 is large) passes 61, or-ed over
+        // the channels with one test at the end: no branch per channel (layers have hundreds),
+        // and compilers make it a vector loop.
+        let outside = |s: &i32| u32::from((*s as u32).wrapping_add(31) > 61);
+        if self.shift.iter().fold(0, |any, s| any | outside(s)) != 0 {
             return Err(DspError::Param("shift outside -31..=30"));
         }
         Ok(())

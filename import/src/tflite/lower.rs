@@ -744,13 +744,15 @@ impl<'a> Lowerer<'_, 'a> {
                 output_zero_point: 0,
                 activation: ActivationRange::INT8,
             };
-            let bias = self.bias_values(bias)?;
-            let mut folded = vec![0i32; units];
-            pack_fully_connected(&p, &i8s(weights), bias.as_deref(), &mut folded)
-                .map_err(|e| e.to_string())?;
-            let bytes = folded.iter().flat_map(|v| v.to_le_bytes()).collect();
-            // In name order: after `output`.
-            attrs.insert(5, ("packed", AttrSpec::Value(dense("i32", &[units], bytes))));
+            if let Some(layout) = ConvLayout::of_fully_connected(&p) {
+                let bias = self.bias_values(bias)?;
+                let mut out = vec![0u8; layout.len()];
+                pack_fully_connected(&p, &i8s(weights), bias.as_deref(), &mut out)
+                    .map_err(|e| e.to_string())?;
+                let packed = dense("i8", &[layout.blocks(), layout.block_rows(), ROW], out);
+                // In name order: after `output`.
+                attrs.insert(5, ("packed", AttrSpec::Value(packed)));
+            }
         }
         self.push(op, &format!("nn.fully_connected.{}", elem.name()), out, attrs);
         Ok(())

@@ -4,6 +4,7 @@
 //! - Fully connected ([`fully_connected`]): the filter read in place, 16 output channels at a
 //!   time, 64 values of a row per `VPDPBUSD` against the input made unsigned, the 16 sums
 //!   reduced across lanes together; each channel's filter sum folded into its bias per call.
+//!   Weights laid out ahead of time go to [`super::vnni_fc`] instead.
 //! - Depthwise convolution ([`depthwise_conv2d`], depth multiplier 1): 32 channels at a time.
 //!   Each pair of filter taps is two 32-byte loads of int8 values, interleaved by bytes and
 //!   sign-extended to int16 (`VPMOVSXBW`), then `VPDPWSSD` multiplies them with the pair's
@@ -29,9 +30,10 @@ use core::arch::x86_64::*;
 use super::avx2::has_vnni;
 use crate::add::AddParams;
 use crate::depthwise::DepthwiseParams;
-use crate::error::{DspError, check_len};
+use crate::error::DspError;
 use crate::filled::Filled;
 use crate::fully_connected::FullyConnectedParams;
+use crate::prepack::check_fully_connected;
 use crate::quant::{PerChannel, check_per_channel};
 use crate::shape::{Hw, origin};
 
@@ -83,24 +85,29 @@ pub fn fully_connected(
     fully_connected_prepacked(p, input, (filter, bias, None), quant, output)
 }
 
-/// [`fully_connected`] with each channel's bias also folded ahead of time by
-/// [`crate::prepack::pack_fully_connected`] (`packed`, one per output channel), which the
-/// VNNI loop then reads instead of summing each filter row itself; other loops read `bias`.
-/// An error if `packed` has the wrong length; its values are trusted to be `bias` folded.
+/// [`fully_connected`] with the filter and bias also laid out ahead of time by
+/// [`crate::prepack::pack_fully_connected`] (`packed`), which the VNNI loop
+/// ([`super::vnni_fc`]) then reads instead of the filter; other loops read `filter` and
+/// `bias`. An error if `packed` is not the layer's layout's length (or the layer has none);
+/// its contents are trusted to be the layout of `filter` and `bias`.
 pub fn fully_connected_prepacked(
     p: &FullyConnectedParams,
     input: &[i8],
-    (filter, bias, packed): (&[i8], Option<&[i32]>, Option<&[i32]>),
+    (filter, bias, packed): (&[i8], Option<&[i32]>, Option<&[u8]>),
     quant: PerChannel<'_>,
     output: &mut [i8],
 ) -> Result<(), DspError> {
     check_per_channel(p, input, filter, bias, &quant, output)?;
     if let Some(packed) = packed {
-        check_len("packed", p.output_depth, packed.len())?;
+        check_fully_connected(p, packed)?;
     }
     if p.input_depth > 0 && p.output_depth > 0 && !quant.multiplier.contains(&i32::MIN) && has_vnni() {
-        // SAFETY: `has_vnni` said the CPU has the target features of `fully_connected_rows`.
-        unsafe { fully_connected_rows(p, input, (filter, bias, packed), quant, output) };
+        match packed {
+            // SAFETY: `has_vnni` said the CPU has the target features of `fully_connected`.
+            Some(packed) => unsafe { super::vnni_fc::fully_connected(p, input, packed, quant, output) },
+            // SAFETY: as above, those of `fully_connected_rows`.
+            None => unsafe { fully_connected_rows(p, input, (filter, bias), quant, output) },
+        }
         return Ok(());
     }
     super::x86::fully_connected(p, input, filter, bias, quant, output)
@@ -122,14 +129,13 @@ run_time_choice!(
 /// depths). The filter is read in place, row by row: 16 output channels at a time, each a
 /// row of 64 filter values per `VPDPBUSD` against the input row's values made unsigned
 /// (`x + 128`), the 16 sums reduced across lanes together ([`reduce16`]). Each channel's
-/// filter sum, times `offset − 128`, is folded into its bias (`packed`, or per run of
-/// channels): `Σ (x + offset)·w = Σ (x + 128)·w + (offset − 128)·Σ w`, modulo 2^32 as the
-/// other paths.
+/// filter sum, times `offset − 128`, is folded into its bias per run of channels:
+/// `Σ (x + offset)·w = Σ (x + 128)·w + (offset − 128)·Σ w`, modulo 2^32 as the other paths.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 fn fully_connected_rows(
     p: &FullyConnectedParams,
     input: &[i8],
-    (filter, bias, packed): (&[i8], Option<&[i32]>, Option<&[i32]>),
+    (filter, bias): (&[i8], Option<&[i32]>),
     quant: PerChannel<'_>,
     output: &mut [i8],
 ) {
@@ -146,10 +152,6 @@ fn fully_connected_rows(
         let factor = _mm512_set1_epi32(offset.wrapping_sub(128));
         for (g, folded) in folded.reset(n.div_ceil(16), [0; 16]).iter_mut().enumerate() {
             let k = (n - 16 * g).min(16);
-            if let Some(packed) = packed {
-                store_i32x16(load_i32x16_partial(&packed[c0 + 16 * g..][..k]), folded);
-                continue;
-            }
             let filter_sums = group_sums(&rows[16 * g * depth..], depth, k, None);
             let b = bias.map_or(_mm512_setzero_si512(), |b| load_i32x16_partial(&b[c0 + 16 * g..][..k]));
             store_i32x16(_mm512_add_epi32(b, _mm512_mullo_epi32(filter_sums, factor)), folded);
@@ -722,16 +724,12 @@ impl Requantize {
             (m.get(), shift.get())
         };
         let groups = self.groups.reset(lanes.next_multiple_of(BLOCK) / 16, [[0; 16]; 5]);
-        let (zero, one) = (_mm512_setzero_si512(), _mm512_set1_epi32(1));
         for (g, group) in groups.iter_mut().enumerate() {
             // Lanes past `lanes`: zeros (multiplier 0).
             let from = (16 * g).min(lanes);
             let to = (from + 16).min(lanes);
-            let (m, shift) = (load_i32x16_partial(&m[from..to]), load_i32x16_partial(&shift[from..to]));
-            let right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
-            let mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, right), one);
-            let values = [m, _mm512_max_epi32(shift, zero), right, mask, _mm512_srai_epi32::<1>(mask)];
-            for (out, v) in group.iter_mut().zip(values) {
+            let Group { m, left, right, mask, half } = Group::of(&m[from..to], &shift[from..to]);
+            for (out, v) in group.iter_mut().zip([m, left, right, mask, half]) {
                 store_i32x16(v, out);
             }
         }
@@ -774,6 +772,18 @@ pub(crate) struct Group {
 }
 
 impl Group {
+    /// The stage of up to 16 channels, given their multipliers and shifts (shifts in
+    /// `-31..=30`, checked by the caller); lanes past them scale by 0.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(crate) fn of(multiplier: &[i32], shift: &[i32]) -> Group {
+        let (zero, one) = (_mm512_setzero_si512(), _mm512_set1_epi32(1));
+        let (m, shift) = (load_i32x16_partial(multiplier), load_i32x16_partial(shift));
+        let right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
+        let mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, right), one);
+        Group { m, left: _mm512_max_epi32(shift, zero), right, mask, half: _mm512_srai_epi32::<1>(mask) }
+    }
+
     /// [`Requantize::apply`] for this group's lanes.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     #[inline]
@@ -975,6 +985,59 @@ mod tests {
                 [fully_connected, crate::arch::x86::fully_connected];
             ops.assert_bit_exact(&p, true, batches * channels, &kernels, reference_fc).unwrap();
         }
+    }
+
+    /// [`fully_connected`] over weights laid out by `pack_fully_connected` first.
+    fn fully_connected_laid_out(
+        p: &FullyConnectedParams,
+        input: &[i8],
+        filter: &[i8],
+        bias: Option<&[i32]>,
+        quant: PerChannel<'_>,
+        output: &mut [i8],
+    ) -> Result<(), DspError> {
+        let layout = crate::prepack::ConvLayout::of_fully_connected(p).unwrap();
+        let mut packed = std::vec![0u8; layout.len()];
+        crate::prepack::pack_fully_connected(p, filter, bias, &mut packed)?;
+        fully_connected_prepacked(p, input, (filter, bias, Some(&packed)), quant, output)
+    }
+
+    #[test]
+    fn fully_connected_over_laid_out_weights() {
+        // Rows of whole quads, odd quad counts and 1-3 values past them; 1 to 7 blocks of 16
+        // channels (every remainder past groups of four blocks), partial last blocks; several
+        // rows; zero points at both ends; with and without bias; a narrow clamp.
+        let cases = [(1, 1, 1), (1, 2, 8), (2, 3, 17), (1, 5, 33), (1, 7, 48), (3, 9, 64)];
+        let more = [(1, 64, 65), (2, 130, 100), (1, 640, 128), (1, 128, 640), (1, 8, 112)];
+        for (n, &(batches, depth, channels)) in cases.iter().chain(&more).enumerate() {
+            let ops = Operands::random(n as u64, batches * depth, channels * depth, channels, 1 << 20);
+            for (izp, ozp, min, max) in [(-128, 127, -128, 127), (127, -128, -128, 127), (-3, 9, -20, 90)] {
+                let p = FullyConnectedParams {
+                    batches,
+                    input_depth: depth,
+                    output_depth: channels,
+                    input_zero_point: izp,
+                    output_zero_point: ozp,
+                    activation: crate::ActivationRange::new(min, max).unwrap(),
+                };
+                let kernels: [Kernel<FullyConnectedParams>; 1] = [fully_connected_laid_out];
+                for with_bias in [true, false] {
+                    ops.assert_bit_exact(&p, with_bias, batches * channels, &kernels, reference_fc).unwrap();
+                }
+            }
+        }
+        // A layout of another layer's length is an error.
+        let p = FullyConnectedParams {
+            batches: 1,
+            input_depth: 4,
+            output_depth: 2,
+            input_zero_point: 0,
+            output_zero_point: 0,
+            activation: crate::ActivationRange::INT8,
+        };
+        let q = PerChannel { multiplier: &[1 << 30; 2], shift: &[0; 2] };
+        let err = fully_connected_prepacked(&p, &[0; 4], (&[0; 8], None, Some(&[0; 64])), q, &mut [0; 2]);
+        assert!(matches!(err, Err(DspError::Length { what: "packed", expected: 128, actual: 64 })));
     }
 
     /// The 16-lane output stage gives TFLite's `MultiplyByQuantizedMultiplier` exactly, on

@@ -46,6 +46,8 @@ pub mod portable;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub mod vnni;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod vnni_fc;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub mod x86;
 
 /// The inner loops the crate-root kernels use: the DSP extension's where the target has it.
