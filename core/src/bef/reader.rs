@@ -277,11 +277,13 @@ impl<'a> BefFile<'a> {
         Some(AttrHeader { tag: h[0], len: h[1] })
     }
 
-    /// The payload of attribute `index` (valid after load).
-    pub(crate) fn attr_payload(&self, index: u32) -> Option<&'a [u8]> {
+    /// The header and payload of attribute `index` (valid after load), the index entry read
+    /// once for both.
+    pub(crate) fn attr_blob(&self, index: u32) -> Option<(AttrHeader, &'a [u8])> {
         let off = *self.attr_index.get(index as usize)? as usize;
-        let h = self.attr_header(index)?;
-        self.attributes.get(off + 8..off + 8 + h.len as usize)
+        let words = cast::<u32>(self.attributes.get(off..off + 8)?)?;
+        let h = AttrHeader { tag: words[0], len: words[1] };
+        Some((h, self.attributes.get(off + 8..off + 8 + h.len as usize)?))
     }
 
     /// Walk the attribute blobs in file order: each index entry must be the next blob, and
@@ -294,8 +296,8 @@ impl<'a> BefFile<'a> {
             if off as usize != expect {
                 return Err(Fail::new(K::BadAttribute, base + expect, "index does not match blob layout"));
             }
-            let h = self.attr_header(i as u32).ok_or(fail("header out of range"))?;
-            let payload = self.attr_payload(i as u32).ok_or(fail("payload out of range"))?;
+            self.attr_header(i as u32).ok_or(fail("header out of range"))?;
+            let (h, payload) = self.attr_blob(i as u32).ok_or(fail("payload out of range"))?;
             let ty_ok = h.ty() == u16::MAX || (h.ty() as usize) < self.types.len();
             let earlier = |idx: u32| (idx as usize) < i;
             let words = || cast::<u32>(payload);

@@ -245,8 +245,7 @@ impl<'a> BefFile<'a> {
 
     /// Attribute `index` as stored.
     pub fn attr(&self, index: u32) -> Option<BefAttr<'a>> {
-        let h = self.attr_header(index)?;
-        let p = self.attr_payload(index)?;
+        let (h, p) = self.attr_blob(index)?;
         let ty = (h.ty() != u16::MAX).then_some(u32::from(h.ty()));
         let word = || cast::<u32>(p).and_then(|w| w.first().copied()).unwrap_or(0);
         Some(match h.kind() {
@@ -269,8 +268,7 @@ impl<'a> BefFile<'a> {
     /// verified every blob for its kind (sizes, bool bytes, UTF-8, alignment), which keeps
     /// the per-kind checks out of images that only read attributes.
     pub fn attr_ref(&self, index: u32) -> Option<AttrRef<'a>> {
-        let h = self.attr_header(index)?;
-        let p = self.attr_payload(index)?;
+        let (h, p) = self.attr_blob(index)?;
         let kind = match h.kind() {
             f::attr::SCALAR => scalar_attr_kind(ScalarKind::from_bef(h.scalar())?),
             f::attr::STRING => AttrKind::String,
