@@ -412,7 +412,8 @@ fn dense_of_a_known_rank_agrees_with_get_dense() {
         for rank in 0..=3 {
             let mut got = vec![0usize; rank];
             let found = attr.get_dense_into(&mut got).map(|(dtype, data)| (dtype, got.clone(), data));
-            let expected = want.clone().filter(|(d, _)| d.len() == rank).map(|(d, data)| (DType::I32, d, data));
+            let expected =
+                want.clone().filter(|(d, _)| d.len() == rank).map(|(d, data)| (DType::I32, d, data));
             assert_eq!(found, expected, "dims {dims:?}, {len} bytes, rank {rank}");
         }
     }
