@@ -312,6 +312,14 @@ fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: impl Fn(f32, f3
         let x: &[f32] = bytemuck::try_cast_slice(b.lhs).map_err(|_| unaligned())?;
         let y: &[f32] = bytemuck::try_cast_slice(b.rhs).map_err(|_| unaligned())?;
         let out = f32s_mut(kernel, b.out)?;
+        // Operands broadcast to the output, so equal element counts mean equal shapes: one
+        // flat loop (vectorized by the compiler), not four nested ones with index arithmetic.
+        if x.len() == out.len() && y.len() == out.len() {
+            for ((o, &x), &y) in out.iter_mut().zip(x).zip(y) {
+                *o = op(x, y).clamp(lo, hi);
+            }
+            return Ok(());
+        }
         broadcast(&b.dims, &b.ls, &b.rs, |o, l, r| out[o] = op(x[l], y[r]).clamp(lo, hi));
         Ok(())
     })

@@ -10,7 +10,9 @@
 //!   or 16 or 8 (256-bit) kept in registers; per filter tap and input channel, one broadcast
 //!   input value times the filter's row of output channels (`[kh, kw, in, out]`: contiguous,
 //!   read in place);
-//! - depthwise (multiplier 1): per output pixel, up to 32 channels at a time over the taps.
+//! - depthwise (multiplier 1): on 512-bit registers, per 16 channels, eight output pixels at
+//!   a time over the taps (3x3 filters and smaller); otherwise per output pixel, up to 32
+//!   channels at a time.
 //!
 //! The fully connected layer reads its input in place: per row, up to 64 outputs in
 //! registers while the filter's rows stream past.
@@ -42,7 +44,7 @@ pub(crate) struct FloatConv<'a> {
 const PADDED: usize = 8192;
 /// Most filter taps.
 const MAX_TAPS: usize = 64;
-/// Output pixels per convolution tile.
+/// Output pixels per convolution tile of 32 channels (two of them make one of 16 channels).
 const TILE: usize = 6;
 
 /// A band of padded input rows: its floats, columns per row, and the offset of each filter
@@ -141,7 +143,7 @@ pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
     // A pointwise convolution reads its image in place, as one band.
     let band = if pointwise { w.output.h } else { p.band_rows() };
     let wide = hostrt_dsp::has_avx512f();
-    let mut buf = [MaybeUninit::<f32>::uninit(); PADDED];
+    let mut buf = [const { MaybeUninit::<f32>::uninit() }; PADDED];
     let mut taps = [0usize; MAX_TAPS];
     for b in 0..p.dims[0] {
         for band0 in (0..w.output.h).step_by(band) {
@@ -157,15 +159,18 @@ pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
             };
             let pixels = rows * w.output.w;
             let out = &mut out[(b * per_image + band0 * w.output.w) * co..][..pixels * co];
-            for t in (0..pixels).step_by(TILE) {
-                let n = (pixels - t).min(TILE);
+            for t in (0..pixels).step_by(2 * TILE) {
+                let n = (pixels - t).min(2 * TILE);
                 // A partial tile repeats its last pixel, whose copies are not stored.
-                let at = core::array::from_fn(|r| &padded.values[p.base(&padded, t + r.min(n - 1))..]);
+                let at: [&[f32]; 2 * TILE] =
+                    core::array::from_fn(|r| &padded.values[p.base(&padded, t + r.min(n - 1))..]);
+                let (halves, _) = at.as_chunks::<TILE>();
                 let mut c0 = 0;
                 while c0 < co {
                     let tile_out = &mut out[t * co..];
                     // 32 or 16 channels per tile in 512-bit registers where the CPU has them,
-                    // else (and for a last eight) 16 or 8 in 256-bit ones.
+                    // else (and for a last eight) 16 or 8 in 256-bit ones; twelve sums in
+                    // registers either way: two tiles of six pixels, or one of twelve.
                     let step = match co - c0 {
                         32.. if wide => 32,
                         16.. => 16,
@@ -175,10 +180,31 @@ pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
                     // AVX-512F.
                     unsafe {
                         match (step, wide) {
-                            (32, _) => conv_tile_512::<2>(p, at, padded.taps, c0, tile_out, n),
-                            (16, true) => conv_tile_512::<1>(p, at, padded.taps, c0, tile_out, n),
-                            (16, false) => conv_tile::<2>(p, at, padded.taps, c0, tile_out, n),
-                            _ => conv_tile::<1>(p, at, padded.taps, c0, tile_out, n),
+                            (32, _) => {
+                                conv_tile_512::<2, TILE>(
+                                    p,
+                                    halves[0],
+                                    padded.taps,
+                                    c0,
+                                    tile_out,
+                                    n.min(TILE),
+                                );
+                                if n > TILE {
+                                    let rest = &mut tile_out[TILE * co..];
+                                    conv_tile_512::<2, TILE>(p, halves[1], padded.taps, c0, rest, n - TILE);
+                                }
+                            }
+                            (16, true) => {
+                                conv_tile_512::<1, { 2 * TILE }>(p, at, padded.taps, c0, tile_out, n)
+                            }
+                            (16, false) => {
+                                conv_tile::<2, TILE>(p, halves[0], padded.taps, c0, tile_out, n.min(TILE));
+                                if n > TILE {
+                                    let rest = &mut tile_out[TILE * co..];
+                                    conv_tile::<2, TILE>(p, halves[1], padded.taps, c0, rest, n - TILE);
+                                }
+                            }
+                            _ => conv_tile::<1, { 2 * TILE }>(p, at, padded.taps, c0, tile_out, n),
                         }
                     }
                     c0 += step;
@@ -189,38 +215,44 @@ pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
     true
 }
 
-/// A convolution tile for one register width: `$name::<B>(p, at, taps, c0, out, rows)`
-/// computes output channels `c0..c0 + LANES * B` of up to [`TILE`] pixels (`rows`), pixel `r`
+/// A convolution tile for one register width: `$name::<B, R>(p, at, taps, c0, out, rows)`
+/// computes output channels `c0..c0 + LANES * B` of up to `R` pixels (`rows`), pixel `r`
 /// reading its taps from `at[r]` at `taps`, and stores them `out_channels` apart from `out`.
 macro_rules! conv_tile {
     ($(#[$doc:meta])* $name:ident, $features:literal, $lanes:literal, $zero:ident, $splat:ident, $fma:ident,
-     $load:ident, $add:ident, $min:ident, $max:ident, $store:ident) => {
+     $load:ident, $loadu:ident, $add:ident, $min:ident, $max:ident, $store:ident) => {
         $(#[$doc])*
         #[target_feature(enable = $features)]
-        fn $name<const B: usize>(
+        fn $name<const B: usize, const R: usize>(
             p: &FloatConv<'_>,
-            at: [&[f32]; TILE],
+            at: [&[f32]; R],
             taps: &[usize],
             c0: usize,
             out: &mut [f32],
             rows: usize,
         ) {
             let (c, co) = (p.dims[3], p.out_channels);
-            let mut acc = [[$zero(); B]; TILE];
+            // One check for every read below (none per tap: a first layer has one input
+            // channel per tap): each pixel's values run to its last tap's last channel, and
+            // the filter's rows, `co` apart, to the last tap's last channel's.
+            let last = taps.last().map_or(0, |&tap| tap + c);
+            assert!(at.iter().all(|a| a.len() >= last));
+            assert!(c0 + $lanes * B <= co && taps.len() * c * co <= p.filter.len());
+            let x: [*const f32; R] = core::array::from_fn(|r| at[r].as_ptr());
+            let mut acc = [[$zero(); B]; R];
             for (t, &tap) in taps.iter().enumerate() {
-                let mut x = [&at[0][..0]; TILE];
-                for (x, at) in x.iter_mut().zip(&at) {
-                    *x = &at[tap..][..c];
-                }
-                let filter = &p.filter[t * c * co..][..c * co];
-                for (k, wk) in filter.chunks_exact(co).enumerate() {
-                    let wk = &wk[c0..][..$lanes * B];
+                for k in 0..c {
                     let mut wv = [$zero(); B];
                     for (j, w) in wv.iter_mut().enumerate() {
-                        *w = $load(&wk[$lanes * j..]);
+                        // SAFETY: `(t * c + k) * co + c0 + LANES * (j + 1) <= taps.len() * c
+                        // * co <= filter.len()` (the assertion; `t < taps.len()`, `k < c`,
+                        // `c0 + LANES * B <= co`); `loadu` has no alignment requirement.
+                        *w = unsafe { $loadu(p.filter.as_ptr().add((t * c + k) * co + c0 + $lanes * j)) };
                     }
-                    for r in 0..TILE {
-                        let xv = $splat(x[r][k]);
+                    for r in 0..R {
+                        // SAFETY: `tap + k < tap + c <= last <= at[r].len()` (the assertion:
+                        // taps grow, so the last reads furthest).
+                        let xv = $splat(unsafe { *x[r].add(tap + k) });
                         for j in 0..B {
                             acc[r][j] = $fma(xv, wv[j], acc[r][j]);
                         }
@@ -243,13 +275,13 @@ macro_rules! conv_tile {
 
 conv_tile!(
     /// The convolution tile on 256-bit registers (eight channels each).
-    conv_tile, "avx2,fma", 8, _mm256_setzero_ps, _mm256_set1_ps, _mm256_fmadd_ps, load8, _mm256_add_ps,
-    _mm256_min_ps, _mm256_max_ps, store8
+    conv_tile, "avx2,fma", 8, _mm256_setzero_ps, _mm256_set1_ps, _mm256_fmadd_ps, load8, _mm256_loadu_ps,
+    _mm256_add_ps, _mm256_min_ps, _mm256_max_ps, store8
 );
 conv_tile!(
     /// The convolution tile on 512-bit registers (sixteen channels each).
     conv_tile_512, "avx512f,avx2,fma", 16, _mm512_setzero_ps, _mm512_set1_ps, _mm512_fmadd_ps, load16,
-    _mm512_add_ps, _mm512_min_ps, _mm512_max_ps, store16
+    _mm512_loadu_ps, _mm512_add_ps, _mm512_min_ps, _mm512_max_ps, store16
 );
 
 /// The first sixteen floats of `v` (which holds at least sixteen).
@@ -275,19 +307,24 @@ fn store16(v: __m512, out: &mut [f32]) {
 /// The depthwise convolution (depth multiplier 1), if [`FloatConv::fits`]; `false` leaves
 /// `out` to the portable loops.
 pub(crate) fn depthwise(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
+    depthwise_on(p, out, hostrt_dsp::has_avx512f())
+}
+
+/// [`depthwise`] on 512-bit registers (`wide`, where the CPU has AVX-512F) or 256-bit ones.
+fn depthwise_on(p: &FloatConv<'_>, out: &mut [f32], wide: bool) -> bool {
     if p.out_channels != p.dims[3] || !p.fits(true) {
         return false;
     }
     let (w, c, per_image) = (p.window, p.dims[3], p.per_image());
     let band = p.band_rows();
-    let mut buf = [MaybeUninit::<f32>::uninit(); PADDED];
+    let mut buf = [const { MaybeUninit::<f32>::uninit() }; PADDED];
     let mut taps = [0usize; MAX_TAPS];
     for b in 0..p.dims[0] {
         for band0 in (0..w.output.h).step_by(band) {
             let rows = (w.output.h - band0).min(band);
             let padded = p.pad((b, band0, rows), &mut buf, &mut taps);
             let out = &mut out[(b * per_image + band0 * w.output.w) * c..][..rows * w.output.w * c];
-            if hostrt_dsp::has_avx512f() {
+            if wide && hostrt_dsp::has_avx512f() {
                 // SAFETY: the CPU has AVX-512F (and AVX2 and FMA: `has_avx512f`).
                 unsafe { depthwise_image_512(p, &padded, out) };
             } else {
@@ -299,11 +336,18 @@ pub(crate) fn depthwise(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
     true
 }
 
-/// One band of a depthwise convolution from its padded rows: per output pixel, up to 32
-/// channels at a time in registers, the taps outside.
+/// One band of a depthwise convolution from its padded rows: per eight channels, output
+/// pixels [`DW_PIXELS`] at a time ([`depthwise_pixels`]); larger filters per output pixel,
+/// up to 32 channels at a time in registers, the taps outside.
 #[target_feature(enable = "avx2,fma")]
 fn depthwise_image(p: &FloatConv<'_>, padded: &Padded<'_>, out: &mut [f32]) {
     let c = p.out_channels;
+    if padded.taps.len() <= DW_TAPS {
+        for c0 in (0..c).step_by(8) {
+            by_pixels!(depthwise_pixels, p, padded, c0, out);
+        }
+        return;
+    }
     for (i, px) in out.chunks_exact_mut(c).enumerate() {
         let x = &padded.values[p.base(padded, i)..];
         let mut c0 = 0;
@@ -323,31 +367,110 @@ fn depthwise_image(p: &FloatConv<'_>, padded: &Padded<'_>, out: &mut [f32]) {
     }
 }
 
-/// [`depthwise_image`] on 512-bit registers: up to 64 channels at a time (a last eight on
-/// 256-bit ones).
+/// [`depthwise_image`] on 512-bit registers: per 16 channels, output pixels [`DW_PIXELS`] at
+/// a time ([`depthwise_pixels_512`]), a last eight channels on 256-bit ones; larger filters
+/// as [`depthwise_image`].
 #[target_feature(enable = "avx512f,avx2,fma")]
 fn depthwise_image_512(p: &FloatConv<'_>, padded: &Padded<'_>, out: &mut [f32]) {
     let c = p.out_channels;
-    for (i, px) in out.chunks_exact_mut(c).enumerate() {
-        let x = &padded.values[p.base(padded, i)..];
-        let mut c0 = 0;
-        while c0 < c {
-            let step = match c - c0 {
-                64.. => 64,
-                32..=63 => 32,
-                16..=31 => 16,
-                _ => 8,
-            };
-            match step {
-                64 => depthwise_channels_512::<4>(p, x, padded.taps, c0, px),
-                32 => depthwise_channels_512::<2>(p, x, padded.taps, c0, px),
-                16 => depthwise_channels_512::<1>(p, x, padded.taps, c0, px),
-                _ => depthwise_channels::<1>(p, x, padded.taps, c0, px),
-            }
-            c0 += step;
-        }
+    if padded.taps.len() > DW_TAPS {
+        return depthwise_image(p, padded, out);
+    }
+    for c0 in (0..c / 16 * 16).step_by(16) {
+        by_pixels!(depthwise_pixels_512, p, padded, c0, out);
+    }
+    if !c.is_multiple_of(16) {
+        by_pixels!(depthwise_pixels, p, padded, c - 8, out);
     }
 }
+
+/// Most filter taps of the depthwise loops that take output pixels several at a time (3x3
+/// filters and smaller).
+const DW_TAPS: usize = 9;
+/// Output pixels per step of those loops. One pixel's taps form a chain of dependent
+/// multiply-adds; several pixels' sums are independent, so they do not wait on each other,
+/// and each tap's filter values are loaded once for all of them.
+const DW_PIXELS: usize = 8;
+
+/// Runs `$pixels::<P>(p, padded, (i, c0), out)` over a band's output pixels `i`,
+/// [`DW_PIXELS`] at a time, then four, two, one.
+macro_rules! by_pixels {
+    ($pixels:ident, $p:expr, $padded:expr, $c0:expr, $out:expr) => {{
+        let pixels = $out.len() / $p.out_channels;
+        let mut i = 0;
+        while i < pixels {
+            let step = match pixels - i {
+                DW_PIXELS.. => DW_PIXELS,
+                4.. => 4,
+                2.. => 2,
+                _ => 1,
+            };
+            match step {
+                DW_PIXELS => $pixels::<DW_PIXELS>($p, $padded, (i, $c0), $out),
+                4 => $pixels::<4>($p, $padded, (i, $c0), $out),
+                2 => $pixels::<2>($p, $padded, (i, $c0), $out),
+                _ => $pixels::<1>($p, $padded, (i, $c0), $out),
+            }
+            i += step;
+        }
+    }};
+}
+use by_pixels;
+
+/// Depthwise pixels for one register width: `$name::<P>(p, padded, (i, c0), out)` computes
+/// channels `c0..c0 + LANES` of output pixels `i..i + P` (of a band): their sums over the
+/// taps in order from 0, then the bias, then the clamp, as [`depthwise_channels`].
+macro_rules! depthwise_pixels {
+    ($(#[$doc:meta])* $name:ident, $features:literal, $lanes:literal, $zero:ident, $splat:ident, $fma:ident,
+     $load:ident, $loadu:ident, $add:ident, $min:ident, $max:ident, $store:ident) => {
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        #[inline]
+        fn $name<const P: usize>(p: &FloatConv<'_>, padded: &Padded<'_>, (i, c0): (usize, usize), out: &mut [f32]) {
+            let c = p.out_channels;
+            let (values, taps) = (padded.values, padded.taps);
+            let mut base = [0usize; P];
+            for (k, base) in base.iter_mut().enumerate() {
+                *base = p.base(padded, i + k) + c0;
+            }
+            // One check for every load below: the pixels' bases and the taps' offsets both
+            // grow, so the last pixel's last tap reads furthest, and the last tap's filter
+            // values.
+            let last = taps.last().copied().unwrap_or(0);
+            assert!(base[P - 1] + last + $lanes <= values.len());
+            assert!(taps.len().saturating_sub(1) * c + c0 + $lanes <= p.filter.len());
+            let mut acc = [$zero(); P];
+            for (t, &tap) in taps.iter().enumerate() {
+                // SAFETY: `t < taps.len()`, so `t * c + c0 + LANES <= filter.len()` (the
+                // assertion); `loadu` has no alignment requirement.
+                let w = unsafe { $loadu(p.filter.as_ptr().add(t * c + c0)) };
+                for k in 0..P {
+                    // SAFETY: `base[k] + tap + LANES <= base[P - 1] + last + LANES <=
+                    // values.len()` (the assertion); `loadu` has no alignment requirement.
+                    let x = unsafe { $loadu(values.as_ptr().add(base[k] + tap)) };
+                    acc[k] = $fma(x, w, acc[k]);
+                }
+            }
+            let (lo, hi, bias) = ($splat(p.lo), $splat(p.hi), $load(&p.bias[c0..]));
+            for (k, acc) in acc.iter().enumerate() {
+                // As `conv_tile`: the clamp keeps a NaN.
+                let v = $min(hi, $max(lo, $add(*acc, bias)));
+                $store(v, &mut out[(i + k) * c + c0..]);
+            }
+        }
+    };
+}
+
+depthwise_pixels!(
+    /// Depthwise pixels on 256-bit registers (eight channels).
+    depthwise_pixels, "avx2,fma", 8, _mm256_setzero_ps, _mm256_set1_ps, _mm256_fmadd_ps, load8,
+    _mm256_loadu_ps, _mm256_add_ps, _mm256_min_ps, _mm256_max_ps, store8
+);
+depthwise_pixels!(
+    /// Depthwise pixels on 512-bit registers (sixteen channels).
+    depthwise_pixels_512, "avx512f,avx2,fma", 16, _mm512_setzero_ps, _mm512_set1_ps, _mm512_fmadd_ps,
+    load16, _mm512_loadu_ps, _mm512_add_ps, _mm512_min_ps, _mm512_max_ps, store16
+);
 
 /// Depthwise channels for one register width: `$name::<B>(p, x, taps, c0, out)` computes
 /// channels `c0..c0 + LANES * B` of one output pixel, its taps read from `x` at `taps`.
@@ -380,11 +503,6 @@ depthwise_channels!(
     /// Depthwise channels on 256-bit registers (eight channels each).
     depthwise_channels, "avx2,fma", 8, _mm256_setzero_ps, _mm256_set1_ps, _mm256_fmadd_ps, load8,
     _mm256_add_ps, _mm256_min_ps, _mm256_max_ps, store8
-);
-depthwise_channels!(
-    /// Depthwise channels on 512-bit registers (sixteen channels each).
-    depthwise_channels_512, "avx512f,avx2,fma", 16, _mm512_setzero_ps, _mm512_set1_ps, _mm512_fmadd_ps,
-    load16, _mm512_add_ps, _mm512_min_ps, _mm512_max_ps, store16
 );
 
 /// A float fully connected layer, `out[b][j] = clamp(Σ_k x[b][k] · filter[k][j] + bias[j])`
@@ -593,10 +711,13 @@ mod tests {
                 lo,
                 hi,
             };
-            let mut out = std::vec![0.0; n * window.output.h * window.output.w * dc];
-            assert!(depthwise(&p, &mut out), "depthwise case {i} taken");
-            for (a, b) in out.iter().zip(reference(&p, true)) {
-                assert!((a - b).abs() <= 1e-5, "depthwise case {i}: {a} vs {b}");
+            // On 512-bit registers where the CPU has them, and on 256-bit ones.
+            for wide in [true, false] {
+                let mut out = std::vec![0.0; n * window.output.h * window.output.w * dc];
+                assert!(depthwise_on(&p, &mut out, wide), "depthwise case {i} taken");
+                for (a, b) in out.iter().zip(reference(&p, true)) {
+                    assert!((a - b).abs() <= 1e-5, "depthwise case {i} (wide {wide}): {a} vs {b}");
+                }
             }
         }
     }
