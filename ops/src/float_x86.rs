@@ -44,6 +44,11 @@ pub(crate) struct FloatConv<'a> {
 const PADDED: usize = 8192;
 /// Most filter taps.
 const MAX_TAPS: usize = 64;
+
+/// The stack buffer of a padded image, on a cache line: with channels in whole sixteens,
+/// every 512-bit load of it is then one line, not two.
+#[repr(align(64))]
+struct PaddedBuf([MaybeUninit<f32>; PADDED]);
 /// Output pixels per convolution tile of 32 channels (two of them make one of 16 channels).
 const TILE: usize = 6;
 
@@ -130,6 +135,25 @@ impl FloatConv<'_> {
         let w = self.window;
         ((i / w.output.w) * w.stride.h * padded.width + (i % w.output.w) * w.stride.w) * self.dims[3]
     }
+
+    /// [`FloatConv::base`] of output pixels `i..i + N`, the last repeated past pixel
+    /// `i + n - 1`: one division, then steps along the rows (a division per pixel took
+    /// longer than the multiply-adds of a small layer).
+    fn bases<const N: usize>(&self, padded: &Padded<'_>, i: usize, n: usize) -> [usize; N] {
+        let (w, c) = (self.window, self.dims[3]);
+        let (mut oy, mut ox) = (i / w.output.w, i % w.output.w);
+        let mut bases = [0; N];
+        for (k, base) in bases.iter_mut().enumerate() {
+            *base = (oy * w.stride.h * padded.width + ox * w.stride.w) * c;
+            if k + 1 < n {
+                ox += 1;
+                if ox == w.output.w {
+                    (oy, ox) = (oy + 1, 0);
+                }
+            }
+        }
+        bases
+    }
 }
 
 /// The convolution, if [`FloatConv::fits`]; `false` leaves `out` to the portable loops.
@@ -143,7 +167,7 @@ pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
     // A pointwise convolution reads its image in place, as one band.
     let band = if pointwise { w.output.h } else { p.band_rows() };
     let wide = hostrt_dsp::has_avx512f();
-    let mut buf = [const { MaybeUninit::<f32>::uninit() }; PADDED];
+    let mut buf = PaddedBuf([const { MaybeUninit::<f32>::uninit() }; PADDED]);
     let mut taps = [0usize; MAX_TAPS];
     for b in 0..p.dims[0] {
         for band0 in (0..w.output.h).step_by(band) {
@@ -155,15 +179,15 @@ pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
                     taps: &[0],
                 }
             } else {
-                p.pad((b, band0, rows), &mut buf, &mut taps)
+                p.pad((b, band0, rows), &mut buf.0, &mut taps)
             };
             let pixels = rows * w.output.w;
             let out = &mut out[(b * per_image + band0 * w.output.w) * co..][..pixels * co];
             for t in (0..pixels).step_by(2 * TILE) {
                 let n = (pixels - t).min(2 * TILE);
                 // A partial tile repeats its last pixel, whose copies are not stored.
-                let at: [&[f32]; 2 * TILE] =
-                    core::array::from_fn(|r| &padded.values[p.base(&padded, t + r.min(n - 1))..]);
+                let bases = p.bases::<{ 2 * TILE }>(&padded, t, n);
+                let at: [&[f32]; 2 * TILE] = core::array::from_fn(|r| &padded.values[bases[r]..]);
                 let (halves, _) = at.as_chunks::<TILE>();
                 let mut c0 = 0;
                 while c0 < co {
@@ -317,12 +341,12 @@ fn depthwise_on(p: &FloatConv<'_>, out: &mut [f32], wide: bool) -> bool {
     }
     let (w, c, per_image) = (p.window, p.dims[3], p.per_image());
     let band = p.band_rows();
-    let mut buf = [const { MaybeUninit::<f32>::uninit() }; PADDED];
+    let mut buf = PaddedBuf([const { MaybeUninit::<f32>::uninit() }; PADDED]);
     let mut taps = [0usize; MAX_TAPS];
     for b in 0..p.dims[0] {
         for band0 in (0..w.output.h).step_by(band) {
             let rows = (w.output.h - band0).min(band);
-            let padded = p.pad((b, band0, rows), &mut buf, &mut taps);
+            let padded = p.pad((b, band0, rows), &mut buf.0, &mut taps);
             let out = &mut out[(b * per_image + band0 * w.output.w) * c..][..rows * w.output.w * c];
             if wide && hostrt_dsp::has_avx512f() {
                 // SAFETY: the CPU has AVX-512F (and AVX2 and FMA: `has_avx512f`).
@@ -429,9 +453,9 @@ macro_rules! depthwise_pixels {
         fn $name<const P: usize>(p: &FloatConv<'_>, padded: &Padded<'_>, (i, c0): (usize, usize), out: &mut [f32]) {
             let c = p.out_channels;
             let (values, taps) = (padded.values, padded.taps);
-            let mut base = [0usize; P];
-            for (k, base) in base.iter_mut().enumerate() {
-                *base = p.base(padded, i + k) + c0;
+            let mut base = p.bases::<P>(padded, i, P);
+            for base in &mut base {
+                *base += c0;
             }
             // One check for every load below: the pixels' bases and the taps' offsets both
             // grow, so the last pixel's last tap reads furthest, and the last tap's filter
@@ -439,6 +463,8 @@ macro_rules! depthwise_pixels {
             let last = taps.last().copied().unwrap_or(0);
             assert!(base[P - 1] + last + $lanes <= values.len());
             assert!(taps.len().saturating_sub(1) * c + c0 + $lanes <= p.filter.len());
+            // Each pixel's first value, so that a load is one address mode (pointer + tap).
+            let x: [*const f32; P] = core::array::from_fn(|k| values[base[k]..].as_ptr());
             let mut acc = [$zero(); P];
             for (t, &tap) in taps.iter().enumerate() {
                 // SAFETY: `t < taps.len()`, so `t * c + c0 + LANES <= filter.len()` (the
@@ -447,8 +473,8 @@ macro_rules! depthwise_pixels {
                 for k in 0..P {
                     // SAFETY: `base[k] + tap + LANES <= base[P - 1] + last + LANES <=
                     // values.len()` (the assertion); `loadu` has no alignment requirement.
-                    let x = unsafe { $loadu(values.as_ptr().add(base[k] + tap)) };
-                    acc[k] = $fma(x, w, acc[k]);
+                    let xv = unsafe { $loadu(x[k].add(tap)) };
+                    acc[k] = $fma(xv, w, acc[k]);
                 }
             }
             let (lo, hi, bias) = ($splat(p.lo), $splat(p.hi), $load(&p.bias[c0..]));
