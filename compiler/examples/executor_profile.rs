@@ -51,7 +51,8 @@ fn main() {
     let host = HostContext::new(alloc, queue).with_stream_tasks(has("tasks") || has("mstd"));
     let request = RequestContext::new();
     let exec = ExecutionContext::new(&host, &request);
-    let options = hostrt_compiler::bef::WriteOptions { streams: !has("single"), locations: true };
+    let options =
+        hostrt_compiler::bef::WriteOptions { streams: !has("single"), locations: true, ..Default::default() };
     let bef = AlignedBytes::new(&compile("p.mlir", &common::program(&kind), options).unwrap());
     let prog = Program::load(bef.as_bytes(), &reg, alloc).unwrap();
     let main = prog.function_index("main").unwrap();

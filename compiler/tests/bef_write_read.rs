@@ -60,7 +60,7 @@ fn program_load_reports_an_unknown_kernel_as_the_reader_does() {
 
 #[test]
 fn stripped_locations_leave_the_program_and_no_location() {
-    let options = WriteOptions { streams: true, locations: false };
+    let options = WriteOptions { streams: true, locations: false, ..Default::default() };
     let with = write(&sample(), None).unwrap();
     let bytes = write_with(&sample(), None, options).unwrap();
     assert!(bytes.len() < with.len(), "{} bytes stripped, {} with locations", bytes.len(), with.len());

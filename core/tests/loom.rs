@@ -303,7 +303,8 @@ fn ready_counts_shared_by_a_waiter_and_the_caller() {
     let (program_alloc, _) = allocator();
     let text = "func.func @f(%a: i32, %b: i32) -> i32 {\n  %x = tfrt.add.i32 %a, %b\n  \
                 %y = tfrt.add.i32 %b, %b\n  %z = tfrt.add.i32 %x, %y\n  tfrt.return %z : i32\n}\n";
-    let options = hostrt_compiler::bef::WriteOptions { streams: false, locations: true };
+    let options =
+        hostrt_compiler::bef::WriteOptions { streams: false, locations: true, ..Default::default() };
     let bef = hostrt_compiler::compile("f.mlir", text, options).unwrap();
     let bef: &'static hostrt_std::AlignedBytes = Box::leak(Box::new(hostrt_std::AlignedBytes::new(&bef)));
     let mut registry = KernelRegistry::<64>::new();

@@ -46,7 +46,7 @@ fn main() {
         // The minimal image's program keeps no source locations: that image reports errors
         // as codes only (264 bytes less flash for fib).
         let locations = p != "fib_quiet";
-        let options = hostrt_compiler::bef::WriteOptions { streams: false, locations };
+        let options = hostrt_compiler::bef::WriteOptions { streams: false, locations, ..Default::default() };
         let bef = hostrt_compiler::compile(&name, &text, options).unwrap_or_else(|e| panic!("{e}"));
         // The verifier of the hostrt-core the images link: what lets them load these bytes
         // with Program::load_preverified (the checksum ties the flash copy to them).

@@ -41,7 +41,11 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(module) = parse("fuzz.mlir", text) else { return };
     // Both schedules: TFRT's streams (other streams become tasks) and one stream per call.
     for streams in [true, false] {
-        let Ok(bef) = write_with(&module, None, WriteOptions { streams, locations: true }) else { return };
+        let Ok(bef) =
+            write_with(&module, None, WriteOptions { streams, locations: true, ..Default::default() })
+        else {
+            return;
+        };
         run(&AlignedBytes::new(&bef), text);
     }
 });

@@ -41,6 +41,9 @@ pub struct Imported {
     pub dumped: Vec<(usize, String)>,
     /// The element type (`f32`, `i8`, ...) and shape of each of `@main`'s arguments.
     pub inputs: Vec<(&'static str, Vec<usize>)>,
+    /// Imported with [`ImportOptions::prepack`]: the BEF then puts weights on 64-byte
+    /// boundaries, for the 512-bit loads of the loops that read the layout.
+    pub prepacked: bool,
 }
 
 /// How to import.
@@ -72,10 +75,16 @@ impl ImportOptions {
 }
 
 impl Imported {
-    /// The program as BEF.
+    /// The program as BEF: with weights 64-byte aligned in the file when they were laid out
+    /// for x86-64's 512-bit loops ([`Imported::prepacked`]), else 16-byte aligned.
     pub fn to_bef(&self) -> Result<Vec<u8>, ImportError> {
-        hostrt_compiler::bef::write_with(&self.module, None, WriteOptions::default())
-            .map_err(|e| ImportError::model(format!("writing BEF: {e}")))
+        let dense_align = if self.prepacked { 64 } else { WriteOptions::default().dense_align };
+        hostrt_compiler::bef::write_with(
+            &self.module,
+            None,
+            WriteOptions { dense_align, ..Default::default() },
+        )
+        .map_err(|e| ImportError::model(format!("writing BEF: {e}")))
     }
 
     /// The program as MLIR text.
@@ -100,7 +109,7 @@ pub fn tflite_with(bytes: &[u8], options: ImportOptions) -> Result<Imported, Imp
         .iter()
         .map(|&t| (graph.tensors[t].elem.name(), graph.tensors[t].shape.clone()))
         .collect();
-    Ok(Imported { module, report, dumped, inputs })
+    Ok(Imported { module, report, dumped, inputs, prepacked: options.prepack })
 }
 
 /// Whether `bytes` look like a TensorFlow Lite model (the `TFL3` file identifier).

@@ -5,14 +5,14 @@
 use hostrt_core::allocator::{ArenaInitError, RegisterError};
 use hostrt_core::{Allocator, FixedArena};
 
-/// BEF bytes copied into a 16-byte-aligned buffer, as the reader requires (8) and as
-/// dense attributes need to be read with 16-byte loads (a `Vec<u8>` gives no alignment
-/// guarantee).
+/// BEF bytes copied into a 64-byte-aligned buffer, as the reader requires (8) and as
+/// dense attributes need to be read with 16-byte loads, or with 64-byte ones on cache lines
+/// where the file puts them so (a `Vec<u8>` gives no alignment guarantee).
 ///
 /// ```
 /// let bytes = hostrt_std::AlignedBytes::new(&[1, 2, 3]);
 /// assert_eq!(bytes.as_bytes(), &[1, 2, 3]);
-/// assert_eq!(bytes.as_bytes().as_ptr().addr() % 16, 0);
+/// assert_eq!(bytes.as_bytes().as_ptr().addr() % 64, 0);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AlignedBytes {
@@ -20,16 +20,19 @@ pub struct AlignedBytes {
     len: usize,
 }
 
-/// Sixteen bytes at a 16-byte boundary.
+/// Bytes per [`Block`], and their alignment.
+const BLOCK: usize = 64;
+
+/// 64 bytes at a 64-byte boundary (a cache line).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C, align(16))]
-struct Block([u8; 16]);
+#[repr(C, align(64))]
+struct Block([u8; BLOCK]);
 
 impl AlignedBytes {
     /// Copy `bytes` into an aligned buffer.
     pub fn new(bytes: &[u8]) -> Self {
-        let mut blocks = vec![Block([0; 16]); bytes.len().div_ceil(16)];
-        for (b, chunk) in blocks.iter_mut().zip(bytes.chunks(16)) {
+        let mut blocks = vec![Block([0; BLOCK]); bytes.len().div_ceil(BLOCK)];
+        for (b, chunk) in blocks.iter_mut().zip(bytes.chunks(BLOCK)) {
             b.0[..chunk.len()].copy_from_slice(chunk);
         }
         AlignedBytes { blocks, len: bytes.len() }
@@ -37,10 +40,11 @@ impl AlignedBytes {
 
     /// The bytes.
     pub fn as_bytes(&self) -> &[u8] {
-        // SAFETY: `Block` is 16 bytes of `u8` with no padding (`repr(C)`, size = align = 16),
-        // so the blocks are `16 * len` initialised bytes; the first `len` were copied in.
-        let all =
-            unsafe { std::slice::from_raw_parts(self.blocks.as_ptr().cast::<u8>(), self.blocks.len() * 16) };
+        // SAFETY: `Block` is 64 bytes of `u8` with no padding (`repr(C)`, size = align = 64),
+        // so the blocks are `64 * len` initialised bytes; the first `len` were copied in.
+        let all = unsafe {
+            std::slice::from_raw_parts(self.blocks.as_ptr().cast::<u8>(), self.blocks.len() * BLOCK)
+        };
         &all[..self.len]
     }
 }

@@ -325,7 +325,8 @@ fn run(cli: Cli) -> Result<(), String> {
             let name = input.display().to_string();
             let bytes = read_input(&input)?;
             let text = String::from_utf8(bytes).map_err(|e| format!("{name}: not UTF-8: {e}"))?;
-            let options = WriteOptions { streams: !single_stream, locations: !strip_locations };
+            let options =
+                WriteOptions { streams: !single_stream, locations: !strip_locations, ..Default::default() };
             let mut bef = hostrt_compiler::compile(&name, &text, options).map_err(|e| e.to_string())?;
             if arena_bound {
                 bef = with_derived_bounds(&bef)?;

@@ -124,7 +124,12 @@ pub fn bench(c: &mut Criterion, suffix: &str) {
         // and the default program on a host that makes other streams' kernels work-queue
         // tasks, as TFRT does on every queue.
         let one = AlignedBytes::new(
-            &compile("bench.mlir", &text, WriteOptions { streams: false, locations: true }).unwrap(),
+            &compile(
+                "bench.mlir",
+                &text,
+                WriteOptions { streams: false, locations: true, ..Default::default() },
+            )
+            .unwrap(),
         );
         let one_stream = Program::load(one.as_bytes(), &reg, alloc).unwrap();
         let on_cached = Program::load(bef.as_bytes(), &reg, cached).unwrap();

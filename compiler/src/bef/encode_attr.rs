@@ -1,7 +1,7 @@
 //! Attribute encoding: each distinct attribute becomes one 8-aligned blob, children first.
 //! The elements of a dense attribute of 16 bytes or more start 16-aligned in the section
-//! (a unit attribute pads before it when needed; docs/bef.md), so weights can be read in
-//! place with 16-byte loads.
+//! (64-aligned when asked: [`Attrs::dense_align`]; unit attributes pad before it when
+//! needed; docs/bef.md), so weights can be read in place with 16-byte (or 64-byte) loads.
 
 use std::collections::HashMap;
 
@@ -16,6 +16,9 @@ pub struct Attrs {
     pub blobs: Vec<u8>,
     pub offsets: Vec<u32>,
     dedup: HashMap<Vec<u8>, u32>,
+    /// Where dense elements of at least this many bytes start: a multiple of it within the
+    /// section (16 when below; a power of two, 64 at most).
+    pub dense_align: usize,
 }
 
 /// What encoding an attribute needs from the rest of the writer.
@@ -62,17 +65,27 @@ fn int_bytes(kind: u8, ty: &str, v: i64) -> Result<Vec<u8>, String> {
     })
 }
 
-/// Where dense elements start: 16-aligned within the ATTRIBUTES section.
-const DENSE_ALIGN: usize = 16;
+/// Where dense elements start by default: 16-aligned within the ATTRIBUTES section.
+pub const DENSE_ALIGN: usize = 16;
 
 impl Attrs {
+    /// No attributes yet; dense elements to start `dense_align`-aligned.
+    pub fn with_dense_align(dense_align: usize) -> Attrs {
+        Attrs { dense_align, ..Attrs::default() }
+    }
+
     /// Add a blob (deduplicated); returns its index.
     fn blob(&mut self, header: AttrHeader, payload: &[u8]) -> u32 {
         self.blob_aligned(header, payload, None)
     }
 
+    /// The alignment of dense elements: [`Attrs::dense_align`], or [`DENSE_ALIGN`].
+    fn dense_alignment(&self) -> usize {
+        self.dense_align.max(DENSE_ALIGN)
+    }
+
     /// [`blob`](Self::blob), placing payload byte `aligned` (when given) at a multiple of
-    /// [`DENSE_ALIGN`] by first adding an unreferenced unit attribute where needed.
+    /// the dense alignment by first adding unreferenced unit attributes where needed.
     fn blob_aligned(&mut self, header: AttrHeader, payload: &[u8], aligned: Option<usize>) -> u32 {
         let mut key = Vec::with_capacity(8 + payload.len());
         key.extend_from_slice(&header.tag.to_le_bytes());
@@ -81,9 +94,10 @@ impl Attrs {
         if let Some(i) = self.dedup.get(&key) {
             return *i;
         }
-        // Blobs start 8-aligned and a unit blob is 8 bytes: one is always enough.
-        if let Some(at) = aligned
-            && !(self.blobs.len() + 8 + at).is_multiple_of(DENSE_ALIGN)
+        // Blobs start 8-aligned and a unit blob is 8 bytes: at most `align / 8 - 1` of them.
+        let align = self.dense_alignment();
+        while let Some(at) = aligned
+            && !(self.blobs.len() + 8 + at).is_multiple_of(align)
         {
             let unit = AttrHeader::new(attr::UNIT, 0, u16::MAX, 0);
             self.offsets.push(self.blobs.len() as u32);
@@ -196,7 +210,7 @@ impl Attrs {
                 let (code, payload) = crate::dense::encode(d)?;
                 // The elements follow the rank and the dims (8 bytes each).
                 let data = 8 * (1 + d.dims.len());
-                let aligned = (payload.len() - data >= DENSE_ALIGN).then_some(data);
+                let aligned = (payload.len() - data >= self.dense_alignment()).then_some(data);
                 let header = AttrHeader::new(attr::DENSE, code, u16::MAX, payload.len() as u32);
                 Ok(self.blob_aligned(header, &payload, aligned))
             }

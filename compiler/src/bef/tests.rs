@@ -583,3 +583,41 @@ fn arena_records_round_trip_and_a_bad_section_is_refused() {
         )
     );
 }
+
+/// With `dense_align: 64`, dense elements of 64 bytes or more start on 64-byte boundaries
+/// in the file (and in memory, where the file is), and replacing a section keeps them there.
+#[test]
+fn dense_elements_start_on_64_byte_boundaries_when_asked() {
+    // Odd-sized attributes between them, so that blobs do not start aligned by luck.
+    let values = [
+        "\"abc\"",
+        "dense<1> : tensor<17xi8>",
+        "dense<2> : tensor<100xi8>",
+        "\"de\"",
+        "dense<3> : tensor<70xi8>",
+    ];
+    let module = parse("dense.mlir", &dense_program(&values)).unwrap();
+    for (align, expect) in [(16, 16), (64, 64), (40, 64), (0, 16), (1000, 64)] {
+        let options = WriteOptions { dense_align: align, ..WriteOptions::default() };
+        let bef = super::write_with(&module, None, options).unwrap();
+        // Sections added one by one (each a directory entry of 16 bytes) move the rest.
+        let mut files = vec![bef];
+        for id in 100..104 {
+            let last = files.last().unwrap();
+            files.push(super::with_section(last, id, &[0; 8]).unwrap());
+        }
+        for bef in &files {
+            let mut seen = 0;
+            for (offset, _, payload) in dense_blobs(bef) {
+                let rank = u64::from_le_bytes(payload[..8].try_into().expect("rank")) as usize;
+                let data = offset + 8 + 8 * (rank + 1);
+                if payload.len() - 8 * (rank + 1) >= expect {
+                    assert_eq!(data % expect, 0, "dense_align {align}: data at {data}");
+                    seen += 1;
+                }
+            }
+            assert_eq!(seen, if expect == 64 { 2 } else { 3 }, "dense_align {align}");
+            with_file(bef, |f| assert!(f.num_attrs() >= 5));
+        }
+    }
+}

@@ -8,7 +8,7 @@ use hostrt_core::bef::format::{
     self as f, FunctionRecord, KernelRecord, LocationRecord, RegisterRecord, StrRef, frame_bytes, section,
 };
 
-use super::encode_attr::{Attrs, Ctx};
+use super::encode_attr::{Attrs, Ctx, DENSE_ALIGN};
 use super::tables::{Interner, Strings};
 use crate::CompileError;
 use crate::ast::{Attr, Loc, Module, NamedAttr, Op, Region, Type};
@@ -26,11 +26,16 @@ pub struct WriteOptions {
     /// diagnostics name. Off, every location is NONE and the LOCATIONS section is empty:
     /// a smaller file for firmware that reports errors as codes only.
     pub locations: bool,
+    /// Where dense attributes' elements start (those of at least this many bytes): a
+    /// multiple of 16 (the default), 32 or 64 bytes in the file (other values round up to
+    /// one of these; docs/bef.md, "Attributes"). 64 puts a host's weights on cache lines for
+    /// 512-bit loads, at up to 56 bytes of padding each.
+    pub dense_align: usize,
 }
 
 impl Default for WriteOptions {
     fn default() -> Self {
-        WriteOptions { streams: true, locations: true }
+        WriteOptions { streams: true, locations: true, dense_align: DENSE_ALIGN }
     }
 }
 
@@ -52,6 +57,7 @@ pub fn write_with(
         module_options,
         streams: options.streams,
         strip_locations: !options.locations,
+        attrs: Attrs::with_dense_align(options.dense_align.clamp(DENSE_ALIGN, 64).next_power_of_two()),
         ..Writer::default()
     };
     for (i, func) in module.funcs.iter().enumerate() {
@@ -559,13 +565,14 @@ impl<'s> Writer<'s> {
             let streams = [self.root_streams.as_slice(), self.kernel_streams.as_slice()].concat();
             sections.push((section::STREAMS, words(&streams)));
         }
-        assemble(&sections)
+        assemble(&sections, self.attrs.dense_align.max(DENSE_ALIGN))
     }
 }
 
 /// A BEF file of `sections` (id, bytes), in this order: header, directory, then each
-/// section 8-byte aligned (ATTRIBUTES 16-byte aligned); the size and checksum filled in.
-fn assemble(sections: &[(u32, Vec<u8>)]) -> Vec<u8> {
+/// section 8-byte aligned (ATTRIBUTES `attrs_align`-byte aligned: 16 or more); the size and
+/// checksum filled in.
+fn assemble(sections: &[(u32, Vec<u8>)], attrs_align: usize) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&f::MAGIC);
     out.extend_from_slice(&f::VERSION_MAJOR.to_le_bytes());
@@ -576,8 +583,8 @@ fn assemble(sections: &[(u32, Vec<u8>)]) -> Vec<u8> {
     let dir = out.len();
     out.resize(dir + sections.len() * f::SECTION_ENTRY_SIZE, 0);
     for (i, (id, data)) in sections.iter().enumerate() {
-        // Attributes start 16-aligned, so dense elements aligned within them are too.
-        let align = if *id == section::ATTRIBUTES { 16 } else { f::ALIGN };
+        // Attributes start as aligned as their dense elements are within them.
+        let align = if *id == section::ATTRIBUTES { attrs_align } else { f::ALIGN };
         out.resize(out.len().next_multiple_of(align), 0);
         let at = dir + i * f::SECTION_ENTRY_SIZE;
         let entry = [*id, out.len() as u32, data.len() as u32, 0];
@@ -603,16 +610,21 @@ pub fn with_section(bef: &[u8], id: u32, data: &[u8]) -> Result<Vec<u8>, String>
     };
     let count = word(12)? as usize;
     let mut sections = Vec::new();
+    // The attributes keep their alignment (as the dense elements within them do).
+    let mut attrs_align = DENSE_ALIGN;
     for i in 0..count {
         let at = f::HEADER_SIZE + i * f::SECTION_ENTRY_SIZE;
         let (sid, off, size) = (word(at)?, word(at + 4)? as usize, word(at + 8)? as usize);
         let bytes = bef.get(off..off + size).ok_or_else(|| format!("section {sid} outside the file"))?;
+        if sid == section::ATTRIBUTES && off > 0 {
+            attrs_align = (1usize << off.trailing_zeros()).clamp(DENSE_ALIGN, 64);
+        }
         if sid != id {
             sections.push((sid, bytes.to_vec()));
         }
     }
     sections.push((id, data.to_vec()));
-    Ok(assemble(&sections))
+    Ok(assemble(&sections, attrs_align))
 }
 
 /// `bef` with an ARENA section (docs/bef.md, "Arena sizes") recording, for each
