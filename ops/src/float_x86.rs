@@ -106,18 +106,15 @@ impl FloatConv<'_> {
         // Columns x0..x1 of the padded image are input columns 0..x1 - x0.
         let x0 = win.pad.w.min(wp);
         let x1 = (win.pad.w + w).min(wp);
-        let zero = |v: &mut [MaybeUninit<f32>]| v.iter_mut().for_each(|v| _ = v.write(0.0));
         for (y, row) in buf.chunks_exact_mut(wp * c).enumerate() {
             let iy = (band0 * win.stride.h + y).wrapping_sub(win.pad.h);
             if iy >= h {
-                zero(row);
+                write_zeros(row);
                 continue;
             }
-            zero(&mut row[..x0 * c]);
-            zero(&mut row[x1 * c..]);
-            for (v, &x) in row[x0 * c..x1 * c].iter_mut().zip(&image[iy * w * c..]) {
-                v.write(x);
-            }
+            write_zeros(&mut row[..x0 * c]);
+            write_zeros(&mut row[x1 * c..]);
+            write_copy(&mut row[x0 * c..x1 * c], &image[iy * w * c..][..(x1 - x0) * c]);
         }
         for fy in 0..win.filter.h {
             for fx in 0..win.filter.w {
@@ -154,6 +151,22 @@ impl FloatConv<'_> {
         }
         bases
     }
+}
+
+/// Writes zeros (0.0) into all of `dst` (`memset`: an element loop here ran on 16-byte
+/// moves).
+fn write_zeros(dst: &mut [MaybeUninit<f32>]) {
+    // SAFETY: writes `dst.len()` elements at `dst`, which is exclusively borrowed; all-zero
+    // bytes are the float 0.0.
+    unsafe { core::ptr::write_bytes(dst.as_mut_ptr(), 0, dst.len()) }
+}
+
+/// Writes `src` into `dst` (of the same length; `memcpy`, as [`write_zeros`]).
+fn write_copy(dst: &mut [MaybeUninit<f32>], src: &[f32]) {
+    assert_eq!(dst.len(), src.len());
+    // SAFETY: both hold `src.len()` elements (the assertion); `dst` is exclusively borrowed,
+    // so the two do not overlap; `MaybeUninit<f32>` has the layout of `f32`.
+    unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<f32>(), src.len()) }
 }
 
 /// The convolution, if [`FloatConv::fits`]; `false` leaves `out` to the portable loops.
