@@ -6,8 +6,9 @@
 //! Both read each image once into a zero-padded copy on the stack, in bands of output rows
 //! whose input rows fit it (a pointwise convolution reads its image in place), so that every
 //! filter tap of every output pixel reads in bounds, then:
-//! - convolution: tiles of six output pixels by 32 or 16 output channels (512-bit registers)
-//!   or 16 or 8 (256-bit) kept in registers; per filter tap and input channel, one broadcast
+//! - convolution: tiles of twelve sums in registers, six output pixels by 32 output channels
+//!   or twelve by 16 (512-bit registers; 16 or 8 on 256-bit ones); per filter tap and input
+//!   channel, one broadcast
 //!   input value times the filter's row of output channels (`[kh, kw, in, out]`: contiguous,
 //!   read in place);
 //! - depthwise (multiplier 1): on 512-bit registers, per 16 channels, eight output pixels at
@@ -49,6 +50,7 @@ const MAX_TAPS: usize = 64;
 /// every 512-bit load of it is then one line, not two.
 #[repr(align(64))]
 struct PaddedBuf([MaybeUninit<f32>; PADDED]);
+
 /// Output pixels per convolution tile of 32 channels (two of them make one of 16 channels).
 const TILE: usize = 6;
 

@@ -17,7 +17,7 @@ pub struct Attrs {
     pub offsets: Vec<u32>,
     dedup: HashMap<Vec<u8>, u32>,
     /// Where dense elements of at least this many bytes start: a multiple of it within the
-    /// section (16 when below; a power of two, 64 at most).
+    /// section (a power of two from 16 to 64; others of 16 bytes or more start 16-aligned).
     pub dense_align: usize,
 }
 
@@ -79,14 +79,16 @@ impl Attrs {
         self.blob_aligned(header, payload, None)
     }
 
-    /// The alignment of dense elements: [`Attrs::dense_align`], or [`DENSE_ALIGN`].
-    fn dense_alignment(&self) -> usize {
-        self.dense_align.max(DENSE_ALIGN)
+    /// Where `len` bytes of dense elements start: a multiple of [`Attrs::dense_align`] when
+    /// they are at least that many, else of [`DENSE_ALIGN`] when they are at least that many,
+    /// else anywhere (8-aligned, as every blob's payload).
+    fn dense_alignment(&self, len: usize) -> Option<usize> {
+        [self.dense_align, DENSE_ALIGN].into_iter().find(|&a| a >= DENSE_ALIGN && len >= a)
     }
 
-    /// [`blob`](Self::blob), placing payload byte `aligned` (when given) at a multiple of
-    /// the dense alignment by first adding unreferenced unit attributes where needed.
-    fn blob_aligned(&mut self, header: AttrHeader, payload: &[u8], aligned: Option<usize>) -> u32 {
+    /// [`blob`](Self::blob), placing payload byte `at` at a multiple of `align` (when given)
+    /// by first adding unreferenced unit attributes where needed.
+    fn blob_aligned(&mut self, header: AttrHeader, payload: &[u8], aligned: Option<(usize, usize)>) -> u32 {
         let mut key = Vec::with_capacity(8 + payload.len());
         key.extend_from_slice(&header.tag.to_le_bytes());
         key.extend_from_slice(&header.len.to_le_bytes());
@@ -95,8 +97,7 @@ impl Attrs {
             return *i;
         }
         // Blobs start 8-aligned and a unit blob is 8 bytes: at most `align / 8 - 1` of them.
-        let align = self.dense_alignment();
-        while let Some(at) = aligned
+        while let Some((at, align)) = aligned
             && !(self.blobs.len() + 8 + at).is_multiple_of(align)
         {
             let unit = AttrHeader::new(attr::UNIT, 0, u16::MAX, 0);
@@ -210,7 +211,7 @@ impl Attrs {
                 let (code, payload) = crate::dense::encode(d)?;
                 // The elements follow the rank and the dims (8 bytes each).
                 let data = 8 * (1 + d.dims.len());
-                let aligned = (payload.len() - data >= self.dense_alignment()).then_some(data);
+                let aligned = self.dense_alignment(payload.len() - data).map(|align| (data, align));
                 let header = AttrHeader::new(attr::DENSE, code, u16::MAX, payload.len() as u32);
                 Ok(self.blob_aligned(header, &payload, aligned))
             }

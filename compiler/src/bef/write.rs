@@ -26,10 +26,11 @@ pub struct WriteOptions {
     /// diagnostics name. Off, every location is NONE and the LOCATIONS section is empty:
     /// a smaller file for firmware that reports errors as codes only.
     pub locations: bool,
-    /// Where dense attributes' elements start (those of at least this many bytes): a
-    /// multiple of 16 (the default), 32 or 64 bytes in the file (other values round up to
-    /// one of these; docs/bef.md, "Attributes"). 64 puts a host's weights on cache lines for
-    /// 512-bit loads, at up to 56 bytes of padding each.
+    /// Where dense attributes' elements start (those of at least this many bytes; smaller
+    /// ones of 16 bytes or more start 16-aligned): a multiple of 16 (the default), 32 or 64
+    /// bytes in the file (other values round up to one of these; docs/bef.md,
+    /// "Attributes"). 64 puts a host's weights on cache lines for 512-bit loads, at up to
+    /// 56 bytes of padding each.
     pub dense_align: usize,
 }
 

@@ -28,8 +28,9 @@ pub(crate) const MAX_TAPS: usize = 64;
 /// Output pixels per tile of the VNNI convolution (its patch blocks are whole tiles).
 pub(crate) const TILE: usize = 8;
 
-/// How the VNNI convolution reads a layer's filter, decided by the layer's shape alone (so an
-/// importer and the kernel agree): per block of [`BLOCK`] output channels, a row of biases,
+/// How the VNNI convolution (and fully connected) loops read a layer's filter, decided by the
+/// layer's shape alone (so an importer and the kernel agree; [`ConvLayout::of`],
+/// [`ConvLayout::of_fully_connected`]): per block of [`BLOCK`] output channels, a row of biases,
 /// then `quads` rows of four filter values per channel, in the order [`Reads`] says the
 /// patch values are read. Values past the channels, a filter row or the patch are zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
