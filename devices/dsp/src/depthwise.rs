@@ -174,16 +174,20 @@ fn word_taps(
     let three = w.filter == Hw::square(3) && w.dilation.h == 1;
     let offset = -p.input_zero_point;
     let mut folded = Filled::<[i32; 4], { STAGE_RUN / 4 }>::new();
+    // Their filters as nine words per four channels (`loops::filter_words_3x3`).
+    let mut words = Filled::<[u32; 9], { STAGE_RUN / 4 }>::new();
     for c0 in (0..c_n).step_by(STAGE_RUN) {
         let n = (c_n - c0).min(STAGE_RUN);
         ScaleGroup::fill(&quant, c0, n / 4, &mut scales);
         let scales = scales.get();
-        // The 3x3 windows' bias with the offset folded in.
+        // The 3x3 windows' filters as words, and their bias with the offset folded in.
         let groups = if three { n / 4 } else { 0 };
-        folded.set((0..groups).map(|g| {
+        words.set((0..groups).map(|g| loops::filter_words_3x3(&filter[c0 + 4 * g..], c_n)));
+        let words = words.get();
+        folded.set(words.iter().enumerate().map(|(g, taps)| {
             let c = c0 + 4 * g;
             core::array::from_fn(|r| {
-                let sum = (0..9).map(|t| i32::from(filter[t * c_n + c + r])).sum::<i32>();
+                let sum = taps.iter().map(|w| i32::from((w >> (8 * r)) as u8 as i8)).sum::<i32>();
                 bias.map_or(0, |b| b[c + r]).wrapping_add(offset.wrapping_mul(sum))
             })
         }));
@@ -211,15 +215,11 @@ fn word_taps(
                     }
                     let (outs, _) = pixel[c0..][..n].as_chunks_mut::<4>();
                     if three && nr == 3 && taps_w == 3 {
-                        let (xi, fi) = rows[0];
-                        for (g, ((o, sc), fo)) in outs.iter_mut().zip(scales).zip(folded).enumerate() {
-                            let acc = loops::taps4_3x3(
-                                &input[xi + 4 * g..],
-                                s.w * c_n,
-                                &filter[fi + 4 * g..],
-                                c_n,
-                                *fo,
-                            );
+                        // The window's first tap (its filter's is the run's first: `words`).
+                        let (xi, _) = rows[0];
+                        let groups = outs.iter_mut().zip(scales).zip(folded).zip(words);
+                        for (g, (((o, sc), fo), fw)) in groups.enumerate() {
+                            let acc = loops::taps4_3x3(&input[xi + 4 * g..], s.w * c_n, fw, c_n, *fo);
                             *o = sc.output(acc, zp, act4);
                         }
                         continue;

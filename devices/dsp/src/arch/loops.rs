@@ -371,28 +371,28 @@ fn run_taps4(xs: &[i8], fs: &[i8], stride: usize, n: usize, offset: u32, mut acc
     acc
 }
 
-/// `acc[j] + Σ_(r, t < 3) xs[r * row + t * stride + j] * fs[(3 * r + t) * stride + j]` for four
+/// `acc[j] + Σ_(r, t < 3) xs[r * row + t * stride + j] * byte j of fs[3 * r + t]` for four
 /// channels `j`: a whole 3x3 depthwise window (depth multiplier 1, no dilation), its input
-/// rows `row` bytes apart, taps `stride` bytes apart in both, the filter's rows one after
-/// the other. No input offset: the caller adds `offset * Σ filter` to `acc` (every tap is
-/// in the image, so that is exact), which frees the register the offset would take.
+/// rows `row` bytes apart and taps `stride` bytes apart, the filter's nine taps of the four
+/// channels laid out as nine words (one per tap, channel `j` in byte `j`), so that each
+/// filter load steps by itself. No input offset: the caller adds `offset * Σ filter` to
+/// `acc` (every tap is in the image, so that is exact), which frees the register the offset
+/// would take.
 #[inline]
-pub fn taps4_3x3(xs: &[i8], row: usize, fs: &[i8], stride: usize, acc: [i32; 4]) -> [i32; 4] {
+pub fn taps4_3x3(xs: &[i8], row: usize, fs: &[u32; 9], stride: usize, acc: [i32; 4]) -> [i32; 4] {
     let x_span = row.checked_mul(2).and_then(|r| r.checked_add(2 * stride + 4)).expect("rows");
-    let f_span = stride.checked_mul(8).and_then(|s| s.checked_add(4)).expect("taps");
-    run_taps4_3x3(&xs[..x_span], row, &fs[..f_span], stride, acc)
+    run_taps4_3x3(&xs[..x_span], row, fs, stride, acc)
 }
 
-/// One tap of [`taps4_3x3`]: the input word at `[px]` and the filter word at `[pf]`, both
-/// then advanced by `stride`.
+/// One tap of [`taps4_3x3`]: the input word at `[px]`, then `px += stride`; the filter word
+/// at `[pf]`, then `pf += 4`.
 #[cfg(hostrt_arm_dsp)]
 macro_rules! tap_3x3 {
     () => {
         concat!(
             "ldr {x}, [{px}]\n",
-            "ldr {w}, [{pf}]\n",
+            "ldr {w}, [{pf}], #4\n",
             "add {px}, {px}, {s}\n",
-            "add {pf}, {pf}, {s}\n",
             "sxtb16 {x02}, {x}\n",
             "sxtb16 {x}, {x}, ror #8\n",
             mac4!(),
@@ -402,13 +402,13 @@ macro_rules! tap_3x3 {
 
 #[cfg(hostrt_arm_dsp)]
 #[inline(always)]
-fn run_taps4_3x3(xs: &[i8], row: usize, fs: &[i8], stride: usize, acc: [i32; 4]) -> [i32; 4] {
+fn run_taps4_3x3(xs: &[i8], row: usize, fs: &[u32; 9], stride: usize, acc: [i32; 4]) -> [i32; 4] {
     let [mut a0, mut a1, mut a2, mut a3] = acc;
     // From the end of one input row's three taps to the start of the next (modulo 2^32).
     let skip = row.wrapping_sub(3 * stride);
-    // SAFETY: reads the words at xs[r * row + t * stride] and fs[(3r + t) * stride] for
-    // r, t < 3: within both slices, as `taps4_3x3` checked (`2 * row + 2 * stride + 4` and
-    // `8 * stride + 4` bytes); writes only the named registers.
+    // SAFETY: reads the words at xs[r * row + t * stride] for r, t < 3, within `xs`, as
+    // `taps4_3x3` checked (`2 * row + 2 * stride + 4` bytes), and the nine words of `fs`;
+    // writes only the named registers.
     unsafe {
         core::arch::asm!(
             tap_3x3!(), tap_3x3!(), tap_3x3!(),
@@ -428,8 +428,27 @@ fn run_taps4_3x3(xs: &[i8], row: usize, fs: &[i8], stride: usize, acc: [i32; 4])
 
 #[cfg(not(hostrt_arm_dsp))]
 #[inline(always)]
-fn run_taps4_3x3(xs: &[i8], row: usize, fs: &[i8], stride: usize, acc: [i32; 4]) -> [i32; 4] {
-    (0..3).fold(acc, |acc, r| run_taps4(&xs[r * row..], &fs[3 * r * stride..], stride, 3, 0, acc))
+fn run_taps4_3x3(xs: &[i8], row: usize, fs: &[u32; 9], stride: usize, acc: [i32; 4]) -> [i32; 4] {
+    let mut acc = acc;
+    for (k, w) in fs.iter().enumerate() {
+        let x = &xs[(k / 3) * row + (k % 3) * stride..][..4];
+        for (j, a) in acc.iter_mut().enumerate() {
+            *a = a.wrapping_add(i32::from(x[j]) * i32::from(w.to_le_bytes()[j] as i8));
+        }
+    }
+    acc
+}
+
+/// The nine words [`taps4_3x3`] reads for four channels of a 3x3 depthwise filter: tap `t`'s
+/// word holds the four channels' values at `filter[t * stride..]`.
+#[inline]
+pub fn filter_words_3x3(filter: &[i8], stride: usize) -> [u32; 9] {
+    let mut words = [0; 9];
+    for (t, w) in words.iter_mut().enumerate() {
+        let (quad, _) = filter[t * stride..][..4].as_chunks::<4>();
+        *w = word(&quad[0]);
+    }
+    words
 }
 
 #[cfg(test)]
@@ -444,7 +463,7 @@ mod tests {
             let mut rng = crate::testutil::Lcg(seed);
             let row = 3 * stride + extra;
             let (xs, fs): (Vec<i8>, Vec<i8>) = (rng.bytes(2 * row + 2 * stride + 4), rng.bytes(8 * stride + 4));
-            let got = taps4_3x3(&xs, row, &fs, stride, acc);
+            let got = taps4_3x3(&xs, row, &filter_words_3x3(&fs, stride), stride, acc);
             for j in 0..4 {
                 let want = (0..9).fold(acc[j], |a, k| {
                     let (r, t) = (k / 3, k % 3);
