@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Instructions per layer of one imported model on QEMU Cortex-M4F, hostrt beside TensorFlow
 # Lite Micro with CMSIS-NN: runs the model's firmware image with `--features layer-profile`,
-# decodes its defmt frames (which `cargo xtask defmt` prints on stderr), and joins each kernel with TFLM's operator of the same index from
-# `scripts/tflm_baseline.sh`'s results. Prints a markdown table per layer and per operator
-# type (ratio = hostrt / TFLM; an operator hostrt runs as no kernel, as RESHAPE, counts 0).
+# decodes its defmt frames (`cargo xtask defmt` prints the table on stderr), and joins each
+# kernel with TFLM's operator of the same index from `scripts/tflm_baseline.sh`'s results.
+# Prints a markdown table per layer and per operator type (ratio = hostrt / TFLM; an
+# operator hostrt runs as no kernel, as RESHAPE, counts 0).
 #
 # Usage: scripts/layers_vs_tflm.sh IMAGE MODEL
 #   e.g. scripts/layers_vs_tflm.sh resnet8 resnet8_i8
