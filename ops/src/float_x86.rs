@@ -131,8 +131,7 @@ impl FloatConv<'_> {
 
     /// First value of output pixel `i` (of a band) in the band's padded rows.
     fn base(&self, padded: &Padded<'_>, i: usize) -> usize {
-        let w = self.window;
-        ((i / w.output.w) * w.stride.h * padded.width + (i % w.output.w) * w.stride.w) * self.dims[3]
+        self.bases::<1>(padded, i, 1)[0]
     }
 
     /// [`FloatConv::base`] of output pixels `i..i + N`, the last repeated past pixel

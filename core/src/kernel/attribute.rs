@@ -251,10 +251,7 @@ impl<'a> AttrRef<'a> {
         }
         let shape = TensorShape::new(&dims[..rank]).ok()?;
         let data = self.bytes.get(8 * (rank + 1)..)?;
-        let size = shape.checked_num_elements()?.checked_mul(dtype.size())?;
-        let aligned = (data.as_ptr() as usize).is_multiple_of(dtype.align());
-        let bools_ok = dtype != DType::Bool || data.iter().all(|b| *b <= 1);
-        (size == data.len() && aligned && bools_ok).then_some(DenseAttr { dtype, shape, data })
+        dense_data_ok(dtype, shape.checked_num_elements()?, data).then_some(DenseAttr { dtype, shape, data })
     }
 
     /// [`AttrRef::get_dense`] of an attribute whose rank must be `dims.len()`: writes its dims
@@ -291,10 +288,7 @@ impl<'a> AttrRef<'a> {
             *d = usize::try_from(i64::from_le_bytes(*word)).ok()?;
             elements = elements.checked_mul(*d)?;
         }
-        let size = elements.checked_mul(dtype.size())?;
-        let aligned = (data.as_ptr() as usize).is_multiple_of(dtype.align());
-        let bools_ok = dtype != DType::Bool || data.iter().all(|b| *b <= 1);
-        (size == data.len() && aligned && bools_ok).then_some((dtype, data))
+        dense_data_ok(dtype, elements, data).then_some((dtype, data))
     }
 
     /// An attribute of another kind over raw bytes (functions, types, aggregates), whose
@@ -364,6 +358,15 @@ impl<'a> AttrRef<'a> {
         // check keeps the view sound for any bytes.
         crate::utf8::to_str(self.bytes)
     }
+}
+
+/// Whether `data` holds exactly `elements` values of `dtype`, aligned for it, with bool
+/// bytes 0 or 1: the checks both dense readers of [`AttrRef`] make on the elements.
+#[inline]
+fn dense_data_ok(dtype: DType, elements: usize, data: &[u8]) -> bool {
+    let Some(size) = elements.checked_mul(dtype.size()) else { return false };
+    let aligned = (data.as_ptr() as usize).is_multiple_of(dtype.align());
+    size == data.len() && aligned && (dtype != DType::Bool || data.iter().all(|b| *b <= 1))
 }
 
 /// A dense attribute's contents, borrowed from the program: dtype, shape and the row-major

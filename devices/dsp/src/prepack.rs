@@ -318,13 +318,13 @@ pub(crate) fn check_conv(p: &ConvParams, packed: &[u8]) -> Result<(), DspError> 
     check_len("packed", layout.len(), packed.len())
 }
 
-/// `Ok` if `packed` has the length of the fully connected layer's [`ConvLayout`] (and `p` has
-/// one).
+/// The fully connected layer's [`ConvLayout`], if `packed` has its length (and `p` has one).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-pub(crate) fn check_fully_connected(p: &FullyConnectedParams, packed: &[u8]) -> Result<(), DspError> {
+pub(crate) fn check_fully_connected(p: &FullyConnectedParams, packed: &[u8]) -> Result<ConvLayout, DspError> {
     let layout = ConvLayout::of_fully_connected(p)
         .ok_or(DspError::Param("packed weights for a layer the VNNI loops do not take"))?;
-    check_len("packed", layout.len(), packed.len())
+    check_len("packed", layout.len(), packed.len())?;
+    Ok(layout)
 }
 
 #[cfg(test)]

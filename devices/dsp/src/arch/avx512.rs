@@ -98,13 +98,14 @@ pub fn fully_connected_prepacked(
     output: &mut [i8],
 ) -> Result<(), DspError> {
     check_per_channel(p, input, filter, bias, &quant, output)?;
-    if let Some(packed) = packed {
-        check_fully_connected(p, packed)?;
-    }
+    let packed = match packed {
+        Some(packed) => Some((check_fully_connected(p, packed)?, packed)),
+        None => None,
+    };
     if p.input_depth > 0 && p.output_depth > 0 && !quant.multiplier.contains(&i32::MIN) && has_vnni() {
         match packed {
             // SAFETY: `has_vnni` said the CPU has the target features of `fully_connected`.
-            Some(packed) => unsafe { super::vnni_fc::fully_connected(p, input, packed, quant, output) },
+            Some(laid) => unsafe { super::vnni_fc::fully_connected(p, input, laid, quant, output) },
             // SAFETY: as above, those of `fully_connected_rows`.
             None => unsafe { fully_connected_rows(p, input, (filter, bias), quant, output) },
         }

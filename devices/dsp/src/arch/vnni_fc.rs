@@ -18,18 +18,17 @@ use crate::quant::PerChannel;
 /// Blocks of 16 channels whose sums share each broadcast input quad.
 const BLOCKS: usize = 4;
 
-/// The layer, for arguments `avx512::fully_connected_prepacked` has checked: `packed` is the
-/// layer's layout's length, the depths are nonzero, shifts are in range and no multiplier is
+/// The layer, for arguments `avx512::fully_connected_prepacked` has checked: `packed` is
+/// `layout`'s length, the depths are nonzero, shifts are in range and no multiplier is
 /// `i32::MIN`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 pub(super) fn fully_connected(
     p: &FullyConnectedParams,
     input: &[i8],
-    packed: &[u8],
+    (layout, packed): (ConvLayout, &[u8]),
     quant: PerChannel<'_>,
     output: &mut [i8],
 ) {
-    let Some(layout) = ConvLayout::of_fully_connected(p) else { return };
     let (depth, oc_n, rows) = (p.input_depth, p.output_depth, layout.block_rows());
     let act = (p.output_zero_point, p.activation.min, p.activation.max);
     let (packed, _) = packed.as_chunks::<ROW>();
