@@ -418,8 +418,13 @@ fn dense_of_a_known_rank_agrees_with_get_dense() {
         }
     }
     // Misaligned data, bools and a kind that is not dense.
-    let mut shifted = vec![0u8];
-    shifted.extend(payload(&[1], 4));
+    // The payload one byte past an 8-byte boundary (a `Vec<u8>`'s own alignment is 1, which
+    // Miri takes literally), so its data, 16 bytes on, is not 4-aligned.
+    let mut words = [0u64; 4];
+    // SAFETY: the 32 bytes of `words`, which `store` borrows exclusively; any byte is a `u8`.
+    let store = unsafe { core::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), 32) };
+    store[1..21].copy_from_slice(&payload(&[1], 4));
+    let shifted = &store[..21];
     let misaligned = AttrRef::dense(DType::I32, &shifted[1..]);
     assert_eq!(misaligned.get_dense_into(&mut [0]), None);
     assert!(AttrRef::dense(DType::I8, &shifted[1..]).get_dense_into(&mut [0]).is_none(), "length");
