@@ -14,6 +14,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod arena;
 pub mod build;
 pub mod error;
 mod model;
@@ -22,6 +23,7 @@ pub mod plan;
 pub mod program;
 pub mod tflite;
 
+pub use arena::ArenaNeeds;
 pub use error::ImportError;
 pub use model::Program;
 pub use program::Report;

@@ -217,6 +217,51 @@ fn a_call_needs_the_planned_arena_and_outputs_plus_a_fixed_allowance() {
     println!("largest allowance used: {} bytes ({})", worst.0, worst.1);
 }
 
+/// Every model's recorded arena (`to_bef_with_arena`, measured on zero inputs) is enough for
+/// its test input: in a `FixedArena` of exactly that capacity the program loads, passes
+/// `check_arena`, and the call, its input tensor made in the arena as firmware makes it,
+/// completes without an error.
+#[test]
+fn the_recorded_arena_runs_each_model_on_its_input() {
+    use hostrt_core::allocator::{ARENA_ALIGN, FixedArena};
+    let mut registry: KernelRegistry<256> = KernelRegistry::new();
+    register_basic_kernels(&mut registry).unwrap();
+    registry.add_entries(hostrt_ops::KERNELS).unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(models_dir())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".tflite").map(String::from))
+        .collect();
+    names.sort();
+    for name in &names {
+        let model = std::fs::read(models_dir().join(format!("{name}.tflite"))).unwrap();
+        let (bef, needs) = hostrt_import::tflite(&model).unwrap().to_bef_with_arena().unwrap();
+        let bef = AlignedBytes::new(&bef);
+        // Exactly `needs.here` usable bytes: the buffer cut at the arena alignment.
+        let buffer: &'static mut [u8] = vec![0u8; needs.here + ARENA_ALIGN].leak();
+        let skip = (buffer.as_ptr() as usize).wrapping_neg() % ARENA_ALIGN;
+        let arena: &'static FixedArena = Box::leak(Box::new(FixedArena::empty()));
+        arena.init(&mut buffer[skip..skip + needs.here]).unwrap();
+        let alloc = Allocator::register(arena).unwrap();
+        {
+            let queue = SingleThreadedWorkQueue::new();
+            let host = HostContext::new(alloc, &queue);
+            let program = Program::load(bef.as_bytes(), &registry, &host).unwrap();
+            assert_eq!(program.arena_need("main").map(|n| (n.bytes, n.measured)), Some((needs.here, true)));
+            program.check_arena(alloc, "main").unwrap();
+            let input = npy::to_tensor(alloc, &load(name, "input")).unwrap();
+            let arg = host.make_available(input).unwrap().into_rc();
+            let results = program.call(&host, "main", std::slice::from_ref(&arg)).unwrap();
+            for i in 0..results.len() {
+                let out = results.get::<DenseHostTensor>(i);
+                assert!(out.is_ok(), "{name}: output {i} in {} bytes: {:?}", needs.here, out.err());
+            }
+        }
+        let s = arena.stats().unwrap();
+        assert_eq!((s.in_use, s.failed), (0, 0), "{name}");
+        alloc.unregister().expect("nothing left in the slot");
+    }
+}
+
 /// Weights laid out for the VNNI loops (`prepack`) that do not fit their layer, as a
 /// hand-edited program may have them, are the kernel's error naming them, on every x86-64 CPU
 /// (other targets do not read them).

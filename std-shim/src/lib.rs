@@ -8,12 +8,14 @@
 //!
 //! - [`MappedBef`]: zero-copy loading of BEF files through `mmap`, verified in place;
 //!   [`AlignedBytes`] for BEF read into memory.
-//! - [`leaked_arena`]: the firmware's fixed arena over heap memory, for tools and tests.
+//! - [`leaked_arena`]: the firmware's fixed arena over heap memory, for tools and tests;
+//!   [`ArenaTrace`]: the arena a run needs, from a record of its allocations.
 //! - [`log_diagnostic`] and [`log_output`]: diagnostics and printed lines as `log` records.
 //!
 //! Planned: plugin loading.
 
 mod allocator;
+mod arena_trace;
 mod block_cache;
 mod bytes;
 mod log;
@@ -23,6 +25,7 @@ mod work_queue;
 pub use allocator::{
     FixedSizeEvent, FixedSizeTestAllocator, MallocAllocator, Profile, ProfiledAllocator, SystemAllocator,
 };
+pub use arena_trace::ArenaTrace;
 pub use block_cache::CachedMallocAllocator;
 pub use bytes::{AlignedBytes, ArenaError, leaked_arena};
 pub use log::{DIAGNOSTICS_TARGET, OUTPUT_TARGET, log_diagnostic, log_output};

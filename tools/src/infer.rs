@@ -4,9 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use hostrt_compiler::bef::{ArenaRecord, with_arena_records};
 use hostrt_core::executor::Program;
-use hostrt_core::tensor::{DType, DenseHostTensor, TensorMetadata, TensorShape};
+use hostrt_core::tensor::DenseHostTensor;
 use hostrt_core::work_queue::ConcurrentWorkQueue;
 use hostrt_core::{Allocator, HostContext, SingleThreadedWorkQueue};
 use hostrt_import::npy;
@@ -19,14 +18,9 @@ pub fn import(model: &Path, output: &Path, prepack: bool) -> Result<(), String> 
     let options = hostrt_import::ImportOptions { prepack, ..Default::default() };
     let imported =
         hostrt_import::tflite_with(&bytes, options).map_err(|e| format!("{}: {e}", model.display()))?;
-    let bef = imported.to_bef().map_err(|e| e.to_string())?;
-    let need = call_arena(&bef, &imported.inputs)?;
-    let out = if output.extension().is_some_and(|e| e == "mlir") {
-        imported.to_mlir().into_bytes()
-    } else {
-        let record = ArenaRecord { function: 0, bytes: need, measured: true };
-        with_arena_records(&bef, &[record], size_of::<usize>() as u8)?
-    };
+    let (bef, needs) = imported.to_bef_with_arena().map_err(|e| e.to_string())?;
+    let mlir = output.extension().is_some_and(|e| e == "mlir");
+    let out = if mlir { imported.to_mlir().into_bytes() } else { bef };
     std::fs::write(output, &out).map_err(|e| format!("{}: {e}", output.display()))?;
     let r = &imported.report;
     say!("{:<28} {:>5}  kernel", "operator", "count");
@@ -39,32 +33,17 @@ pub fn import(model: &Path, output: &Path, prepack: bool) -> Result<(), String> 
         r.arena_bytes,
         r.unplanned_bytes
     );
+    let recorded = if mlir { "" } else { " (recorded in the BEF)" };
     say!(
-        "a FixedArena for loading and one call: {need} bytes on {}-bit targets, measured on zero inputs{}",
+        "a FixedArena for loading and one call: {} bytes on {}-bit targets, measured on zero inputs{recorded}",
+        needs.here,
         usize::BITS,
-        if output.extension().is_some_and(|e| e == "mlir") { "" } else { " (the BEF's ARENA section)" }
     );
+    if let Some(bound) = needs.bound_32 {
+        say!("  on 32-bit targets: at most {bound} bytes, derived from the same run{recorded}");
+    }
     say!("wrote {} ({} bytes, {} kernels)", output.display(), out.len(), r.kernels);
     Ok(())
-}
-
-/// The arena a `FixedArena` needs to load `bef` and call `@main` (function 0 of an
-/// imported model) once on zero inputs of the model's types and shapes.
-fn call_arena(bef: &[u8], inputs: &[(&'static str, Vec<usize>)]) -> Result<usize, String> {
-    let registry = crate::run::kernels(&crate::run::RunOptions::default())?;
-    let bytes = AlignedBytes::new(bef);
-    crate::arena::measure_call(bytes.as_bytes(), &*registry, "main", |host| {
-        let mut args = Vec::new();
-        for (dtype, shape) in inputs {
-            let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-            let dtype = DType::from_kernel_suffix(dtype).ok_or_else(|| format!("input type {dtype}"))?;
-            let shape = TensorShape::new(&dims).map_err(|e| format!("input shape {shape:?}: {e:?}"))?;
-            let t = DenseHostTensor::new(host.allocator(), TensorMetadata { dtype, shape })
-                .map_err(|e| format!("an input of {dims:?}: {e:?}"))?;
-            args.push(host.make_available(t).map_err(|e| e.to_string())?.into_rc());
-        }
-        Ok(args)
-    })
 }
 
 /// BEF bytes of a model file: `.tflite` (imported), BEF, or MLIR text.

@@ -24,7 +24,12 @@ fn import_then_infer_gives_the_golden_and_every_layer() {
     let printed = hostrt(&["import".as_ref(), model.as_os_str(), "-o".as_ref(), bef.as_os_str()]);
     assert!(printed.contains("DEPTHWISE_CONV_2D                3  nn.depthwise_conv_2d.i8"), "{printed}");
     assert!(printed.contains("activation arena: 8000 bytes planned"), "{printed}");
-    assert!(printed.contains("(the BEF's ARENA section)"), "{printed}");
+    let bits = usize::BITS;
+    assert!(
+        printed
+            .contains(&format!("bytes on {bits}-bit targets, measured on zero inputs (recorded in the BEF)"))
+    );
+    assert_eq!(printed.contains("on 32-bit targets: at most"), bits == 64, "{printed}");
 
     let input = models().join("ds_cnn_i8.input.npy");
     let (out, layers) = (dir.join("out"), dir.join("layers"));

@@ -10,4 +10,7 @@ mod write;
 mod tests;
 
 pub use decode::decode;
-pub use write::{ArenaRecord, WriteOptions, with_arena, with_arena_records, with_section, write, write_with};
+pub use write::{
+    ArenaRecord, WriteOptions, with_arena, with_arena_alt_records, with_arena_records, with_section, write,
+    write_with,
+};

@@ -418,7 +418,11 @@ fn dense_blob(code: u8, dims: &[i64], data: &[u8]) -> DenseBlob {
 #[test]
 fn dense_attributes_have_the_documented_layout() {
     let bef = compile_ok(&dense_program(&["dense<[1.0, 2.0]> : tensor<2xf32>"]));
-    assert_eq!(u16::from_le_bytes([bef[6], bef[7]]), 3, "minor version 3 (2 added DENSE)");
+    assert_eq!(
+        u16::from_le_bytes([bef[6], bef[7]]),
+        4,
+        "minor version 4 (2 added DENSE, 3 ARENA, 4 ARENA_ALT)"
+    );
     let blobs = dense_blobs(&bef);
     assert_eq!(blobs.len(), 1);
     let (_, header, payload) = &blobs[0];
@@ -582,6 +586,36 @@ fn arena_records_round_trip_and_a_bad_section_is_refused() {
             e.offset
         )
     );
+}
+
+/// ARENA_ALT holds a second record per function, for another pointer size: `arena_need_for`
+/// finds each size's record in either section, and `arena_need` prefers this machine's.
+#[test]
+fn a_second_pointer_size_is_recorded_beside_the_first() {
+    use super::{ArenaRecord, with_arena_alt_records, with_arena_records};
+    let bef = compile_ok("func.func @a() { tfrt.return }\nfunc.func @b() { tfrt.return }");
+    let host = size_of::<usize>() as u8;
+    let other = if host == 8 { 4 } else { 8 };
+    let a = |bytes, measured| [ArenaRecord { function: 0, bytes, measured }];
+    let both = with_arena_records(&bef, &a(4096, true), other).unwrap();
+    let both = with_arena_alt_records(&both, &a(3000, false), host).unwrap();
+    with_file(&both, |f| {
+        let (mine, theirs) = (f.arena_need_for(0, host).unwrap(), f.arena_need_for(0, other).unwrap());
+        assert_eq!((mine.bytes, mine.measured, mine.pointer_bytes), (3000, false, host));
+        assert_eq!((theirs.bytes, theirs.measured, theirs.pointer_bytes), (4096, true, other));
+        assert_eq!(f.arena_need(0), Some(mine), "this machine's record first, wherever it is");
+        assert_eq!(f.arena_need_for(0, 2), None, "no record for 2-byte pointers");
+        assert_eq!(f.arena_need(1), None, "function 1 records nothing in either section");
+    });
+    // Without a record of this machine's size, ARENA's (as before ARENA_ALT).
+    let alt_only_other = with_arena_alt_records(&bef, &a(100, true), 2).unwrap();
+    let first = with_arena_records(&alt_only_other, &a(4096, true), other).unwrap();
+    with_file(&first, |f| assert_eq!(f.arena_need(0).map(|n| n.bytes), Some(4096)));
+    // A short ARENA_ALT is refused as a short ARENA is.
+    let short = super::with_section(&bef, hostrt_core::bef::format::section::ARENA_ALT, &[0u8; 4]).unwrap();
+    let aligned = hostrt_std::AlignedBytes::new(&short);
+    let e = BefFile::load_unresolved(aligned.as_bytes(), scratch()).unwrap_err();
+    assert!(e.to_string().ends_with("(arena: not two words per function)"), "{e}");
 }
 
 /// With `dense_align: 64`, dense elements of 64 bytes or more start on 64-byte boundaries

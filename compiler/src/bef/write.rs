@@ -652,6 +652,21 @@ pub struct ArenaRecord {
 /// `bef` with an ARENA section recording `records`, for a machine with
 /// `pointer_bytes`-byte pointers; functions not listed record none.
 pub fn with_arena_records(bef: &[u8], records: &[ArenaRecord], pointer_bytes: u8) -> Result<Vec<u8>, String> {
+    with_section(bef, section::ARENA, &arena_words(bef, records, pointer_bytes)?)
+}
+
+/// [`with_arena_records`] into ARENA_ALT, the second record per function, for another
+/// pointer size than ARENA's (`hostrt import` records a 32-bit bound there).
+pub fn with_arena_alt_records(
+    bef: &[u8],
+    records: &[ArenaRecord],
+    pointer_bytes: u8,
+) -> Result<Vec<u8>, String> {
+    with_section(bef, section::ARENA_ALT, &arena_words(bef, records, pointer_bytes)?)
+}
+
+/// An ARENA-shaped section's bytes: `records` for `bef`'s functions.
+fn arena_words(bef: &[u8], records: &[ArenaRecord], pointer_bytes: u8) -> Result<Vec<u8>, String> {
     let functions = function_count(bef)?;
     let mut words = vec![0u32; 2 * functions];
     for &ArenaRecord { function: fi, bytes, measured } in records {
@@ -663,8 +678,7 @@ pub fn with_arena_records(bef: &[u8], records: &[ArenaRecord], pointer_bytes: u8
             u32::try_from(bytes).map_err(|_| format!("function {fi}: {bytes} bytes do not fit 32 bits"))?;
         words[i + 1] = if measured { f::arena::MEASURED } else { 0 } | u32::from(pointer_bytes);
     }
-    let data: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    with_section(bef, section::ARENA, &data)
+    Ok(words.iter().flat_map(|w| w.to_le_bytes()).collect())
 }
 
 /// Number of function records in `bef`'s FUNCTIONS section.

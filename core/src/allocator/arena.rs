@@ -30,7 +30,22 @@ pub const ARENA_ALIGN: usize = 64;
 /// assert_eq!(arena_block_bytes(Layout::from_size_align(64, 64).unwrap()), 64 + 2 * word + 64 - word);
 /// ```
 pub const fn arena_block_bytes(layout: Layout) -> usize {
-    let word = core::mem::size_of::<usize>();
+    arena_block_bytes_on(layout, core::mem::size_of::<usize>())
+}
+
+/// [`arena_block_bytes`] on a machine whose pointers are `word` bytes, for a layout no
+/// larger there: what a 64-bit host derives a 32-bit target's bound with (docs/bef.md,
+/// "Arena sizes").
+///
+/// ```
+/// use core::alloc::Layout;
+/// use hostrt_core::allocator::arena_block_bytes_on;
+///
+/// assert_eq!(arena_block_bytes_on(Layout::new::<u8>(), 4), 8);
+/// assert_eq!(arena_block_bytes_on(Layout::from_size_align(13, 4).unwrap(), 4), 16);
+/// assert_eq!(arena_block_bytes_on(Layout::from_size_align(64, 64).unwrap(), 4), 64 + 8 + 60);
+/// ```
+pub const fn arena_block_bytes_on(layout: Layout, word: usize) -> usize {
     let node = 2 * word;
     let size = if layout.size() < node { node } else { layout.size() };
     let rounded = size.next_multiple_of(word);

@@ -9,7 +9,9 @@ mod arena;
 mod fault;
 mod registry;
 
-pub use arena::{ARENA_ALIGN, ArenaInitError, FixedArena, MIN_ARENA_BYTES, arena_block_bytes};
+pub use arena::{
+    ARENA_ALIGN, ArenaInitError, FixedArena, MIN_ARENA_BYTES, arena_block_bytes, arena_block_bytes_on,
+};
 pub use fault::FailAfter;
 pub use registry::{Allocator, MAX_ALLOCATORS, RegisterError};
 

@@ -9,8 +9,8 @@ pub const MAGIC: [u8; 4] = *b"HBEF";
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version: a newer minor version only adds sections or attribute kinds. Older readers
 /// skip unknown sections and reject unknown attribute kinds with a clear error. Minor 2 added
-/// [`attr::DENSE`], minor 3 the ARENA section.
-pub const VERSION_MINOR: u16 = 3;
+/// [`attr::DENSE`], minor 3 the ARENA section, minor 4 the ARENA_ALT section.
+pub const VERSION_MINOR: u16 = 4;
 /// Byte size of the file header.
 pub const HEADER_SIZE: usize = 24;
 /// Offset of the header's CRC-32 field.
@@ -121,6 +121,9 @@ pub mod section {
     /// Optional: `[u32; 2]` per function, the arena it needs (docs/bef.md, "Arena sizes"):
     /// bytes, then flags ([`arena`](super::arena)). `hostrt run --record-arena-peak` writes it.
     pub const ARENA: u32 = 12;
+    /// Optional (minor version 4): a second ARENA, the same records for another pointer
+    /// size (`hostrt import` on a 64-bit host records its 32-bit bound here).
+    pub const ARENA_ALT: u32 = 13;
     /// Every id a version-1 reader requires.
     pub const REQUIRED: [u32; 10] =
         [STRINGS, TYPES, KERNEL_NAMES, ATTRIBUTES, FUNCTIONS, KERNELS, POOL, LOCATIONS, MODULE, ATTR_INDEX];

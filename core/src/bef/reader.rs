@@ -66,6 +66,8 @@ pub struct BefFile<'a> {
     pub(crate) streams: &'a [u32],
     /// Arena records, two words per function; empty when the file has none.
     pub(crate) arena: &'a [u32],
+    /// ARENA_ALT's words (empty when absent).
+    pub(crate) arena_alt: &'a [u32],
 }
 
 /// A failed check before it becomes a [`BefError`]: small and `Copy`, so the verifier's
@@ -215,6 +217,7 @@ impl<'a> BefFile<'a> {
         let kernels = found.records::<KernelRecord, { f::section::KERNELS }>();
         let streams = found.records::<u32, { f::section::STREAMS }>();
         let arena = found.records::<u32, { f::section::ARENA }>();
+        let arena_alt = found.records::<u32, { f::section::ARENA_ALT }>();
         // Where a found section starts, for the errors below.
         let at = |id: u32| offset_in(bytes, section(id));
         let [module_attrs] = module else {
@@ -225,8 +228,11 @@ impl<'a> BefFile<'a> {
             let at = at(f::section::STREAMS);
             return Err(Fail::new(K::BadSection, at, "streams: not one id per function and kernel"));
         }
-        if present(f::section::ARENA) && arena.len() != 2 * functions.len() {
-            return Err(Fail::new(K::BadSection, at(f::section::ARENA), "arena: not two words per function"));
+        // An empty ARENA or ARENA_ALT records nothing, as an absent one.
+        let bad_arena = |words: &[u32]| !words.is_empty() && words.len() != 2 * functions.len();
+        if bad_arena(arena) || bad_arena(arena_alt) {
+            let id = if bad_arena(arena) { f::section::ARENA } else { f::section::ARENA_ALT };
+            return Err(Fail::new(K::BadSection, at(id), "arena: not two words per function"));
         }
         Ok(BefFile {
             bytes,
@@ -242,6 +248,7 @@ impl<'a> BefFile<'a> {
             module_attrs,
             streams,
             arena,
+            arena_alt,
         })
     }
 
@@ -549,7 +556,7 @@ fn bytemuck_words(w: &[u32]) -> &[u8] {
 }
 
 /// Entries of the per-file section tables: slot 0 (unknown) and one per known id.
-const SLOTS: usize = f::section::ARENA as usize + 1;
+const SLOTS: usize = f::section::ARENA_ALT as usize + 1;
 
 /// A bit per required section's slot (slot = id).
 const REQUIRED_SLOTS: u32 = {
@@ -577,6 +584,7 @@ const RECORD_BYTES: [u8; SLOTS] = {
     t[f::section::ATTR_INDEX as usize] = 4;
     t[f::section::STREAMS as usize] = 4;
     t[f::section::ARENA as usize] = 4;
+    t[f::section::ARENA_ALT as usize] = 4;
     t
 };
 

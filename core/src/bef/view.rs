@@ -160,15 +160,19 @@ impl<'a> BefFile<'a> {
     }
 
     /// The arena function `index` needs, when the file records it (docs/bef.md, "Arena
-    /// sizes"; `hostrt run --record-arena-peak` writes it).
+    /// sizes"; `hostrt run --record-arena-peak` and `hostrt import` write it): the record for
+    /// this machine's pointer size when there is one, else ARENA's.
     pub fn arena_need(&self, index: u32) -> Option<ArenaNeed> {
-        let i = 2 * index as usize;
-        let (bytes, flags) = (*self.arena.get(i)?, *self.arena.get(i + 1)?);
-        (bytes != 0).then_some(ArenaNeed {
-            bytes: bytes as usize,
-            measured: flags & f::arena::MEASURED != 0,
-            pointer_bytes: (flags & f::arena::POINTER_BYTES_MASK) as u8,
-        })
+        self.arena_need_for(index, size_of::<usize>() as u8).or_else(|| arena_record(self.arena, index))
+    }
+
+    /// The arena function `index` needs on a machine with `pointer_bytes`-byte pointers, from
+    /// ARENA or ARENA_ALT; `None` when neither records one for that pointer size.
+    pub fn arena_need_for(&self, index: u32, pointer_bytes: u8) -> Option<ArenaNeed> {
+        [self.arena, self.arena_alt]
+            .into_iter()
+            .filter_map(|words| arena_record(words, index))
+            .find(|need| need.pointer_bytes == pointer_bytes)
     }
 
     /// The named function `name`.
@@ -368,4 +372,15 @@ impl<'a> Function<'a> {
     pub fn loc(&self) -> BefLoc<'a> {
         self.file.loc(self.rec.location)
     }
+}
+
+/// Function `index`'s record in an ARENA-shaped section's `words`, when it records one.
+fn arena_record(words: &[u32], index: u32) -> Option<ArenaNeed> {
+    let i = 2 * index as usize;
+    let (bytes, flags) = (*words.get(i)?, *words.get(i + 1)?);
+    (bytes != 0).then_some(ArenaNeed {
+        bytes: bytes as usize,
+        measured: flags & f::arena::MEASURED != 0,
+        pointer_bytes: (flags & f::arena::POINTER_BYTES_MASK) as u8,
+    })
 }

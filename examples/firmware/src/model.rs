@@ -2,7 +2,7 @@
 //! mobilenet_person}.rs`, each one [`image!`]): an int8 TensorFlow Lite model imported at
 //! build time (`build.rs`, `hostrt_import::build::embed_tflite`) and embedded in flash, its
 //! weights read in place, run by the `nn.*` kernels it calls (a `KernelTable` of only those)
-//! from a static arena sized by the import's plan. The image runs `@main` on the model's test
+//! from a static arena of the size the import recorded for a 32-bit target. The image runs `@main` on the model's test
 //! input, checks the output equals the host's bit for bit (TensorFlow Lite Micro's, which the
 //! host run equals: import/tests/tflite_models.rs), and reports in defmt frames (decoded by
 //! `cargo xtask defmt`: its outputs on standard output, the rest on standard error) what a
@@ -23,11 +23,6 @@ use crate::instructions;
 use crate::semihosting::exit;
 use crate::stack;
 
-/// FixedArena bytes beyond the planned activations and the input and output tensors: the
-/// loaded program's tables, one call's frame, and the tensors' headers. The image prints
-/// what it used; the host's `hostrt import` measures the same on 64-bit targets.
-pub const OVERHEAD_BYTES: usize = 3 * 1024;
-
 /// An imported model and its test data, from the build script's files.
 pub struct Model {
     pub name: &'static str,
@@ -41,6 +36,9 @@ pub struct Model {
     pub expected: Option<&'static [u8]>,
     /// The import's planned activation arena, and the weight bytes in the program.
     pub planned: usize,
+    /// The `FixedArena` the BEF records for this target (the buffer is sized from it at
+    /// compile time, so no check at run time).
+    pub fixed_arena: usize,
     pub weights: usize,
 }
 
@@ -65,6 +63,7 @@ macro_rules! image {
         use defmt_semihosting as _;
 
         mod imported {
+            #![allow(dead_code)] // what an image does not use of the build script's constants
             include!(concat!(env!("OUT_DIR"), "/", $name, ".rs"));
             include!(concat!(env!("OUT_DIR"), "/", $name, ".data.rs"));
         }
@@ -87,11 +86,10 @@ macro_rules! image {
 
         #[cortex_m_rt::entry]
         fn main() -> ! {
+            // The arena the import recorded for this target, from the buffer's first 64-byte
+            // boundary.
             let buffer = hostrt_core::static_buffer!(
-                imported::ARENA_BYTES
-                    + imported::OUTPUT_BYTES
-                    + model::input_bytes(imported::INPUTS)
-                    + model::OVERHEAD_BYTES
+                imported::FIXED_ARENA_BYTES + hostrt_core::allocator::ARENA_ALIGN - 1
             );
             let model = model::Model {
                 name: $name,
@@ -100,6 +98,7 @@ macro_rules! image {
                 data: imported::INPUT_DATA,
                 expected: imported::EXPECTED,
                 planned: imported::ARENA_BYTES,
+                fixed_arena: imported::FIXED_ARENA_BYTES,
                 weights: imported::WEIGHT_BYTES,
             };
             model::main(&model, &KERNELS, &ARENA, buffer)
@@ -107,29 +106,6 @@ macro_rules! image {
     };
 }
 pub(crate) use image;
-
-/// Bytes of the inputs `inputs` (element type, shape) describes, for sizing the arena at
-/// compile time. Types other than int8 and float32 count 8 bytes per element.
-pub const fn input_bytes(inputs: &[(&str, &[i64])]) -> usize {
-    let mut total = 0;
-    let mut i = 0;
-    while i < inputs.len() {
-        let (dtype, shape) = inputs[i];
-        let mut n = match dtype.as_bytes() {
-            b"i8" | b"ui8" => 1,
-            b"f32" | b"i32" => 4,
-            _ => 8,
-        };
-        let mut d = 0;
-        while d < shape.len() {
-            n *= shape[d] as usize;
-            d += 1;
-        }
-        total += n;
-        i += 1;
-    }
-    total
-}
 
 static QUEUE: SingleThreadedWorkQueue = SingleThreadedWorkQueue::new();
 
@@ -145,11 +121,11 @@ pub fn main(
     let Some(peripherals) = cortex_m::Peripherals::take() else { exit(false) };
     instructions::start(peripherals.SYST);
     let counter = instructions::calibrate();
-    let capacity = buffer.as_ref().map_or(0, |b| b.len());
     if buffer.is_none_or(|b| arena.init(b).is_err()) {
         defmt::error!("{=str}: the static arena did not initialize\n", model.name);
         exit(false)
     }
+    let capacity = arena.capacity();
     let Ok(alloc) = Allocator::register(arena) else { exit(false) };
     let host = HostContext::new(alloc, &QUEUE).with_diagnostics(&print_diagnostic);
     let mut loaded = None;
@@ -196,10 +172,11 @@ pub fn main(
     }
     defmt::info!("instructions: {=u64} per inference (first {=u64}), load {=u64}\n", second_n, first_n, load);
     defmt::info!(
-        "arena: activations {=usize} bytes planned; FixedArena peak {=usize} of {=usize} bytes (the rest: program, frame, input and output tensors)\n",
+        "arena: activations {=usize} bytes planned; FixedArena peak {=usize} of {=usize} bytes, {=usize} recorded in the BEF (beyond the activations: program, frame, input and output tensors)\n",
         model.planned,
         stats.peak,
-        capacity
+        capacity,
+        model.fixed_arena
     );
     defmt::info!("stack: {=usize} bytes at most\n", stack::used(painted));
     defmt::info!("flash: weights {=usize} bytes, program {=usize} bytes\n", model.weights, model.bef.len());
