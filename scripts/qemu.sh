@@ -13,7 +13,7 @@
 #             Linux, run under qemu-aarch64 on the digits model: its output must equal what
 #             `hostrt run` prints on this machine
 #   arena32   (by hand, not part of the default run: ~10 min) 32-bit arena figures: the arena
-#             tests of tools/tests/arena.rs built for armv7 Linux under qemu-user, where
+#             tests of tools/tests/arena_figures.rs built for armv7 Linux under qemu-user, where
 #             `hostrt run --record-arena-peak` is the 32-bit build (docs/bef.md, "Arena sizes")
 # Usage: bash scripts/qemu.sh [riscv] [selftest] [linux] [app] [arena32]
 #        (no argument: the first four)
@@ -150,7 +150,7 @@ if want arena32; then
     step "32-bit arena figures: recorded by hostrt for armv7 Linux, checked under qemu-user"
     t0=$SECONDS
     HOSTRT_EXEC_WRAPPER="qemu-arm -L /usr/arm-linux-gnueabihf" \
-        linux_test armv7-unknown-linux-gnueabihf -p hostrt --test arena -- --nocapture
+        linux_test armv7-unknown-linux-gnueabihf -p hostrt --test arena_figures -- --nocapture
     echo "32-bit arena figures $(elapsed "$t0")"
 fi
 
@@ -163,14 +163,17 @@ if want app; then
     # The cdylib of the same package needs the cross linker too.
     if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
         CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
-            cargo build -q -p hostrt-capi --target $target --target-dir target/qemu-linux
-        lib=target/qemu-linux/$target/debug/libhostrt.a
+            cargo build -q -p hostrt-c --target $target --target-dir target/qemu-linux
+        built=target/qemu-linux/$target/debug
     else
         CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc PATH=/usr/bin:$PATH \
-            RUSTC_BOOTSTRAP=1 cargo build -q -Zbuild-std -p hostrt-capi --target $target \
+            RUSTC_BOOTSTRAP=1 cargo build -q -Zbuild-std -p hostrt-c --target $target \
             --target-dir target/qemu-linux-debian
-        lib=target/qemu-linux-debian/$target/debug/libhostrt.a
+        built=target/qemu-linux-debian/$target/debug
     fi
+    # Under the name apps link (docs/embedding.md); cargo names it after the crate.
+    lib=$built/libhostrt.a
+    cp "$built/libhostrt_c.a" "$lib"
     aarch64-linux-gnu-gcc -std=c11 -Wall -Wextra -Werror -I capi/include examples/app-c/main.c "$lib" \
         -ldl -lpthread -lm -o "$out/app"
     cargo build -q -p hostrt

@@ -74,7 +74,7 @@ cargo clippy -q --manifest-path examples/plugins/rust/Cargo.toml --target-dir ta
 
 step "unit, integration and doc tests"
 # The libraries the C, C++ and Java tests link against (cargo test builds only rlibs).
-cargo build -q -p hostrt-capi -p hostrt-shared
+cargo build -q -p hostrt-c -p hostrt-c-shared
 # Where lavapipe is installed (scripts/setup.sh), the Vulkan tests must run, not skip.
 if [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ]; then
     export HOSTRT_REQUIRE_VULKAN=1 XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
@@ -186,12 +186,12 @@ if cargo +nightly miri --version >/dev/null 2>&1; then
     # Whole programs through the executor: arguments and shared results, a non-strict call,
     # and stream tasks that share one block (about a minute).
     MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-ignore-leaks" \
-        cargo +nightly miri test -q -p hostrt-compiler --test executor --target-dir target/miri -- \
+        cargo +nightly miri test -q -p hostrt-core --test executor --target-dir target/miri -- \
         arguments_and_multiple non_strict stream_tasks
     # Scalar registers: register words written and read in place of values, escaping
     # results, cancellation (docs/execution.md, "Scalar registers").
     MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-ignore-leaks" \
-        cargo +nightly miri test -q -p hostrt-compiler --test scalar_registers --target-dir target/miri -- \
+        cargo +nightly miri test -q -p hostrt-core --test scalar_registers --target-dir target/miri -- \
         scalar_programs_compute a_cancelled_request the_load_plans functions_sharing scalar_kernels_on_async
 else
     echo "skipped: no nightly toolchain with the miri component on this machine"

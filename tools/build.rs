@@ -1,6 +1,6 @@
 //! The `hostrt` executable exports the C API's `TF_*` functions to the plugins it loads
 //! (which leave them undefined, as TensorFlow plugins do): link with `-rdynamic` where the
-//! linker knows it. `main` references `hostrt_capi::plugin::EXPORTS`, which keeps every
+//! linker knows it. `main` references `hostrt_c::tf::plugins::EXPORTS`, which keeps every
 //! function linked.
 
 fn main() {

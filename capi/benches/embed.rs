@@ -11,8 +11,8 @@
 use std::ptr::null_mut;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use hostrt::embed::*;
-use hostrt::program::TfProgram;
+use hostrt_c::embed::*;
+use hostrt_c::tf::tf_program::TfProgram;
 use hostrt_core::async_value::AsyncValueRef;
 use hostrt_core::basic_kernels::register_basic_kernels;
 use hostrt_core::tensor::DenseHostTensor;

@@ -11,12 +11,12 @@
 use std::ffi::c_void;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use hostrt::kernels::context::*;
-use hostrt::kernels::*;
-use hostrt::program::TfProgram;
-use hostrt::status::*;
-use hostrt::std_ops::register_standard_ops;
-use hostrt::tensor::*;
+use hostrt_c::tf::kernels::context::*;
+use hostrt_c::tf::kernels::*;
+use hostrt_c::tf::std_ops::register_standard_ops;
+use hostrt_c::tf::tf_program::TfProgram;
+use hostrt_c::tf::tf_status::*;
+use hostrt_c::tf::tf_tensor::*;
 use hostrt_core::async_value::AsyncValueRef;
 use hostrt_core::kernel::{Argument, KernelEntry, Value};
 use hostrt_core::tensor::{DType, DenseHostTensor, TensorMetadata, TensorShape};

@@ -92,7 +92,7 @@ fn headers_declare_exactly_what_the_library_exports() {
         ..Default::default()
     };
     config.export.exclude = HEADER_TYPES.iter().map(|s| (*s).to_owned()).collect();
-    let exports = dir.join("hostrt_capi_exports.h");
+    let exports = dir.join("hostrt_c_exports.h");
     cbindgen::Builder::new()
         .with_crate(env!("CARGO_MANIFEST_DIR"))
         .with_config(config)
@@ -117,9 +117,9 @@ fn headers_declare_exactly_what_the_library_exports() {
     declared_sorted.sort();
     assert!(!declared.is_empty());
     assert_eq!(declared_sorted, exported, "declared in include/ vs exported by the crate");
-    let mut kept: Vec<String> = hostrt::plugin::EXPORTS.iter().map(|e| e.0.to_owned()).collect();
+    let mut kept: Vec<String> = hostrt_c::tf::plugins::EXPORTS.iter().map(|e| e.0.to_owned()).collect();
     kept.sort();
-    assert_eq!(declared_sorted, kept, "declared in include/ vs kept for plugins (plugin::EXPORTS)");
+    assert_eq!(declared_sorted, kept, "declared in include/ vs kept for plugins (plugins::EXPORTS)");
 
     if !have("cc") {
         eprintln!("skipped: no C compiler (cc) to compare the declarations with");
@@ -127,11 +127,8 @@ fn headers_declare_exactly_what_the_library_exports() {
     }
     let tu = dir.join("abi.c");
     let includes: String = HEADERS.iter().map(|h| format!("#include \"{h}\"\n")).collect();
-    std::fs::write(
-        &tu,
-        format!("{includes}#include \"hostrt_capi_exports.h\"\ntypedef int hostrt_nonempty;\n"),
-    )
-    .unwrap();
+    std::fs::write(&tu, format!("{includes}#include \"hostrt_c_exports.h\"\ntypedef int hostrt_nonempty;\n"))
+        .unwrap();
     compile("cc", &["-std=c11"], &tu, &[&include_dir(), &dir]);
     if have("c++") {
         compile("c++", &["-std=c++17", "-x", "c++"], &tu, &[&include_dir(), &dir]);
@@ -165,7 +162,7 @@ fn each_header_stands_alone_in_c_and_cpp() {
 #[cfg(feature = "vulkan")]
 #[test]
 fn the_vulkan_stream_has_the_headers_layout() {
-    use hostrt::kernels::device_stream::hostrt_vk_stream as S;
+    use hostrt_c::tf::kernels::device_stream::hostrt_vk_stream as S;
     use std::mem::offset_of;
     if !have("cc") {
         eprintln!("skipped: no C compiler (cc)");

@@ -10,7 +10,8 @@ pub enum Loc {
     /// `loc("name")`.
     Name(String),
     /// A fused location with both a name and a position (`loc(fused["name", "file":L:C])`):
-    /// the name of its first name location and the position of its first file location.
+    /// the names of its name locations joined in order, and the position of its first file
+    /// location.
     /// Errors point at the position; a BEF file keeps only the position.
     Fused { name: String, file: String, line: u32, col: u32 },
     /// `loc(unknown)` or nothing known.

@@ -2,8 +2,6 @@
 //! byte-identically. The programs are read from `../shared/conformance/tfrt` at run time; the
 //! test skips (with a message) when that folder is absent.
 
-mod common;
-
 use std::path::PathBuf;
 
 use hostrt_compiler::bef::{decode, write};
@@ -12,7 +10,7 @@ use hostrt_core::bef::BefFile;
 use hostrt_std::AlignedBytes;
 
 fn programs() -> Option<Vec<PathBuf>> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/tfrt");
+    let dir = hostrt_testing::conformance_dir("tfrt")?;
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -24,10 +22,7 @@ fn programs() -> Option<Vec<PathBuf>> {
 
 #[test]
 fn conformance_programs_round_trip_byte_identical() {
-    let Some(files) = programs() else {
-        eprintln!("skipped: ../shared/conformance/tfrt not found");
-        return;
-    };
+    let Some(files) = programs() else { return };
     assert!(!files.is_empty());
     for path in files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
@@ -35,7 +30,7 @@ fn conformance_programs_round_trip_byte_identical() {
         let module = parse(&name, &text).unwrap_or_else(|e| panic!("{e}"));
         let bef = write(&module, Some((&name, &text))).unwrap_or_else(|e| panic!("{e}"));
         let aligned = AlignedBytes::new(&bef);
-        let file = BefFile::load_unresolved(aligned.as_bytes(), common::scratch())
+        let file = BefFile::load_unresolved(aligned.as_bytes(), hostrt_testing::scratch())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let dis = print(&decode(&file).unwrap(), &PrintOptions { locations: true });
         let again =

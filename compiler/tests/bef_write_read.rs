@@ -1,15 +1,13 @@
 //! Writer → verifying reader → decoder → writer on hand-built programs (independent of the
 //! text parser).
 
-mod common;
-
-use common::{sample, scratch, t};
 use hostrt_compiler::bef::{WriteOptions, decode, write, write_with};
 use hostrt_core::KernelRegistry;
 use hostrt_core::bef::BefFile;
 use hostrt_core::bef::format::NONE;
 use hostrt_core::executor::Program;
 use hostrt_std::AlignedBytes;
+use hostrt_testing::{sample_module as sample, scratch, t};
 
 #[test]
 fn write_load_decode_write_is_byte_identical() {

@@ -4,9 +4,7 @@
 //! The programs are read from `../shared/conformance/tfrt-tensor` at run time; the tests skip
 //! (with a message) when that folder is absent.
 
-mod common;
-
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use hostrt_compiler::bef::{decode, write};
 use hostrt_compiler::text::{PrintOptions, parse, print};
@@ -18,11 +16,7 @@ const KERNEL_ERRORS: &str = "mlir_tests/tensor/kernel_errors.mlir";
 
 /// `(path relative to the folder, text)` of every `.mlir` program under the folder, or `None`.
 fn programs() -> Option<Vec<(String, String)>> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/tfrt-tensor");
-    if !root.is_dir() {
-        eprintln!("skipped: {} not found", root.display());
-        return None;
-    }
+    let root = hostrt_testing::conformance_dir("tfrt-tensor")?;
     let mut files = Vec::new();
     let mut dirs = vec![root.clone()];
     while let Some(dir) = dirs.pop() {
@@ -59,7 +53,7 @@ fn programs_compile_and_round_trip() {
         assert!(compile(name, &printed) == bef, "{name}: text -> text -> BEF differs\n{printed}");
         // BEF → text → BEF.
         let aligned = AlignedBytes::new(&bef);
-        let file = BefFile::load_unresolved(aligned.as_bytes(), common::scratch())
+        let file = BefFile::load_unresolved(aligned.as_bytes(), hostrt_testing::scratch())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let dis = print(&decode(&file).expect("decodes"), &PrintOptions { locations: true });
         assert!(compile(name, &dis) == bef, "{name}: text -> BEF -> text -> BEF differs\n{dis}");

@@ -3,8 +3,6 @@
 //! parses again and prints the same. Uses the conformance programs (read at run time; skipped when absent) plus
 //! a built-in seed program.
 
-use std::path::Path;
-
 use hostrt_compiler::text::{MAX_NESTING, PrintOptions, parse, print};
 
 /// A small program of our own, so the properties are exercised even without the folder.
@@ -26,20 +24,18 @@ module attributes {tfrt.cost_threshold = 1 : i64} {
 
 fn programs() -> Vec<(String, String)> {
     let mut out = vec![("seed.mlir".to_string(), SEED.to_string())];
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/tfrt");
-    match std::fs::read_dir(&dir) {
-        Ok(entries) => {
-            let mut files: Vec<_> = entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "mlir"))
-                .collect();
-            files.sort();
-            for p in files {
-                let text = std::fs::read_to_string(&p).expect("readable conformance program");
-                out.push((p.display().to_string(), text));
-            }
+    // Without the conformance folder, the seed program alone.
+    if let Some(dir) = hostrt_testing::conformance_dir("tfrt") {
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .expect("readable conformance folder")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "mlir"))
+            .collect();
+        files.sort();
+        for p in files {
+            let text = std::fs::read_to_string(&p).expect("readable conformance program");
+            out.push((p.display().to_string(), text));
         }
-        Err(_) => eprintln!("conformance folder {} not found: fuzzing the seed program only", dir.display()),
     }
     out
 }

@@ -3,18 +3,14 @@
 //! skip (with a message) when that folder is absent.
 
 use std::collections::HashMap;
-use std::path::Path;
 
-use hostrt_compiler::ast::{Attr, Func, Loc, Module, NamedAttr, Op, Region, ValueRef};
+use hostrt_compiler::ast::{Attr, Func, Loc, Module, NamedAttr, Op, Region, ResultGroup, ValueRef};
 use hostrt_compiler::text::{PrintOptions, parse, print};
 
 /// `(file name, text)` of every `.mlir` conformance program, or `None` (after saying so).
 fn programs() -> Option<Vec<(String, String)>> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance/tfrt");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!("skipping: conformance folder {} not found", dir.display());
-        return None;
-    };
+    let dir = hostrt_testing::conformance_dir("tfrt")?;
+    let entries = std::fs::read_dir(&dir).expect("readable conformance folder");
     let mut files: Vec<_> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "mlir"))
@@ -31,8 +27,9 @@ fn programs() -> Option<Vec<(String, String)>> {
     Some(programs)
 }
 
-/// Renames every value canonically (definition order), sorts attribute dictionaries, drops use
-/// locations, and op/function locations unless `keep_locs`: what a round trip must preserve.
+/// Renames every value canonically (definition order, one name per result), sorts attribute
+/// dictionaries, drops use locations, and op/function locations unless `keep_locs`: what a
+/// round trip must preserve.
 struct Canon {
     keep_locs: bool,
     next: usize,
@@ -77,9 +74,18 @@ impl Canon {
 
     fn op(&mut self, op: &Op) -> Op {
         let operands = op.operands.iter().map(|v| self.use_(v)).collect();
-        let mut results = op.results.clone();
-        for g in &mut results {
-            g.name = self.fresh(&g.name);
+        // One canonical name per result: `%a, %b = ...` and `%p:2 = ...` (which the printer
+        // makes of it) are the same op.
+        let mut results = Vec::new();
+        for g in &op.results {
+            let first = self.fresh(&g.name);
+            if let Some(scope) = self.scopes.last_mut() {
+                scope.insert(format!("{}#0", g.name), first.clone());
+            }
+            results.push(ResultGroup { name: first, count: 1 });
+            for j in 1..g.count {
+                results.push(ResultGroup { name: self.fresh(&format!("{}#{j}", g.name)), count: 1 });
+            }
         }
         Op {
             name: op.name.clone(),

@@ -17,51 +17,56 @@ pub const MESSAGE_CAPACITY: usize = if cfg!(feature = "diagnostic-text") { 192 }
 /// `diagnostic-text` feature, 0: a location keeps its line and column only.
 pub const FILE_CAPACITY: usize = if cfg!(feature = "diagnostic-text") { 48 } else { 0 };
 
-/// Error codes, the canonical set used by TFRT (and absl/gRPC).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-#[allow(missing_docs)]
-pub enum ErrorCode {
-    Cancelled = 1,
-    Unknown = 2,
-    InvalidArgument = 3,
-    DeadlineExceeded = 4,
-    NotFound = 5,
-    AlreadyExists = 6,
-    PermissionDenied = 7,
-    ResourceExhausted = 8,
-    FailedPrecondition = 9,
-    Aborted = 10,
-    OutOfRange = 11,
-    Unimplemented = 12,
-    Internal = 13,
-    Unavailable = 14,
-    DataLoss = 15,
-    Unauthenticated = 16,
+/// Defines [`ErrorCode`] from the one table of error codes below: each code's variant, its
+/// number and the name TFRT prints. The numbers are also TensorFlow's `TF_Code` and the
+/// embedding API's `hostrt_code` (docs/capi.md, docs/embedding.md), which take them from here.
+macro_rules! error_codes {
+    ($($variant:ident = $number:literal $name:literal,)*) => {
+        /// Error codes, the canonical set used by TFRT (and absl/gRPC).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        #[allow(missing_docs)]
+        pub enum ErrorCode {
+            $($variant = $number,)*
+        }
+
+        impl ErrorCode {
+            /// The upper-case name TFRT prints (`INTERNAL`, `CANCELLED`, ...).
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $name,)*
+                }
+            }
+
+            /// The code numbered `number` (TensorFlow's and gRPC's numbers); `None` for 0
+            /// (success) and for numbers no code has.
+            pub const fn from_number(number: i32) -> Option<ErrorCode> {
+                match number {
+                    $($number => Some(ErrorCode::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    };
 }
 
-impl ErrorCode {
-    /// The upper-case name TFRT prints (`INTERNAL`, `CANCELLED`, ...).
-    pub const fn name(self) -> &'static str {
-        match self {
-            ErrorCode::Cancelled => "CANCELLED",
-            ErrorCode::Unknown => "UNKNOWN",
-            ErrorCode::InvalidArgument => "INVALID_ARGUMENT",
-            ErrorCode::DeadlineExceeded => "DEADLINE_EXCEEDED",
-            ErrorCode::NotFound => "NOT_FOUND",
-            ErrorCode::AlreadyExists => "ALREADY_EXISTS",
-            ErrorCode::PermissionDenied => "PERMISSION_DENIED",
-            ErrorCode::ResourceExhausted => "RESOURCE_EXHAUSTED",
-            ErrorCode::FailedPrecondition => "FAILED_PRECONDITION",
-            ErrorCode::Aborted => "ABORTED",
-            ErrorCode::OutOfRange => "OUT_OF_RANGE",
-            ErrorCode::Unimplemented => "UNIMPLEMENTED",
-            ErrorCode::Internal => "INTERNAL",
-            ErrorCode::Unavailable => "UNAVAILABLE",
-            ErrorCode::DataLoss => "DATA_LOSS",
-            ErrorCode::Unauthenticated => "UNAUTHENTICATED",
-        }
-    }
+error_codes! {
+    Cancelled = 1 "CANCELLED",
+    Unknown = 2 "UNKNOWN",
+    InvalidArgument = 3 "INVALID_ARGUMENT",
+    DeadlineExceeded = 4 "DEADLINE_EXCEEDED",
+    NotFound = 5 "NOT_FOUND",
+    AlreadyExists = 6 "ALREADY_EXISTS",
+    PermissionDenied = 7 "PERMISSION_DENIED",
+    ResourceExhausted = 8 "RESOURCE_EXHAUSTED",
+    FailedPrecondition = 9 "FAILED_PRECONDITION",
+    Aborted = 10 "ABORTED",
+    OutOfRange = 11 "OUT_OF_RANGE",
+    Unimplemented = 12 "UNIMPLEMENTED",
+    Internal = 13 "INTERNAL",
+    Unavailable = 14 "UNAVAILABLE",
+    DataLoss = 15 "DATA_LOSS",
+    Unauthenticated = 16 "UNAUTHENTICATED",
 }
 
 impl fmt::Display for ErrorCode {
@@ -517,6 +522,16 @@ mod tests {
         let d = Diagnostic::new(ErrorCode::Internal, &long);
         assert!(d.message().len() <= MESSAGE_CAPACITY);
         assert!(d.message().chars().all(|c| c == 'é'));
+    }
+
+    /// Every number from 1 to 16 is a code, and back; 0 (success) and the rest are none.
+    #[test]
+    fn codes_round_trip_through_their_numbers() {
+        for n in -1..=17 {
+            let code = ErrorCode::from_number(n);
+            assert_eq!(code.map(|c| c as i32), (1..=16).contains(&n).then_some(n), "{n}");
+        }
+        assert_eq!(ErrorCode::from_number(13).map(ErrorCode::name), Some("INTERNAL"));
     }
 
     #[test]

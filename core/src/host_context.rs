@@ -9,7 +9,6 @@ use portable_atomic::{AtomicPtr, Ordering};
 use crate::allocator::{AllocError, Allocator, OutOfMemory};
 use crate::async_value::{AsyncValue, AsyncValueRef, IndirectAsyncValue, RcAsyncValue};
 use crate::diagnostic::Diagnostic;
-use crate::executor::frame::FrameCache;
 use crate::work_queue::{AwaitError, ConcurrentWorkQueue, Task};
 
 /// Shared host resources: where memory comes from, where work runs, where output goes.
@@ -25,8 +24,68 @@ pub struct HostContext<'a> {
     /// Whether ready kernels of other streams become work-queue tasks (see
     /// [`with_stream_tasks`](Self::with_stream_tasks)).
     stream_tasks: bool,
-    /// The last finished call's executor frame block, for the next call.
-    frame_cache: FrameCache,
+    /// A block kept for the next call (the executor keeps the last finished call's frame
+    /// block here): opaque to the host, which only frees it when it goes.
+    kept: KeptBlock,
+}
+
+/// What a block kept in a [`KeptBlock`] starts with: the function that frees it. Its owner
+/// writes it over the block's first bytes when it hands the block in, so the host can free
+/// a block it knows nothing else about.
+#[repr(C)]
+pub(crate) struct KeptHeader {
+    /// Frees the block this header starts.
+    pub(crate) free: unsafe fn(NonNull<KeptHeader>),
+}
+
+/// One block kept for the host's next call (docs/execution.md, "Frame blocks"): whoever
+/// takes it out owns it; the host frees a block still kept when it goes, so the block is
+/// back in its allocator before the allocator can go away.
+pub(crate) struct KeptBlock {
+    /// Model-checked under loom (`core/tests/loom.rs`), hence `crate::sync`.
+    block: crate::sync::AtomicPtr<KeptHeader>,
+}
+
+impl KeptBlock {
+    fn new() -> Self {
+        KeptBlock { block: crate::sync::AtomicPtr::new(ptr::null_mut()) }
+    }
+
+    /// The kept block, if any, now owned by the caller.
+    pub(crate) fn take(&self) -> Option<NonNull<KeptHeader>> {
+        if self.block.load(crate::sync::Ordering::Relaxed).is_null() {
+            return None; // the common miss costs no locked instruction
+        }
+        // Acquire: the writes of the thread that kept the block happen before our use.
+        NonNull::new(self.block.swap(ptr::null_mut(), crate::sync::Ordering::Acquire))
+    }
+
+    /// Keep `block`; when a block is kept already, `block` is handed back.
+    ///
+    /// # Safety
+    /// `block` starts with a [`KeptHeader`] whose `free` frees it, and nobody uses it.
+    pub(crate) unsafe fn keep(&self, block: NonNull<KeptHeader>) -> Result<(), NonNull<KeptHeader>> {
+        let (empty, ord) = (ptr::null_mut(), crate::sync::Ordering::Release);
+        match self.block.compare_exchange(empty, block.as_ptr(), ord, crate::sync::Ordering::Relaxed) {
+            Ok(_) => Ok(()),
+            Err(_) => Err(block),
+        }
+    }
+
+    /// Free the kept block, if any.
+    fn trim(&self) {
+        if let Some(block) = self.take() {
+            // SAFETY: taken out, so ours; `keep`'s contract: it starts with the header of
+            // the function that frees it.
+            unsafe { (block.as_ref().free)(block) };
+        }
+    }
+}
+
+impl Drop for KeptBlock {
+    fn drop(&mut self) {
+        self.trim();
+    }
 }
 
 /// Default for [`HostContext::with_max_call_depth`]: synchronous function calls nested
@@ -60,13 +119,13 @@ impl<'a> HostContext<'a> {
             diagnostics: None,
             max_call_depth: DEFAULT_MAX_CALL_DEPTH,
             stream_tasks: work_queue.parallelism_level() > 1,
-            frame_cache: FrameCache::new(),
+            kept: KeptBlock::new(),
         }
     }
 
-    /// The executor's frame block cache.
-    pub(crate) fn frame_cache(&self) -> &FrameCache {
-        &self.frame_cache
+    /// The host's slot for one block kept between calls (the executor's last frame block).
+    pub(crate) fn kept_block(&self) -> &KeptBlock {
+        &self.kept
     }
 
     /// Give back the memory the host keeps between calls: the last finished call's executor
@@ -98,7 +157,7 @@ impl<'a> HostContext<'a> {
     /// assert_eq!(ARENA.stats().unwrap().in_use, 0);
     /// ```
     pub fn trim(&self) {
-        self.frame_cache.trim();
+        self.kept.trim();
     }
 
     /// Nested synchronous function calls (`tfrt.call`, `tfrt.if`, ... inside each other)

@@ -3,7 +3,8 @@
  * tensor that lives in the app's own memory, and prints the predicted classes in the form
  * `hostrt run digits.mlir` prints them. From the repository root (examples/app-c/README.md):
  *
- *   cargo build -q -p hostrt -p hostrt-capi
+ *   cargo build -q -p hostrt -p hostrt-c
+ *   cp target/debug/libhostrt_c.a target/debug/libhostrt.a
  *   mkdir -p target/examples/app-c
  *   target/debug/hostrt compile examples/app-c/digits.mlir -o target/examples/app-c/digits.bef
  *   cc -std=c11 -I capi/include examples/app-c/main.c target/debug/libhostrt.a \

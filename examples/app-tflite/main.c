@@ -4,7 +4,8 @@
  * From the repository root (examples/app-tflite/README.md; tools/tests/app_tflite.rs builds
  * it the same way):
  *
- *   cargo build -q -p hostrt-capi
+ *   cargo build -q -p hostrt-c
+ *   cp target/debug/libhostrt_c.a target/debug/libhostrt.a
  *   mkdir -p target/examples/app-tflite
  *   cc -std=c11 -I capi/include examples/app-tflite/main.c target/debug/libhostrt.a \
  *      -lpthread -ldl -lm -o target/examples/app-tflite/classify

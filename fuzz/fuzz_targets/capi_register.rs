@@ -8,12 +8,12 @@
 use std::ffi::{CString, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use hostrt_capi::kernels::context::{TF_AllocateOutput, TF_ExpectedOutputDataType, TF_NumOutputs};
-use hostrt_capi::kernels::{KernelSite, TF_NewKernelBuilder, TF_OpKernelContext, TF_RegisterKernelBuilder};
-use hostrt_capi::op_def::ShapeValue;
-use hostrt_capi::ops::*;
-use hostrt_capi::status::{TF_OK, TF_Status};
-use hostrt_capi::tensor::{TF_AllocateTensor, TF_DeleteTensor};
+use hostrt_c::tf::kernels::context::{TF_AllocateOutput, TF_ExpectedOutputDataType, TF_NumOutputs};
+use hostrt_c::tf::kernels::{KernelSite, TF_NewKernelBuilder, TF_OpKernelContext, TF_RegisterKernelBuilder};
+use hostrt_c::tf::op_def::ShapeValue;
+use hostrt_c::tf::ops::*;
+use hostrt_c::tf::tf_status::{TF_OK, TF_Status};
+use hostrt_c::tf::tf_tensor::{TF_AllocateTensor, TF_DeleteTensor};
 use libfuzzer_sys::fuzz_target;
 
 static N: AtomicUsize = AtomicUsize::new(0);

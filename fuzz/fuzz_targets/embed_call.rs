@@ -11,7 +11,7 @@ use std::ffi::CStr;
 use std::ptr::{null, null_mut};
 use std::sync::OnceLock;
 
-use hostrt_capi::embed::*;
+use hostrt_c::embed::*;
 use libfuzzer_sys::fuzz_target;
 
 /// Functions with scalar, tensor and chain parameters over the tensor kernels: shapes that

@@ -19,7 +19,7 @@ use hostrt_core::basic_kernels::{control, float, integer, print};
 use hostrt_core::driver::{DriverOptions, run_functions};
 use hostrt_core::executor::Program;
 use hostrt_core::kernel::KernelEntry;
-use hostrt_core::tensor_kernels::{dht, mnist, resnet, shape};
+use hostrt_core::tensor_kernels::{dht, layers, math, shape};
 use hostrt_core::{ConcurrentWorkQueue, HostContext, KernelRegistry, SingleThreadedWorkQueue};
 use hostrt_std::AlignedBytes;
 
@@ -55,7 +55,7 @@ fn run(bytes: &AlignedBytes, text: &str) {
     let (arena, alloc) = common::run_arena();
     let mut registry: KernelRegistry<1024> = KernelRegistry::new();
     for group in
-        [integer::ALL, float::ALL, print::ALL, &BUDGETED[..], shape::ALL, mnist::F32, mnist::I32, resnet::ALL]
+        [integer::ALL, float::ALL, print::ALL, &BUDGETED[..], shape::ALL, math::F32, math::I32, layers::ALL]
     {
         registry.add_entries(group).unwrap();
     }

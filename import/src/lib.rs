@@ -14,19 +14,19 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod arena;
+pub mod arena_needs;
+pub mod assemble;
 pub mod build;
 pub mod error;
 mod model;
 pub mod npy;
 pub mod plan;
-pub mod program;
 pub mod tflite;
 
-pub use arena::ArenaNeeds;
+pub use arena_needs::ArenaNeeds;
+pub use assemble::Report;
 pub use error::ImportError;
 pub use model::Program;
-pub use program::Report;
 
 use hostrt_compiler::ast::Module;
 use hostrt_compiler::bef::WriteOptions;
@@ -104,7 +104,7 @@ pub fn tflite(bytes: &[u8]) -> Result<Imported, ImportError> {
 pub fn tflite_with(bytes: &[u8], options: ImportOptions) -> Result<Imported, ImportError> {
     let graph = tflite::model::Graph::read(bytes)?;
     let lowered = tflite::lower::lower(&graph, options)?;
-    let (module, report) = program::build(&graph, &lowered)?;
+    let (module, report) = assemble::build(&graph, &lowered)?;
     let dumped = lowered.dumped.iter().map(|&t| (t, graph.tensors[t].name.clone())).collect();
     let inputs = graph
         .inputs

@@ -12,7 +12,7 @@
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
 
-use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
+use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, invalid};
 
 /// A float32 activation `f(x, params)`; `params` is attribute 2 (`params_name`) of

@@ -18,7 +18,7 @@
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 
-use crate::arena::{split, with_arena};
+use crate::activation_arena::{split, with_arena};
 use crate::attrs::{Attrs, invalid};
 
 /// The geometry of one rearrangement: `space` is the NHWC side with pixels (the

@@ -22,7 +22,7 @@ use hostrt_core::tensor::DType;
 use hostrt_core::tensor::conv::{Conv2dParams, conv2d_direct};
 use hostrt_dsp::{ConvParams, DepthwiseParams, Hw, Nhwc, PerChannel, Window};
 
-use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
+use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, Region, dsp_error, invalid};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 use crate::float_x86::FloatConv;

@@ -28,7 +28,7 @@ use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
 use hostrt_dsp::{AddParams, multiply_by_quantized_multiplier};
 
-use crate::arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
+use crate::activation_arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, Region, dsp_error, invalid};
 
 /// A binary op's operand: an arena region, or a constant's bytes.

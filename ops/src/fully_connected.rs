@@ -17,7 +17,7 @@ use hostrt_core::tensor::DType;
 use hostrt_core::tensor::gemm::sgemm;
 use hostrt_dsp::{FullyConnectedParams, PerChannel};
 
-use crate::arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
+use crate::activation_arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, Region, dsp_error, invalid};
 
 /// The attributes every fully connected layer has, checked against each other, and the

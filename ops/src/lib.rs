@@ -30,7 +30,7 @@
 extern crate std;
 
 mod activation;
-mod arena;
+mod activation_arena;
 mod attrs;
 mod batch_space;
 mod conv;
@@ -49,7 +49,7 @@ mod resize;
 mod softmax;
 mod transpose_conv;
 
-pub use arena::Arena;
+pub use activation_arena::Arena;
 
 use hostrt_core::kernel::KernelEntry;
 
@@ -75,10 +75,10 @@ macro_rules! kernels {
 }
 
 kernels! {
-    ARENA = "nn.arena" => arena::arena,
-    INPUT = "nn.input" => arena::input,
-    OUTPUT = "nn.output" => arena::output,
-    CONSTANT = "nn.constant" => arena::constant,
+    ARENA = "nn.arena" => activation_arena::arena,
+    INPUT = "nn.input" => activation_arena::input,
+    OUTPUT = "nn.output" => activation_arena::output,
+    CONSTANT = "nn.constant" => activation_arena::constant,
     COPY = "nn.copy" => movement::copy,
     FILL = "nn.fill" => movement::fill,
     SPACE_TO_BATCH_ND = "nn.space_to_batch_nd" => batch_space::space_to_batch_nd,

@@ -12,7 +12,7 @@ use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_dsp::multiply_by_quantized_multiplier;
 
-use crate::arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
+use crate::activation_arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, invalid};
 
 /// An operand: its offset, its element strides along `[b0, b1, b2, row, col]`, and how many

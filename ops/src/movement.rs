@@ -14,7 +14,7 @@
 
 use hostrt_core::kernel::KernelFrame;
 
-use crate::arena::{split, with_arena};
+use crate::activation_arena::{split, with_arena};
 use crate::attrs::{Attrs, invalid};
 
 const RANK: usize = 6;

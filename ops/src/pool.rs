@@ -9,7 +9,7 @@ use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_dsp::{Hw, Nhwc, PoolParams, Window};
 
-use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
+use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, Region, dsp_error, invalid};
 use crate::conv::tap;
 

@@ -14,7 +14,7 @@ use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_dsp::multiply_by_quantized_multiplier;
 
-use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
+use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, invalid};
 
 fn scale_zp(a: &Attrs<'_>) -> Result<(f32, i32), Diagnostic> {

@@ -14,7 +14,7 @@
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 
-use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
+use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, Region, invalid};
 
 /// Checks that `input` and `output` agree in batches and channels and that every source

@@ -14,7 +14,7 @@
 use hostrt_core::kernel::KernelFrame;
 use hostrt_dsp::{LogSoftmaxParams, SoftmaxParams};
 
-use crate::arena::{f32s_mut, i8s_mut, split, with_arena};
+use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, dsp_error, invalid};
 
 /// `nn.softmax.i8`.

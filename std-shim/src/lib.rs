@@ -6,7 +6,8 @@
 //!   [`FixedSizeTestAllocator`] is TFRT's `test_fixed_size_1k` byte budget.
 //! - [`MultiThreadedWorkQueue`]: TFRT's `mstd` queue (work-stealing workers, blocking pool).
 //!
-//! - [`MappedBef`]: zero-copy loading of BEF files through `mmap`, verified in place;
+//! - [`MappedFile`]: a file mapped read-only or copy-on-write, the one place files are
+//!   mapped; [`MappedBef`]: zero-copy loading of BEF files through it, verified in place;
 //!   [`AlignedBytes`] for BEF read into memory.
 //! - [`leaked_arena`]: the firmware's fixed arena over heap memory, for tools and tests;
 //!   [`ArenaTrace`]: the arena a run needs, from a record of its allocations.
@@ -29,5 +30,5 @@ pub use arena_trace::ArenaTrace;
 pub use block_cache::CachedMallocAllocator;
 pub use bytes::{AlignedBytes, ArenaError, leaked_arena};
 pub use log::{DIAGNOSTICS_TARGET, OUTPUT_TARGET, log_diagnostic, log_output};
-pub use mmap::{MapError, MappedBef};
+pub use mmap::{MapError, MappedBef, MappedFile};
 pub use work_queue::MultiThreadedWorkQueue;

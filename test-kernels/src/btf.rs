@@ -20,36 +20,29 @@ fn read(
 ) -> Result<DenseHostTensor, Diagnostic> {
     use hostrt_core::tensor::{HostBuffer, TensorMetadata, btf};
 
+    use hostrt_std::MappedFile;
+
     /// A window of a private file mapping: the tensor's bytes.
     struct Window {
-        map: memmap2::MmapMut,
+        map: MappedFile,
         start: usize,
         len: usize,
     }
     impl AsMut<[u8]> for Window {
         fn as_mut(&mut self) -> &mut [u8] {
-            &mut self.map[self.start..self.start + self.len]
+            // A private mapping, so writable (`MappedFile::private`).
+            self.map.bytes_mut().map_or(&mut [][..], |b| &mut b[self.start..self.start + self.len])
         }
     }
 
     let cannot_open = || hostrt_core::diag!(Internal, "failed to open file {} for reading", path);
     let file = std::fs::File::open(path).map_err(|_| cannot_open())?;
-    let len = file.metadata().map_err(|_| cannot_open())?.len();
-    // An empty file cannot be mapped; it reads as no bytes.
-    let map = if len == 0 {
-        memmap2::MmapMut::map_anon(0).ok()
-    } else {
-        // SAFETY: a private copy-on-write mapping: our writes never reach the file. Another
-        // process truncating the file while it is mapped would fault on access, the known
-        // limit of reading files through mmap (as `MappedBef` documents).
-        unsafe { memmap2::MmapOptions::new().map_copy(&file) }.ok()
-    };
-    let map = map.ok_or_else(cannot_open)?;
-    let record = btf::read_dense(&map, index, dtype, rank)
+    let map = MappedFile::private(&file).map_err(|_| cannot_open())?;
+    let record = btf::read_dense(map.bytes(), index, dtype, rank)
         .map_err(|e| hostrt_core::diag_fmt!(Internal, "{}", e.message(path)))?;
     let metadata = TensorMetadata { dtype, shape: record.shape.clone() };
     let cannot_allocate = || Diagnostic::internal("cannot allocate result tensor");
-    let start = record.data.as_ptr().addr() - map.as_ptr().addr();
+    let start = record.data.as_ptr().addr() - map.bytes().as_ptr().addr();
     let len = record.data.len();
     if record.data.as_ptr().addr().is_multiple_of(dtype.align()) {
         let buffer = HostBuffer::from_owner_mut(host.allocator(), Window { map, start, len })
@@ -61,7 +54,7 @@ fn read(
     tensor
         .write_bytes()
         .map_err(|e| hostrt_core::diag_fmt!(Internal, "{}", e))?
-        .copy_from_slice(&map[start..start + len]);
+        .copy_from_slice(&map.bytes()[start..start + len]);
     Ok(tensor)
 }
 

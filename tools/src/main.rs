@@ -10,7 +10,7 @@ macro_rules! say {
     }};
 }
 
-mod arena;
+mod arena_figures;
 mod check;
 mod infer;
 mod run;
@@ -205,7 +205,7 @@ fn record_arena(bef: &[u8], opts: &run::RunOptions, out: &PathBuf) -> Result<(),
     let bytes = AlignedBytes::new(bef);
     let derived = derived_bounds(bytes.as_bytes())?;
     let skip: Vec<u32> = derived.iter().map(|r| r.function).collect();
-    let needs = arena::measure(bytes.as_bytes(), &*kernels, &skip)?;
+    let needs = arena_figures::measure(bytes.as_bytes(), &*kernels, &skip)?;
     let mut records = derived;
     records.extend(needs.iter().map(|n| ArenaRecord {
         function: n.function,
@@ -249,7 +249,7 @@ fn derived_bounds(bef: &[u8]) -> Result<Vec<ArenaRecord>, String> {
 fn with_derived_bounds(bef: &[u8]) -> Result<Vec<u8>, String> {
     let kernels = run::kernels(&run::RunOptions::default())?;
     let bytes = AlignedBytes::new(bef);
-    let bounds = arena::derive(bytes.as_bytes(), &*kernels)?;
+    let bounds = arena_figures::derive(bytes.as_bytes(), &*kernels)?;
     let mut records = Vec::new();
     for b in &bounds {
         match &b.bytes {
@@ -312,9 +312,9 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Check { files, verbose, plugins } => {
             // The standard op definitions first, as `hostrt run` does: plugins may register
             // kernels for them.
-            hostrt_capi::std_ops::register_standard_ops();
+            hostrt_c::tf::std_ops::register_standard_ops();
             for plugin in &plugins {
-                hostrt_capi::plugin::load_plugin(plugin)?;
+                hostrt_c::tf::plugins::load_plugin(plugin)?;
             }
             match check::main(&files, verbose) {
                 0 => Ok(()),
@@ -354,7 +354,7 @@ fn run(cli: Cli) -> Result<(), String> {
 
 fn main() -> ExitCode {
     // Keep every C-API function linked (and, with -rdynamic, exported) for plugins.
-    std::hint::black_box(hostrt_capi::plugin::EXPORTS.len());
+    std::hint::black_box(hostrt_c::tf::plugins::EXPORTS.len());
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -9,9 +9,9 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use hostrt_capi::plugin::load_plugin;
-use hostrt_capi::program::{LoadError, TfProgram};
-use hostrt_capi::std_ops::register_standard_ops;
+use hostrt_c::tf::plugins::load_plugin;
+use hostrt_c::tf::std_ops::register_standard_ops;
+use hostrt_c::tf::tf_program::{LoadError, TfProgram};
 use hostrt_core::allocator::HostAllocator;
 use hostrt_core::basic_kernels::register_basic_kernels;
 use hostrt_core::bef::BefErrorKind;

@@ -28,8 +28,9 @@ fn ok(cmd: &mut Command) -> Option<String> {
 #[test]
 fn the_c_app_prints_what_hostrt_run_prints() {
     // `cargo test` builds rlibs only: the static library comes from `cargo build -p
-    // hostrt-capi`, which scripts/test.sh runs first.
-    let lib = common::built_library("libhostrt.a", "hostrt-capi");
+    // hostrt-c`, which scripts/test.sh runs first, and which names it after its crate (apps
+    // link the same archive as `libhostrt.a`).
+    let lib = common::built_library("libhostrt_c.a", "hostrt-c");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("app-c");
     std::fs::create_dir_all(&dir).unwrap();
     let (app, bef) = (dir.join("app"), dir.join("digits.bef"));

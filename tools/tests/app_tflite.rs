@@ -17,8 +17,9 @@ fn root() -> PathBuf {
 
 #[test]
 fn the_c_classifier_prints_tflite_micros_scores() {
-    // The static library comes from `cargo build -p hostrt-capi` (scripts/test.sh runs it).
-    let lib = common::built_library("libhostrt.a", "hostrt-capi");
+    // The static library comes from `cargo build -p hostrt-c` (scripts/test.sh runs it), which
+    // names it after its crate: apps link the same archive as `libhostrt.a`.
+    let lib = common::built_library("libhostrt_c.a", "hostrt-c");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("app-tflite");
     std::fs::create_dir_all(&dir).unwrap();
     let app = dir.join("classify");

@@ -1,6 +1,7 @@
 //! `cargo xtask libs`: the static library `libhostrt.a` for each phone target (Android
-//! aarch64, armv7 and x86_64; iOS aarch64), built with `cargo build --release -p hostrt-capi`
-//! and checked symbol by symbol: every function the headers declare is defined, nothing else
+//! aarch64, armv7 and x86_64; iOS aarch64), built with `cargo build --release -p hostrt-c`
+//! (which names it after its crate, `libhostrt_c.a`) and copied to the name apps link, then
+//! checked symbol by symbol: every function the headers declare is defined, nothing else
 //! unmangled of ours is exported, and what the archive leaves undefined comes from the
 //! platform (libc, libm, libdl, liblog, the unwinder and the compiler runtime). Then the size
 //! a linker keeps of it for the example app, on the aarch64 Linux proxy with
@@ -204,6 +205,7 @@ fn installed() -> BTreeSet<String> {
     out.map(|o| String::from_utf8_lossy(&o.stdout).lines().map(str::to_owned).collect()).unwrap_or_default()
 }
 
+/// Builds the release archive for `target` and returns its path under the name apps link.
 fn cargo_build(root: &Path, target: &str, env: &[(&str, &str)]) -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
@@ -214,7 +216,7 @@ fn cargo_build(root: &Path, target: &str, env: &[(&str, &str)]) -> Result<PathBu
             "-q",
             "--release",
             "-p",
-            "hostrt-capi",
+            "hostrt-c",
             "--target",
             target,
             "--target-dir",
@@ -225,7 +227,12 @@ fn cargo_build(root: &Path, target: &str, env: &[(&str, &str)]) -> Result<PathBu
     if !status.success() {
         return Err(format!("cargo build for {target} failed"));
     }
-    Ok(root.join("target/phone").join(target).join("release/libhostrt.a"))
+    // The archive apps link is `libhostrt.a` (docs/embedding.md).
+    let release = root.join("target/phone").join(target).join("release");
+    let lib = release.join("libhostrt.a");
+    std::fs::copy(release.join("libhostrt_c.a"), &lib)
+        .map_err(|e| format!("{target}: libhostrt_c.a: {e}"))?;
+    Ok(lib)
 }
 
 /// Builds and checks every phone archive; then the linked size on the aarch64 Linux proxy.
@@ -250,7 +257,7 @@ pub fn run(root: &Path) -> Result<bool, String> {
             .collect();
         if target.contains("android") && jni == 0 {
             ok = false;
-            println!("  FAIL: no JNI functions (src/jni.rs) in the Android archive");
+            println!("  FAIL: no JNI functions (src/embed/jni.rs) in the Android archive");
         }
         let foreign: Vec<_> = undefined.iter().filter(|s| !platform(s, &libc)).collect();
         let size = std::fs::metadata(&lib).map_err(|e| e.to_string())?.len();

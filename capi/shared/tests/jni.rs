@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use hostrt_capi::embed::*;
+use hostrt_c::embed::*;
 
 const CALLS: &str = r#"func.func @divmod(%a: i32, %b: i32) -> (i32, i32) {
   %q, %r = tfrt.div.i32 %a, %b
@@ -68,7 +68,7 @@ fn the_java_classes_run_programs_through_jni() {
         eprintln!("skipped: needs javac and java (a JDK)");
         return;
     }
-    let lib = common::built_library("libhostrt.so", "hostrt-shared");
+    let lib = common::built_library("libhostrt.so", "hostrt-c-shared");
     let lib_dir = lib.parent().unwrap().to_path_buf();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("jni");
     let classes = dir.join("classes");

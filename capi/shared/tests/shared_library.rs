@@ -10,7 +10,7 @@ use std::process::Command;
 
 /// `libhostrt.so` as Cargo built it for this test run (next to the test binary).
 fn shared_library() -> PathBuf {
-    common::built_library("libhostrt.so", "hostrt-shared")
+    common::built_library("libhostrt.so", "hostrt-c-shared")
 }
 
 fn run(cmd: &mut Command) -> Option<String> {
@@ -41,7 +41,7 @@ fn the_shared_library_exports_the_declared_functions() {
         .filter(|s| s.starts_with("TF_"))
         .collect();
     exported.sort();
-    let mut declared: Vec<&str> = hostrt_capi::plugin::EXPORTS.iter().map(|e| e.0).collect();
+    let mut declared: Vec<&str> = hostrt_c::tf::plugins::EXPORTS.iter().map(|e| e.0).collect();
     declared.sort();
     assert_eq!(exported, declared, "TF_* functions exported by {} vs declared", lib.display());
     // And every function of the embedding API's header.

@@ -191,7 +191,7 @@ pub(crate) unsafe fn new_host(o: &hostrt_host_options) -> Result<Arc<HostInner>,
     let arena = unsafe { new_arena(o) }?;
     let alloc = match &arena {
         Some(a) => a.alloc,
-        None => crate::tensor::heap()
+        None => crate::tf::tf_tensor::heap()
             .ok_or_else(|| Error::new(HOSTRT_RESOURCE_EXHAUSTED, "every allocator slot is taken"))?,
     };
     let queue: Box<dyn ConcurrentWorkQueue> = if o.worker_threads == 0 {
@@ -309,8 +309,8 @@ pub unsafe extern "C" fn hostrt_load_plugin(path: *const c_char, status: *mut ho
     unsafe {
         report(status, || {
             let path = text(path).ok_or_else(|| Error::invalid("NULL plugin path"))?;
-            crate::std_ops::register_standard_ops();
-            crate::plugin::load_plugin(std::path::Path::new(&*path))
+            crate::tf::std_ops::register_standard_ops();
+            crate::tf::plugins::load_plugin(std::path::Path::new(&*path))
                 .map(drop)
                 .map_err(|m| Error::new(HOSTRT_INVALID_ARGUMENT, m))
         })

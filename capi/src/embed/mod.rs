@@ -6,11 +6,15 @@
 //! fallible call returns a code and fills an optional `hostrt_status`, and no panic crosses
 //! the boundary (it becomes `HOSTRT_INTERNAL`).
 //!
-//! Layering: `raw` keeps the table of live handles, the only place handles become
-//! references; the other modules are one per handle kind.
+//! Layering (`README.md` here): `raw` keeps the table of live handles, the only place
+//! handles become references; `status`, `host`, `program`, `tensor` and `call` are one per
+//! handle kind, and `jni` is the Android binding over them. This room uses `crate::tf` only
+//! where an embedded program needs TensorFlow's API; `tf` never uses it.
 
 pub(crate) mod call;
 pub(crate) mod host;
+#[cfg(any(target_os = "android", feature = "jni"))]
+pub mod jni;
 pub(crate) mod program;
 pub(crate) mod raw;
 pub(crate) mod status;

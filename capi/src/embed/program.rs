@@ -15,7 +15,7 @@ use super::status::{
     Error, HOSTRT_DATA_LOSS, HOSTRT_NOT_FOUND, HOSTRT_OUT_OF_RANGE, hostrt_code, hostrt_status, report,
 };
 use crate::ffi::text;
-use crate::program::{LoadError, TfProgram};
+use crate::tf::tf_program::{LoadError, TfProgram};
 
 /// The type of a function's argument or result.
 pub type hostrt_type = i32;
@@ -141,7 +141,7 @@ fn kernels() -> &'static KernelRegistry<1024> {
             .and_then(|()| register_tensor_kernels(&mut r))
             .and_then(|()| r.add_entries(hostrt_dsp::kernels::KERNELS))
             .and_then(|()| r.add_entries(hostrt_ops::KERNELS));
-        crate::std_ops::register_standard_ops();
+        crate::tf::std_ops::register_standard_ops();
         r
     })
 }

@@ -35,6 +35,30 @@ pub const HOSTRT_INTERNAL: hostrt_code = 13;
 /// A program or file that cannot be used (corrupt BEF, an unknown kernel).
 pub const HOSTRT_DATA_LOSS: hostrt_code = 15;
 
+// The codes' numbers are the core's table of error codes (`ErrorCode`, also TensorFlow's
+// numbers). cbindgen copies only literal numbers into hostrt.h, so they are written out
+// above, and checked against the table here when the crate compiles.
+const _: () = {
+    use hostrt_core::diagnostic::ErrorCode as E;
+    let codes = [
+        (HOSTRT_CANCELLED, E::Cancelled),
+        (HOSTRT_UNKNOWN, E::Unknown),
+        (HOSTRT_INVALID_ARGUMENT, E::InvalidArgument),
+        (HOSTRT_NOT_FOUND, E::NotFound),
+        (HOSTRT_RESOURCE_EXHAUSTED, E::ResourceExhausted),
+        (HOSTRT_FAILED_PRECONDITION, E::FailedPrecondition),
+        (HOSTRT_OUT_OF_RANGE, E::OutOfRange),
+        (HOSTRT_UNIMPLEMENTED, E::Unimplemented),
+        (HOSTRT_INTERNAL, E::Internal),
+        (HOSTRT_DATA_LOSS, E::DataLoss),
+    ];
+    let mut i = 0;
+    while i < codes.len() {
+        assert!(codes[i].0 == codes[i].1 as hostrt_code, "a hostrt_code differs from the core's table");
+        i += 1;
+    }
+};
+
 /// A status: code, message and, for errors raised by a program's kernel, its location.
 pub struct hostrt_status {
     code: hostrt_code,

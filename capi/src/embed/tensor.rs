@@ -9,9 +9,9 @@ use hostrt_core::tensor::{DenseHostTensor, HostBuffer};
 use super::host::{HostInner, hostrt_host};
 use super::raw::{self, Kind};
 use super::status::{Error, HOSTRT_RESOURCE_EXHAUSTED, hostrt_code, hostrt_status, report};
-use crate::datatype::{self, TF_DataType};
 use crate::ffi::guard;
-use crate::tensor::{CallerBytes, metadata};
+use crate::tf::tf_datatype::{self, TF_DataType};
+use crate::tf::tf_tensor::{CallerBytes, metadata};
 
 /// An element type; the numbers are TensorFlow's `TF_DataType` values.
 pub type hostrt_dtype = i32;
@@ -60,7 +60,7 @@ impl hostrt_tensor {
         tensor: DenseHostTensor,
         host: Arc<HostInner>,
     ) -> Result<*mut hostrt_tensor, Error> {
-        let dtype = datatype::of(tensor.dtype());
+        let dtype = tf_datatype::of(tensor.dtype());
         raw::publish(Kind::Tensor, hostrt_tensor { tensor, dtype, _host: host })
     }
 }

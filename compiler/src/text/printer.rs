@@ -164,17 +164,29 @@ impl Printer<'_> {
     fn op(&mut self, op: &Op, last: bool) {
         self.pad();
         let operands: Vec<String> = op.operands.iter().map(|v| self.lookup(v)).collect();
-        for (i, group) in op.results.iter().enumerate() {
+        if let [group] = &op.results[..] {
             let text = format!("%{}", self.next_value);
             self.next_value += 1;
-            if i > 0 {
-                self.out.push_str(", ");
-            }
             self.out.push_str(&text);
             if group.count != 1 {
                 let _ = write!(self.out, ":{}", group.count);
             }
             self.define(&group.name, text);
+        } else if !op.results.is_empty() {
+            // Results written in several groups print as one, `%0:2` with uses `%0#1`, as
+            // MLIR (and so tfrt_opt) numbers an op's results.
+            let base = format!("%{}", self.next_value);
+            self.next_value += 1;
+            let total: usize = op.results.iter().map(|g| g.count as usize).sum();
+            let _ = write!(self.out, "{base}:{total}");
+            let mut at = 0;
+            for group in &op.results {
+                self.define(&group.name, format!("{base}#{at}"));
+                for j in 0..group.count as usize {
+                    self.define(&format!("{}#{j}", group.name), format!("{base}#{}", at + j));
+                }
+                at += group.count as usize;
+            }
         }
         if !op.results.is_empty() {
             self.out.push_str(" = ");

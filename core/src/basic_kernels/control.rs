@@ -283,14 +283,14 @@ fn while_kernel(frame: &KernelFrame<'_>) {
 }
 
 /// `tfrt.call`: non-strict, so the callee starts before its arguments are available.
-pub const CALL: KernelEntry = KernelEntry::non_strict("tfrt.call", call);
+pub const CALL: KernelEntry = KernelEntry::non_strict("tfrt.call", call).calling(crate::kernel::Calls::Call);
 
 entries! {
     [CALL]
-    IF = "tfrt.if" => raw(if_kernel),
-    COND = "tfrt.cond" => raw(cond),
-    CASE = "tfrt.case" => raw(case),
+    IF = "tfrt.if" => calls(if_kernel, If),
+    COND = "tfrt.cond" => calls(cond, Cond),
+    CASE = "tfrt.case" => calls(case, Case),
     WHILE = "tfrt.while" => raw(while_kernel),
-    ONCE = "tfrt.once" => raw(once),
+    ONCE = "tfrt.once" => calls(once, Once),
     REPEAT_I32 = "tfrt.repeat.i32" => raw(repeat_i32),
 }

@@ -9,18 +9,18 @@
 /// One public `KernelEntry` constant per strict kernel, plus `ALL`, the group's table
 /// (starting with the constants named in the optional leading `[...]`, defined by hand).
 macro_rules! entries {
-    (group $group:ident; $($name:ident = $op:literal => $kind:ident($func:expr)),* $(,)?) => {
+    (group $group:ident; $($name:ident = $op:literal => $kind:ident($func:expr $(, $arg:ident)?)),* $(,)?) => {
         $(
             #[doc = concat!("`", $op, "`")]
-            pub const $name: $crate::kernel::KernelEntry = entries!(@$kind $op, $func);
+            pub const $name: $crate::kernel::KernelEntry = entries!(@$kind $op, $func $(, $arg)?);
         )*
         /// The kernels of this table.
         pub const $group: &[$crate::kernel::KernelEntry] = &[$($name),*];
     };
-    ($([$($extra:ident),*])? $($name:ident = $op:literal => $kind:ident($func:expr)),* $(,)?) => {
+    ($([$($extra:ident),*])? $($name:ident = $op:literal => $kind:ident($func:expr $(, $arg:ident)?)),* $(,)?) => {
         $(
             #[doc = concat!("`", $op, "`")]
-            pub const $name: $crate::kernel::KernelEntry = entries!(@$kind $op, $func);
+            pub const $name: $crate::kernel::KernelEntry = entries!(@$kind $op, $func $(, $arg)?);
         )*
         /// Every kernel of this group.
         pub const ALL: &[$crate::kernel::KernelEntry] = &[$($($extra,)*)? $($name),*];
@@ -45,6 +45,11 @@ macro_rules! entries {
     // per call.
     (@raw $op:literal, $func:expr) => {
         $crate::kernel::KernelEntry::strict($op, $func)
+    };
+    // A control kernel written against the frame, declaring how it calls the functions it
+    // names (what derived arena bounds follow: docs/bef.md, "Arena sizes").
+    (@calls $op:literal, $func:expr, $calls:ident) => {
+        $crate::kernel::KernelEntry::strict($op, $func).calling($crate::kernel::Calls::$calls)
     };
 }
 

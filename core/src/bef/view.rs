@@ -274,9 +274,9 @@ impl<'a> BefFile<'a> {
     pub fn attr_ref(&self, index: u32) -> Option<AttrRef<'a>> {
         let (h, p) = self.attr_blob(index)?;
         let kind = match h.kind() {
-            f::attr::SCALAR => scalar_attr_kind(ScalarKind::from_bef(h.scalar())?),
+            f::attr::SCALAR => scalar_attr_kind(scalar_kind(h.scalar())?),
             f::attr::STRING => AttrKind::String,
-            f::attr::ARRAY => AttrKind::Array(ScalarKind::from_bef(h.scalar())?),
+            f::attr::ARRAY => AttrKind::Array(scalar_kind(h.scalar())?),
             f::attr::FUNCTION => AttrKind::Function,
             f::attr::TYPE => AttrKind::Type,
             f::attr::DICT => AttrKind::Dict,
@@ -382,5 +382,19 @@ fn arena_record(words: &[u32], index: u32) -> Option<ArenaNeed> {
         bytes: bytes as usize,
         measured: flags & f::arena::MEASURED != 0,
         pointer_bytes: (flags & f::arena::POINTER_BYTES_MASK) as u8,
+    })
+}
+
+/// The kind of BEF scalar code `code` (docs/bef.md, "Attributes"), if it is one.
+const fn scalar_kind(code: u8) -> Option<ScalarKind> {
+    use f::scalar as s;
+    Some(match code {
+        s::BOOL => ScalarKind::Bool,
+        s::I8 => ScalarKind::I8,
+        s::I32 => ScalarKind::I32,
+        s::I64 => ScalarKind::I64,
+        s::F32 => ScalarKind::F32,
+        s::F64 => ScalarKind::F64,
+        _ => return None,
     })
 }

@@ -60,35 +60,28 @@
 //! How the graph runs (ready counts, streams, waiters, errors, cancellation) is in
 //! `docs/execution.md`. [`raw`] is the asynchronous entry for kernels and embedders that
 //! drive the work queue themselves, with its safety contract.
+//!
+//! The executor is two halves: `load/` makes a [`Program`] of a BEF file (kernels
+//! resolved, types checked, plans made) and `run/` runs its functions; the run half uses the
+//! load half, never the reverse. `buf` (short-lived arrays for a kernel call) and
+//! `list_sort` (lists threaded through a link array) serve both.
 
-#[cfg(feature = "proved-types")]
-mod arena_bound;
 mod buf;
-mod call;
-mod depth;
-pub(crate) mod frame;
-#[cfg(feature = "native")]
-mod native;
-mod program;
+mod list_sort;
+mod load;
 pub mod raw;
 mod run;
-#[cfg(feature = "scalar-registers")]
-mod scalar;
-mod stream_tasks;
-#[cfg(feature = "proved-types")]
-mod typing;
 
+pub use load::Program;
 #[cfg(feature = "proved-types")]
-pub use arena_bound::Unbounded;
-pub(crate) use call::Finished;
-pub use call::{CallError, Results};
-pub use program::Program;
-pub use run::MAX_STACK_DEPTH;
+pub use load::Unbounded;
+pub(crate) use run::Finished;
+pub use run::{CallError, MAX_STACK_DEPTH, Results};
 
 /// How many ready counts were counted down on the exclusive-frame path (docs/execution.md,
 /// "Exclusive frames") since the process started: loom builds only, so the model checks
 /// can show the path is taken.
 #[cfg(loom)]
 pub fn loom_exclusive_countdowns() -> usize {
-    run::EXCLUSIVE_COUNTDOWNS.load(core::sync::atomic::Ordering::Relaxed)
+    run::frame::EXCLUSIVE_COUNTDOWNS.load(core::sync::atomic::Ordering::Relaxed)
 }

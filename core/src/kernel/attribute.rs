@@ -51,20 +51,6 @@ pub enum ScalarKind {
 }
 
 impl ScalarKind {
-    /// The kind of BEF scalar code `code` (docs/bef.md, "Attributes"), if it is one.
-    pub(crate) const fn from_bef(code: u8) -> Option<Self> {
-        use crate::bef::format::scalar as s;
-        Some(match code {
-            s::BOOL => ScalarKind::Bool,
-            s::I8 => ScalarKind::I8,
-            s::I32 => ScalarKind::I32,
-            s::I64 => ScalarKind::I64,
-            s::F32 => ScalarKind::F32,
-            s::F64 => ScalarKind::F64,
-            _ => return None,
-        })
-    }
-
     /// The MLIR type name (`i32`).
     pub const fn name(self) -> &'static str {
         match self {

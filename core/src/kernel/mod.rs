@@ -26,7 +26,7 @@ pub(crate) use attribute::scalar_attr_kind;
 pub use attribute::{AttrKind, AttrRef, AttrScalar, DenseAttr, ScalarKind};
 pub use detach::Detached;
 pub use frame::{Invoke, InvokeToken, KernelFrame, LocRef};
-pub use registry::{KernelEntry, KernelLookup, KernelRegistry, RegistryError};
+pub use registry::{Calls, KernelEntry, KernelLookup, KernelRegistry, RegistryError};
 pub use returns::{KernelReturn, Value};
 pub use scalar::{ScalarFn, ScalarKernel, ScalarParam, ScalarValue, Slot, invoke_scalar, scalar_of};
 pub(crate) use signature::sealed;

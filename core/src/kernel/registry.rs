@@ -35,6 +35,27 @@ pub struct KernelEntry {
     /// "Arena sizes").
     #[cfg(feature = "proved-types")]
     results_only: bool,
+    /// How the kernel calls the functions it names, when it is a control kernel: derived
+    /// arena bounds follow it into them (docs/bef.md, "Arena sizes").
+    #[cfg(feature = "proved-types")]
+    calls: Option<Calls>,
+}
+
+/// How a control kernel runs the functions it names, which derived arena bounds
+/// (`Program::call_arena_bound`) follow into: only hostrt's own control kernels
+/// (`basic_kernels::control`) declare it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Calls {
+    /// `tfrt.call`: the function its attribute names, with all its operands.
+    Call,
+    /// `tfrt.once`: as `Call`, at most once per request.
+    Once,
+    /// `tfrt.if`: one of its two regions, after an `i1` condition.
+    If,
+    /// `tfrt.cond`: one of the functions its attributes name, after an `i1` condition.
+    Cond,
+    /// `tfrt.case`: one of the functions its attributes name, after an `i32` index.
+    Case,
 }
 
 impl KernelEntry {
@@ -52,6 +73,8 @@ impl KernelEntry {
             scalar: None,
             #[cfg(feature = "proved-types")]
             results_only: false,
+            #[cfg(feature = "proved-types")]
+            calls: None,
         }
     }
 
@@ -67,6 +90,8 @@ impl KernelEntry {
             scalar: None,
             #[cfg(feature = "proved-types")]
             results_only: false,
+            #[cfg(feature = "proved-types")]
+            calls: None,
         }
     }
 
@@ -94,6 +119,8 @@ impl KernelEntry {
             scalar: None,
             #[cfg(feature = "proved-types")]
             results_only: false,
+            #[cfg(feature = "proved-types")]
+            calls: None,
         }
     }
 
@@ -152,6 +179,25 @@ impl KernelEntry {
         #[cfg(not(feature = "proved-types"))]
         let entry = self;
         entry
+    }
+
+    /// The same kernel, declared to call the functions it names as `calls` says (only the
+    /// control kernels, whose calls derived arena bounds know how to follow).
+    pub(crate) const fn calling(self, calls: Calls) -> Self {
+        #[cfg(feature = "proved-types")]
+        let entry = KernelEntry { calls: Some(calls), ..self };
+        #[cfg(not(feature = "proved-types"))]
+        let entry = {
+            let _ = calls;
+            self
+        };
+        entry
+    }
+
+    /// How the kernel calls the functions it names, when it is a control kernel.
+    #[cfg(feature = "proved-types")]
+    pub fn calls(&self) -> Option<Calls> {
+        self.calls
     }
 
     /// Whether the kernel was declared with

@@ -10,13 +10,13 @@
 pub mod btf;
 mod buffer;
 pub mod conv;
-mod dense;
+mod dense_host_tensor;
 mod dtype;
 pub mod gemm;
 mod shape;
 
 pub use buffer::{BUFFER_ALIGN, BorrowError, HostBuffer, ReadGuard, WriteGuard};
-pub use dense::{DenseHostTensor, Elements, ElementsMut, Plain, TensorError};
+pub use dense_host_tensor::{DenseHostTensor, Elements, ElementsMut, Plain, TensorError};
 pub use dtype::{DType, Element};
 pub use shape::{
     FixedRankShape, MAX_RANK, NotKnown, PartialTensorShape, RankTooLarge, TensorMetadata, TensorShape,

@@ -2,7 +2,7 @@
 //! [`UNTYPED`] holds the dtype-independent kernels; each dtype family is its own table
 //! ([`F32`], [`I32`], ...) so firmware registers only the dtypes it uses.
 
-use super::scalar::{BHalf, Compare, FromAttr, Half, Scalar};
+use super::dtype_family::{BHalf, Compare, FromAttr, Half, Scalar};
 use super::{new_tensor, tensor_error};
 use crate::async_value::RcAsyncValue;
 use crate::chain::Chain;

@@ -5,15 +5,15 @@
 //!
 //! Each module's tables are registration groups, so firmware links only what it registers:
 //! [`shape::ALL`], [`dht::UNTYPED`] plus one table per dtype ([`dht::F32`], ...),
-//! [`mnist::F32`] / [`mnist::I32`] / [`mnist::I64`] / [`mnist::CAST`], [`resnet::ALL`],
-//! [`conv::F32`] (TFRT's `eigen.conv2d.*` and `eigen.batch_norm.f32`).
+//! [`math::F32`] / [`math::I32`] / [`math::I64`] / [`math::CAST`], [`layers::ALL`],
+//! [`eigen::F32`] (TFRT's `eigen.conv2d.*` and `eigen.batch_norm.f32`).
 //! [`register_tensor_kernels`] registers them all.
 
-pub mod conv;
 pub mod dht;
-pub mod mnist;
-pub mod resnet;
-mod scalar;
+mod dtype_family;
+pub mod eigen;
+pub mod layers;
+pub mod math;
 pub mod shape;
 
 use crate::diagnostic::Diagnostic;
@@ -29,7 +29,7 @@ pub fn register_tensor_kernels<const N: usize>(
     for group in dht::ALL_GROUPS {
         registry.add_entries(group)?;
     }
-    for group in [mnist::F32, mnist::I32, mnist::I64, mnist::CAST, resnet::ALL, conv::F32] {
+    for group in [math::F32, math::I32, math::I64, math::CAST, layers::ALL, eigen::F32] {
         registry.add_entries(group)?;
     }
     Ok(())

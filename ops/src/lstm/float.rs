@@ -19,7 +19,7 @@ use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
 
 use super::{CELL, FORGET, INPUT, OUTPUT, Shape, layer, scratch_as};
-use crate::arena::with_arena;
+use crate::activation_arena::with_arena;
 use crate::attrs::{Attrs, invalid};
 
 /// `Σ w[d] * x[d]` in order.

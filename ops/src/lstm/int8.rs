@@ -19,7 +19,7 @@ use hostrt_core::tensor::DType;
 use hostrt_dsp::multiply_by_quantized_multiplier;
 
 use super::{CELL, FORGET, INPUT, OUTPUT, Shape, layer, scratch_as};
-use crate::arena::with_arena;
+use crate::activation_arena::with_arena;
 use crate::attrs::{Attrs, invalid};
 
 /// TFLite's `sigmoid_table_uint16`: `sigmoid(i / 24)` in Q0.16, shared by its int16

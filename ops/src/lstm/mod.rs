@@ -32,7 +32,7 @@
 use hostrt_core::Diagnostic;
 use hostrt_core::tensor::DType;
 
-use crate::arena::split;
+use crate::activation_arena::split;
 use crate::attrs::{Attrs, Region, invalid};
 
 mod float;

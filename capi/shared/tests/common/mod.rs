@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The library `file` (`libhostrt.a`, ...) of `package` for this test build: the one in its
+/// The library `file` (`libhostrt_c.a`, ...) of `package` for this test build: the one in its
 /// target directory (from `cargo build -p PACKAGE`, which scripts/test.sh runs first), else
 /// built here into `target/test-libs` (`cargo test` builds rlibs only; a separate target
 /// directory, as the running `cargo test` may hold the lock of its own).

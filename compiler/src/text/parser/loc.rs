@@ -28,10 +28,10 @@ pub(super) enum Parsed {
 impl Parsed {
     /// The location the AST keeps.
     ///
-    /// A fused location is named after its first name location (its other names are not
-    /// joined, and its file locations never give the name), as TFRT names a fused location
-    /// in its BEF debug information; nested locations that are not direct children (inside
-    /// a call site, say) do not count. It keeps the position of its first file location
+    /// A fused location is named by joining the names of its name locations, in order
+    /// (`fused["foo", "bar"]` is `foobar`; file locations add nothing), as TFRT names a
+    /// fused location in its BEF debug information; nested locations that are not direct
+    /// children (inside a call site, say) do not count. It keeps the position of its first file location
     /// too, for errors: compile errors point at it, and since a BEF file keeps one
     /// `file:line:col` or one name per kernel (docs/bef.md, Locations), the BEF writer stores
     /// the position, which runtime errors then report. With only a name or only a position
@@ -44,19 +44,23 @@ impl Parsed {
             Parsed::Name(name) => Loc::Name(name.clone()),
             Parsed::Other(loc) => loc.clone(),
             Parsed::Fused { children, .. } => {
-                let name = children.iter().find_map(|c| match c {
-                    Parsed::Name(n) => Some(n),
-                    _ => None,
-                });
+                let names: Vec<&str> = children
+                    .iter()
+                    .filter_map(|c| match c {
+                        Parsed::Name(n) => Some(n.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let name = (!names.is_empty()).then(|| names.concat());
                 let at = children.iter().find_map(|c| match c {
                     Parsed::File { file, line, col } => Some((file, *line, *col)),
                     _ => None,
                 });
                 match (name, at) {
                     (Some(name), Some((file, line, col))) => {
-                        Loc::Fused { name: name.clone(), file: file.clone(), line, col }
+                        Loc::Fused { name, file: file.clone(), line, col }
                     }
-                    (Some(name), None) => Loc::Name(name.clone()),
+                    (Some(name), None) => Loc::Name(name),
                     (None, Some((file, line, col))) => Loc::FileLineCol { file: file.clone(), line, col },
                     (None, None) => Loc::Unknown,
                 }
@@ -65,13 +69,12 @@ impl Parsed {
     }
 
     /// `fused<metadata>[locations]` as MLIR's `FusedLoc::get` builds it: children that are
-    /// fused locations with the same metadata are flattened, unknown ones dropped; without
-    /// metadata no children is unknown and one child (or one repeated) is that child. (MLIR
-    /// drops every repeated child, which changes neither the first name nor the first
-    /// position, so other repeats stay.)
+    /// fused locations with the same metadata are flattened, unknown and repeated ones
+    /// dropped (the first of equal children stays, so `fused["a", "b", "a"]` is named
+    /// `ab`); without metadata no children is unknown and one child is that child.
     fn fuse(metadata: Option<Attr>, locations: Vec<Parsed>) -> Parsed {
         fn add(children: &mut Vec<Parsed>, c: Parsed) {
-            if c != Parsed::Other(Loc::Unknown) {
+            if c != Parsed::Other(Loc::Unknown) && !children.contains(&c) {
                 children.push(c);
             }
         }
@@ -86,7 +89,7 @@ impl Parsed {
                 other => add(&mut children, other),
             }
         }
-        if metadata.is_none() && children.iter().all(|c| Some(c) == children.first()) {
+        if metadata.is_none() && children.len() <= 1 {
             return children.into_iter().next().unwrap_or(Parsed::Other(Loc::Unknown));
         }
         Parsed::Fused { metadata, children }

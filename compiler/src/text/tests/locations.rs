@@ -124,14 +124,18 @@ fn at(file: &str, line: u32, col: u32) -> Loc {
 }
 
 #[test]
-fn fused_locations_take_their_name_from_the_first_name_location() {
-    // Names are not joined: the first direct name location names the fused location, as
-    // TFRT's BEF debug information does.
-    assert_eq!(loc_of("", r#"fused["a", "b", "c"]"#), Loc::Name("a".into()));
-    assert_eq!(loc_of("", r#"fused[unknown, "a"("x.py":1:1), "b"]"#), Loc::Name("a".into()));
+fn fused_locations_join_the_names_of_their_name_locations() {
+    // The direct name locations' names, joined in order, name the fused location, as
+    // TFRT's BEF debug information does; file locations add nothing.
+    assert_eq!(loc_of("", r#"fused["foo", "bar"]"#), Loc::Name("foobar".into()));
+    assert_eq!(loc_of("", r#"fused["foo.py":42:314, "bar"]"#), fused("bar", "foo.py", 42, 314));
+    assert_eq!(loc_of("", r#"fused["a", "b", "c"]"#), Loc::Name("abc".into()));
+    assert_eq!(loc_of("", r#"fused[unknown, "a"("x.py":1:1), "b"]"#), Loc::Name("ab".into()));
+    // A repeated location counts once, as MLIR keeps one of equal children.
+    assert_eq!(loc_of("", r#"fused["a", "b", "a"]"#), Loc::Name("ab".into()));
     // File locations never give the name, wherever they are; the first one is kept as the
     // position.
-    assert_eq!(loc_of("", r#"fused["f.py":1:2, "n", "g.py":3:4, "m"]"#), fused("n", "f.py", 1, 2));
+    assert_eq!(loc_of("", r#"fused["f.py":1:2, "n", "g.py":3:4, "m"]"#), fused("nm", "f.py", 1, 2));
     assert_eq!(loc_of("", r#"fused<"meta">["f.py":1:2, "g.py":3:4]"#), at("f.py", 1, 2));
     // A call site is not a name location: it neither names a fused location nor gives it a
     // position (alone and without metadata, a fused location is just its one child).
@@ -146,13 +150,13 @@ fn fused_locations_take_their_name_from_the_first_name_location() {
     // Aliases count as what they stand for.
     assert_eq!(loc_of("#n = loc(\"aliased\")", r#"fused["f.py":1:1, #n]"#), fused("aliased", "f.py", 1, 1));
     let alias = "#inner = loc(fused[\"x.py\":5:5, \"inner\"])";
-    assert_eq!(loc_of(alias, r#"fused[#inner, "outer"]"#), fused("inner", "x.py", 5, 5));
+    assert_eq!(loc_of(alias, r#"fused[#inner, "outer"]"#), fused("innerouter", "x.py", 5, 5));
 }
 
 #[test]
 fn nested_fused_locations_flatten_as_in_mlir() {
     // Nested fused locations with the same metadata (or none) are one fused location.
-    assert_eq!(loc_of("", r#"fused[fused["x.py":1:1, "n"], "m"]"#), fused("n", "x.py", 1, 1));
+    assert_eq!(loc_of("", r#"fused[fused["x.py":1:1, "n"], "m"]"#), fused("nm", "x.py", 1, 1));
     assert_eq!(loc_of("", r#"fused<"m">[fused<"m">["n"], "x.py":1:1]"#), fused("n", "x.py", 1, 1));
     // Different metadata: the inner one is a child of its own kind, neither name nor file.
     assert_eq!(loc_of("", r#"fused<"m">[fused<"k">["n", "y.py":2:2], "x.py":1:1]"#), at("x.py", 1, 1));

@@ -14,7 +14,7 @@ use cortex_m_semihosting::{heprint, hprint};
 use hostrt_core::allocator::HostAllocator;
 use hostrt_core::basic_kernels::{float, integer};
 use hostrt_core::executor::Program;
-use hostrt_core::tensor_kernels::{dht, mnist, shape};
+use hostrt_core::tensor_kernels::{dht, math, shape};
 use hostrt_core::{Allocator, FixedArena, HostContext, KernelRegistry, SingleThreadedWorkQueue};
 use panic_semihosting as _;
 use semihosting::{exit, print_diagnostic, run_program};
@@ -31,7 +31,7 @@ static QUEUE: SingleThreadedWorkQueue = SingleThreadedWorkQueue::new();
 fn registry() -> Option<KernelRegistry<128>> {
     let mut r = KernelRegistry::new();
     let basics = [integer::NEW_CHAIN, float::CONSTANT_F32, shape::BUILD_SHAPE];
-    for group in [&basics[..], dht::UNTYPED, dht::F32, dht::I32, mnist::F32, mnist::I32, mnist::CAST] {
+    for group in [&basics[..], dht::UNTYPED, dht::F32, dht::I32, math::F32, math::I32, math::CAST] {
         r.add_entries(group).ok()?;
     }
     Some(r)

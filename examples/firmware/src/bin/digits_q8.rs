@@ -19,7 +19,7 @@ use hostrt_core::driver::{DriverOptions, run_functions};
 use hostrt_core::executor::Program;
 use hostrt_core::kernel::KernelEntry;
 use hostrt_core::tensor::DenseHostTensor;
-use hostrt_core::tensor_kernels::{dht, mnist, shape};
+use hostrt_core::tensor_kernels::{dht, math, shape};
 use hostrt_core::{
     Allocator, FixedArena, HostContext, KernelRegistry, RcAsyncValue, SingleThreadedWorkQueue,
 };
@@ -41,8 +41,7 @@ static QUEUE: SingleThreadedWorkQueue = SingleThreadedWorkQueue::new();
 fn registry(layers: &[KernelEntry]) -> Option<KernelRegistry<128>> {
     let mut r = KernelRegistry::new();
     let basics = [integer::NEW_CHAIN, float::CONSTANT_F32, shape::BUILD_SHAPE, control::CALL];
-    for group in [&basics[..], dht::UNTYPED, dht::F32, dht::I32, mnist::I32, mnist::F32, mnist::CAST, layers]
-    {
+    for group in [&basics[..], dht::UNTYPED, dht::F32, dht::I32, math::I32, math::F32, math::CAST, layers] {
         r.add_entries(group).ok()?;
     }
     Some(r)
