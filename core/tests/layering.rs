@@ -6,6 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use hostrt_testing::rust_files;
+
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
@@ -20,21 +22,6 @@ fn layers() -> Vec<String> {
         .take_while(|l| l.starts_with('|'))
         .filter_map(|l| l.strip_prefix("| `")?.split('`').next().map(String::from))
         .collect()
-}
-
-/// Every `.rs` file under `dir`, recursively.
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(files(&p));
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-    out.sort();
-    out
 }
 
 /// `path`'s code without comments and without its `#[cfg(test)]` modules (unit tests may
@@ -97,7 +84,7 @@ fn module_of(path: &Path) -> Option<String> {
 fn violations(layers: &[String]) -> Vec<String> {
     let rank: BTreeMap<&str, usize> = layers.iter().enumerate().map(|(i, m)| (m.as_str(), i)).collect();
     let mut bad = Vec::new();
-    for path in files(&src()) {
+    for path in rust_files(&src()) {
         // A `tests.rs` is a module's unit tests (`#[cfg(test)] mod tests;`).
         if path.file_name().is_some_and(|n| n == "tests.rs") {
             continue;
@@ -121,7 +108,7 @@ fn the_layer_table_lists_every_module() {
     let layers = layers();
     let listed: BTreeSet<&str> = layers.iter().map(String::as_str).collect();
     assert_eq!(listed.len(), layers.len(), "a module listed twice: {layers:?}");
-    let mut modules: BTreeSet<String> = files(&src()).iter().filter_map(|p| module_of(p)).collect();
+    let mut modules: BTreeSet<String> = rust_files(&src()).iter().filter_map(|p| module_of(p)).collect();
     modules.remove("testing"); // `#[cfg(test)]` helpers of the unit tests
     let missing: Vec<_> = modules.iter().filter(|m| !listed.contains(m.as_str())).collect();
     assert!(missing.is_empty(), "modules missing from README.md's layer table: {missing:?}");
@@ -251,7 +238,7 @@ fn reexported(dir: &Path, item: &str) -> Option<PathBuf> {
 #[test]
 fn executor_files_import_each_other_without_a_cycle() {
     let dir = src().join("executor");
-    let all: BTreeSet<PathBuf> = files(&dir).into_iter().collect();
+    let all: BTreeSet<PathBuf> = rust_files(&dir).into_iter().collect();
     let edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> =
         all.iter().map(|p| (p.clone(), executor_imports(p, &all))).collect();
     // A `mod.rs` declares its children and may re-export them: only its `use` of a file in

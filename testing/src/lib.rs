@@ -6,7 +6,8 @@
 //! - [`conformance_dir`]: TFRT's own test programs in `shared/conformance`, outside the
 //!   repository, or `None` (after saying so) where that folder is absent;
 //! - [`scratch`]: one registered arena for verification scratch, shared by a test binary;
-//! - [`sample_module`]: a small module that uses every feature a BEF file can store.
+//! - [`sample_module`]: a small module that uses every feature a BEF file can store;
+//! - [`rust_files`]: the sources under a folder, for tests that read them.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -49,6 +50,23 @@ pub fn conformance_dir(suite: &str) -> Option<PathBuf> {
 pub fn scratch() -> Allocator {
     static ALLOC: OnceLock<Allocator> = OnceLock::new();
     *ALLOC.get_or_init(|| hostrt_std::leaked_arena(1 << 20).expect("an arena in a free allocator slot").1)
+}
+
+/// Every `.rs` file under `dir`, recursively, sorted (for tests that read sources, such as
+/// the layering checks).
+pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for e in entries {
+        let p = e.unwrap_or_else(|e| panic!("{}: {e}", dir.display())).path();
+        if p.is_dir() {
+            out.extend(rust_files(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
 }
 
 /// The type named `s`.

@@ -17,7 +17,7 @@ use crate::executor::list_sort::NIL;
 /// stream run inline (LIFO), the others (the outline list, in notification order) go to the
 /// work queue. Both lists are threaded through the frame's link array: a kernel becomes
 /// ready once per call, so it is on at most one list.
-pub(crate) struct ReadyQueue<'a> {
+pub(super) struct ReadyQueue<'a> {
     /// Stream id of each kernel (empty: every kernel is in stream 0).
     streams: &'a [u32],
     pub(super) stream: u32,
@@ -27,14 +27,14 @@ pub(crate) struct ReadyQueue<'a> {
     pub(super) out_len: usize,
     /// The block of the last operand whose last reference a kernel dropped, offered to the
     /// next kernel's result (docs/execution.md, "Result blocks"); freed with the queue.
-    pub(crate) spare: Cell<Option<Spare>>,
+    pub(super) spare: Cell<Option<Spare>>,
 }
 
 /// The tables of a function the executor reads per kernel, fetched once per call (each
 /// `Function` accessor re-checks bounds and alignment). Small on purpose: a `Function`
 /// carries a copy of the whole `BefFile`, and every nested call keeps its `Body` on the stack.
-pub(crate) struct Body<'a> {
-    pub(crate) regs: &'a [RegisterRecord],
+pub(super) struct Body<'a> {
+    pub(super) regs: &'a [RegisterRecord],
     pub(super) kernels: &'a [KernelRecord],
     /// Each kernel's planned mode (docs/execution.md, "Scalar registers"); empty when every
     /// kernel runs the generic path.
@@ -140,10 +140,10 @@ impl<'a> ReadyQueue<'a> {
 
 /// One thread of control of a call: the frame, the function's tables and the ready queue,
 /// which every step of the algorithm reads and updates.
-pub(crate) struct Run<'r> {
-    pub(crate) frame: &'r Frame,
-    pub(crate) body: &'r Body<'r>,
-    pub(crate) queue: ReadyQueue<'r>,
+pub(super) struct Run<'r> {
+    pub(super) frame: &'r Frame,
+    pub(super) body: &'r Body<'r>,
+    pub(super) queue: ReadyQueue<'r>,
 }
 
 impl<'r> Run<'r> {
@@ -173,7 +173,7 @@ impl<'r> Run<'r> {
     }
 
     /// The body of a stream task: process the ready list `inline` (kernels of `stream`).
-    pub(crate) fn run_stream(frame: &Frame, stream: u32, inline: u32) {
+    pub(super) fn run_stream(frame: &Frame, stream: u32, inline: u32) {
         let Some(body) = Body::of(frame) else { return };
         Run::new(frame, &body, stream, inline).process();
     }

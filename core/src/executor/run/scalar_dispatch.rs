@@ -13,14 +13,16 @@ use crate::executor::load::{INLINE, MAX_PARAMS, WORD};
 use crate::kernel::{AttrRef, ScalarFn};
 use crate::sync::Ordering;
 
-/// Run kernel `kr`, planned [`SCALAR`] with `mode` (docs/execution.md, "Scalar registers"):
-/// its word operands are read from their registers, its other operands taken as async
-/// values as the generic path takes them. As there, the last error operand, else the
-/// cancellation, else an operand missing or of the wrong type, is the result instead of a
-/// call. An inline result is stored as a word (only kernels whose operands are all words
-/// have one, so only cancellation can stop it: it is then left unwritten, and its users,
-/// all scalar, see the cancellation too and skip); any other result is an async value.
 impl Run<'_> {
+    /// Run kernel `kr`, planned `SCALAR` with `mode` (docs/execution.md, "Scalar registers"):
+    /// its word operands are read from their registers, its other operands taken as async
+    /// values as the generic path takes them. As there, the last error operand, else the
+    /// cancellation, else an operand missing or of the wrong type, is the result instead of a
+    /// call. An inline result is stored as a word (only kernels whose operands are all words
+    /// have one, so only cancellation can stop it: it is then left unwritten, and its users,
+    /// all scalar, see the cancellation too and skip); any other result is an async value.
+    // Inlined into the ready loop: a chain of scalar kernels (TFRT's serial graph) runs one
+    // call shorter per kernel, and the loop keeps the run context's fields in registers.
     #[inline(always)]
     pub(super) fn run_scalar(&mut self, kr: &KernelRecord, mode: u8) {
         let (frame, body) = (self.frame, self.body);
