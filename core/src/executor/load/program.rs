@@ -20,7 +20,7 @@ pub struct Program<'a> {
     len: usize,
     /// One slot per function when the file declares native functions.
     natives: Option<NonNull<Option<KernelEntry>>>,
-    pub(crate) alloc: Allocator,
+    alloc: Allocator,
     /// The file's bytes when they live for the whole program run ([`Program::load_static`]):
     /// kernels may then borrow attribute data instead of copying it.
     static_bytes: Option<&'static [u8]>,
