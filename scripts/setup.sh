@@ -98,6 +98,12 @@ want_packages libvulkan1 mesa-vulkan-drivers
 want_command spirv-val spirv-tools
 install_missing
 
+# ONNX's backend node tests are generated from the onnx package (scripts/onnx_node_tests.py);
+# the version is pinned because import/tests/onnx_node_failures.txt names its cases.
+if ! python3 -c 'import onnx, sys; sys.exit(onnx.__version__ != "1.23.2")' 2>/dev/null; then
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore onnx==1.23.2
+fi
+
 # Run cargo in a bare-metal firmware workspace (its own Cargo.toml and .cargo/config.toml).
 firmware_cargo() {
     local dir=$1

@@ -79,6 +79,10 @@ cargo build -q -p hostrt-c -p hostrt-c-shared
 if [ -e /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ]; then
     export HOSTRT_REQUIRE_VULKAN=1 XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
 fi
+# ONNX's backend node tests, generated from the onnx package that scripts/setup.sh installs.
+rm -rf target/onnx-node
+python3 scripts/onnx_node_tests.py target/onnx-node
+export HOSTRT_REQUIRE_ONNX_NODE_TESTS=1
 cargo test --workspace
 
 step "examples: the quickstart, and every command of the example READMEs as written"

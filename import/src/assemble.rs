@@ -184,7 +184,8 @@ pub fn build(g: &Graph<'_>, lowered: &Lowered) -> Result<(Module, Report), Impor
             let name = &g.ops[m].name;
             let e = report.ops.entry(name.clone()).or_insert((0, String::new()));
             // An operator may lower to several kernels (PAD: a fill and a copy).
-            if counted.insert(m) {
+            // A translated node counts once however many operators it became.
+            if counted.insert(g.ops[m].node.as_ref().map_or(m, |n| n.0)) {
                 e.0 += 1;
             }
             if !e.1.split(", ").any(|k| k == s.kernel) {

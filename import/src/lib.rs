@@ -1,6 +1,6 @@
-//! Model importers: a TensorFlow Lite model (`.tflite`) becomes a hostrt program, the same
-//! AST and BEF as hand-written programs, run by the `nn.*` kernels of `hostrt-ops` over one
-//! activation arena planned here (docs/models.md).
+//! Model importers: a TensorFlow Lite (`.tflite`) or ONNX (`.onnx`) model becomes a hostrt
+//! program, the same AST and BEF as hand-written programs, run by the `nn.*` kernels of
+//! `hostrt-ops` over one activation arena planned here (docs/models.md, docs/onnx.md).
 //!
 //! Failure contract: a malformed or unsupported model is an [`ImportError`] naming the
 //! operator (`op #12 CONV_2D: ...`) or tensor at fault; importing never panics and never
@@ -20,6 +20,7 @@ pub mod build;
 pub mod error;
 mod model;
 pub mod npy;
+pub mod onnx;
 pub mod plan;
 pub mod tflite;
 
@@ -112,6 +113,34 @@ pub fn tflite_with(bytes: &[u8], options: ImportOptions) -> Result<Imported, Imp
         .map(|&t| (graph.tensors[t].elem.name(), graph.tensors[t].shape.clone()))
         .collect();
     Ok(Imported { module, report, dumped, inputs, prepacked: options.prepack })
+}
+
+/// Imports an ONNX model from its bytes, as `options` say; `read` gives the model's
+/// directory (for external data) and the values of symbolic input dimensions.
+pub fn onnx_with(
+    bytes: &[u8],
+    read: &onnx::model::ReadOptions<'_>,
+    options: ImportOptions,
+) -> Result<Imported, ImportError> {
+    let model = onnx::model::Model::read(bytes, read)?;
+    let converted = onnx::convert::convert(&model)?;
+    let graph = converted.graph();
+    let lowered = tflite::lower::lower(&graph, ImportOptions { prepack: false, ..options })?;
+    let (module, report) = assemble::build(&graph, &lowered)?;
+    let dumped = lowered.dumped.iter().map(|&t| (t, graph.tensors[t].name.clone())).collect();
+    let inputs = model.inputs.iter().map(|i| (i.elem.name(), i.dims.clone())).collect();
+    Ok(Imported { module, report, dumped, inputs, prepacked: false })
+}
+
+/// Imports the ONNX model file at `path` (external data files are read next to it).
+pub fn onnx_file(
+    path: &std::path::Path,
+    dims: &[(String, usize)],
+    options: ImportOptions,
+) -> Result<Imported, ImportError> {
+    let bytes = std::fs::read(path).map_err(|e| ImportError::model(format!("{}: {e}", path.display())))?;
+    let read = onnx::model::ReadOptions { dir: path.parent(), dims, bound: &[] };
+    onnx_with(&bytes, &read, options)
 }
 
 /// Whether `bytes` look like a TensorFlow Lite model (the `TFL3` file identifier).

@@ -24,8 +24,9 @@ pub(crate) fn kernels() -> &'static KernelRegistry<256> {
 
 /// An imported, loaded model.
 ///
-/// Failure contract: [`from_tflite`](Self::from_tflite) fails with an [`ImportError`] for a
-/// malformed or unsupported model (naming the operator or tensor) and when the program
+/// Failure contract: [`from_tflite`](Self::from_tflite) and [`from_onnx`](Self::from_onnx)
+/// fail with an [`ImportError`] for a malformed or unsupported model (naming the operator,
+/// node or tensor) and when the program
 /// cannot be loaded on the host; [`call`](Self::call) fails with the message of the first
 /// failing kernel, located at the model's layer (`op#3 CONV_2D:...`), or of a wrong input.
 ///
@@ -58,7 +59,29 @@ impl Program {
     /// Imports the TensorFlow Lite model `model` for this CPU
     /// ([`crate::ImportOptions::for_this_cpu`]) and loads it on `host`.
     pub fn from_tflite(model: &[u8], host: &HostContext<'_>) -> Result<Program, ImportError> {
-        let imported = crate::tflite_with(model, crate::ImportOptions::for_this_cpu())?;
+        Program::load(crate::tflite_with(model, crate::ImportOptions::for_this_cpu())?, host)
+    }
+
+    /// Imports the ONNX model `model` (its bytes: a model with external data needs
+    /// [`Program::from_onnx_file`]) and loads it on `host`. Symbolic input dimensions other
+    /// than a leading batch dimension (taken as 1) need [`crate::onnx_with`]'s bindings.
+    pub fn from_onnx(model: &[u8], host: &HostContext<'_>) -> Result<Program, ImportError> {
+        let read = crate::onnx::model::ReadOptions::default();
+        Program::load(crate::onnx_with(model, &read, crate::ImportOptions::default())?, host)
+    }
+
+    /// Imports the ONNX model file at `path` (external data read next to it), with symbolic
+    /// dimensions bound by `dims`, and loads it on `host`.
+    pub fn from_onnx_file(
+        path: &std::path::Path,
+        dims: &[(String, usize)],
+        host: &HostContext<'_>,
+    ) -> Result<Program, ImportError> {
+        Program::load(crate::onnx_file(path, dims, crate::ImportOptions::default())?, host)
+    }
+
+    /// Loads an imported program on `host`.
+    pub fn load(imported: crate::Imported, host: &HostContext<'_>) -> Result<Program, ImportError> {
         let bef = AlignedBytes::new(&imported.to_bef()?);
         // SAFETY: `AlignedBytes` keeps its bytes in a heap buffer that does not move when the
         // value moves and is never changed; it lives in the same `Program` as the loaded

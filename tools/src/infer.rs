@@ -1,4 +1,4 @@
-//! `hostrt import` and `hostrt infer`: TensorFlow Lite models to programs, and running a
+//! `hostrt import` and `hostrt infer`: TensorFlow Lite and ONNX models to programs, and running a
 //! model's `@main` on `.npy` inputs (docs/models.md).
 
 use std::path::{Path, PathBuf};
@@ -11,13 +11,35 @@ use hostrt_core::{Allocator, HostContext, SingleThreadedWorkQueue};
 use hostrt_import::npy;
 use hostrt_std::{AlignedBytes, MultiThreadedWorkQueue, SystemAllocator};
 
-/// `hostrt import MODEL.tflite -o OUT.(bef|mlir) [--prepack]`: writes the program and prints
-/// the operator table, the weight bytes and the planned arena.
-pub fn import(model: &Path, output: &Path, prepack: bool) -> Result<(), String> {
+/// The model in `bytes` imported, if it is one: a TensorFlow Lite model (by its
+/// identifier) or an ONNX model (by the `.onnx` extension; external data is read next to
+/// it, symbolic dimensions bound by `dims`). `Ok(None)` for other files.
+pub fn import_model(
+    path: &Path,
+    bytes: &[u8],
+    options: hostrt_import::ImportOptions,
+    dims: &[(String, usize)],
+) -> Result<Option<hostrt_import::Imported>, String> {
+    let at = |e: hostrt_import::ImportError| format!("{}: {e}", crate::display_name(path));
+    if hostrt_import::is_tflite(bytes) {
+        return hostrt_import::tflite_with(bytes, options).map(Some).map_err(at);
+    }
+    if path.extension().is_some_and(|e| e == "onnx") {
+        let read = hostrt_import::onnx::model::ReadOptions { dir: path.parent(), dims, bound: &[] };
+        let options = hostrt_import::ImportOptions { prepack: false, ..options };
+        return hostrt_import::onnx_with(bytes, &read, options).map(Some).map_err(at);
+    }
+    Ok(None)
+}
+
+/// `hostrt import MODEL.(tflite|onnx) -o OUT.(bef|mlir) [--prepack] [--dim N=V]`: writes the
+/// program and prints the operator table, the weight bytes and the planned arena.
+pub fn import(model: &Path, output: &Path, prepack: bool, dims: &[(String, usize)]) -> Result<(), String> {
     let bytes = std::fs::read(model).map_err(|e| format!("{}: {e}", model.display()))?;
     let options = hostrt_import::ImportOptions { prepack, ..Default::default() };
-    let imported =
-        hostrt_import::tflite_with(&bytes, options).map_err(|e| format!("{}: {e}", model.display()))?;
+    let imported = import_model(model, &bytes, options, dims)?.ok_or_else(|| {
+        format!("{}: not a TensorFlow Lite model (no TFL3 identifier) or an .onnx file", model.display())
+    })?;
     let (bef, needs) = imported.to_bef_with_arena().map_err(|e| e.to_string())?;
     let mlir = output.extension().is_some_and(|e| e == "mlir");
     let out = if mlir { imported.to_mlir().into_bytes() } else { bef };
@@ -46,12 +68,6 @@ pub fn import(model: &Path, output: &Path, prepack: bool) -> Result<(), String> 
     Ok(())
 }
 
-/// BEF bytes of a model file: `.tflite` (imported), BEF, or MLIR text.
-pub fn program_bytes(path: &Path) -> Result<Vec<u8>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    crate::bef_of(path, bytes)
-}
-
 /// Options of `hostrt infer`.
 pub struct InferOptions {
     pub inputs: Vec<PathBuf>,
@@ -60,6 +76,8 @@ pub struct InferOptions {
     pub threads: usize,
     /// `--dump-tensors DIR`.
     pub dump_tensors: Option<PathBuf>,
+    /// `--dim NAME=N`: symbolic ONNX input dimensions.
+    pub dims: Vec<(String, usize)>,
 }
 
 /// A file name for tensor `index` named `name`: `0012_conv1_Relu.npy`.
@@ -77,18 +95,18 @@ type Dumped = Vec<(usize, String)>;
 
 /// The program to run and, with `--dump-tensors`, what it returns after the outputs.
 fn program_for(model: &Path, opts: &InferOptions) -> Result<(Vec<u8>, Dumped), String> {
-    if opts.dump_tensors.is_none() {
-        return Ok((program_bytes(model)?, Vec::new()));
-    }
     let bytes = std::fs::read(model).map_err(|e| format!("{}: {e}", model.display()))?;
-    if !hostrt_import::is_tflite(&bytes) {
-        return Err(format!("{}: --dump-tensors needs a .tflite model", model.display()));
+    let options = hostrt_import::ImportOptions {
+        dump_tensors: opts.dump_tensors.is_some(),
+        ..hostrt_import::ImportOptions::for_this_cpu()
+    };
+    match import_model(model, &bytes, options, &opts.dims)? {
+        Some(imported) => Ok((imported.to_bef().map_err(|e| e.to_string())?, imported.dumped)),
+        None if opts.dump_tensors.is_some() => {
+            Err(format!("{}: --dump-tensors needs a .tflite or .onnx model", model.display()))
+        }
+        None => Ok((crate::bef_of(model, bytes)?, Vec::new())),
     }
-    let options =
-        hostrt_import::ImportOptions { dump_tensors: true, ..hostrt_import::ImportOptions::for_this_cpu() };
-    let imported =
-        hostrt_import::tflite_with(&bytes, options).map_err(|e| format!("{}: {e}", model.display()))?;
-    Ok((imported.to_bef().map_err(|e| e.to_string())?, imported.dumped))
 }
 
 /// `hostrt infer MODEL --input x.npy ... [--output-dir DIR] [--benchmark N] [--threads T]`.

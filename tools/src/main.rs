@@ -91,10 +91,10 @@ enum Command {
         #[arg(long = "plugin", value_name = "LIB")]
         plugins: Vec<PathBuf>,
     },
-    /// Import a TensorFlow Lite model: write it as a program (`.bef`, or readable `.mlir`
-    /// text) and print its operators, weight bytes and planned activation arena.
+    /// Import a TensorFlow Lite or ONNX model: write it as a program (`.bef`, or readable
+    /// `.mlir` text) and print its operators, weight bytes and planned activation arena.
     Import {
-        /// The `.tflite` model.
+        /// The `.tflite` or `.onnx` model.
         model: PathBuf,
         /// The program to write: `.bef` or `.mlir`.
         #[arg(short, long)]
@@ -105,8 +105,12 @@ enum Command {
         /// refuse the program).
         #[arg(long)]
         prepack: bool,
+        /// The size of a symbolic input dimension of an ONNX model (`--dim batch=4`,
+        /// repeatable); an unbound leading one is 1.
+        #[arg(long = "dim", value_name = "NAME=N", value_parser = parse_dim)]
+        dims: Vec<(String, usize)>,
     },
-    /// Run a model's `@main` (`.tflite`, `.bef` or `.mlir`) on `.npy` inputs; write its
+    /// Run a model's `@main` (`.tflite`, `.onnx`, `.bef` or `.mlir`) on `.npy` inputs; write its
     /// outputs as `out0.npy`, ... and optionally time it.
     Infer {
         /// The model.
@@ -127,6 +131,10 @@ enum Command {
         /// tensor named `<tensor index>_<tensor name>.npy`, to compare layer by layer.
         #[arg(long, value_name = "DIR")]
         dump_tensors: Option<PathBuf>,
+        /// The size of a symbolic input dimension of an ONNX model (`--dim batch=4`,
+        /// repeatable); an unbound leading one is 1.
+        #[arg(long = "dim", value_name = "NAME=N", value_parser = parse_dim)]
+        dims: Vec<(String, usize)>,
     },
     /// Disassemble BEF to MLIR text that `compile` accepts again.
     Dis {
@@ -136,6 +144,13 @@ enum Command {
         #[arg(long)]
         no_locations: bool,
     },
+}
+
+/// `NAME=N` of `--dim`.
+fn parse_dim(s: &str) -> Result<(String, usize), String> {
+    let (name, n) = s.split_once('=').ok_or_else(|| format!("'{s}' is not NAME=N"))?;
+    let n = n.parse::<usize>().map_err(|_| format!("'{n}' is not a size"))?;
+    Ok((name.to_string(), n))
 }
 
 fn read_input(path: &PathBuf) -> Result<Vec<u8>, String> {
@@ -164,8 +179,9 @@ fn display_name(path: &std::path::Path) -> String {
     if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() }
 }
 
-/// BEF bytes from a file that holds BEF, a TensorFlow Lite model (imported) or MLIR text,
-/// told apart by content (the BEF magic, the model's identifier), then by extension: a
+/// BEF bytes from a file that holds BEF, a TensorFlow Lite or ONNX model (imported) or MLIR
+/// text, told apart by content (the BEF magic, the model's identifier), then by extension
+/// (`.onnx`, which has no identifier; `.bef`): a
 /// `.bef` file without the magic (empty, or another file) is an error, not text. BEF is
 /// verified here, so that an error names the file and the byte offset.
 fn bef_of(path: &std::path::Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
@@ -176,9 +192,9 @@ fn bef_of(path: &std::path::Path, bytes: Vec<u8>) -> Result<Vec<u8>, String> {
             .map_err(|e| format!("{name}: {e}"))?;
         return Ok(bytes);
     }
-    if hostrt_import::is_tflite(&bytes) {
-        let options = hostrt_import::ImportOptions::for_this_cpu();
-        let imported = hostrt_import::tflite_with(&bytes, options).map_err(|e| format!("{name}: {e}"))?;
+    if let Some(imported) =
+        infer::import_model(path, &bytes, hostrt_import::ImportOptions::for_this_cpu(), &[])?
+    {
         return imported.to_bef().map_err(|e| format!("{name}: {e}"));
     }
     let bef_extension = path.extension().is_some_and(|e| e == "bef");
@@ -333,10 +349,10 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             write_output(&output, &bef)
         }
-        Command::Import { model, output, prepack } => infer::import(&model, &output, prepack),
-        Command::Infer { model, inputs, output_dir, benchmark, threads, dump_tensors } => infer::infer(
+        Command::Import { model, output, prepack, dims } => infer::import(&model, &output, prepack, &dims),
+        Command::Infer { model, inputs, output_dir, benchmark, threads, dump_tensors, dims } => infer::infer(
             &model,
-            &infer::InferOptions { inputs, output_dir, benchmark, threads, dump_tensors },
+            &infer::InferOptions { inputs, output_dir, benchmark, threads, dump_tensors, dims },
         ),
         Command::Dis { input, no_locations } => {
             let bytes = AlignedBytes::new(&read_input(&input)?);

@@ -59,3 +59,40 @@ fn import_then_infer_gives_the_golden_and_every_layer() {
     let dumped = std::fs::read_dir(&layers).unwrap().count();
     assert_eq!(dumped, 10, "one .npy per intermediate tensor");
 }
+
+#[test]
+fn onnx_models_import_and_infer_with_bound_dimensions() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("import-cli-onnx");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = models().join("onnx/cnn_small.onnx");
+    let bef = dir.join("cnn.bef");
+    let printed = hostrt(&["import".as_ref(), model.as_os_str(), "-o".as_ref(), bef.as_os_str()]);
+    assert!(printed.contains("Conv                             4  nn.copy, nn.conv_2d.f32"), "{printed}");
+    // The symbolic batch dimension bound to 3: the program takes three images.
+    let mlir = dir.join("cnn3.mlir");
+    let args = ["import", "--dim", "batch=3"].map(std::ffi::OsStr::new);
+    hostrt(&[&args[..], &[model.as_os_str(), "-o".as_ref(), mlir.as_os_str()]].concat());
+    let text = std::fs::read_to_string(&mlir).unwrap();
+    assert!(text.contains("shape = [3 : i32, 3 : i32, 16 : i32, 16 : i32]"), "{text}");
+
+    let (input, out) = (models().join("onnx/cnn_small.input.npy"), dir.join("out"));
+    let args = [
+        "infer".as_ref(),
+        model.as_os_str(),
+        "--input".as_ref(),
+        input.as_os_str(),
+        "--output-dir".as_ref(),
+        out.as_os_str(),
+    ];
+    hostrt(&args);
+    let f32s = |p: &Path| {
+        let t = hostrt_import::npy::read(&std::fs::read(p).unwrap()).unwrap();
+        t.data.as_chunks::<4>().0.iter().map(|b| f32::from_le_bytes(*b)).collect::<Vec<_>>()
+    };
+    let (got, want) = (f32s(&out.join("out0.npy")), f32s(&models().join("onnx/cnn_small.output.npy")));
+    assert!(
+        got.iter().zip(&want).all(|(a, b)| (a - b).abs() <= 1e-5 * b.abs().max(1.0)),
+        "{got:?} vs {want:?}"
+    );
+}

@@ -13,7 +13,7 @@ use hostrt_dsp::{
 
 use super::model::{Graph, OpInfo, TensorInfo};
 use super::ops::ElemType;
-use super::options::{Options, kind};
+use super::options::{Options, ext, kind};
 use crate::ImportOptions;
 use crate::error::ImportError;
 
@@ -149,11 +149,13 @@ pub fn lower(g: &Graph<'_>, options: ImportOptions) -> Result<Lowered, ImportErr
     let live = live_ops(g);
     (l.folds, l.folded) = l.dilated_folds(&live);
     for op in g.ops.iter().filter(|op| live[op.index]) {
-        l.op(op).map_err(|e| ImportError::op(op.index, &op.name, e))?;
+        l.op(op).map_err(|e| op.error(e))?;
     }
     for (n, &t) in g.outputs.iter().enumerate() {
         let info = &g.tensors[t];
-        let r = l.arena(t);
+        // A constant output (a translated graph's folded value) is copied into the arena.
+        let r =
+            if g.tensors[l.arena(t)].data.is_some() { l.read(t, &format!("output#{n}")) } else { l.arena(t) };
         if !l.steps.iter().any(|s| s.write == Some(r)) {
             return Err(ImportError::tensor(t, &info.name, "model output is computed by no operator".into()));
         }
@@ -227,7 +229,7 @@ fn live_ops(g: &Graph<'_>) -> Vec<bool> {
 
 fn io_dtype(t: usize, info: &TensorInfo<'_>) -> Result<&'static str, ImportError> {
     match info.elem {
-        ElemType::F32 | ElemType::I8 | ElemType::I32 | ElemType::U8 => Ok(info.elem.name()),
+        ElemType::F32 | ElemType::I8 | ElemType::I32 | ElemType::U8 | ElemType::I64 => Ok(info.elem.name()),
         e => Err(ImportError::tensor(
             t,
             &info.name,
@@ -309,6 +311,13 @@ fn padding(code: i8) -> Result<Padding, String> {
         1 => Ok(Padding::Valid),
         c => Err(format!("unknown padding {c}")),
     }
+}
+
+/// The explicit top and left padding a translating importer set (the output shape gives
+/// the bottom and right), in place of SAME/VALID.
+fn explicit_pad(o: &Options<'_, '_>) -> Option<Hw> {
+    let (t, l) = (o.ext(ext::PAD_TOP)?, o.ext(ext::PAD_LEFT)?);
+    Some(Hw::new(t as usize, l as usize))
 }
 
 fn hw(h: i32, w: i32, what: &str) -> Result<Hw, String> {
@@ -421,7 +430,7 @@ impl<'a> Lowerer<'_, 'a> {
         let name = &self.t(out).name;
         self.steps.push(Step {
             kernel: kernel.into(),
-            loc: format!("op#{} {}:{}", op.index, op.name, name),
+            loc: format!("{}:{}", op.label(), name),
             kind: StepKind::Layer,
             write: Some(out),
             attrs: attrs.into_iter().map(|(n, v)| (n.to_string(), v)).collect(),
@@ -430,7 +439,7 @@ impl<'a> Lowerer<'_, 'a> {
     }
 
     fn loc(&self, op: &OpInfo<'_>) -> String {
-        format!("op#{} {}", op.index, op.name)
+        op.label()
     }
 
     fn op(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
@@ -517,9 +526,10 @@ impl<'a> Lowerer<'_, 'a> {
         self.expect(out, "output", elem, Some(4))?;
         let [xs, fs, os] = self.conv_shapes((x, f, out), depthwise)?;
         let oc = os[3];
-        let pad = match fold {
-            Some(fd) => Hw::new(fd.pad.0, fd.pad.1),
-            None => self.window(&xs, Hw::new(fs[1], fs[2]), stride, dil, pad, &os)?.pad,
+        let pad = match (fold, explicit_pad(&o)) {
+            (Some(fd), _) => Hw::new(fd.pad.0, fd.pad.1),
+            (None, Some(p)) => p,
+            (None, None) => self.window(&xs, Hw::new(fs[1], fs[2]), stride, dil, pad, &os)?.pad,
         };
         let filter = self.constant(f, "filter")?;
         // float32 convolutions run on hostrt-core's GEMM convolution, which takes HWIO.
@@ -773,7 +783,10 @@ impl<'a> Lowerer<'_, 'a> {
         if xs[0] != os[0] || xs[3] != os[3] {
             return Err(format!("input {xs:?} and output {os:?} differ in batches or channels"));
         }
-        let w = self.window(&xs, filter, stride, Hw::square(1), pad, &os)?;
+        let pad = match explicit_pad(&o) {
+            Some(p) => p,
+            None => self.window(&xs, filter, stride, Hw::square(1), pad, &os)?.pad,
+        };
         let range = if float {
             floats(&float_range(act))
         } else {
@@ -784,7 +797,7 @@ impl<'a> Lowerer<'_, 'a> {
             let r = ActivationRange::for_activation(act, s, z).map_err(|e| e.to_string())?;
             ints(&[r.min, r.max])
         };
-        let window = ints(&[filter.h, filter.w, stride.h, stride.w, w.pad.h, w.pad.w].map(|v| v as i32));
+        let window = ints(&[filter.h, filter.w, stride.h, stride.w, pad.h, pad.w].map(|v| v as i32));
         let loc = self.loc(op);
         let xr = self.read(x, &loc);
         let kernel = format!("nn.{}.{}", if max { "max_pool_2d" } else { "average_pool_2d" }, elem.name());

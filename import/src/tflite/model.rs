@@ -59,7 +59,43 @@ pub struct OpInfo<'a> {
     pub inputs: Vec<Option<usize>>,
     pub outputs: Vec<usize>,
     pub options_type: u8,
-    pub options: Option<flatbuffers::Table<'a>>,
+    pub options: OpOptions<'a>,
+    /// For an operator translated from another format (ONNX): the source node's index and
+    /// name, which locations and messages name instead of the operator's position.
+    pub node: Option<(usize, String)>,
+}
+
+/// Where an operator's options come from.
+#[derive(Clone, Debug)]
+pub enum OpOptions<'a> {
+    /// None in the model: every field reads as its default.
+    Absent,
+    /// The model's options table.
+    Table(flatbuffers::Table<'a>),
+    /// Fields set by a translating importer (ONNX), by field id; absent ids read as their
+    /// defaults. Ids past the schema's are importer-only (`options::ext`).
+    Fields(Vec<(u16, f64)>),
+}
+
+impl OpInfo<'_> {
+    /// `op#12 CONV_2D`, or `node#3 Conv` for a translated node: the layer's location prefix.
+    pub fn label(&self) -> String {
+        match &self.node {
+            Some((n, _)) => format!("node#{n} {}", self.name),
+            None => format!("op#{} {}", self.index, self.name),
+        }
+    }
+
+    /// The operator's error prefix: `op #12 CONV_2D`, or `node #3 Conv 'conv1'`.
+    pub fn error(&self, message: String) -> ImportError {
+        match &self.node {
+            Some((n, name)) if name.is_empty() => {
+                ImportError::model(format!("node #{n} {}: {message}", self.name))
+            }
+            Some((n, name)) => ImportError::model(format!("node #{n} {} '{name}': {message}", self.name)),
+            None => ImportError::op(self.index, &self.name, message),
+        }
+    }
 }
 
 /// A model's main subgraph.
@@ -149,7 +185,7 @@ impl<'a> Graph<'a> {
             for v in op.outputs().into_iter().flatten() {
                 op_outputs.push(tensor_index("output", v, false).map_err(at)?.unwrap_or(0));
             }
-            let options = op.builtin_options().map(|o| o.table());
+            let options = op.builtin_options().map_or(OpOptions::Absent, |o| OpOptions::Table(o.table()));
             ops.push(OpInfo {
                 index,
                 code: builtin,
@@ -158,6 +194,7 @@ impl<'a> Graph<'a> {
                 outputs: op_outputs,
                 options_type: op.builtin_options_type(),
                 options,
+                node: None,
             });
         }
         check_variables(&tensors, &ops, &inputs, &outputs)?;
@@ -337,7 +374,16 @@ mod tests {
     }
 
     fn op(code: i32, inputs: Vec<Option<usize>>, outputs: Vec<usize>) -> OpInfo<'static> {
-        OpInfo { index: 0, code, name: builtin_name(code), inputs, outputs, options_type: 0, options: None }
+        OpInfo {
+            index: 0,
+            code,
+            name: builtin_name(code),
+            inputs,
+            outputs,
+            options_type: 0,
+            options: OpOptions::Absent,
+            node: None,
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Typed readers of the builtin options tables the importer uses (field ids from the
 //! format's schema). Each read verifies its field in place first.
 
-use super::model::OpInfo;
+use super::model::{OpInfo, OpOptions};
 use super::schema::option_scalar;
 
 /// Options type codes (`BuiltinOptions` union) of the options the importer reads.
@@ -32,44 +32,65 @@ pub mod kind {
 /// Reads the options of `op`, which must be of type `expected` (absent options read as the
 /// schema's defaults).
 #[derive(Debug)]
-pub struct Options<'a> {
-    table: Option<flatbuffers::Table<'a>>,
+pub struct Options<'o, 'a> {
+    source: &'o OpOptions<'a>,
 }
 
-impl<'a> Options<'a> {
-    pub fn of(op: &OpInfo<'a>, expected: u8) -> Result<Options<'a>, String> {
+impl<'o, 'a> Options<'o, 'a> {
+    pub fn of(op: &'o OpInfo<'a>, expected: u8) -> Result<Options<'o, 'a>, String> {
         match op.options {
-            None => Ok(Options { table: None }),
-            Some(_) if op.options_type != expected => {
-                Err(format!("options of type {} where type {} belongs", op.options_type, expected))
+            OpOptions::Absent => {}
+            _ if op.options_type != expected => {
+                return Err(format!("options of type {} where type {} belongs", op.options_type, expected));
             }
-            Some(t) => Ok(Options { table: Some(t) }),
+            _ => {}
         }
+        Ok(Options { source: &op.options })
     }
 
-    fn scalar<T>(&self, id: u16, default: T) -> Result<T, String>
+    fn scalar<T>(&self, id: u16, default: T, from: fn(f64) -> T) -> Result<T, String>
     where
         T: for<'b> flatbuffers::Follow<'b, Inner = T> + flatbuffers::Verifiable + Copy,
     {
-        match self.table {
-            None => Ok(default),
-            Some(t) => option_scalar(t, id, default).map_err(|e| format!("malformed options: {e}")),
+        match self.source {
+            OpOptions::Absent => Ok(default),
+            OpOptions::Table(t) => {
+                option_scalar(*t, id, default).map_err(|e| format!("malformed options: {e}"))
+            }
+            OpOptions::Fields(f) => Ok(f.iter().find(|(k, _)| *k == id).map_or(default, |&(_, v)| from(v))),
         }
     }
 
     pub fn i8(&self, id: u16) -> Result<i8, String> {
-        self.scalar::<i8>(id, 0)
+        self.scalar::<i8>(id, 0, |v| v as i8)
     }
 
     pub fn i32(&self, id: u16, default: i32) -> Result<i32, String> {
-        self.scalar::<i32>(id, default)
+        self.scalar::<i32>(id, default, |v| v as i32)
     }
 
     pub fn bool(&self, id: u16) -> Result<bool, String> {
-        self.scalar::<bool>(id, false)
+        self.scalar::<bool>(id, false, |v| v != 0.0)
     }
 
     pub fn f32(&self, id: u16, default: f32) -> Result<f32, String> {
-        self.scalar::<f32>(id, default)
+        self.scalar::<f32>(id, default, |v| v as f32)
     }
+
+    /// An importer-only field (`ext`), set only by a translating importer.
+    pub fn ext(&self, id: u16) -> Option<f64> {
+        match self.source {
+            OpOptions::Fields(f) => f.iter().find(|(k, _)| *k == id).map(|&(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
+/// Importer-only option fields, past every id of the schema's tables: what another format
+/// (ONNX) states that TensorFlow Lite's options cannot.
+pub mod ext {
+    /// Explicit top and left padding of a convolution or pool (the output shape gives the
+    /// rest), in place of SAME/VALID.
+    pub const PAD_TOP: u16 = 200;
+    pub const PAD_LEFT: u16 = 201;
 }

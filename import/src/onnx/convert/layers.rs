@@ -1,0 +1,386 @@
+//! Layers with weights or windows: Conv, MaxPool/AveragePool, GlobalAveragePool, Gemm,
+//! MatMul and BatchNormalization. Weights are laid out for the kernels at import (OIHW
+//! filters become OHWI, or `[1, kh, kw, out]` for depthwise ones).
+
+use super::super::model::{Node, Tensor};
+use super::fold::permuted;
+use super::{Attrs, Converter, Layout, Rt, Val, broadcast};
+use crate::tflite::ops::ElemType;
+use crate::tflite::options::{ext, kind};
+
+/// One spatial axis of a window: input size, filter size, stride, dilation, pads.
+#[derive(Clone, Copy, Debug)]
+struct Axis {
+    input: usize,
+    filter: usize,
+    stride: usize,
+    dilation: usize,
+}
+
+/// The output size and top/left pad of each spatial axis (ONNX's rules for `auto_pad`,
+/// `pads` and `ceil_mode`).
+fn window(n: &Node, axes: &[Axis], ceil: bool) -> Result<Vec<(usize, usize)>, String> {
+    let r = axes.len();
+    let auto = n.string("auto_pad", "NOTSET")?;
+    let pads = n.ints("pads")?.unwrap_or_else(|| vec![0; 2 * r]);
+    if pads.len() != 2 * r || pads.iter().any(|&p| p < 0) {
+        return Err(format!("pads {pads:?} are not {} non-negative values", 2 * r));
+    }
+    let mut out = Vec::new();
+    for (k, a) in axes.iter().enumerate() {
+        let span = a.dilation * (a.filter - 1) + 1;
+        let (size, top) = match auto.as_str() {
+            "SAME_UPPER" | "SAME_LOWER" => {
+                let o = a.input.div_ceil(a.stride);
+                let total = ((o - 1) * a.stride + span).saturating_sub(a.input);
+                (o, if auto == "SAME_UPPER" { total / 2 } else { total - total / 2 })
+            }
+            "VALID" => {
+                if a.input < span {
+                    return Err(format!("window {span} is larger than input {}", a.input));
+                }
+                ((a.input - span) / a.stride + 1, 0)
+            }
+            "NOTSET" | "" => {
+                let (b, e) = (pads[k] as usize, pads[k + r] as usize);
+                let padded = a.input + b + e;
+                if padded < span {
+                    return Err(format!("window {span} is larger than padded input {padded}"));
+                }
+                let mut o = if ceil {
+                    (padded - span).div_ceil(a.stride) + 1
+                } else {
+                    (padded - span) / a.stride + 1
+                };
+                // The last window must start inside the input or its leading pad.
+                if ceil && (o - 1) * a.stride >= a.input + b {
+                    o -= 1;
+                }
+                (o, b)
+            }
+            other => return Err(format!("auto_pad '{other}' is not known")),
+        };
+        out.push((size, top));
+    }
+    Ok(out)
+}
+
+fn spatial(n: &Node, name: &str, rank: usize, default: usize) -> Result<Vec<usize>, String> {
+    match n.ints(name)? {
+        None => Ok(vec![default; rank]),
+        Some(v) if v.len() == rank && v.iter().all(|&x| (1..=1 << 16).contains(&x)) => {
+            Ok(v.iter().map(|&x| x as usize).collect())
+        }
+        Some(v) => Err(format!("{name} {v:?} are not {rank} positive values")),
+    }
+}
+
+impl Converter {
+    /// A rank-4 float input stored NHWC, or why not.
+    fn image(&mut self, n: &Node) -> Result<Rt, String> {
+        let x = self.rt(n, 0)?;
+        if x.shape.len() != 4 {
+            return Err(format!("input {:?} is not NCHW (only 2-D windows are supported)", x.shape));
+        }
+        let t = self.layout(&x, Layout::Nhwc);
+        Ok(Rt { t, layout: Layout::Nhwc, ..x })
+    }
+
+    pub(super) fn conv(&mut self, n: &Node) -> Result<(), String> {
+        let x = self.image(n)?;
+        let w = self.constant(n, 1, "filter")?;
+        let [c, h, wd] = [x.shape[1], x.shape[2], x.shape[3]];
+        if w.dims.len() != 4 || w.elem != ElemType::F32 {
+            return Err(format!("filter {} {:?} is not a float OIHW filter", w.elem.name(), w.dims));
+        }
+        let (m, cg, kh, kw) = (w.dims[0], w.dims[1], w.dims[2], w.dims[3]);
+        let group = n.int("group", 1)?;
+        if let Some(ks) = n.ints("kernel_shape")?
+            && ks != [kh as i64, kw as i64]
+        {
+            return Err(format!("kernel_shape {ks:?} differs from the filter's {kh}x{kw}"));
+        }
+        let strides = spatial(n, "strides", 2, 1)?;
+        let dil = spatial(n, "dilations", 2, 1)?;
+        let axes = [
+            Axis { input: h, filter: kh, stride: strides[0], dilation: dil[0] },
+            Axis { input: wd, filter: kw, stride: strides[1], dilation: dil[1] },
+        ];
+        let win = window(n, &axes, false)?;
+        let depthwise = group != 1;
+        if depthwise && !(group == c as i64 && cg == 1 && m.is_multiple_of(c)) {
+            return Err(format!(
+                "group {group} with filter {:?} on {c} channels: only 1 and depthwise groups are supported",
+                w.dims
+            ));
+        }
+        if !depthwise && cg != c {
+            return Err(format!("filter {:?} does not fit {c} input channels", w.dims));
+        }
+        let name = Self::out_name(n);
+        // OIHW → OHWI, or [M, 1, kh, kw] → [1, kh, kw, M] for depthwise.
+        let filter = if depthwise { permuted(&w, &[1, 2, 3, 0]) } else { permuted(&w, &[0, 2, 3, 1]) };
+        let f = self.tensor(&format!("{name}:filter"), ElemType::F32, filter.dims.clone(), Some(filter.data));
+        let b = match self.opt_val(n, 2)? {
+            Some(_) => {
+                let b = self.constant(n, 2, "bias")?;
+                if b.elements() != m || b.elem != ElemType::F32 {
+                    return Err(format!("bias {:?} does not fit {m} output channels", b.dims));
+                }
+                Some(self.tensor(&format!("{name}:bias"), ElemType::F32, vec![m], Some(b.data)))
+            }
+            None => None,
+        };
+        let out = self.new_rt(&name, ElemType::F32, vec![x.shape[0], m, win[0].0, win[1].0], Layout::Nhwc);
+        let pad = [(ext::PAD_TOP, win[0].1 as f64), (ext::PAD_LEFT, win[1].1 as f64)];
+        let (code, options, mut fields) = if depthwise {
+            let fields = vec![(0, 1.0), (1, strides[1] as f64), (2, strides[0] as f64), (3, (m / c) as f64)];
+            (4, kind::DEPTHWISE_CONV_2D, [fields, vec![(5, dil[1] as f64), (6, dil[0] as f64)]].concat())
+        } else {
+            let fields = vec![(0, 1.0), (1, strides[1] as f64), (2, strides[0] as f64)];
+            (3, kind::CONV_2D, [fields, vec![(4, dil[1] as f64), (5, dil[0] as f64)]].concat())
+        };
+        fields.extend(pad);
+        self.emit_opt(code, options, fields, vec![Some(x.t), Some(f), b], vec![out.t]);
+        self.set(n, 0, out);
+        Ok(())
+    }
+
+    pub(super) fn pool(&mut self, n: &Node) -> Result<(), String> {
+        let max = n.op_type == "MaxPool";
+        if max && Self::used(n, 1) {
+            return Err("MaxPool's Indices output is not supported".into());
+        }
+        let x = self.image(n)?;
+        let k = spatial(n, "kernel_shape", 2, 0)?;
+        let strides = spatial(n, "strides", 2, 1)?;
+        if spatial(n, "dilations", 2, 1)? != [1, 1] {
+            return Err("dilated pooling is not supported".into());
+        }
+        if !max
+            && n.int("count_include_pad", 0)? != 0
+            && n.ints("pads")?.is_some_and(|p| p.iter().any(|&v| v != 0))
+        {
+            return Err("count_include_pad with pads is not supported".into());
+        }
+        if max && n.int("storage_order", 0)? != 0 {
+            return Err("storage_order 1 is not supported".into());
+        }
+        let axes = [
+            Axis { input: x.shape[2], filter: k[0], stride: strides[0], dilation: 1 },
+            Axis { input: x.shape[3], filter: k[1], stride: strides[1], dilation: 1 },
+        ];
+        let win = window(n, &axes, n.int("ceil_mode", 0)? != 0)?;
+        let out = self.new_rt(
+            &Self::out_name(n),
+            x.elem,
+            vec![x.shape[0], x.shape[1], win[0].0, win[1].0],
+            Layout::Nhwc,
+        );
+        let fields = vec![
+            (0, 1.0),
+            (1, strides[1] as f64),
+            (2, strides[0] as f64),
+            (3, k[1] as f64),
+            (4, k[0] as f64),
+            (ext::PAD_TOP, win[0].1 as f64),
+            (ext::PAD_LEFT, win[1].1 as f64),
+        ];
+        self.emit(if max { 17 } else { 1 }, kind::POOL_2D, fields, vec![x.t], vec![out.t]);
+        self.set(n, 0, out);
+        Ok(())
+    }
+
+    /// GlobalAveragePool: the mean over H and W of the NHWC-stored input.
+    pub(super) fn global_average_pool(&mut self, n: &Node) -> Result<(), String> {
+        let x = self.image(n)?;
+        let name = Self::out_name(n);
+        let a = self.i32_tensor(&format!("{name}:axes"), &[1, 2]);
+        let out = self.new_rt(&name, x.elem, vec![x.shape[0], x.shape[1], 1, 1], Layout::Nhwc);
+        self.emit(40, kind::REDUCER, vec![(0, 1.0)], vec![x.t, a], vec![out.t]);
+        self.set(n, 0, out);
+        Ok(())
+    }
+
+    /// `y = x · W + b` with constant `[in, out]` weights `w` (as ONNX stores MatMul's B):
+    /// FULLY_CONNECTED over the last axis of `x`.
+    fn fully_connected(
+        &mut self,
+        n: &Node,
+        x: &Rt,
+        w: &Tensor,
+        bias: Option<Vec<f32>>,
+    ) -> Result<Rt, String> {
+        let (k, units) = (w.dims[0], w.dims[1]);
+        if x.shape.last() != Some(&k) {
+            return Err(format!("input {:?} does not fit weights {:?}", x.shape, w.dims));
+        }
+        let name = Self::out_name(n);
+        let wt = permuted(w, &[1, 0]);
+        let f = self.tensor(&format!("{name}:weights"), ElemType::F32, wt.dims.clone(), Some(wt.data));
+        let b = bias.map(|b| self.f32_tensor(&format!("{name}:bias"), vec![units], &b));
+        let mut dims = x.shape.clone();
+        *dims.last_mut().unwrap_or(&mut 0) = units;
+        let x = self.plain(x);
+        let out = self.new_rt(&name, ElemType::F32, dims, Layout::Plain);
+        self.emit_opt(9, kind::FULLY_CONNECTED, vec![(2, 1.0)], vec![Some(x.t), Some(f), b], vec![out.t]);
+        Ok(out)
+    }
+
+    pub(super) fn gemm(&mut self, n: &Node) -> Result<(), String> {
+        let a = self.rt(n, 0)?;
+        let (alpha, beta) = (n.float("alpha", 1.0)?, n.float("beta", 1.0)?);
+        let (ta, tb) = (n.int("transA", 0)? != 0, n.int("transB", 0)? != 0);
+        if a.shape.len() != 2 || a.elem != ElemType::F32 {
+            return Err(format!("A {} {:?} is not a float matrix", a.elem.name(), a.shape));
+        }
+        let a = if ta { self.transposed(n, &a)? } else { a };
+        let b = match self.val(n, 1)? {
+            Val::Const(b) if b.dims.len() == 2 && b.elem == ElemType::F32 => b,
+            _ => return Err("B must be a constant float matrix".into()),
+        };
+        let b = if tb { permuted(&b, &[1, 0]) } else { b };
+        let b = if alpha == 1.0 {
+            b
+        } else {
+            Tensor::from_f64s(
+                ElemType::F32,
+                b.dims.clone(),
+                &b.f64s().iter().map(|&v| f64::from(v as f32 * alpha)).collect::<Vec<_>>(),
+            )
+        };
+        let units = b.dims[1];
+        let c = self.opt_val(n, 2)?;
+        // A bias that is one row (or a scalar) goes into the layer; another is added after.
+        let (bias, after) = match c {
+            Some(Val::Const(c))
+                if c.elem == ElemType::F32
+                    && c.elements() == units
+                    && c.dims.last().is_none_or(|&d| d == units) =>
+            {
+                (Some(c.f64s().iter().map(|&v| v as f32 * beta).collect::<Vec<_>>()), None)
+            }
+            Some(Val::Const(c)) if c.elem == ElemType::F32 && c.elements() == 1 => {
+                (Some(vec![c.f64s()[0] as f32 * beta; units]), None)
+            }
+            Some(c) if beta != 0.0 => (None, Some(c)),
+            _ => (None, None),
+        };
+        let y = self.fully_connected(n, &a, &b, bias)?;
+        let Some(c) = after else {
+            self.set(n, 0, y);
+            return Ok(());
+        };
+        let c = match c {
+            Val::Const(t) => Val::Const(Tensor::from_f64s(
+                t.elem,
+                t.dims.clone(),
+                &t.f64s().iter().map(|&v| f64::from(v as f32 * beta)).collect::<Vec<_>>(),
+            )),
+            Val::Rt(r) if beta == 1.0 => Val::Rt(r),
+            Val::Rt(_) => return Err("a computed C with beta other than 1 is not supported".into()),
+        };
+        let dims = broadcast(&y.shape, &shape_of(&c))?;
+        let name = format!("{}:bias_add", Self::out_name(n));
+        let ct = self.in_layout(&c, Layout::Plain, &format!("{name}:c"));
+        let out = self.new_rt(&name, ElemType::F32, dims, Layout::Plain);
+        self.emit(0, kind::ADD, vec![], vec![y.t, ct], vec![out.t]);
+        self.set(n, 0, out);
+        Ok(())
+    }
+
+    /// A runtime matrix transposed.
+    fn transposed(&mut self, n: &Node, a: &Rt) -> Result<Rt, String> {
+        let a = self.plain(a);
+        let name = format!("{}:transposed_a", Self::out_name(n));
+        let p = self.i32_tensor(&format!("{name}:perm"), &[1, 0]);
+        let out = self.new_rt(&name, a.elem, vec![a.shape[1], a.shape[0]], Layout::Plain);
+        self.emit(39, 0, vec![], vec![a.t, p], vec![out.t]);
+        Ok(out)
+    }
+
+    pub(super) fn matmul(&mut self, n: &Node) -> Result<(), String> {
+        let a = self.rt(n, 0)?;
+        if a.elem != ElemType::F32 {
+            return Err(format!("{} MatMul is not supported", a.elem.name()));
+        }
+        // A constant 2-D right-hand side: a fully connected layer over the last axis.
+        if let Val::Const(b) = self.val(n, 1)?
+            && b.dims.len() == 2
+            && a.shape.len() >= 2
+            && b.elem == ElemType::F32
+        {
+            let y = self.fully_connected(n, &a, &b, None)?;
+            self.set(n, 0, y);
+            return Ok(());
+        }
+        let b = self.rt(n, 1)?;
+        let (a, b) = (self.plain(&a), self.plain(&b));
+        if a.shape.len() < 2 || b.shape.len() < 2 {
+            return Err(format!(
+                "MatMul of {:?} and {:?}: 1-D operands are supported only with constant weights",
+                a.shape, b.shape
+            ));
+        }
+        let (ra, rb) = (a.shape.len(), b.shape.len());
+        if a.shape[ra - 1] != b.shape[rb - 2] {
+            return Err(format!("MatMul of {:?} and {:?}: inner dims differ", a.shape, b.shape));
+        }
+        let mut dims = broadcast(&a.shape[..ra - 2], &b.shape[..rb - 2])?;
+        dims.extend([a.shape[ra - 2], b.shape[rb - 1]]);
+        let out = self.new_rt(&Self::out_name(n), ElemType::F32, dims, Layout::Plain);
+        self.emit(126, kind::BATCH_MATMUL, vec![], vec![a.t, b.t], vec![out.t]);
+        self.set(n, 0, out);
+        Ok(())
+    }
+
+    /// BatchNormalization in inference: `x · a + b` per channel, `a = scale / sqrt(var + ε)`
+    /// and `b = bias − mean · a`, folded at import.
+    pub(super) fn batch_norm(&mut self, n: &Node) -> Result<(), String> {
+        if (1..n.outputs.len()).any(|i| Self::used(n, i)) || n.int("training_mode", 0)? != 0 {
+            return Err("training-mode outputs (running mean and variance) are not supported".into());
+        }
+        let x = self.rt(n, 0)?;
+        if x.shape.len() < 2 || x.elem != ElemType::F32 {
+            return Err(format!("input {} {:?} is not float [N, C, ...]", x.elem.name(), x.shape));
+        }
+        let c = x.shape[1];
+        let eps = n.float("epsilon", 1e-5)?;
+        let mut p = Vec::new();
+        for (i, what) in [(1, "scale"), (2, "bias"), (3, "mean"), (4, "variance")] {
+            let t = self.constant(n, i, what)?;
+            if t.elements() != c {
+                return Err(format!("the {what} has {} values for {c} channels", t.elements()));
+            }
+            p.push(t.f64s().iter().map(|&v| v as f32).collect::<Vec<f32>>());
+        }
+        let a: Vec<f32> = (0..c).map(|k| p[0][k] / (p[3][k] + eps).sqrt()).collect();
+        let b: Vec<f32> = (0..c).map(|k| p[1][k] - p[2][k] * a[k]).collect();
+        // Per-channel constants: `[C]` against NHWC storage, `[C, 1, ...]` against ONNX's order.
+        let dims = match x.layout {
+            Layout::Nhwc => vec![c],
+            Layout::Plain => {
+                let mut d = vec![c];
+                d.extend(vec![1; x.shape.len() - 2]);
+                d
+            }
+        };
+        let name = Self::out_name(n);
+        let at = self.f32_tensor(&format!("{name}:scale"), dims.clone(), &a);
+        let bt = self.f32_tensor(&format!("{name}:shift"), dims, &b);
+        let scaled = self.new_rt(&format!("{name}:scaled"), ElemType::F32, x.shape.clone(), x.layout);
+        self.emit(18, kind::MUL, vec![], vec![x.t, at], vec![scaled.t]);
+        let out = self.new_rt(&name, ElemType::F32, x.shape.clone(), x.layout);
+        self.emit(0, kind::ADD, vec![], vec![scaled.t, bt], vec![out.t]);
+        self.set(n, 0, out);
+        Ok(())
+    }
+}
+
+/// A value's ONNX shape.
+pub(super) fn shape_of(v: &Val) -> Vec<usize> {
+    match v {
+        Val::Rt(r) => r.shape.clone(),
+        Val::Const(c) => c.dims.clone(),
+    }
+}

@@ -1,0 +1,225 @@
+//! Malformed and unsupported ONNX models: each is a clear import error naming the node,
+//! input or tensor at fault, never a panic. `cargo test -p hostrt-import --test
+//! onnx_malformed -- --nocapture` prints the table of cases and messages.
+
+use hostrt_import::onnx::model::ReadOptions;
+use hostrt_import::onnx::proto::*;
+use prost::Message;
+
+fn value(name: &str, dims: &[i64]) -> ValueInfoProto {
+    let dim = dims.iter().map(|&d| Dimension { dim_value: Some(d), dim_param: None }).collect();
+    ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            tensor_type: Some(TypeTensor {
+                elem_type: Some(data_type::FLOAT),
+                shape: Some(TensorShapeProto { dim }),
+            }),
+            sequence_type: None,
+            optional_type: None,
+        }),
+    }
+}
+
+fn node(op: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
+    NodeProto {
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: outputs.iter().map(|s| s.to_string()).collect(),
+        name: Some(format!("{}_0", op.to_lowercase())),
+        op_type: Some(op.into()),
+        domain: None,
+        attribute: vec![],
+    }
+}
+
+fn floats(name: &str, dims: &[i64], raw: Vec<u8>) -> TensorProto {
+    TensorProto {
+        dims: dims.to_vec(),
+        data_type: Some(data_type::FLOAT),
+        name: Some(name.into()),
+        raw_data: Some(raw),
+        ..Default::default()
+    }
+}
+
+/// A valid model: `y = Relu(x)`, x of [1, 4].
+fn relu() -> ModelProto {
+    ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(13) }],
+        producer_name: None,
+        producer_version: None,
+        graph: Some(GraphProto {
+            node: vec![node("Relu", &["x"], &["y"])],
+            name: Some("g".into()),
+            initializer: vec![],
+            sparse_initializer: vec![],
+            input: vec![value("x", &[1, 4])],
+            output: vec![value("y", &[1, 4])],
+            value_info: vec![],
+        }),
+    }
+}
+
+fn import(bytes: &[u8]) -> Result<(), String> {
+    hostrt_import::onnx_with(bytes, &ReadOptions::default(), Default::default())
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Makes a case's model bytes.
+type Bytes = Box<dyn Fn() -> Vec<u8>>;
+
+#[test]
+fn malformed_models_are_clear_errors() {
+    let cases: Vec<(&str, Bytes, &str)> = vec![
+        ("truncated protobuf", Box::new(|| relu().encode_to_vec()[..20].to_vec()), "malformed protobuf"),
+        ("not a model at all", Box::new(|| b"hello, world".to_vec()), "not an ONNX model"),
+        ("no default opset", Box::new(|| edit(|m| m.opset_import.clear())), "imports no ai.onnx opset"),
+        ("opset 3", Box::new(|| edit(|m| m.opset_import[0].version = Some(3))), "opset 3 is not supported"),
+        (
+            "custom domain",
+            Box::new(|| edit(|m| m.opset_import[0].domain = Some("com.microsoft".into()))),
+            "com.microsoft",
+        ),
+        (
+            "unknown operator",
+            Box::new(|| edit(|m| m.graph.as_mut().unwrap().node[0].op_type = Some("Frobnicate".into()))),
+            "node #0 Frobnicate 'relu_0': operator Frobnicate is not supported",
+        ),
+        (
+            "undefined input",
+            Box::new(|| edit(|m| m.graph.as_mut().unwrap().node[0].input[0] = "nowhere".into())),
+            "input 0 'nowhere' is not defined",
+        ),
+        (
+            "output never computed",
+            Box::new(|| edit(|m| m.graph.as_mut().unwrap().output[0].name = Some("zz".into()))),
+            "graph output 'zz' is computed by no node",
+        ),
+        (
+            "raw_data too short",
+            Box::new(|| {
+                edit(|m| {
+                    let g = m.graph.as_mut().unwrap();
+                    g.initializer.push(floats("w", &[2, 2], vec![0; 12]));
+                })
+            }),
+            "initializer #0 'w': raw_data holds 12 bytes",
+        ),
+        (
+            "negative dimension",
+            Box::new(|| {
+                edit(|m| {
+                    m.graph.as_mut().unwrap().initializer.push(floats("w", &[-2], vec![]));
+                })
+            }),
+            "dimension -2 is negative",
+        ),
+        (
+            "huge dimensions",
+            Box::new(|| {
+                edit(|m| {
+                    m.graph.as_mut().unwrap().initializer.push(floats("w", &[1 << 40, 1 << 40], vec![]));
+                })
+            }),
+            "more than 2^31 elements",
+        ),
+        (
+            "float64 input",
+            Box::new(|| {
+                edit(|m| {
+                    let t = m.graph.as_mut().unwrap().input[0].r#type.as_mut().unwrap();
+                    t.tensor_type.as_mut().unwrap().elem_type = Some(data_type::DOUBLE);
+                })
+            }),
+            "element type double is not supported",
+        ),
+        (
+            "symbolic dim unbound",
+            Box::new(|| {
+                edit(|m| {
+                    let t = m.graph.as_mut().unwrap().input[0].r#type.as_mut().unwrap();
+                    t.tensor_type.as_mut().unwrap().shape.as_mut().unwrap().dim[1] =
+                        Dimension { dim_value: None, dim_param: Some("width".into()) };
+                })
+            }),
+            "dimension 1 is symbolic ('width'): bind it (--dim width=N)",
+        ),
+        (
+            "external data escapes",
+            Box::new(|| {
+                edit(|m| {
+                    let mut t = floats("w", &[1], vec![]);
+                    t.raw_data = None;
+                    t.data_location = Some(1);
+                    t.external_data = vec![StringStringEntryProto {
+                        key: Some("location".into()),
+                        value: Some("../../etc/passwd".into()),
+                    }];
+                    m.graph.as_mut().unwrap().initializer.push(t);
+                })
+            }),
+            "external file",
+        ),
+        (
+            "Conv filter at run time",
+            Box::new(|| {
+                edit(|m| {
+                    let g = m.graph.as_mut().unwrap();
+                    g.input = vec![value("x", &[1, 1, 4, 4]), value("w", &[1, 1, 3, 3])];
+                    g.output = vec![value("y", &[1, 1, 2, 2])];
+                    g.node = vec![node("Conv", &["x", "w"], &["y"])];
+                })
+            }),
+            "node #0 Conv 'conv_0': the filter (input 1) must be a constant",
+        ),
+        (
+            "Reshape to a wrong size",
+            Box::new(|| {
+                edit(|m| {
+                    let g = m.graph.as_mut().unwrap();
+                    g.initializer.push(TensorProto {
+                        dims: vec![1],
+                        data_type: Some(data_type::INT64),
+                        name: Some("s".into()),
+                        int64_data: vec![5],
+                        ..Default::default()
+                    });
+                    g.node = vec![node("Reshape", &["x", "s"], &["y"])];
+                })
+            }),
+            "node #0 Reshape 'reshape_0': shape [5] does not fit",
+        ),
+        (
+            "subgraph operator",
+            Box::new(|| {
+                edit(|m| {
+                    m.graph.as_mut().unwrap().node[0].op_type = Some("If".into());
+                })
+            }),
+            "operator If is not supported",
+        ),
+    ];
+    let mut failures = Vec::new();
+    println!("| case | message |\n|---|---|");
+    for (name, bytes, expect) in &cases {
+        match import(&bytes()) {
+            Ok(()) => failures.push(format!("{name}: imported")),
+            Err(e) => {
+                println!("| {name} | {e} |");
+                if !e.contains(expect) {
+                    failures.push(format!("{name}: {e:?} does not say {expect:?}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(import(&relu().encode_to_vec()).is_ok(), "the unedited model imports");
+}
+
+fn edit(f: impl FnOnce(&mut ModelProto)) -> Vec<u8> {
+    let mut m = relu();
+    f(&mut m);
+    m.encode_to_vec()
+}

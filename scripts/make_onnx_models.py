@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Builds the small ONNX models import/tests/onnx_models.rs checks, with their inputs and
+onnxruntime's outputs as goldens (import/tests/models/onnx/). Needs `onnx`, `onnxruntime`
+and `numpy` from the package registry:
+
+    pip install onnx==1.23.2 onnxruntime numpy && python3 scripts/make_onnx_models.py
+
+The models are written with onnx.helper from a fixed seed, so the files are reproducible.
+"""
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "import", "tests", "models", "onnx")
+rng = np.random.default_rng(7)
+
+
+def w(name, *shape, scale=0.3):
+    return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def save(name, nodes, inits, x_shape, y_shape, opset):
+    graph = helper.make_graph(
+        nodes,
+        name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="hostrt-tests")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    path = os.path.join(OUT, f"{name}.onnx")
+    onnx.save(model, path)
+    shape = [1 if isinstance(d, str) else d for d in x_shape]
+    x = rng.standard_normal(shape).astype(np.float32)
+    y = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.save(os.path.join(OUT, f"{name}.input.npy"), x)
+    np.save(os.path.join(OUT, f"{name}.output.npy"), y)
+    print(f"{name}: {os.path.getsize(path)} bytes, output {y.shape}")
+
+
+def cnn():
+    """A MobileNet-shaped CNN: conv + batch norm + ReLU, max pool, a depthwise conv with
+    asymmetric pads and ReLU6 as Clip, a pointwise conv, a residual add, global average pool,
+    the Shape -> Gather -> Unsqueeze -> Concat -> Reshape flatten exporters emit, Gemm, Softmax."""
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "c1.w", "c1.b"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        n("BatchNormalization", ["c1", "bn.s", "bn.b", "bn.m", "bn.v"], ["bn"], epsilon=1e-3),
+        n("Relu", ["bn"], ["r1"]),
+        n("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+        n("Conv", ["p1", "dw.w"], ["dw"], group=8, kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1]),
+        n("Clip", ["dw", "zero", "six"], ["r2"]),
+        n("Conv", ["r2", "pw.w", "pw.b"], ["pw"], kernel_shape=[1, 1]),
+        n("Conv", ["p1", "sc.w"], ["sc"], kernel_shape=[1, 1], strides=[2, 2]),
+        n("Add", ["pw", "sc"], ["sum"]),
+        n("GlobalAveragePool", ["sum"], ["gap"]),
+        n("Shape", ["gap"], ["shape"]),
+        n("Gather", ["shape", "zero_i"], ["batch"], axis=0),
+        n("Unsqueeze", ["batch", "axes0"], ["batch1"]),
+        n("Concat", ["batch1", "minus1"], ["flat_shape"], axis=0),
+        n("Reshape", ["gap", "flat_shape"], ["flat"]),
+        n("Gemm", ["flat", "fc.w", "fc.b"], ["logits"], transB=1),
+        n("Softmax", ["logits"], ["y"], axis=-1),
+    ]
+    inits = [
+        w("c1.w", 8, 3, 3, 3), w("c1.b", 8),
+        numpy_helper.from_array(rng.uniform(0.5, 1.5, 8).astype(np.float32), "bn.s"), w("bn.b", 8),
+        w("bn.m", 8), numpy_helper.from_array(rng.uniform(0.5, 2.0, 8).astype(np.float32), "bn.v"),
+        w("dw.w", 8, 1, 3, 3), w("pw.w", 16, 8, 1, 1), w("pw.b", 16), w("sc.w", 16, 8, 1, 1),
+        numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+        numpy_helper.from_array(np.array(6.0, np.float32), "six"),
+        i64("zero_i", 0), i64("axes0", [0]), i64("minus1", [-1]),
+        w("fc.w", 10, 16), w("fc.b", 10),
+    ]
+    save("cnn_small", nodes, inits, ["batch", 3, 16, 16], ["batch", 10], 13)
+
+
+def attention():
+    """One transformer attention block without normalization: Q, K, V projections (MatMul +
+    Add), scores Q·Kᵀ scaled, Softmax, ·V, output projection, residual add."""
+    n = helper.make_node
+    d = 16
+    nodes = [
+        n("MatMul", ["x", "wq"], ["q0"]), n("Add", ["q0", "bq"], ["q"]),
+        n("MatMul", ["x", "wk"], ["k0"]), n("Add", ["k0", "bk"], ["k"]),
+        n("MatMul", ["x", "wv"], ["v0"]), n("Add", ["v0", "bv"], ["v"]),
+        n("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+        n("MatMul", ["q", "kt"], ["s0"]),
+        n("Mul", ["s0", "scale"], ["s"]),
+        n("Softmax", ["s"], ["a"], axis=-1),
+        n("MatMul", ["a", "v"], ["o0"]),
+        n("MatMul", ["o0", "wo"], ["o1"]), n("Add", ["o1", "bo"], ["o"]),
+        n("Add", ["o", "x"], ["y"]),
+    ]
+    inits = [w("wq", d, d), w("bq", d), w("wk", d, d), w("bk", d), w("wv", d, d), w("bv", d), w("wo", d, d), w("bo", d),
+             numpy_helper.from_array(np.array(1 / np.sqrt(d), np.float32), "scale")]
+    save("attention_block", nodes, inits, [1, 8, d], [1, 8, d], 17)
+
+
+if __name__ == "__main__":
+    os.makedirs(OUT, exist_ok=True)
+    cnn()
+    attention()
