@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Builds the small ONNX models import/tests/onnx_models.rs checks, with their inputs and
+"""Builds the small ONNX models import/tests/onnx_models.rs checks (a CNN, an attention
+block, a 2-layer transformer encoder), with their inputs and
 onnxruntime's outputs as goldens (import/tests/models/onnx/). Needs `onnx`, `onnxruntime`
 and `numpy` from the package registry:
 
@@ -106,7 +107,53 @@ def attention():
     save("attention_block", nodes, inits, [1, 8, d], [1, 8, d], 17)
 
 
+def encoder():
+    """A 2-layer transformer encoder as PyTorch exports it (opset 17): LayerNormalization,
+    single-head attention as MatMul + Softmax, and a GELU MLP written with Erf."""
+    n = helper.make_node
+    d, h = 16, 32
+    nodes, inits = [], []
+    x = "x"
+    for L in range(2):
+        p = f"l{L}."
+        nodes += [
+            n("LayerNormalization", [x, p + "ln1.s", p + "ln1.b"], [p + "n1"], axis=-1, epsilon=1e-5),
+            n("MatMul", [p + "n1", p + "wq"], [p + "q"]),
+            n("MatMul", [p + "n1", p + "wk"], [p + "k"]),
+            n("MatMul", [p + "n1", p + "wv"], [p + "v"]),
+            n("Transpose", [p + "k"], [p + "kt"], perm=[0, 2, 1]),
+            n("MatMul", [p + "q", p + "kt"], [p + "s0"]),
+            n("Div", [p + "s0", "sqrt_d"], [p + "s"]),
+            n("Softmax", [p + "s"], [p + "a"], axis=-1),
+            n("MatMul", [p + "a", p + "v"], [p + "o0"]),
+            n("MatMul", [p + "o0", p + "wo"], [p + "o"]),
+            n("Add", [x, p + "o"], [p + "r1"]),
+            n("LayerNormalization", [p + "r1", p + "ln2.s", p + "ln2.b"], [p + "n2"], axis=-1, epsilon=1e-5),
+            n("MatMul", [p + "n2", p + "w1"], [p + "h0"]),
+            n("Add", [p + "h0", p + "b1"], [p + "h1"]),
+            n("Div", [p + "h1", "sqrt2"], [p + "g0"]),
+            n("Erf", [p + "g0"], [p + "g1"]),
+            n("Add", [p + "g1", "one"], [p + "g2"]),
+            n("Mul", [p + "h1", p + "g2"], [p + "g3"]),
+            n("Mul", [p + "g3", "half"], [p + "g"]),
+            n("MatMul", [p + "g", p + "w2"], [p + "m0"]),
+            n("Add", [p + "m0", p + "b2"], [p + "m"]),
+            n("Add", [p + "r1", p + "m"], ["y" if L == 1 else p + "out"]),
+        ]
+        inits += [
+            numpy_helper.from_array(rng.uniform(0.5, 1.5, d).astype(np.float32), p + "ln1.s"), w(p + "ln1.b", d),
+            numpy_helper.from_array(rng.uniform(0.5, 1.5, d).astype(np.float32), p + "ln2.s"), w(p + "ln2.b", d),
+            w(p + "wq", d, d), w(p + "wk", d, d), w(p + "wv", d, d), w(p + "wo", d, d),
+            w(p + "w1", d, h), w(p + "b1", h), w(p + "w2", h, d), w(p + "b2", d),
+        ]
+        x = p + "out"
+    scalar = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
+    inits += [scalar("sqrt_d", np.sqrt(d)), scalar("sqrt2", np.sqrt(2.0)), scalar("one", 1.0), scalar("half", 0.5)]
+    save("transformer_encoder", nodes, inits, [1, 8, d], [1, 8, d], 17)
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     cnn()
     attention()
+    encoder()

@@ -30,8 +30,10 @@ mkdir -p "$(dirname "$HOSTRT_SETUP_LOG")"
 export HOSTRT_SETUP_LOG
 
 # Debian packages to install: only those missing (a package, or a command any package of the
-# user's already provides, is left alone).
+# user's already provides, is left alone). `apt_release` picks another suite for one group.
 apt_missing=()
+apt_release=()
+backports_list=/etc/apt/sources.list.d/hostrt-bookworm-backports.sources
 want_packages() {
     for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || apt_missing+=("$p"); done
 }
@@ -46,7 +48,8 @@ want_command() {
 # prints the command to run and stops.
 install_missing() {
     [ ${#apt_missing[@]} -eq 0 ] && return 0
-    local cmd=(apt-get install -y -q --no-install-recommends --no-upgrade --no-remove "${apt_missing[@]}")
+    local cmd=(apt-get install -y -q --no-install-recommends --no-upgrade --no-remove "${apt_release[@]}"
+        "${apt_missing[@]}")
     local sudo=()
     if [ "$(id -u)" -ne 0 ]; then
         if sudo -n true 2>/dev/null; then
@@ -58,7 +61,11 @@ install_missing() {
             exit 1
         fi
     fi
-    echo "setup: installing with apt-get (log: $HOSTRT_SETUP_LOG): ${apt_missing[*]}"
+    echo "setup: installing with apt-get (log: $HOSTRT_SETUP_LOG): ${apt_missing[*]} ${apt_release[*]}"
+    if [ ${#apt_release[@]} -gt 0 ] && [ ! -e "$backports_list" ]; then
+        printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+            | "${sudo[@]}" tee "$backports_list" >/dev/null
+    fi
     if ! { "${sudo[@]}" apt-get update -q && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" "${cmd[@]}"; } \
         >>"$HOSTRT_SETUP_LOG" 2>&1; then
         tail -n 20 "$HOSTRT_SETUP_LOG" >&2
@@ -86,6 +93,14 @@ export HOSTRT_TOOLCHAIN
 want_command qemu-system-arm qemu-system-arm
 want_command qemu-system-riscv32 qemu-system-misc
 want_command qemu-aarch64 qemu-user
+# Where the machine's qemu-utils comes from Debian's backports, bookworm's QEMU 7.2 emulators
+# cannot join it (their qemu-system-common is one that qemu-utils 10 breaks), so QEMU comes
+# from the same backports suite (added as its own apt source).
+if dpkg-query -W -f='${Version}' qemu-utils 2>/dev/null | grep -q '~bpo12'; then
+    apt_release=(-t bookworm-backports)
+    install_missing
+    apt_release=()
+fi
 want_command aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
 want_command arm-linux-gnueabihf-gcc gcc-arm-linux-gnueabihf
 want_packages libc6-dev-arm64-cross libc6-dev-armhf-cross

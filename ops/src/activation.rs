@@ -17,7 +17,7 @@ use crate::attrs::{Attrs, invalid};
 
 /// A float32 activation `f(x, params)`; `params` is attribute 2 (`params_name`) of
 /// `params_len` floats, absent when 0.
-fn unary_f32(
+pub(crate) fn unary_f32(
     frame: &KernelFrame<'_>,
     kernel: &'static str,
     params: (&str, usize),

@@ -359,3 +359,13 @@ pub(crate) fn squared_difference_f32(frame: &KernelFrame<'_>) {
 pub(crate) fn prelu_f32(frame: &KernelFrame<'_>) {
     binary_f32(frame, "nn.prelu.f32", |x, a| if x >= 0.0 { x } else { x * a })
 }
+
+/// `nn.div.f32`.
+pub(crate) fn div_f32(frame: &KernelFrame<'_>) {
+    binary_f32(frame, "nn.div.f32", |a, b| a / b)
+}
+
+/// `nn.pow.f32`.
+pub(crate) fn pow_f32(frame: &KernelFrame<'_>) {
+    binary_f32(frame, "nn.pow.f32", libm::powf)
+}

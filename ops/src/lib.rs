@@ -40,8 +40,10 @@ mod float_x86;
 mod fully_connected;
 mod hybrid;
 mod lstm;
+mod math;
 mod matmul;
 mod movement;
+mod normalization;
 mod pool;
 mod quantize;
 mod reduce;
@@ -134,4 +136,31 @@ kernels! {
     QUANTIZE_F32_I8 = "nn.quantize.f32.i8" => quantize::quantize_f32_i8,
     REQUANTIZE_I8 = "nn.requantize.i8" => quantize::requantize_i8,
     DEQUANTIZE_I8_F32 = "nn.dequantize.i8.f32" => quantize::dequantize_i8_f32,
+    DIV_F32 = "nn.div.f32" => elementwise::div_f32,
+    POW_F32 = "nn.pow.f32" => elementwise::pow_f32,
+    REDUCE_MAX_F32 = "nn.reduce_max.f32" => reduce::reduce_max_f32,
+    REDUCE_MIN_F32 = "nn.reduce_min.f32" => reduce::reduce_min_f32,
+    REDUCE_PROD_F32 = "nn.reduce_prod.f32" => reduce::reduce_prod_f32,
+    LAYER_NORM_F32 = "nn.layer_norm.f32" => normalization::layer_norm_f32,
+    INSTANCE_NORM_F32 = "nn.instance_norm.f32" => normalization::instance_norm_f32,
+    EXP_F32 = "nn.exp.f32" => math::exp_f32,
+    LOG_F32 = "nn.log.f32" => math::log_f32,
+    SQRT_F32 = "nn.sqrt.f32" => math::sqrt_f32,
+    RSQRT_F32 = "nn.rsqrt.f32" => math::rsqrt_f32,
+    ABS_F32 = "nn.abs.f32" => math::abs_f32,
+    NEG_F32 = "nn.neg.f32" => math::neg_f32,
+    FLOOR_F32 = "nn.floor.f32" => math::floor_f32,
+    CEIL_F32 = "nn.ceil.f32" => math::ceil_f32,
+    ROUND_F32 = "nn.round.f32" => math::round_f32,
+    SIGN_F32 = "nn.sign.f32" => math::sign_f32,
+    RECIPROCAL_F32 = "nn.reciprocal.f32" => math::reciprocal_f32,
+    SQUARE_F32 = "nn.square.f32" => math::square_f32,
+    SIN_F32 = "nn.sin.f32" => math::sin_f32,
+    COS_F32 = "nn.cos.f32" => math::cos_f32,
+    ERF_F32 = "nn.erf.f32" => math::erf_f32,
+    SOFTPLUS_F32 = "nn.softplus.f32" => math::softplus_f32,
+    ELU_F32 = "nn.elu.f32" => math::elu_f32,
+    SELU_F32 = "nn.selu.f32" => math::selu_f32,
+    HARD_SIGMOID_F32 = "nn.hard_sigmoid.f32" => math::hard_sigmoid_f32,
+    GELU_F32 = "nn.gelu.f32" => math::gelu_f32,
 }

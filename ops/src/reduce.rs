@@ -1,4 +1,6 @@
-//! Sums over a set of axes (MEAN and SUM): `nn.sum.i8` and `nn.sum.f32`.
+//! Sums over a set of axes (MEAN and SUM): `nn.sum.i8` and `nn.sum.f32`; and float32
+//! maxima, minima and products (`nn.reduce_max.f32`, `nn.reduce_min.f32`,
+//! `nn.reduce_prod.f32`: attributes `dims`, `input`, `output`, `reduce`).
 //!
 //! Attributes, in name order: `dims` (the input's 6 dims, leading 1s for lower ranks), then
 //! `divisor` (float32: `[n]`, what each sum is divided by: the count for MEAN, 1 for SUM),
@@ -146,4 +148,33 @@ pub(crate) fn sum_f32(frame: &KernelFrame<'_>) {
         r.each(|o, idx| out[o] = idx.fold(0.0f32, |s, i| s + x[i]) / divisor);
         Ok(())
     })
+}
+
+/// A float32 fold of every reduced set from `init` with `op`.
+fn fold_f32(frame: &KernelFrame<'_>, kernel: &'static str, init: f32, op: impl Fn(f32, f32) -> f32) {
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, kernel, 4)?;
+        let r = Reduction::read(&a, 0, 3)?;
+        let (input, output) = (offset(&a, 1, "input")?, offset(&a, 2, "output")?);
+        let (inputs, out) = split(kernel, arena, output, r.outputs.saturating_mul(4))?;
+        let x = inputs.f32s(input, r.inputs)?;
+        let out = f32s_mut(kernel, out)?;
+        r.each(|o, idx| out[o] = idx.fold(init, |s, i| op(s, x[i])));
+        Ok(())
+    })
+}
+
+/// `nn.reduce_max.f32` (NaN propagates).
+pub(crate) fn reduce_max_f32(frame: &KernelFrame<'_>) {
+    fold_f32(frame, "nn.reduce_max.f32", f32::NEG_INFINITY, |s, v| if v > s || v.is_nan() { v } else { s })
+}
+
+/// `nn.reduce_min.f32` (NaN propagates).
+pub(crate) fn reduce_min_f32(frame: &KernelFrame<'_>) {
+    fold_f32(frame, "nn.reduce_min.f32", f32::INFINITY, |s, v| if v < s || v.is_nan() { v } else { s })
+}
+
+/// `nn.reduce_prod.f32`.
+pub(crate) fn reduce_prod_f32(frame: &KernelFrame<'_>) {
+    fold_f32(frame, "nn.reduce_prod.f32", 1.0, |s, v| s * v)
 }

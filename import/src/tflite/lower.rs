@@ -12,7 +12,7 @@ use hostrt_dsp::{
 };
 
 use super::model::{Graph, OpInfo, TensorInfo};
-use super::ops::ElemType;
+use super::ops::{ElemType, ext_op};
 use super::options::{Options, ext, kind};
 use crate::ImportOptions;
 use crate::error::ImportError;
@@ -23,6 +23,7 @@ mod dilated;
 mod hybrid;
 mod lstm;
 mod lstm_int8;
+mod math;
 mod matmul;
 mod movement;
 mod reduce;
@@ -475,8 +476,16 @@ impl<'a> Lowerer<'_, 'a> {
             126 => self.batch_matmul(op),
             97 => self.resize(op, false),
             23 => self.resize(op, true),
-            40 => self.reduce(op, true),
-            74 => self.reduce(op, false),
+            40 => self.reduce(op, "mean"),
+            74 => self.reduce(op, "sum"),
+            82 => self.reduce(op, "max"),
+            89 => self.reduce(op, "min"),
+            81 => self.reduce(op, "prod"),
+            42 => self.binary(op, "div", kind::DIV),
+            78 => self.binary(op, "pow", 0),
+            8 | 47 | 59 | 66 | 73 | 75 | 76 | 92 | 101 | 104 | 108 | 111 | 116 | 150 => self.math(op),
+            ext_op::RECIPROCAL..=ext_op::SIGN => self.math(op),
+            ext_op::LAYER_NORM | ext_op::INSTANCE_NORM => self.normalization(op),
             67 => self.transpose_conv(op),
             44 => self.lstm(op),
             37 | 38 => self.batch_space(op),
@@ -815,11 +824,13 @@ impl<'a> Lowerer<'_, 'a> {
     /// holds the fused activation for add, sub and mul.
     fn binary(&mut self, op: &OpInfo<'_>, name: &str, options: u8) -> Result<(), String> {
         let o = Options::of(op, options)?;
-        let act = if matches!(options, kind::ADD | kind::SUB | kind::MUL) {
+        let act = if matches!(options, kind::ADD | kind::SUB | kind::MUL | kind::DIV) {
             fused(o.i8(0)?)?
         } else {
             Activation::None
         };
+        // A translated graph's arithmetic is not clamped to the finite range as TFLite's is.
+        let unbounded = o.ext(ext::UNBOUNDED).is_some();
         let (a, b, out) = (self.input(op, 0)?, self.input(op, 1)?, self.output(op)?);
         let float = self.t(out).elem == ElemType::F32;
         let elem = if float { ElemType::F32 } else { ElemType::I8 };
@@ -850,8 +861,12 @@ impl<'a> Lowerer<'_, 'a> {
                 ));
             }
         }
-        let quant_or_range = if float {
+        let quant_or_range = if float && unbounded {
+            ("range", floats(&[f32::NEG_INFINITY, f32::INFINITY]))
+        } else if float {
             ("range", floats(&float_range(act)))
+        } else if matches!(name, "div" | "pow") {
+            return Err(format!("int8 {} is not supported", op.name));
         } else {
             let ((sa, za), (sb, zb), (so, zo)) =
                 (self.quant(a, "first input")?, self.quant(b, "second input")?, self.quant(out, "output")?);
@@ -1044,13 +1059,22 @@ pub const SUPPORTED: &[&str] = &[
     "BATCH_MATMUL",
     "BATCH_TO_SPACE_ND",
     "CONCATENATION",
+    "ABS (float32)",
+    "CEIL (float32)",
     "CONV_2D (also dynamic-range int8 weights)",
+    "COS (float32)",
     "DEPTHWISE_CONV_2D (also dynamic-range int8 weights)",
     "DEQUANTIZE",
+    "DIV (float32)",
+    "ELU (float32)",
+    "EXP (float32)",
+    "FLOOR (float32)",
     "EXPAND_DIMS",
     "FULLY_CONNECTED (also dynamic-range int8 weights)",
+    "GELU (float32)",
     "HARD_SWISH",
     "LEAKY_RELU",
+    "LOG (float32)",
     "LOGISTIC",
     "LOG_SOFTMAX",
     "MAX_POOL_2D",
@@ -1058,22 +1082,32 @@ pub const SUPPORTED: &[&str] = &[
     "MEAN",
     "MINIMUM",
     "MUL",
+    "NEG (float32)",
     "PACK",
     "PAD",
     "PADV2",
+    "POW (float32)",
     "PRELU",
     "QUANTIZE",
     "RELU",
     "RELU6",
+    "REDUCE_MAX (float32)",
+    "REDUCE_MIN (float32)",
+    "REDUCE_PROD (float32)",
     "RELU_N1_TO_1",
     "RESHAPE",
     "RESIZE_BILINEAR",
     "RESIZE_NEAREST_NEIGHBOR",
+    "ROUND (float32)",
+    "RSQRT (float32)",
+    "SIN (float32)",
     "SLICE",
     "SOFTMAX",
     "SPACE_TO_BATCH_ND",
     "SPLIT",
     "SPLIT_V",
+    "SQRT (float32)",
+    "SQUARE (float32)",
     "SQUARED_DIFFERENCE",
     "SQUEEZE",
     "STRIDED_SLICE",

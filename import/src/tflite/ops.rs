@@ -213,6 +213,21 @@ pub const BUILTIN_NAMES: &[(i32, &str)] = &[
     (209, "STABLEHLO_CASE"),
 ];
 
+/// Importer-only operator codes, past every builtin: operators another format (ONNX) has
+/// and TensorFlow Lite does not. Only a translating importer creates them.
+pub mod ext_op {
+    pub const RECIPROCAL: i32 = 1001;
+    pub const ERF: i32 = 1002;
+    pub const SOFTPLUS: i32 = 1003;
+    pub const SELU: i32 = 1004;
+    pub const HARD_SIGMOID: i32 = 1005;
+    pub const SIGN: i32 = 1006;
+    /// Inputs x, scale, bias; options `ext::AXIS`, `ext::EPSILON`.
+    pub const LAYER_NORM: i32 = 1010;
+    /// Inputs x (`[N, C, spatial...]`), scale, bias; option `ext::EPSILON`.
+    pub const INSTANCE_NORM: i32 = 1011;
+}
+
 /// The name of builtin operator `code` (`BUILTIN_<code>` for one the importer does not know).
 pub fn builtin_name(code: i32) -> String {
     BUILTIN_NAMES

@@ -17,6 +17,7 @@ pub mod kind {
     pub const MUL: u8 = 21;
     pub const REDUCER: u8 = 27;
     pub const SUB: u8 = 28;
+    pub const DIV: u8 = 29;
     pub const STRIDED_SLICE: u8 = 32;
     pub const MAXIMUM_MINIMUM: u8 = 39;
     pub const TRANSPOSE_CONV: u8 = 49;
@@ -93,4 +94,12 @@ pub mod ext {
     /// rest), in place of SAME/VALID.
     pub const PAD_TOP: u16 = 200;
     pub const PAD_LEFT: u16 = 201;
+    /// Float arithmetic without TensorFlow Lite's clamp to the finite range.
+    pub const UNBOUNDED: u16 = 202;
+    /// Parameters of importer-only operators (`ops::ext_op`): ELU/SELU alpha, SELU gamma,
+    /// HardSigmoid alpha and beta, normalization axis and epsilon.
+    pub const ALPHA: u16 = 203;
+    pub const BETA: u16 = 204;
+    pub const AXIS: u16 = 205;
+    pub const EPSILON: u16 = 206;
 }

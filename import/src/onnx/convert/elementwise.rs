@@ -3,11 +3,20 @@
 //! NHWC-stored operand keeps the result NHWC; a constant operand is permuted to match.
 
 use super::super::model::{Node, Tensor};
+use super::fold::broadcast_to;
 use super::fold::permuted;
 use super::layers::shape_of;
 use super::{Attrs, Converter, Layout, Rt, TO_NHWC, Val, axis, broadcast};
-use crate::tflite::ops::ElemType;
-use crate::tflite::options::kind;
+use crate::tflite::ops::{ElemType, ext_op};
+use crate::tflite::options::{ext, kind};
+
+/// A float32 constant broadcast to `dims`.
+fn expand_to(t: &Tensor, dims: &[usize]) -> Result<Tensor, String> {
+    if t.elem != ElemType::F32 || broadcast(&t.dims, dims)? != dims {
+        return Err(format!("{} {:?} does not broadcast to {dims:?}", t.elem.name(), t.dims));
+    }
+    Ok(broadcast_to(t, dims))
+}
 
 impl Converter {
     /// `a op b` with numpy broadcasting, as TensorFlow Lite operator `code`.
@@ -48,9 +57,12 @@ impl Converter {
         if elem != self.out.tensors[tb].elem {
             return Err(format!("operands of {} and {}", elem.name(), self.out.tensors[tb].elem.name()));
         }
-        let _ = n;
+        if elem != ElemType::F32 {
+            return Err(format!("{} {} is not supported (arithmetic is float32)", elem.name(), n.op_type));
+        }
         let out = self.new_rt(name, elem, dims, layout);
-        self.emit(code, options, vec![], vec![ta, tb], vec![out.t]);
+        // ONNX arithmetic reaches infinities; TensorFlow Lite's clamps to the finite range.
+        self.emit(code, options, vec![(ext::UNBOUNDED, 1.0)], vec![ta, tb], vec![out.t]);
         Ok(out)
     }
 
@@ -60,11 +72,20 @@ impl Converter {
             "Add" => (0, kind::ADD),
             "Sub" => (41, kind::SUB),
             "Mul" => (18, kind::MUL),
+            "Div" => (42, kind::DIV),
+            "Pow" => (78, 0),
             _ => (54, 0),
         };
         if self.opset < 7 && n.int("broadcast", 0)? != 0 {
             return Err("legacy broadcast attribute is not supported".into());
         }
+        // Pow's exponent may be an integer: a constant one is converted at import.
+        let b = match b {
+            Val::Const(t) if n.op_type == "Pow" && t.elem != ElemType::F32 => {
+                Val::Const(Tensor::from_f64s(ElemType::F32, t.dims.clone(), &t.f64s()))
+            }
+            b => b,
+        };
         let out = self.broadcasting(n, code, options, &a, &b, &Self::out_name(n))?;
         self.set(n, 0, out);
         Ok(())
@@ -112,16 +133,126 @@ impl Converter {
     }
 
     pub(super) fn activation(&mut self, n: &Node) -> Result<(), String> {
+        let f = |name: &str, default: f32| n.float(name, default).map(f64::from);
         match n.op_type.as_str() {
             "Relu" => self.unary(n, 19, 0, vec![]),
             "Sigmoid" => self.unary(n, 14, 0, vec![]),
             "Tanh" => self.unary(n, 28, 0, vec![]),
             "HardSwish" => self.unary(n, 117, 0, vec![]),
+            "Exp" => self.unary(n, 47, 0, vec![]),
+            "Log" => self.unary(n, 73, 0, vec![]),
+            "Sqrt" => self.unary(n, 75, 0, vec![]),
+            "Abs" => self.unary(n, 101, 0, vec![]),
+            "Neg" => self.unary(n, 59, 0, vec![]),
+            "Floor" => self.unary(n, 8, 0, vec![]),
+            "Ceil" => self.unary(n, 104, 0, vec![]),
+            "Round" => self.unary(n, 116, 0, vec![]),
+            "Sin" => self.unary(n, 66, 0, vec![]),
+            "Cos" => self.unary(n, 108, 0, vec![]),
+            "Reciprocal" => self.unary(n, ext_op::RECIPROCAL, 0, vec![]),
+            "Erf" => self.unary(n, ext_op::ERF, 0, vec![]),
+            "Softplus" => self.unary(n, ext_op::SOFTPLUS, 0, vec![]),
+            "Sign" => self.unary(n, ext_op::SIGN, 0, vec![]),
+            "Elu" => self.unary(n, 111, 0, vec![(ext::ALPHA, f("alpha", 1.0)?)]),
+            "Selu" => self.unary(
+                n,
+                ext_op::SELU,
+                0,
+                vec![(ext::ALPHA, f("alpha", 1.673_263_2)?), (ext::BETA, f("gamma", 1.050_701)?)],
+            ),
+            "HardSigmoid" => self.unary(
+                n,
+                ext_op::HARD_SIGMOID,
+                0,
+                vec![(ext::ALPHA, f("alpha", 0.2)?), (ext::BETA, f("beta", 0.5)?)],
+            ),
+            "Gelu" => {
+                let tanh = match n.string("approximate", "none")?.as_str() {
+                    "none" => 0.0,
+                    "tanh" => 1.0,
+                    other => return Err(format!("approximate '{other}' is not known")),
+                };
+                self.unary(n, 150, 0, vec![(0, tanh)])
+            }
             _ => {
                 let alpha = n.float("alpha", 0.01)?;
                 self.unary(n, 98, kind::LEAKY_RELU, vec![(0, f64::from(alpha))])
             }
         }
+    }
+
+    /// LayerNormalization (opset 17) and InstanceNormalization with constant scale and bias.
+    pub(super) fn normalization(&mut self, n: &Node) -> Result<(), String> {
+        let stats = (1..n.outputs.len()).any(|i| Self::used(n, i));
+        if stats && n.op_type != "LayerNormalization" {
+            return Err("outputs past the first are not supported".into());
+        }
+        let x = self.rt(n, 0)?;
+        let x = self.plain(&x);
+        let layer = n.op_type == "LayerNormalization";
+        let r = x.shape.len();
+        let axis = if layer { axis(n.int("axis", -1)?, r)? } else { 2 };
+        if !layer && r < 3 {
+            return Err(format!("input {:?} is not [N, C, spatial...]", x.shape));
+        }
+        // Scale and bias per normalized element (LayerNormalization broadcasts them there).
+        let per: Vec<usize> = if layer { x.shape[axis..].to_vec() } else { vec![x.shape[1]] };
+        let name = Self::out_name(n);
+        let mut params = Vec::new();
+        for (i, what) in [(1, "scale"), (2, "bias")] {
+            let t = match self.opt_val(n, i)? {
+                Some(_) => self.constant(n, i, what)?,
+                None => Tensor::from_f64s(ElemType::F32, vec![1], &[0.0]),
+            };
+            let full = expand_to(&t, &per)?;
+            params.push(self.tensor(&format!("{name}:{what}"), ElemType::F32, per.clone(), Some(full.data)));
+        }
+        let out = self.new_rt(&name, ElemType::F32, x.shape.clone(), Layout::Plain);
+        let eps = f64::from(n.float("epsilon", 1e-5)?);
+        let code = if layer { ext_op::LAYER_NORM } else { ext_op::INSTANCE_NORM };
+        let fields = vec![(ext::AXIS, axis as f64), (ext::EPSILON, eps)];
+        self.emit(code, 0, fields, vec![x.t, params[0], params[1]], vec![out.t]);
+        self.set(n, 0, out);
+        if stats {
+            self.layer_norm_stats(n, &x, axis, eps)?;
+        }
+        Ok(())
+    }
+
+    /// LayerNormalization's Mean and InvStdDev outputs (reduced axes kept as 1):
+    /// `mean(x)` and `1 / sqrt(mean((x − mean)²) + ε)`, from mean, subtract, multiply, add
+    /// and reciprocal-square-root operators.
+    fn layer_norm_stats(&mut self, n: &Node, x: &Rt, axis: usize, eps: f64) -> Result<(), String> {
+        let name = Self::out_name(n);
+        let r = x.shape.len();
+        let mut kept = x.shape.clone();
+        kept[axis..].fill(1);
+        let axes: Vec<i64> = (axis as i64..r as i64).collect();
+        let mean_of = |c: &mut Self, v: &Rt, what: &str| {
+            let a = c.i32_tensor(&format!("{name}:{what}:axes"), &axes);
+            let out = c.new_rt(&format!("{name}:{what}"), ElemType::F32, kept.clone(), Layout::Plain);
+            c.emit(40, kind::REDUCER, vec![(0, 1.0)], vec![v.t, a], vec![out.t]);
+            out
+        };
+        let mean = mean_of(self, x, "mean");
+        let d = self.broadcasting(
+            n,
+            41,
+            kind::SUB,
+            &Val::Rt(x.clone()),
+            &Val::Rt(mean.clone()),
+            &format!("{name}:d"),
+        )?;
+        let sq =
+            self.broadcasting(n, 18, kind::MUL, &Val::Rt(d.clone()), &Val::Rt(d), &format!("{name}:d2"))?;
+        let var = mean_of(self, &sq, "var");
+        let e = Val::Const(Tensor::from_f64s(ElemType::F32, vec![1], &[eps]));
+        let ve = self.broadcasting(n, 0, kind::ADD, &Val::Rt(var), &e, &format!("{name}:var_eps"))?;
+        let inv = self.new_rt(&format!("{name}:inv_std"), ElemType::F32, kept.clone(), Layout::Plain);
+        self.emit(76, 0, vec![], vec![ve.t], vec![inv.t]);
+        self.set(n, 1, mean);
+        self.set(n, 2, inv);
+        Ok(())
     }
 
     pub(super) fn clip(&mut self, n: &Node) -> Result<(), String> {

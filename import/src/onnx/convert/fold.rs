@@ -306,6 +306,11 @@ fn transpose(x: &Tensor, perm: &[usize]) -> Tensor {
     pick(x, dims, &idx)
 }
 
+/// `x` broadcast to `dims` (which must be its broadcast with them).
+pub(super) fn broadcast_to(x: &Tensor, dims: &[usize]) -> Tensor {
+    expand(x, dims)
+}
+
 /// `x` transposed by `perm` (public to the converter for weights).
 pub(super) fn permuted(x: &Tensor, perm: &[usize]) -> Tensor {
     transpose(x, perm)

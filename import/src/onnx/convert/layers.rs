@@ -2,7 +2,7 @@
 //! MatMul and BatchNormalization. Weights are laid out for the kernels at import (OIHW
 //! filters become OHWI, or `[1, kh, kw, out]` for depthwise ones).
 
-use super::super::model::{Node, Tensor};
+use super::super::model::{AttrValue, Node, Tensor};
 use super::fold::permuted;
 use super::{Attrs, Converter, Layout, Rt, Val, broadcast};
 use crate::tflite::ops::ElemType;
@@ -76,6 +76,67 @@ fn spatial(n: &Node, name: &str, rank: usize, default: usize) -> Result<Vec<usiz
 }
 
 impl Converter {
+    /// A 1-D Conv, MaxPool or AveragePool (`[N, C, W]`) as the 2-D one of height 1: the
+    /// input and filter gain an axis of 1, the window attributes a leading 1 (pads 0), and
+    /// the output loses the axis again.
+    pub(super) fn one_d(
+        &mut self,
+        n: &Node,
+        two_d: fn(&mut Self, &Node) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let mut m = n.clone();
+        let lift = |v: &Val| -> Val {
+            match v {
+                Val::Const(t) if t.dims.len() == 3 => {
+                    let mut dims = t.dims.clone();
+                    dims.insert(2, 1);
+                    Val::Const(Tensor { dims, ..t.clone() })
+                }
+                v => v.clone(),
+            }
+        };
+        for i in 0..2.min(n.inputs.len()) {
+            let v = self.val(n, i)?;
+            let name = format!("{}:2d", n.inputs[i].clone().unwrap_or_default());
+            let v = match v {
+                Val::Rt(x) => {
+                    let x = self.plain(&x);
+                    let mut dims = x.shape.clone();
+                    dims.insert(2, 1);
+                    let y = self.new_rt(&name, x.elem, dims, Layout::Plain);
+                    self.emit(22, 0, vec![], vec![x.t], vec![y.t]);
+                    Val::Rt(y)
+                }
+                c => lift(&c),
+            };
+            self.values.insert(name.clone(), v);
+            m.inputs[i] = Some(name);
+        }
+        for (attr, pad) in [("kernel_shape", 1), ("strides", 1), ("dilations", 1)] {
+            if let Some(AttrValue::Ints(v)) = m.attrs.get_mut(attr) {
+                v.insert(0, pad);
+            }
+        }
+        if let Some(AttrValue::Ints(p)) = m.attrs.get_mut("pads")
+            && p.len() == 2
+        {
+            *p = vec![0, p[0], 0, p[1]];
+        }
+        let out = n.outputs.first().cloned().flatten().ok_or("the output is not used")?;
+        m.outputs[0] = Some(format!("{out}:2d"));
+        two_d(self, &m)?;
+        let Some(Val::Rt(y)) = self.values.get(&format!("{out}:2d")).cloned() else {
+            return Err("internal: the 2-D form computed nothing".into());
+        };
+        let y = self.plain(&y);
+        let mut dims = y.shape.clone();
+        dims.remove(2);
+        let z = self.new_rt(&out, y.elem, dims, Layout::Plain);
+        self.emit(22, 0, vec![], vec![y.t], vec![z.t]);
+        self.set(n, 0, z);
+        Ok(())
+    }
+
     /// A rank-4 float input stored NHWC, or why not.
     fn image(&mut self, n: &Node) -> Result<Rt, String> {
         let x = self.rt(n, 0)?;
@@ -191,13 +252,14 @@ impl Converter {
         Ok(())
     }
 
-    /// GlobalAveragePool: the mean over H and W of the NHWC-stored input.
-    pub(super) fn global_average_pool(&mut self, n: &Node) -> Result<(), String> {
+    /// GlobalAveragePool (`code` MEAN) and GlobalMaxPool (REDUCE_MAX): over H and W of the
+    /// NHWC-stored input.
+    pub(super) fn global_pool(&mut self, n: &Node, code: i32) -> Result<(), String> {
         let x = self.image(n)?;
         let name = Self::out_name(n);
         let a = self.i32_tensor(&format!("{name}:axes"), &[1, 2]);
         let out = self.new_rt(&name, x.elem, vec![x.shape[0], x.shape[1], 1, 1], Layout::Nhwc);
-        self.emit(40, kind::REDUCER, vec![(0, 1.0)], vec![x.t, a], vec![out.t]);
+        self.emit(code, kind::REDUCER, vec![(0, 1.0)], vec![x.t, a], vec![out.t]);
         self.set(n, 0, out);
         Ok(())
     }
@@ -316,22 +378,58 @@ impl Converter {
         }
         let b = self.rt(n, 1)?;
         let (a, b) = (self.plain(&a), self.plain(&b));
-        if a.shape.len() < 2 || b.shape.len() < 2 {
-            return Err(format!(
-                "MatMul of {:?} and {:?}: 1-D operands are supported only with constant weights",
-                a.shape, b.shape
-            ));
-        }
+        // numpy's rules: a 1-D left operand is a row, a 1-D right one a column, and the
+        // added axis leaves the result.
+        let (a1, b1) = (a.shape.len() == 1, b.shape.len() == 1);
+        let a = if a1 {
+            self.reshaped(
+                &a,
+                vec![1, a.shape[0]],
+                &format!("{}:row", n.inputs[0].clone().unwrap_or_default()),
+            )
+        } else {
+            a
+        };
+        let b = if b1 {
+            self.reshaped(
+                &b,
+                vec![b.shape[0], 1],
+                &format!("{}:column", n.inputs[1].clone().unwrap_or_default()),
+            )
+        } else {
+            b
+        };
         let (ra, rb) = (a.shape.len(), b.shape.len());
         if a.shape[ra - 1] != b.shape[rb - 2] {
             return Err(format!("MatMul of {:?} and {:?}: inner dims differ", a.shape, b.shape));
         }
         let mut dims = broadcast(&a.shape[..ra - 2], &b.shape[..rb - 2])?;
         dims.extend([a.shape[ra - 2], b.shape[rb - 1]]);
-        let out = self.new_rt(&Self::out_name(n), ElemType::F32, dims, Layout::Plain);
+        let name = Self::out_name(n);
+        let mm = if a1 || b1 { format!("{name}:matmul") } else { name.clone() };
+        let out = self.new_rt(&mm, ElemType::F32, dims.clone(), Layout::Plain);
         self.emit(126, kind::BATCH_MATMUL, vec![], vec![a.t, b.t], vec![out.t]);
-        self.set(n, 0, out);
+        if !(a1 || b1) {
+            self.set(n, 0, out);
+            return Ok(());
+        }
+        let k = dims.len();
+        let kept: Vec<usize> = dims
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| !((a1 && i == k - 2) || (b1 && i == k - 1)))
+            .map(|(_, &d)| d)
+            .collect();
+        let y = self.reshaped(&out, kept, &name);
+        self.set(n, 0, y);
         Ok(())
+    }
+
+    /// `x` (stored plainly) under another shape of as many elements, as tensor `name`.
+    fn reshaped(&mut self, x: &Rt, dims: Vec<usize>, name: &str) -> Rt {
+        let y = self.new_rt(name, x.elem, dims, Layout::Plain);
+        self.emit(22, 0, vec![], vec![x.t], vec![y.t]);
+        y
     }
 
     /// BatchNormalization in inference: `x · a + b` per channel, `a = scale / sqrt(var + ε)`

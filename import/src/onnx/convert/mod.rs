@@ -191,24 +191,38 @@ struct Converter {
 
 /// The operators the importer translates.
 pub const SUPPORTED: &[&str] = &[
+    "Abs",
     "Add",
     "AveragePool",
     "BatchNormalization",
     "Cast",
+    "Ceil",
     "Clip",
     "Concat",
     "Constant",
     "ConstantOfShape",
     "Conv",
+    "Cos",
+    "Div",
     "Dropout",
+    "Elu",
+    "Erf",
+    "Exp",
     "Expand",
     "Flatten",
+    "Floor",
     "Gather",
+    "Gelu",
     "Gemm",
     "GlobalAveragePool",
+    "GlobalMaxPool",
+    "HardSigmoid",
     "HardSwish",
     "Identity",
+    "InstanceNormalization",
+    "LayerNormalization",
     "LeakyRelu",
+    "Log",
     "LogSoftmax",
     "MatMul",
     "Max",
@@ -216,19 +230,31 @@ pub const SUPPORTED: &[&str] = &[
     "Mean",
     "Min",
     "Mul",
+    "Neg",
     "Pad",
+    "Pow",
     "PRelu",
     "Range",
+    "Reciprocal",
+    "ReduceMax",
     "ReduceMean",
+    "ReduceMin",
+    "ReduceProd",
     "ReduceSum",
     "Relu",
     "Reshape",
+    "Round",
+    "Selu",
     "Shape",
     "Sigmoid",
+    "Sign",
+    "Sin",
     "Size",
     "Slice",
     "Softmax",
+    "Softplus",
     "Split",
+    "Sqrt",
     "Squeeze",
     "Sub",
     "Sum",
@@ -249,15 +275,23 @@ impl Converter {
         }
         match n.op_type.as_str() {
             "Identity" | "Dropout" => self.identity(n),
+            "Cast" => self.cast(n),
+            "Conv" if self.rank_of(n, 0) == Some(3) => self.one_d(n, Self::conv),
+            "MaxPool" | "AveragePool" if self.rank_of(n, 0) == Some(3) => self.one_d(n, Self::pool),
             "Conv" => self.conv(n),
             "MaxPool" | "AveragePool" => self.pool(n),
-            "GlobalAveragePool" => self.global_average_pool(n),
+            "GlobalAveragePool" => self.global_pool(n, 40),
             "Gemm" => self.gemm(n),
             "MatMul" => self.matmul(n),
             "BatchNormalization" => self.batch_norm(n),
             "Add" | "Sub" | "Mul" | "PRelu" => self.binary(n),
             "Max" | "Min" | "Sum" | "Mean" => self.variadic(n),
-            "Relu" | "Sigmoid" | "Tanh" | "LeakyRelu" | "HardSwish" => self.activation(n),
+            "Relu" | "Sigmoid" | "Tanh" | "LeakyRelu" | "HardSwish" | "Exp" | "Log" | "Sqrt" | "Abs"
+            | "Neg" | "Floor" | "Ceil" | "Round" | "Sin" | "Cos" | "Reciprocal" | "Erf" | "Softplus"
+            | "Sign" | "Elu" | "Selu" | "HardSigmoid" | "Gelu" => self.activation(n),
+            "Div" | "Pow" => self.binary(n),
+            "LayerNormalization" | "InstanceNormalization" => self.normalization(n),
+            "GlobalMaxPool" => self.global_pool(n, 82),
             "Clip" => self.clip(n),
             "Softmax" | "LogSoftmax" => self.softmax(n),
             "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze" => self.reshape(n),
@@ -266,7 +300,7 @@ impl Converter {
             "Split" => self.split(n),
             "Slice" => self.slice(n),
             "Pad" => self.pad(n),
-            "ReduceMean" | "ReduceSum" => self.reduce(n),
+            "ReduceMean" | "ReduceSum" | "ReduceMax" | "ReduceMin" | "ReduceProd" => self.reduce(n),
             "Shape" | "Size" => self.shape_of(n),
             other if SUPPORTED.contains(&other) => {
                 Err(format!("{other} is supported only on constant inputs (folded at import)"))
@@ -284,6 +318,14 @@ impl Converter {
             .get(&name)
             .cloned()
             .ok_or_else(|| format!("input {i} '{name}' is not defined before the node"))
+    }
+
+    /// The rank of input `i` of `n`, if it is defined.
+    fn rank_of(&self, n: &Node, i: usize) -> Option<usize> {
+        match self.val(n, i).ok()? {
+            Val::Rt(r) => Some(r.shape.len()),
+            Val::Const(c) => Some(c.dims.len()),
+        }
     }
 
     /// Input `i` of `n` if present.
@@ -434,6 +476,17 @@ impl Converter {
         if let Some(Some(name)) = n.outputs.first() {
             self.values.insert(name.clone(), v);
         }
+        Ok(())
+    }
+
+    /// `Cast` at run time: only to the value's own type (exporters' casts to the stash type).
+    fn cast(&mut self, n: &Node) -> Result<(), String> {
+        let x = self.rt(n, 0)?;
+        let to = super::model::elem_type(n.int("to", 0)? as i32)?;
+        if to != x.elem {
+            return Err(format!("a run-time cast from {} to {} is not supported", x.elem.name(), to.name()));
+        }
+        self.set(n, 0, x);
         Ok(())
     }
 

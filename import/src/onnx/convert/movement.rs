@@ -382,7 +382,7 @@ impl Converter {
         Ok(())
     }
 
-    /// ReduceMean and ReduceSum over constant axes.
+    /// ReduceMean, ReduceSum, ReduceMax, ReduceMin and ReduceProd over constant axes.
     pub(super) fn reduce(&mut self, n: &Node) -> Result<(), String> {
         let x = self.rt(n, 0)?;
         let since = if n.op_type == "ReduceSum" { 13 } else { 18 };
@@ -418,7 +418,13 @@ impl Converter {
         let name = Self::out_name(n);
         let a = self.i32_tensor(&format!("{name}:axes"), &stored);
         let out = self.new_rt(&name, x.elem, dims, layout);
-        let code = if n.op_type == "ReduceMean" { 40 } else { 74 };
+        let code = match n.op_type.as_str() {
+            "ReduceMean" => 40,
+            "ReduceSum" => 74,
+            "ReduceMax" => 82,
+            "ReduceMin" => 89,
+            _ => 81,
+        };
         self.emit(code, kind::REDUCER, vec![(0, f64::from(u8::from(keep)))], vec![src, a], vec![out.t]);
         self.set(n, 0, out);
         Ok(())

@@ -1,4 +1,5 @@
-//! MEAN and SUM over constant axes, lowered to `nn.sum.*` with the reduced axes flagged.
+//! MEAN and SUM over constant axes, lowered to `nn.sum.*` with the reduced axes flagged;
+//! float32 REDUCE_MAX, REDUCE_MIN and REDUCE_PROD to `nn.reduce_{max,min,prod}.f32`.
 //! int8 parameters are TensorFlow Lite Micro's `QuantizedMeanOrSum`: the input/output scale
 //! ratio as a fixed-point multiplier, for MEAN with 1/count folded into it.
 
@@ -12,11 +13,14 @@ use super::{AttrSpec, Lowerer, floats, ints};
 const RANK: usize = 6;
 
 impl Lowerer<'_, '_> {
-    pub(super) fn reduce(&mut self, op: &OpInfo<'_>, mean: bool) -> Result<(), String> {
+    /// A reduction: `mean`, `sum`, or float32 `max`, `min`, `prod`.
+    pub(super) fn reduce(&mut self, op: &OpInfo<'_>, how: &str) -> Result<(), String> {
+        let mean = how == "mean";
+        let folded = !matches!(how, "mean" | "sum");
         let keep_dims = Options::of(op, kind::REDUCER)?.bool(0)?;
         let (x, a, out) = (self.input(op, 0)?, self.input(op, 1)?, self.output(op)?);
         let elem = self.t(x).elem;
-        if !matches!(elem, ElemType::F32 | ElemType::I8) {
+        if !matches!(elem, ElemType::F32 | ElemType::I8) || (folded && elem != ElemType::F32) {
             return Err(format!("{} input is not supported", elem.name()));
         }
         self.expect(out, "output", elem, None)?;
@@ -53,7 +57,7 @@ impl Lowerer<'_, '_> {
         let loc = self.loc(op);
         let xr = self.read(x, &loc);
         let mut attrs = vec![("dims", AttrSpec::Value(ints(&dims)))];
-        if elem == ElemType::F32 {
+        if elem == ElemType::F32 && !folded {
             let divisor = if mean { count as f32 } else { 1.0 };
             attrs.push(("divisor", AttrSpec::Value(floats(&[divisor]))));
         }
@@ -70,7 +74,7 @@ impl Lowerer<'_, '_> {
             attrs.push(("quant", AttrSpec::Value(ints(&[xz, oz, m, s]))));
         }
         attrs.push(("reduce", AttrSpec::Value(ints(&flags))));
-        let kernel = format!("nn.sum.{}", elem.name());
+        let kernel = if folded { format!("nn.reduce_{how}.f32") } else { format!("nn.sum.{}", elem.name()) };
         self.push(op, &kernel, out, attrs);
         Ok(())
     }

@@ -1,0 +1,82 @@
+//! float32 element-wise math over `[offset, elements]` regions `input` and `output`, with
+//! `params` (floats) as the third attribute where the function has parameters:
+//!
+//! - `nn.exp.f32`, `nn.log.f32`, `nn.sqrt.f32`, `nn.rsqrt.f32`, `nn.abs.f32`, `nn.neg.f32`,
+//!   `nn.floor.f32`, `nn.ceil.f32`, `nn.round.f32` (halves to even), `nn.sign.f32`,
+//!   `nn.reciprocal.f32`, `nn.square.f32`, `nn.sin.f32`, `nn.cos.f32`, `nn.erf.f32`,
+//!   `nn.softplus.f32`;
+//! - `nn.elu.f32` (`[alpha]`), `nn.selu.f32` (`[alpha, gamma]`), `nn.hard_sigmoid.f32`
+//!   (`[alpha, beta]`: `clamp(alpha·x + beta, 0, 1)`), `nn.gelu.f32` (`[1]` for the tanh
+//!   approximation, `[0]` for the exact `x·Φ(x)`).
+
+use hostrt_core::kernel::KernelFrame;
+
+use crate::activation::unary_f32;
+
+macro_rules! math {
+    ($($f:ident = $name:literal, ($params:literal, $n:literal), $body:expr;)*) => {
+        $(
+            #[doc = concat!("`", $name, "`.")]
+            pub(crate) fn $f(frame: &KernelFrame<'_>) {
+                unary_f32(frame, $name, ($params, $n), $body)
+            }
+        )*
+    };
+}
+
+/// Rounds halves to even (ONNX's `Round`, TFLite's `ROUND`).
+fn round_even(x: f32) -> f32 {
+    let r = libm::roundf(x);
+    if (x - libm::truncf(x)).abs() == 0.5 { 2.0 * libm::roundf(x / 2.0) } else { r }
+}
+
+fn gelu(x: f32, tanh: bool) -> f32 {
+    if tanh {
+        let c = 0.797_884_6_f32; // sqrt(2/π)
+        0.5 * x * (1.0 + libm::tanhf(c * (x + 0.044_715 * x * x * x)))
+    } else {
+        0.5 * x * (1.0 + libm::erff(x * core::f32::consts::FRAC_1_SQRT_2))
+    }
+}
+
+math! {
+    exp_f32 = "nn.exp.f32", ("", 0), |x, _| libm::expf(x);
+    log_f32 = "nn.log.f32", ("", 0), |x, _| libm::logf(x);
+    sqrt_f32 = "nn.sqrt.f32", ("", 0), |x, _| libm::sqrtf(x);
+    rsqrt_f32 = "nn.rsqrt.f32", ("", 0), |x, _| 1.0 / libm::sqrtf(x);
+    abs_f32 = "nn.abs.f32", ("", 0), |x, _| x.abs();
+    neg_f32 = "nn.neg.f32", ("", 0), |x, _| -x;
+    floor_f32 = "nn.floor.f32", ("", 0), |x, _| libm::floorf(x);
+    ceil_f32 = "nn.ceil.f32", ("", 0), |x, _| libm::ceilf(x);
+    round_f32 = "nn.round.f32", ("", 0), |x, _| round_even(x);
+    sign_f32 = "nn.sign.f32", ("", 0), |x, _| if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { x };
+    reciprocal_f32 = "nn.reciprocal.f32", ("", 0), |x, _| 1.0 / x;
+    square_f32 = "nn.square.f32", ("", 0), |x, _| x * x;
+    sin_f32 = "nn.sin.f32", ("", 0), |x, _| libm::sinf(x);
+    cos_f32 = "nn.cos.f32", ("", 0), |x, _| libm::cosf(x);
+    erf_f32 = "nn.erf.f32", ("", 0), |x, _| libm::erff(x);
+    softplus_f32 = "nn.softplus.f32", ("", 0), |x, _| if x > 20.0 { x } else { libm::log1pf(libm::expf(x)) };
+    elu_f32 = "nn.elu.f32", ("params", 1), |x, p| if x > 0.0 { x } else { p[0] * libm::expm1f(x) };
+    selu_f32 = "nn.selu.f32", ("params", 2), |x, p| p[1] * if x > 0.0 { x } else { p[0] * libm::expm1f(x) };
+    hard_sigmoid_f32 = "nn.hard_sigmoid.f32", ("params", 2), |x, p| (p[0] * x + p[1]).clamp(0.0, 1.0);
+    gelu_f32 = "nn.gelu.f32", ("params", 1), |x, p| gelu(x, p[0] != 0.0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn halves_round_to_even() {
+        let got = [0.5f32, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6].map(round_even);
+        assert_eq!(got, [0.0, 2.0, 2.0, -0.0, -2.0, 2.0, -3.0]);
+    }
+
+    #[test]
+    fn gelu_forms_agree_near_zero_and_far() {
+        for x in [-3.0f32, -0.5, 0.0, 0.7, 4.0] {
+            assert!((gelu(x, true) - gelu(x, false)).abs() < 1e-3, "{x}");
+        }
+        assert_eq!(gelu(0.0, false), 0.0);
+    }
+}
