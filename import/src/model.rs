@@ -12,8 +12,8 @@ use hostrt_std::AlignedBytes;
 use crate::{ImportError, Report};
 
 /// The kernels an imported model uses: `hostrt-ops`' `nn.*` and the basic ones (chains).
-pub(crate) fn kernels() -> &'static KernelRegistry<256> {
-    static KERNELS: OnceLock<KernelRegistry<256>> = OnceLock::new();
+pub(crate) fn kernels() -> &'static KernelRegistry<512> {
+    static KERNELS: OnceLock<KernelRegistry<512>> = OnceLock::new();
     KERNELS.get_or_init(|| {
         let mut r = KernelRegistry::new();
         // Fixed tables well under the capacity: registration cannot fail.

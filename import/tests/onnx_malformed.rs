@@ -191,6 +191,46 @@ fn malformed_models_are_clear_errors() {
             }),
             "node #0 Reshape 'reshape_0': shape [5] does not fit",
         ),
+        // Found by fuzzing (fuzz/fuzz_targets/onnx_import.rs): each once a panic.
+        (
+            "MaxPool without kernel_shape",
+            Box::new(|| {
+                edit(|m| {
+                    let g = m.graph.as_mut().unwrap();
+                    g.input = vec![value("x", &[1, 1, 4, 4])];
+                    g.node = vec![node("MaxPool", &["x"], &["y"])];
+                })
+            }),
+            "kernel_shape is required",
+        ),
+        (
+            "MatMul of scalars",
+            Box::new(|| {
+                edit(|m| {
+                    let g = m.graph.as_mut().unwrap();
+                    g.input = vec![value("x", &[]), value("w", &[])];
+                    g.node = vec![node("MatMul", &["x", "w"], &["y"])];
+                })
+            }),
+            "scalars do not multiply",
+        ),
+        (
+            "Concat of different ranks",
+            Box::new(|| {
+                edit(|m| {
+                    let g = m.graph.as_mut().unwrap();
+                    g.initializer.push(floats("c", &[2], vec![0; 8]));
+                    g.node = vec![node("Concat", &["x", "c"], &["y"])];
+                    g.node[0].attribute.push(AttributeProto {
+                        name: Some("axis".into()),
+                        r#type: Some(attribute_type::INT),
+                        i: Some(1),
+                        ..Default::default()
+                    });
+                })
+            }),
+            "does not concatenate",
+        ),
         (
             "subgraph operator",
             Box::new(|| {

@@ -29,7 +29,7 @@ fn allocator() -> Allocator {
 
 /// Runs `@main` of `bef` on `inputs`; returns the outputs.
 fn run(bef: &[u8], inputs: &[NpyTensor]) -> Result<Vec<NpyTensor>, String> {
-    let mut registry: KernelRegistry<256> = KernelRegistry::new();
+    let mut registry: KernelRegistry<512> = KernelRegistry::new();
     register_basic_kernels(&mut registry).map_err(|e| format!("{e:?}"))?;
     registry.add_entries(hostrt_ops::KERNELS).map_err(|e| format!("{e:?}"))?;
     let alloc = allocator();
@@ -179,7 +179,7 @@ const CALL_ALLOWANCE: usize = 4096;
 #[test]
 fn a_call_needs_the_planned_arena_and_outputs_plus_a_fixed_allowance() {
     let (arena, alloc) = hostrt_std::leaked_arena(8 << 20).expect("arena");
-    let mut registry: KernelRegistry<256> = KernelRegistry::new();
+    let mut registry: KernelRegistry<512> = KernelRegistry::new();
     register_basic_kernels(&mut registry).unwrap();
     registry.add_entries(hostrt_ops::KERNELS).unwrap();
     let queue = SingleThreadedWorkQueue::new();
@@ -224,7 +224,7 @@ fn a_call_needs_the_planned_arena_and_outputs_plus_a_fixed_allowance() {
 #[test]
 fn the_recorded_arena_runs_each_model_on_its_input() {
     use hostrt_core::allocator::{ARENA_ALIGN, FixedArena};
-    let mut registry: KernelRegistry<256> = KernelRegistry::new();
+    let mut registry: KernelRegistry<512> = KernelRegistry::new();
     register_basic_kernels(&mut registry).unwrap();
     registry.add_entries(hostrt_ops::KERNELS).unwrap();
     let mut names: Vec<String> = std::fs::read_dir(models_dir())

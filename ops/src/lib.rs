@@ -17,7 +17,7 @@
 //! use hostrt_core::KernelRegistry;
 //! use hostrt_core::kernel::KernelLookup;
 //!
-//! let mut registry: KernelRegistry<64> = KernelRegistry::new();
+//! let mut registry: KernelRegistry<128> = KernelRegistry::new();
 //! registry.add_entries(hostrt_ops::KERNELS)?;
 //! assert!(registry.lookup("nn.conv_2d.i8").is_some());
 //! # Ok::<(), hostrt_core::kernel::RegistryError>(())

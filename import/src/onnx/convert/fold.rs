@@ -115,6 +115,7 @@ fn evaluate(n: &Node, opset: i64, inputs: &[Option<Tensor>]) -> Result<Tensor, S
         "Where" => {
             let (c, a, b) = (x?, need(inputs, 1)?, need(inputs, 2)?);
             let dims = broadcast(&broadcast(&c.dims, &a.dims)?, &b.dims)?;
+            foldable(&dims)?;
             let (cv, av, bv) = (expand(c, &dims).f64s(), expand(a, &dims).f64s(), expand(b, &dims).f64s());
             let v: Vec<f64> = (0..cv.len()).map(|k| if cv[k] != 0.0 { av[k] } else { bv[k] }).collect();
             values(a.elem, dims, &v)
@@ -196,7 +197,7 @@ fn evaluate(n: &Node, opset: i64, inputs: &[Option<Tensor>]) -> Result<Tensor, S
                 .iter()
                 .map(|&d| usize::try_from(d).map_err(|_| format!("dimension {d} is negative")))
                 .collect::<Result<_, _>>()?;
-            checked_elements(&dims)?;
+            foldable(&dims)?;
             let value = match n.attrs.get("value") {
                 Some(AttrValue::Tensor(t)) if t.elements() == 1 => t.clone(),
                 None => Tensor::from_f64s(ElemType::F32, vec![1], &[0.0]),
@@ -208,9 +209,12 @@ fn evaluate(n: &Node, opset: i64, inputs: &[Option<Tensor>]) -> Result<Tensor, S
         }
         "Range" => {
             let (s, l, d) = (x?, need(inputs, 1)?, need(inputs, 2)?);
-            let (start, limit, delta) = (s.f64s()[0], l.f64s().first().copied().unwrap_or(0.0), d.f64s()[0]);
-            if delta == 0.0 || s.elements() != 1 || d.elements() != 1 {
-                return Err("Range needs one-element start, limit and a nonzero delta".into());
+            if s.elements() != 1 || l.elements() != 1 || d.elements() != 1 {
+                return Err("Range needs one-element start, limit and delta".into());
+            }
+            let (start, limit, delta) = (s.f64s()[0], l.f64s()[0], d.f64s()[0]);
+            if delta == 0.0 || !(start.is_finite() && limit.is_finite() && delta.is_finite()) {
+                return Err("Range needs finite bounds and a nonzero delta".into());
             }
             let count = ((limit - start) / delta).ceil().max(0.0);
             if count > (1u64 << 24) as f64 {
@@ -227,6 +231,7 @@ fn evaluate(n: &Node, opset: i64, inputs: &[Option<Tensor>]) -> Result<Tensor, S
                 .map(|&d| usize::try_from(d).map_err(|_| format!("dimension {d} is negative")))
                 .collect::<Result<_, _>>()?;
             let dims = broadcast(&x.dims, &shape)?;
+            foldable(&dims)?;
             expand(x, &dims)
         }
         other => return Err(format!("internal: {other} has no folding")),
@@ -241,6 +246,17 @@ pub(super) fn axes_of(
     since: i64,
 ) -> Result<Option<Vec<i64>>, String> {
     if opset < since { n.ints("axes") } else { Ok(inputs.get(1).and_then(Option::as_ref).map(Tensor::i64s)) }
+}
+
+/// The most elements a folded value may have: larger constants would grow the program
+/// (and the import's memory) instead of being computed at run time.
+const FOLD_LIMIT: usize = 1 << 24;
+
+fn foldable(dims: &[usize]) -> Result<(), String> {
+    if checked_elements(dims)? > FOLD_LIMIT {
+        return Err(format!("a constant of shape {dims:?} is too large to fold (over 2^24 elements)"));
+    }
+    Ok(())
 }
 
 /// Row-major strides of `dims`, in elements.
@@ -332,7 +348,7 @@ fn gather(x: &Tensor, idx: &Tensor, a: usize) -> Result<Tensor, String> {
     let mut dims = x.dims[..a].to_vec();
     dims.extend(&idx.dims);
     dims.extend(&x.dims[a + 1..]);
-    checked_elements(&dims)?;
+    foldable(&dims)?;
     let outer: usize = x.dims[..a].iter().product();
     let inner: usize = x.dims[a + 1..].iter().product();
     let mut out = Vec::new();
@@ -409,6 +425,7 @@ fn binary(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
         return Err(format!("{op} of {} and {}", a.elem.name(), b.elem.name()));
     }
     let dims = broadcast(&a.dims, &b.dims)?;
+    foldable(&dims)?;
     let compare = matches!(op, "Equal" | "Less" | "Greater");
     let out_elem = if compare { ElemType::Bool } else { a.elem };
     if a.elem == ElemType::F32 {

@@ -23,11 +23,17 @@ fn window(n: &Node, axes: &[Axis], ceil: bool) -> Result<Vec<(usize, usize)>, St
     let r = axes.len();
     let auto = n.string("auto_pad", "NOTSET")?;
     let pads = n.ints("pads")?.unwrap_or_else(|| vec![0; 2 * r]);
-    if pads.len() != 2 * r || pads.iter().any(|&p| p < 0) {
-        return Err(format!("pads {pads:?} are not {} non-negative values", 2 * r));
+    if pads.len() != 2 * r || pads.iter().any(|&p| !(0..=1 << 16).contains(&p)) {
+        return Err(format!("pads {pads:?} are not {} values in 0..=65536", 2 * r));
     }
     let mut out = Vec::new();
     for (k, a) in axes.iter().enumerate() {
+        if a.input == 0 || a.filter == 0 || a.stride == 0 || a.dilation == 0 {
+            return Err(format!(
+                "axis {k}: input {}, filter {}, stride {} or dilation {} is 0",
+                a.input, a.filter, a.stride, a.dilation
+            ));
+        }
         let span = a.dilation * (a.filter - 1) + 1;
         let (size, top) = match auto.as_str() {
             "SAME_UPPER" | "SAME_LOWER" => {
@@ -155,6 +161,9 @@ impl Converter {
             return Err(format!("filter {} {:?} is not a float OIHW filter", w.elem.name(), w.dims));
         }
         let (m, cg, kh, kw) = (w.dims[0], w.dims[1], w.dims[2], w.dims[3]);
+        if c == 0 || m == 0 {
+            return Err(format!("filter {:?} on {c} channels has no channels", w.dims));
+        }
         let group = n.int("group", 1)?;
         if let Some(ks) = n.ints("kernel_shape")?
             && ks != [kh as i64, kw as i64]
@@ -213,7 +222,8 @@ impl Converter {
             return Err("MaxPool's Indices output is not supported".into());
         }
         let x = self.image(n)?;
-        let k = spatial(n, "kernel_shape", 2, 0)?;
+        let k = n.ints("kernel_shape")?.ok_or("kernel_shape is required")?;
+        let k = spatial(n, "kernel_shape", k.len().max(2), 0)?;
         let strides = spatial(n, "strides", 2, 1)?;
         if spatial(n, "dilations", 2, 1)? != [1, 1] {
             return Err("dilated pooling is not supported".into());
@@ -400,6 +410,9 @@ impl Converter {
             b
         };
         let (ra, rb) = (a.shape.len(), b.shape.len());
+        if ra < 2 || rb < 2 {
+            return Err(format!("MatMul of {:?} and {:?}: scalars do not multiply", a.shape, b.shape));
+        }
         if a.shape[ra - 1] != b.shape[rb - 2] {
             return Err(format!("MatMul of {:?} and {:?}: inner dims differ", a.shape, b.shape));
         }

@@ -225,8 +225,15 @@ impl Converter {
             .collect();
         let first = shapes.first().ok_or("Concat has no inputs")?;
         let a = axis(n.int("axis", if self.opset < 4 { 1 } else { i64::MAX })?, first.len())?;
+        let fits = |s: &Vec<usize>| {
+            s.len() == first.len() && s.iter().zip(first).enumerate().all(|(k, (x, y))| k == a || x == y)
+        };
+        if let Some(s) = shapes.iter().find(|s| !fits(s)) {
+            return Err(format!("input {s:?} does not concatenate with {first:?} on axis {a}"));
+        }
         let mut dims = first.clone();
-        dims[a] = shapes.iter().map(|s| s.get(a).copied().unwrap_or(0)).sum();
+        dims[a] = shapes.iter().map(|s| s[a]).sum();
+        checked_elements(&dims)?;
         let layout = self.shared_layout(&vals);
         let name = Self::out_name(n);
         let inputs: Vec<usize> = vals
@@ -247,9 +254,14 @@ impl Converter {
         let a = axis(n.int("axis", 0)?, x.shape.len())?;
         let d = x.shape[a];
         let parts = n.outputs.len();
+        let size = |v: &i64| usize::try_from(*v).ok().filter(|&v| v <= d);
         let sizes: Vec<usize> = match (self.opset, n.ints("split")?, self.opt_val(n, 1)?) {
-            (..13, Some(s), _) => s.iter().map(|&v| v as usize).collect(),
-            (13.., _, Some(Val::Const(t))) => t.i64s().iter().map(|&v| v as usize).collect(),
+            (..13, Some(s), _) => {
+                s.iter().map(size).collect::<Option<_>>().ok_or("a split size is outside the axis")?
+            }
+            (13.., _, Some(Val::Const(t))) => {
+                t.i64s().iter().map(size).collect::<Option<_>>().ok_or("a split size is outside the axis")?
+            }
             (13.., _, Some(Val::Rt(_))) => return Err("the split sizes (input 1) must be a constant".into()),
             _ => {
                 let k = if self.opset >= 18 { n.int("num_outputs", parts as i64)? as usize } else { parts };
@@ -363,6 +375,9 @@ impl Converter {
         }
         if per.iter().any(|&(b, e)| b < 0 || e < 0) {
             return Err(format!("negative pads {pads:?} are not supported"));
+        }
+        if per.iter().any(|&(b, e)| b > 1 << 24 || e > 1 << 24) {
+            return Err(format!("pads {pads:?} are larger than 2^24"));
         }
         let dims: Vec<usize> =
             x.shape.iter().zip(&per).map(|(&d, &(b, e))| d + b as usize + e as usize).collect();
