@@ -334,6 +334,23 @@ hostrt_program *hostrt_program_from_tflite_file(const hostrt_host *host,
                                                 const char *path,
                                                 hostrt_status *status);
 
+// Imports the ONNX model in the `len` bytes at `bytes` (docs/onnx.md) and loads the
+// program it becomes on `host`; NULL with the reason in `status` (a malformed or
+// unsupported model names the node at fault). A model whose weights are in external files
+// needs [`hostrt_program_from_onnx_file`]; a symbolic input dimension other than a leading
+// batch (taken as 1) is refused. The bytes are only read during the call.
+hostrt_program *hostrt_program_from_onnx(const hostrt_host *host,
+                                         const void *bytes,
+                                         size_t len,
+                                         hostrt_status *status);
+
+// Imports the ONNX model file at `path` (external data read next to it), mapped read-only
+// while it is read, and loads the program it becomes on `host`; NULL with the reason in
+// `status`.
+hostrt_program *hostrt_program_from_onnx_file(const hostrt_host *host,
+                                              const char *path,
+                                              hostrt_status *status);
+
 // Destroys a program handle. Results and calls made from it keep what they need; the
 // program's memory goes with the last of them.
 hostrt_code hostrt_program_destroy(hostrt_program *program, hostrt_status *status);

@@ -65,6 +65,14 @@ hostrt_program* HOSTRT_NULLABLE hostrt_program_from_tflite_file(const hostrt_hos
                                                                 const char* HOSTRT_NONNULL path,
                                                                 hostrt_status* HOSTRT_NULLABLE status)
     HOSTRT_SWIFT_NAME(hostrtProgramFromTfliteFile(host:path:status:));
+hostrt_program* HOSTRT_NULLABLE hostrt_program_from_onnx(const hostrt_host* HOSTRT_NONNULL host,
+                                                         const void* HOSTRT_NONNULL bytes, size_t len,
+                                                         hostrt_status* HOSTRT_NULLABLE status)
+    HOSTRT_SWIFT_NAME(hostrtProgramFromOnnx(host:bytes:length:status:));
+hostrt_program* HOSTRT_NULLABLE hostrt_program_from_onnx_file(const hostrt_host* HOSTRT_NONNULL host,
+                                                              const char* HOSTRT_NONNULL path,
+                                                              hostrt_status* HOSTRT_NULLABLE status)
+    HOSTRT_SWIFT_NAME(hostrtProgramFromOnnxFile(host:path:status:));
 hostrt_code hostrt_program_destroy(hostrt_program* HOSTRT_NONNULL program, hostrt_status* HOSTRT_NULLABLE status)
     HOSTRT_SWIFT_NAME(hostrtProgramDestroy(_:status:));
 size_t hostrt_program_function_count(const hostrt_program* HOSTRT_NONNULL program)

@@ -1,8 +1,8 @@
 //! The Android binding's Java classes (`examples/android`) on the host's JDK, over this
 //! package's `libhostrt.so` (built with the JNI functions): `ProgramTest` calls scalar and
 //! tensor functions, checks errors, imports a TensorFlow Lite model (`Program.fromTflite`)
-//! and compares its output with the golden, and classifies the digits, which must equal what
-//! the C API returns for the same program. Skips, with a message, without `javac` and `java`.
+//! and an ONNX model (`Program.fromOnnx`) and compares their outputs with the goldens, and
+//! classifies the digits, which must equal what the C API returns for the same program. Skips, with a message, without `javac` and `java`.
 
 mod common;
 
@@ -95,6 +95,10 @@ fn the_java_classes_run_programs_through_jni() {
         .args(
             ["fc_relu_f32.tflite", "fc_relu_f32.input.npy", "fc_relu_f32.output.npy"]
                 .map(|f| root().join("import/tests/models").join(f)),
+        )
+        .args(
+            ["cnn_small.onnx", "cnn_small.input.npy", "cnn_small.output.npy"]
+                .map(|f| root().join("import/tests/models/onnx").join(f)),
         )
         .output()
         .unwrap();

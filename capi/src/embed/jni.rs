@@ -134,6 +134,24 @@ pub extern "system" fn Java_ai_hostrt_Program_nativeFromTflite<'l>(
     })
 }
 
+/// `Program.nativeFromOnnx(byte[] model, long arenaBytes, int workers)`: an ONNX model
+/// imported (docs/onnx.md) into a program on a host of its own.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_ai_hostrt_Program_nativeFromOnnx<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    model: JByteArray<'l>,
+    arena_bytes: jlong,
+    workers: jint,
+) -> jlong {
+    guarded(&mut env, 0, |env| {
+        let bytes = env.convert_byte_array(&model).map_err(java)?;
+        let host = new_host(arena_bytes, workers)?;
+        let inner = super::program::load_onnx(host, &bytes, None)?;
+        Ok(hostrt_program::publish(inner)? as jlong)
+    })
+}
+
 /// `Program.nativeFunctions(long handle)`: the function names.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_ai_hostrt_Program_nativeFunctions<'l>(

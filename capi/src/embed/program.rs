@@ -163,6 +163,20 @@ pub(crate) fn load_tflite(host: Arc<HostInner>, model: &[u8]) -> Result<ProgramI
     load_copy(host, &bef)
 }
 
+/// Imports the ONNX model `model` (external data read from `dir`, symbolic dimensions other
+/// than a leading batch refused) and loads the program it becomes on `host`.
+pub(crate) fn load_onnx(
+    host: Arc<HostInner>,
+    model: &[u8],
+    dir: Option<&std::path::Path>,
+) -> Result<ProgramInner, Error> {
+    let read = hostrt_import::onnx::model::ReadOptions { dir, ..Default::default() };
+    let imported = hostrt_import::onnx_with(model, &read, hostrt_import::ImportOptions::default())
+        .map_err(|e| Error::invalid(format!("cannot import the model: {e}")))?;
+    let bef = imported.to_bef().map_err(|e| Error::invalid(format!("cannot import the model: {e}")))?;
+    load_copy(host, &bef)
+}
+
 /// Loads the BEF file at `path` on `host`, mapped read-only.
 pub(crate) fn load_mapped(host: Arc<HostInner>, path: &str) -> Result<ProgramInner, Error> {
     let mapped = MappedBef::open(path).map_err(|e| Error::new(HOSTRT_NOT_FOUND, e.to_string()))?;
@@ -311,6 +325,50 @@ pub unsafe extern "C" fn hostrt_program_from_tflite_file(
             let path = text(path).ok_or_else(|| Error::invalid("NULL path"))?;
             let mapped = MappedBef::open(&*path).map_err(|e| Error::new(HOSTRT_NOT_FOUND, e.to_string()))?;
             load_tflite(host, mapped.bytes())
+        })
+    }
+}
+
+/// Imports the ONNX model in the `len` bytes at `bytes` (docs/onnx.md) and loads the
+/// program it becomes on `host`; NULL with the reason in `status` (a malformed or
+/// unsupported model names the node at fault). A model whose weights are in external files
+/// needs [`hostrt_program_from_onnx_file`]; a symbolic input dimension other than a leading
+/// batch (taken as 1) is refused. The bytes are only read during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_program_from_onnx(
+    host: *const hostrt_host,
+    bytes: *const c_void,
+    len: usize,
+    status: *mut hostrt_status,
+) -> *mut hostrt_program {
+    // SAFETY: handles checked by the table; `len` readable bytes at `bytes`, by the contract.
+    unsafe {
+        load_published(status, || {
+            let host = super::host::host(host)?;
+            if bytes.is_null() {
+                return Err(Error::invalid("NULL model bytes"));
+            }
+            load_onnx(host, &*std::ptr::slice_from_raw_parts(bytes.cast::<u8>(), len), None)
+        })
+    }
+}
+
+/// Imports the ONNX model file at `path` (external data read next to it), mapped read-only
+/// while it is read, and loads the program it becomes on `host`; NULL with the reason in
+/// `status`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_program_from_onnx_file(
+    host: *const hostrt_host,
+    path: *const c_char,
+    status: *mut hostrt_status,
+) -> *mut hostrt_program {
+    // SAFETY: handles checked by the table; `path` NULL or a C string, by the contract.
+    unsafe {
+        load_published(status, || {
+            let host = super::host::host(host)?;
+            let path = text(path).ok_or_else(|| Error::invalid("NULL path"))?;
+            let mapped = MappedBef::open(&*path).map_err(|e| Error::new(HOSTRT_NOT_FOUND, e.to_string()))?;
+            load_onnx(host, mapped.bytes(), std::path::Path::new(&*path).parent())
         })
     }
 }

@@ -587,3 +587,59 @@ fn a_tflite_model_imports_from_bytes_and_runs() {
         destroy(host, program);
     }
 }
+
+#[test]
+fn an_onnx_model_imports_from_bytes_and_from_its_file() {
+    let models = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../import/tests/models/onnx");
+    let read = |f: &str| std::fs::read(models.join(f)).unwrap();
+    let model = read("cnn_small.onnx");
+    let input = hostrt_import::npy::read(&read("cnn_small.input.npy")).unwrap();
+    let golden = hostrt_import::npy::read(&read("cnn_small.output.npy")).unwrap();
+    let host = host_with_arena(1 << 20, 0);
+    let s = Status::new();
+    let path = std::ffi::CString::new(models.join("cnn_small.onnx").to_str().unwrap()).unwrap();
+    // SAFETY: live handles; the model bytes are read during the call only; outputs are locals.
+    unsafe {
+        let from_bytes = hostrt_program_from_onnx(host, model.as_ptr().cast(), model.len(), s.0);
+        assert_eq!(s.code(), HOSTRT_OK, "{}", s.message());
+        let from_file = hostrt_program_from_onnx_file(host, path.as_ptr(), s.0);
+        assert_eq!(s.code(), HOSTRT_OK, "{}", s.message());
+        let dims: Vec<i64> = input.shape.iter().map(|&d| d as i64).collect();
+        let x = hostrt_tensor_new(
+            host,
+            HOSTRT_DTYPE_F32,
+            dims.as_ptr(),
+            dims.len(),
+            input.data.as_ptr().cast(),
+            input.data.len(),
+            s.0,
+        );
+        assert_eq!(s.code(), HOSTRT_OK, "{}", s.message());
+        let f32s = |b: &[u8]| b.as_chunks::<4>().0.iter().map(|c| f32::from_le_bytes(*c)).collect::<Vec<_>>();
+        for program in [from_bytes, from_file] {
+            let mut results = null_mut();
+            assert_eq!(
+                hostrt_call(program, c"main".as_ptr(), &tensor_arg(x), 1, &mut results, s.0),
+                HOSTRT_OK
+            );
+            let mut y = i32v(0);
+            assert_eq!(hostrt_results_get(results, 0, &mut y, s.0), HOSTRT_OK, "{}", s.message());
+            let got =
+                std::slice::from_raw_parts(hostrt_tensor_data(y.tensor).cast::<u8>(), golden.data.len());
+            for (a, b) in f32s(got).iter().zip(f32s(&golden.data)) {
+                assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "{a} vs onnxruntime's {b}");
+            }
+            hostrt_tensor_destroy(y.tensor, s.0);
+            hostrt_results_destroy(results, s.0);
+        }
+        hostrt_tensor_destroy(x, s.0);
+
+        // A malformed model is refused with the reason; nothing is published.
+        let bad = hostrt_program_from_onnx(host, model.as_ptr().cast(), model.len() / 2, s.0);
+        assert!(bad.is_null());
+        assert_eq!(s.code(), HOSTRT_INVALID_ARGUMENT);
+        assert!(s.message().starts_with("cannot import the model"), "{}", s.message());
+        hostrt_program_destroy(from_file, s.0);
+        destroy(host, from_bytes);
+    }
+}

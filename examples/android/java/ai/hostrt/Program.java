@@ -26,6 +26,13 @@ public final class Program implements AutoCloseable {
     return new Program(nativeFromTflite(model, arenaBytes, workers));
   }
 
+  /** Imports the ONNX model `model` (a `.onnx` file's bytes, weights inside it) into a program
+   *  whose `main` takes the model's inputs and returns its outputs. Throws HostrtException
+   *  naming the node of a malformed or unsupported model. */
+  public static Program fromOnnx(byte[] model, long arenaBytes, int workers) {
+    return new Program(nativeFromOnnx(model, arenaBytes, workers));
+  }
+
   /** The names of the program's functions. */
   public String[] functions() {
     return nativeFunctions(handle);
@@ -48,6 +55,7 @@ public final class Program implements AutoCloseable {
 
   private static native long nativeLoad(byte[] bef, long arenaBytes, int workers);
   private static native long nativeFromTflite(byte[] model, long arenaBytes, int workers);
+  private static native long nativeFromOnnx(byte[] model, long arenaBytes, int workers);
   private static native String[] nativeFunctions(long handle);
   private static native Object[] nativeCall(long handle, String function, Object[] args);
   private static native void nativeClose(long handle);

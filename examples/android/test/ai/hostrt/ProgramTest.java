@@ -78,6 +78,16 @@ public final class ProgramTest {
       check(y.length == golden.length, "model output size " + y.length);
       for (int i = 0; i < y.length; i++) check(Math.abs(y[i] - golden[i]) <= 1e-5f * scale, "model output " + i);
     }
+    // An ONNX model (NCHW images) imported from its bytes: onnxruntime's output within 1e-5.
+    float[] ox = npyFloats(args[6]);
+    float[] ogolden = npyFloats(args[7]);
+    try (Program cnn = Program.fromOnnx(Files.readAllBytes(Paths.get(args[5])), 0, 0);
+        Tensor input = Tensor.ofFloats(ox, 1, 3, 16, 16);
+        Tensor output = (Tensor) cnn.call("main", input)[0]) {
+      float[] y = output.toFloats();
+      check(y.length == ogolden.length, "ONNX model output size " + y.length);
+      for (int i = 0; i < y.length; i++) check(Math.abs(y[i] - ogolden[i]) <= 1e-5f, "ONNX model output " + i);
+    }
     try {
       Program.fromTflite(new byte[] {1, 2, 3}, 0, 0);
       check(false, "a malformed model throws");
