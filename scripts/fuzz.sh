@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 secs=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate bef_run mlir_parse mlir_run btf_read dense_attr capi_register embed_call tflite_import)
+[ ${#targets[@]} -eq 0 ] && targets=(bef_load bef_mutate bef_run mlir_parse mlir_run btf_read dense_attr capi_register embed_call tflite_import onnx_import)
 corpus=$PWD/target/fuzz-corpus
-mkdir -p "$corpus"/{bef_load,bef_mutate,bef_run,mlir_parse,mlir_run,btf_read,dense_attr,capi_register,embed_call,tflite_import}
+mkdir -p "$corpus"/{bef_load,bef_mutate,bef_run,mlir_parse,mlir_run,btf_read,dense_attr,capi_register,embed_call,tflite_import,onnx_import}
 conf=../shared/conformance/tfrt
 if [ -d "$conf" ]; then
     cargo build -q -p hostrt
@@ -54,6 +54,8 @@ for f in examples/firmware/programs/*.mlir tools/tests/programs/*.mlir; do
 done
 # The TensorFlow Lite test models seed the importer.
 cp import/tests/models/*.tflite "$corpus/tflite_import/"
+# The ONNX test models seed the ONNX importer.
+cp import/tests/models/onnx/*.onnx "$corpus/onnx_import/"
 # -a: with debug assertions, so that a wrong load-time type proof panics instead of reading a
 # value as the wrong type (docs/execution.md, "Types checked at load").
 for t in "${targets[@]}"; do

@@ -120,7 +120,7 @@ fn malformed_models_are_clear_errors() {
             "huge dimensions",
             Box::new(|| {
                 edit(|m| {
-                    m.graph.as_mut().unwrap().initializer.push(floats("w", &[1 << 40, 1 << 40], vec![]));
+                    m.graph.as_mut().unwrap().initializer.push(floats("w", &[1 << 20, 1 << 20], vec![]));
                 })
             }),
             "more than 2^31 elements",
@@ -192,6 +192,15 @@ fn malformed_models_are_clear_errors() {
             "node #0 Reshape 'reshape_0': shape [5] does not fit",
         ),
         // Found by fuzzing (fuzz/fuzz_targets/onnx_import.rs): each once a panic.
+        (
+            "empty tensor, huge dimension",
+            Box::new(|| {
+                edit(|m| {
+                    m.graph.as_mut().unwrap().initializer.push(floats("w", &[0, 1 << 38], vec![]));
+                })
+            }),
+            "dimension 274877906944 of shape [0, 274877906944] is larger than 2^31",
+        ),
         (
             "MaxPool without kernel_shape",
             Box::new(|| {

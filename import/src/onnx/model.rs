@@ -393,8 +393,12 @@ fn value_type(
     Ok((elem, Some(dims)))
 }
 
-/// The number of elements of `dims`, refused past [`MAX_ELEMENTS`].
+/// The number of elements of `dims`, refused past [`MAX_ELEMENTS`] (and any one dimension
+/// past it too, which an empty tensor could otherwise carry into the program).
 pub fn checked_elements(dims: &[usize]) -> Result<usize, String> {
+    if let Some(d) = dims.iter().find(|&&d| d > MAX_ELEMENTS) {
+        return Err(format!("dimension {d} of shape {dims:?} is larger than 2^31"));
+    }
     dims.iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
         .filter(|&n| n <= MAX_ELEMENTS)
