@@ -152,8 +152,34 @@ def encoder():
     save("transformer_encoder", nodes, inits, [1, 8, d], [1, 8, d], 17)
 
 
+def qdq(name, calibration_shape, activation):
+    """The float model `name` quantized by onnxruntime's static quantizer to QDQ form: int8
+    per-channel weights, `activation` (QUInt8, onnxruntime's default, or QInt8) activations,
+    calibrated on 16 random inputs. The golden is onnxruntime's output of the QDQ model."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.data = iter([{"x": rng.standard_normal(calibration_shape).astype(np.float32)} for _ in range(16)])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    suffix = "u8" if activation == "QUInt8" else "s8"
+    src, dst = os.path.join(OUT, f"{name}.onnx"), os.path.join(OUT, f"{name}_qdq_{suffix}.onnx")
+    quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=getattr(QuantType, activation), weight_type=QuantType.QInt8)
+    x = rng.standard_normal(calibration_shape).astype(np.float32)
+    y = ort.InferenceSession(dst, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.save(os.path.join(OUT, f"{name}_qdq_{suffix}.input.npy"), x)
+    np.save(os.path.join(OUT, f"{name}_qdq_{suffix}.output.npy"), y)
+    print(f"{name}_qdq_{suffix}: {os.path.getsize(dst)} bytes, output {y.shape}")
+
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     cnn()
     attention()
     encoder()
+    qdq("cnn_small", [1, 3, 16, 16], "QUInt8")
+    qdq("cnn_small", [1, 3, 16, 16], "QInt8")

@@ -7,6 +7,12 @@ use hostrt_core::{Allocator, HostContext, SingleThreadedWorkQueue};
 use hostrt_import::npy;
 
 fn check(name: &str) {
+    check_within(name, |_| 1e-5);
+}
+
+/// Runs `name` and compares with onnxruntime's output: each value within `tolerance(golden)`
+/// (relative, or absolute below 1).
+fn check_within(name: &str, tolerance: impl Fn(f32) -> f32) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/models/onnx/");
     let read = |suffix: &str| std::fs::read(format!("{dir}{name}{suffix}")).expect(suffix);
     let alloc =
@@ -25,7 +31,9 @@ fn check(name: &str) {
     // large ones they were computed from).
     let worst = got.iter().zip(&want).map(|(a, b)| (a - b).abs() / b.abs().max(1.0)).fold(0f32, f32::max);
     eprintln!("{name}: largest error {worst:e} against onnxruntime");
-    assert!(worst <= 1e-5, "{name}: largest error {worst} against onnxruntime");
+    for (a, b) in got.iter().zip(&want) {
+        assert!((a - b).abs() / b.abs().max(1.0) <= tolerance(*b), "{name}: {a} where onnxruntime gives {b}");
+    }
 }
 
 #[test]
@@ -41,6 +49,30 @@ fn attention_block_matches_onnxruntime() {
 #[test]
 fn transformer_encoder_matches_onnxruntime() {
     check("transformer_encoder");
+}
+
+/// The CNN quantized by onnxruntime (QDQ, per-channel int8 weights) runs as int8 kernels with
+/// TensorFlow Lite's arithmetic, whose rounding is not onnxruntime's: the softmax outputs
+/// (scale 1/255) may differ by 2 steps with uint8 activations; with int8 ones they are equal.
+#[test]
+fn qdq_cnn_matches_onnxruntime_within_two_steps() {
+    check_within("cnn_small_qdq_u8", |_| 2.0 / 255.0 + 1e-6);
+    check_within("cnn_small_qdq_s8", |_| 2.0 / 255.0 + 1e-6);
+}
+
+#[test]
+fn qdq_layers_run_as_int8_kernels() {
+    let bytes =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/models/onnx/cnn_small_qdq_u8.onnx"))
+            .unwrap();
+    let read = hostrt_import::onnx::model::ReadOptions::default();
+    let imported = hostrt_import::onnx_with(&bytes, &read, Default::default()).expect("import");
+    let kernels = |op: &str| imported.report.ops.get(op).map(|(_, k)| k.clone()).unwrap_or_default();
+    assert_eq!(kernels("Conv"), "nn.copy, nn.conv_2d.i8, nn.depthwise_conv_2d.i8");
+    assert_eq!(kernels("Gemm"), "nn.fully_connected.i8");
+    assert_eq!(kernels("Add"), "nn.add.i8");
+    assert_eq!(kernels("MaxPool"), "nn.max_pool_2d.i8");
+    assert_eq!(kernels("GlobalAveragePool"), "nn.sum.i8");
 }
 
 #[test]

@@ -41,6 +41,7 @@ const FOLDED: &[&str] = &[
     "Sqrt",
     "Floor",
     "Ceil",
+    "QuantizeLinear",
 ];
 
 impl Converter {
@@ -233,6 +234,31 @@ fn evaluate(n: &Node, opset: i64, inputs: &[Option<Tensor>]) -> Result<Tensor, S
             let dims = broadcast(&x.dims, &shape)?;
             foldable(&dims)?;
             expand(x, &dims)
+        }
+        "QuantizeLinear" => {
+            let (x, scale) = (x?, need(inputs, 1)?);
+            if n.int("block_size", 0)? != 0 || n.int("output_dtype", 0)? != 0 {
+                return Err("blocked quantization and output_dtype are not supported".into());
+            }
+            let zp = inputs.get(2).and_then(Option::as_ref);
+            let elem = zp.map_or(ElemType::U8, |z| z.elem);
+            let (lo, hi) = match elem {
+                ElemType::U8 => (0.0, 255.0),
+                ElemType::I8 => (-128.0, 127.0),
+                e => return Err(format!("quantizing to {} is not supported", e.name())),
+            };
+            let (s, z) = (scale.f64s(), zp.map_or_else(|| vec![0], Tensor::i64s));
+            if s.len() != 1 || z.len() != 1 || s[0] <= 0.0 {
+                return Err("QuantizeLinear of a constant needs one positive scale and zero point".into());
+            }
+            let v: Vec<i64> = x
+                .f64s()
+                .iter()
+                .map(|&f| {
+                    ((f as f32 / s[0] as f32).round_ties_even() as f64 + z[0] as f64).clamp(lo, hi) as i64
+                })
+                .collect();
+            Tensor::from_i64s(elem, x.dims.clone(), &v)
         }
         other => return Err(format!("internal: {other} has no folding")),
     })

@@ -5,8 +5,19 @@
 use super::super::model::{AttrValue, Node, Tensor};
 use super::fold::permuted;
 use super::{Attrs, Converter, Layout, Rt, Val, broadcast};
+use crate::tflite::model::Quant;
 use crate::tflite::ops::ElemType;
 use crate::tflite::options::{ext, kind};
+
+/// A layer's output: its tensor name, element type, quantization (int8) and fused
+/// activation (TensorFlow Lite's code: 0 none, 1 ReLU, 3 ReLU6).
+#[derive(Clone, Debug)]
+pub(super) struct LayerOut {
+    pub name: String,
+    pub elem: ElemType,
+    pub quant: Option<Quant>,
+    pub act: i8,
+}
 
 /// One spatial axis of a window: input size, filter size, stride, dilation, pads.
 #[derive(Clone, Copy, Debug)]
@@ -156,9 +167,33 @@ impl Converter {
     pub(super) fn conv(&mut self, n: &Node) -> Result<(), String> {
         let x = self.image(n)?;
         let w = self.constant(n, 1, "filter")?;
+        if w.elem != ElemType::F32 {
+            return Err(format!("filter {} {:?} is not a float filter", w.elem.name(), w.dims));
+        }
+        let b = match self.opt_val(n, 2)? {
+            Some(_) => Some(self.constant(n, 2, "bias")?),
+            None => None,
+        };
+        let out = LayerOut { name: Self::out_name(n), elem: ElemType::F32, quant: None, act: 0 };
+        let y = self.conv_with(n, &x, (&w, None), b, &out)?;
+        self.set(n, 0, y);
+        Ok(())
+    }
+
+    /// A convolution of the NHWC-stored `x` by the OIHW filter `w` (float, or int8 with its
+    /// per-channel quantization along O) and bias `b` (float, or int32 for int8), with
+    /// the attributes of `n`.
+    pub(super) fn conv_with(
+        &mut self,
+        n: &Node,
+        x: &Rt,
+        (w, wq): (&Tensor, Option<&Quant>),
+        b: Option<Tensor>,
+        o: &LayerOut,
+    ) -> Result<Rt, String> {
         let [c, h, wd] = [x.shape[1], x.shape[2], x.shape[3]];
-        if w.dims.len() != 4 || w.elem != ElemType::F32 {
-            return Err(format!("filter {} {:?} is not a float OIHW filter", w.elem.name(), w.dims));
+        if w.dims.len() != 4 {
+            return Err(format!("filter {:?} is not OIHW", w.dims));
         }
         let (m, cg, kh, kw) = (w.dims[0], w.dims[1], w.dims[2], w.dims[3]);
         if c == 0 || m == 0 {
@@ -187,33 +222,45 @@ impl Converter {
         if !depthwise && cg != c {
             return Err(format!("filter {:?} does not fit {c} input channels", w.dims));
         }
-        let name = Self::out_name(n);
-        // OIHW → OHWI, or [M, 1, kh, kw] → [1, kh, kw, M] for depthwise.
-        let filter = if depthwise { permuted(&w, &[1, 2, 3, 0]) } else { permuted(&w, &[0, 2, 3, 1]) };
-        let f = self.tensor(&format!("{name}:filter"), ElemType::F32, filter.dims.clone(), Some(filter.data));
-        let b = match self.opt_val(n, 2)? {
-            Some(_) => {
-                let b = self.constant(n, 2, "bias")?;
-                if b.elements() != m || b.elem != ElemType::F32 {
-                    return Err(format!("bias {:?} does not fit {m} output channels", b.dims));
+        let name = &o.name;
+        // OIHW → OHWI (quantized along axis 0), or [M, 1, kh, kw] → [1, kh, kw, M] (axis 3).
+        let filter = if depthwise { permuted(w, &[1, 2, 3, 0]) } else { permuted(w, &[0, 2, 3, 1]) };
+        let f = self.tensor(&format!("{name}:filter"), w.elem, filter.dims.clone(), Some(filter.data));
+        if let Some(q) = wq {
+            self.out.tensors[f].quant = Some(Quant { axis: if depthwise { 3 } else { 0 }, ..q.clone() });
+        }
+        let bias_elem = if o.elem == ElemType::F32 { ElemType::F32 } else { ElemType::I32 };
+        let b = match b {
+            Some(b) => {
+                if b.elements() != m || b.elem != bias_elem {
+                    return Err(format!(
+                        "bias {} {:?} does not fit {m} output channels",
+                        b.elem.name(),
+                        b.dims
+                    ));
                 }
-                Some(self.tensor(&format!("{name}:bias"), ElemType::F32, vec![m], Some(b.data)))
+                Some(self.tensor(&format!("{name}:bias"), bias_elem, vec![m], Some(b.data)))
             }
             None => None,
         };
-        let out = self.new_rt(&name, ElemType::F32, vec![x.shape[0], m, win[0].0, win[1].0], Layout::Nhwc);
+        let out = self.new_rt(name, o.elem, vec![x.shape[0], m, win[0].0, win[1].0], Layout::Nhwc);
+        self.out.tensors[out.t].quant = o.quant.clone();
         let pad = [(ext::PAD_TOP, win[0].1 as f64), (ext::PAD_LEFT, win[1].1 as f64)];
+        let act = f64::from(o.act);
         let (code, options, mut fields) = if depthwise {
             let fields = vec![(0, 1.0), (1, strides[1] as f64), (2, strides[0] as f64), (3, (m / c) as f64)];
-            (4, kind::DEPTHWISE_CONV_2D, [fields, vec![(5, dil[1] as f64), (6, dil[0] as f64)]].concat())
+            (
+                4,
+                kind::DEPTHWISE_CONV_2D,
+                [fields, vec![(4, act), (5, dil[1] as f64), (6, dil[0] as f64)]].concat(),
+            )
         } else {
-            let fields = vec![(0, 1.0), (1, strides[1] as f64), (2, strides[0] as f64)];
+            let fields = vec![(0, 1.0), (1, strides[1] as f64), (2, strides[0] as f64), (3, act)];
             (3, kind::CONV_2D, [fields, vec![(4, dil[1] as f64), (5, dil[0] as f64)]].concat())
         };
         fields.extend(pad);
         self.emit_opt(code, options, fields, vec![Some(x.t), Some(f), b], vec![out.t]);
-        self.set(n, 0, out);
-        Ok(())
+        Ok(out)
     }
 
     pub(super) fn pool(&mut self, n: &Node) -> Result<(), String> {
@@ -274,8 +321,8 @@ impl Converter {
         Ok(())
     }
 
-    /// `y = x · W + b` with constant `[in, out]` weights `w` (as ONNX stores MatMul's B):
-    /// FULLY_CONNECTED over the last axis of `x`.
+    /// `y = x · W + b` with constant `[in, out]` float weights `w` (as ONNX stores MatMul's
+    /// B): FULLY_CONNECTED over the last axis of `x`.
     fn fully_connected(
         &mut self,
         n: &Node,
@@ -283,19 +330,53 @@ impl Converter {
         w: &Tensor,
         bias: Option<Vec<f32>>,
     ) -> Result<Rt, String> {
+        let bias = bias.map(|b| {
+            Tensor::from_f64s(
+                ElemType::F32,
+                vec![b.len()],
+                &b.iter().map(|&v| f64::from(v)).collect::<Vec<_>>(),
+            )
+        });
+        let out = LayerOut { name: Self::out_name(n), elem: ElemType::F32, quant: None, act: 0 };
+        self.fully_connected_with(x, (w, None), bias, &out)
+    }
+
+    /// FULLY_CONNECTED of `x` by `[in, out]` weights `w` (float, or int8 with per-tensor or
+    /// per-output quantization along axis 1) and bias `b` (float, or int32 for int8).
+    pub(super) fn fully_connected_with(
+        &mut self,
+        x: &Rt,
+        (w, wq): (&Tensor, Option<&Quant>),
+        b: Option<Tensor>,
+        o: &LayerOut,
+    ) -> Result<Rt, String> {
         let (k, units) = (w.dims[0], w.dims[1]);
         if x.shape.last() != Some(&k) {
             return Err(format!("input {:?} does not fit weights {:?}", x.shape, w.dims));
         }
-        let name = Self::out_name(n);
+        let name = &o.name;
         let wt = permuted(w, &[1, 0]);
-        let f = self.tensor(&format!("{name}:weights"), ElemType::F32, wt.dims.clone(), Some(wt.data));
-        let b = bias.map(|b| self.f32_tensor(&format!("{name}:bias"), vec![units], &b));
+        let f = self.tensor(&format!("{name}:weights"), w.elem, wt.dims.clone(), Some(wt.data));
+        if let Some(q) = wq {
+            self.out.tensors[f].quant = Some(Quant { axis: 0, ..q.clone() });
+        }
+        let bias_elem = if o.elem == ElemType::F32 { ElemType::F32 } else { ElemType::I32 };
+        let b = match b {
+            Some(b) if b.elements() == units && b.elem == bias_elem => {
+                Some(self.tensor(&format!("{name}:bias"), bias_elem, vec![units], Some(b.data)))
+            }
+            Some(b) => {
+                return Err(format!("bias {} {:?} does not fit {units} outputs", b.elem.name(), b.dims));
+            }
+            None => None,
+        };
         let mut dims = x.shape.clone();
         *dims.last_mut().unwrap_or(&mut 0) = units;
         let x = self.plain(x);
-        let out = self.new_rt(&name, ElemType::F32, dims, Layout::Plain);
-        self.emit_opt(9, kind::FULLY_CONNECTED, vec![(2, 1.0)], vec![Some(x.t), Some(f), b], vec![out.t]);
+        let out = self.new_rt(name, o.elem, dims, Layout::Plain);
+        self.out.tensors[out.t].quant = o.quant.clone();
+        let fields = vec![(0, f64::from(o.act)), (2, 1.0)];
+        self.emit_opt(9, kind::FULLY_CONNECTED, fields, vec![Some(x.t), Some(f), b], vec![out.t]);
         Ok(out)
     }
 

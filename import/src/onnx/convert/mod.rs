@@ -8,7 +8,7 @@
 //! as the operators after it do not care (activations, per-channel arithmetic, pools,
 //! concatenation), and a transpose is inserted only where an operator needs the ONNX order.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::model::{AttrValue, Model, Node, Tensor, checked_elements};
 use crate::error::ImportError;
@@ -19,6 +19,7 @@ mod elementwise;
 mod fold;
 mod layers;
 mod movement;
+mod qdq;
 
 /// How a runtime value's bytes are ordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -147,6 +148,13 @@ pub fn convert(model: &Model) -> Result<Converted, ImportError> {
         values: HashMap::new(),
         relaid: HashMap::new(),
         node: 0,
+        nodes: model.nodes.clone(),
+        consumers: qdq::consumers(&model.nodes),
+        graph_outputs: model.outputs.iter().cloned().collect(),
+        skip: HashSet::new(),
+        deq: HashMap::new(),
+        from_u8: HashSet::new(),
+        quant_ctx: None,
     };
     for (name, t) in &model.constants {
         c.values.insert(name.clone(), Val::Const(t.clone()));
@@ -160,10 +168,23 @@ pub fn convert(model: &Model) -> Result<Converted, ImportError> {
         );
     }
     for node in &model.nodes {
+        if c.skip.contains(&node.index) {
+            continue;
+        }
         c.node = node.index;
         c.node(node).map_err(|e| ImportError::model(format!("{}: {e}", node.label())))?;
     }
     for name in &model.outputs {
+        if !c.values.contains_key(name) && c.deq.contains_key(name) {
+            c.materialize(name).map_err(|e| ImportError::model(format!("graph output '{name}': {e}")))?;
+        }
+        if let Some(Val::Rt(r)) = c.values.get(name)
+            && c.from_u8.contains(&r.t)
+        {
+            return Err(ImportError::model(format!(
+                "graph output '{name}' is uint8: not supported (int8 is)"
+            )));
+        }
         let v = c
             .values
             .get(name)
@@ -187,6 +208,19 @@ struct Converter {
     relaid: HashMap<(usize, Layout), usize>,
     /// The node being translated.
     node: usize,
+    /// The graph's nodes, and each value's consumers (by node index): what a QDQ group
+    /// looks ahead at.
+    nodes: Vec<Node>,
+    consumers: HashMap<String, Vec<usize>>,
+    graph_outputs: HashSet<String>,
+    /// Nodes a QDQ group already converted.
+    skip: HashSet<usize>,
+    /// Lazily dequantized values, by name (`qdq`).
+    deq: HashMap<String, qdq::Deq>,
+    /// Run-time tensors that are uint8 in the model (held as int8, zero point − 128).
+    from_u8: HashSet<usize>,
+    /// The quantization of int8 tensors created while an op runs on int8 values.
+    quant_ctx: Option<Quant>,
 }
 
 /// The operators the importer translates.
@@ -203,6 +237,7 @@ pub const SUPPORTED: &[&str] = &[
     "ConstantOfShape",
     "Conv",
     "Cos",
+    "DequantizeLinear",
     "Div",
     "Dropout",
     "Elu",
@@ -234,6 +269,7 @@ pub const SUPPORTED: &[&str] = &[
     "Pad",
     "Pow",
     "PRelu",
+    "QuantizeLinear",
     "Range",
     "Reciprocal",
     "ReduceMax",
@@ -265,6 +301,10 @@ pub const SUPPORTED: &[&str] = &[
 
 impl Converter {
     fn node(&mut self, n: &Node) -> Result<(), String> {
+        if self.qdq(n)? {
+            return Ok(());
+        }
+        self.materialize_inputs(n)?;
         if let Some(folded) = self.fold(n)? {
             for (name, t) in n.outputs.iter().zip(folded) {
                 if let Some(name) = name {
@@ -310,6 +350,19 @@ impl Converter {
     }
 
     // --- Values -----------------------------------------------------------------------
+
+    /// Makes the lazily dequantized value `name` a float value.
+    fn materialize(&mut self, name: &str) -> Result<(), String> {
+        let n = Node {
+            index: self.node,
+            name: String::new(),
+            op_type: String::new(),
+            inputs: vec![Some(name.to_string())],
+            outputs: vec![],
+            attrs: HashMap::new(),
+        };
+        self.materialize_inputs(&n)
+    }
 
     /// Input `i` of `n`, which must be present.
     fn val(&self, n: &Node, i: usize) -> Result<Val, String> {
@@ -382,11 +435,13 @@ impl Converter {
     // --- The translated graph ---------------------------------------------------------
 
     fn tensor(&mut self, name: &str, elem: ElemType, shape: Vec<usize>, data: Option<Vec<u8>>) -> usize {
+        // An int8 value made while an op runs on int8 data keeps that data's quantization.
+        let quant = if elem == ElemType::I8 && data.is_none() { self.quant_ctx.clone() } else { None };
         let data = data.map(|d| {
             self.out.store.push(d);
             self.out.store.len() - 1
         });
-        self.out.tensors.push(Desc { name: name.into(), elem, shape, data, quant: None });
+        self.out.tensors.push(Desc { name: name.into(), elem, shape, data, quant });
         self.out.tensors.len() - 1
     }
 
@@ -447,6 +502,10 @@ impl Converter {
             if layout == Layout::Nhwc { "nhwc" } else { "nchw" }
         );
         let t = self.tensor(&name, rt.elem, physical(&rt.shape, layout), None);
+        self.out.tensors[t].quant = self.out.tensors[rt.t].quant.clone();
+        if self.from_u8.contains(&rt.t) {
+            self.from_u8.insert(t);
+        }
         let s = &rt.shape;
         // NCHW and NHWC hold the same bytes when C is 1 or H and W are both 1.
         if s[1] == 1 || (s[2] == 1 && s[3] == 1) {
