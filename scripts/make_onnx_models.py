@@ -6,6 +6,9 @@ and `numpy` from the package registry:
 
     pip install onnx==1.23.2 onnxruntime numpy && python3 scripts/make_onnx_models.py
 
+With HOSTRT_MODELS_OUT=DIR it writes the larger benchmark models there instead
+(scripts/bench_onnx.sh).
+
 The models are written with onnx.helper from a fixed seed, so the files are reproducible.
 """
 import os
@@ -176,7 +179,77 @@ def qdq(name, calibration_shape, activation):
     print(f"{name}_qdq_{suffix}: {os.path.getsize(dst)} bytes, output {y.shape}")
 
 
+def bench_models(out):
+    """Larger float models for the speed comparison with onnxruntime (scripts/bench_onnx.sh),
+    too large to commit: a MobileNetV2-shaped CNN at 3x96x96 (inverted residual blocks:
+    1x1 expand + ReLU6, 3x3 depthwise + ReLU6, 1x1 project, residual adds; global pool; a
+    1000-way Gemm) and a 4-layer transformer encoder (sequence 64, width 128, MLP 512)."""
+    global OUT
+    OUT = out
+    os.makedirs(out, exist_ok=True)
+    n = helper.make_node
+    nodes, inits = [], []
+    relu6 = lambda i, o: n("Clip", [i, "zero", "six"], [o])
+    def conv(x, name, cin, cout, k, stride=1, group=1, act=True):
+        inits.extend([w(name + ".w", cout, cin // group, k, k, scale=0.2), w(name + ".b", cout, scale=0.1)])
+        p = k // 2
+        nodes.append(n("Conv", [x, name + ".w", name + ".b"], [name], kernel_shape=[k, k], strides=[stride, stride],
+                       pads=[p, p, p, p], group=group))
+        if act:
+            nodes.append(relu6(name, name + ".r"))
+            return name + ".r"
+        return name
+    x = conv("x", "stem", 3, 16, 3, stride=2)
+    c = 16
+    for i, (t, cout, stride) in enumerate([(1, 16, 1), (6, 24, 2), (6, 24, 1), (6, 32, 2), (6, 32, 1), (6, 64, 2), (6, 64, 1)]):
+        h = conv(x, f"b{i}.e", c, c * t, 1) if t != 1 else x
+        h = conv(h, f"b{i}.d", c * t, c * t, 3, stride=stride, group=c * t)
+        h = conv(h, f"b{i}.p", c * t, cout, 1, act=False)
+        if stride == 1 and cout == c:
+            nodes.append(n("Add", [x, h], [f"b{i}.add"]))
+            h = f"b{i}.add"
+        x, c = h, cout
+    x = conv(x, "head", c, 256, 1)
+    nodes += [n("GlobalAveragePool", [x], ["gap"]), n("Flatten", ["gap"], ["flat"]),
+              n("Gemm", ["flat", "fc.w", "fc.b"], ["y"], transB=1)]
+    inits += [w("fc.w", 1000, 256, scale=0.05), w("fc.b", 1000, scale=0.05),
+              numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+              numpy_helper.from_array(np.array(6.0, np.float32), "six")]
+    save("mobilenet_v2_96", nodes, inits, [1, 3, 96, 96], [1, 1000], 13)
+
+    nodes, inits = [], []
+    d, hdim, seq = 128, 512, 64
+    x = "x"
+    for L in range(4):
+        p = f"l{L}."
+        nodes += [
+            n("LayerNormalization", [x, p + "ln1.s", p + "ln1.b"], [p + "n1"], axis=-1),
+            n("MatMul", [p + "n1", p + "wq"], [p + "q"]), n("MatMul", [p + "n1", p + "wk"], [p + "k"]),
+            n("MatMul", [p + "n1", p + "wv"], [p + "v"]), n("Transpose", [p + "k"], [p + "kt"], perm=[0, 2, 1]),
+            n("MatMul", [p + "q", p + "kt"], [p + "s0"]), n("Mul", [p + "s0", "scale"], [p + "s"]),
+            n("Softmax", [p + "s"], [p + "a"], axis=-1), n("MatMul", [p + "a", p + "v"], [p + "o0"]),
+            n("MatMul", [p + "o0", p + "wo"], [p + "o"]), n("Add", [x, p + "o"], [p + "r1"]),
+            n("LayerNormalization", [p + "r1", p + "ln2.s", p + "ln2.b"], [p + "n2"], axis=-1),
+            n("MatMul", [p + "n2", p + "w1"], [p + "h0"]), n("Add", [p + "h0", p + "b1"], [p + "h1"]),
+            n("Div", [p + "h1", "sqrt2"], [p + "g0"]), n("Erf", [p + "g0"], [p + "g1"]),
+            n("Add", [p + "g1", "one"], [p + "g2"]), n("Mul", [p + "h1", p + "g2"], [p + "g3"]),
+            n("Mul", [p + "g3", "half"], [p + "g"]), n("MatMul", [p + "g", p + "w2"], [p + "m0"]),
+            n("Add", [p + "m0", p + "b2"], [p + "m"]), n("Add", [p + "r1", p + "m"], ["y" if L == 3 else p + "out"]),
+        ]
+        inits += [w(p + "ln1.s", d), w(p + "ln1.b", d), w(p + "ln2.s", d), w(p + "ln2.b", d),
+                  w(p + "wq", d, d, scale=0.1), w(p + "wk", d, d, scale=0.1), w(p + "wv", d, d, scale=0.1),
+                  w(p + "wo", d, d, scale=0.1), w(p + "w1", d, hdim, scale=0.1), w(p + "b1", hdim),
+                  w(p + "w2", hdim, d, scale=0.05), w(p + "b2", d)]
+        x = p + "out"
+    sc = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
+    inits += [sc("scale", 1 / np.sqrt(d)), sc("sqrt2", np.sqrt(2.0)), sc("one", 1.0), sc("half", 0.5)]
+    save("transformer_4x128", nodes, inits, [1, seq, d], [1, seq, d], 17)
+
+
 if __name__ == "__main__":
+    if os.environ.get("HOSTRT_MODELS_OUT"):
+        bench_models(os.environ["HOSTRT_MODELS_OUT"])
+        raise SystemExit(0)
     os.makedirs(OUT, exist_ok=True)
     cnn()
     attention()

@@ -861,7 +861,7 @@ impl<'a> Lowerer<'_, 'a> {
                 ));
             }
         }
-        let quant_or_range = if float && unbounded {
+        let quant_or_range = if float && unbounded && act == Activation::None {
             ("range", floats(&[f32::NEG_INFINITY, f32::INFINITY]))
         } else if float {
             ("range", floats(&float_range(act)))

@@ -29,6 +29,19 @@ impl Converter {
         b: &Val,
         name: &str,
     ) -> Result<Rt, String> {
+        self.broadcasting_act(n, (code, options, 0), a, b, name)
+    }
+
+    /// `a op b` with numpy broadcasting, as TensorFlow Lite operator `code` with fused
+    /// activation `act` (TensorFlow Lite's code; ADD, SUB and MUL take one).
+    fn broadcasting_act(
+        &mut self,
+        n: &Node,
+        (code, options, act): (i32, u8, i8),
+        a: &Val,
+        b: &Val,
+        name: &str,
+    ) -> Result<Rt, String> {
         let (sa, sb) = (shape_of(a), shape_of(b));
         let dims = broadcast(&sa, &sb)?;
         let nhwc = |v: &Val| matches!(v, Val::Rt(r) if r.layout == Layout::Nhwc);
@@ -62,7 +75,11 @@ impl Converter {
         }
         let out = self.new_rt(name, elem, dims, layout);
         // ONNX arithmetic reaches infinities; TensorFlow Lite's clamps to the finite range.
-        self.emit(code, options, vec![(ext::UNBOUNDED, 1.0)], vec![ta, tb], vec![out.t]);
+        let mut fields = vec![(ext::UNBOUNDED, 1.0)];
+        if act != 0 {
+            fields.push((0, f64::from(act)));
+        }
+        self.emit(code, options, fields, vec![ta, tb], vec![out.t]);
         Ok(out)
     }
 
@@ -86,8 +103,11 @@ impl Converter {
             }
             b => b,
         };
-        let out = self.broadcasting(n, code, options, &a, &b, &Self::out_name(n))?;
-        self.set(n, 0, out);
+        // An Add's lone Relu or Clip to [0, 6] runs inside it (residual blocks).
+        let fused = if code == 0 { self.fused_activation(n) } else { None };
+        let (act, name) = fused.as_ref().map_or((0, Self::out_name(n)), |(a, m)| (*a, Self::out_name(m)));
+        let out = self.broadcasting_act(n, (code, options, act), &a, &b, &name)?;
+        self.set_fused(n, fused, out);
         Ok(())
     }
 

@@ -174,9 +174,12 @@ impl Converter {
             Some(_) => Some(self.constant(n, 2, "bias")?),
             None => None,
         };
-        let out = LayerOut { name: Self::out_name(n), elem: ElemType::F32, quant: None, act: 0 };
+        // A Relu or Clip to [0, 6] that alone takes the output runs inside the convolution.
+        let fused = self.fused_activation(n);
+        let (act, name) = fused.as_ref().map_or((0, Self::out_name(n)), |(a, m)| (*a, Self::out_name(m)));
+        let out = LayerOut { name, elem: ElemType::F32, quant: None, act };
         let y = self.conv_with(n, &x, (&w, None), b, &out)?;
-        self.set(n, 0, y);
+        self.set_fused(n, fused, y);
         Ok(())
     }
 

@@ -298,6 +298,33 @@ impl Converter {
         Some((q.clone(), act, swallowed))
     }
 
+    /// The activation node that alone takes `n`'s output and can run fused into it, with
+    /// TensorFlow Lite's code for it (1 ReLU, 3 ReLU6).
+    pub(super) fn fused_activation(&self, n: &Node) -> Option<(i8, Node)> {
+        let out = n.outputs.first()?.as_ref()?;
+        if self.graph_outputs.contains(out) || n.outputs.len() != 1 {
+            return None;
+        }
+        let [c] = self.consumers.get(out)?.as_slice() else { return None };
+        let next = self.nodes.get(*c).filter(|m| m.index == *c)?;
+        match next.op_type.as_str() {
+            "Relu" => Some((1, next.clone())),
+            "Clip" if self.clip_is_relu6(next) => Some((3, next.clone())),
+            _ => None,
+        }
+    }
+
+    /// Names `y` as `n`'s output, or as the fused activation's (which is then skipped).
+    pub(super) fn set_fused(&mut self, n: &Node, fused: Option<(i8, Node)>, y: Rt) {
+        match fused {
+            Some((_, m)) => {
+                self.set(&m, 0, y);
+                self.skip.insert(m.index);
+            }
+            None => self.set(n, 0, y),
+        }
+    }
+
     fn clip_is_relu6(&self, n: &Node) -> bool {
         let bound = |i: usize, attr: &str| -> Option<f32> {
             if self.opset < 11 {

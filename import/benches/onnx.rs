@@ -1,0 +1,41 @@
+//! ONNX models on hostrt, one thread: one inference of each model that
+//! `scripts/make_onnx_models.py` makes for benchmarks (a MobileNetV2-shaped CNN at 96x96 and
+//! a 4-layer transformer encoder, in `target/bench-models`), and of the committed test CNN.
+//! The baseline, onnxruntime on the same models and inputs (one and two threads), is timed
+//! by `onnxruntime.py` in the same run of `scripts/bench_onnx.sh`, which prints the ratios.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use hostrt_core::{Allocator, HostContext, SingleThreadedWorkQueue};
+use hostrt_import::npy;
+
+/// The models timed, as in `onnxruntime.py`: `(name, directory)`.
+const MODELS: &[(&str, &str)] = &[
+    ("cnn_small", "import/tests/models/onnx"),
+    ("cnn_small_qdq_s8", "import/tests/models/onnx"),
+    ("mobilenet_v2_96", "target/bench-models"),
+    ("transformer_4x128", "target/bench-models"),
+];
+
+fn read(dir: &str, file: &str) -> Option<Vec<u8>> {
+    std::fs::read(format!("{}/../{dir}/{file}", env!("CARGO_MANIFEST_DIR"))).ok()
+}
+
+fn bench(c: &mut Criterion) {
+    let alloc = Allocator::register(Box::leak(Box::new(hostrt_std::SystemAllocator::new()))).unwrap();
+    let queue = SingleThreadedWorkQueue::new();
+    let host = HostContext::new(alloc, &queue);
+    for (name, dir) in MODELS {
+        let (Some(model), Some(input)) =
+            (read(dir, &format!("{name}.onnx")), read(dir, &format!("{name}.input.npy")))
+        else {
+            eprintln!("skipped {name}: not made (scripts/bench_onnx.sh makes it)");
+            continue;
+        };
+        let model = hostrt_import::Program::from_onnx(&model, &host).unwrap();
+        let x = npy::to_tensor(alloc, &npy::read(&input).unwrap()).unwrap();
+        c.bench_function(&format!("onnx/{name}"), |b| b.iter(|| model.call(&host, vec![x.clone()]).unwrap()));
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
