@@ -122,6 +122,16 @@ cargo xtask mcu "$m.tflite" --input "$m.input.npy" --output-dir "$out/mcu" >"$ou
 target/debug/hostrt infer "$m.tflite" --input "$m.input.npy" --output-dir "$out/host-infer" >/dev/null
 cmp "$out/mcu/out0.npy" "$out/host-infer/out0.npy"
 echo "cargo xtask mcu on QEMU Cortex-M4F: out0.npy identical to hostrt infer's; $(grep '^instructions' "$out/mcu.txt"); $(grep '^flash' "$out/mcu.txt")"
+# The same for an ONNX model quantized by onnxruntime (QDQ, int8 kernels; embed_onnx).
+m=import/tests/models/onnx/cnn_small_qdq_s8
+cargo xtask mcu "$m.onnx" --input "$m.input.npy" --output-dir "$out/mcu-onnx" >"$out/mcu-onnx.txt" 2>"$out/mcu-onnx.err" || {
+    cat "$out/mcu-onnx.txt" "$out/mcu-onnx.err"
+    echo "firmware: cargo xtask mcu of an ONNX model failed"
+    exit 1
+}
+target/debug/hostrt infer "$m.onnx" --input "$m.input.npy" --output-dir "$out/host-infer-onnx" >/dev/null
+cmp "$out/mcu-onnx/out0.npy" "$out/host-infer-onnx/out0.npy"
+echo "cargo xtask mcu of a QDQ ONNX model on QEMU Cortex-M4F: out0.npy identical to hostrt infer's; $(grep '^instructions' "$out/mcu-onnx.txt")"
 echo "int8 digits model on QEMU Cortex-M4F: output identical to the host's; $(grep '^classify' "$out/q8.err"); $(grep '^arena:' "$out/q8.err")"
 echo "digits model on QEMU Cortex-M4F: 360 predictions and the accuracy identical to the host's ($(tail -1 "$out/digits.fw" | sed 's/.*values = //')); $(grep '^arena:' "$out/digits.err")"
 echo "minimal image on QEMU Cortex-M4F: fib results correct"

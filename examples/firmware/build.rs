@@ -80,13 +80,18 @@ fn main() {
     }
 }
 
-/// Imports `model` as `OUT_DIR/<name>.{bef,rs}` (`embed_tflite`) and writes its test data:
+/// Imports `model` as `OUT_DIR/<name>.{bef,rs}` (`embed_tflite`, or `embed_onnx` for an
+/// `.onnx` file) and writes its test data:
 /// each input's bytes (`<name>.input<i>.bin`), `<name>.data.rs` listing them as `INPUT_DATA`,
 /// and `EXPECTED`, the bytes of `expected` (TensorFlow Lite Micro's output, which the host
 /// run equals bit for bit: import/tests/tflite_models.rs) or `None`.
 fn embed_model(out: &Path, name: &str, model: &Path, inputs: &[PathBuf], expected: Option<&Path>) {
-    hostrt_import::build::embed_tflite(model, out, name)
-        .unwrap_or_else(|e| panic!("{}: {e}", model.display()));
+    if model.extension().is_some_and(|e| e == "onnx") {
+        hostrt_import::build::embed_onnx(model, &[], out, name)
+    } else {
+        hostrt_import::build::embed_tflite(model, out, name)
+    }
+    .unwrap_or_else(|e| panic!("{}: {e}", model.display()));
     let tensor = |path: &Path| {
         println!("cargo:rerun-if-changed={}", path.display());
         let bytes = fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -438,7 +438,7 @@ fn main() -> ExitCode {
         Some("size") => exit("size", run()),
         _ => {
             eprintln!(
-                "usage: cargo xtask size [--update-baseline] | cargo xtask libs | cargo xtask defmt ELF [FRAMES] | cargo xtask mcu MODEL.tflite --input X.npy [--board mps2-an386] [--output-dir DIR]"
+                "usage: cargo xtask size [--update-baseline] | cargo xtask libs | cargo xtask defmt ELF [FRAMES] | cargo xtask mcu MODEL.(tflite|onnx) --input X.npy [--board mps2-an386] [--output-dir DIR]"
             );
             ExitCode::FAILURE
         }

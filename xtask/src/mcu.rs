@@ -1,4 +1,4 @@
-//! `cargo xtask mcu MODEL.tflite --input X.npy [--input ...] [--board mps2-an386]
+//! `cargo xtask mcu MODEL.(tflite|onnx) --input X.npy [--input ...] [--board mps2-an386]
 //! [--output-dir DIR]`: what a model costs on a Cortex-M before touching a board. Imports the
 //! model on the host (its errors come first and name the operator), builds the firmware image
 //! `examples/firmware/src/bin/mcu.rs` embedding it (build.rs reads `HOSTRT_MCU_MODEL` and
@@ -37,7 +37,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             extra => return Err(format!("unexpected argument {extra} (one model per run)")),
         }
     }
-    let model = model.ok_or("no model given (cargo xtask mcu MODEL.tflite --input X.npy)")?;
+    let model = model.ok_or("no model given (cargo xtask mcu MODEL.tflite|MODEL.onnx --input X.npy)")?;
     if !BOARDS.iter().any(|(b, _)| *b == board) {
         let known: Vec<&str> = BOARDS.iter().map(|(b, _)| *b).collect();
         return Err(format!("unknown board {board} (boards: {})", known.join(", ")));
@@ -92,7 +92,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let model = absolute(&a.model)?;
     // The import's own errors (an unsupported operator, a malformed file) before any build.
     let bytes = std::fs::read(&model).map_err(|e| format!("{}: {e}", model.display()))?;
-    let imported = hostrt_import::tflite(&bytes).map_err(|e| format!("{}: {e}", model.display()))?;
+    let imported = if model.extension().is_some_and(|e| e == "onnx") {
+        hostrt_import::onnx_file(&model, &[], Default::default())
+    } else {
+        hostrt_import::tflite(&bytes)
+    }
+    .map_err(|e| format!("{}: {e}", model.display()))?;
     if a.inputs.len() != imported.inputs.len() {
         let want: Vec<String> = imported.inputs.iter().map(|(t, s)| format!("{t} {s:?}")).collect();
         return Err(format!(
