@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # hostrt against onnxruntime on ONNX models, same machine, same run: criterion times hostrt
-# (import/benches/onnx.rs, one thread), import/benches/onnxruntime.py times onnxruntime with
+# (import/benches/onnx.rs, one thread), import/benches/ort_times.py times onnxruntime with
 # one and two intra-op threads, and the table gives each median and the ratio hostrt /
 # onnxruntime (below 1.0: hostrt is faster). By hand; needs `onnx`, `onnxruntime`, `numpy`.
 set -euo pipefail
@@ -10,7 +10,7 @@ if [ ! -f target/bench-models/transformer_4x128.onnx ]; then
     HOSTRT_MODELS_OUT=$PWD/target/bench-models python3 scripts/make_onnx_models.py >&2
 fi
 cargo bench -q -p hostrt-import --bench onnx -- --noplot "$@" >&2
-python3 import/benches/onnxruntime.py > target/onnxruntime_bench.json
+python3 import/benches/ort_times.py > target/onnxruntime_bench.json
 python3 - <<'PY'
 import json
 ort = json.load(open("target/onnxruntime_bench.json"))

@@ -2,13 +2,13 @@
 //! `scripts/make_onnx_models.py` makes for benchmarks (a MobileNetV2-shaped CNN at 96x96 and
 //! a 4-layer transformer encoder, in `target/bench-models`), and of the committed test CNN.
 //! The baseline, onnxruntime on the same models and inputs (one and two threads), is timed
-//! by `onnxruntime.py` in the same run of `scripts/bench_onnx.sh`, which prints the ratios.
+//! by `ort_times.py` in the same run of `scripts/bench_onnx.sh`, which prints the ratios.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hostrt_core::{Allocator, HostContext, SingleThreadedWorkQueue};
 use hostrt_import::npy;
 
-/// The models timed, as in `onnxruntime.py`: `(name, directory)`.
+/// The models timed, as in `ort_times.py`: `(name, directory)`.
 const MODELS: &[(&str, &str)] = &[
     ("cnn_small", "import/tests/models/onnx"),
     ("cnn_small_qdq_s8", "import/tests/models/onnx"),

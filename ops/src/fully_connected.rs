@@ -97,8 +97,11 @@ pub(crate) fn fully_connected_f32(frame: &KernelFrame<'_>) {
         let [batches, depth, units] = l.sizes;
         let x = l.inputs.f32s(l.input.offset, l.input.elements()?)?;
         let out = f32s_mut(K, l.out)?;
+        // A few rows stream the weights past registers (float_x86); more go through the GEMM,
+        // which packs the weights once for all of them.
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         if l.bias.len() == units
+            && batches < 4
             && crate::float_x86::fully_connected((x, l.filter, l.bias), depth, (lo, hi), out)
         {
             return Ok(());

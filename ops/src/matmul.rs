@@ -10,6 +10,7 @@
 
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
+use hostrt_core::tensor::gemm::sgemm_strided;
 use hostrt_dsp::multiply_by_quantized_multiplier;
 
 use crate::activation_arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
@@ -136,8 +137,25 @@ pub(crate) fn batch_matmul_f32(frame: &KernelFrame<'_>) {
         let (inputs, out) = split(K, arena, mm.output, mm.outputs.saturating_mul(4))?;
         let (x, y) = operands(&inputs, &mm, |i, o, n| i.f32s(o, n))?;
         let out = f32s_mut(K, out)?;
-        let (sk, tk, depth) = (mm.lhs.strides[4], mm.rhs.strides[3], mm.dims[5]);
-        mm.each(|o, l, r| out[o] = (0..depth).fold(0.0f32, |s, k| s + x[l + k * sk] * y[r + k * tk]));
+        // One product per batch, each through the GEMM at the operands' strides. The strides
+        // were checked to stay inside the operands (MatMul::read).
+        let [b0, b1, b2, m, n, k] = mm.dims;
+        if m == 0 || n == 0 || k == 0 {
+            out.fill(0.0);
+            return Ok(());
+        }
+        let (l, r) = (&mm.lhs.strides, &mm.rhs.strides);
+        let mut rows = out.chunks_exact_mut((m * n).max(1));
+        for x0 in 0..b0 {
+            for x1 in 0..b1 {
+                for x2 in 0..b2 {
+                    let lb = x0 * l[0] + x1 * l[1] + x2 * l[2];
+                    let rb = x0 * r[0] + x1 * r[1] + x2 * r[2];
+                    let Some(c) = rows.next() else { return Ok(()) };
+                    sgemm_strided(m, k, n, &x[lb..], (l[3], l[4]), &y[rb..], (r[3], r[4]), c);
+                }
+            }
+        }
         Ok(())
     })
 }

@@ -96,6 +96,79 @@ pub fn sgemm_lda(
     sgemm_portable(m, k, n, alpha, a, lda, b, beta, c);
 }
 
+/// `C := A·B` in `f32`, `A` [m, k] and `B` [k, n] at any element strides `(row, column)` (a
+/// transposed or broadcast operand is a matter of strides), `C` [m, n] row-major. Panics when
+/// a stride reaches past its slice or `C` is too short (callers check shapes first).
+#[allow(clippy::too_many_arguments)]
+pub fn sgemm_strided(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[f32],
+    (a_rs, a_cs): (usize, usize),
+    b: &[f32],
+    (b_rs, b_cs): (usize, usize),
+    c: &mut [f32],
+) {
+    let reach = |rows: usize, cols: usize, rs: usize, cs: usize| {
+        if rows == 0 || cols == 0 {
+            return Some(0);
+        }
+        (rows - 1).checked_mul(rs)?.checked_add((cols - 1).checked_mul(cs)?)?.checked_add(1)
+    };
+    let fits = |r: Option<usize>, len: usize| r.is_some_and(|r| r <= len);
+    assert!(
+        fits(reach(m, k, a_rs, a_cs), a.len())
+            && fits(reach(k, n, b_rs, b_cs), b.len())
+            && m.checked_mul(n).is_some_and(|mn| mn <= c.len()),
+        "gemm operands are too short"
+    );
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        c[..m * n].fill(0.0);
+        return;
+    }
+    #[cfg(feature = "std")]
+    {
+        let s = |v: usize| v as isize;
+        // SAFETY: the assertion above proved that every element (i·a_rs + p·a_cs) of A for
+        // i < m, p < k lies in `a`, every (p·b_rs + j·b_cs) of B in `b`, and that `c` holds
+        // m·n elements at (column, row) strides (1, n); `c` is borrowed mutably, so it
+        // overlaps neither input, and with read_dst false it is only written.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                c.as_mut_ptr(),
+                1,
+                s(n),
+                false,
+                a.as_ptr(),
+                s(a_cs),
+                s(a_rs),
+                b.as_ptr(),
+                s(b_cs),
+                s(b_rs),
+                0.0,
+                1.0,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            )
+        };
+    }
+    #[cfg(not(feature = "std"))]
+    for (i, row) in c.chunks_exact_mut(n).take(m).enumerate() {
+        for (j, x) in row.iter_mut().enumerate() {
+            *x = (0..k).fold(0.0, |acc, p| acc + a[i * a_rs + p * a_cs] * b[p * b_rs + j * b_cs]);
+        }
+    }
+}
+
 /// Operand lengths (and `lda >= k`) for a product of these dims; panics otherwise.
 fn check(m: usize, k: usize, n: usize, a: &[f32], lda: usize, b: &[f32], c: &[f32]) {
     let a_len = if m == 0 { 0 } else { (m - 1) * lda + k };
@@ -169,6 +242,26 @@ mod tests {
     use std::vec::Vec;
 
     use super::*;
+
+    #[test]
+    fn strided_operands_multiply_as_their_dense_forms() {
+        // A [2, 3] stored transposed (column-major), B [3, 2] row-major with a gap column.
+        let a_t = [1.0f32, 4.0, 2.0, 5.0, 3.0, 6.0];
+        let b = [7.0f32, 8.0, 0.0, 9.0, 10.0, 0.0, 11.0, 12.0, 0.0];
+        let mut c = [0.0f32; 4];
+        sgemm_strided(2, 3, 2, &a_t, (1, 2), &b, (3, 1), &mut c);
+        assert_eq!(c, [58.0, 64.0, 139.0, 154.0]);
+        let mut empty = [5.0f32; 4];
+        sgemm_strided(2, 0, 2, &[], (0, 0), &[], (0, 0), &mut empty);
+        assert_eq!(empty, [0.0; 4]);
+    }
+
+    #[test]
+    #[should_panic(expected = "gemm operands are too short")]
+    fn a_stride_past_its_operand_panics() {
+        let mut c = [0.0f32; 4];
+        sgemm_strided(2, 3, 2, &[0.0; 5], (1, 2), &[0.0; 9], (3, 1), &mut c);
+    }
 
     #[allow(clippy::too_many_arguments)]
     fn naive(

@@ -445,6 +445,29 @@ impl Converter {
         Ok(())
     }
 
+    /// The Add that alone takes `n`'s output and adds a constant float row of `units` values
+    /// to it (a bias), with that row.
+    fn bias_add(&self, n: &Node, units: usize) -> Option<(Node, Tensor)> {
+        let out = n.outputs.first()?.as_ref()?;
+        if self.graph_outputs.contains(out) || n.outputs.len() != 1 {
+            return None;
+        }
+        let [c] = self.consumers.get(out)?.as_slice() else { return None };
+        let add = self.nodes.get(*c).filter(|m| m.index == *c && m.op_type == "Add")?;
+        let other = add.inputs.iter().flatten().find(|i| *i != out)?;
+        if add.inputs.iter().flatten().filter(|i| *i == out).count() != 1 {
+            return None;
+        }
+        match self.values.get(other)? {
+            Val::Const(t)
+                if t.elem == ElemType::F32 && t.elements() == units && t.dims.last() == Some(&units) =>
+            {
+                Some((add.clone(), Tensor::new(ElemType::F32, vec![units], t.data.clone())))
+            }
+            _ => None,
+        }
+    }
+
     /// A runtime matrix transposed.
     fn transposed(&mut self, n: &Node, a: &Rt) -> Result<Rt, String> {
         let a = self.plain(a);
@@ -466,6 +489,15 @@ impl Converter {
             && a.shape.len() >= 2
             && b.elem == ElemType::F32
         {
+            // A Linear layer as exporters write it, MatMul then Add of a constant row: the
+            // row is the layer's bias.
+            if let Some((add, bias)) = self.bias_add(n, b.dims[1]) {
+                let out = LayerOut { name: Self::out_name(&add), elem: ElemType::F32, quant: None, act: 0 };
+                let y = self.fully_connected_with(&a, (&b, None), Some(bias), &out)?;
+                self.set(&add, 0, y);
+                self.skip.insert(add.index);
+                return Ok(());
+            }
             let y = self.fully_connected(n, &a, &b, None)?;
             self.set(n, 0, y);
             return Ok(());
