@@ -155,6 +155,27 @@ def encoder():
     save("transformer_encoder", nodes, inits, [1, 8, d], [1, 8, d], 17)
 
 
+def int8_input():
+    """An int8 graph input dequantized and used as floats (a Relu), not fused into a layer."""
+    n = helper.make_node
+    graph = helper.make_graph(
+        [n("DequantizeLinear", ["x", "s", "z"], ["f"]), n("Relu", ["f"], ["y"])],
+        "int8_input",
+        [helper.make_tensor_value_info("x", TensorProto.INT8, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])],
+        [numpy_helper.from_array(np.array(0.5, np.float32), "s"), numpy_helper.from_array(np.array(-2, np.int8), "z")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="hostrt-tests")
+    model.ir_version = 8
+    path = os.path.join(OUT, "int8_input.onnx")
+    onnx.save(model, path)
+    x = rng.integers(-128, 128, (1, 8)).astype(np.int8)
+    y = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.save(os.path.join(OUT, "int8_input.input.npy"), x)
+    np.save(os.path.join(OUT, "int8_input.output.npy"), y)
+    print(f"int8_input: {os.path.getsize(path)} bytes")
+
+
 def qdq(name, calibration_shape, activation):
     """The float model `name` quantized by onnxruntime's static quantizer to QDQ form: int8
     per-channel weights, `activation` (QUInt8, onnxruntime's default, or QInt8) activations,
@@ -256,3 +277,4 @@ if __name__ == "__main__":
     encoder()
     qdq("cnn_small", [1, 3, 16, 16], "QUInt8")
     qdq("cnn_small", [1, 3, 16, 16], "QInt8")
+    int8_input()

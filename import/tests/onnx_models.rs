@@ -61,6 +61,11 @@ fn qdq_cnn_matches_onnxruntime_within_two_steps() {
 }
 
 #[test]
+fn an_int8_input_dequantized_for_a_float_layer() {
+    check("int8_input");
+}
+
+#[test]
 fn qdq_layers_run_as_int8_kernels() {
     let bytes =
         std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/models/onnx/cnn_small_qdq_u8.onnx"))

@@ -101,6 +101,9 @@ impl Converter {
                         "'{name}' is dequantized per axis at run time (supported per tensor only)"
                     ));
                 }
+                // The dequantize kernel reads the parameters from its input tensor.
+                self.out.tensors[r.t].quant =
+                    Some(Quant { scale: d.scale.clone(), zero_point: d.zp.clone(), axis: 0 });
                 let out = self.new_rt(name, ElemType::F32, r.shape.clone(), r.layout);
                 self.emit(6, 0, vec![], vec![r.t], vec![out.t]);
                 Ok(Val::Rt(out))
