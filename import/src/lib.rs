@@ -103,9 +103,14 @@ pub fn tflite(bytes: &[u8]) -> Result<Imported, ImportError> {
 
 /// Imports a TensorFlow Lite model from its bytes, as `options` say.
 pub fn tflite_with(bytes: &[u8], options: ImportOptions) -> Result<Imported, ImportError> {
-    let graph = tflite::model::Graph::read(bytes)?;
-    let lowered = tflite::lower::lower(&graph, options)?;
-    let (module, report) = assemble::build(&graph, &lowered)?;
+    lowered(&tflite::model::Graph::read(bytes)?, options)
+}
+
+/// The program of an importer's operator graph (read from `.tflite`, or translated from
+/// ONNX): lowered, planned and assembled.
+fn lowered(graph: &tflite::model::Graph<'_>, options: ImportOptions) -> Result<Imported, ImportError> {
+    let lowered = tflite::lower::lower(graph, options)?;
+    let (module, report) = assemble::build(graph, &lowered)?;
     let dumped = lowered.dumped.iter().map(|&t| (t, graph.tensors[t].name.clone())).collect();
     let inputs = graph
         .inputs
@@ -122,14 +127,8 @@ pub fn onnx_with(
     read: &onnx::model::ReadOptions<'_>,
     options: ImportOptions,
 ) -> Result<Imported, ImportError> {
-    let model = onnx::model::Model::read(bytes, read)?;
-    let converted = onnx::convert::convert(&model)?;
-    let graph = converted.graph();
-    let lowered = tflite::lower::lower(&graph, ImportOptions { prepack: false, ..options })?;
-    let (module, report) = assemble::build(&graph, &lowered)?;
-    let dumped = lowered.dumped.iter().map(|&t| (t, graph.tensors[t].name.clone())).collect();
-    let inputs = model.inputs.iter().map(|i| (i.elem.name(), i.dims.clone())).collect();
-    Ok(Imported { module, report, dumped, inputs, prepacked: false })
+    let converted = onnx::convert::convert(&onnx::model::Model::read(bytes, read)?)?;
+    lowered(&converted.graph(), ImportOptions { prepack: false, ..options })
 }
 
 /// Imports the ONNX model file at `path` (external data files are read next to it).

@@ -157,9 +157,16 @@ pub(crate) fn load_copy(host: Arc<HostInner>, bytes: &[u8]) -> Result<ProgramInn
 /// Imports the TensorFlow Lite model `model` (docs/models.md) for this CPU and loads the
 /// program it becomes; the model's bytes are read during the call only.
 pub(crate) fn load_tflite(host: Arc<HostInner>, model: &[u8]) -> Result<ProgramInner, Error> {
-    let imported = hostrt_import::tflite_with(model, hostrt_import::ImportOptions::for_this_cpu())
-        .map_err(|e| Error::invalid(format!("cannot import the model: {e}")))?;
-    let bef = imported.to_bef().map_err(|e| Error::invalid(format!("cannot import the model: {e}")))?;
+    load_imported(host, hostrt_import::tflite_with(model, hostrt_import::ImportOptions::for_this_cpu()))
+}
+
+/// Loads an imported model's program on `host`, or says why the import failed.
+fn load_imported(
+    host: Arc<HostInner>,
+    imported: Result<hostrt_import::Imported, hostrt_import::ImportError>,
+) -> Result<ProgramInner, Error> {
+    let failed = |e: hostrt_import::ImportError| Error::invalid(format!("cannot import the model: {e}"));
+    let bef = imported.and_then(|i| i.to_bef()).map_err(failed)?;
     load_copy(host, &bef)
 }
 
@@ -171,10 +178,7 @@ pub(crate) fn load_onnx(
     dir: Option<&std::path::Path>,
 ) -> Result<ProgramInner, Error> {
     let read = hostrt_import::onnx::model::ReadOptions { dir, ..Default::default() };
-    let imported = hostrt_import::onnx_with(model, &read, hostrt_import::ImportOptions::default())
-        .map_err(|e| Error::invalid(format!("cannot import the model: {e}")))?;
-    let bef = imported.to_bef().map_err(|e| Error::invalid(format!("cannot import the model: {e}")))?;
-    load_copy(host, &bef)
+    load_imported(host, hostrt_import::onnx_with(model, &read, hostrt_import::ImportOptions::default()))
 }
 
 /// Loads the BEF file at `path` on `host`, mapped read-only.

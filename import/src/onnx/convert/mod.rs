@@ -351,19 +351,6 @@ impl Converter {
 
     // --- Values -----------------------------------------------------------------------
 
-    /// Makes the lazily dequantized value `name` a float value.
-    fn materialize(&mut self, name: &str) -> Result<(), String> {
-        let n = Node {
-            index: self.node,
-            name: String::new(),
-            op_type: String::new(),
-            inputs: vec![Some(name.to_string())],
-            outputs: vec![],
-            attrs: HashMap::new(),
-        };
-        self.materialize_inputs(&n)
-    }
-
     /// Input `i` of `n`, which must be present.
     fn val(&self, n: &Node, i: usize) -> Result<Val, String> {
         let name = n.inputs.get(i).cloned().flatten().ok_or_else(|| format!("input {i} is missing"))?;

@@ -67,13 +67,16 @@ impl Converter {
 
     /// Makes every lazily dequantized input of `n` a float value.
     pub(super) fn materialize_inputs(&mut self, n: &Node) -> Result<(), String> {
-        for name in n.inputs.iter().flatten() {
-            if !self.values.contains_key(name)
-                && let Some(d) = self.deq.get(name).cloned()
-            {
-                let v = self.dequantized(name, &d)?;
-                self.values.insert(name.clone(), v);
-            }
+        n.inputs.iter().flatten().try_for_each(|name| self.materialize(name))
+    }
+
+    /// Makes the lazily dequantized value `name` (if it is one) a float value.
+    pub(super) fn materialize(&mut self, name: &str) -> Result<(), String> {
+        if !self.values.contains_key(name)
+            && let Some(d) = self.deq.get(name).cloned()
+        {
+            let v = self.dequantized(name, &d)?;
+            self.values.insert(name.to_string(), v);
         }
         Ok(())
     }
