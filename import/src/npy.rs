@@ -31,10 +31,13 @@ pub fn read(bytes: &[u8]) -> Result<NpyTensor, String> {
         "<f4" => ("f32", npy.into_vec::<f32>().map_err(err)?.iter().flat_map(|v| v.to_le_bytes()).collect()),
         "|i1" => ("i8", npy.into_vec::<i8>().map_err(err)?.iter().map(|&v| v as u8).collect()),
         "|u1" => ("ui8", npy.into_vec::<u8>().map_err(err)?),
+        "|b1" => ("bool", npy.into_vec::<bool>().map_err(err)?.iter().map(|&v| u8::from(v)).collect()),
         "<i4" => ("i32", npy.into_vec::<i32>().map_err(err)?.iter().flat_map(|v| v.to_le_bytes()).collect()),
         "<i8" => ("i64", npy.into_vec::<i64>().map_err(err)?.iter().flat_map(|v| v.to_le_bytes()).collect()),
         other => {
-            return Err(format!(".npy element type {other} is not supported (f32, i8, u8, i32, i64 are)"));
+            return Err(format!(
+                ".npy element type {other} is not supported (f32, i8, u8, i32, i64, bool are)"
+            ));
         }
     };
     Ok(NpyTensor { dtype, shape, data })
@@ -65,6 +68,16 @@ pub fn write(t: &NpyTensor) -> Result<Vec<u8>, String> {
         "ui8" => put!(u8, 1),
         "i32" => put!(i32, 4),
         "i64" => put!(i64, 8),
+        "bool" => {
+            let mut w = npyz::WriteOptions::<bool>::new()
+                .default_dtype()
+                .shape(&shape)
+                .writer(&mut out)
+                .begin_nd()
+                .map_err(err)?;
+            w.extend(t.data.iter().map(|&b| b != 0)).map_err(err)?;
+            w.finish().map_err(err)?;
+        }
         other => return Err(format!("cannot write {other} as .npy")),
     }
     Ok(out)
@@ -80,10 +93,10 @@ pub fn to_tensor(alloc: Allocator, t: &NpyTensor) -> Result<DenseHostTensor, Str
     Ok(dht)
 }
 
-/// A copy of `t` for writing as `.npy` (f32, i8, u8, i32 and i64 elements).
+/// A copy of `t` for writing as `.npy` (f32, i8, u8, i32, i64 and bool elements).
 pub fn from_tensor(t: &DenseHostTensor) -> Result<NpyTensor, String> {
     let suffix = t.dtype().kernel_suffix().unwrap_or("?");
-    let dtype = ["f32", "i8", "ui8", "i32", "i64"]
+    let dtype = ["f32", "i8", "ui8", "i32", "i64", "bool"]
         .into_iter()
         .find(|d| *d == suffix)
         .ok_or_else(|| format!("cannot write a {suffix} tensor as .npy"))?;
@@ -104,6 +117,7 @@ mod tests {
                 data: (0..6).flat_map(|i| (i as f32 * 0.5).to_le_bytes()).collect(),
             },
             NpyTensor { dtype: "i8", shape: vec![4], data: vec![0, 1, 0x80, 0xff] },
+            NpyTensor { dtype: "bool", shape: vec![3], data: vec![1, 0, 1] },
         ] {
             assert_eq!(read(&write(&t).unwrap()).unwrap(), t);
         }

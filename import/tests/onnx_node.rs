@@ -46,6 +46,7 @@ fn onnx_tensor(t: &NpyTensor) -> Result<Tensor, String> {
         "ui8" => ElemType::U8,
         "i32" => ElemType::I32,
         "i64" => ElemType::I64,
+        "bool" => ElemType::Bool,
         other => return Err(format!("cannot bind a {other} input")),
     };
     Ok(Tensor::new(elem, t.shape.clone(), t.data.clone()))

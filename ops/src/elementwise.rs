@@ -33,8 +33,8 @@ use crate::attrs::{Attrs, Region, dsp_error, invalid};
 
 /// A binary op's operand: an arena region, or a constant's bytes.
 #[derive(Clone, Copy)]
-struct Operand<'a> {
-    dims: [usize; 4],
+pub(crate) struct Operand<'a> {
+    pub dims: [usize; 4],
     at: Source<'a>,
 }
 
@@ -46,7 +46,7 @@ enum Source<'a> {
 
 impl<'a> Operand<'a> {
     /// Attribute `i`: a dense constant of `dtype` (rank 4) or an arena region.
-    fn read(a: &Attrs<'a>, i: usize, name: &str, dtype: DType) -> Result<Self, Diagnostic> {
+    pub fn read(a: &Attrs<'a>, i: usize, name: &str, dtype: DType) -> Result<Self, Diagnostic> {
         if let Ok((data, dims)) = a.dense::<u8, 4>(i, name, dtype) {
             return Ok(Operand { dims, at: Source::Constant(data) });
         }
@@ -55,7 +55,7 @@ impl<'a> Operand<'a> {
     }
 
     /// Its bytes: `len` of them at its offset in the arena's inputs, or the constant's.
-    fn bytes<'b>(&self, inputs: &Inputs<'b>, len: usize) -> Result<&'b [u8], Diagnostic>
+    pub fn bytes<'b>(&self, inputs: &Inputs<'b>, len: usize) -> Result<&'b [u8], Diagnostic>
     where
         'a: 'b,
     {
@@ -67,7 +67,11 @@ impl<'a> Operand<'a> {
 }
 
 /// Strides of `operand` within `output`'s index space (0 along broadcast dims).
-fn strides(kernel: &str, operand: &Operand<'_>, output: &Region<4>) -> Result<[usize; 4], Diagnostic> {
+pub(crate) fn strides(
+    kernel: &str,
+    operand: &Operand<'_>,
+    output: &Region<4>,
+) -> Result<[usize; 4], Diagnostic> {
     let mut s = [0usize; 4];
     let mut step = 1usize;
     for i in (0..4).rev() {

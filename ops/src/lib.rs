@@ -33,12 +33,16 @@ mod activation;
 mod activation_arena;
 mod attrs;
 mod batch_space;
+mod cast;
+mod compare;
 mod conv;
+mod element;
 mod elementwise;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod float_x86;
 mod fully_connected;
 mod hybrid;
+mod index;
 mod lstm;
 mod math;
 mod matmul;
@@ -138,6 +142,13 @@ kernels! {
     DEQUANTIZE_I8_F32 = "nn.dequantize.i8.f32" => quantize::dequantize_i8_f32,
     DIV_F32 = "nn.div.f32" => elementwise::div_f32,
     POW_F32 = "nn.pow.f32" => elementwise::pow_f32,
+    CAST = "nn.cast" => cast::cast,
+    COMPARE = "nn.compare" => compare::compare,
+    LOGICAL = "nn.logical" => compare::logical,
+    WHERE = "nn.where" => compare::select,
+    ARG_MAX = "nn.arg_max" => index::arg_max,
+    GATHER = "nn.gather" => index::gather,
+    LRN_F32 = "nn.lrn.f32" => normalization::lrn_f32,
     REDUCE_MAX_F32 = "nn.reduce_max.f32" => reduce::reduce_max_f32,
     REDUCE_MIN_F32 = "nn.reduce_min.f32" => reduce::reduce_min_f32,
     REDUCE_PROD_F32 = "nn.reduce_prod.f32" => reduce::reduce_prod_f32,

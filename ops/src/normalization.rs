@@ -7,12 +7,54 @@
 //!   InstanceNormalization of an `[N, C, spatial...]` input, a row per image and channel).
 //!
 //! Attributes in name order: `bias`, `epsilon` (`[ε]`), `input`, `output`, `scale`.
+//!
+//! And across channels, `nn.lrn.f32` (local response normalization) over `[offset, rows,
+//! channels]` regions: `y[c] = x[c] / (bias + alpha · Σ x[j]²)^beta`, `j` from `c − lo` to
+//! `c + hi` inside the channels. Attributes in name order: `input`, `output`, `params`
+//! (`[alpha, beta, bias]`), `radius` (`[lo, hi]`).
 
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
 
 use crate::activation_arena::{f32s_mut, split, with_arena};
 use crate::attrs::{Attrs, invalid};
+
+/// `nn.lrn.f32`.
+pub(crate) fn lrn_f32(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.lrn.f32";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 4)?;
+        let (input, output) = (a.region::<2>(0, "input")?, a.region::<2>(1, "output")?);
+        let [alpha, beta, bias] = [0, 1, 2].map(|k| a.floats(2, "params", 3).map(|p| p[k]));
+        let (alpha, beta, bias) = (alpha?, beta?, bias?);
+        let r = a.ints(3, "radius", Some(2))?;
+        let (lo, hi) = match (usize::try_from(r[0]), usize::try_from(r[1])) {
+            (Ok(lo), Ok(hi)) => (lo, hi),
+            _ => return Err(invalid(K, format_args!("radius {:?} is negative", r))),
+        };
+        if input.dims != output.dims {
+            return Err(invalid(
+                K,
+                format_args!("input {:?} and output {:?} differ", input.dims, output.dims),
+            ));
+        }
+        let c = input.dims[1];
+        let (inputs, out) = split(K, arena, output.offset, output.byte_len(4)?)?;
+        let x = inputs.f32s(input.offset, input.elements()?)?;
+        let out = f32s_mut(K, out)?;
+        if c == 0 {
+            return Ok(());
+        }
+        for (row, o) in x.chunks_exact(c).zip(out.chunks_exact_mut(c)) {
+            for (k, y) in o.iter_mut().enumerate() {
+                let window = &row[k.saturating_sub(lo)..(k.saturating_add(hi).saturating_add(1)).min(c)];
+                let sum: f32 = window.iter().map(|v| v * v).sum();
+                *y = row[k] / libm::powf(bias + alpha * sum, beta);
+            }
+        }
+        Ok(())
+    })
+}
 
 fn normalize(frame: &KernelFrame<'_>, kernel: &'static str, per_column: bool) {
     with_arena(frame, |arena| {

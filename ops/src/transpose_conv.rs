@@ -12,8 +12,8 @@
 //!   channel), `quant` (`[input zero point, output zero point, activation min, activation
 //!   max]`), `scratch` (`[offset, bytes]`: room for the int32 accumulator of every output
 //!   element, as TFLite Micro's scratch buffer, apart from the input and the output),
-//!   `shifts` (one per output channel), `window` (`[stride h, stride w, 1, 1, pad top, pad
-//!   left]`: the convolutions' layout, dilations 1). The int32 sums wrap as TFLite Micro's
+//!   `shifts` (one per output channel), `window` (`[stride h, stride w, dilation h, dilation w,
+//!   pad top, pad left]`: the convolutions' layout). The int32 sums wrap as TFLite Micro's
 //!   do on two's complement machines, so their order does not matter; each output is
 //!   `clamp(MultiplyByQuantizedMultiplier(sum + bias[c], multiplier[c], shift[c]) + output
 //!   zero point)`.
@@ -44,6 +44,8 @@ struct Geometry {
     stride: [usize; 2],
     /// `[pad top, pad left]`.
     pad: [usize; 2],
+    /// `[dilation h, dilation w]`.
+    dilation: [usize; 2],
 }
 
 impl Geometry {
@@ -64,8 +66,8 @@ impl Geometry {
                 format_args!("filter {:?} does not fit input {:?} and output {:?}", filter, input, output),
             ));
         }
-        if (dh, dw) != (1, 1) {
-            return Err(invalid(kernel, format_args!("dilation {}x{} is not 1x1", dh, dw)));
+        if dh == 0 || dw == 0 {
+            return Err(invalid(kernel, format_args!("dilation {}x{} is 0", dh, dw)));
         }
         let product = |d: &[usize]| d.iter().try_fold(1usize, |p, &v| p.checked_mul(v));
         if product(&filter) != Some(filter_len) {
@@ -77,7 +79,7 @@ impl Geometry {
         if product(&input).is_none() || product(&output).is_none() {
             return Err(invalid(kernel, format_args!("size overflows")));
         }
-        Ok(Geometry { input, output, taps: [fh, fw], stride: [sh, sw], pad: [ph, pw] })
+        Ok(Geometry { input, output, taps: [fh, fw], stride: [sh, sw], pad: [ph, pw], dilation: [dh, dw] })
     }
 
     /// Calls `f(input pixel, output pixel, tap)` (pixel indices over the whole batch, tap
@@ -86,16 +88,16 @@ impl Geometry {
     fn scatter(&self, mut f: impl FnMut(usize, usize, usize)) {
         let [n, ih, iw, _] = self.input;
         let [_, oh, ow, _] = self.output;
-        let ([kh, kw], [sh, sw], [ph, pw]) = (self.taps, self.stride, self.pad);
+        let ([kh, kw], [sh, sw], [ph, pw], [dh, dw]) = (self.taps, self.stride, self.pad, self.dilation);
         for b in 0..n {
             for iy in 0..ih {
                 for ix in 0..iw {
                     let pixel = (b * ih + iy) * iw + ix;
                     for ky in 0..kh {
-                        // The output row `iy * sh - ph + ky`, if inside the output.
-                        let Some(oy) = tap(iy, sh, ph, ky, 1, oh) else { continue };
+                        // The output row `iy * sh - ph + ky * dh`, if inside the output.
+                        let Some(oy) = tap(iy, sh, ph, ky, dh, oh) else { continue };
                         for kx in 0..kw {
-                            let Some(ox) = tap(ix, sw, pw, kx, 1, ow) else { continue };
+                            let Some(ox) = tap(ix, sw, pw, kx, dw, ow) else { continue };
                             f(pixel, (b * oh + oy) * ow + ox, ky * kw + kx);
                         }
                     }
@@ -277,7 +279,10 @@ mod tests {
                         for ky in 0..kh {
                             for kx in 0..kw {
                                 for c in 0..oc {
-                                    let (oy, ox) = (oy0 + ky as i64, ox0 + kx as i64);
+                                    let (oy, ox) = (
+                                        oy0 + (ky * g.dilation[0]) as i64,
+                                        ox0 + (kx * g.dilation[1]) as i64,
+                                    );
                                     if ox >= 0 && ox < ow as i64 && oy >= 0 && oy < oh as i64 {
                                         let (oy, ox) = (oy as usize, ox as usize);
                                         out[((b * oh + oy) * ow + ox) * oc + c] += x
@@ -302,11 +307,12 @@ mod tests {
     #[test]
     fn scatter_matches_the_reference_loop() {
         // SAME 3x3 stride 2 (pad 1 of the 10x12 output), VALID 4x3 stride (2, 1), and an
-        // output smaller than the input's reach (taps fall off both ends).
+        // output smaller than the input's reach (taps fall off both ends), and dilations 2x3.
         let cases = [
             geometry([1, 5, 6, 4], [1, 10, 12, 6], [3, 3], [2, 2, 1, 1, 1, 1]),
             geometry([2, 5, 6, 4], [2, 12, 8, 3], [4, 3], [2, 1, 1, 1, 0, 0]),
             geometry([1, 4, 4, 2], [1, 3, 5, 3], [5, 2], [3, 2, 1, 1, 2, 0]),
+            geometry([1, 4, 5, 2], [1, 11, 9, 2], [3, 2], [2, 1, 2, 3, 1, 0]),
         ];
         for g in cases {
             let x: Vec<i8> = (0..g.input.iter().product::<usize>()).map(|i| (i * 37 % 251) as i8).collect();
@@ -337,7 +343,7 @@ mod tests {
         assert!(Geometry::new("t", ok, [1, 5, 6, 3], [1, 12, 8, 3], w).is_err());
         assert!(Geometry::new("t", ok, [1, 5, 6, 2], [1, 12, 8, 4], w).is_err());
         assert!(Geometry::new("t", ok, [2, 5, 6, 2], [1, 12, 8, 3], w).is_err());
-        assert!(Geometry::new("t", ok, [1, 5, 6, 2], [1, 12, 8, 3], [2, 1, 2, 1, 0, 0]).is_err());
+        assert!(Geometry::new("t", ok, [1, 5, 6, 2], [1, 12, 8, 3], [2, 1, 0, 1, 0, 0]).is_err());
         assert!(Geometry::new("t", ([3, 4, 3, 2], 71), [1, 5, 6, 2], [1, 12, 8, 3], w).is_err());
         let huge = usize::MAX / 2;
         assert!(Geometry::new("t", ok, [1, huge, 6, 2], [1, 12, 8, 3], w).is_err());

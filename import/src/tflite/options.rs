@@ -28,6 +28,8 @@ pub mod kind {
     pub const LEAKY_RELU: u8 = 75;
     pub const SQUARED_DIFFERENCE: u8 = 76;
     pub const BATCH_MATMUL: u8 = 101;
+    pub const LRN: u8 = 13;
+    pub const GATHER: u8 = 23;
 }
 
 /// Reads the options of `op`, which must be of type `expected` (absent options read as the
@@ -102,4 +104,20 @@ pub mod ext {
     pub const BETA: u16 = 204;
     pub const AXIS: u16 = 205;
     pub const EPSILON: u16 = 206;
+    /// A transposed convolution's dilation (TensorFlow Lite's has none).
+    pub const DILATION_H: u16 = 207;
+    pub const DILATION_W: u16 = 208;
+    /// ONNX Resize: the coordinate rule (0 half_pixel, 1 asymmetric, 2 align_corners,
+    /// 3 pytorch_half_pixel, 4 half_pixel_symmetric), the nearest rounding (0
+    /// round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil, 4 opset 10's), and the
+    /// scale of each axis.
+    pub const RESIZE_COORD: u16 = 209;
+    pub const NEAREST_MODE: u16 = 210;
+    pub const SCALE_H: u16 = 211;
+    pub const SCALE_W: u16 = 212;
+    /// ARG_MAX/ARG_MIN: the last of equal values wins (ONNX's `select_last_index`).
+    pub const SELECT_LAST: u16 = 213;
+    /// LOCAL_RESPONSE_NORMALIZATION: the radius above the channel when it differs from the
+    /// one below (ONNX's even sizes).
+    pub const RADIUS_HI: u16 = 214;
 }

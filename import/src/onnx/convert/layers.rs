@@ -139,6 +139,14 @@ impl Converter {
         {
             *p = vec![0, p[0], 0, p[1]];
         }
+        // ConvTranspose's output size along the one axis gains the height 1.
+        for (attr, pad) in [("output_padding", 0), ("output_shape", 1)] {
+            if let Some(AttrValue::Ints(v)) = m.attrs.get_mut(attr)
+                && v.len() == 1
+            {
+                v.insert(0, pad);
+            }
+        }
         let out = n.outputs.first().cloned().flatten().ok_or("the output is not used")?;
         m.outputs[0] = Some(format!("{out}:2d"));
         two_d(self, &m)?;
@@ -155,7 +163,7 @@ impl Converter {
     }
 
     /// A rank-4 float input stored NHWC, or why not.
-    fn image(&mut self, n: &Node) -> Result<Rt, String> {
+    pub(super) fn image(&mut self, n: &Node) -> Result<Rt, String> {
         let x = self.rt(n, 0)?;
         if x.shape.len() != 4 {
             return Err(format!("input {:?} is not NCHW (only 2-D windows are supported)", x.shape));
@@ -179,6 +187,163 @@ impl Converter {
         let (act, name) = fused.as_ref().map_or((0, Self::out_name(n)), |(a, m)| (*a, Self::out_name(m)));
         let out = LayerOut { name, elem: ElemType::F32, quant: None, act };
         let y = self.conv_with(n, &x, (&w, None), b, &out)?;
+        self.set_fused(n, fused, y);
+        Ok(())
+    }
+
+    /// ConvTranspose (float): TRANSPOSE_CONV with the ONNX filter `[in, out, kh, kw]` laid
+    /// out `[out, kh, kw, in]`, the output size from `output_shape` or from the pads and
+    /// `output_padding`, and the top and left pads stated explicitly. A grouped one runs as
+    /// one TRANSPOSE_CONV per group between a channel split and a concatenation.
+    pub(super) fn conv_transpose(&mut self, n: &Node) -> Result<(), String> {
+        let x = self.image(n)?;
+        let w = self.constant(n, 1, "filter")?;
+        if w.elem != ElemType::F32 || x.elem != ElemType::F32 || w.dims.len() != 4 {
+            return Err(format!(
+                "filter {} {:?} is not a float [in, out, kh, kw] filter",
+                w.elem.name(),
+                w.dims
+            ));
+        }
+        let (c, mg, kh, kw) = (w.dims[0], w.dims[1], w.dims[2], w.dims[3]);
+        let g = usize::try_from(n.int("group", 1)?).ok().filter(|&g| g > 0 && c.is_multiple_of(g));
+        let g = g.ok_or_else(|| {
+            format!("group {} does not divide {c} input channels", n.int("group", 1).unwrap_or(0))
+        })?;
+        let m = mg * g;
+        if c != x.shape[1] || m == 0 {
+            return Err(format!("filter {:?} does not fit {} input channels", w.dims, x.shape[1]));
+        }
+        if let Some(ks) = n.ints("kernel_shape")?
+            && ks != [kh as i64, kw as i64]
+        {
+            return Err(format!("kernel_shape {ks:?} differs from the filter's {kh}x{kw}"));
+        }
+        let strides = spatial(n, "strides", 2, 1)?;
+        let dil = spatial(n, "dilations", 2, 1)?;
+        let out_pad = match n.ints("output_padding")? {
+            None => vec![0, 0],
+            Some(v)
+                if v.len() == 2 && (0..2).all(|k| v[k] >= 0 && (v[k] as usize) < strides[k].max(dil[k])) =>
+            {
+                v.iter().map(|&p| p as usize).collect()
+            }
+            Some(v) => return Err(format!("output_padding {v:?} is not 2 values below the strides")),
+        };
+        let auto = n.string("auto_pad", "NOTSET")?;
+        let stated = n.ints("output_shape")?;
+        let mut size = [0usize; 2];
+        let mut top = [0usize; 2];
+        for k in 0..2 {
+            let (input, filter) = (x.shape[2 + k], [kh, kw][k]);
+            // What the window reaches without padding.
+            let full = strides[k] * (input - 1) + out_pad[k] + dil[k] * (filter - 1) + 1;
+            let pick = |want: usize, upper: bool| -> Result<(usize, usize), String> {
+                // An output past the window's reach gets only the bias there (onnxruntime's
+                // rule: the padding is at least 0).
+                let total = full.saturating_sub(want);
+                Ok((want, if upper { total / 2 } else { total - total / 2 }))
+            };
+            (size[k], top[k]) = if let Some(s) = &stated {
+                let want = s.get(s.len().wrapping_sub(2) + k).copied().filter(|&v| v > 0 && v <= 1 << 24);
+                pick(
+                    want.ok_or_else(|| format!("output_shape {s:?} does not give 2 sizes"))? as usize,
+                    auto == "SAME_UPPER",
+                )?
+            } else if auto == "SAME_UPPER" || auto == "SAME_LOWER" {
+                pick(input * strides[k], auto == "SAME_UPPER")?
+            } else if auto == "NOTSET" || auto == "VALID" || auto.is_empty() {
+                let pads =
+                    if auto == "VALID" { vec![0; 4] } else { n.ints("pads")?.unwrap_or_else(|| vec![0; 4]) };
+                if pads.len() != 4 || pads.iter().any(|&p| !(0..=1 << 16).contains(&p)) {
+                    return Err(format!("pads {pads:?} are not 4 values in 0..=65536"));
+                }
+                let (b, e) = (pads[k] as usize, pads[k + 2] as usize);
+                let want = full
+                    .checked_sub(b + e)
+                    .filter(|&v| v > 0)
+                    .ok_or_else(|| format!("pads {pads:?} leave no output on axis {k}"))?;
+                (want, b)
+            } else {
+                return Err(format!("auto_pad '{auto}' is not known"));
+            };
+        }
+        let b = match self.opt_val(n, 2)? {
+            Some(_) => {
+                let b = self.constant(n, 2, "bias")?;
+                if b.elements() != m || b.elem != ElemType::F32 {
+                    return Err(format!(
+                        "bias {} {:?} does not fit {m} output channels",
+                        b.elem.name(),
+                        b.dims
+                    ));
+                }
+                Some(b)
+            }
+            None => None,
+        };
+        let fused = self.fused_activation(n);
+        let (act, name) = fused.as_ref().map_or((0, Self::out_name(n)), |(a, f)| (*a, Self::out_name(f)));
+        let y = self.new_rt(&name, ElemType::F32, vec![x.shape[0], m, size[0], size[1]], Layout::Nhwc);
+        let fields = vec![
+            (0, 1.0),
+            (1, strides[1] as f64),
+            (2, strides[0] as f64),
+            (3, f64::from(act)),
+            (ext::PAD_TOP, top[0] as f64),
+            (ext::PAD_LEFT, top[1] as f64),
+            (ext::DILATION_H, dil[0] as f64),
+            (ext::DILATION_W, dil[1] as f64),
+        ];
+        // One input, filter, bias and output per group (the whole when `g` is 1).
+        let cg = c / g;
+        let (xs, ys) = if g == 1 {
+            (vec![x.t], vec![y.t])
+        } else {
+            let sizes = self.i32_tensor(&format!("{name}:groups"), &vec![cg as i64; g]);
+            let axis = self.i32_tensor(&format!("{name}:axis"), &[3]);
+            let mut xs = Vec::new();
+            let mut ys = Vec::new();
+            for k in 0..g {
+                let dims = vec![x.shape[0], cg, x.shape[2], x.shape[3]];
+                xs.push(self.new_rt(&format!("{name}:in{k}"), ElemType::F32, dims, Layout::Nhwc).t);
+                let dims = vec![x.shape[0], mg, size[0], size[1]];
+                ys.push(self.new_rt(&format!("{name}:out{k}"), ElemType::F32, dims, Layout::Nhwc).t);
+            }
+            self.emit(102, 0, vec![], vec![x.t, sizes, axis], xs.clone());
+            (xs, ys)
+        };
+        let per = cg * mg * kh * kw * 4;
+        for (k, (&xt, &yt)) in xs.iter().zip(&ys).enumerate() {
+            let part = Tensor {
+                dims: vec![cg, mg, kh, kw],
+                data: w.data[k * per..(k + 1) * per].to_vec(),
+                ..w.clone()
+            };
+            let filter = permuted(&part, &[1, 2, 3, 0]);
+            let f = self.tensor(
+                &format!("{name}:filter{k}"),
+                ElemType::F32,
+                filter.dims.clone(),
+                Some(filter.data),
+            );
+            let bias = b.as_ref().map(|b| {
+                let data = b.data[k * mg * 4..(k + 1) * mg * 4].to_vec();
+                self.tensor(&format!("{name}:bias{k}"), ElemType::F32, vec![mg], Some(data))
+            });
+            let dims = self.out.tensors[yt].shape.iter().map(|&d| d as i64).collect::<Vec<_>>();
+            let shape = self.i32_tensor(&format!("{name}:shape{k}"), &dims);
+            self.emit_opt(
+                67,
+                kind::TRANSPOSE_CONV,
+                fields.clone(),
+                vec![Some(shape), Some(f), Some(xt), bias],
+                vec![yt],
+            );
+        }
+        if g > 1 {
+            self.emit(2, kind::CONCATENATION, vec![(0, 3.0)], ys, vec![y.t]);
+        }
         self.set_fused(n, fused, y);
         Ok(())
     }

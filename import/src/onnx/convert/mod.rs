@@ -20,6 +20,8 @@ mod fold;
 mod layers;
 mod movement;
 mod qdq;
+mod resize;
+mod select;
 
 /// How a runtime value's bytes are ordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -227,6 +229,9 @@ struct Converter {
 pub const SUPPORTED: &[&str] = &[
     "Abs",
     "Add",
+    "And",
+    "ArgMax",
+    "ArgMin",
     "AveragePool",
     "BatchNormalization",
     "Cast",
@@ -236,11 +241,13 @@ pub const SUPPORTED: &[&str] = &[
     "Constant",
     "ConstantOfShape",
     "Conv",
+    "ConvTranspose",
     "Cos",
     "DequantizeLinear",
     "Div",
     "Dropout",
     "Elu",
+    "Equal",
     "Erf",
     "Exp",
     "Expand",
@@ -251,14 +258,19 @@ pub const SUPPORTED: &[&str] = &[
     "Gemm",
     "GlobalAveragePool",
     "GlobalMaxPool",
+    "Greater",
+    "GreaterOrEqual",
     "HardSigmoid",
     "HardSwish",
     "Identity",
     "InstanceNormalization",
     "LayerNormalization",
     "LeakyRelu",
+    "Less",
+    "LessOrEqual",
     "Log",
     "LogSoftmax",
+    "LRN",
     "MatMul",
     "Max",
     "MaxPool",
@@ -266,6 +278,8 @@ pub const SUPPORTED: &[&str] = &[
     "Min",
     "Mul",
     "Neg",
+    "Not",
+    "Or",
     "Pad",
     "Pow",
     "PRelu",
@@ -279,6 +293,7 @@ pub const SUPPORTED: &[&str] = &[
     "ReduceSum",
     "Relu",
     "Reshape",
+    "Resize",
     "Round",
     "Selu",
     "Shape",
@@ -295,8 +310,12 @@ pub const SUPPORTED: &[&str] = &[
     "Sub",
     "Sum",
     "Tanh",
+    "Tile",
     "Transpose",
     "Unsqueeze",
+    "Upsample",
+    "Where",
+    "Xor",
 ];
 
 impl Converter {
@@ -317,8 +336,10 @@ impl Converter {
             "Identity" | "Dropout" => self.identity(n),
             "Cast" => self.cast(n),
             "Conv" if self.rank_of(n, 0) == Some(3) => self.one_d(n, Self::conv),
+            "ConvTranspose" if self.rank_of(n, 0) == Some(3) => self.one_d(n, Self::conv_transpose),
             "MaxPool" | "AveragePool" if self.rank_of(n, 0) == Some(3) => self.one_d(n, Self::pool),
             "Conv" => self.conv(n),
+            "ConvTranspose" => self.conv_transpose(n),
             "MaxPool" | "AveragePool" => self.pool(n),
             "GlobalAveragePool" => self.global_pool(n, 40),
             "Gemm" => self.gemm(n),
@@ -336,6 +357,15 @@ impl Converter {
             "Softmax" | "LogSoftmax" => self.softmax(n),
             "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze" => self.reshape(n),
             "Transpose" => self.transpose(n),
+            "Resize" | "Upsample" => self.resize(n),
+            "Equal" | "Less" | "LessOrEqual" | "Greater" | "GreaterOrEqual" | "And" | "Or" | "Xor"
+            | "Not" => self.logic(n),
+            "Where" => self.where_op(n),
+            "ArgMax" | "ArgMin" => self.arg(n),
+            "Gather" => self.gather(n),
+            "Tile" => self.tile(n),
+            "Expand" => self.expand(n),
+            "LRN" => self.lrn(n),
             "Concat" => self.concat(n),
             "Split" => self.split(n),
             "Slice" => self.slice(n),
@@ -522,17 +552,6 @@ impl Converter {
         if let Some(Some(name)) = n.outputs.first() {
             self.values.insert(name.clone(), v);
         }
-        Ok(())
-    }
-
-    /// `Cast` at run time: only to the value's own type (exporters' casts to the stash type).
-    fn cast(&mut self, n: &Node) -> Result<(), String> {
-        let x = self.rt(n, 0)?;
-        let to = super::model::elem_type(n.int("to", 0)? as i32)?;
-        if to != x.elem {
-            return Err(format!("a run-time cast from {} to {} is not supported", x.elem.name(), to.name()));
-        }
-        self.set(n, 0, x);
         Ok(())
     }
 

@@ -5,7 +5,7 @@
 
 use super::super::model::OpInfo;
 use super::super::ops::ElemType;
-use super::super::options::{Options, kind};
+use super::super::options::{Options, ext, kind};
 use super::{AttrSpec, Lowerer, floats, ints};
 
 /// TFLite's `GetNearestNeighbor`, in its float arithmetic.
@@ -62,15 +62,75 @@ fn bilinear_f32(input: usize, output: usize, align: bool, half: bool) -> (Vec<i3
     (idx, frac)
 }
 
+/// ONNX's rule for one axis of a Resize (`ext::RESIZE_COORD`, `ext::NEAREST_MODE` and the
+/// axis's scale), in f64 as its reference does.
+#[derive(Clone, Copy, Debug)]
+struct OnnxAxis {
+    coord: u8,
+    nearest: u8,
+    scale: f64,
+}
+
+impl OnnxAxis {
+    /// The source coordinate of output index `v` (ONNX's `coordinate_transformation_mode`).
+    fn source(self, v: usize, input: usize, output: usize) -> f64 {
+        let (v, i, o, s) = (v as f64, input as f64, output as f64, self.scale);
+        match self.coord {
+            1 => v / s,
+            // The output length unrounded (`input · scale`), as ONNX's reference divides by.
+            2 if i * s > 1.0 => v * (i - 1.0) / (i * s - 1.0),
+            2 => 0.0,
+            3 if output <= 1 => 0.0,
+            4 => {
+                let adjust = o / (s * i);
+                i / 2.0 * (1.0 - adjust) + (v + 0.5) / s - 0.5
+            }
+            _ => (v + 0.5) / s - 0.5,
+        }
+    }
+
+    fn nearest(self, v: usize, input: usize, output: usize) -> i32 {
+        let x = self.source(v, input, output);
+        let at = match self.nearest {
+            0 if x.fract() == 0.5 => x.floor(),
+            1 if x.fract() == 0.5 => x.ceil(),
+            2 => x.floor(),
+            3 => x.ceil(),
+            // Opset 10: down-sampling rounds up, up-sampling truncates.
+            4 if self.scale < 1.0 => x.ceil(),
+            4 => x.trunc(),
+            _ => x.round(),
+        };
+        at.clamp(0.0, (input - 1) as f64) as i32
+    }
+
+    /// `[lo, hi]` per output index and the fraction (onnxruntime's linear rule: the source
+    /// clamped to the input).
+    fn linear(self, input: usize, output: usize) -> (Vec<i32>, Vec<f32>) {
+        let (mut idx, mut frac) = (Vec::new(), Vec::new());
+        for v in 0..output {
+            let x = self.source(v, input, output).clamp(0.0, (input - 1) as f64);
+            let lo = x.floor();
+            idx.extend([lo as i32, (lo as i32 + 1).min(input as i32 - 1)]);
+            frac.push((x - lo) as f32);
+        }
+        (idx, frac)
+    }
+}
+
 impl Lowerer<'_, '_> {
     pub(super) fn resize(&mut self, op: &OpInfo<'_>, bilinear: bool) -> Result<(), String> {
-        let (align, half) = if bilinear {
-            let o = Options::of(op, kind::RESIZE_BILINEAR)?;
-            (o.bool(2)?, o.bool(3)?)
-        } else {
-            let o = Options::of(op, kind::RESIZE_NEAREST_NEIGHBOR)?;
-            (o.bool(0)?, o.bool(1)?)
+        let o =
+            Options::of(op, if bilinear { kind::RESIZE_BILINEAR } else { kind::RESIZE_NEAREST_NEIGHBOR })?;
+        let (align, half) = if bilinear { (o.bool(2)?, o.bool(3)?) } else { (o.bool(0)?, o.bool(1)?) };
+        let onnx = |scale: u16| -> Option<OnnxAxis> {
+            Some(OnnxAxis {
+                coord: o.ext(ext::RESIZE_COORD)? as u8,
+                nearest: o.ext(ext::NEAREST_MODE)? as u8,
+                scale: o.ext(scale).filter(|s| *s > 0.0)?,
+            })
         };
+        let onnx = onnx(ext::SCALE_H).zip(onnx(ext::SCALE_W));
         if align && half {
             return Err("align_corners and half_pixel_centers together are not supported".into());
         }
@@ -97,30 +157,41 @@ impl Lowerer<'_, '_> {
             AttrSpec::Region { tensor: out, dims: os.clone() },
         );
         if !bilinear {
-            let map =
-                |i: usize, o: usize| (0..o).map(|v| nearest(v, i, o, align, half)).collect::<Vec<i32>>();
+            let map = |i: usize, o: usize, a: Option<OnnxAxis>| -> Vec<i32> {
+                (0..o)
+                    .map(|v| match a {
+                        Some(a) => a.nearest(v, i, o),
+                        None => nearest(v, i, o, align, half),
+                    })
+                    .collect()
+            };
             let attrs = vec![
-                ("cols", AttrSpec::Value(ints(&map(xs[2], os[2])))),
+                ("cols", AttrSpec::Value(ints(&map(xs[2], os[2], onnx.map(|a| a.1))))),
                 ("input", input),
                 ("output", output),
-                ("rows", AttrSpec::Value(ints(&map(xs[1], os[1])))),
+                ("rows", AttrSpec::Value(ints(&map(xs[1], os[1], onnx.map(|a| a.0))))),
                 ("size", AttrSpec::Value(ints(&[elem.size() as i32]))),
             ];
             self.push(op, "nn.resize_nearest", out, attrs);
             return Ok(());
         }
-        let (rows, cols, row_frac, col_frac) = match elem {
-            ElemType::I8 => {
+        let (rows, cols, row_frac, col_frac) = match (elem, onnx) {
+            (ElemType::F32, Some((h, w))) => {
+                let (r, rf) = h.linear(xs[1], os[1]);
+                let (c, cf) = w.linear(xs[2], os[2]);
+                (r, c, floats(&rf), floats(&cf))
+            }
+            (ElemType::I8, None) => {
                 let (r, rf) = bilinear_i8(xs[1], os[1], align, half);
                 let (c, cf) = bilinear_i8(xs[2], os[2], align, half);
                 (r, c, ints(&rf), ints(&cf))
             }
-            ElemType::F32 => {
+            (ElemType::F32, None) => {
                 let (r, rf) = bilinear_f32(xs[1], os[1], align, half);
                 let (c, cf) = bilinear_f32(xs[2], os[2], align, half);
                 (r, c, floats(&rf), floats(&cf))
             }
-            e => return Err(format!("{} RESIZE_BILINEAR is not supported", e.name())),
+            (e, _) => return Err(format!("{} RESIZE_BILINEAR is not supported", e.name())),
         };
         let attrs = vec![
             ("col_frac", AttrSpec::Value(col_frac)),

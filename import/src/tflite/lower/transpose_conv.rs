@@ -14,8 +14,8 @@ use hostrt_dsp::{Hw, Window};
 
 use super::super::model::OpInfo;
 use super::super::ops::ElemType;
-use super::super::options::{Options, kind};
-use super::{AttrSpec, Lowerer, dense, fused, hw, ints, padding};
+use super::super::options::{Options, ext, kind};
+use super::{AttrSpec, Lowerer, dense, explicit_pad, fused, hw, ints, padding};
 
 impl Lowerer<'_, '_> {
     pub(super) fn transpose_conv(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
@@ -49,10 +49,19 @@ impl Lowerer<'_, '_> {
         }
         // TFLite Micro pads as a convolution from the output to the input would
         // (`ComputePaddingHeightWidth` with the output's height and width); where that
-        // window has no output, it leaves the padding 0.
-        let pad = Window::new(Hw::new(os[1], os[2]), Hw::new(fs[1], fs[2]), stride, Hw::square(1), pad)
-            .map_or(Hw::new(0, 0), |w| w.pad);
-        let window = ints(&[stride.h, stride.w, 1, 1, pad.h, pad.w].map(|v| v as i32));
+        // window has no output, it leaves the padding 0. A translating importer may state
+        // the top and left padding and a dilation instead.
+        let dil = hw(
+            o.ext(ext::DILATION_H).unwrap_or(1.0) as i32,
+            o.ext(ext::DILATION_W).unwrap_or(1.0) as i32,
+            "dilation",
+        )?;
+        let pad = match explicit_pad(&o) {
+            Some(p) => p,
+            None => Window::new(Hw::new(os[1], os[2]), Hw::new(fs[1], fs[2]), stride, Hw::square(1), pad)
+                .map_or(Hw::new(0, 0), |w| w.pad),
+        };
+        let window = ints(&[stride.h, stride.w, dil.h, dil.w, pad.h, pad.w].map(|v| v as i32));
         let bias_attr = self.bias(bias, os[3], elem)?;
         let filter = dense(elem.name(), &fs, self.constant(f, "filter")?.to_vec());
         // One int32 per output element (at most 2^31 elements: the model reader checks).
