@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Builds the small ONNX models import/tests/onnx_models.rs checks (a CNN, an attention
-block, a 2-layer transformer encoder), with their inputs and
+block, a 2-layer transformer encoder, an upsampling decoder, a token-id model), with their inputs and
 onnxruntime's outputs as goldens (import/tests/models/onnx/). Needs `onnx`, `onnxruntime`
 and `numpy` from the package registry:
 
@@ -267,6 +267,71 @@ def bench_models(out):
     save("transformer_4x128", nodes, inits, [1, seq, d], [1, seq, d], 17)
 
 
+def decoder():
+    """An upsampling decoder head: Conv + Relu, LRN, a stride-2 ConvTranspose with pads and
+    output_padding, a linear half-pixel Resize down by 2 and a nearest asymmetric Resize up
+    by 2 (PyTorch's Upsample), a 1x1 Conv."""
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "c1.w", "c1.b"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        n("Relu", ["c1"], ["r1"]),
+        n("LRN", ["r1"], ["l1"], size=3, alpha=1e-3, beta=0.75, bias=1.0),
+        n("ConvTranspose", ["l1", "t.w", "t.b"], ["t1"], strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1]),
+        n("Resize", ["t1", "", "down"], ["d1"], mode="linear", coordinate_transformation_mode="half_pixel"),
+        n("Resize", ["d1", "", "up"], ["u1"], mode="nearest", coordinate_transformation_mode="asymmetric",
+          nearest_mode="floor"),
+        n("Conv", ["u1", "c2.w", "c2.b"], ["y"], kernel_shape=[1, 1]),
+    ]
+    scales = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
+    inits = [
+        w("c1.w", 8, 3, 3, 3), w("c1.b", 8), w("t.w", 8, 4, 3, 3), w("t.b", 4),
+        scales("down", [1, 1, 0.5, 0.5]), scales("up", [1, 1, 2, 2]), w("c2.w", 2, 4, 1, 1), w("c2.b", 2),
+    ]
+    save("decoder", nodes, inits, [1, 3, 16, 16], [1, 2, 32, 32], 13)
+
+
+def tokens():
+    """Token ids through an embedding Gather, an Einsum projection, a padding mask
+    (Equal, Not, Greater, And, Where), ArgMax cast to float and Expanded back, and a Tile."""
+    n = helper.make_node
+    nodes = [
+        n("Gather", ["emb", "x"], ["e"]),
+        n("Einsum", ["e", "proj"], ["h"], equation="bsd,de->bse"),
+        n("Equal", ["x", "zero"], ["pad"]),
+        n("Not", ["pad"], ["real"]),
+        n("Greater", ["x", "three"], ["big"]),
+        n("And", ["real", "big"], ["keep"]),
+        n("Unsqueeze", ["keep", "axis2"], ["keep3"]),
+        n("Where", ["keep3", "h", "neg"], ["hm"]),
+        n("ArgMax", ["hm"], ["a"], axis=2, keepdims=1),
+        n("Cast", ["a"], ["af"], to=TensorProto.FLOAT),
+        n("Expand", ["af", "shape"], ["ae"]),
+        n("Add", ["hm", "ae"], ["s"]),
+        n("Tile", ["s", "reps"], ["y"]),
+    ]
+    inits = [
+        w("emb", 20, 16), w("proj", 16, 16), i64("zero", 0), i64("three", 3), i64("axis2", [2]),
+        numpy_helper.from_array(np.array([-1.0], np.float32), "neg"), i64("shape", [1, 8, 16]), i64("reps", [1, 2, 1]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "tokens",
+        [helper.make_tensor_value_info("x", TensorProto.INT64, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 16])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="hostrt-tests")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    path = os.path.join(OUT, "tokens.onnx")
+    onnx.save(model, path)
+    x = np.array([[5, 0, 3, 12, 19, 0, 7, 1]], np.int64)
+    y = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.save(os.path.join(OUT, "tokens.input.npy"), x)
+    np.save(os.path.join(OUT, "tokens.output.npy"), y)
+    print(f"tokens: {os.path.getsize(path)} bytes, output {y.shape}")
+
+
 if __name__ == "__main__":
     if os.environ.get("HOSTRT_MODELS_OUT"):
         bench_models(os.environ["HOSTRT_MODELS_OUT"])
@@ -278,3 +343,5 @@ if __name__ == "__main__":
     qdq("cnn_small", [1, 3, 16, 16], "QUInt8")
     qdq("cnn_small", [1, 3, 16, 16], "QInt8")
     int8_input()
+    decoder()
+    tokens()

@@ -1,7 +1,7 @@
 //! Whole ONNX models (scripts/make_onnx_models.py: a MobileNet-shaped CNN with the
-//! flatten chain exporters emit, a transformer attention block, and a 2-layer transformer
-//! encoder with LayerNormalization and an Erf GELU) imported, run, and compared with
-//! onnxruntime's outputs.
+//! flatten chain exporters emit, a transformer attention block, a 2-layer transformer
+//! encoder with LayerNormalization and an Erf GELU, an upsampling decoder and a token-id
+//! model) imported, run, and compared with onnxruntime's outputs.
 
 use hostrt_core::{Allocator, HostContext, SingleThreadedWorkQueue};
 use hostrt_import::npy;
@@ -58,6 +58,19 @@ fn transformer_encoder_matches_onnxruntime() {
 fn qdq_cnn_matches_onnxruntime_within_two_steps() {
     check_within("cnn_small_qdq_u8", |_| 2.0 / 255.0 + 1e-6);
     check_within("cnn_small_qdq_s8", |_| 2.0 / 255.0 + 1e-6);
+}
+
+/// LRN, a padded ConvTranspose with output_padding, and linear and nearest Resizes.
+#[test]
+fn decoder_matches_onnxruntime() {
+    check("decoder");
+}
+
+/// int64 ids: Gather, Einsum, Equal/Not/Greater/And masks into Where, ArgMax, Cast, Expand
+/// and Tile.
+#[test]
+fn token_model_matches_onnxruntime() {
+    check("tokens");
 }
 
 #[test]

@@ -15,6 +15,7 @@ use crate::error::ImportError;
 use crate::tflite::model::{Graph, OpInfo, OpOptions, Quant, TensorInfo};
 use crate::tflite::ops::ElemType;
 
+mod einsum;
 mod elementwise;
 mod fold;
 mod layers;
@@ -246,6 +247,7 @@ pub const SUPPORTED: &[&str] = &[
     "DequantizeLinear",
     "Div",
     "Dropout",
+    "Einsum",
     "Elu",
     "Equal",
     "Erf",
@@ -366,6 +368,7 @@ impl Converter {
             "Tile" => self.tile(n),
             "Expand" => self.expand(n),
             "LRN" => self.lrn(n),
+            "Einsum" => self.einsum(n),
             "Concat" => self.concat(n),
             "Split" => self.split(n),
             "Slice" => self.slice(n),
