@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Builds the small ONNX models import/tests/onnx_models.rs checks (a CNN, an attention
-block, a 2-layer transformer encoder, an upsampling decoder, a token-id model), with their inputs and
+block, a 2-layer transformer encoder, an upsampling decoder, a token-id model, a CNN in QOperator form), with their inputs and
 onnxruntime's outputs as goldens (import/tests/models/onnx/). Needs `onnx`, `onnxruntime`
 and `numpy` from the package registry:
 
@@ -332,6 +332,42 @@ def tokens():
     print(f"tokens: {os.path.getsize(path)} bytes, output {y.shape}")
 
 
+def qlinear():
+    """A small CNN (two Conv + Relu, Flatten, MatMul) quantized by onnxruntime's static
+    quantizer to its QOperator form: QuantizeLinear, QLinearConv (Relu folded into the output
+    range), Flatten over int8 values, QLinearMatMul, DequantizeLinear."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "c1.w", "c1.b"], ["c1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        n("Relu", ["c1"], ["r1"]),
+        n("Conv", ["r1", "c2.w", "c2.b"], ["c2"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        n("Relu", ["c2"], ["r2"]),
+        n("Flatten", ["r2"], ["f"]),
+        n("MatMul", ["f", "fc.w"], ["y"]),
+    ]
+    inits = [w("c1.w", 8, 3, 3, 3), w("c1.b", 8), w("c2.w", 8, 8, 3, 3), w("c2.b", 8), w("fc.w", 128, 10)]
+    save("qlinear_cnn", nodes, inits, [1, 3, 8, 8], [1, 10], 13)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.data = iter([{"x": rng.standard_normal([1, 3, 8, 8]).astype(np.float32)} for _ in range(16)])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    for activation, suffix in [("QInt8", "s8"), ("QUInt8", "u8")]:
+        src, dst = os.path.join(OUT, "qlinear_cnn.onnx"), os.path.join(OUT, f"qlinear_cnn_qop_{suffix}.onnx")
+        quantize_static(src, dst, Reader(), quant_format=QuantFormat.QOperator, per_channel=True,
+                        activation_type=getattr(QuantType, activation), weight_type=QuantType.QInt8)
+        x = rng.standard_normal([1, 3, 8, 8]).astype(np.float32)
+        y = ort.InferenceSession(dst, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        np.save(os.path.join(OUT, f"qlinear_cnn_qop_{suffix}.input.npy"), x)
+        np.save(os.path.join(OUT, f"qlinear_cnn_qop_{suffix}.output.npy"), y)
+        print(f"qlinear_cnn_qop_{suffix}: {os.path.getsize(dst)} bytes, output {y.shape}")
+
+
 if __name__ == "__main__":
     if os.environ.get("HOSTRT_MODELS_OUT"):
         bench_models(os.environ["HOSTRT_MODELS_OUT"])
@@ -345,3 +381,4 @@ if __name__ == "__main__":
     int8_input()
     decoder()
     tokens()
+    qlinear()

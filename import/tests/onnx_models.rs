@@ -73,6 +73,23 @@ fn token_model_matches_onnxruntime() {
     check("tokens");
 }
 
+/// The same kind of CNN in onnxruntime's QOperator form (QLinearConv, Flatten of int8
+/// values, QLinearMatMul) runs as int8 kernels: each output within two steps of the final
+/// DequantizeLinear's scale (TensorFlow Lite's rounding is not onnxruntime's).
+#[test]
+fn qoperator_cnn_matches_onnxruntime_within_two_steps() {
+    check("qlinear_cnn");
+    for name in ["qlinear_cnn_qop_s8", "qlinear_cnn_qop_u8"] {
+        let path = format!("{}/tests/models/onnx/{name}.onnx", env!("CARGO_MANIFEST_DIR"));
+        let m = hostrt_import::onnx::model::Model::read(&std::fs::read(path).unwrap(), &Default::default())
+            .expect("model");
+        let last = m.nodes.last().expect("nodes");
+        assert_eq!(last.op_type, "DequantizeLinear");
+        let scale = m.constants.get(last.inputs[1].as_deref().unwrap()).expect("scale").f64s()[0] as f32;
+        check_within(name, |_| 2.0 * scale + 1e-6);
+    }
+}
+
 #[test]
 fn an_int8_input_dequantized_for_a_float_layer() {
     check("int8_input");

@@ -21,6 +21,7 @@ mod fold;
 mod layers;
 mod movement;
 mod qdq;
+mod qlinear;
 mod resize;
 mod select;
 
@@ -285,6 +286,8 @@ pub const SUPPORTED: &[&str] = &[
     "Pad",
     "Pow",
     "PRelu",
+    "QLinearConv",
+    "QLinearMatMul",
     "QuantizeLinear",
     "Range",
     "Reciprocal",
@@ -334,6 +337,30 @@ impl Converter {
             }
             return Ok(());
         }
+        // Data movement over a quantized int8 value (QOperator graphs hold them between
+        // QLinear nodes): its outputs keep the value's quantization.
+        let moved = match self.val(n, 0) {
+            Ok(Val::Rt(r)) if r.elem == ElemType::I8 && qdq::MOVEMENT.contains(&n.op_type.as_str()) => {
+                self.out.tensors[r.t].quant.clone().map(|q| (q, self.from_u8.contains(&r.t)))
+            }
+            _ => None,
+        };
+        let Some((quant, from_u8)) = moved else { return self.dispatch(n) };
+        self.quant_ctx = Some(quant);
+        let done = self.dispatch(n);
+        self.quant_ctx = None;
+        if from_u8 {
+            for name in n.outputs.iter().flatten() {
+                if let Some(Val::Rt(r)) = self.values.get(name) {
+                    self.from_u8.insert(r.t);
+                }
+            }
+        }
+        done
+    }
+
+    /// Translates `n` by its operator.
+    fn dispatch(&mut self, n: &Node) -> Result<(), String> {
         match n.op_type.as_str() {
             "Identity" | "Dropout" => self.identity(n),
             "Cast" => self.cast(n),
@@ -369,6 +396,7 @@ impl Converter {
             "Expand" => self.expand(n),
             "LRN" => self.lrn(n),
             "Einsum" => self.einsum(n),
+            "QLinearConv" | "QLinearMatMul" => self.qlinear(n),
             "Concat" => self.concat(n),
             "Split" => self.split(n),
             "Slice" => self.slice(n),

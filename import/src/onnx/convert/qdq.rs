@@ -40,6 +40,24 @@ pub(super) struct Deq {
 /// The ops that commute with dequantization (run on the int8 values).
 const TRANSPARENT: &[&str] = &["Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool"];
 
+/// The ops that only move an int8 value's elements, so their outputs share its quantization.
+pub(super) const MOVEMENT: &[&str] = &[
+    "Reshape",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Transpose",
+    "MaxPool",
+    "Concat",
+    "Split",
+    "Slice",
+    "Gather",
+    "Tile",
+    "Expand",
+    "Identity",
+    "Resize",
+];
+
 impl Converter {
     /// Handles `n` if it is part of a QDQ group: `Ok(true)` when it was converted here.
     pub(super) fn qdq(&mut self, n: &Node) -> Result<bool, String> {
@@ -124,7 +142,7 @@ impl Converter {
         }
     }
 
-    fn dequantize_linear(&mut self, n: &Node) -> Result<(), String> {
+    pub(super) fn dequantize_linear(&mut self, n: &Node) -> Result<(), String> {
         let q = n.inputs.first().cloned().flatten().ok_or("input 0 is missing")?;
         let x = self.val(n, 0)?;
         let (elem, rank, stored) = match &x {
@@ -185,7 +203,7 @@ impl Converter {
 
     /// The int8 quantization `(scale, zero point)` a QuantizeLinear's parameters give, and
     /// whether its output is uint8.
-    fn quantize_params(&self, n: &Node) -> Result<(f32, i64, bool), String> {
+    pub(super) fn quantize_params(&self, n: &Node) -> Result<(f32, i64, bool), String> {
         if n.int("block_size", 0)? != 0 || n.int("output_dtype", 0)? != 0 {
             return Err("blocked quantization and output_dtype are not supported".into());
         }
@@ -346,7 +364,7 @@ impl Converter {
     }
 
     /// Marks the swallowed nodes and names the group's int8 output as the QuantizeLinear's.
-    fn finish_group(&mut self, q: &Node, swallowed: Vec<usize>, out: Rt, u8: bool) {
+    pub(super) fn finish_group(&mut self, q: &Node, swallowed: Vec<usize>, out: Rt, u8: bool) {
         if u8 {
             self.from_u8.insert(out.t);
         }
@@ -357,25 +375,47 @@ impl Converter {
     /// Conv, MatMul or Gemm of dequantized int8 data and weights, quantized after: one int8
     /// layer.
     fn fused_layer(&mut self, n: &Node) -> Result<bool, String> {
-        let Some((x, dx)) = self.lazy_rt(n, 0) else { return Ok(false) };
-        let Some((w, dw)) = self.lazy_const(n, 1) else { return Ok(false) };
-        if w.elem != ElemType::I8 || dw.zp.iter().any(|&z| z != 0) {
+        if self.lazy_rt(n, 0).is_none() || self.lazy_const(n, 1).is_none() {
             return Ok(false);
+        }
+        let Some((q, act, swallowed)) = self.quantized_by(n) else { return Ok(false) };
+        let (s, z, u8) = self.quantize_params(&q)?;
+        match self.int8_layer(n, (s, z), act, &Self::out_name(&q))? {
+            Some(y) => {
+                self.finish_group(&q, swallowed, y, u8);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// The int8 layer of Conv, MatMul or Gemm node `n` whose inputs are lazily dequantized
+    /// (data at run time, int8 weights with zero points 0, int32 bias), its output quantized
+    /// to `(scale, zero point)` with fused activation `act`; `None` when `n` is not one.
+    pub(super) fn int8_layer(
+        &mut self,
+        n: &Node,
+        (s, z): (f32, i64),
+        act: i8,
+        name: &str,
+    ) -> Result<Option<Rt>, String> {
+        let Some((x, dx)) = self.lazy_rt(n, 0) else { return Ok(None) };
+        let Some((w, dw)) = self.lazy_const(n, 1) else { return Ok(None) };
+        if w.elem != ElemType::I8 || dw.zp.iter().any(|&z| z != 0) {
+            return Ok(None);
         }
         let bias = match n.inputs.get(2).cloned().flatten() {
             None => None,
             Some(_) => match self.lazy_const(n, 2) {
                 Some((b, db)) if b.elem == ElemType::I32 && db.zp.iter().all(|&z| z == 0) => Some(b),
-                _ => return Ok(false),
+                _ => return Ok(None),
             },
         };
-        let Some((q, act, swallowed)) = self.quantized_by(n) else { return Ok(false) };
-        let (s, z, u8) = self.quantize_params(&q)?;
         let wq = Quant { scale: dw.scale.clone(), zero_point: vec![0; dw.scale.len()], axis: 0 };
         self.out.tensors[x.t].quant =
             Some(Quant { scale: dx.scale.clone(), zero_point: dx.zp.clone(), axis: 0 });
         let o = LayerOut {
-            name: Self::out_name(&q),
+            name: name.to_string(),
             elem: ElemType::I8,
             quant: Some(Quant { scale: vec![s], zero_point: vec![z], axis: 0 }),
             act,
@@ -383,14 +423,14 @@ impl Converter {
         let y = match n.op_type.as_str() {
             "Conv" => {
                 if x.shape.len() != 4 || (dw.scale.len() > 1 && dw.axis != 0) {
-                    return Ok(false);
+                    return Ok(None);
                 }
                 let t = self.layout(&x, Layout::Nhwc);
                 self.conv_with(n, &Rt { t, layout: Layout::Nhwc, ..x }, (&w, Some(&wq)), bias, &o)?
             }
             "MatMul" => {
                 if w.dims.len() != 2 || x.shape.len() < 2 || (dw.scale.len() > 1 && dw.axis != 1) {
-                    return Ok(false);
+                    return Ok(None);
                 }
                 self.fully_connected_with(&x, (&w, Some(&wq)), bias, &o)?
             }
@@ -402,18 +442,17 @@ impl Converter {
                     || n.float("beta", 1.0)? != 1.0
                     || w.dims.len() != 2
                 {
-                    return Ok(false);
+                    return Ok(None);
                 }
                 let per_axis_ok = dw.scale.len() == 1 || dw.axis == if tb != 0 { 0 } else { 1 };
                 if !per_axis_ok || x.shape.len() != 2 {
-                    return Ok(false);
+                    return Ok(None);
                 }
                 let w = if tb != 0 { super::fold::permuted(&w, &[1, 0]) } else { w };
                 self.fully_connected_with(&x, (&w, Some(&wq)), bias, &o)?
             }
         };
-        self.finish_group(&q, swallowed, y, u8);
-        Ok(true)
+        Ok(Some(y))
     }
 
     /// Add or Mul of two dequantized int8 values, quantized after.
