@@ -579,6 +579,18 @@ impl Converter {
         if n.op_type == "Dropout" && Self::used(n, 1) {
             return Err("Dropout's mask output is not supported (inference only)".into());
         }
+        // Dropout in training mode (input 2 true, or not known at import) drops values,
+        // unless its ratio is 0.
+        if n.op_type == "Dropout" && self.opt_val(n, 2)?.is_some() {
+            let training = self.constant(n, 2, "training_mode")?;
+            let ratio = match self.opt_val(n, 1)? {
+                Some(Val::Const(r)) => r.f64s(),
+                _ => vec![0.5],
+            };
+            if training.i64s().iter().any(|&v| v != 0) && ratio.iter().any(|&r| r != 0.0) {
+                return Err("Dropout in training mode is not supported (inference only)".into());
+            }
+        }
         let v = self.val(n, 0)?;
         if let Some(Some(name)) = n.outputs.first() {
             self.values.insert(name.clone(), v);
