@@ -316,17 +316,95 @@ fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: impl Fn(f32, f3
         let x: &[f32] = bytemuck::try_cast_slice(b.lhs).map_err(|_| unaligned())?;
         let y: &[f32] = bytemuck::try_cast_slice(b.rhs).map_err(|_| unaligned())?;
         let out = f32s_mut(kernel, b.out)?;
-        // Operands broadcast to the output, so equal element counts mean equal shapes: one
-        // flat loop (vectorized by the compiler), not four nested ones with index arithmetic.
-        if x.len() == out.len() && y.len() == out.len() {
-            for ((o, &x), &y) in out.iter_mut().zip(x).zip(y) {
-                *o = op(x, y).clamp(lo, hi);
-            }
-            return Ok(());
-        }
-        broadcast(&b.dims, &b.ls, &b.rs, |o, l, r| out[o] = op(x[l], y[r]).clamp(lo, hi));
+        apply_f32((&b.dims, &b.ls, &b.rs), x, y, out, |x, y| op(x, y).clamp(lo, hi));
         Ok(())
     })
+}
+
+/// `out[i] = f(x[l], y[r])` over the broadcast of `x` (strides `ls`) and `y` (`rs`) to
+/// `dims`.
+fn apply_f32(
+    (dims, ls, rs): (&[usize; 4], &[usize; 4], &[usize; 4]),
+    x: &[f32],
+    y: &[f32],
+    out: &mut [f32],
+    f: impl Fn(f32, f32) -> f32,
+) {
+    // Operands broadcast to the output, so equal element counts mean equal shapes: one
+    // flat loop (vectorized by the compiler), not four nested ones with index arithmetic.
+    if x.len() == out.len() && y.len() == out.len() {
+        for ((o, &x), &y) in out.iter_mut().zip(x).zip(y) {
+            *o = f(x, y);
+        }
+        return;
+    }
+    // One operand whole and the other repeated as a block (a bias row, a scalar) or
+    // each of its values held over a block (a per-row statistic): flat loops again.
+    let (whole_x, whole_y) = (x.len() == out.len(), y.len() == out.len());
+    if whole_x || whole_y {
+        let (part, strides) = if whole_x { (y, rs) } else { (x, ls) };
+        let g = |w: f32, p: f32| if whole_x { f(w, p) } else { f(p, w) };
+        let whole = if whole_x { x } else { y };
+        match repeat(strides, dims, part.len()) {
+            Some(Repeat::Block(1)) => {
+                let p = part[0];
+                for (o, &w) in out.iter_mut().zip(whole) {
+                    *o = g(w, p);
+                }
+                return;
+            }
+            Some(Repeat::Block(n)) => {
+                for (o, w) in out.chunks_exact_mut(n).zip(whole.chunks_exact(n)) {
+                    for ((o, &w), &p) in o.iter_mut().zip(w).zip(part) {
+                        *o = g(w, p);
+                    }
+                }
+                return;
+            }
+            Some(Repeat::Held(n)) => {
+                let held = out.chunks_exact_mut(n).zip(whole.chunks_exact(n)).zip(part.iter().cycle());
+                for ((o, w), &p) in held {
+                    for (o, &w) in o.iter_mut().zip(w) {
+                        *o = g(w, p);
+                    }
+                }
+                return;
+            }
+            None => {}
+        }
+    }
+    broadcast(dims, ls, rs, |o, l, r| out[o] = f(x[l], y[r]));
+}
+
+/// How a broadcast operand of `len` elements with `strides` covers an output of `dims`.
+#[derive(Debug, PartialEq)]
+enum Repeat {
+    /// The operand is the output's trailing block of this many elements, repeated.
+    Block(usize),
+    /// Each operand value is held over this many consecutive outputs, the operand cycled.
+    Held(usize),
+}
+
+fn repeat(strides: &[usize; 4], dims: &[usize; 4], len: usize) -> Option<Repeat> {
+    if len == 1 {
+        return Some(Repeat::Block(1));
+    }
+    // Each output dim of more than one element is the operand's own (stride ≠ 0) or
+    // broadcast (stride 0); dims of 1 say nothing. The operand's own dims must be adjacent:
+    // it is then a block, cycled through as the output runs, each value held over the
+    // output dims after the block.
+    let own = |k: usize| strides[k] != 0;
+    let spread = |k: usize| strides[k] == 0 && dims[k] > 1;
+    let first = (0..4).find(|&k| own(k))?;
+    let last = (0..4).rev().find(|&k| own(k))?;
+    if (first..last).any(spread) {
+        return None;
+    }
+    if (last..4).any(spread) {
+        Some(Repeat::Held(dims[last + 1..].iter().product()))
+    } else {
+        Some(Repeat::Block(len))
+    }
 }
 
 /// `nn.add.f32`.
@@ -372,4 +450,57 @@ pub(crate) fn div_f32(frame: &KernelFrame<'_>) {
 /// `nn.pow.f32`.
 pub(crate) fn pow_f32(frame: &KernelFrame<'_>) {
     binary_f32(frame, "nn.pow.f32", libm::powf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeats_are_recognized() {
+        // A bias row [1, 1, 1, 8] over [1, 1, 4, 8]; a scalar; a per-row value [1, 1, 4, 1].
+        assert_eq!(repeat(&[0, 0, 0, 1], &[1, 1, 4, 8], 8), Some(Repeat::Block(8)));
+        assert_eq!(repeat(&[0, 0, 0, 0], &[2, 3, 4, 5], 1), Some(Repeat::Block(1)));
+        assert_eq!(repeat(&[0, 0, 1, 0], &[1, 1, 4, 8], 4), Some(Repeat::Held(8)));
+        assert_eq!(repeat(&[0, 1, 0, 0], &[1, 3, 4, 8], 3), Some(Repeat::Held(32)));
+        // Per channel [1, 3, 1, 1] over [2, 3, 4, 5]: cycled, each held over 20.
+        assert_eq!(repeat(&[0, 1, 0, 0], &[2, 3, 4, 5], 3), Some(Repeat::Held(20)));
+        // [2, 1, 8] over [2, 4, 8] is neither.
+        assert_eq!(repeat(&[0, 8, 0, 1], &[1, 2, 4, 8], 16), None);
+    }
+
+    /// Every way two operands broadcast to a small output gives the generic loop's result.
+    #[test]
+    fn fast_paths_match_the_generic_loop() {
+        for out_dims in [[2usize, 3, 4, 5], [1, 3, 1, 5]] {
+            for lmask in 0..16u32 {
+                for rmask in 0..16u32 {
+                    // A set bit keeps the output's dim, a clear one broadcasts it.
+                    let dims = |m: u32| {
+                        core::array::from_fn::<usize, 4, _>(|k| if m >> k & 1 == 1 { out_dims[k] } else { 1 })
+                    };
+                    let (ld, rd) = (dims(lmask), dims(rmask));
+                    // Row-major over the operand's own dims, 0 along broadcast ones (`strides`).
+                    let st = |d: [usize; 4]| {
+                        let mut s = [0usize; 4];
+                        let mut step = 1;
+                        for k in (0..4).rev() {
+                            s[k] = if d[k] == out_dims[k] && d[k] != 1 { step } else { 0 };
+                            step *= d[k];
+                        }
+                        s
+                    };
+                    let (ls, rs) = (st(ld), st(rd));
+                    let x: std::vec::Vec<f32> = (0..ld.iter().product::<usize>()).map(|i| i as f32).collect();
+                    let y: std::vec::Vec<f32> =
+                        (0..rd.iter().product::<usize>()).map(|i| (i * 7) as f32).collect();
+                    let n = out_dims.iter().product();
+                    let (mut fast, mut slow) = (std::vec![0f32; n], std::vec![0f32; n]);
+                    apply_f32((&out_dims, &ls, &rs), &x, &y, &mut fast, |a, b| a * 1000.0 + b);
+                    broadcast(&out_dims, &ls, &rs, |o, l, r| slow[o] = x[l] * 1000.0 + y[r]);
+                    assert_eq!(fast, slow, "{ld:?} {rd:?}");
+                }
+            }
+        }
+    }
 }
