@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # hostrt against onnxruntime on ONNX models, same machine, same run: criterion times hostrt
-# (import/benches/onnx.rs, one thread), import/benches/ort_times.py times onnxruntime with
-# one and two intra-op threads, and the table gives each median and the ratio hostrt /
-# onnxruntime (below 1.0: hostrt is faster). By hand; needs `onnx`, `onnxruntime`, `numpy`.
+# (import/benches/onnx.rs, one thread and two workers), import/benches/ort_times.py times
+# onnxruntime with one and two intra-op threads, and the table gives each median and the
+# ratio hostrt / onnxruntime at the same thread count (below 1.0: hostrt is faster). By
+# hand; needs `onnx`, `onnxruntime`, `numpy`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The larger float models (about 4.7 MB), made once into target/.
@@ -17,8 +18,9 @@ ort = json.load(open("target/onnxruntime_bench.json"))
 def median_us(name):
     est = json.load(open(f"target/criterion/onnx_{name}/new/estimates.json"))
     return est["median"]["point_estimate"] / 1e3
-print(f"{'model':<22}{'hostrt us':>11}{'ORT 1 thread':>14}{'ratio':>7}{'ORT 2 threads':>15}{'ratio':>7}")
+print(f"{'model':<20}{'hostrt 1t':>10}{'ORT 1t':>9}{'ratio':>7}{'hostrt 2t':>11}{'ORT 2t':>9}{'ratio':>7}")
 for name, row in ort.items():
-    h = median_us(name)
-    print(f"{name:<22}{h:>11.1f}{row['threads1']:>14.1f}{h / row['threads1']:>7.2f}{row['threads2']:>15.1f}{h / row['threads2']:>7.2f}")
+    h1, h2 = median_us(name), median_us(name + "_2t")
+    o1, o2 = row["threads1"], row["threads2"]
+    print(f"{name:<20}{h1:>10.1f}{o1:>9.1f}{h1 / o1:>7.2f}{h2:>11.1f}{o2:>9.1f}{h2 / o2:>7.2f}")
 PY

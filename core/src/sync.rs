@@ -4,6 +4,6 @@
 //! work through critical sections); `--cfg loom` swaps in loom's model-checked atomics.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering, fence};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering, fence};
 #[cfg(not(loom))]
-pub(crate) use portable_atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering, fence};
+pub(crate) use portable_atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering, fence};

@@ -343,3 +343,40 @@ fn ready_counts_shared_by_a_waiter_and_the_caller() {
         "no interleaving took the exclusive path"
     );
 }
+
+/// `parallel_for`'s protocol (`IndexClaims`): two threads claim indices; each index runs
+/// exactly once, and the caller, once it sees `all_done`, reads every run's plain writes
+/// without a data race.
+#[test]
+fn parallel_for_claims_each_index_once_and_publishes_its_writes() {
+    use hostrt_core::work_queue::IndexClaims;
+    use loom::cell::UnsafeCell;
+
+    loom::model(|| {
+        let claims = Arc::new(IndexClaims::new(3));
+        let cells: Arc<[UnsafeCell<usize>; 3]> = Arc::new(std::array::from_fn(|_| UnsafeCell::new(0)));
+        // Index i is claimed once, so only one thread writes cell i until the caller reads
+        // it after `all_done`.
+        let bump = |cell: &UnsafeCell<usize>| {
+            cell.with_mut(|p| {
+                // SAFETY: the one thread that claimed this cell's index writes it (above).
+                unsafe { *p += 1 }
+            })
+        };
+        let helper = {
+            let (c, d) = (claims.clone(), cells.clone());
+            thread::spawn(move || c.run(&|i| bump(&d[i])))
+        };
+        claims.run(&|i| bump(&cells[i]));
+        while !claims.all_done() {
+            thread::yield_now();
+        }
+        for c in cells.iter() {
+            c.with(|p| {
+                // SAFETY: every run has finished: all_done's Acquire saw each run's Release.
+                assert_eq!(unsafe { *p }, 1);
+            });
+        }
+        helper.join().unwrap();
+    });
+}

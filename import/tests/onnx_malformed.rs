@@ -2,24 +2,12 @@
 //! input or tensor at fault, never a panic. `cargo test -p hostrt-import --test
 //! onnx_malformed -- --nocapture` prints the table of cases and messages.
 
+mod common;
+
+use common::value;
 use hostrt_import::onnx::model::ReadOptions;
 use hostrt_import::onnx::proto::*;
 use prost::Message;
-
-fn value(name: &str, dims: &[i64]) -> ValueInfoProto {
-    let dim = dims.iter().map(|&d| Dimension { dim_value: Some(d), dim_param: None }).collect();
-    ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(TypeProto {
-            tensor_type: Some(TypeTensor {
-                elem_type: Some(data_type::FLOAT),
-                shape: Some(TensorShapeProto { dim }),
-            }),
-            sequence_type: None,
-            optional_type: None,
-        }),
-    }
-}
 
 fn node(op: &str, inputs: &[&str], outputs: &[&str]) -> NodeProto {
     NodeProto {

@@ -13,12 +13,16 @@ fn check(name: &str) {
 /// Runs `name` and compares with onnxruntime's output: each value within `tolerance(golden)`
 /// (relative, or absolute below 1).
 fn check_within(name: &str, tolerance: impl Fn(f32) -> f32) {
+    check_on(name, tolerance, &SingleThreadedWorkQueue::new());
+}
+
+/// [`check_within`] on the host work queue `queue`.
+fn check_on(name: &str, tolerance: impl Fn(f32) -> f32, queue: &dyn hostrt_core::ConcurrentWorkQueue) {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/models/onnx/");
     let read = |suffix: &str| std::fs::read(format!("{dir}{name}{suffix}")).expect(suffix);
     let alloc =
         Allocator::register(Box::leak(Box::new(hostrt_std::SystemAllocator::new()))).expect("allocator");
-    let queue = SingleThreadedWorkQueue::new();
-    let host = HostContext::new(alloc, &queue);
+    let host = HostContext::new(alloc, queue);
     let model = hostrt_import::Program::from_onnx(&read(".onnx"), &host).expect("import");
     let x = npy::read(&read(".input.npy")).expect("input");
     let out = model.call(&host, vec![npy::to_tensor(alloc, &x).expect("tensor")]).expect("run");
@@ -39,6 +43,18 @@ fn check_within(name: &str, tolerance: impl Fn(f32) -> f32) {
 #[test]
 fn cnn_matches_onnxruntime() {
     check("cnn_small");
+}
+
+/// With several workers the GEMMs and convolutions split their output rows over them
+/// (`parallel_for`): the same answers, within the same tolerance.
+#[test]
+fn models_split_over_workers_match_onnxruntime() {
+    for workers in [2, 3] {
+        let queue = hostrt_std::MultiThreadedWorkQueue::new(workers, 0);
+        for name in ["cnn_small", "attention_block", "transformer_encoder", "decoder"] {
+            check_on(name, |_| 1e-5, &queue);
+        }
+    }
 }
 
 #[test]

@@ -133,6 +133,21 @@ pub(crate) fn tap(
 
 /// `nn.conv_2d.f32`: hostrt-core's GEMM convolution (`tensor::conv::conv2d_direct`, no
 /// scratch) with the bias and activation clamp in its epilogue.
+/// Splits a float convolution's output rows over the host's threads: runs of at least 2^17
+/// multiply-adds (`macs_per_row` a row), up to four per thread.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+fn split_rows<'f>(
+    frame: &'f KernelFrame<'_>,
+    macs_per_row: usize,
+) -> impl FnOnce(&mut [f32], usize, crate::float_x86::RowRuns<'_>) + 'f {
+    move |out, row_len, rows| {
+        let host = frame.exec_ctx().host();
+        let min_rows = (1usize << 17).div_ceil(macs_per_row.max(1));
+        let (queue, alloc) = (host.work_queue(), host.allocator());
+        hostrt_core::work_queue::for_row_runs(queue, alloc, out, (row_len, min_rows, 4), rows)
+    }
+}
+
 pub(crate) fn conv_2d_f32(frame: &KernelFrame<'_>) {
     const K: &str = "nn.conv_2d.f32";
     with_arena(frame, |arena| {
@@ -156,7 +171,8 @@ pub(crate) fn conv_2d_f32(frame: &KernelFrame<'_>) {
             let window = window(&a, 5, Hw::new(fh, fw), Hw::new(output.dims[1], output.dims[2]))?;
             let dims = input.dims;
             let p = FloatConv { input: x, dims, filter, bias, out_channels: fo, window, lo, hi };
-            if crate::float_x86::conv(&p, out) {
+            let split = split_rows(frame, output.dims[2] * fh * fw * fi * fo);
+            if crate::float_x86::conv(&p, out, split) {
                 return Ok(());
             }
         }
@@ -207,7 +223,8 @@ pub(crate) fn depthwise_conv_2d_f32(frame: &KernelFrame<'_>) {
         {
             let p =
                 FloatConv { input: x, dims: input.dims, filter, bias, out_channels: oc, window: w, lo, hi };
-            if crate::float_x86::depthwise(&p, out) {
+            let split = split_rows(frame, ow * w.filter.h * w.filter.w * oc);
+            if crate::float_x86::depthwise(&p, out, split) {
                 return Ok(());
             }
         }

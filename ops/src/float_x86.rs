@@ -172,12 +172,28 @@ fn write_copy(dst: &mut [MaybeUninit<f32>], src: &[f32]) {
     unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<f32>(), src.len()) }
 }
 
+/// Computes output rows `first..` into a run of whole rows: what a convolution hands a
+/// splitter, which calls it once per run (`split(out, row_len, rows)`).
+pub(crate) type RowRuns<'a> = &'a (dyn Fn(usize, &mut [f32]) + Sync);
+
 /// The convolution, if [`FloatConv::fits`]; `false` leaves `out` to the portable loops.
-pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
-    let pointwise = p.window.is_pointwise();
-    if !p.fits(!pointwise) {
+pub(crate) fn conv(
+    p: &FloatConv<'_>,
+    out: &mut [f32],
+    split: impl FnOnce(&mut [f32], usize, RowRuns<'_>),
+) -> bool {
+    if !p.fits(!p.window.is_pointwise()) {
         return false;
     }
+    // Output rows (of every image, `out_channels` values per pixel) in runs, each run its
+    // bands: `split` may hand runs to other threads.
+    split(out, p.window.output.w * p.out_channels, &|first, rows| conv_rows(p, first, rows));
+    true
+}
+
+/// Output rows `first..` (counted over the whole batch) into `out`, whole rows of them.
+fn conv_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
+    let pointwise = p.window.is_pointwise();
     let w = p.window;
     let (c, co, per_image) = (p.dims[3], p.out_channels, p.per_image());
     // A pointwise convolution reads its image in place, as one band.
@@ -185,20 +201,20 @@ pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
     let wide = hostrt_dsp::has_avx512f();
     let mut buf = PaddedBuf([const { MaybeUninit::<f32>::uninit() }; PADDED]);
     let mut taps = [0usize; MAX_TAPS];
-    for b in 0..p.dims[0] {
-        for band0 in (0..w.output.h).step_by(band) {
-            let rows = (w.output.h - band0).min(band);
+    let row_len = (w.output.w * co).max(1);
+    let (mut row, end) = (first, first + out.len() / row_len);
+    while row < end && w.output.h > 0 {
+        let (b, band0) = (row / w.output.h, row % w.output.h);
+        let rows = (w.output.h - band0).min(band).min(end - row);
+        {
             let padded = if pointwise {
-                Padded {
-                    values: &p.input[b * per_image * c..][..per_image * c],
-                    width: w.output.w,
-                    taps: &[0],
-                }
+                let from = (b * per_image + band0 * w.output.w) * c;
+                Padded { values: &p.input[from..][..rows * w.output.w * c], width: w.output.w, taps: &[0] }
             } else {
                 p.pad((b, band0, rows), &mut buf.0, &mut taps)
             };
             let pixels = rows * w.output.w;
-            let out = &mut out[(b * per_image + band0 * w.output.w) * co..][..pixels * co];
+            let out = &mut out[(row - first) * row_len..][..pixels * co];
             for t in (0..pixels).step_by(2 * TILE) {
                 let n = (pixels - t).min(2 * TILE);
                 // A partial tile repeats its last pixel, whose copies are not stored.
@@ -251,8 +267,8 @@ pub(crate) fn conv(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
                 }
             }
         }
+        row += rows;
     }
-    true
 }
 
 /// A convolution tile for one register width: `$name::<B, R>(p, at, taps, c0, out, rows)`
@@ -346,34 +362,51 @@ fn store16(v: __m512, out: &mut [f32]) {
 
 /// The depthwise convolution (depth multiplier 1), if [`FloatConv::fits`]; `false` leaves
 /// `out` to the portable loops.
-pub(crate) fn depthwise(p: &FloatConv<'_>, out: &mut [f32]) -> bool {
-    depthwise_on(p, out, hostrt_dsp::has_avx512f())
+pub(crate) fn depthwise(
+    p: &FloatConv<'_>,
+    out: &mut [f32],
+    split: impl FnOnce(&mut [f32], usize, RowRuns<'_>),
+) -> bool {
+    depthwise_on(p, out, hostrt_dsp::has_avx512f(), split)
 }
 
 /// [`depthwise`] on 512-bit registers (`wide`, where the CPU has AVX-512F) or 256-bit ones.
-fn depthwise_on(p: &FloatConv<'_>, out: &mut [f32], wide: bool) -> bool {
+fn depthwise_on(
+    p: &FloatConv<'_>,
+    out: &mut [f32],
+    wide: bool,
+    split: impl FnOnce(&mut [f32], usize, RowRuns<'_>),
+) -> bool {
     if p.out_channels != p.dims[3] || !p.fits(true) {
         return false;
     }
-    let (w, c, per_image) = (p.window, p.dims[3], p.per_image());
+    split(out, p.window.output.w * p.dims[3], &|first, rows| depthwise_rows(p, first, rows, wide));
+    true
+}
+
+/// Output rows `first..` (counted over the whole batch) of a depthwise convolution into
+/// `out`, whole rows of them, band by band.
+fn depthwise_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32], wide: bool) {
+    let (w, c) = (p.window, p.dims[3]);
     let band = p.band_rows();
     let mut buf = PaddedBuf([const { MaybeUninit::<f32>::uninit() }; PADDED]);
     let mut taps = [0usize; MAX_TAPS];
-    for b in 0..p.dims[0] {
-        for band0 in (0..w.output.h).step_by(band) {
-            let rows = (w.output.h - band0).min(band);
-            let padded = p.pad((b, band0, rows), &mut buf.0, &mut taps);
-            let out = &mut out[(b * per_image + band0 * w.output.w) * c..][..rows * w.output.w * c];
-            if wide && hostrt_dsp::has_avx512f() {
-                // SAFETY: the CPU has AVX-512F (and AVX2 and FMA: `has_avx512f`).
-                unsafe { depthwise_image_512(p, &padded, out) };
-            } else {
-                // SAFETY: `fits` checked the CPU has AVX2 and FMA.
-                unsafe { depthwise_image(p, &padded, out) };
-            }
+    let row_len = (w.output.w * c).max(1);
+    let (mut row, end) = (first, first + out.len() / row_len);
+    while row < end && w.output.h > 0 {
+        let (b, band0) = (row / w.output.h, row % w.output.h);
+        let rows = (w.output.h - band0).min(band).min(end - row);
+        let padded = p.pad((b, band0, rows), &mut buf.0, &mut taps);
+        let out = &mut out[(row - first) * row_len..][..rows * w.output.w * c];
+        if wide && hostrt_dsp::has_avx512f() {
+            // SAFETY: the CPU has AVX-512F (and AVX2 and FMA: `has_avx512f`).
+            unsafe { depthwise_image_512(p, &padded, out) };
+        } else {
+            // SAFETY: `fits` checked the CPU has AVX2 and FMA.
+            unsafe { depthwise_image(p, &padded, out) };
         }
+        row += rows;
     }
-    true
 }
 
 /// One band of a depthwise convolution from its padded rows: per eight channels, output
@@ -642,6 +675,19 @@ fn store8(v: __m256, out: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hands the output to `f` in runs of three rows (the last shorter), as a split over
+    /// threads would, in reverse order.
+    fn in_runs(out: &mut [f32], row_len: usize, f: RowRuns<'_>) {
+        let rows = out.len() / row_len;
+        let mut runs: std::vec::Vec<(usize, &mut [f32])> =
+            out.chunks_mut(3 * row_len).enumerate().map(|(k, r)| (3 * k, r)).collect();
+        assert_eq!(runs.iter().map(|(_, r)| r.len()).sum::<usize>(), rows * row_len);
+        runs.reverse();
+        for (first, run) in runs {
+            f(first, run);
+        }
+    }
     use hostrt_dsp::{Hw, Padding};
     use std::vec::Vec;
 
@@ -734,7 +780,7 @@ mod tests {
                 hi,
             };
             let mut out = std::vec![0.0; out_len];
-            assert!(conv(&p, &mut out), "case {i} taken");
+            assert!(conv(&p, &mut out, in_runs), "case {i} taken");
             for (a, b) in out.iter().zip(reference(&p, false)) {
                 assert!((a - b).abs() <= 1e-5, "conv case {i}: {a} vs {b}");
             }
@@ -756,7 +802,7 @@ mod tests {
             // On 512-bit registers where the CPU has them, and on 256-bit ones.
             for wide in [true, false] {
                 let mut out = std::vec![0.0; n * window.output.h * window.output.w * dc];
-                assert!(depthwise_on(&p, &mut out, wide), "depthwise case {i} taken");
+                assert!(depthwise_on(&p, &mut out, wide, in_runs), "depthwise case {i} taken");
                 for (a, b) in out.iter().zip(reference(&p, true)) {
                     assert!((a - b).abs() <= 1e-5, "depthwise case {i} (wide {wide}): {a} vs {b}");
                 }
@@ -811,7 +857,7 @@ mod tests {
             lo: 0.0,
             hi: 1.0,
         };
-        assert!(!conv(&p, &mut [0.0; 16 * 12]));
+        assert!(!conv(&p, &mut [0.0; 16 * 12], |o, _, f| f(0, o)));
         // Rows too long for one band of the stack buffer (802 padded columns of 16 channels).
         let window =
             Window::new(Hw::new(3, 800), Hw::square(3), Hw::square(1), Hw::square(1), Padding::Same).unwrap();
@@ -826,7 +872,7 @@ mod tests {
             lo: 0.0,
             hi: 1.0,
         };
-        assert!(!conv(&p, &mut std::vec![0.0; 3 * 800 * 8]));
-        assert!(!depthwise(&p, &mut std::vec![0.0; 3 * 800 * 8]));
+        assert!(!conv(&p, &mut std::vec![0.0; 3 * 800 * 8], |o, _, f| f(0, o)));
+        assert!(!depthwise(&p, &mut std::vec![0.0; 3 * 800 * 8], in_runs));
     }
 }

@@ -15,6 +15,7 @@ use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
 use hostrt_core::tensor::gemm::sgemm;
+use hostrt_core::work_queue::for_row_runs;
 use hostrt_dsp::{FullyConnectedParams, PerChannel};
 
 use crate::activation_arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
@@ -106,10 +107,17 @@ pub(crate) fn fully_connected_f32(frame: &KernelFrame<'_>) {
         {
             return Ok(());
         }
-        if depth == 0 {
+        if depth == 0 || units == 0 {
             out.fill(0.0);
         } else {
-            sgemm(batches, depth, units, 1.0, x, l.filter, 0.0, out);
+            // Runs of rows over the host's workers, each at least 2^17 multiply-adds.
+            let host = frame.exec_ctx().host();
+            let min_rows = (1usize << 17).div_ceil(depth * units);
+            let (queue, alloc) = (host.work_queue(), host.allocator());
+            for_row_runs(queue, alloc, out, (units, min_rows, 1), &|first, rows: &mut [f32]| {
+                let n = rows.len() / units;
+                sgemm(n, depth, units, 1.0, &x[first * depth..(first + n) * depth], l.filter, 0.0, rows);
+            });
         }
         for (o, b) in out.iter_mut().zip(l.bias.iter().cycle()) {
             *o = (*o + b).clamp(lo, hi);

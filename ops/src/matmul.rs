@@ -11,6 +11,7 @@
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::gemm::sgemm_strided;
+use hostrt_core::work_queue::for_row_runs;
 use hostrt_dsp::multiply_by_quantized_multiplier;
 
 use crate::activation_arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
@@ -145,17 +146,35 @@ pub(crate) fn batch_matmul_f32(frame: &KernelFrame<'_>) {
             return Ok(());
         }
         let (l, r) = (&mm.lhs.strides, &mm.rhs.strides);
-        let mut rows = out.chunks_exact_mut((m * n).max(1));
-        for x0 in 0..b0 {
-            for x1 in 0..b1 {
-                for x2 in 0..b2 {
+        let host = frame.exec_ctx().host();
+        let (queue, alloc) = (host.work_queue(), host.allocator());
+        let batches = b0 * b1 * b2;
+        // Runs of whole products over the host's workers; one product alone, runs of its
+        // rows. Each run is at least 2^17 multiply-adds.
+        let (row_len, per_row) = if batches > 1 { (m * n, m * n * k) } else { (n, n * k) };
+        let min_rows = (1usize << 17).div_ceil(per_row);
+        for_row_runs(
+            queue,
+            alloc,
+            out,
+            (row_len, min_rows, if batches > 1 { 4 } else { 1 }),
+            &|first, c: &mut [f32]| {
+                if batches == 1 {
+                    // Rows first.. of the one product: A's rows start `first` rows further.
+                    let rows = c.len() / n;
+                    let a = &x[first * l[3]..];
+                    sgemm_strided(rows, k, n, a, (l[3], l[4]), y, (r[3], r[4]), c);
+                    return;
+                }
+                for (j, c) in c.chunks_exact_mut(m * n).enumerate() {
+                    let i = first + j;
+                    let (x0, x1, x2) = (i / (b1 * b2), i / b2 % b1, i % b2);
                     let lb = x0 * l[0] + x1 * l[1] + x2 * l[2];
                     let rb = x0 * r[0] + x1 * r[1] + x2 * r[2];
-                    let Some(c) = rows.next() else { return Ok(()) };
                     sgemm_strided(m, k, n, &x[lb..], (l[3], l[4]), &y[rb..], (r[3], r[4]), c);
                 }
-            }
-        }
+            },
+        );
         Ok(())
     })
 }

@@ -6,10 +6,11 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
-use hostrt_core::work_queue::AwaitError;
+use hostrt_core::Allocator;
+use hostrt_core::work_queue::{AwaitError, IndexClaims};
 use hostrt_core::{ConcurrentWorkQueue, RcAsyncValue, Task};
 
 /// Locks ignoring poisoning: a panicking task must not take the queue down with it.
@@ -171,31 +172,39 @@ fn find_task(s: &Shared, me: usize, local: &Worker<Task>) -> Option<Task> {
     None
 }
 
-/// Rounds of stealing an idle worker tries before it sleeps (TFRT's queue also spins before
-/// parking), so bursts of tasks do not pay a sleep and a wake-up system call each.
-const SPIN_ROUNDS: u32 = 256;
+/// How long an idle worker keeps looking for tasks before it sleeps (TFRT's queue and
+/// onnxruntime's pool also spin before parking), so bursts of tasks and the helpers of one
+/// kernel after another (`parallel_for`) do not each pay a sleep and a wake-up.
+const SPIN: Duration = Duration::from_millis(1);
+
+/// How long `await_values` looks for its values before it sleeps: a short call finishes
+/// sooner than a sleeping thread wakes.
+const AWAIT_SPIN: Duration = Duration::from_micros(100);
 
 fn worker_loop(s: &Shared, me: usize, deque: Worker<Task>) {
     IN_QUEUE.with(|q| q.set(s.id));
     WORKER.with(|w| *w.borrow_mut() = Some((s.id, deque)));
-    let mut idle_rounds = 0;
+    let mut idle_rounds = 0u32;
+    let mut idle_since: Option<Instant> = None;
     while !s.shutdown.load(Ordering::Acquire) {
         let task = WORKER.with(|w| w.borrow().as_ref().and_then(|(_, d)| find_task(s, me, d)));
         match task {
             Some(t) => {
-                idle_rounds = 0;
+                idle_since = None;
                 run_task(s, t);
             }
-            None if idle_rounds < SPIN_ROUNDS => {
-                idle_rounds += 1;
-                if idle_rounds % 16 == 0 {
+            None if idle_since.get_or_insert_with(Instant::now).elapsed() < SPIN => {
+                // Yield often: on a machine with as many cores as workers, the thread with
+                // work must not wait for a spinning one.
+                idle_rounds = idle_rounds.wrapping_add(1);
+                if idle_rounds.is_multiple_of(4) {
                     std::thread::yield_now();
                 } else {
                     std::hint::spin_loop();
                 }
             }
             None => {
-                idle_rounds = 0;
+                idle_since = None;
                 // Sleep until woken; the timeout bounds a lost wake-up race (a task pushed
                 // between our last look and the wait) to a millisecond, without spinning.
                 let g = lock(&s.sleep);
@@ -292,7 +301,14 @@ impl ConcurrentWorkQueue for MultiThreadedWorkQueue {
     }
 
     fn await_values(&self, values: &[RcAsyncValue]) -> Result<(), AwaitError> {
-        // Block (no spinning) until every value is available: each value's waiter counts down.
+        let start = Instant::now();
+        while start.elapsed() < AWAIT_SPIN {
+            if values.iter().all(RcAsyncValue::is_available) {
+                return Ok(());
+            }
+            std::thread::yield_now();
+        }
+        // Then block until every value is available: each value's waiter counts down.
         let state = Arc::new((Mutex::new(values.len()), Condvar::new()));
         for v in values {
             let st = state.clone();
@@ -330,8 +346,48 @@ impl ConcurrentWorkQueue for MultiThreadedWorkQueue {
         self.workers
     }
 
+    /// The workers, and the caller when it is not one of them.
+    fn parallel_threads(&self) -> usize {
+        self.workers + usize::from(!self.is_in_worker_thread())
+    }
+
     fn is_in_worker_thread(&self) -> bool {
         IN_QUEUE.with(|q| q.get() == self.shared.id)
+    }
+
+    /// Up to one helper task per other worker claims indices beside the caller
+    /// ([`IndexClaims`]); the caller then waits, spinning, for the indices the helpers
+    /// claimed. A helper that starts after every index was claimed returns at once.
+    fn parallel_for(&self, alloc: Allocator, n: usize, f: &(dyn Fn(usize) + Sync)) {
+        // Every worker but the caller's own may help.
+        let others = self.workers - usize::from(self.is_in_worker_thread());
+        let helpers = others.min(n.saturating_sub(1));
+        if helpers == 0 {
+            return (0..n).for_each(f);
+        }
+        let claims = Arc::new(IndexClaims::new(n));
+        // SAFETY: only the lifetime is erased. `f` is called only inside `IndexClaims::run`
+        // for a claimed index below `n`, and this function returns only after `all_done`,
+        // that is after every such call has returned or unwound (the caller's own share
+        // included, caught below). A helper that runs later claims an index of `n` or more
+        // and returns without calling `f`, so `f` is never called after its borrow ends.
+        let erased: &'static (dyn Fn(usize) + Sync) = unsafe { std::mem::transmute(f) };
+        for _ in 0..helpers {
+            let c = claims.clone();
+            match Task::new(alloc, move || c.run(erased)) {
+                Ok(task) => self.add_task(task),
+                // The allocator is exhausted: the caller runs what no helper takes.
+                Err(_) => break,
+            }
+        }
+        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| claims.run(f)));
+        while !claims.all_done() {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        }
+        if let Err(panic) = mine {
+            std::panic::resume_unwind(panic);
+        }
     }
 }
 

@@ -179,3 +179,58 @@ fn programs_give_the_same_results_as_on_the_single_threaded_queue() {
         }
     });
 }
+
+/// `parallel_for` runs every index exactly once, from the host thread and from inside a
+/// task (the caller being a worker), with helpers on the other workers; its writes to the
+/// caller's stack are all visible when it returns.
+#[test]
+fn parallel_for_runs_each_index_once() {
+    with_deadline(60, || {
+        let q = Arc::new(MultiThreadedWorkQueue::new(4, 0));
+        for round in 0..200 {
+            let n = 1 + round % 37;
+            let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+            q.parallel_for(alloc(), n, &|i| {
+                hits[i].fetch_add(1, SeqCst);
+            });
+            assert!(hits.iter().all(|h| h.load(SeqCst) == 1), "round {round}");
+        }
+        // From a worker: the helpers run on the other three.
+        let done = Arc::new(AtomicUsize::new(0));
+        let (q2, d) = (q.clone(), done.clone());
+        q.add_task(task(move || {
+            let mut out = [0usize; 64];
+            hostrt_core::work_queue::for_row_runs(
+                &*q2,
+                alloc(),
+                &mut out,
+                (4, 1, 4),
+                &|first, rows: &mut [usize]| {
+                    for (k, v) in rows.iter_mut().enumerate() {
+                        *v = first * 4 + k;
+                    }
+                },
+            );
+            assert!(out.iter().enumerate().all(|(i, &v)| v == i));
+            d.fetch_add(1, SeqCst);
+        }));
+        q.quiesce();
+        assert_eq!(done.load(SeqCst), 1);
+    });
+}
+
+/// A `parallel_for` whose helper tasks cannot all be allocated runs the rest on the caller.
+#[test]
+fn parallel_for_without_memory_runs_on_the_caller() {
+    // One helper task is granted, then memory runs out.
+    let failing: &'static hostrt_core::allocator::FailAfter<SystemAllocator> =
+        Box::leak(Box::new(hostrt_core::allocator::FailAfter::new(SystemAllocator::new(), 1)));
+    let tiny = Allocator::register(failing).unwrap();
+    let q = MultiThreadedWorkQueue::new(4, 0);
+    let ran = AtomicUsize::new(0);
+    q.parallel_for(tiny, 10, &|_| {
+        ran.fetch_add(1, SeqCst);
+    });
+    assert_eq!(ran.load(SeqCst), 10);
+    assert_eq!(failing.refused(), 1, "the second helper was refused");
+}

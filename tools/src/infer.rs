@@ -118,8 +118,10 @@ pub fn infer(model: &Path, opts: &InferOptions) -> Result<(), String> {
     let alloc = Allocator::register(system).map_err(|e| format!("{e:?}"))?;
     let single = SingleThreadedWorkQueue::new();
     let multi;
+    // T threads: this one, which runs the model's kernels, and T - 1 workers that share
+    // each kernel's rows with it (parallel_for).
     let queue: &dyn ConcurrentWorkQueue = if opts.threads > 1 {
-        multi = MultiThreadedWorkQueue::new(opts.threads, 1);
+        multi = MultiThreadedWorkQueue::new(opts.threads - 1, 1);
         &multi
     } else {
         &single

@@ -124,8 +124,9 @@ enum Command {
         /// After the first run, time N more and print the median, min and max latency.
         #[arg(long, value_name = "N", default_value_t = 0)]
         benchmark: usize,
-        /// Worker threads (1: the single-threaded queue).
-        #[arg(long, default_value_t = 1)]
+        /// Threads that run the model: this one and T - 1 workers that share each kernel's
+        /// rows (1: the single-threaded queue, no workers).
+        #[arg(long, value_name = "T", default_value_t = 1)]
         threads: usize,
         /// Also write every operator's output of a `.tflite` model to DIR, one `.npy` per
         /// tensor named `<tensor index>_<tensor name>.npy`, to compare layer by layer.

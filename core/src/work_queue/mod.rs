@@ -4,14 +4,17 @@
 //! quiesce, parallelism level). The core ships the deterministic [`SingleThreadedWorkQueue`];
 //! `hostrt-std` adds the multi-threaded one.
 
+mod parallel;
 mod single_threaded;
 mod task;
 
+pub use parallel::{IndexClaims, for_row_runs};
 pub use single_threaded::SingleThreadedWorkQueue;
 pub use task::Task;
 
 use core::fmt;
 
+use crate::allocator::Allocator;
 use crate::async_value::RcAsyncValue;
 
 /// Awaiting could not complete.
@@ -77,4 +80,21 @@ pub trait ConcurrentWorkQueue: Send + Sync {
 
     /// Whether the calling thread is currently running one of this queue's tasks.
     fn is_in_worker_thread(&self) -> bool;
+
+    /// Runs `f(i)` for every `i` in `0..n` and returns once all have returned (TFRT's
+    /// `ParallelFor`, for work inside one kernel). A queue with several workers may hand
+    /// indices to them through helper tasks held in `alloc`; the caller runs indices too,
+    /// so this never waits for a worker to become free, and runs all of them itself when
+    /// no helper can be made. The default runs them in order on the caller.
+    fn parallel_for(&self, alloc: Allocator, n: usize, f: &(dyn Fn(usize) + Sync)) {
+        let _ = alloc;
+        (0..n).for_each(f);
+    }
+
+    /// How many threads a [`parallel_for`](Self::parallel_for) called from this thread may
+    /// run on, the caller included: what a kernel splits its work for. 1 (the default)
+    /// where it runs everything on the caller.
+    fn parallel_threads(&self) -> usize {
+        1
+    }
 }

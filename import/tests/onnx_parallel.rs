@@ -1,0 +1,122 @@
+//! Kernels split over a multi-threaded work queue's workers (`parallel_for`): a model large
+//! enough that its convolution, fully connected layer, single product and batched product
+//! each split their output rows gives the single-threaded answers.
+
+mod common;
+
+use common::value;
+use hostrt_core::{Allocator, ConcurrentWorkQueue, HostContext, SingleThreadedWorkQueue};
+use hostrt_import::npy::{self, NpyTensor};
+use hostrt_import::onnx::proto::*;
+use prost::Message;
+
+fn ints(name: &str, v: &[i64]) -> AttributeProto {
+    AttributeProto { name: Some(name.into()), r#type: Some(7), ints: v.to_vec(), ..Default::default() }
+}
+
+fn node(op: &str, inputs: &[&str], output: &str, attribute: Vec<AttributeProto>) -> NodeProto {
+    NodeProto {
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![output.into()],
+        name: Some(output.into()),
+        op_type: Some(op.into()),
+        domain: None,
+        attribute,
+    }
+}
+
+/// Deterministic values in [-0.5, 0.5).
+fn values(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        })
+        .collect()
+}
+
+fn tensor(name: &str, dims: &[i64], data: Vec<u8>, data_type: i32) -> TensorProto {
+    TensorProto {
+        dims: dims.to_vec(),
+        data_type: Some(data_type),
+        name: Some(name.into()),
+        raw_data: Some(data),
+        ..Default::default()
+    }
+}
+
+fn floats(name: &str, dims: &[i64], seed: u64) -> TensorProto {
+    let n = dims.iter().product::<i64>() as usize;
+    tensor(name, dims, values(n, seed).iter().flat_map(|v| v.to_le_bytes()).collect(), data_type::FLOAT)
+}
+
+fn shape(name: &str, dims: &[i64]) -> TensorProto {
+    let data = dims.iter().flat_map(|v| v.to_le_bytes()).collect();
+    tensor(name, &[dims.len() as i64], data, data_type::INT64)
+}
+
+/// Conv 16 -> 32 channels 3x3 on 32x32 (147k multiply-adds per output row), a fully connected
+/// layer 256 -> 64 over 128 rows, a 128x64 by 64x128 product, and two 64x128 by 128x64
+/// products in one batch.
+fn model() -> Vec<u8> {
+    let nodes = vec![
+        node("Conv", &["x", "w", "b"], "c", vec![ints("kernel_shape", &[3, 3]), ints("pads", &[1, 1, 1, 1])]),
+        node("Reshape", &["c", "s1"], "r", vec![]),
+        node("MatMul", &["r", "w1"], "m1", vec![]),
+        node("Transpose", &["m1"], "t", vec![]),
+        node("MatMul", &["m1", "t"], "m2", vec![]),
+        node("Reshape", &["m2", "s2"], "b3", vec![]),
+        node("Transpose", &["b3"], "bt", vec![ints("perm", &[0, 2, 1])]),
+        node("MatMul", &["b3", "bt"], "y", vec![]),
+    ];
+    let inits = vec![
+        floats("w", &[32, 16, 3, 3], 1),
+        floats("b", &[32], 2),
+        floats("w1", &[256, 64], 3),
+        shape("s1", &[128, 256]),
+        shape("s2", &[2, 64, 128]),
+    ];
+    ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(13) }],
+        producer_name: None,
+        producer_version: None,
+        graph: Some(GraphProto {
+            node: nodes,
+            name: Some("g".into()),
+            initializer: inits,
+            sparse_initializer: vec![],
+            input: vec![value("x", &[1, 16, 32, 32])],
+            output: vec![value("y", &[2, 64, 64])],
+            value_info: vec![],
+        }),
+    }
+    .encode_to_vec()
+}
+
+fn run(queue: &dyn ConcurrentWorkQueue, bytes: &[u8], x: &NpyTensor) -> Vec<f32> {
+    let alloc =
+        Allocator::register(Box::leak(Box::new(hostrt_std::SystemAllocator::new()))).expect("allocator");
+    let host = HostContext::new(alloc, queue);
+    let program = hostrt_import::Program::from_onnx(bytes, &host).expect("import");
+    let out = program.call(&host, vec![npy::to_tensor(alloc, x).expect("input")]).expect("run");
+    let y = npy::from_tensor(&out[0]).expect("output");
+    y.data.as_chunks::<4>().0.iter().map(|b| f32::from_le_bytes(*b)).collect()
+}
+
+#[test]
+fn split_kernels_give_the_single_threaded_answers() {
+    let bytes = model();
+    let data = values(16 * 32 * 32, 9).iter().flat_map(|v| v.to_le_bytes()).collect();
+    let x = NpyTensor { dtype: "f32", shape: vec![1, 16, 32, 32], data };
+    let one = run(&SingleThreadedWorkQueue::new(), &bytes, &x);
+    assert_eq!(one.len(), 2 * 64 * 64);
+    for workers in [2, 3, 4] {
+        let queue = hostrt_std::MultiThreadedWorkQueue::new(workers, 0);
+        let many = run(&queue, &bytes, &x);
+        // Each output is a sum the GEMM may block differently for fewer rows.
+        let worst = one.iter().zip(&many).map(|(a, b)| (a - b).abs() / a.abs().max(1.0)).fold(0f32, f32::max);
+        assert!(worst <= 1e-5, "{workers} workers: largest difference {worst:e}");
+    }
+}
