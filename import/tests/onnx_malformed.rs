@@ -237,6 +237,39 @@ fn malformed_models_are_clear_errors() {
             }),
             "operator If is not supported",
         ),
+        (
+            "Einsum with an ellipsis",
+            Box::new(|| {
+                edit(|m| {
+                    let n = &mut m.graph.as_mut().unwrap().node[0];
+                    n.op_type = Some("Einsum".into());
+                    n.attribute.push(AttributeProto {
+                        name: Some("equation".into()),
+                        r#type: Some(3),
+                        s: Some(b"...i->...i".to_vec()),
+                        ..Default::default()
+                    });
+                })
+            }),
+            "Einsum with an ellipsis is not supported",
+        ),
+        (
+            "Tile by run-time repeats",
+            Box::new(|| edit(|m| m.graph.as_mut().unwrap().node[0] = node("Tile", &["x", "x"], &["y"]))),
+            "the repeats (input 1) must be a constant",
+        ),
+        (
+            "Where on a float condition",
+            Box::new(|| {
+                edit(|m| m.graph.as_mut().unwrap().node[0] = node("Where", &["x", "x", "x"], &["y"]))
+            }),
+            "expected bool",
+        ),
+        (
+            "Gather by float indices",
+            Box::new(|| edit(|m| m.graph.as_mut().unwrap().node[0] = node("Gather", &["x", "x"], &["y"]))),
+            "indices of f32",
+        ),
     ];
     let mut failures = Vec::new();
     println!("| case | message |\n|---|---|");
@@ -259,4 +292,39 @@ fn edit(f: impl FnOnce(&mut ModelProto)) -> Vec<u8> {
     let mut m = relu();
     f(&mut m);
     m.encode_to_vec()
+}
+
+/// An index outside the axis at run time is the call's error, naming the index and the
+/// node; the program keeps running later calls.
+#[test]
+fn a_gather_index_out_of_range_is_a_run_time_error() {
+    let mut m = relu();
+    let g = m.graph.as_mut().unwrap();
+    g.node = vec![node("Gather", &["table", "ids"], &["y"])];
+    g.initializer.push(floats("table", &[3, 2], (0..6).flat_map(|v| (v as f32).to_le_bytes()).collect()));
+    let mut ids = value("ids", &[2]);
+    ids.r#type.as_mut().unwrap().tensor_type.as_mut().unwrap().elem_type = Some(data_type::INT64);
+    g.input = vec![ids];
+    g.output = vec![value("y", &[2, 2])];
+    let bytes = m.encode_to_vec();
+    let alloc = hostrt_core::Allocator::register(Box::leak(Box::new(hostrt_std::SystemAllocator::new())))
+        .expect("allocator");
+    let queue = hostrt_core::SingleThreadedWorkQueue::new();
+    let host = hostrt_core::HostContext::new(alloc, &queue);
+    let program = hostrt_import::Program::from_onnx(&bytes, &host).expect("import");
+    let call = |v: [i64; 2]| {
+        let t = hostrt_import::npy::NpyTensor {
+            dtype: "i64",
+            shape: vec![2],
+            data: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        };
+        program.call(&host, vec![hostrt_import::npy::to_tensor(alloc, &t).unwrap()])
+    };
+    let e = call([1, 7]).expect_err("index 7 of 3").to_string();
+    assert!(e.contains("index 7 (at 1) is outside the axis of 3") && e.contains("Gather"), "{e}");
+    // Negative indices count from the end; the program still runs.
+    let out = call([-1, 0]).expect("valid indices");
+    let y = hostrt_import::npy::from_tensor(&out[0]).unwrap();
+    let got: Vec<f32> = y.data.as_chunks::<4>().0.iter().map(|b| f32::from_le_bytes(*b)).collect();
+    assert_eq!(got, [4.0, 5.0, 0.0, 1.0]);
 }

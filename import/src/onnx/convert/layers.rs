@@ -236,8 +236,15 @@ impl Converter {
         let mut top = [0usize; 2];
         for k in 0..2 {
             let (input, filter) = (x.shape[2 + k], [kh, kw][k]);
+            if input == 0 || filter == 0 {
+                return Err(format!("input {:?} or filter {:?} is empty", x.shape, w.dims));
+            }
             // What the window reaches without padding.
-            let full = strides[k] * (input - 1) + out_pad[k] + dil[k] * (filter - 1) + 1;
+            let full = strides[k]
+                .checked_mul(input - 1)
+                .and_then(|v| v.checked_add(out_pad[k] + dil[k] * (filter - 1) + 1))
+                .filter(|&v| v <= 1 << 24)
+                .ok_or_else(|| format!("the output on axis {k} is larger than 2^24"))?;
             let pick = |want: usize, upper: bool| -> Result<(usize, usize), String> {
                 // An output past the window's reach gets only the bias there (onnxruntime's
                 // rule: the padding is at least 0).

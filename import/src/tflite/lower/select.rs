@@ -279,7 +279,9 @@ impl Lowerer<'_, '_> {
         let (mut dims, mut ss, mut ts) = (Vec::new(), Vec::new(), Vec::new());
         if op.code == 69 {
             let m = self.int_constant(self.input(op, 1)?, "multiples")?;
-            if m.len() != xs.len() || (0..xs.len()).any(|k| m[k] < 0 || xs[k] * m[k] as usize != os[k]) {
+            let tiles =
+                |k: usize| usize::try_from(m[k]).ok().and_then(|r| xs[k].checked_mul(r)) == Some(os[k]);
+            if m.len() != xs.len() || !(0..xs.len()).all(tiles) {
                 return Err(format!("multiples {m:?} do not tile {xs:?} into {os:?}"));
             }
             // Each axis as [repeat, element]: the repeat steps a whole input axis in the output.
