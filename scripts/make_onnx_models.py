@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Builds the small ONNX models import/tests/onnx_models.rs checks (a CNN, an attention
-block, a 2-layer transformer encoder, an upsampling decoder, a token-id model, a CNN in QOperator form), with their inputs and
+block, a 2-layer transformer encoder, an upsampling decoder, a token-id model, a CNN in QOperator form, dynamically quantized models), with their inputs and
 onnxruntime's outputs as goldens (import/tests/models/onnx/). Needs `onnx`, `onnxruntime`
 and `numpy` from the package registry:
 
@@ -368,6 +368,22 @@ def qlinear():
         print(f"qlinear_cnn_qop_{suffix}: {os.path.getsize(dst)} bytes, output {y.shape}")
 
 
+def dynamic(name, weight_type):
+    """The float model `name` quantized by onnxruntime's dynamic quantizer: int8 or uint8
+    weights, and each MatMul's or Conv's input quantized at run time (DynamicQuantizeLinear,
+    MatMulInteger or ConvInteger, Cast, Mul)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    suffix = "u8" if weight_type == "QUInt8" else "s8"
+    src, dst = os.path.join(OUT, f"{name}.onnx"), os.path.join(OUT, f"{name}_dyn_{suffix}.onnx")
+    quantize_dynamic(src, dst, weight_type=getattr(QuantType, weight_type))
+    x = np.load(os.path.join(OUT, f"{name}.input.npy"))
+    y = ort.InferenceSession(dst, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.save(os.path.join(OUT, f"{name}_dyn_{suffix}.input.npy"), x)
+    np.save(os.path.join(OUT, f"{name}_dyn_{suffix}.output.npy"), y)
+    print(f"{name}_dyn_{suffix}: {os.path.getsize(dst)} bytes, output {y.shape}")
+
+
 if __name__ == "__main__":
     if os.environ.get("HOSTRT_MODELS_OUT"):
         bench_models(os.environ["HOSTRT_MODELS_OUT"])
@@ -382,3 +398,5 @@ if __name__ == "__main__":
     decoder()
     tokens()
     qlinear()
+    dynamic("cnn_small", "QUInt8")
+    dynamic("transformer_encoder", "QInt8")

@@ -106,6 +106,15 @@ fn qoperator_cnn_matches_onnxruntime_within_two_steps() {
     }
 }
 
+/// Models quantized by onnxruntime's dynamic quantizer: each input of a Conv or MatMul
+/// quantized at run time (DynamicQuantizeLinear), the exact int32 ConvInteger or
+/// MatMulInteger, then float scaling.
+#[test]
+fn dynamically_quantized_models_match_onnxruntime() {
+    check("cnn_small_dyn_u8");
+    check("transformer_encoder_dyn_s8");
+}
+
 #[test]
 fn an_int8_input_dequantized_for_a_float_layer() {
     check("int8_input");

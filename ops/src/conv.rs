@@ -131,8 +131,6 @@ pub(crate) fn tap(
     if y >= 0 && (y as u64) < size as u64 { Some(y as usize) } else { None }
 }
 
-/// `nn.conv_2d.f32`: hostrt-core's GEMM convolution (`tensor::conv::conv2d_direct`, no
-/// scratch) with the bias and activation clamp in its epilogue.
 /// Splits a float convolution's output rows over the host's threads: runs of at least 2^17
 /// multiply-adds (`macs_per_row` a row), up to four per thread.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
@@ -148,6 +146,8 @@ fn split_rows<'f>(
     }
 }
 
+/// `nn.conv_2d.f32`: hostrt-core's GEMM convolution (`tensor::conv::conv2d_direct`, no
+/// scratch) with the bias and activation clamp in its epilogue.
 pub(crate) fn conv_2d_f32(frame: &KernelFrame<'_>) {
     const K: &str = "nn.conv_2d.f32";
     with_arena(frame, |arena| {

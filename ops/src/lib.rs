@@ -43,6 +43,7 @@ mod float_x86;
 mod fully_connected;
 mod hybrid;
 mod index;
+mod integer;
 mod lstm;
 mod math;
 mod matmul;
@@ -149,6 +150,8 @@ kernels! {
     ARG_MAX = "nn.arg_max" => index::arg_max,
     GATHER = "nn.gather" => index::gather,
     LRN_F32 = "nn.lrn.f32" => normalization::lrn_f32,
+    MATMUL_INTEGER = "nn.matmul_integer" => integer::matmul_integer,
+    CONV_INTEGER = "nn.conv_integer" => integer::conv_integer,
     REDUCE_MAX_F32 = "nn.reduce_max.f32" => reduce::reduce_max_f32,
     REDUCE_MIN_F32 = "nn.reduce_min.f32" => reduce::reduce_min_f32,
     REDUCE_PROD_F32 = "nn.reduce_prod.f32" => reduce::reduce_prod_f32,

@@ -488,6 +488,8 @@ impl<'a> Lowerer<'_, 'a> {
             8 | 47 | 59 | 66 | 73 | 75 | 76 | 92 | 101 | 104 | 108 | 111 | 116 | 150 => self.math(op),
             ext_op::RECIPROCAL..=ext_op::SIGN => self.math(op),
             ext_op::LAYER_NORM | ext_op::INSTANCE_NORM => self.normalization(op),
+            ext_op::MATMUL_INTEGER => self.matmul_integer(op),
+            ext_op::CONV_INTEGER => self.conv_integer(op),
             67 => self.transpose_conv(op),
             44 => self.lstm(op),
             37 | 38 => self.batch_space(op),

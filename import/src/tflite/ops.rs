@@ -226,6 +226,13 @@ pub mod ext_op {
     pub const LAYER_NORM: i32 = 1010;
     /// Inputs x (`[N, C, spatial...]`), scale, bias; option `ext::EPSILON`.
     pub const INSTANCE_NORM: i32 = 1011;
+    /// Inputs a (8-bit `[..., K]`), b (int16 `[K, N]`, zero points subtracted), and the
+    /// optional zero point of a (a one-value constant or run-time tensor); int32 output.
+    pub const MATMUL_INTEGER: i32 = 1012;
+    /// Inputs x (8-bit NHWC), filter (int16 `[kh, kw, in, out]`, zero points subtracted),
+    /// and the optional zero point of x; options stride (fields 1 and 2, w and h),
+    /// `ext::PAD_TOP`/`PAD_LEFT`, `ext::DILATION_H`/`_W`; int32 NHWC output.
+    pub const CONV_INTEGER: i32 = 1013;
 }
 
 /// The name of builtin operator `code` (`BUILTIN_<code>` for one the importer does not know).

@@ -29,7 +29,7 @@ fn letters(term: &str) -> Result<Vec<char>, String> {
 
 impl Converter {
     /// Translates a node made up for this Einsum (named after it), returning its output.
-    fn part(
+    pub(super) fn part(
         &mut self,
         n: &Node,
         op: &str,

@@ -21,16 +21,16 @@ pub(super) struct LayerOut {
 
 /// One spatial axis of a window: input size, filter size, stride, dilation, pads.
 #[derive(Clone, Copy, Debug)]
-struct Axis {
-    input: usize,
-    filter: usize,
-    stride: usize,
-    dilation: usize,
+pub(super) struct Axis {
+    pub input: usize,
+    pub filter: usize,
+    pub stride: usize,
+    pub dilation: usize,
 }
 
 /// The output size and top/left pad of each spatial axis (ONNX's rules for `auto_pad`,
 /// `pads` and `ceil_mode`).
-fn window(n: &Node, axes: &[Axis], ceil: bool) -> Result<Vec<(usize, usize)>, String> {
+pub(super) fn window(n: &Node, axes: &[Axis], ceil: bool) -> Result<Vec<(usize, usize)>, String> {
     let r = axes.len();
     let auto = n.string("auto_pad", "NOTSET")?;
     let pads = n.ints("pads")?.unwrap_or_else(|| vec![0; 2 * r]);
@@ -82,7 +82,7 @@ fn window(n: &Node, axes: &[Axis], ceil: bool) -> Result<Vec<(usize, usize)>, St
     Ok(out)
 }
 
-fn spatial(n: &Node, name: &str, rank: usize, default: usize) -> Result<Vec<usize>, String> {
+pub(super) fn spatial(n: &Node, name: &str, rank: usize, default: usize) -> Result<Vec<usize>, String> {
     match n.ints(name)? {
         None => Ok(vec![default; rank]),
         Some(v) if v.len() == rank && v.iter().all(|&x| (1..=1 << 16).contains(&x)) => {

@@ -18,6 +18,7 @@ use crate::tflite::ops::ElemType;
 mod einsum;
 mod elementwise;
 mod fold;
+mod integer;
 mod layers;
 mod movement;
 mod qdq;
@@ -243,10 +244,12 @@ pub const SUPPORTED: &[&str] = &[
     "Constant",
     "ConstantOfShape",
     "Conv",
+    "ConvInteger",
     "ConvTranspose",
     "Cos",
     "DequantizeLinear",
     "Div",
+    "DynamicQuantizeLinear",
     "Dropout",
     "Einsum",
     "Elu",
@@ -275,6 +278,7 @@ pub const SUPPORTED: &[&str] = &[
     "LogSoftmax",
     "LRN",
     "MatMul",
+    "MatMulInteger",
     "Max",
     "MaxPool",
     "Mean",
@@ -397,6 +401,9 @@ impl Converter {
             "LRN" => self.lrn(n),
             "Einsum" => self.einsum(n),
             "QLinearConv" | "QLinearMatMul" => self.qlinear(n),
+            "MatMulInteger" => self.matmul_integer(n),
+            "ConvInteger" => self.conv_integer(n),
+            "DynamicQuantizeLinear" => self.dynamic_quantize_linear(n),
             "Concat" => self.concat(n),
             "Split" => self.split(n),
             "Slice" => self.slice(n),

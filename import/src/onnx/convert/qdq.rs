@@ -226,6 +226,11 @@ impl Converter {
     }
 
     fn quantize_linear(&mut self, n: &Node) -> Result<bool, String> {
+        // A scale or zero point computed at run time (a dynamic quantization).
+        let at_run_time = |c: &Self, i: usize| matches!(c.opt_val(n, i), Ok(Some(Val::Rt(_))));
+        if at_run_time(self, 1) || at_run_time(self, 2) {
+            return self.quantize_at_run_time(n).map(|()| true);
+        }
         let input = n.inputs.first().cloned().flatten().ok_or("input 0 is missing")?;
         let (s, z, u8) = self.quantize_params(n)?;
         let quant = Quant { scale: vec![s], zero_point: vec![z], axis: 0 };

@@ -11,13 +11,13 @@ use crate::tflite::options::{ext, kind};
 
 impl Converter {
     /// Input `i` as a runtime value stored as ONNX orders it.
-    fn plain_input(&mut self, n: &Node, i: usize) -> Result<Rt, String> {
+    pub(super) fn plain_input(&mut self, n: &Node, i: usize) -> Result<Rt, String> {
         let v = self.rt(n, i)?;
         Ok(self.plain(&v))
     }
 
     /// A new output 0 of `n` (ONNX order).
-    fn plain_output(&mut self, n: &Node, elem: ElemType, dims: Vec<usize>) -> Result<Rt, String> {
+    pub(super) fn plain_output(&mut self, n: &Node, elem: ElemType, dims: Vec<usize>) -> Result<Rt, String> {
         checked_elements(&dims)?;
         Ok(self.new_rt(&Self::out_name(n), elem, dims, Layout::Plain))
     }

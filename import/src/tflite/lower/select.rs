@@ -339,4 +339,100 @@ impl Lowerer<'_, '_> {
         self.push(op, "nn.lrn.f32", out, attrs);
         Ok(())
     }
+
+    /// The zero point of 8-bit data `a` from optional input `i`: a constant, or the offset
+    /// of the run-time one (`nn.matmul_integer`'s `lhs_zero` and `lhs_zero_at`).
+    fn zero_of(&mut self, op: &OpInfo<'_>, a: usize, i: usize, loc: &str) -> Result<(i32, AttrSpec), String> {
+        let none = || AttrSpec::Value(ints(&[-1]));
+        Ok(match op.inputs.get(i).copied().flatten() {
+            None => (0, none()),
+            Some(z) if self.t(z).elements() != 1 || self.t(z).elem != self.t(a).elem => {
+                return Err("the data's zero point is not one value of its type".into());
+            }
+            Some(z) => match self.t(self.arena(z)).data {
+                Some(d) if self.t(a).elem == ElemType::I8 => (i32::from(d[0] as i8), none()),
+                Some(d) => (i32::from(d[0]), none()),
+                None => (0, AttrSpec::Offset(self.read(z, loc))),
+            },
+        })
+    }
+
+    /// The importer-only CONV_INTEGER: the exact int32 convolution of 8-bit NHWC data
+    /// (less its zero point) by int16 weights (`nn.conv_integer`).
+    pub(super) fn conv_integer(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
+        let (x, f, out) = (self.input(op, 0)?, self.input(op, 1)?, self.output(op)?);
+        let input_type = match self.t(x).elem {
+            ElemType::U8 => "ui8",
+            ElemType::I8 => "i8",
+            e => return Err(format!("the data is {}, expected 8-bit", e.name())),
+        };
+        self.expect(x, "input", self.t(x).elem, Some(4))?;
+        self.expect(f, "filter", ElemType::I16, Some(4))?;
+        self.expect(out, "output", ElemType::I32, Some(4))?;
+        let o = Options::of(op, 0)?;
+        // The kernel checks the window's values (strides and dilations at least 1).
+        let ext_or = |id: u16, default: f64| o.ext(id).unwrap_or(default) as i32;
+        let window = [
+            o.i32(2, 1)?,
+            o.i32(1, 1)?,
+            ext_or(ext::DILATION_H, 1.0),
+            ext_or(ext::DILATION_W, 1.0),
+            ext_or(ext::PAD_TOP, 0.0),
+            ext_or(ext::PAD_LEFT, 0.0),
+        ];
+        let (xs, fs, os) = (self.t(x).shape.clone(), self.t(f).shape.clone(), self.t(out).shape.clone());
+        let filter = dense("i16", &fs, self.constant(f, "filter")?.to_vec());
+        let loc = self.loc(op);
+        let (zero, zero_at) = self.zero_of(op, x, 2, &loc)?;
+        let xr = self.read(x, &loc);
+        let groups = xs[3] / fs[2].max(1);
+        let attrs = vec![
+            ("filter", AttrSpec::Value(filter)),
+            ("groups", AttrSpec::Value(ints(&[groups as i32]))),
+            ("input", AttrSpec::Region { tensor: xr, dims: xs }),
+            ("input_type", AttrSpec::Value(hostrt_compiler::ast::Attr::String(input_type.into()))),
+            ("input_zero", AttrSpec::Value(ints(&[zero]))),
+            ("input_zero_at", zero_at),
+            ("output", AttrSpec::Region { tensor: out, dims: os }),
+            ("window", AttrSpec::Value(ints(&window))),
+        ];
+        self.push(op, "nn.conv_integer", out, attrs);
+        Ok(())
+    }
+
+    /// The importer-only MATMUL_INTEGER: the exact int32 product of 8-bit data (less its
+    /// zero point, a constant or a run-time value) and int16 weights (`nn.matmul_integer`).
+    pub(super) fn matmul_integer(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
+        let (a, b, out) = (self.input(op, 0)?, self.input(op, 1)?, self.output(op)?);
+        let lhs_type = match self.t(a).elem {
+            ElemType::U8 => "ui8",
+            ElemType::I8 => "i8",
+            e => return Err(format!("the data is {}, expected 8-bit", e.name())),
+        };
+        self.expect(b, "weights", ElemType::I16, Some(2))?;
+        self.expect(out, "output", ElemType::I32, None)?;
+        let (xs, ws) = (self.t(a).shape.clone(), self.t(b).shape.clone());
+        let depth = *xs.last().ok_or("the data is a scalar")?;
+        let rows = self.t(a).elements() / depth.max(1);
+        if ws[0] != depth || self.t(out).elements() != rows * ws[1] {
+            return Err(format!(
+                "data {xs:?} and weights {ws:?} do not give the output {:?}",
+                self.t(out).shape
+            ));
+        }
+        let weights = dense("i16", &ws, self.constant(b, "weights")?.to_vec());
+        let loc = self.loc(op);
+        let (zero, zero_at) = self.zero_of(op, a, 2, &loc)?;
+        let xr = self.read(a, &loc);
+        let attrs = vec![
+            ("lhs", AttrSpec::Region { tensor: xr, dims: vec![rows, depth] }),
+            ("lhs_type", AttrSpec::Value(hostrt_compiler::ast::Attr::String(lhs_type.into()))),
+            ("lhs_zero", AttrSpec::Value(ints(&[zero]))),
+            ("lhs_zero_at", zero_at),
+            ("output", AttrSpec::Offset(out)),
+            ("rhs", AttrSpec::Value(weights)),
+        ];
+        self.push(op, "nn.matmul_integer", out, attrs);
+        Ok(())
+    }
 }
