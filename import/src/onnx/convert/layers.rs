@@ -530,6 +530,10 @@ impl Converter {
             return Err(format!("input {:?} does not fit weights {:?}", x.shape, w.dims));
         }
         let name = &o.name;
+        let rows: usize = x.shape[..x.shape.len() - 1].iter().product();
+        if o.elem == ElemType::F32 && rows >= 4 && x.shape.len() >= 2 {
+            return self.pointwise(x, w, b, o);
+        }
         let wt = permuted(w, &[1, 0]);
         let f = self.tensor(&format!("{name}:weights"), w.elem, wt.dims.clone(), Some(wt.data));
         if let Some(q) = wq {
@@ -552,6 +556,37 @@ impl Converter {
         self.out.tensors[out.t].quant = o.quant.clone();
         let fields = vec![(0, f64::from(o.act)), (2, 1.0)];
         self.emit_opt(9, kind::FULLY_CONNECTED, fields, vec![Some(x.t), Some(f), b], vec![out.t]);
+        Ok(out)
+    }
+
+    /// A float layer of several rows, `x · W + b` with `[in, out]` weights `w`, as the 1x1
+    /// convolution of the rows as an image `[1, rows, 1, in]` (the same bytes): the
+    /// convolution kernels are x86-64's AVX-512 and AVX2 tiles, and split over threads
+    /// without packing the weights again per run.
+    fn pointwise(&mut self, x: &Rt, w: &Tensor, b: Option<Tensor>, o: &LayerOut) -> Result<Rt, String> {
+        let (k, units) = (w.dims[0], w.dims[1]);
+        let rows: usize = x.shape[..x.shape.len() - 1].iter().product();
+        let x = self.plain(x);
+        // [rows, in] as NCHW [1, in, rows, 1] stored NHWC: the same bytes.
+        let image =
+            self.new_rt(&format!("{}:rows", o.name), ElemType::F32, vec![1, k, rows, 1], Layout::Nhwc);
+        self.emit(22, 0, vec![], vec![x.t], vec![image.t]);
+        let mut filter = permuted(w, &[1, 0]);
+        filter.dims = vec![units, k, 1, 1];
+        let layer = LayerOut { name: format!("{}:pointwise", o.name), ..o.clone() };
+        let none = Node {
+            index: self.node,
+            name: String::new(),
+            op_type: "Conv".into(),
+            inputs: vec![],
+            outputs: vec![],
+            attrs: Default::default(),
+        };
+        let y = self.conv_with(&none, &image, (&filter, None), b, &layer)?;
+        let mut dims = x.shape.clone();
+        *dims.last_mut().unwrap_or(&mut 0) = units;
+        let out = self.new_rt(&o.name, ElemType::F32, dims, Layout::Plain);
+        self.emit(22, 0, vec![], vec![y.t], vec![out.t]);
         Ok(out)
     }
 
