@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::value;
+use common::{model, value};
 use hostrt_import::onnx::model::ReadOptions;
 use hostrt_import::onnx::proto::*;
 use prost::Message;
@@ -32,21 +32,7 @@ fn floats(name: &str, dims: &[i64], raw: Vec<u8>) -> TensorProto {
 
 /// A valid model: `y = Relu(x)`, x of [1, 4].
 fn relu() -> ModelProto {
-    ModelProto {
-        ir_version: Some(8),
-        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(13) }],
-        producer_name: None,
-        producer_version: None,
-        graph: Some(GraphProto {
-            node: vec![node("Relu", &["x"], &["y"])],
-            name: Some("g".into()),
-            initializer: vec![],
-            sparse_initializer: vec![],
-            input: vec![value("x", &[1, 4])],
-            output: vec![value("y", &[1, 4])],
-            value_info: vec![],
-        }),
-    }
+    model(vec![node("Relu", &["x"], &["y"])], vec![], vec![value("x", &[1, 4])], vec![value("y", &[1, 4])])
 }
 
 fn import(bytes: &[u8]) -> Result<(), String> {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::value;
+use common::{model, value};
 use hostrt_core::{Allocator, ConcurrentWorkQueue, HostContext, SingleThreadedWorkQueue};
 use hostrt_import::npy::{self, NpyTensor};
 use hostrt_import::onnx::proto::*;
@@ -59,7 +59,7 @@ fn shape(name: &str, dims: &[i64]) -> TensorProto {
 /// Conv 16 -> 32 channels 3x3 on 32x32 (147k multiply-adds per output row), a fully connected
 /// layer 256 -> 64 over 128 rows, a 128x64 by 64x128 product, and two 64x128 by 128x64
 /// products in one batch.
-fn model() -> Vec<u8> {
+fn split_model() -> Vec<u8> {
     let nodes = vec![
         node("Conv", &["x", "w", "b"], "c", vec![ints("kernel_shape", &[3, 3]), ints("pads", &[1, 1, 1, 1])]),
         node("Reshape", &["c", "s1"], "r", vec![]),
@@ -77,22 +77,7 @@ fn model() -> Vec<u8> {
         shape("s1", &[128, 256]),
         shape("s2", &[2, 64, 128]),
     ];
-    ModelProto {
-        ir_version: Some(8),
-        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(13) }],
-        producer_name: None,
-        producer_version: None,
-        graph: Some(GraphProto {
-            node: nodes,
-            name: Some("g".into()),
-            initializer: inits,
-            sparse_initializer: vec![],
-            input: vec![value("x", &[1, 16, 32, 32])],
-            output: vec![value("y", &[2, 64, 64])],
-            value_info: vec![],
-        }),
-    }
-    .encode_to_vec()
+    model(nodes, inits, vec![value("x", &[1, 16, 32, 32])], vec![value("y", &[2, 64, 64])]).encode_to_vec()
 }
 
 fn run(queue: &dyn ConcurrentWorkQueue, bytes: &[u8], x: &NpyTensor) -> Vec<f32> {
@@ -107,7 +92,7 @@ fn run(queue: &dyn ConcurrentWorkQueue, bytes: &[u8], x: &NpyTensor) -> Vec<f32>
 
 #[test]
 fn split_kernels_give_the_single_threaded_answers() {
-    let bytes = model();
+    let bytes = split_model();
     let data = values(16 * 32 * 32, 9).iter().flat_map(|v| v.to_le_bytes()).collect();
     let x = NpyTensor { dtype: "f32", shape: vec![1, 16, 32, 32], data };
     let one = run(&SingleThreadedWorkQueue::new(), &bytes, &x);

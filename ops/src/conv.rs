@@ -140,7 +140,7 @@ fn split_rows<'f>(
 ) -> impl FnOnce(&mut [f32], usize, crate::float_x86::RowRuns<'_>) + 'f {
     move |out, row_len, rows| {
         let host = frame.exec_ctx().host();
-        let min_rows = (1usize << 17).div_ceil(macs_per_row.max(1));
+        let min_rows = crate::split_rows_min(macs_per_row);
         let (queue, alloc) = (host.work_queue(), host.allocator());
         hostrt_core::work_queue::for_row_runs(queue, alloc, out, (row_len, min_rows, 4), rows)
     }

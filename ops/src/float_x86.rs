@@ -191,6 +191,28 @@ pub(crate) fn conv(
     true
 }
 
+/// The bands of output rows `first..first + count` (counted over the whole batch) of images
+/// `height` rows high: at most `band` rows each, never across two images, as `(image, its
+/// first row, rows, rows of the run before it)`.
+fn bands(
+    height: usize,
+    band: usize,
+    first: usize,
+    count: usize,
+) -> impl Iterator<Item = (usize, usize, usize, usize)> {
+    let (mut row, end) = (first, first + count);
+    core::iter::from_fn(move || {
+        if row >= end || height == 0 || band == 0 {
+            return None;
+        }
+        let (b, y) = (row / height, row % height);
+        let rows = (height - y).min(band).min(end - row);
+        let item = (b, y, rows, row - first);
+        row += rows;
+        Some(item)
+    })
+}
+
 /// Output rows `first..` (counted over the whole batch) into `out`, whole rows of them.
 fn conv_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
     let pointwise = p.window.is_pointwise();
@@ -202,72 +224,57 @@ fn conv_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
     let mut buf = PaddedBuf([const { MaybeUninit::<f32>::uninit() }; PADDED]);
     let mut taps = [0usize; MAX_TAPS];
     let row_len = (w.output.w * co).max(1);
-    let (mut row, end) = (first, first + out.len() / row_len);
-    while row < end && w.output.h > 0 {
-        let (b, band0) = (row / w.output.h, row % w.output.h);
-        let rows = (w.output.h - band0).min(band).min(end - row);
-        {
-            let padded = if pointwise {
-                let from = (b * per_image + band0 * w.output.w) * c;
-                Padded { values: &p.input[from..][..rows * w.output.w * c], width: w.output.w, taps: &[0] }
-            } else {
-                p.pad((b, band0, rows), &mut buf.0, &mut taps)
-            };
-            let pixels = rows * w.output.w;
-            let out = &mut out[(row - first) * row_len..][..pixels * co];
-            for t in (0..pixels).step_by(2 * TILE) {
-                let n = (pixels - t).min(2 * TILE);
-                // A partial tile repeats its last pixel, whose copies are not stored.
-                let bases = p.bases::<{ 2 * TILE }>(&padded, t, n);
-                let at: [&[f32]; 2 * TILE] = core::array::from_fn(|r| &padded.values[bases[r]..]);
-                let (halves, _) = at.as_chunks::<TILE>();
-                let mut c0 = 0;
-                while c0 < co {
-                    let tile_out = &mut out[t * co..];
-                    // 32 or 16 channels per tile in 512-bit registers where the CPU has them,
-                    // else (and for a last eight) 16 or 8 in 256-bit ones; twelve sums in
-                    // registers either way: two tiles of six pixels, or one of twelve.
-                    let step = match co - c0 {
-                        32.. if wide => 32,
-                        16.. => 16,
-                        _ => 8,
-                    };
-                    // SAFETY: `fits` checked the CPU has AVX2 and FMA, `wide` that it has
-                    // AVX-512F.
-                    unsafe {
-                        match (step, wide) {
-                            (32, _) => {
-                                conv_tile_512::<2, TILE>(
-                                    p,
-                                    halves[0],
-                                    padded.taps,
-                                    c0,
-                                    tile_out,
-                                    n.min(TILE),
-                                );
-                                if n > TILE {
-                                    let rest = &mut tile_out[TILE * co..];
-                                    conv_tile_512::<2, TILE>(p, halves[1], padded.taps, c0, rest, n - TILE);
-                                }
+    for (b, band0, rows, before) in bands(w.output.h, band, first, out.len() / row_len) {
+        let padded = if pointwise {
+            let from = (b * per_image + band0 * w.output.w) * c;
+            Padded { values: &p.input[from..][..rows * w.output.w * c], width: w.output.w, taps: &[0] }
+        } else {
+            p.pad((b, band0, rows), &mut buf.0, &mut taps)
+        };
+        let pixels = rows * w.output.w;
+        let out = &mut out[before * row_len..][..pixels * co];
+        for t in (0..pixels).step_by(2 * TILE) {
+            let n = (pixels - t).min(2 * TILE);
+            // A partial tile repeats its last pixel, whose copies are not stored.
+            let bases = p.bases::<{ 2 * TILE }>(&padded, t, n);
+            let at: [&[f32]; 2 * TILE] = core::array::from_fn(|r| &padded.values[bases[r]..]);
+            let (halves, _) = at.as_chunks::<TILE>();
+            let mut c0 = 0;
+            while c0 < co {
+                let tile_out = &mut out[t * co..];
+                // 32 or 16 channels per tile in 512-bit registers where the CPU has them,
+                // else (and for a last eight) 16 or 8 in 256-bit ones; twelve sums in
+                // registers either way: two tiles of six pixels, or one of twelve.
+                let step = match co - c0 {
+                    32.. if wide => 32,
+                    16.. => 16,
+                    _ => 8,
+                };
+                // SAFETY: `fits` checked the CPU has AVX2 and FMA, `wide` that it has
+                // AVX-512F.
+                unsafe {
+                    match (step, wide) {
+                        (32, _) => {
+                            conv_tile_512::<2, TILE>(p, halves[0], padded.taps, c0, tile_out, n.min(TILE));
+                            if n > TILE {
+                                let rest = &mut tile_out[TILE * co..];
+                                conv_tile_512::<2, TILE>(p, halves[1], padded.taps, c0, rest, n - TILE);
                             }
-                            (16, true) => {
-                                conv_tile_512::<1, { 2 * TILE }>(p, at, padded.taps, c0, tile_out, n)
-                            }
-                            (16, false) => {
-                                conv_tile::<2, TILE>(p, halves[0], padded.taps, c0, tile_out, n.min(TILE));
-                                if n > TILE {
-                                    let rest = &mut tile_out[TILE * co..];
-                                    conv_tile::<2, TILE>(p, halves[1], padded.taps, c0, rest, n - TILE);
-                                }
-                            }
-                            _ => conv_tile::<1, { 2 * TILE }>(p, at, padded.taps, c0, tile_out, n),
                         }
+                        (16, true) => conv_tile_512::<1, { 2 * TILE }>(p, at, padded.taps, c0, tile_out, n),
+                        (16, false) => {
+                            conv_tile::<2, TILE>(p, halves[0], padded.taps, c0, tile_out, n.min(TILE));
+                            if n > TILE {
+                                let rest = &mut tile_out[TILE * co..];
+                                conv_tile::<2, TILE>(p, halves[1], padded.taps, c0, rest, n - TILE);
+                            }
+                        }
+                        _ => conv_tile::<1, { 2 * TILE }>(p, at, padded.taps, c0, tile_out, n),
                     }
-                    c0 += step;
                 }
+                c0 += step;
             }
         }
-        row += rows;
     }
 }
 
@@ -392,12 +399,9 @@ fn depthwise_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32], wide: bool) 
     let mut buf = PaddedBuf([const { MaybeUninit::<f32>::uninit() }; PADDED]);
     let mut taps = [0usize; MAX_TAPS];
     let row_len = (w.output.w * c).max(1);
-    let (mut row, end) = (first, first + out.len() / row_len);
-    while row < end && w.output.h > 0 {
-        let (b, band0) = (row / w.output.h, row % w.output.h);
-        let rows = (w.output.h - band0).min(band).min(end - row);
+    for (b, band0, rows, before) in bands(w.output.h, band, first, out.len() / row_len) {
         let padded = p.pad((b, band0, rows), &mut buf.0, &mut taps);
-        let out = &mut out[(row - first) * row_len..][..rows * w.output.w * c];
+        let out = &mut out[before * row_len..][..rows * w.output.w * c];
         if wide && hostrt_dsp::has_avx512f() {
             // SAFETY: the CPU has AVX-512F (and AVX2 and FMA: `has_avx512f`).
             unsafe { depthwise_image_512(p, &padded, out) };
@@ -405,7 +409,6 @@ fn depthwise_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32], wide: bool) 
             // SAFETY: `fits` checked the CPU has AVX2 and FMA.
             unsafe { depthwise_image(p, &padded, out) };
         }
-        row += rows;
     }
 }
 

@@ -95,14 +95,14 @@ pub(crate) fn fully_connected_f32(frame: &KernelFrame<'_>) {
         let a = Attrs::of(frame, K, 5)?;
         let l = layer::<f32, f32>(&a, arena, (DType::F32, DType::F32, 4), (3, true))?;
         let (lo, hi) = a.float_range(4)?;
-        let [batches, depth, units] = l.sizes;
+        let [_, depth, units] = l.sizes;
         let x = l.inputs.f32s(l.input.offset, l.input.elements()?)?;
         let out = f32s_mut(K, l.out)?;
         // A few rows stream the weights past registers (float_x86); more go through the GEMM,
         // which packs the weights once for all of them.
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         if l.bias.len() == units
-            && batches < 4
+            && l.sizes[0] < 4
             && crate::float_x86::fully_connected((x, l.filter, l.bias), depth, (lo, hi), out)
         {
             return Ok(());
@@ -112,7 +112,7 @@ pub(crate) fn fully_connected_f32(frame: &KernelFrame<'_>) {
         } else {
             // Runs of rows over the host's workers, each at least 2^17 multiply-adds.
             let host = frame.exec_ctx().host();
-            let min_rows = (1usize << 17).div_ceil(depth * units);
+            let min_rows = crate::split_rows_min(depth * units);
             let (queue, alloc) = (host.work_queue(), host.allocator());
             for_row_runs(queue, alloc, out, (units, min_rows, 1), &|first, rows: &mut [f32]| {
                 let n = rows.len() / units;

@@ -19,6 +19,14 @@ use crate::activation_arena::{Inputs, split, with_arena};
 use crate::attrs::{Attrs, invalid};
 use crate::element::{Num, dtype, load};
 
+/// The element type of `what` at attribute `i` (named `name`): `ui8` or `i8`.
+fn eight_bit(a: &Attrs<'_>, i: usize, (name, what): (&str, &str)) -> Result<DType, Diagnostic> {
+    match dtype(a, i, name)? {
+        t @ (DType::U8 | DType::I8) => Ok(t),
+        t => Err(invalid(a.kernel, format_args!("{} of {} is not 8-bit", what, t))),
+    }
+}
+
 /// The data's zero point: the constant `zero`, plus the one-element value of type `t` at
 /// arena offset `zero_at` unless that is negative.
 fn zero_point(inputs: &Inputs<'_>, t: DType, zero: i32, zero_at: i32) -> Result<i32, Diagnostic> {
@@ -37,10 +45,7 @@ pub(crate) fn matmul_integer(frame: &KernelFrame<'_>) {
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 6)?;
         let lhs = a.region::<2>(0, "lhs")?;
-        let t = match dtype(&a, 1, "lhs_type")? {
-            t @ (DType::U8 | DType::I8) => t,
-            t => return Err(invalid(K, format_args!("lhs of {} is not 8-bit", t))),
-        };
+        let t = eight_bit(&a, 1, ("lhs_type", "lhs"))?;
         let zero = a.ints(2, "lhs_zero", Some(1))?[0];
         let zero_at = a.ints(3, "lhs_zero_at", Some(1))?[0];
         let output = a.region::<0>(4, "output")?;
@@ -101,10 +106,7 @@ pub(crate) fn conv_integer(frame: &KernelFrame<'_>) {
         let (filter, [kh, kw, fi, fo]) = a.dense::<i16, 4>(0, "filter", DType::I16)?;
         let groups = usize::try_from(a.ints(1, "groups", Some(1))?[0]).unwrap_or(0);
         let input = a.region::<4>(2, "input")?;
-        let t = match dtype(&a, 3, "input_type")? {
-            t @ (DType::U8 | DType::I8) => t,
-            t => return Err(invalid(K, format_args!("input of {} is not 8-bit", t))),
-        };
+        let t = eight_bit(&a, 3, ("input_type", "input"))?;
         let zero = a.ints(4, "input_zero", Some(1))?[0];
         let zero_at = a.ints(5, "input_zero_at", Some(1))?[0];
         let output = a.region::<4>(6, "output")?;

@@ -58,6 +58,16 @@ mod transpose_conv;
 
 pub use activation_arena::Arena;
 
+/// The fewest multiply-adds a kernel hands one thread when it splits its output rows over
+/// the host's threads (`work_queue::for_row_runs`): below this a helper costs more than it
+/// saves.
+const SPLIT_MACS: usize = 1 << 17;
+
+/// Rows of `macs_per_row` multiply-adds each that make one run of a split.
+fn split_rows_min(macs_per_row: usize) -> usize {
+    SPLIT_MACS.div_ceil(macs_per_row.max(1))
+}
+
 use hostrt_core::kernel::KernelEntry;
 
 /// Declares each kernel as a constant of [`entries`] (named after the kernel: `nn.conv_2d.i8` is

@@ -152,7 +152,7 @@ pub(crate) fn batch_matmul_f32(frame: &KernelFrame<'_>) {
         // Runs of whole products over the host's workers; one product alone, runs of its
         // rows. Each run is at least 2^17 multiply-adds.
         let (row_len, per_row) = if batches > 1 { (m * n, m * n * k) } else { (n, n * k) };
-        let min_rows = (1usize << 17).div_ceil(per_row);
+        let min_rows = crate::split_rows_min(per_row);
         for_row_runs(
             queue,
             alloc,

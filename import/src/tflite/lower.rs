@@ -855,12 +855,8 @@ impl<'a> Lowerer<'_, 'a> {
                 ));
             }
         }
-        let four = |s: &[usize]| {
-            let mut d = vec![1usize; 4 - s.len()];
-            d.extend_from_slice(s);
-            d
-        };
-        let (ad, bd, od) = (four(&self.t(a).shape), four(&self.t(b).shape), four(&self.t(out).shape));
+        let four = select::four;
+        let (ad, bd, od) = (four(&self.t(a).shape)?, four(&self.t(b).shape)?, four(&self.t(out).shape)?);
         for i in 0..4 {
             let want = ad[i].max(bd[i]);
             let ok = |d: usize| d == od[i] || d == 1;

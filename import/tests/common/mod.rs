@@ -17,3 +17,27 @@ pub fn value(name: &str, dims: &[i64]) -> ValueInfoProto {
         }),
     }
 }
+
+/// An opset-13 model of one graph: `nodes` over `initializer`, from `input` to `output`.
+pub fn model(
+    node: Vec<NodeProto>,
+    initializer: Vec<TensorProto>,
+    input: Vec<ValueInfoProto>,
+    output: Vec<ValueInfoProto>,
+) -> ModelProto {
+    ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto { domain: Some(String::new()), version: Some(13) }],
+        producer_name: None,
+        producer_version: None,
+        graph: Some(GraphProto {
+            node,
+            name: Some("g".into()),
+            initializer,
+            sparse_initializer: vec![],
+            input,
+            output,
+            value_info: vec![],
+        }),
+    }
+}

@@ -28,27 +28,6 @@ fn letters(term: &str) -> Result<Vec<char>, String> {
 }
 
 impl Converter {
-    /// Translates a node made up for this Einsum (named after it), returning its output.
-    pub(super) fn part(
-        &mut self,
-        n: &Node,
-        op: &str,
-        inputs: Vec<String>,
-        attrs: Vec<(&str, AttrValue)>,
-        out: &str,
-    ) -> Result<String, String> {
-        let m = Node {
-            index: n.index,
-            name: n.name.clone(),
-            op_type: op.into(),
-            inputs: inputs.into_iter().map(Some).collect(),
-            outputs: vec![Some(out.into())],
-            attrs: attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect::<HashMap<_, _>>(),
-        };
-        self.node(&m)?;
-        Ok(out.into())
-    }
-
     /// `x` permuted to `order` (letters of `from`), if that moves anything.
     fn arrange(
         &mut self,

@@ -119,34 +119,14 @@ impl Converter {
         if a.shape.last() != Some(&k) {
             return Err(format!("A {:?} does not fit B {:?}", a.shape, b.dims));
         }
-        let bz = match self.opt_val(n, 3)? {
-            None => vec![0; cols],
-            Some(_) => {
-                let z = self.constant(n, 3, "B's zero point")?;
-                if z.elem != b.elem || !(z.elements() == 1 || z.elements() == cols) {
-                    return Err(format!("B's zero point {} {:?} does not fit B", z.elem.name(), z.dims));
-                }
-                let v = z.i64s();
-                (0..cols).map(|j| v[if v.len() == 1 { 0 } else { j }]).collect()
-            }
-        };
+        let bz = self.weight_zero_points(n, b.elem, cols, "B")?;
         let w = b.i64s();
         let data: Vec<u8> =
             (0..k * cols).flat_map(|i| ((w[i] - bz[i % cols]) as i16).to_le_bytes()).collect();
         let name = Self::out_name(n);
         let wt = self.tensor(&format!("{name}:weights"), ElemType::I16, vec![k, cols], Some(data));
         let mut inputs = vec![a.t, wt];
-        if self.opt_val(n, 2)?.is_some() {
-            let z = self.rt(n, 2)?;
-            if z.elem != a.elem || z.shape.iter().product::<usize>() != 1 {
-                return Err(format!(
-                    "A's zero point {} {:?} is not one value of A's type",
-                    z.elem.name(),
-                    z.shape
-                ));
-            }
-            inputs.push(z.t);
-        }
+        inputs.extend(self.data_zero_point(n, a.elem, "A")?);
         let mut dims = a.shape.clone();
         *dims.last_mut().unwrap_or(&mut 0) = cols;
         let out = self.plain_output(n, ElemType::I32, dims)?;
@@ -172,17 +152,7 @@ impl Converter {
         if g == 0 || c * g != x.shape[1] || !m.is_multiple_of(g) {
             return Err(format!("w {:?} on {} channels in {g} groups does not fit", w.dims, x.shape[1]));
         }
-        let wz = match self.opt_val(n, 3)? {
-            None => vec![0; m],
-            Some(_) => {
-                let z = self.constant(n, 3, "w's zero point")?;
-                if z.elem != w.elem || !(z.elements() == 1 || z.elements() == m) {
-                    return Err(format!("w's zero point {} {:?} does not fit w", z.elem.name(), z.dims));
-                }
-                let v = z.i64s();
-                (0..m).map(|o| v[if v.len() == 1 { 0 } else { o }]).collect()
-            }
-        };
+        let wz = self.weight_zero_points(n, w.elem, m, "w")?;
         let strides = super::layers::spatial(n, "strides", 2, 1)?;
         let dil = super::layers::spatial(n, "dilations", 2, 1)?;
         let axis = |k: usize| super::layers::Axis {
@@ -208,17 +178,7 @@ impl Converter {
         let name = Self::out_name(n);
         let f = self.tensor(&format!("{name}:filter"), ElemType::I16, vec![kh, kw, c, m], Some(data));
         let mut inputs = vec![x.t, f];
-        if self.opt_val(n, 2)?.is_some() {
-            let z = self.rt(n, 2)?;
-            if z.elem != x.elem || z.shape.iter().product::<usize>() != 1 {
-                return Err(format!(
-                    "x's zero point {} {:?} is not one value of x's type",
-                    z.elem.name(),
-                    z.shape
-                ));
-            }
-            inputs.push(z.t);
-        }
+        inputs.extend(self.data_zero_point(n, x.elem, "x")?);
         let out =
             self.new_rt(&name, ElemType::I32, vec![x.shape[0], m, win[0].0, win[1].0], super::Layout::Nhwc);
         let fields = vec![
@@ -232,5 +192,42 @@ impl Converter {
         self.emit(ext_op::CONV_INTEGER, 0, fields, inputs, vec![out.t]);
         self.set(n, 0, out);
         Ok(())
+    }
+
+    /// The weights' zero points (input 3 of MatMulInteger and ConvInteger): one per output
+    /// column or channel, from one value or `count` values of the weights' type.
+    fn weight_zero_points(
+        &self,
+        n: &Node,
+        elem: ElemType,
+        count: usize,
+        what: &str,
+    ) -> Result<Vec<i64>, String> {
+        if self.opt_val(n, 3)?.is_none() {
+            return Ok(vec![0; count]);
+        }
+        let z = self.constant(n, 3, &format!("{what}'s zero point"))?;
+        if z.elem != elem || !(z.elements() == 1 || z.elements() == count) {
+            return Err(format!("{what}'s zero point {} {:?} does not fit {what}", z.elem.name(), z.dims));
+        }
+        let v = z.i64s();
+        Ok((0..count).map(|j| v[if v.len() == 1 { 0 } else { j }]).collect())
+    }
+
+    /// The data's zero point (input 2), if given: one value of the data's type, a constant or
+    /// computed at run time, as the graph tensor the lowering reads.
+    fn data_zero_point(&mut self, n: &Node, elem: ElemType, what: &str) -> Result<Option<usize>, String> {
+        if self.opt_val(n, 2)?.is_none() {
+            return Ok(None);
+        }
+        let z = self.rt(n, 2)?;
+        if z.elem != elem || z.shape.iter().product::<usize>() != 1 {
+            return Err(format!(
+                "{what}'s zero point {} {:?} is not one value of {what}'s type",
+                z.elem.name(),
+                z.shape
+            ));
+        }
+        Ok(Some(z.t))
     }
 }

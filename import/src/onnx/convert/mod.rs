@@ -582,6 +582,39 @@ impl Converter {
 
     // --- Structural ops ---------------------------------------------------------------
 
+    /// A node made up for `n`: `op` over `inputs` into `out`, with `attrs`.
+    pub(super) fn made_up(
+        n: &Node,
+        op: &str,
+        inputs: Vec<Option<String>>,
+        out: &str,
+        attrs: Vec<(&str, AttrValue)>,
+    ) -> Node {
+        Node {
+            index: n.index,
+            name: n.name.clone(),
+            op_type: op.into(),
+            inputs,
+            outputs: vec![Some(out.into())],
+            attrs: attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        }
+    }
+
+    /// Translates a node made up for `n` (an operator rewritten into the nodes it stands
+    /// for: Einsum, DynamicQuantizeLinear), returning its output's name.
+    pub(super) fn part(
+        &mut self,
+        n: &Node,
+        op: &str,
+        inputs: Vec<String>,
+        attrs: Vec<(&str, AttrValue)>,
+        out: &str,
+    ) -> Result<String, String> {
+        let m = Self::made_up(n, op, inputs.into_iter().map(Some).collect(), out, attrs);
+        self.node(&m)?;
+        Ok(out.into())
+    }
+
     fn identity(&mut self, n: &Node) -> Result<(), String> {
         if n.op_type == "Dropout" && Self::used(n, 1) {
             return Err("Dropout's mask output is not supported (inference only)".into());

@@ -8,24 +8,6 @@ use super::{Converter, Val};
 use crate::tflite::ops::ElemType;
 
 impl Converter {
-    /// A node made up for `n`: `op` over `inputs` into `out`, with `attrs`.
-    fn made_up(
-        n: &Node,
-        op: &str,
-        inputs: Vec<Option<String>>,
-        out: &str,
-        attrs: Vec<(&str, AttrValue)>,
-    ) -> Node {
-        Node {
-            index: n.index,
-            name: n.name.clone(),
-            op_type: op.into(),
-            inputs,
-            outputs: vec![Some(out.into())],
-            attrs: attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-        }
-    }
-
     pub(super) fn qlinear(&mut self, n: &Node) -> Result<(), String> {
         let conv = n.op_type == "QLinearConv";
         let name = Self::out_name(n);

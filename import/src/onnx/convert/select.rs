@@ -129,7 +129,6 @@ impl Converter {
         let a = axis(n.int("axis", 0)?, x.shape.len())?;
         let dims: Vec<usize> = [&x.shape[..a], &i.shape[..], &x.shape[a + 1..]].concat();
         let out = self.plain_output(n, x.elem, dims)?;
-        self.keep_quant(&x, &out);
         self.emit(36, kind::GATHER, vec![(0, a as f64)], vec![x.t, i.t], vec![out.t]);
         self.set(n, 0, out);
         Ok(())
@@ -151,7 +150,6 @@ impl Converter {
             let step = if j + 1 == repeated.len() { name.clone() } else { format!("{name}:axis{k}") };
             checked_elements(&dims)?;
             let out = self.new_rt(&step, x.elem, dims, Layout::Plain);
-            self.keep_quant(&x, &out);
             let mut m = vec![1; reps.len()];
             m[k] = reps[k];
             let m = self.i32_tensor(&format!("{step}:repeats"), &m);
@@ -172,7 +170,6 @@ impl Converter {
             .collect::<Result<_, _>>()?;
         let dims = broadcast(&x.shape, &shape)?;
         let out = self.plain_output(n, x.elem, dims.clone())?;
-        self.keep_quant(&x, &out);
         let s = self.i32_tensor(
             &format!("{}:shape", Self::out_name(n)),
             &dims.iter().map(|&d| d as i64).collect::<Vec<_>>(),
@@ -180,14 +177,6 @@ impl Converter {
         self.emit(130, 0, vec![], vec![x.t, s], vec![out.t]);
         self.set(n, 0, out);
         Ok(())
-    }
-
-    /// An int8 value moved without arithmetic keeps its quantization.
-    fn keep_quant(&mut self, x: &Rt, out: &Rt) {
-        self.out.tensors[out.t].quant = self.out.tensors[x.t].quant.clone();
-        if self.from_u8.contains(&x.t) {
-            self.from_u8.insert(out.t);
-        }
     }
 
     /// LRN across the channels of an NCHW value (stored NHWC, channels last).

@@ -16,7 +16,7 @@ use super::{AttrSpec, Lowerer, dense, int, ints};
 const RANK: usize = 6;
 
 /// Row-major element strides of `shape`.
-fn strides(shape: &[usize]) -> Vec<i64> {
+pub(super) fn strides(shape: &[usize]) -> Vec<i64> {
     let mut s = vec![1i64; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
         s[i] = s[i + 1] * shape[i + 1] as i64;

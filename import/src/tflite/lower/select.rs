@@ -8,7 +8,7 @@
 use super::super::model::OpInfo;
 use super::super::ops::ElemType;
 use super::super::options::{Options, ext};
-use super::movement::Copy;
+use super::movement::{Copy, strides};
 use super::{AttrSpec, Lowerer, dense, ints};
 
 /// The kernels' name for an element type (`element.rs` in hostrt-ops).
@@ -21,22 +21,13 @@ fn type_name(e: ElemType) -> Result<&'static str, String> {
 }
 
 /// `shape` with leading 1s to rank 4, or why not.
-fn four(shape: &[usize]) -> Result<Vec<usize>, String> {
+pub(super) fn four(shape: &[usize]) -> Result<Vec<usize>, String> {
     if shape.len() > 4 {
         return Err(format!("shape {shape:?} has rank {} (at most 4 is supported)", shape.len()));
     }
     let mut d = vec![1usize; 4 - shape.len()];
     d.extend_from_slice(shape);
     Ok(d)
-}
-
-/// Row-major element strides of `shape`.
-fn strides(shape: &[usize]) -> Vec<i64> {
-    let mut s = vec![1i64; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1] * shape[i + 1] as i64;
-    }
-    s
 }
 
 impl Lowerer<'_, '_> {
