@@ -1,7 +1,8 @@
 //! Every model of tests/models (made by make_models.py with TensorFlow's converter) imported,
 //! run by the `nn.*` kernels, and compared with its golden: int8 bit-exact with TensorFlow
 //! Lite Micro, layer by layer (every operator's output, imported with `dump_tensors`, has
-//! the CRC-32 TFLite Micro's has in models.json), float32 within 1e-5 of LiteRT, dynamic-range
+//! the CRC-32 TFLite Micro's has in models.json; LiteRT's reference kernels' where TFLite
+//! Micro runs the model wrongly or not at all, as models.json's `golden` says), float32 within 1e-5 of LiteRT, dynamic-range
 //! ("hybrid", `*_hybrid`) models within 1e-4 of LiteRT's builtin kernels. Each model's planned
 //! arena, its size without reuse and its weight bytes are printed (`--nocapture`); TFLite
 //! Micro's arena use is in tests/models/models.json.
@@ -108,7 +109,7 @@ fn check(name: &str, meta: &serde_json::Value) -> Result<String, String> {
         error = format!(", largest difference {worst:e}");
     } else if got.data != golden.data {
         let diff = got.data.iter().zip(&golden.data).filter(|(a, b)| a != b).count();
-        return Err(format!("{diff} of {} int8 values differ from TFLite Micro", golden.data.len()));
+        return Err(format!("{diff} of {} int8 values differ from the golden", golden.data.len()));
     }
     let layers = match meta.get("tensor_crc32") {
         Some(crcs) => format!(", {} layers equal", check_layers(&model, &input, crcs)?),

@@ -113,6 +113,7 @@ kernels! {
     DEPTHWISE_CONV_2D_HYBRID = "nn.depthwise_conv_2d.hybrid" => hybrid::depthwise_conv_2d_hybrid,
     LSTM_I8 = "nn.lstm.i8" => lstm::lstm_i8,
     LSTM_F32 = "nn.lstm.f32" => lstm::lstm_f32,
+    LSTM_FULL_I8 = "nn.lstm_full.i8" => lstm::lstm_full_i8,
     MAX_POOL_2D_I8 = "nn.max_pool_2d.i8" => pool::max_pool_2d_i8,
     MAX_POOL_2D_F32 = "nn.max_pool_2d.f32" => pool::max_pool_2d_f32,
     AVERAGE_POOL_2D_I8 = "nn.average_pool_2d.i8" => pool::average_pool_2d_i8,

@@ -9,25 +9,151 @@
 
 use crate::quant::{rounding_divide_by_pot, saturating_rounding_doubling_high_mul as mul};
 
-/// The raw value of 1 with no integer bits (`FixedPoint<int32, 0>::One()`, saturated to
-/// `i32::MAX`).
-const ONE_Q0: i32 = i32::MAX;
+/// A raw fixed-point integer type of gemmlowp's: `i32`, or `i16` (TFLite's integer LSTM
+/// runs its gate activations on `FixedPoint<int16, I>`). Each operation has its width's
+/// semantics: additions wrap, multiplications are the width's saturating rounding doubling
+/// high multiply, and constants written for 32 bits are rounded to the width
+/// (`RescaleConstantInitializer`).
+pub trait Raw: Copy + PartialEq + PartialOrd {
+    /// Total bits.
+    const BITS: i32;
+    const ZERO: Self;
+    const MAX: Self;
+    const MIN: Self;
+    /// A 32-bit raw constant in this width.
+    fn constant(raw32: i32) -> Self;
+    /// `1 << k` (`k < BITS - 1`).
+    fn bit(k: i32) -> Self;
+    fn add(self, b: Self) -> Self;
+    fn sub(self, b: Self) -> Self;
+    fn neg(self) -> Self;
+    fn and(self, b: Self) -> Self;
+    /// `SaturatingRoundingDoublingHighMul`.
+    fn mul(self, b: Self) -> Self;
+    /// `RoundingDivideByPOT` (`exponent` in `0..BITS`).
+    fn divide_by_pot(self, exponent: i32) -> Self;
+    /// A wrapping left shift.
+    fn shl(self, exponent: i32) -> Self;
+    /// `RoundingHalfSum`.
+    fn half_sum(self, b: Self) -> Self;
+    /// `AddSaturatingIf16Bit`: saturating for int16, wrapping for int32.
+    fn add_saturating_if_16(self, b: Self) -> Self;
+}
+
+impl Raw for i32 {
+    const BITS: i32 = 32;
+    const ZERO: i32 = 0;
+    const MAX: i32 = i32::MAX;
+    const MIN: i32 = i32::MIN;
+    fn constant(raw32: i32) -> i32 {
+        raw32
+    }
+    fn bit(k: i32) -> i32 {
+        1 << k
+    }
+    fn add(self, b: i32) -> i32 {
+        self.wrapping_add(b)
+    }
+    fn sub(self, b: i32) -> i32 {
+        self.wrapping_sub(b)
+    }
+    fn neg(self) -> i32 {
+        self.wrapping_neg()
+    }
+    fn and(self, b: i32) -> i32 {
+        self & b
+    }
+    fn mul(self, b: i32) -> i32 {
+        mul(self, b)
+    }
+    fn divide_by_pot(self, exponent: i32) -> i32 {
+        rounding_divide_by_pot(self, exponent)
+    }
+    fn shl(self, exponent: i32) -> i32 {
+        self.wrapping_shl(exponent as u32)
+    }
+    fn half_sum(self, b: i32) -> i32 {
+        rounding_half_sum(self, b)
+    }
+    fn add_saturating_if_16(self, b: i32) -> i32 {
+        self.wrapping_add(b)
+    }
+}
+
+impl Raw for i16 {
+    const BITS: i32 = 16;
+    const ZERO: i16 = 0;
+    const MAX: i16 = i16::MAX;
+    const MIN: i16 = i16::MIN;
+    fn constant(raw32: i32) -> i16 {
+        rounding_divide_by_pot(raw32, 16) as i16
+    }
+    fn bit(k: i32) -> i16 {
+        1 << k
+    }
+    fn add(self, b: i16) -> i16 {
+        self.wrapping_add(b)
+    }
+    fn sub(self, b: i16) -> i16 {
+        self.wrapping_sub(b)
+    }
+    fn neg(self) -> i16 {
+        self.wrapping_neg()
+    }
+    fn and(self, b: i16) -> i16 {
+        self & b
+    }
+    fn mul(self, b: i16) -> i16 {
+        if self == i16::MIN && b == i16::MIN {
+            return i16::MAX;
+        }
+        // (ab + nudge) / 2^15 truncated, as floor((ab + 2^14) / 2^15) (see the int32 one);
+        // within int16 but for MIN * MIN.
+        ((i32::from(self) * i32::from(b) + (1 << 14)) >> 15) as i16
+    }
+    fn divide_by_pot(self, exponent: i32) -> i16 {
+        // The int32 rounding of an int16 value is the int16 one.
+        rounding_divide_by_pot(i32::from(self), exponent.clamp(0, 15)) as i16
+    }
+    fn shl(self, exponent: i32) -> i16 {
+        self.wrapping_shl(exponent as u32)
+    }
+    fn half_sum(self, b: i16) -> i16 {
+        let sum = i32::from(self) + i32::from(b);
+        ((sum + if sum >= 0 { 1 } else { -1 }) / 2) as i16
+    }
+    fn add_saturating_if_16(self, b: i16) -> i16 {
+        self.saturating_add(b)
+    }
+}
+
+/// The raw value of 1 with `integer_bits` integer bits (`FixedPoint<R, I>::One()`: saturated
+/// to the maximum with none).
+fn one<R: Raw>(integer_bits: i32) -> R {
+    if integer_bits == 0 { R::MAX } else { R::bit(R::BITS - 1 - integer_bits) }
+}
+
+/// `SaturatingRoundingMultiplyByPOT<exponent>` on any width: a saturating left shift for
+/// `exponent > 0`, a rounding right shift for `exponent < 0`.
+fn multiply_by_pot_of<R: Raw>(x: R, exponent: i32) -> R {
+    if exponent > 0 {
+        let threshold = R::bit(R::BITS - 1 - exponent).sub(R::bit(0));
+        if x > threshold {
+            R::MAX
+        } else if x < threshold.neg() {
+            R::MIN
+        } else {
+            x.shl(exponent)
+        }
+    } else {
+        x.divide_by_pot(-exponent)
+    }
+}
 
 /// `SaturatingRoundingMultiplyByPOT<exponent>`: a saturating left shift for `exponent > 0`,
 /// a rounding right shift for `exponent < 0`.
 pub(crate) fn multiply_by_pot(x: i32, exponent: i32) -> i32 {
-    if exponent > 0 {
-        let threshold = (1i32 << (31 - exponent)) - 1;
-        if x > threshold {
-            i32::MAX
-        } else if x < -threshold {
-            i32::MIN
-        } else {
-            x.wrapping_shl(exponent as u32)
-        }
-    } else {
-        rounding_divide_by_pot(x, -exponent)
-    }
+    multiply_by_pot_of(x, exponent)
 }
 
 /// `Rescale<dst>` of a value with `src` integer bits.
@@ -37,16 +163,16 @@ pub(crate) fn rescale(x: i32, src_integer_bits: i32, dst_integer_bits: i32) -> i
 
 /// `exp_on_interval_between_negative_one_quarter_and_0_excl`: `exp(a)` for `a` in `[-1/4, 0)`,
 /// a fourth-order Taylor expansion around -1/8; input and output with 0 integer bits.
-fn exp_on_interval_between_negative_one_quarter_and_0_excl(a: i32) -> i32 {
-    const CONSTANT_TERM: i32 = 1_895_147_668; // exp(-1/8)
-    const ONE_THIRD: i32 = 715_827_883;
-    let x = a.wrapping_add(1 << 28);
-    let x2 = mul(x, x);
-    let x3 = mul(x2, x);
-    let x4 = mul(x2, x2);
-    let x4_over_4 = multiply_by_pot(x4, -2);
-    let poly = multiply_by_pot(mul(x4_over_4.wrapping_add(x3), ONE_THIRD).wrapping_add(x2), -1);
-    CONSTANT_TERM.wrapping_add(mul(CONSTANT_TERM, x.wrapping_add(poly)))
+fn exp_on_interval_between_negative_one_quarter_and_0_excl<R: Raw>(a: R) -> R {
+    let constant_term = R::constant(1_895_147_668); // exp(-1/8)
+    let one_third = R::constant(715_827_883);
+    let x = a.add(R::bit(R::BITS - 4)); // + 1/8
+    let x2 = x.mul(x);
+    let x3 = x2.mul(x);
+    let x4 = x2.mul(x2);
+    let x4_over_4 = multiply_by_pot_of(x4, -2);
+    let poly = multiply_by_pot_of(x4_over_4.add(x3).mul(one_third).add(x2), -1);
+    constant_term.add_saturating_if_16(constant_term.mul(x.add(poly)))
 }
 
 /// `exp_on_negative_values`: `exp(a)` for `a <= 0` with `INTEGER_BITS` integer bits (`0..=29`;
@@ -56,22 +182,21 @@ pub(crate) fn exp_on_negative_values<const INTEGER_BITS: i32>(a: i32) -> i32 {
     exp_on_negative_values_with(a, INTEGER_BITS)
 }
 
-/// [`exp_on_negative_values`] with the integer bits (`0..=29`) as an argument, for [`tanh`],
-/// whose exp has one integer bit more than its input (no const generic arithmetic on stable).
-/// `exp` of `a` modulo 1/4 (minus 1/4), times `exp(-2^k)` for each set bit `k` of the rest
-/// (the barrel shifter); 1 for `a == 0`.
+/// [`exp_on_negative_values`] on any width, with the integer bits (`0..=BITS - 3`) as an
+/// argument (for [`tanh`], whose exp has one integer bit more than its input: no const
+/// generic arithmetic on stable). `exp` of `a` modulo 1/4 (minus 1/4), times `exp(-2^k)` for
+/// each set bit `k` of the rest (the barrel shifter); 1 for `a == 0`.
 #[inline]
-fn exp_on_negative_values_with(a: i32, integer_bits: i32) -> i32 {
-    let fractional_bits = 31 - integer_bits;
-    let one_quarter = 1i32 << (fractional_bits - 2);
-    let mask = one_quarter - 1;
-    let a_mod_quarter_minus_one_quarter = (a & mask).wrapping_sub(one_quarter);
-    let mut result = exp_on_interval_between_negative_one_quarter_and_0_excl(rescale(
+fn exp_on_negative_values_with<R: Raw>(a: R, integer_bits: i32) -> R {
+    let fractional_bits = R::BITS - 1 - integer_bits;
+    let one_quarter = R::bit(fractional_bits - 2);
+    let mask = one_quarter.sub(R::bit(0));
+    let a_mod_quarter_minus_one_quarter = a.and(mask).sub(one_quarter);
+    let mut result = exp_on_interval_between_negative_one_quarter_and_0_excl(multiply_by_pot_of(
         a_mod_quarter_minus_one_quarter,
         integer_bits,
-        0,
     ));
-    let remainder = a_mod_quarter_minus_one_quarter.wrapping_sub(a);
+    let remainder = a_mod_quarter_minus_one_quarter.sub(a);
     // exp(-2^exponent) in Q0.31, for exponent = -2..=4 (the barrel shifter).
     const MULTIPLIERS: [(i32, i32); 7] = [
         (-2, 1_672_461_947),
@@ -85,49 +210,83 @@ fn exp_on_negative_values_with(a: i32, integer_bits: i32) -> i32 {
     for (exponent, multiplier) in MULTIPLIERS {
         if integer_bits > exponent {
             let shift = fractional_bits + exponent;
-            if remainder & (1i32 << shift) != 0 {
-                result = mul(result, multiplier);
+            if remainder.and(R::bit(shift)) != R::ZERO {
+                result = result.mul(R::constant(multiplier));
             }
         }
     }
     if integer_bits > 5 {
-        let clamp = -(1i32 << (36 - integer_bits)); // -32.0
+        // -32.0.
+        let clamp = R::constant(-(1i32 << (36 - integer_bits)));
         if a < clamp {
-            result = 0;
+            result = R::ZERO;
         }
     }
-    if a == 0 { ONE_Q0 } else { result }
+    if a == R::ZERO { one(0) } else { result }
 }
 
 /// Three Newton-Raphson steps for `1 / half_denominator` (the core of gemmlowp's two divisions
 /// below), starting from `48/17 - 32/17 * half_denominator`: input with 0 integer bits, result
 /// with 2.
-fn newton_raphson_reciprocal(half_denominator: i32) -> i32 {
-    const C48_OVER_17: i32 = 1_515_870_810; // 2 integer bits
-    const NEG_32_OVER_17: i32 = -1_010_580_540;
-    const ONE_Q2: i32 = 1 << 29;
-    let mut x = C48_OVER_17.wrapping_add(mul(half_denominator, NEG_32_OVER_17));
+fn newton_raphson_reciprocal<R: Raw>(half_denominator: R) -> R {
+    let c48_over_17 = R::constant(1_515_870_810); // 2 integer bits
+    let neg_32_over_17 = R::constant(-1_010_580_540);
+    let one_q2: R = one(2);
+    let mut x = c48_over_17.add(half_denominator.mul(neg_32_over_17));
     for _ in 0..3 {
-        let half_denominator_times_x = mul(half_denominator, x);
-        let one_minus = ONE_Q2.wrapping_sub(half_denominator_times_x);
-        x = x.wrapping_add(rescale(mul(x, one_minus), 4, 2));
+        let half_denominator_times_x = half_denominator.mul(x);
+        let one_minus = one_q2.sub(half_denominator_times_x);
+        x = x.add(multiply_by_pot_of(x.mul(one_minus), 2));
     }
     x
+}
+
+/// `one_over_one_plus_x_for_x_in_0_1` on any width.
+fn one_over_one_plus_x_of<R: Raw>(a: R) -> R {
+    let x = newton_raphson_reciprocal(a.half_sum(one(0)));
+    // ExactMulByPot<-1> turns 2 integer bits into 1 without touching the raw value.
+    multiply_by_pot_of(x, 1)
 }
 
 /// `one_over_one_plus_x_for_x_in_0_1`: `1 / (1 + a)` for `a` in `[0, 1)`, Newton-Raphson
 /// division; in and out with 0 integer bits.
 pub(crate) fn one_over_one_plus_x_for_x_in_0_1(a: i32) -> i32 {
-    let x = newton_raphson_reciprocal(rounding_half_sum(a, ONE_Q0));
-    // ExactMulByPot<-1> turns 2 integer bits into 1 without touching the raw value.
-    rescale(x, 1, 0)
+    one_over_one_plus_x_of(a)
 }
 
 /// `one_minus_x_over_one_plus_x_for_x_in_0_1`: `(1 - a) / (1 + a)` for `a` in `[0, 1)`,
 /// Newton-Raphson division; in and out with 0 integer bits.
-fn one_minus_x_over_one_plus_x_for_x_in_0_1(a: i32) -> i32 {
-    let x = newton_raphson_reciprocal(rounding_half_sum(a, ONE_Q0));
-    rescale(x.wrapping_sub(1 << 29), 2, 0)
+fn one_minus_x_over_one_plus_x_for_x_in_0_1<R: Raw>(a: R) -> R {
+    let x = newton_raphson_reciprocal(a.half_sum(one(0)));
+    multiply_by_pot_of(x.sub(one(2)), 2)
+}
+
+/// gemmlowp's `logistic` on any width, `integer_bits` in `0..=BITS - 3`.
+pub fn logistic_of<R: Raw>(a: R, integer_bits: i32) -> R {
+    let abs = if a > R::ZERO { a } else { a.neg() };
+    let positive = one_over_one_plus_x_of(exp_on_negative_values_with(abs.neg(), integer_bits));
+    if a == R::ZERO {
+        R::constant(1 << 30)
+    } else if a > R::ZERO {
+        positive
+    } else {
+        one::<R>(0).sub(positive)
+    }
+}
+
+/// gemmlowp's `tanh` on any width, `integer_bits` in `0..=BITS - 4`.
+pub fn tanh_of<R: Raw>(a: R, integer_bits: i32) -> R {
+    let negative = if a < R::ZERO { a } else { a.neg() };
+    // neg_tanh_on_negative_values: ExactMulByPot<1> doubles the value by adding an integer bit
+    // to the same raw integer.
+    let t = one_minus_x_over_one_plus_x_for_x_in_0_1(exp_on_negative_values_with(negative, integer_bits + 1));
+    if a == R::ZERO {
+        R::ZERO
+    } else if a < R::ZERO {
+        t.neg()
+    } else {
+        t
+    }
 }
 
 /// gemmlowp's `logistic`: `1 / (1 + exp(-a))` for the raw `a` with `INTEGER_BITS` integer bits
@@ -142,16 +301,8 @@ fn one_minus_x_over_one_plus_x_for_x_in_0_1(a: i32) -> i32 {
 /// assert!((f64::from(y) / 2f64.powi(31) - 0.731_058_6).abs() < 1e-6);
 /// ```
 pub fn logistic<const INTEGER_BITS: i32>(a: i32) -> i32 {
-    let abs = if a > 0 { a } else { a.wrapping_neg() };
-    let positive =
-        one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values::<INTEGER_BITS>(abs.wrapping_neg()));
-    if a == 0 {
-        1 << 30
-    } else if a > 0 {
-        positive
-    } else {
-        ONE_Q0.wrapping_sub(positive)
-    }
+    const { assert!(0 <= INTEGER_BITS && INTEGER_BITS <= 29, "logistic: 0..=29 integer bits") };
+    logistic_of(a, INTEGER_BITS)
 }
 
 /// gemmlowp's `tanh`: `(1 - exp(-2|a|)) / (1 + exp(-2|a|))` with `a`'s sign, for the raw `a`
@@ -167,17 +318,42 @@ pub fn logistic<const INTEGER_BITS: i32>(a: i32) -> i32 {
 /// ```
 pub fn tanh<const INTEGER_BITS: i32>(a: i32) -> i32 {
     const { assert!(0 <= INTEGER_BITS && INTEGER_BITS <= 28, "tanh: 0..=28 integer bits") };
-    let negative = if a < 0 { a } else { a.wrapping_neg() };
-    // neg_tanh_on_negative_values: ExactMulByPot<1> doubles the value by adding an integer bit
-    // to the same raw integer.
-    let t = one_minus_x_over_one_plus_x_for_x_in_0_1(exp_on_negative_values_with(negative, INTEGER_BITS + 1));
-    if a == 0 {
-        0
-    } else if a < 0 {
-        t.wrapping_neg()
-    } else {
-        t
+    tanh_of(a, INTEGER_BITS)
+}
+
+/// TFLite's `GetInvSqrtQuantizedMultiplierExp` (`common.h`) with `reverse_shift` -1, as its
+/// integer layer norm calls it: `1 / sqrt(input)` as a Q0.31 multiplier and a shift for
+/// [`crate::multiply_by_quantized_multiplier`] (`<= 0`), by five Newton-Raphson steps in Q3.28
+/// from 1. Inputs up to 1 (which have no inverse square root) give `(i32::MAX, 0)`.
+pub fn inv_sqrt_multiplier(input: i32) -> (i32, i32) {
+    if input <= 1 {
+        return (i32::MAX, 0);
     }
+    let mut input = input;
+    let mut shift = 11;
+    while input >= 1 << 29 {
+        input /= 4;
+        shift += 1;
+    }
+    // Bring the input into [2^27, 2^29) by pairs of bits.
+    let pairs = ((input as u32).leading_zeros() as i32 - 1) / 2 - 1;
+    shift -= pairs;
+    input <<= 2 * pairs;
+    let half_input = multiply_by_pot(input >> 1, -1);
+    let half_three = (1 << 28) + (1 << 27);
+    let mut x = 1i32 << 28;
+    for _ in 0..5 {
+        // Q3 x Q3 x Q3 is Q9, back to Q3; each product below is Q6.
+        let x3 = rescale(mul(mul(x, x), x), 9, 3);
+        x = rescale(mul(half_three, x).wrapping_sub(mul(half_input, x3)), 6, 3);
+    }
+    const HALF_SQRT_2: i32 = 1_518_500_250;
+    let mut x = mul(x, HALF_SQRT_2);
+    if shift < 0 {
+        x = x.wrapping_shl((-shift) as u32);
+        shift = 0;
+    }
+    (x, -shift)
 }
 
 /// `min_log_x_output_bits`: the integer bits the log of a value with `input_integer_bits`
@@ -355,5 +531,64 @@ mod tests {
         assert_eq!(multiply_by_pot(-(1 << 30), 1), i32::MIN);
         assert_eq!(multiply_by_pot(3, 2), 12);
         assert_eq!(multiply_by_pot(6, -2), 2);
+    }
+
+    /// FNV-1a over the 16-bit outputs.
+    fn fingerprint(outputs: impl Iterator<Item = i16>) -> u64 {
+        outputs.fold(0xcbf2_9ce4_8422_2325, |h, v| (h ^ u64::from(v as u16)).wrapping_mul(0x100_0000_01b3))
+    }
+
+    #[test]
+    fn int16_logistic_and_tanh_are_gemmlowps() {
+        // The fingerprints of gemmlowp's own int16 `logistic` (3 integer bits, TFLite's integer
+        // LSTM gates) and `tanh` (0 to 6 integer bits) over every input, from its
+        // `fixedpoint.h` compiled outside this repository.
+        let all = || i16::MIN..=i16::MAX;
+        assert_eq!(fingerprint(all().map(|x| logistic_of(x, 3))), 0xcc77_ab66_29a9_14a1);
+        let tanh_fingerprints = [
+            0xd64e_676a_c4e5_3441,
+            0xa033_4181_05d0_e549,
+            0x9332_2a15_44ef_bad5,
+            0x97e7_5728_c8c7_e89c,
+            0x4c01_5a11_7c7c_d9aa,
+            0x2dfe_481d_ed76_3b06,
+            0x76de_8d3a_2908_8e4c,
+        ];
+        for (bits, want) in tanh_fingerprints.into_iter().enumerate() {
+            assert_eq!(fingerprint(all().map(|x| tanh_of(x, bits as i32))), want, "{bits} integer bits");
+        }
+        // And they follow the functions they stand for.
+        for x in all().step_by(13) {
+            let (q3, q15) = (f64::from(x) / 4096.0, |y: i16| f64::from(y) / 32768.0);
+            let e = (q15(logistic_of(x, 3)) - 1.0 / (1.0 + (-q3).exp())).abs();
+            assert!(e < 5e-4, "{x} {e}");
+            let e = (q15(tanh_of(x, 3)) - q3.tanh()).abs();
+            assert!(e < 5e-4, "{x} {e}");
+        }
+    }
+
+    #[test]
+    fn inverse_square_roots_are_tflites() {
+        // (input, multiplier, shift) from TFLite's `GetInvSqrtQuantizedMultiplierExp` over
+        // gemmlowp, compiled outside this repository.
+        let cases = [
+            (0, 2147483647, 0),
+            (1, 2147483647, 0),
+            (2, 1518498372, 0),
+            (100, 214748363, 0),
+            (4096, 268435457, -3),
+            (31628, 193203057, -4),
+            (1922072, 198269087, -7),
+            (890483354, 294765670, -12),
+            (2146427695, 189859223, -12),
+        ];
+        for (input, multiplier, shift) in cases {
+            assert_eq!(inv_sqrt_multiplier(input), (multiplier, shift), "{input}");
+        }
+        for v in [7, 1000, 123_456, 1 << 28, i32::MAX] {
+            let (m, s) = inv_sqrt_multiplier(v);
+            let got = f64::from(m) / 2f64.powi(31) * 2f64.powi(s);
+            assert!((got * f64::from(v).sqrt() - 1.0).abs() < 1e-6, "{v}: {got}");
+        }
     }
 }

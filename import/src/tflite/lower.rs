@@ -22,6 +22,7 @@ mod batch_space;
 mod dilated;
 mod hybrid;
 mod lstm;
+mod lstm_full;
 mod lstm_int8;
 mod math;
 mod matmul;

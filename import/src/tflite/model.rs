@@ -58,6 +58,9 @@ pub struct OpInfo<'a> {
     /// Input tensors; `None` for an omitted optional input (index -1).
     pub inputs: Vec<Option<usize>>,
     pub outputs: Vec<usize>,
+    /// Tensors that only carry the quantization of values inside the operator (an integer
+    /// LSTM's gates and hidden state).
+    pub intermediates: Vec<usize>,
     pub options_type: u8,
     pub options: OpOptions<'a>,
     /// For an operator translated from another format (ONNX): the source node's index and
@@ -185,6 +188,10 @@ impl<'a> Graph<'a> {
             for v in op.outputs().into_iter().flatten() {
                 op_outputs.push(tensor_index("output", v, false).map_err(at)?.unwrap_or(0));
             }
+            let mut intermediates = Vec::new();
+            for v in op.intermediates().into_iter().flatten() {
+                intermediates.push(tensor_index("intermediate", v, false).map_err(at)?.unwrap_or(0));
+            }
             let options = op.builtin_options().map_or(OpOptions::Absent, |o| OpOptions::Table(o.table()));
             ops.push(OpInfo {
                 index,
@@ -192,6 +199,7 @@ impl<'a> Graph<'a> {
                 name,
                 inputs: op_inputs,
                 outputs: op_outputs,
+                intermediates,
                 options_type: op.builtin_options_type(),
                 options,
                 node: None,
@@ -380,6 +388,7 @@ mod tests {
             name: builtin_name(code),
             inputs,
             outputs,
+            intermediates: Vec::new(),
             options_type: 0,
             options: OpOptions::Absent,
             node: None,

@@ -153,13 +153,14 @@ fb_table! {
 }
 
 fb_table! {
-    /// `Operator`: an op code index, input and output tensor indices, options.
+    /// `Operator`: an op code index, input, output and intermediate tensor indices, options.
     Operator {
         opcode_index: scalar<u32> = 0, 0;
         inputs: vector<i32> = 1;
         outputs: vector<i32> = 2;
         builtin_options_type: scalar<u8> = 3, 0;
         builtin_options: table<Options> = 4;
+        intermediates: vector<i32> = 8;
     }
 }
 

@@ -14,11 +14,10 @@
 //! none), `scratch` (at least `4 * (out + (1 + gates) * cell)` bytes: hidden and cell
 //! state, the gates).
 
-use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
 
-use super::{CELL, FORGET, INPUT, OUTPUT, Shape, layer, scratch_as};
+use super::{CELL, FORGET, INPUT, OUTPUT, Shape, layer, optional, scratch_as};
 use crate::activation_arena::with_arena;
 use crate::attrs::{Attrs, invalid};
 
@@ -141,24 +140,6 @@ impl Cell<'_> {
     }
 }
 
-/// Attribute `i`: a dense f32 `[rows, cols]` whose rows are 0 (absent: `None`) or `rows`.
-fn optional<'a>(
-    a: &Attrs<'a>,
-    i: usize,
-    name: &str,
-    (rows, cols): (usize, usize),
-) -> Result<Option<&'a [f32]>, Diagnostic> {
-    let (v, dims) = a.dense::<f32, 2>(i, name, DType::F32)?;
-    match dims {
-        [0, c] if c == cols => Ok(None),
-        [r, c] if r == rows && c == cols => Ok(Some(v)),
-        _ => Err(invalid(
-            a.kernel,
-            format_args!("'{}' is {:?}, expected [0 or {}, {}]", name, dims, rows, cols),
-        )),
-    }
-}
-
 /// `nn.lstm.f32`.
 pub(crate) fn lstm_f32(frame: &KernelFrame<'_>) {
     const K: &str = "nn.lstm.f32";
@@ -171,9 +152,9 @@ pub(crate) fn lstm_f32(frame: &KernelFrame<'_>) {
         if cell_clip.is_nan() || projection_clip.is_nan() {
             return Err(invalid(K, format_args!("'clip' is NaN")));
         }
-        let layer_norm = optional(&a, 4, "layer_norm", (s.gates, s.cell))?;
-        let peephole = optional(&a, 6, "peephole", (s.gates - 1, s.cell))?;
-        let projection = optional(&a, 7, "projection", (s.output, s.cell))?;
+        let layer_norm = optional(&a, 4, "layer_norm", DType::F32, (s.gates, s.cell))?;
+        let peephole = optional(&a, 6, "peephole", DType::F32, (s.gates - 1, s.cell))?;
+        let projection = optional(&a, 7, "projection", DType::F32, (s.output, s.cell))?;
         let (bias, bias_dims) = a.dense::<f32, 1>(8, "projection_bias", DType::F32)?;
         let rows = if projection.is_some() { s.output } else { 0 };
         if bias_dims != [rows] || (projection.is_none() && s.output != s.cell) {

@@ -117,23 +117,23 @@ fn tanh_i16(x: i16, s: TanhScale) -> i16 {
 /// A quantized multiplier and shift, the shift in the range `multiply_by_quantized_multiplier`
 /// takes.
 #[derive(Clone, Copy, Debug)]
-struct Scale(i32, i32);
+pub(super) struct Scale(pub(super) i32, pub(super) i32);
 
 impl Scale {
-    fn read(kernel: &str, what: &str, v: &[i32]) -> Result<Scale, Diagnostic> {
+    pub(super) fn read(kernel: &str, what: &str, v: &[i32]) -> Result<Scale, Diagnostic> {
         match *v {
             [m, s] if (-31..=30).contains(&s) => Ok(Scale(m, s)),
             _ => Err(invalid(kernel, format_args!("'{}' holds a shift outside -31..=30: {:?}", what, v))),
         }
     }
 
-    fn apply(self, x: i32) -> i32 {
+    pub(super) fn apply(self, x: i32) -> i32 {
         multiply_by_quantized_multiplier(x, self.0, self.1)
     }
 }
 
 /// Clamps to int16.
-fn saturate_i16(v: i32) -> i16 {
+pub(super) fn saturate_i16(v: i32) -> i16 {
     v.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16
 }
 

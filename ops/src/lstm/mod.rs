@@ -11,8 +11,9 @@
 //! input and forget gates with the previous cell state, in the output gate with the new
 //! one), layer normalization (each gate's sum normalized to mean 0 and variance 1, scaled
 //! by its coefficients, then biased), projection (`h = clip(Wp (o * tanh(c)) + bp)`, the
-//! output then `Wp`'s row count wide) and CIFG (no input gate: `i = 1 - f`). int8
-//! (`int8.rs`) runs the standard form only, as TensorFlow Lite Micro does.
+//! output then `Wp`'s row count wide) and CIFG (no input gate: `i = 1 - f`). int8 runs the
+//! standard form as TensorFlow Lite Micro does (`int8.rs`) and the variants as LiteRT's
+//! integer LSTM does (`full_int8.rs`).
 //!
 //! State: the hidden and cell states start at zero (the int8 hidden state at its zero point,
 //! as TensorFlow Lite Micro resets variable tensors) for every batch row of every call, and
@@ -36,9 +37,11 @@ use crate::activation_arena::split;
 use crate::attrs::{Attrs, Region, invalid};
 
 mod float;
+mod full_int8;
 mod int8;
 
 pub(crate) use float::lstm_f32;
+pub(crate) use full_int8::lstm_full_i8;
 pub(crate) use int8::lstm_i8;
 
 /// Gate positions in TFLite's input order (and in the stacked weights of a four-gate LSTM).
@@ -170,6 +173,25 @@ impl<W, B> Layer<'_, W, B> {
             }
         }
         Ok(())
+    }
+}
+
+/// Attribute `i`: a dense `[rows, cols]` tensor of `dtype`, or `[0, cols]` for none.
+fn optional<'a, T: bytemuck::Pod>(
+    a: &Attrs<'a>,
+    i: usize,
+    name: &str,
+    dtype: DType,
+    (rows, cols): (usize, usize),
+) -> Result<Option<&'a [T]>, Diagnostic> {
+    let (v, dims) = a.dense::<T, 2>(i, name, dtype)?;
+    match dims {
+        [0, c] if c == cols => Ok(None),
+        [r, c] if r == rows && c == cols => Ok(Some(v)),
+        _ => Err(invalid(
+            a.kernel,
+            format_args!("'{}' is {:?}, expected [0 or {}, {}]", name, dims, rows, cols),
+        )),
     }
 }
 

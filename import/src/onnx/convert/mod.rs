@@ -118,6 +118,7 @@ impl Converted {
                     name: op_type.clone(),
                     inputs: o.inputs.clone(),
                     outputs: o.outputs.clone(),
+                    intermediates: Vec::new(),
                     options_type: o.options_type,
                     options: if o.fields.is_empty() {
                         OpOptions::Absent

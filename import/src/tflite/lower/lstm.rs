@@ -1,11 +1,10 @@
 //! UNIDIRECTIONAL_SEQUENCE_LSTM, tanh cell activation: the standard form Keras' `LSTM` layer
-//! converts to (tf_keras: Keras 3's LSTM converts to a WHILE loop instead), and for float32
-//! its variants: peephole connections, projection (with or without bias), layer
-//! normalization and the coupled input-forget gate (CIFG), alone or together. float32
-//! lowers to `nn.lstm.f32` (LiteRT's float arithmetic); int8 to `nn.lstm.i8`
-//! (`lstm_int8.rs`), in the standard form only: TensorFlow Lite Micro, the int8 reference,
-//! refuses every variant (`LstmTensors::ValidateTensorStatus`), so an int8 variant is an
-//! import error rather than arithmetic nobody can check.
+//! converts to (tf_keras: Keras 3's LSTM converts to a WHILE loop instead), and its variants:
+//! peephole connections, projection (with or without bias), layer normalization and the
+//! coupled input-forget gate (CIFG), alone or together. float32 lowers to `nn.lstm.f32`
+//! (LiteRT's float arithmetic). int8 lowers to `nn.lstm.i8` in the standard form
+//! (`lstm_int8.rs`: TensorFlow Lite Micro's arithmetic, the int8 reference) and to
+//! `nn.lstm_full.i8` with any variant (`lstm_full.rs`: LiteRT's, as TFLM runs none).
 //!
 //! The output and cell states are variable tensors in the model; the kernel keeps them in
 //! the step's scratch region and starts them at zero for every call (the int8 output state
@@ -21,12 +20,12 @@ use super::{AttrSpec, Lowerer, dense, floats, ints};
 pub(super) const INPUT_WEIGHTS: [usize; 4] = [1, 2, 3, 4];
 pub(super) const RECURRENT_WEIGHTS: [usize; 4] = [5, 6, 7, 8];
 /// Cell-to-gate weights of the input, forget and output gates.
-const PEEPHOLE: [usize; 3] = [9, 10, 11];
-const BIASES: [usize; 4] = [12, 13, 14, 15];
-const PROJECTION: [usize; 2] = [16, 17];
+pub(super) const PEEPHOLE: [usize; 3] = [9, 10, 11];
+pub(super) const BIASES: [usize; 4] = [12, 13, 14, 15];
+pub(super) const PROJECTION: [usize; 2] = [16, 17];
 const OUTPUT_STATE: usize = 18;
 const CELL_STATE: usize = 19;
-const LAYER_NORM: [usize; 4] = [20, 21, 22, 23];
+pub(super) const LAYER_NORM: [usize; 4] = [20, 21, 22, 23];
 
 /// The fused activation code of TANH.
 const TANH: i8 = 4;
@@ -42,16 +41,9 @@ pub(super) struct Variant {
 }
 
 impl Variant {
-    /// The variants present, for messages (`peephole, CIFG`); empty for the standard LSTM.
-    fn names(&self) -> String {
-        let all = [(self.peephole, "peephole"), (self.projection, "projection")];
-        let all = all.into_iter().chain([(self.layer_norm, "layer norm"), (self.cifg, "CIFG")]);
-        all.filter(|(on, _)| *on).map(|(_, n)| n).collect::<Vec<_>>().join(", ")
-    }
-
     /// The gates present, by TFLite position (0 input, 1 forget, 2 cell, 3 output): all
     /// four, or the last three with CIFG.
-    fn gates(&self) -> &'static [usize] {
+    pub(super) fn gates(&self) -> &'static [usize] {
         if self.cifg { &[1, 2, 3] } else { &[0, 1, 2, 3] }
     }
 }
@@ -142,6 +134,9 @@ impl Lowerer<'_, '_> {
             true => self.t(self.input(op, PROJECTION[0])?).shape.first().copied().unwrap_or(0),
             false => cell,
         };
+        if let Some(why) = variant.int8_refusal(output, cell).filter(|_| self.t(x).elem == ElemType::I8) {
+            return Err(why);
+        }
         if features == 0 || cell == 0 || output == 0 || d0 == 0 || d1 == 0 {
             return Err(format!("empty LSTM: input {xs:?}, {cell} cells, {output} outputs"));
         }
@@ -161,11 +156,9 @@ impl Lowerer<'_, '_> {
                 }
                 self.lstm_float(op, [x, out, h, c], (dims, variant), clips, time_major)
             }
-            ElemType::I8 if variant != Variant::default() => Err(format!(
-                "int8 LSTMs with {} are not supported: TensorFlow Lite Micro, the int8 reference, runs only \
-                 the standard LSTM (float32 LSTMs with {0} are supported)",
-                variant.names()
-            )),
+            ElemType::I8 if variant != Variant::default() => {
+                self.lstm_full_int8(op, [x, out, h, c], (dims, variant), clips, time_major)
+            }
             ElemType::I8 => self.lstm_int8(op, [x, out, h, c], dims, clips[0], time_major),
             e => Err(format!("{} LSTMs are not supported (float32 and int8 are)", e.name())),
         }
@@ -196,7 +189,7 @@ impl Lowerer<'_, '_> {
     }
 
     /// Input `i` of `op` (an error if absent), checked to be a constant of `elem` and `shape`.
-    fn lstm_operand(
+    pub(super) fn lstm_operand(
         &self,
         op: &OpInfo<'_>,
         i: usize,
@@ -289,7 +282,7 @@ mod tests {
 
     #[test]
     fn state_starts_at_zero_on_every_call() {
-        for name in ["lstm_sequence_i8", "lstm_sequence_f32"] {
+        for name in ["lstm_sequence_i8", "lstm_sequence_f32", "lstm_peephole_layer_norm_projection_i8"] {
             let module = crate::tflite(&model(&format!("{name}.tflite"))).expect("imports").module;
             let golden = npy::read(&model(&format!("{name}.output.npy"))).expect("golden").data;
             let first = run(&module, name).expect("runs");
@@ -356,7 +349,7 @@ mod tests {
 
     #[test]
     fn every_byte_flip_imports_and_runs_or_fails_cleanly() {
-        for name in ["lstm_sequence_i8", "lstm_sequence_f32", "lstm_cifg_f32"] {
+        for name in ["lstm_sequence_i8", "lstm_sequence_f32", "lstm_cifg_f32", "lstm_cifg_i8"] {
             let m = model(&format!("{name}.tflite"));
             let mut ran = 0;
             for i in 0..m.len() {
@@ -420,35 +413,111 @@ mod tests {
         }
     }
 
+    /// The row count of dense attribute `name`.
+    fn rows(op: &mut Op, name: &str) -> i64 {
+        match attr(op, name) {
+            hostrt_compiler::ast::Attr::Dense(d) => d.dims[0],
+            _ => panic!("{name} is not dense"),
+        }
+    }
+
     #[test]
-    fn int8_variants_are_refused_naming_them() {
-        let bytes = model("lstm_sequence_i8.tflite");
-        let g = Graph::read(&bytes).expect("reads");
-        let at = g.ops.iter().position(|op| op.code == 44).expect("an LSTM");
-        // Complete variants: every input they need present (int8 tensors of some shape; the
-        // refusal comes first).
-        let some = g.ops[at].inputs[13];
-        let peephole = |g: &mut Graph<'_>| (9..12).for_each(|i| g.ops[at].inputs[i] = some);
-        let projection = |g: &mut Graph<'_>| g.ops[at].inputs[16] = g.ops[at].inputs[2];
-        let layer_norm = |g: &mut Graph<'_>| (20..24).for_each(|i| g.ops[at].inputs[i] = some);
-        let cifg = |g: &mut Graph<'_>| [1, 5, 9, 12, 20].into_iter().for_each(|i| g.ops[at].inputs[i] = None);
-        type Edit<'e> = &'e dyn Fn(&mut Graph<'_>);
-        let cases: [(&str, &[Edit<'_>]); 5] = [
-            ("peephole", &[&peephole]),
-            ("projection", &[&projection]),
-            ("layer norm", &[&layer_norm]),
-            ("CIFG", &[&cifg]),
-            ("peephole, projection, layer norm, CIFG", &[&peephole, &projection, &layer_norm, &cifg]),
+    fn int8_variants_lower_to_the_full_kernel() {
+        // (model, gates, layer norm rows, peephole rows, projection rows)
+        let cases = [
+            ("lstm_peephole_i8", 4, 0, 3, 0),
+            ("lstm_projection_i8", 4, 0, 0, 4),
+            ("lstm_layer_norm_i8", 4, 4, 0, 0),
+            ("lstm_cifg_i8", 3, 0, 2, 8),
+            ("lstm_peephole_layer_norm_projection_i8", 4, 4, 3, 8),
         ];
-        for (what, edits) in cases {
-            let mut g = g.clone();
-            edits.iter().for_each(|edit| edit(&mut g));
+        for (name, gates, layer_norm, peephole, projection) in cases {
+            let mut module = crate::tflite(&model(&format!("{name}.tflite"))).expect("imports").module;
+            let op = kernel(&mut module, "nn.lstm_full.i8");
+            let got = ["bias", "layer_norm", "layer_norm_bias", "peephole", "projection", "projection_bias"]
+                .map(|a| rows(op, a));
+            assert_eq!(got, [gates, layer_norm, layer_norm, peephole, projection, projection], "{name}");
+        }
+    }
+
+    #[test]
+    fn int8_variants_litert_gets_wrong_are_refused() {
+        type Mutation = (&'static str, &'static str, fn(&mut Graph<'_>, usize));
+        let cases: &[Mutation] = &[
+            // Layer norm without the input gate's weights, bias and coefficients.
+            ("lstm_layer_norm_i8", "int8 CIFG LSTMs with layer norm are not supported", |g, at| {
+                [1, 5, 12, 20].into_iter().for_each(|i| g.ops[at].inputs[i] = None)
+            }),
+            // A projection whose rows (the input's 2) are fewer than the 8 cells.
+            ("lstm_peephole_i8", "a projection to 2 of 8 cells are not supported", |g, at| {
+                g.ops[at].inputs[16] = g.ops[at].inputs[0]
+            }),
+            ("lstm_peephole_i8", "0 intermediate tensors where 5 belong", |g, at| {
+                g.ops[at].intermediates.clear()
+            }),
+            ("lstm_layer_norm_i8", "has zero point 3, expected 0", |g, at| {
+                let w = g.ops[at].inputs[22].expect("coefficients");
+                let scale = g.tensors[w].quant.as_ref().expect("quantized").scale.clone();
+                g.tensors[w].quant = Some(Quant { scale, zero_point: vec![3], axis: 0 });
+            }),
+            ("lstm_projection_i8", "not a power of two", |g, at| {
+                let c = g.ops[at].inputs[19].expect("cell state");
+                g.tensors[c].quant = Some(Quant { scale: vec![3e-5], zero_point: vec![0], axis: 0 });
+            }),
+            ("lstm_projection_i8", "not a power of two from 2^-15 to 2^-9", |g, at| {
+                let c = g.ops[at].inputs[19].expect("cell state");
+                g.tensors[c].quant = Some(Quant { scale: vec![1.0 / 128.0], zero_point: vec![0], axis: 0 });
+            }),
+        ];
+        for (name, what, mutate) in cases {
+            let bytes = model(&format!("{name}.tflite"));
+            let mut g = Graph::read(&bytes).expect("reads");
+            let at = g.ops.iter().position(|op| op.code == 44).expect("an LSTM");
+            mutate(&mut g, at);
             let e = lower(&g, Default::default()).expect_err(what).to_string();
-            let want = format!("int8 LSTMs with {what} are not supported");
-            assert!(
-                e.contains(&want) && e.contains(&format!("float32 LSTMs with {what} are supported")),
-                "{e}"
-            );
+            assert!(e.contains("UNIDIRECTIONAL_SEQUENCE_LSTM") && e.contains(what), "{what}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_full_int8_kernel_refuses_bad_attributes() {
+        type Mutation = (&'static str, fn(&mut Op));
+        let cases: &[Mutation] = &[
+            ("a power in -15..=-9", |op| *attr(op, "cell") = ints(&[0, -16])),
+            ("a clip in 0..=32767", |op| *attr(op, "cell") = ints(&[-1, -15])),
+            ("'gates' holds a shift", |op| {
+                *attr(op, "gates") = ints(&[1 << 30, 40, 0, 0, 0, 0, 0, 0, 1].repeat(4))
+            }),
+            ("'gates' holds a shift", |op| {
+                *attr(op, "gates") = ints(&[0, 0, 0, 0, 0, 0, 1 << 30, 20, 1].repeat(4))
+            }),
+            ("'gates' must be an array of 36", |op| *attr(op, "gates") = ints(&[0; 27])),
+            ("outside int8", |op| *attr(op, "hidden") = ints(&[1 << 30, -5, 200, 1 << 30, -5, 0, 0])),
+            ("outside int8", |op| *attr(op, "hidden") = ints(&[1 << 30, -5, 0, 1 << 30, -5, -3, 0])),
+            ("'layer_norm' is [3, 8]", |op| *attr(op, "layer_norm") = dense("i16", &[3, 8], vec![0; 48])),
+            ("and the layer norm do not fit", |op| {
+                *attr(op, "layer_norm_bias") = dense("i32", &[0, 8], vec![])
+            }),
+            ("'projection_bias' [4]", |op| *attr(op, "projection_bias") = dense("i32", &[4], vec![0; 16])),
+            ("'recurrent_bias' [3, 8]", |op| {
+                *attr(op, "recurrent_bias") = dense("i32", &[3, 8], vec![0; 96])
+            }),
+            ("'peephole' must be a rank-2 i16", |op| {
+                *attr(op, "peephole") = dense("i32", &[3, 8], vec![0; 96])
+            }),
+            ("scratch", |op| {
+                let at = int_at(attr(op, "scratch"), 0);
+                *attr(op, "scratch") = ints(&[at, 11 * 8 + 7]);
+            }),
+        ];
+        let name = "lstm_peephole_layer_norm_projection_i8";
+        let imported = crate::tflite(&model(&format!("{name}.tflite"))).expect("imports");
+        assert!(run(&imported.module, name).is_ok());
+        for (what, mutate) in cases {
+            let mut module = imported.module.clone();
+            mutate(kernel(&mut module, "nn.lstm_full.i8"));
+            let e = run(&module, name).expect_err(what);
+            assert!(e.contains("nn.lstm_full.i8") && e.contains(what), "{what}: {e}");
         }
     }
 
@@ -462,10 +531,6 @@ mod tests {
             ("lstm_layer_norm_f32", 4, 4, 0, 0),
             ("lstm_cifg_f32", 3, 3, 2, 4),
         ];
-        let rows = |op: &mut Op, name: &str| match attr(op, name) {
-            hostrt_compiler::ast::Attr::Dense(d) => d.dims[0],
-            _ => panic!("{name} is not dense"),
-        };
         for (name, gates, layer_norm, peephole, projection) in cases {
             let mut module = crate::tflite(&model(&format!("{name}.tflite"))).expect("imports").module;
             let op = kernel(&mut module, "nn.lstm.f32");
