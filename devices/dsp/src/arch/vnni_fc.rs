@@ -4,7 +4,7 @@
 //! input row holding the quad's four filter values of each channel. Each input quad, made
 //! unsigned (`x + 128`), is broadcast to every lane and one `VPDPBUSD` adds its four products
 //! to all 16 channels' sums, so nothing is summed across lanes and each block's weights are
-//! read front to back. Four blocks go together (one broadcast serves them) with two sums per
+//! read front to back. Eight blocks go together (one broadcast serves them) with two sums per
 //! channel (even and odd quads) so that the adds do not wait on each other. Sums wrap modulo
 //! 2^32 as every other path's, so the results are bit-exact with them.
 
@@ -16,7 +16,7 @@ use crate::prepack::{ConvLayout, ROW};
 use crate::quant::PerChannel;
 
 /// Blocks of 16 channels whose sums share each broadcast input quad.
-const BLOCKS: usize = 4;
+const BLOCKS: usize = 8;
 
 /// The layer, for arguments `avx512::fully_connected_prepacked` has checked: `packed` is
 /// `layout`'s length, the depths are nonzero, shifts are in range and no multiplier is
@@ -41,6 +41,10 @@ pub(super) fn fully_connected(
                 1 => pad(block_sums::<1>(blocks, rows, &quads)),
                 2 => pad(block_sums::<2>(blocks, rows, &quads)),
                 3 => pad(block_sums::<3>(blocks, rows, &quads)),
+                4 => pad(block_sums::<4>(blocks, rows, &quads)),
+                5 => pad(block_sums::<5>(blocks, rows, &quads)),
+                6 => pad(block_sums::<6>(blocks, rows, &quads)),
+                7 => pad(block_sums::<7>(blocks, rows, &quads)),
                 _ => block_sums::<BLOCKS>(blocks, rows, &quads),
             };
             for (b, sums) in sums.into_iter().enumerate().take(layout.blocks() - b0) {
