@@ -18,11 +18,11 @@ use super::{AttrSpec, Lowerer, dense, ints};
 /// The integer LSTM's gate scale without layer norm (Q3.12).
 const GATE_SCALE: f32 = 1.0 / 4096.0;
 
-/// `[multiplier, shift]` of a real scale (`QuantizeMultiplier` of its double), the shift in
-/// the kernels' range.
-fn multiplier(what: &str, real: f64) -> Result<[i32; 2], String> {
+/// `[multiplier, shift]` of a real scale (`QuantizeMultiplier` of its double): positive and
+/// finite (a ratio of extreme scales may overflow), the shift in the kernels' range.
+pub(super) fn multiplier(what: &str, real: f64) -> Result<[i32; 2], String> {
     let (m, s) = quantize_multiplier(real);
-    if !(-31..=30).contains(&s) {
+    if !(real.is_finite() && real > 0.0 && (-31..=30).contains(&s)) {
         return Err(format!("the {what} scale {real} is out of range"));
     }
     Ok([m, s])

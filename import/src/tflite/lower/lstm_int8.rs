@@ -3,11 +3,10 @@
 //! here as `PrepareGateParametersInteger` and `CreateLstmCellStateInfo` in
 //! `lstm_eval_common.cc` compute them.
 
-use hostrt_dsp::quantize_multiplier;
-
 use super::super::model::OpInfo;
 use super::super::ops::ElemType;
 use super::lstm::{INPUT_WEIGHTS, LstmDims, RECURRENT_WEIGHTS, Variant};
+use super::lstm_full::multiplier;
 use super::{AttrSpec, Lowerer, dense, ints};
 
 /// The scale of the gates' fully connected outputs (Q3.12) and of their activations (Q0.15)
@@ -33,13 +32,6 @@ impl Lowerer<'_, '_> {
         let (x_scale, x_zp) = self.quant(x, "input")?;
         let (h_scale, h_zp) = self.quant(h, "output state")?;
         let (c_scale, _) = self.quant(c, "cell state")?;
-        let multiplier = |what: &str, real: f64| -> Result<[i32; 2], String> {
-            let (m, s) = quantize_multiplier(real);
-            if !(-31..=30).contains(&s) {
-                return Err(format!("the {what} multiplier {real} is out of range"));
-            }
-            Ok([m, s])
-        };
         // Per gate: the input and recurrent fully connected layers into Q3.12
         // (`CreateGateParams`: `GetQuantizedConvolutionMultipler` multiplies the scales in
         // float, divides in double).
