@@ -313,6 +313,38 @@ def small_cnn_hybrid():
     return keras.Model(x, L.Softmax()(L.Dense(10)(h)))
 
 
+def compare_select():
+    """Comparisons, logic and selection over float32 (ONNX's Equal/Where/... as TFLite builtins):
+    EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, LOGICAL_AND/OR/NOT, SELECT,
+    SELECT_V2 and CAST (bool to float32)."""
+    x = keras.Input((4, 6))
+    def f(t):
+        r = tf.round(t * 2.0)
+        band = tf.logical_and(tf.greater(t, -0.5), tf.less_equal(t, 0.8))
+        either = tf.logical_or(band, tf.equal(r, 1.0))
+        other = tf.logical_not(tf.logical_or(tf.less(t, -1.0), tf.greater_equal(t, 1.2)))
+        picked = tf.where(either, t, -2.0 * t)
+        counted = tf.cast(tf.not_equal(r, 0.0), tf.float32) + tf.cast(other, tf.float32)
+        kept = tf.compat.v1.where(other, t, r)  # SELECT (the first version)
+        return tf.concat([picked, counted, kept], axis=-1)
+    return keras.Model(x, L.Lambda(f)(x))
+
+
+def index_ops():
+    """Indexing and repetition: ARG_MAX and ARG_MIN (cast to float32), GATHER of constant
+    indices, TILE, BROADCAST_TO, and LOCAL_RESPONSE_NORMALIZATION."""
+    x = keras.Input((4, 6, 8), batch_size=1)
+    def f(t):
+        arg = tf.cast(tf.argmax(t, axis=-1), tf.float32) - tf.cast(tf.argmin(t, axis=3), tf.float32)
+        gathered = tf.gather(t, [5, 0, 2, 2], axis=2)
+        tiled = tf.tile(gathered[:, :, :2, :], [1, 1, 3, 1])
+        spread = tf.broadcast_to(tf.reduce_max(t, axis=2, keepdims=True), [1, 4, 6, 8])
+        lrn = tf.nn.local_response_normalization(t, depth_radius=2, bias=1.5, alpha=0.3, beta=0.6)
+        flat = lambda v: tf.reshape(v, [1, -1])
+        return tf.concat([flat(arg), flat(tiled), flat(spread), flat(lrn)], axis=-1)
+    return keras.Model(x, L.Lambda(f, output_shape=(24 + 3 * 192,))(x))
+
+
 def lstm_sequence():
     """LSTM(12) over 8 steps of 6 features, every step's output. Keras 3's LSTM converts to a
     WHILE loop; tf_keras' (Keras 2, `pip install --no-deps tf-keras`) converts to one
@@ -476,6 +508,8 @@ MODELS = {
     "transpose_conv_same": (transpose_conv_same, True, True),
     "transpose_conv_valid": (transpose_conv_valid, True, True),
     "resize": (resize, True, True),
+    "compare_select": (compare_select, False, True),
+    "index_ops": (index_ops, False, True),
     "lstm_sequence": (lstm_sequence, True, True),
     "lstm_last": (lstm_last, True, True),
     # TFLite Micro has no RELU_N1_TO_1: float32 only.
