@@ -795,6 +795,9 @@ mod tests {
             // Images whose padded rows take several bands of the stack buffer.
             ([1, 40, 30, 16], Hw::new(3, 3), 1, 1, Padding::Same, 16),
             ([2, 50, 20, 12], Hw::new(3, 3), 2, 1, Padding::Same, 24),
+            // A dilated window wider than the image, and stride 2 without padding.
+            ([1, 3, 2, 16], Hw::new(3, 3), 1, 2, Padding::Same, 16),
+            ([1, 7, 11, 24], Hw::new(3, 3), 2, 1, Padding::Valid, 24),
         ];
         for (i, (dims, filter, stride, dilation, padding, co)) in cases.into_iter().enumerate() {
             let [n, h, w, c] = dims;
@@ -836,14 +839,17 @@ mod tests {
                 lo,
                 hi,
             };
-            // On 512-bit registers where the CPU has them, and on 256-bit ones.
-            for wide in [true, false] {
+            // On 512-bit registers where the CPU has them, and on 256-bit ones: the same sums
+            // lane by lane, so the same results bit for bit.
+            let outs = [true, false].map(|wide| {
                 let mut out = std::vec![0.0; n * window.output.h * window.output.w * dc];
                 assert!(depthwise_on(&p, &mut out, wide, in_runs), "depthwise case {i} taken");
                 for (a, b) in out.iter().zip(reference(&p, true)) {
                     assert!((a - b).abs() <= 1e-5, "depthwise case {i} (wide {wide}): {a} vs {b}");
                 }
-            }
+                out.iter().map(|v| v.to_bits()).collect::<std::vec::Vec<_>>()
+            });
+            assert!(outs[0] == outs[1], "depthwise case {i}: 512-bit and 256-bit loops differ");
         }
     }
 
