@@ -36,6 +36,10 @@ use super::{CELL, FORGET, INPUT, OUTPUT, Shape, layer, optional, scratch_as};
 use crate::activation_arena::with_arena;
 use crate::attrs::{Attrs, invalid};
 
+// Sums of requantized terms saturate rather than wrap: LiteRT's int32 additions cannot
+// overflow for the scales its quantizer writes, and a program's attributes must not make
+// them panic either.
+
 /// One gate's requantization: its input, recurrent and peephole products into the gate's
 /// int16 scale, its layer norm output scale and variance guard.
 #[derive(Clone, Copy, Debug)]
@@ -116,12 +120,12 @@ impl Cell<'_> {
         };
         for (((o, (wx, wh)), (&bx, &bh)), j) in out.iter_mut().zip(wx.zip(wh)).zip(biases).zip(0..) {
             let v = saturate_i16(s.input.apply(dot(wx, x, bx)));
-            *o = saturate_i16(s.recurrent.apply(dot(wh, h, bh)) + i32::from(v));
+            *o = saturate_i16(s.recurrent.apply(dot(wh, h, bh)).saturating_add(i32::from(v)));
             if let Some(p) = self.peephole.filter(|_| g != CELL) {
                 // Peephole rows: input (unless CIFG), forget, output.
                 let r = if g == OUTPUT { gates - 2 } else { self.row(g) };
                 let product = s.peephole.apply(i32::from(p[r * n + j]) * i32::from(c[j]));
-                *o = saturate_i16(product + i32::from(*o));
+                *o = saturate_i16(product.saturating_add(i32::from(*o)));
             }
         }
         if let Some((w, b)) = self.layer_norm {
@@ -161,7 +165,7 @@ impl Cell<'_> {
         // `CalculateLstmOutputInteger8x8_16`.
         let hidden_of = |j: usize, zero_point: i32| {
             let t = tanh_of(c[j], 15 + self.power);
-            let v = self.hidden.apply(i32::from(output[j]) * i32::from(t)) + zero_point;
+            let v = self.hidden.apply(i32::from(output[j]) * i32::from(t)).saturating_add(zero_point);
             v.clamp(-128, 127) as i8
         };
         match self.projection {
@@ -175,8 +179,11 @@ impl Cell<'_> {
                         .iter()
                         .zip(&*hidden)
                         .fold(b, |acc, (&w, &v)| acc.wrapping_add(i32::from(w) * i32::from(v)));
-                    let mut v =
-                        (self.projection_scale.apply(acc) + self.output_zero_point).clamp(-128, 127) as i8;
+                    let mut v = self
+                        .projection_scale
+                        .apply(acc)
+                        .saturating_add(self.output_zero_point)
+                        .clamp(-128, 127) as i8;
                     if self.projection_clip > 0 {
                         v = v.clamp(-self.projection_clip, self.projection_clip);
                     }
