@@ -629,65 +629,50 @@ pub(crate) fn fully_connected(
     true
 }
 
-/// Outputs `c0..c0 + 8 * B` of one row of a fully connected layer.
-#[target_feature(enable = "avx2,fma")]
-fn fc_block<const B: usize>(
-    x: &[f32],
-    filter: &[f32],
-    bias: &[f32],
-    c0: usize,
-    (lo, hi): (f32, f32),
-    out: &mut [f32],
-) {
-    let units = bias.len();
-    let mut acc = [_mm256_setzero_ps(); B];
-    for (&xk, wk) in x.iter().zip(filter.chunks_exact(units)) {
-        let xv = _mm256_set1_ps(xk);
-        let wk = &wk[c0..][..8 * B];
-        for j in 0..B {
-            acc[j] = _mm256_fmadd_ps(xv, load8(&wk[8 * j..]), acc[j]);
+/// A fully connected block for one register width: `$name::<B>(x, filter, bias, c0, (lo,
+/// hi), out)` computes outputs `c0..c0 + LANES * B` of one row.
+macro_rules! fc_block {
+    ($(#[$doc:meta])* $name:ident, $features:literal, $lanes:literal, $zero:ident, $splat:ident, $fma:ident,
+     $load:ident, $add:ident, $min:ident, $max:ident, $store:ident) => {
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        fn $name<const B: usize>(
+            x: &[f32],
+            filter: &[f32],
+            bias: &[f32],
+            c0: usize,
+            (lo, hi): (f32, f32),
+            out: &mut [f32],
+        ) {
+            let units = bias.len();
+            let mut acc = [$zero(); B];
+            for (&xk, wk) in x.iter().zip(filter.chunks_exact(units)) {
+                let xv = $splat(xk);
+                let wk = &wk[c0..][..$lanes * B];
+                for j in 0..B {
+                    acc[j] = $fma(xv, $load(&wk[$lanes * j..]), acc[j]);
+                }
+            }
+            let (lo, hi) = ($splat(lo), $splat(hi));
+            for (j, acc) in acc.iter().enumerate() {
+                // As `conv_tile`: the clamp keeps a NaN.
+                let v = $min(hi, $max(lo, $add(*acc, $load(&bias[c0 + $lanes * j..]))));
+                $store(v, &mut out[c0 + $lanes * j..]);
+            }
         }
-    }
-    let (lo, hi) = (_mm256_set1_ps(lo), _mm256_set1_ps(hi));
-    for (j, acc) in acc.iter().enumerate() {
-        store8(clamp(_mm256_add_ps(*acc, load8(&bias[c0 + 8 * j..])), lo, hi), &mut out[c0 + 8 * j..]);
-    }
+    };
 }
 
-/// [`fc_block`] in 512-bit registers: outputs `c0..c0 + 16 * B`.
-#[target_feature(enable = "avx512f")]
-fn fc_block_512<const B: usize>(
-    x: &[f32],
-    filter: &[f32],
-    bias: &[f32],
-    c0: usize,
-    (lo, hi): (f32, f32),
-    out: &mut [f32],
-) {
-    let units = bias.len();
-    let mut acc = [_mm512_setzero_ps(); B];
-    for (&xk, wk) in x.iter().zip(filter.chunks_exact(units)) {
-        let xv = _mm512_set1_ps(xk);
-        let wk = &wk[c0..][..16 * B];
-        for j in 0..B {
-            acc[j] = _mm512_fmadd_ps(xv, load16(&wk[16 * j..]), acc[j]);
-        }
-    }
-    let (lo, hi) = (_mm512_set1_ps(lo), _mm512_set1_ps(hi));
-    for (j, acc) in acc.iter().enumerate() {
-        let v = _mm512_add_ps(*acc, load16(&bias[c0 + 16 * j..]));
-        // MAXPS/MINPS keep a NaN in their second operand, as `clamp` below.
-        store16(_mm512_min_ps(hi, _mm512_max_ps(lo, v)), &mut out[c0 + 16 * j..]);
-    }
-}
-
-/// `v` clamped to `[lo, hi]`, a NaN kept (as the portable kernels' `f32::clamp`): `MAXPS` and
-/// `MINPS` return their second operand when either is NaN.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn clamp(v: __m256, lo: __m256, hi: __m256) -> __m256 {
-    _mm256_min_ps(hi, _mm256_max_ps(lo, v))
-}
+fc_block!(
+    /// A fully connected block on 256-bit registers (eight outputs each).
+    fc_block, "avx2,fma", 8, _mm256_setzero_ps, _mm256_set1_ps, _mm256_fmadd_ps, load8, _mm256_add_ps,
+    _mm256_min_ps, _mm256_max_ps, store8
+);
+fc_block!(
+    /// A fully connected block on 512-bit registers (sixteen outputs each).
+    fc_block_512, "avx512f", 16, _mm512_setzero_ps, _mm512_set1_ps, _mm512_fmadd_ps, load16, _mm512_add_ps,
+    _mm512_min_ps, _mm512_max_ps, store16
+);
 
 /// The first eight floats of `v` (which holds at least eight).
 #[target_feature(enable = "avx2")]
