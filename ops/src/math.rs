@@ -52,6 +52,51 @@ fn erf(x: f32) -> f32 {
     p / q
 }
 
+/// `e^x`, branch-free so that loops over it vectorize (`libm::expf` per element took a
+/// sixteenth of a transformer's time in its softmax): `x = n·ln 2 + r` with `|r| <= ln 2 / 2`,
+/// Cephes' degree-6 polynomial for `e^r`, then `2^n` in the exponent bits. Within 2e-7
+/// relative of libm's over the normal range; 0 below it (libm's subnormals, under 1.2e-38),
+/// infinity above it, NaN for NaN.
+#[inline(always)]
+pub(crate) fn exp(x: f32) -> f32 {
+    const LOG2E: f32 = core::f32::consts::LOG2_E;
+    // ln 2 in two parts, so that `n · LN2_HI` is exact.
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    const P: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5];
+    let (lo, hi) = (-87.336_55_f32, 88.376_26_f32);
+    let c = x.clamp(lo, hi);
+    // Round to the nearest integer by adding and taking away 1.5 · 2^23.
+    let n = (c * LOG2E + 12_582_912.0) - 12_582_912.0;
+    let r = c - n * LN2_HI - n * LN2_LO;
+    let p = P[1..].iter().fold(P[0], |p, &k| p * r + k);
+    let y = p * r * r + r + 1.0;
+    // n is in -126..=127 here: a normal power of two.
+    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    let v = y * scale;
+    if x < lo {
+        0.0
+    } else if x > hi {
+        f32::INFINITY
+    } else {
+        v
+    }
+}
+
+/// `Σ f(v)` over `row` in eight interleaved partial sums: the order of a vector loop, which
+/// the compiler can then emit (an in-order float sum cannot be reordered).
+pub(crate) fn lane_sum(row: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    let (chunks, rest) = row.as_chunks::<8>();
+    let mut lanes = [0.0f32; 8];
+    for chunk in chunks {
+        for (l, &v) in lanes.iter_mut().zip(chunk) {
+            *l += f(v);
+        }
+    }
+    let tail = rest.iter().fold(0.0, |t, &v| t + f(v));
+    lanes.iter().fold(0.0, |s, &l| s + l) + tail
+}
+
 fn gelu(x: f32, tanh: bool) -> f32 {
     if tanh {
         let c = 0.797_884_6_f32; // sqrt(2/π)
@@ -92,6 +137,29 @@ mod tests {
     fn halves_round_to_even() {
         let got = [0.5f32, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6].map(round_even);
         assert_eq!(got, [0.0, 2.0, 2.0, -0.0, -2.0, 2.0, -3.0]);
+    }
+
+    #[test]
+    fn exp_is_within_2e7_of_libm() {
+        let worst = (-87_300..88_300)
+            .map(|i| i as f32 / 1000.0 + 0.000_37)
+            .map(|x| ((exp(x) - libm::expf(x)) / libm::expf(x)).abs())
+            .fold(0f32, f32::max);
+        assert!(worst < 2e-7, "{worst}");
+        assert_eq!(exp(0.0), 1.0);
+        assert!(exp(f32::NAN).is_nan());
+        assert_eq!([exp(-100.0), exp(f32::NEG_INFINITY)], [0.0, 0.0]);
+        assert_eq!([exp(89.0), exp(f32::INFINITY)], [f32::INFINITY; 2]);
+    }
+
+    #[test]
+    fn lane_sums_add_every_value_once() {
+        // Whole numbers sum exactly in any order: 19 values (two chunks and a tail of three).
+        let row: std::vec::Vec<f32> = (1..=19).map(|v| v as f32).collect();
+        assert_eq!(lane_sum(&row, |v| v), 190.0);
+        assert_eq!(lane_sum(&row, |v| v * v), 2470.0);
+        assert_eq!(lane_sum(&row[..5], |v| v), 15.0);
+        assert_eq!(lane_sum(&[], |v| v), 0.0);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use hostrt_core::tensor::DType;
 
 use crate::activation_arena::{f32s_mut, split, with_arena};
 use crate::attrs::{Attrs, invalid};
+use crate::math::lane_sum;
 
 /// `nn.lrn.f32`.
 pub(crate) fn lrn_f32(frame: &KernelFrame<'_>) {
@@ -78,12 +79,18 @@ fn normalize(frame: &KernelFrame<'_>, kernel: &'static str, per_column: bool) {
             return Ok(());
         }
         for (r, (row, o)) in x.chunks_exact(cols).zip(out.chunks_exact_mut(cols)).enumerate() {
-            let mean = row.iter().sum::<f32>() / cols as f32;
-            let var = row.iter().map(|&v| (v - mean) * (v - mean)).sum::<f32>() / cols as f32;
+            let mean = lane_sum(row, |v| v) / cols as f32;
+            let var = lane_sum(row, |v| (v - mean) * (v - mean)) / cols as f32;
             let inv = 1.0 / libm::sqrtf(var + eps);
-            for (c, (o, &v)) in o.iter_mut().zip(row).enumerate() {
-                let k = if per_column { c } else { r % ns };
-                *o = (v - mean) * inv * scale[k] + bias[k];
+            if per_column {
+                for ((o, &v), (&s, &b)) in o.iter_mut().zip(row).zip(scale.iter().zip(bias)) {
+                    *o = (v - mean) * inv * s + b;
+                }
+            } else {
+                let (s, b) = (scale[r % ns], bias[r % ns]);
+                for (o, &v) in o.iter_mut().zip(row) {
+                    *o = (v - mean) * inv * s + b;
+                }
             }
         }
         Ok(())

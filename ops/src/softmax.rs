@@ -16,6 +16,7 @@ use hostrt_dsp::{LogSoftmaxParams, SoftmaxParams};
 
 use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, dsp_error, invalid};
+use crate::math::{exp, lane_sum};
 
 /// `nn.softmax.i8`.
 pub(crate) fn softmax_i8(frame: &KernelFrame<'_>) {
@@ -84,11 +85,11 @@ pub(crate) fn softmax_f32(frame: &KernelFrame<'_>) {
         let depth = input.dims[1];
         for (row, o) in x.chunks_exact(depth).zip(out.chunks_exact_mut(depth)) {
             let max = row.iter().copied().fold(f32::MIN, f32::max);
-            let mut sum = 0.0f32;
+            // Exponentials and their sum as vector loops (math.rs), within 2e-7 of libm's.
             for (o, &v) in o.iter_mut().zip(row) {
-                *o = libm::expf((v - max) * beta);
-                sum += *o;
+                *o = exp((v - max) * beta);
             }
+            let sum = lane_sum(o, |e| e);
             for o in o.iter_mut() {
                 *o /= sum;
             }
