@@ -184,14 +184,13 @@ impl<'a> Graph<'a> {
             for v in op.inputs().into_iter().flatten() {
                 op_inputs.push(tensor_index("input", v, true).map_err(at)?);
             }
-            let mut op_outputs = Vec::new();
-            for v in op.outputs().into_iter().flatten() {
-                op_outputs.push(tensor_index("output", v, false).map_err(at)?.unwrap_or(0));
-            }
-            let mut intermediates = Vec::new();
-            for v in op.intermediates().into_iter().flatten() {
-                intermediates.push(tensor_index("intermediate", v, false).map_err(at)?.unwrap_or(0));
-            }
+            // Outputs and intermediates: tensors that must be there (no optional -1).
+            let required = |what: &str, list: Option<flatbuffers::Vector<'_, i32>>| {
+                let index = |v| tensor_index(what, v, false).map(|t| t.unwrap_or(0)).map_err(at);
+                list.into_iter().flatten().map(index).collect::<Result<Vec<_>, _>>()
+            };
+            let op_outputs = required("output", op.outputs())?;
+            let intermediates = required("intermediate", op.intermediates())?;
             let options = op.builtin_options().map_or(OpOptions::Absent, |o| OpOptions::Table(o.table()));
             ops.push(OpInfo {
                 index,

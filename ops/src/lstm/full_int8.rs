@@ -42,7 +42,7 @@ use crate::attrs::{Attrs, invalid};
 
 /// One gate's requantization: its input, recurrent and peephole products into the gate's
 /// int16 scale, its layer norm output scale and variance guard.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct GateScales {
     input: Scale,
     recurrent: Scale,
@@ -54,7 +54,8 @@ struct GateScales {
 /// LiteRT's `PortableApplyLayerNorm` of one gate vector in place: the mean and variance in
 /// integers (the variance `guard` when it comes out below 1), `(1024 x - mean) / stddev`,
 /// times the coefficient plus the bias (int32 arithmetic that wraps, as LiteRT's does),
-/// rounded by 1024, requantized with `scale` (shifted by 12 more), saturated to int16.
+/// rounded by 1024, requantized with `scale` (whose shift is the attribute's plus 12, as
+/// LiteRT's), saturated to int16.
 fn layer_norm(v: &mut [i16], weights: &[i16], bias: &[i32], scale: Scale, guard: i32) {
     const TWO_TO_20: i64 = 1 << 20;
     let n = v.len() as i64;
@@ -68,13 +69,17 @@ fn layer_norm(v: &mut [i16], weights: &[i16], bias: &[i32], scale: Scale, guard:
     };
     let (multiplier, shift) = inv_sqrt_multiplier(variance);
     let inverse = Scale(multiplier, shift);
-    let out = Scale(scale.0, scale.1 + 12);
     for ((x, &w), &b) in v.iter_mut().zip(weights).zip(bias) {
         let rescaled = inverse.apply(1024 * i32::from(*x) - mean);
         let product = i64::from(rescaled.wrapping_mul(i32::from(w)).wrapping_add(b));
         let rounded = (if product > 0 { product + 512 } else { product - 512 }) / 1024;
-        *x = saturate_i16(out.apply(rounded as i32));
+        *x = saturate_i16(scale.apply(rounded as i32));
     }
+}
+
+/// `acc + Σ w · v`, wrapping as LiteRT's int32 sums do.
+fn dot(w: &[i8], v: &[i8], acc: i32) -> i32 {
+    w.iter().zip(v).fold(acc, |acc, (&w, &v)| acc.wrapping_add(i32::from(w) * i32::from(v)))
 }
 
 /// The weights of one `nn.lstm_full.i8` run.
@@ -115,9 +120,6 @@ impl Cell<'_> {
         let wx = self.input_weights[k * n * n_in..][..n * n_in].chunks_exact(n_in);
         let wh = self.recurrent_weights[k * n * n_out..][..n * n_out].chunks_exact(n_out);
         let biases = self.bias[k * n..][..n].iter().zip(&self.recurrent_bias[k * n..][..n]);
-        let dot = |w: &[i8], v: &[i8], acc: i32| {
-            w.iter().zip(v).fold(acc, |acc, (&w, &v)| acc.wrapping_add(i32::from(w) * i32::from(v)))
-        };
         for (((o, (wx, wh)), (&bx, &bh)), j) in out.iter_mut().zip(wx.zip(wh)).zip(biases).zip(0..) {
             let v = saturate_i16(s.input.apply(dot(wx, x, bx)));
             *o = saturate_i16(s.recurrent.apply(dot(wh, h, bh)).saturating_add(i32::from(v)));
@@ -175,13 +177,9 @@ impl Cell<'_> {
                 // projection bias.
                 (0..n).for_each(|j| hidden[j] = hidden_of(j, -self.hidden_zero_point));
                 for ((o, w), &b) in h.iter_mut().zip(w.chunks_exact(n)).zip(bias) {
-                    let acc = w
-                        .iter()
-                        .zip(&*hidden)
-                        .fold(b, |acc, (&w, &v)| acc.wrapping_add(i32::from(w) * i32::from(v)));
                     let mut v = self
                         .projection_scale
-                        .apply(acc)
+                        .apply(dot(w, hidden, b))
                         .saturating_add(self.output_zero_point)
                         .clamp(-128, 127) as i8;
                     if self.projection_clip > 0 {
@@ -214,22 +212,17 @@ pub(crate) fn lstm_full_i8(frame: &KernelFrame<'_>) {
             }
         };
         let list = a.ints(2, "gates", Some(9 * g))?;
-        let mut scales = [GateScales {
-            input: Scale(0, 0),
-            recurrent: Scale(0, 0),
-            peephole: Scale(0, 0),
-            layer_norm: Scale(0, 0),
-            variance_guard: 1,
-        }; 4];
+        // A CIFG LSTM's fourth entry stays unused.
+        let mut scales = [GateScales::default(); 4];
         for (s, v) in scales.iter_mut().zip(list.chunks_exact(9)) {
             let scale = |i: usize| Scale::read(K, "gates", &v[i..i + 2]);
-            // The layer norm's shift grows by 12 inside it.
+            // The layer norm requantizes with its shift grown by 12 (`layer_norm`).
             let layer_norm = Scale::read(K, "gates", &[v[6], v[7].saturating_add(12)])?;
             *s = GateScales {
                 input: scale(0)?,
                 recurrent: scale(2)?,
                 peephole: scale(4)?,
-                layer_norm: Scale(layer_norm.0, v[7]),
+                layer_norm,
                 variance_guard: v[8],
             };
         }
@@ -316,9 +309,9 @@ mod tests {
     #[test]
     fn layer_norm_of_a_flat_gate_is_its_bias() {
         // No variance: the guard stands in, the normalized values are 0, and what remains
-        // is the bias, rounded by 1024 and requantized (here by 2^-12, undone by the +12).
+        // is the bias, rounded by 1024 and requantized (here halved).
         let mut v = [5i16; 8];
-        layer_norm(&mut v, &[3000; 8], &[2048; 8], Scale(1 << 30, -12), 1);
+        layer_norm(&mut v, &[3000; 8], &[2048; 8], Scale(1 << 30, 0), 1);
         assert_eq!(v, [1; 8]);
     }
 
@@ -327,7 +320,7 @@ mod tests {
         // ±100: mean 0, standard deviation 100, so 1024 * x / 100 in Q10 is ±1.0; times
         // coefficient 1024 and rounded by 1024 that is ±1024 at scale 1.
         let mut v = [100i16, -100, 100, -100];
-        layer_norm(&mut v, &[1024; 4], &[0; 4], Scale(1 << 30, -11), 1);
+        layer_norm(&mut v, &[1024; 4], &[0; 4], Scale(1 << 30, 1), 1);
         assert_eq!(v, [1024, -1024, 1024, -1024]);
     }
 }

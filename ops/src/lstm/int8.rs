@@ -116,7 +116,7 @@ fn tanh_i16(x: i16, s: TanhScale) -> i16 {
 
 /// A quantized multiplier and shift, the shift in the range `multiply_by_quantized_multiplier`
 /// takes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Scale(pub(super) i32, pub(super) i32);
 
 impl Scale {

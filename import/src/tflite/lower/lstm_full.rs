@@ -13,7 +13,7 @@ use hostrt_dsp::quantize_multiplier;
 use super::super::model::OpInfo;
 use super::super::ops::ElemType;
 use super::lstm::{INPUT_WEIGHTS, LAYER_NORM, LstmDims, PEEPHOLE, PROJECTION, RECURRENT_WEIGHTS, Variant};
-use super::{AttrSpec, Lowerer, dense, ints};
+use super::{AttrSpec, Lowerer, dense, i32s_le, ints};
 
 /// The integer LSTM's gate scale without layer norm (Q3.12).
 const GATE_SCALE: f32 = 1.0 / 4096.0;
@@ -35,10 +35,6 @@ fn add_row_sums(into: &mut [i32], matrix: &[u8], cols: usize, scalar: i32) {
         let sum = row.iter().fold(0i32, |s, &w| s.wrapping_add(i32::from(w as i8)));
         *acc = acc.wrapping_add(sum.wrapping_mul(scalar));
     }
-}
-
-fn i32s(bytes: &[u8]) -> Vec<i32> {
-    bytes.chunks_exact(4).map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
 }
 
 fn bytes_of(v: &[i32]) -> Vec<u8> {
@@ -108,7 +104,7 @@ impl Lowerer<'_, '_> {
         let [wx, wh, bias] = self.lstm_weights(op, (ElemType::I8, ElemType::I32), dims, variant)?;
         let gates = [0usize, 1, 2, 3].into_iter().filter(|&g| !(variant.cifg && g == 0));
         let mut params = Vec::new();
-        let (mut input_bias, mut recurrent_bias) = (i32s(&bias), Vec::new());
+        let (mut input_bias, mut recurrent_bias) = (i32s_le(&bias), Vec::new());
         let (mut layer_norm, mut layer_norm_bias) = (Vec::new(), Vec::new());
         let mut peephole = Vec::new();
         for (k, g) in gates.enumerate() {
@@ -179,7 +175,7 @@ impl Lowerer<'_, '_> {
                     &[output, cell],
                 )?;
                 let mut b = match op.inputs[PROJECTION[1]] {
-                    Some(_) => i32s(self.lstm_operand(
+                    Some(_) => i32s_le(self.lstm_operand(
                         op,
                         PROJECTION[1],
                         "projection bias",
