@@ -27,6 +27,9 @@ pub struct HostContext<'a> {
     /// A block kept for the next call (the executor keeps the last finished call's frame
     /// block here): opaque to the host, which only frees it when it goes.
     kept: KeptBlock,
+    /// Told of every kernel and call run on this host (docs/profiling.md).
+    #[cfg(feature = "profile")]
+    observer: Option<&'a dyn crate::observe::Observer>,
 }
 
 /// What a block kept in a [`KeptBlock`] starts with: the function that frees it. Its owner
@@ -120,6 +123,8 @@ impl<'a> HostContext<'a> {
             max_call_depth: DEFAULT_MAX_CALL_DEPTH,
             stream_tasks: work_queue.parallelism_level() > 1,
             kept: KeptBlock::new(),
+            #[cfg(feature = "profile")]
+            observer: None,
         }
     }
 
@@ -204,6 +209,21 @@ impl<'a> HostContext<'a> {
     pub fn with_diagnostics(mut self, sink: &'a DiagnosticSink<'a>) -> Self {
         self.diagnostics = Some(sink);
         self
+    }
+
+    /// Tell `observer` of every kernel and call that runs on this host (a profiler, a
+    /// tracer: docs/profiling.md).
+    #[cfg(feature = "profile")]
+    pub fn with_observer(mut self, observer: &'a dyn crate::observe::Observer) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// The observer, if one is installed.
+    #[cfg(feature = "profile")]
+    #[inline]
+    pub fn observer(&self) -> Option<&'a dyn crate::observe::Observer> {
+        self.observer
     }
 
     /// Emit a kernel-reported error to the diagnostic sink, if any.

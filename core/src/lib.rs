@@ -22,6 +22,8 @@ pub mod executor;
 pub mod host_context;
 pub mod kernel;
 pub mod number_format;
+#[cfg(feature = "profile")]
+pub mod observe;
 pub mod tensor;
 pub mod tensor_kernels;
 pub mod work_queue;

@@ -46,6 +46,8 @@ pub struct ProfiledAllocator<A> {
     total: AtomicUsize,
     bytes: AtomicUsize,
     max_bytes: AtomicUsize,
+    /// Bytes requested by every allocation made (what a profile reports per kernel).
+    allocated: AtomicUsize,
     failed: AtomicUsize,
 }
 
@@ -96,6 +98,7 @@ impl<A> ProfiledAllocator<A> {
             total: AtomicUsize::new(0),
             bytes: AtomicUsize::new(0),
             max_bytes: AtomicUsize::new(0),
+            allocated: AtomicUsize::new(0),
             failed: AtomicUsize::new(0),
         }
     }
@@ -140,6 +143,7 @@ unsafe impl<A: HostAllocator> HostAllocator for ProfiledAllocator<A> {
         // than there are: the peak is exact on one thread, as TFRT's counters are).
         let n = t.saturating_sub(self.freed.load(Ordering::Relaxed));
         let b = self.bytes.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        self.allocated.fetch_add(layout.size(), Ordering::Relaxed);
         // The peaks change rarely: a plain load skips the read-modify-write (a locked
         // instruction on x86) in the steady state.
         if n > self.max.load(Ordering::Relaxed) {
@@ -165,6 +169,7 @@ unsafe impl<A: HostAllocator> HostAllocator for ProfiledAllocator<A> {
             peak: p.max_bytes,
             live_allocations: p.current,
             total_allocations: p.total,
+            allocated_bytes: Some(self.allocated.load(Ordering::Relaxed)),
             failed: self.failed.load(Ordering::Relaxed),
             capacity: self.inner.stats().map_or(0, |s| s.capacity),
         })

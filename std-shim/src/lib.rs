@@ -11,6 +11,7 @@
 //!   [`AlignedBytes`] for BEF read into memory.
 //! - [`leaked_arena`]: the firmware's fixed arena over heap memory, for tools and tests;
 //!   [`ArenaTrace`]: the arena a run needs, from a record of its allocations.
+//! - [`Recorder`]: per-kernel profiles and Perfetto traces of runs (docs/profiling.md).
 //! - [`log_diagnostic`] and [`log_output`]: diagnostics and printed lines as `log` records.
 //!
 //! Planned: plugin loading.
@@ -21,6 +22,7 @@ mod block_cache;
 mod bytes;
 mod log;
 mod mmap;
+mod profile;
 mod work_queue;
 
 pub use allocator::{
@@ -31,4 +33,5 @@ pub use block_cache::CachedMallocAllocator;
 pub use bytes::{AlignedBytes, ArenaError, leaked_arena};
 pub use log::{DIAGNOSTICS_TARGET, OUTPUT_TARGET, log_diagnostic, log_output};
 pub use mmap::{MapError, MappedBef, MappedFile};
+pub use profile::{ProfileRow, ProfileTable, Recorder};
 pub use work_queue::MultiThreadedWorkQueue;

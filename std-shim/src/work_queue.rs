@@ -34,6 +34,8 @@ struct Shared {
     blocking: Mutex<VecDeque<Task>>,
     blocking_cv: Condvar,
     shutdown: AtomicBool,
+    /// Told of every task run (docs/profiling.md), once set.
+    recorder: std::sync::OnceLock<Arc<crate::Recorder>>,
 }
 
 static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
@@ -82,6 +84,7 @@ impl MultiThreadedWorkQueue {
             blocking: Mutex::new(VecDeque::new()),
             blocking_cv: Condvar::new(),
             shutdown: AtomicBool::new(false),
+            recorder: std::sync::OnceLock::new(),
         });
         let mut threads = Vec::with_capacity(workers + blocking_threads);
         for (i, deque) in deques.into_iter().enumerate() {
@@ -130,6 +133,12 @@ impl MultiThreadedWorkQueue {
         Some(Self::new(n, m))
     }
 
+    /// Tell `recorder` of every task this queue runs from now on, as a span on the thread
+    /// that runs it (docs/profiling.md). `false` when a recorder was set already (it stays).
+    pub fn set_recorder(&self, recorder: Arc<crate::Recorder>) -> bool {
+        self.shared.recorder.set(recorder).is_ok()
+    }
+
     /// TFRT's description: `Multi-threaded C++ work queue (N threads, M blocking threads)`.
     pub fn description(&self) -> String {
         format!(
@@ -139,8 +148,17 @@ impl MultiThreadedWorkQueue {
     }
 }
 
-fn run_task(s: &Shared, t: Task) {
-    t.run();
+/// Runs `t` (of the blocking pool when `blocking`), between the recorder's task begin and
+/// end when one is set.
+fn run_task(s: &Shared, t: Task, blocking: bool) {
+    match s.recorder.get() {
+        Some(r) => {
+            let mark = r.task_begin(blocking);
+            t.run();
+            r.task_end(blocking, mark);
+        }
+        None => t.run(),
+    }
     if s.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
         let _g = lock(&s.idle);
         s.idle_cv.notify_all();
@@ -191,7 +209,7 @@ fn worker_loop(s: &Shared, me: usize, deque: Worker<Task>) {
         match task {
             Some(t) => {
                 idle_since = None;
-                run_task(s, t);
+                run_task(s, t, false);
             }
             None if idle_since.get_or_insert_with(Instant::now).elapsed() < SPIN => {
                 // Yield often: on a machine with as many cores as workers, the thread with
@@ -225,14 +243,14 @@ fn blocking_loop(s: &Shared, first: Option<Task>) {
     IN_QUEUE.with(|q| q.set(s.id));
     let dynamic = first.is_some();
     if let Some(t) = first {
-        run_task(s, t);
+        run_task(s, t, true);
     }
     loop {
         let mut q = lock(&s.blocking);
         loop {
             if let Some(t) = q.pop_front() {
                 drop(q);
-                run_task(s, t);
+                run_task(s, t, true);
                 break;
             }
             if s.shutdown.load(Ordering::Acquire) {

@@ -69,15 +69,61 @@ pub fn import(model: &Path, output: &Path, prepack: bool, dims: &[(String, usize
 }
 
 /// Options of `hostrt infer`.
+#[derive(clap::Args, Debug)]
 pub struct InferOptions {
+    /// An input tensor, in the model's input order (repeatable).
+    #[arg(long = "input", value_name = "X.npy")]
     pub inputs: Vec<PathBuf>,
+    /// Where to write `out0.npy`, `out1.npy`, ... (without it, only their shapes print).
+    #[arg(long)]
     pub output_dir: Option<PathBuf>,
+    /// After the first run, time N more and print the median, min and max latency.
+    #[arg(long, value_name = "N", default_value_t = 0)]
     pub benchmark: usize,
+    /// Threads that run the model: this one and T - 1 workers that share each kernel's
+    /// rows (1: the single-threaded queue, no workers).
+    #[arg(long, value_name = "T", default_value_t = 1)]
     pub threads: usize,
-    /// `--dump-tensors DIR`.
+    /// Also write every operator's output of a `.tflite` model to DIR, one `.npy` per
+    /// tensor named `<tensor index>_<tensor name>.npy`, to compare layer by layer.
+    #[arg(long, value_name = "DIR")]
     pub dump_tensors: Option<PathBuf>,
-    /// `--dim NAME=N`: symbolic ONNX input dimensions.
+    /// The size of a symbolic input dimension of an ONNX model (`--dim batch=4`,
+    /// repeatable); an unbound leading one is 1.
+    #[arg(long = "dim", value_name = "NAME=N", value_parser = crate::parse_dim)]
     pub dims: Vec<(String, usize)>,
+    /// After the runs, print a table per kernel (the model's layer, its kernel, calls,
+    /// time, share, allocations), most time first; `--profile=csv` for scripts
+    /// (docs/profiling.md).
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = "table", value_parser = crate::run::profile_format_arg)]
+    pub profile: Option<bool>,
+    /// Write a trace of the runs to FILE (Chrome's trace event format: open it in
+    /// ui.perfetto.dev or chrome://tracing).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+}
+
+/// Prints `recorder`'s profile through `out` (as CSV when `profile` is `Some(true)`) and
+/// writes its trace to `trace`, as `--profile` and `--trace` ask.
+pub fn report_recording(
+    recorder: &hostrt_std::Recorder,
+    profile: Option<bool>,
+    trace: Option<&str>,
+    out: &dyn Fn(&str),
+) -> Result<(), String> {
+    if let Some(csv) = profile {
+        let table = recorder.table();
+        out(&if csv { table.csv() } else { table.text() });
+    }
+    if let Some(path) = trace {
+        let mut json = Vec::new();
+        recorder.write_trace(&mut json).map_err(|e| e.to_string())?;
+        std::fs::write(path, &json).map_err(|e| format!("{path}: {e}"))?;
+        if profile != Some(true) {
+            out(&format!("trace: {} bytes -> {path} (open it in ui.perfetto.dev)\n", json.len()));
+        }
+    }
+    Ok(())
 }
 
 /// A file name for tensor `index` named `name`: `0012_conv1_Relu.npy`.
@@ -116,17 +162,25 @@ pub fn infer(model: &Path, opts: &InferOptions) -> Result<(), String> {
     let registry = crate::run::kernels(&crate::run::RunOptions::default())?;
     let system: &'static SystemAllocator = Box::leak(Box::new(SystemAllocator::new()));
     let alloc = Allocator::register(system).map_err(|e| format!("{e:?}"))?;
+    let recorder = (opts.profile.is_some() || opts.trace.is_some())
+        .then(|| std::sync::Arc::new(hostrt_std::Recorder::new(opts.trace.is_some())));
     let single = SingleThreadedWorkQueue::new();
     let multi;
     // T threads: this one, which runs the model's kernels, and T - 1 workers that share
     // each kernel's rows with it (parallel_for).
     let queue: &dyn ConcurrentWorkQueue = if opts.threads > 1 {
         multi = MultiThreadedWorkQueue::new(opts.threads - 1, 1);
+        if let Some(r) = &recorder {
+            multi.set_recorder(r.clone());
+        }
         &multi
     } else {
         &single
     };
-    let host = HostContext::new(alloc, queue);
+    let mut host = HostContext::new(alloc, queue);
+    if let Some(r) = &recorder {
+        host = host.with_observer(&**r);
+    }
     let program =
         Program::load(bef.as_bytes(), &*registry, &host).map_err(|e| format!("{}: {e}", model.display()))?;
     let mut args = Vec::new();
@@ -178,6 +232,10 @@ pub fn infer(model: &Path, opts: &InferOptions) -> Result<(), String> {
             times[0],
             times[times.len() - 1]
         );
+    }
+    if let Some(r) = &recorder {
+        let trace = opts.trace.as_ref().map(|p| p.display().to_string());
+        report_recording(r, opts.profile, trace.as_deref(), &|t| say!("{}", t.trim_end()))?;
     }
     Ok(())
 }

@@ -70,7 +70,9 @@ enum Command {
     /// `--record-arena-peak[=OUT]` (instead of the usual output, measure the arena each
     /// function without arguments needs and write the BEF with an ARENA section to OUT: by
     /// default the input when it is BEF, else the input with the extension `.bef`; bounds
-    /// `hostrt compile --arena-bound` derived for this pointer size are kept).
+    /// `hostrt compile --arena-bound` derived for this pointer size are kept);
+    /// `--profile[=csv]` (after the run, a table per kernel location: calls, time, share,
+    /// allocations); `--trace=FILE` (a Chrome/Perfetto trace of the run: docs/profiling.md).
     #[command(override_usage = "hostrt run [FILE] [OPTIONS]")]
     Run {
         /// The input file and the driver options, as described above.
@@ -115,27 +117,8 @@ enum Command {
     Infer {
         /// The model.
         model: PathBuf,
-        /// An input tensor, in the model's input order (repeatable).
-        #[arg(long = "input", value_name = "X.npy")]
-        inputs: Vec<PathBuf>,
-        /// Where to write `out0.npy`, `out1.npy`, ... (without it, only their shapes print).
-        #[arg(long)]
-        output_dir: Option<PathBuf>,
-        /// After the first run, time N more and print the median, min and max latency.
-        #[arg(long, value_name = "N", default_value_t = 0)]
-        benchmark: usize,
-        /// Threads that run the model: this one and T - 1 workers that share each kernel's
-        /// rows (1: the single-threaded queue, no workers).
-        #[arg(long, value_name = "T", default_value_t = 1)]
-        threads: usize,
-        /// Also write every operator's output of a `.tflite` model to DIR, one `.npy` per
-        /// tensor named `<tensor index>_<tensor name>.npy`, to compare layer by layer.
-        #[arg(long, value_name = "DIR")]
-        dump_tensors: Option<PathBuf>,
-        /// The size of a symbolic input dimension of an ONNX model (`--dim batch=4`,
-        /// repeatable); an unbound leading one is 1.
-        #[arg(long = "dim", value_name = "NAME=N", value_parser = parse_dim)]
-        dims: Vec<(String, usize)>,
+        #[command(flatten)]
+        options: infer::InferOptions,
     },
     /// Disassemble BEF to MLIR text that `compile` accepts again.
     Dis {
@@ -351,10 +334,7 @@ fn run(cli: Cli) -> Result<(), String> {
             write_output(&output, &bef)
         }
         Command::Import { model, output, prepack, dims } => infer::import(&model, &output, prepack, &dims),
-        Command::Infer { model, inputs, output_dir, benchmark, threads, dump_tensors, dims } => infer::infer(
-            &model,
-            &infer::InferOptions { inputs, output_dir, benchmark, threads, dump_tensors, dims },
-        ),
+        Command::Infer { model, options } => infer::infer(&model, &options),
         Command::Dis { input, no_locations } => {
             let bytes = AlignedBytes::new(&read_input(&input)?);
             // Scratch for verification: bounded by the file size (a register costs at least

@@ -48,6 +48,10 @@ pub struct RunOptions {
     /// `--record-arena-peak[=OUT]`: instead of running for output, measure each function's
     /// arena and write the BEF with an ARENA section (`Some("")`: to the default path).
     pub record_arena_peak: Option<String>,
+    /// `--profile[=csv]`: after the run, a table per kernel (`Some(true)`: as CSV).
+    pub profile: Option<bool>,
+    /// `--trace=FILE`: write a Chrome/Perfetto trace of the run to FILE.
+    pub trace: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -60,6 +64,8 @@ impl Default for RunOptions {
             print_error_code: false,
             plugins: Vec::new(),
             record_arena_peak: None,
+            profile: None,
+            trace: None,
         }
     }
 }
@@ -120,6 +126,7 @@ impl RunOptions {
                     | "test_init_function"
                     | "shared_libs"
                     | "plugin"
+                    | "trace"
             ) || name == "tracing_level";
             let value = if takes_value {
                 match inline.map(String::from).or_else(|| it.next().cloned()) {
@@ -143,6 +150,8 @@ impl RunOptions {
                     )));
                 }
                 "tracing_level" => {}
+                "profile" => opts.profile = Some(profile_format(inline).map_err(bad)?),
+                "trace" => opts.trace = Some(value).filter(|v| !v.is_empty()),
                 "record-arena-peak" => opts.record_arena_peak = Some(inline.unwrap_or("").to_string()),
                 "print_error_code" => {
                     opts.print_error_code = flag_value(arg, inline)
@@ -167,6 +176,20 @@ impl RunOptions {
         }
         Ok((opts, input.unwrap_or_else(|| "-".into())))
     }
+}
+
+/// The format `--profile[=FORMAT]` names: `true` for CSV, `false` for the table.
+pub fn profile_format(value: Option<&str>) -> Result<bool, String> {
+    match value {
+        None | Some("" | "table") => Ok(false),
+        Some("csv") => Ok(true),
+        Some(other) => Err(format!("for the --profile option: '{other}' is not table or csv")),
+    }
+}
+
+/// [`profile_format`] as clap's value parser of `hostrt infer --profile=FORMAT`.
+pub fn profile_format_arg(value: &str) -> Result<bool, String> {
+    profile_format(Some(value))
 }
 
 /// Where the driver's text goes: its stdout and its stderr.
@@ -393,6 +416,9 @@ pub fn run(
         return 1;
     };
     let alloc = Registered(alloc);
+    // `--profile` and `--trace`: one recorder sees the kernels, calls and tasks.
+    let recorder = (opts.profile.is_some() || opts.trace.is_some())
+        .then(|| std::sync::Arc::new(hostrt_std::Recorder::new(opts.trace.is_some())));
     let single;
     let multi;
     let queue: &dyn ConcurrentWorkQueue = match opts.work_queue_type.as_str() {
@@ -404,6 +430,9 @@ pub fn run(
         config => match MultiThreadedWorkQueue::from_config(config) {
             Some(q) => {
                 multi = q;
+                if let Some(r) = &recorder {
+                    multi.set_recorder(r.clone());
+                }
                 io.out(&format!("Choosing {} work queue.\n", multi.description()));
                 &multi
             }
@@ -434,10 +463,13 @@ pub fn run(
         // TFRT's driver runs other streams' kernels as tasks on every queue; so does this
         // one, so that its output interleaves as TFRT's does (an embedder's single-threaded
         // host runs them inline: docs/execution.md, "Streams on one thread").
-        let host = HostContext::new(alloc.0, queue)
+        let mut host = HostContext::new(alloc.0, queue)
             .with_stream_tasks(true)
             .with_output(&output)
             .with_diagnostics(&on_diagnostic);
+        if let Some(r) = &recorder {
+            host = host.with_observer(&**r);
+        }
         match TfProgram::load(bef.as_bytes(), &*registry, alloc.0) {
             Ok(program) => run_functions(argv0, &program, &host, opts, io),
             Err(LoadError::Kernel(d)) => {
@@ -472,6 +504,12 @@ pub fn run(
     queue.quiesce();
     if status != 0 {
         return status;
+    }
+    if let Some(r) = &recorder
+        && let Err(e) = crate::infer::report_recording(r, opts.profile, opts.trace.as_deref(), &|t| io.out(t))
+    {
+        io.err(&format!("{argv0}: {e}\n"));
+        return 1;
     }
     let failed = diags.finish(io);
     if opts.host_allocator_type == "profiled_allocator" {

@@ -193,6 +193,8 @@ unsafe impl HostAllocator for FixedArena {
             peak: self.peak.load(Ordering::Relaxed),
             live_allocations: self.live.load(Ordering::Relaxed),
             total_allocations: self.total.load(Ordering::Relaxed),
+            #[cfg(feature = "profile")]
+            allocated_bytes: None,
             failed: self.failed.load(Ordering::Relaxed),
             capacity: self.capacity(),
         })

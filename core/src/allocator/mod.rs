@@ -74,6 +74,11 @@ pub struct AllocStats {
     pub live_allocations: usize,
     /// Allocations that succeeded since creation.
     pub total_allocations: usize,
+    /// Bytes those allocations requested in all, when the allocator counts them (hostrt-std's
+    /// profiled allocators do; a [`FixedArena`] does not). With the `profile` feature only:
+    /// images without it (the minimal firmware) keep the statistics they had.
+    #[cfg(feature = "profile")]
+    pub allocated_bytes: Option<usize>,
     /// Allocation requests that failed.
     pub failed: usize,
     /// Bytes the allocator can hand out in all, when fixed (a [`FixedArena`]'s buffer); 0

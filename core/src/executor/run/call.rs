@@ -224,6 +224,13 @@ impl Program<'_> {
         if !slots.fill(host.allocator(), n, (0..n).map(|_| Cell::new(None::<RcAsyncValue>))) {
             return Err(CallError::OutOfMemory);
         }
+        #[cfg(feature = "profile")]
+        let observed = host.observer().map(|o| {
+            let name = self.file.function(function).map_or("", |f| f.name());
+            let span = crate::observe::CallSpan { name, allocator: host.allocator() };
+            let mark = o.call_begin(&span);
+            (o, span, mark)
+        });
         // SAFETY: `self` and `exec` are borrowed for this whole function, and it returns only
         // after awaiting the results and quiescing the queue: the contract of `raw`.
         unsafe { self.execute_with(exec, function, args, slots.as_slice(), false) };
@@ -238,6 +245,8 @@ impl Program<'_> {
             // out-of-memory error value); should one stay empty, report that rather than
             // hand out a missing result.
             host.quiesce();
+            #[cfg(feature = "profile")]
+            call_ended(observed);
             return Err(CallError::OutOfMemory);
         }
         let results = Results { slots };
@@ -245,6 +254,8 @@ impl Program<'_> {
         let finished = Finished { results, awaited };
         inspect(&finished);
         host.quiesce();
+        #[cfg(feature = "profile")]
+        call_ended(observed);
         Ok(finished)
     }
 
@@ -338,6 +349,14 @@ impl Program<'_> {
         }
         let body = Body::of_function(self, function)?; // `function` exists: see above
         Some((frame, body))
+    }
+}
+
+/// Tell the observer, if any, that the call it was told of has ended.
+#[cfg(feature = "profile")]
+fn call_ended(observed: Option<(&dyn crate::observe::Observer, crate::observe::CallSpan<'_>, u64)>) {
+    if let Some((observer, span, mark)) = observed {
+        observer.call_end(&span, mark);
     }
 }
 

@@ -197,10 +197,42 @@ impl<'r> Run<'r> {
         while self.queue.inline != NIL {
             let k = self.queue.inline;
             self.queue.inline = frame.link(k);
+            // (`hostrt_no_observer_hook` compiles the hook out of a `profile` build: the
+            // baseline of scripts/bench_observer.sh.)
+            #[cfg(all(feature = "profile", not(hostrt_no_observer_hook)))]
+            if let Some(observer) = frame.exec().host().observer() {
+                self.run_observed(k, observer);
+            } else {
+                self.run_kernel(k);
+            }
+            #[cfg(not(all(feature = "profile", not(hostrt_no_observer_hook))))]
             self.run_kernel(k);
             if self.queue.has_outline() {
                 self.flush_outline(self.queue.inline == NIL);
             }
         }
+    }
+
+    /// [`run_kernel`](Self::run_kernel) between the observer's begin and end of kernel `k`
+    /// (docs/profiling.md). Out of line: the unobserved loop stays as it was.
+    #[cfg(all(feature = "profile", not(hostrt_no_observer_hook)))]
+    #[inline(never)]
+    fn run_observed(&mut self, k: u32, observer: &dyn crate::observe::Observer) {
+        let (frame, body) = (self.frame, self.body);
+        let program = frame.program();
+        let kr = &body.kernels[k as usize];
+        let span = crate::observe::KernelSpan {
+            key: (program as *const Program<'_> as usize, frame.function(), k),
+            name: program.file.kernel_name(kr.code),
+            location: program.file.loc_ref(kr.location).map(|l| crate::observe::SpanLocation {
+                file: l.file,
+                line: l.line,
+                column: l.column,
+            }),
+            allocator: frame.exec().allocator(),
+        };
+        let mark = observer.kernel_begin(&span);
+        self.run_kernel(k);
+        observer.kernel_end(&span, mark);
     }
 }

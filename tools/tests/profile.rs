@@ -1,0 +1,148 @@
+//! `--profile` and `--trace` of `hostrt infer` and `hostrt run` (docs/profiling.md): the
+//! profile names every kernel of an imported model by its layer, and every trace is well
+//! formed for Chrome's trace event format: known phases, begin and end events that match
+//! per thread, timestamps that never go back on a thread.
+
+#[allow(dead_code)] // only the conformance programs are used here
+mod suites;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn models() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../import/tests/models")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hostrt-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn hostrt(args: &[&str], dir: Option<&Path>) -> String {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hostrt"));
+    if let Some(d) = dir {
+        cmd.current_dir(d);
+    }
+    let out = cmd.args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "hostrt {args:?}: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
+/// What a valid trace holds, counted: `(events by phase, span names, threads)`. Panics,
+/// naming the event, on anything Chrome's trace event format does not allow or that
+/// breaks nesting or time order on a thread.
+fn check_trace(path: &Path) -> (HashMap<String, usize>, Vec<String>, usize) {
+    let json: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).expect("the trace is JSON");
+    let events = json["traceEvents"].as_array().expect("a traceEvents array");
+    let mut phases = HashMap::new();
+    let mut open: HashMap<u64, Vec<String>> = HashMap::new();
+    let mut last_ts: HashMap<u64, f64> = HashMap::new();
+    let mut names = Vec::new();
+    let mut threads = std::collections::HashSet::new();
+    for (i, e) in events.iter().enumerate() {
+        let ph = e["ph"].as_str().unwrap_or_else(|| panic!("event {i} has no phase: {e}"));
+        let name = e["name"].as_str().unwrap_or_else(|| panic!("event {i} has no name: {e}"));
+        assert_eq!(e["pid"].as_u64(), Some(1), "event {i}: pid");
+        let tid = e["tid"].as_u64().unwrap_or_else(|| panic!("event {i} has no tid: {e}"));
+        *phases.entry(ph.to_string()).or_insert(0) += 1;
+        if ph == "M" {
+            assert_eq!(name, "thread_name", "event {i}");
+            assert!(e["args"]["name"].is_string(), "event {i}: a thread name");
+            threads.insert(tid);
+            continue;
+        }
+        let ts = e["ts"].as_f64().unwrap_or_else(|| panic!("event {i} has no timestamp: {e}"));
+        let last = last_ts.entry(tid).or_insert(0.0);
+        assert!(ts >= *last, "event {i} ({name}) at {ts} us goes back on thread {tid} (last {last})");
+        *last = ts;
+        let stack = open.entry(tid).or_default();
+        match ph {
+            "B" => {
+                stack.push(name.to_string());
+                names.push(name.to_string());
+            }
+            "E" => {
+                let began = stack.pop().unwrap_or_else(|| panic!("event {i}: end of {name} without a begin"));
+                assert_eq!(began, name, "event {i}: the end of {name} closes {began}");
+            }
+            "C" => assert!(e["args"]["bytes"].is_u64(), "event {i}: a counter's value"),
+            other => panic!("event {i}: phase {other}"),
+        }
+    }
+    for (tid, stack) in open {
+        assert!(stack.is_empty(), "thread {tid} leaves {stack:?} open");
+        assert!(threads.contains(&tid), "thread {tid} has no name");
+    }
+    (phases, names, threads.len())
+}
+
+#[test]
+fn an_imported_model_profiles_by_layer_and_traces() {
+    let (model, input) = (models().join("ds_cnn_i8.tflite"), models().join("ds_cnn_i8.input.npy"));
+    let trace = scratch("ds_cnn.json");
+    let out = hostrt(
+        &[
+            "infer",
+            model.to_str().unwrap(),
+            "--input",
+            input.to_str().unwrap(),
+            "--benchmark",
+            "4",
+            "--threads",
+            "2",
+            "--profile=csv",
+            "--trace",
+            trace.to_str().unwrap(),
+        ],
+        None,
+    );
+    let csv: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("location,")).collect();
+    assert_eq!(csv[0], "location,kernel,calls,total_ns,self_ns,mean_ns,share,allocations,allocated_bytes");
+    let rows: Vec<Vec<&str>> = csv[1..].iter().map(|l| l.rsplitn(9, ',').collect()).collect();
+    // Every layer of the model ran five times (one run and four timed), named by its
+    // operator; the shares add up to the whole.
+    let layers: Vec<_> = rows.iter().filter(|r| r[8].starts_with("\"op#")).collect();
+    assert!(layers.len() >= 10, "{out}");
+    assert!(layers.iter().all(|r| r[6] == "5"), "{out}");
+    assert!(rows.iter().any(|r| r[8].contains("CONV_2D") && r[7].starts_with("nn.conv_2d")), "{out}");
+    let share: f64 = rows.iter().map(|r| r[2].parse::<f64>().unwrap()).sum();
+    assert!((share - 1.0).abs() < 1e-3, "shares add to {share}");
+
+    let (phases, names, threads) = check_trace(&trace);
+    assert_eq!(names.iter().filter(|n| *n == "call @main").count(), 5);
+    assert!(names.iter().any(|n| n.starts_with("op#") && n.contains("DEPTHWISE_CONV_2D")));
+    assert!(threads >= 1 && phases["C"] > 0, "no allocator counter");
+}
+
+#[test]
+fn a_conformance_program_profiles_and_traces_on_two_workers() {
+    let Some(programs) = suites::conformance_programs() else { return };
+    let fib = programs.iter().find(|p| p.ends_with("fib.mlir")).expect("fib.mlir in the suite");
+    let dir = fib.parent().unwrap();
+    let trace = scratch("fib.json");
+    let arg = format!("--trace={}", trace.display());
+    let out = hostrt(&["run", "fib.mlir", "--work_queue_type=mstd:2", "--profile", &arg], Some(dir));
+    // The table: the recursive calls by line and column, most time first.
+    let table: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("location ")).collect();
+    assert!(table.iter().any(|l| l.starts_with("fib.mlir:") && l.contains("tfrt.call")), "{out}");
+    let (_, names, threads) = check_trace(&trace);
+    assert!(names.iter().any(|n| n == "call @fib_driver"), "{names:?}");
+    // The recursion's other streams run as tasks of the two workers, spans on their threads.
+    assert!(names.iter().any(|n| n == "task"), "no work-queue task spans");
+    assert!(threads >= 3, "{threads} thread(s)");
+    assert!(names.iter().filter(|n| n.starts_with("fib.mlir:")).count() > 1000);
+}
+
+#[test]
+fn a_bad_profile_format_is_refused() {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_hostrt")).args(["run", "x.mlir", "--profile=xml"]).output().unwrap();
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stderr) + String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("'xml' is not table or csv"), "{text}");
+}
