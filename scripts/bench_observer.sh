@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 filter='hostrt executor'
 bench() { cargo bench -q -p hostrt-core --bench executor -- --noplot "$@" "$filter" >&2; }
 bench --save-baseline hook
-RUSTFLAGS="--cfg hostrt_no_observer_hook" CARGO_TARGET_DIR=target/no-observer-hook bench --save-baseline none
+RUSTFLAGS="--cfg hostrt_no_observer_hook" CARGO_TARGET_DIR="$PWD/target/no-observer-hook" bench --save-baseline none
 bench --save-baseline hook_again
 python3 - <<'PY'
 import glob, json, os

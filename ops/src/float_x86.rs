@@ -11,9 +11,9 @@
 //!   channel, one broadcast
 //!   input value times the filter's row of output channels (`[kh, kw, in, out]`: contiguous,
 //!   read in place);
-//! - depthwise (multiplier 1): on 512-bit registers, per 16 channels, eight output pixels at
-//!   a time over the taps (3x3 filters and smaller); otherwise per output pixel, up to 32
-//!   channels at a time.
+//! - depthwise (multiplier 1): on 512-bit registers, per 32 channels (then 16), eight output
+//!   pixels at a time over the taps (3x3 filters and smaller); otherwise per output pixel,
+//!   up to 32 channels at a time.
 //!
 //! The fully connected layer reads its input in place: per row, up to 64 outputs in
 //! registers while the filter's rows stream past.
@@ -420,7 +420,7 @@ fn depthwise_image(p: &FloatConv<'_>, padded: &Padded<'_>, out: &mut [f32]) {
     let c = p.out_channels;
     if padded.taps.len() <= DW_TAPS {
         for c0 in (0..c).step_by(8) {
-            by_pixels!(depthwise_pixels, p, padded, c0, out);
+            by_pixels!(depthwise_pixels, 1, p, padded, c0, out);
         }
         return;
     }
@@ -443,20 +443,28 @@ fn depthwise_image(p: &FloatConv<'_>, padded: &Padded<'_>, out: &mut [f32]) {
     }
 }
 
-/// [`depthwise_image`] on 512-bit registers: per 16 channels, output pixels [`DW_PIXELS`] at
-/// a time ([`depthwise_pixels_512`]), a last eight channels on 256-bit ones; larger filters
-/// as [`depthwise_image`].
+/// [`depthwise_image`] on 512-bit registers: per 32 channels, then 16, output pixels
+/// [`DW_PIXELS`] at a time ([`depthwise_pixels_512`]), a last eight channels on 256-bit
+/// ones; larger filters as [`depthwise_image`].
 #[target_feature(enable = "avx512f,avx2,fma")]
 fn depthwise_image_512(p: &FloatConv<'_>, padded: &Padded<'_>, out: &mut [f32]) {
     let c = p.out_channels;
     if padded.taps.len() > DW_TAPS {
         return depthwise_image(p, padded, out);
     }
-    for c0 in (0..c / 16 * 16).step_by(16) {
-        by_pixels!(depthwise_pixels_512, p, padded, c0, out);
+    // 32 channels at a time (sixteen sums in registers), then 16, then a last eight on
+    // 256-bit registers.
+    let mut c0 = 0;
+    while c - c0 >= 32 {
+        by_pixels!(depthwise_pixels_512, 2, p, padded, c0, out);
+        c0 += 32;
     }
-    if !c.is_multiple_of(16) {
-        by_pixels!(depthwise_pixels, p, padded, c - 8, out);
+    if c - c0 >= 16 {
+        by_pixels!(depthwise_pixels_512, 1, p, padded, c0, out);
+        c0 += 16;
+    }
+    if c0 < c {
+        by_pixels!(depthwise_pixels, 1, p, padded, c0, out);
     }
 }
 
@@ -468,10 +476,10 @@ const DW_TAPS: usize = 9;
 /// and each tap's filter values are loaded once for all of them.
 const DW_PIXELS: usize = 8;
 
-/// Runs `$pixels::<P>(p, padded, (i, c0), out)` over a band's output pixels `i`,
+/// Runs `$pixels::<P, B>(p, padded, (i, c0), out)` over a band's output pixels `i`,
 /// [`DW_PIXELS`] at a time, then four, two, one.
 macro_rules! by_pixels {
-    ($pixels:ident, $p:expr, $padded:expr, $c0:expr, $out:expr) => {{
+    ($pixels:ident, $b:literal, $p:expr, $padded:expr, $c0:expr, $out:expr) => {{
         let pixels = $out.len() / $p.out_channels;
         let mut i = 0;
         while i < pixels {
@@ -482,10 +490,10 @@ macro_rules! by_pixels {
                 _ => 1,
             };
             match step {
-                DW_PIXELS => $pixels::<DW_PIXELS>($p, $padded, (i, $c0), $out),
-                4 => $pixels::<4>($p, $padded, (i, $c0), $out),
-                2 => $pixels::<2>($p, $padded, (i, $c0), $out),
-                _ => $pixels::<1>($p, $padded, (i, $c0), $out),
+                DW_PIXELS => $pixels::<DW_PIXELS, $b>($p, $padded, (i, $c0), $out),
+                4 => $pixels::<4, $b>($p, $padded, (i, $c0), $out),
+                2 => $pixels::<2, $b>($p, $padded, (i, $c0), $out),
+                _ => $pixels::<1, $b>($p, $padded, (i, $c0), $out),
             }
             i += step;
         }
@@ -493,16 +501,23 @@ macro_rules! by_pixels {
 }
 use by_pixels;
 
-/// Depthwise pixels for one register width: `$name::<P>(p, padded, (i, c0), out)` computes
-/// channels `c0..c0 + LANES` of output pixels `i..i + P` (of a band): their sums over the
-/// taps in order from 0, then the bias, then the clamp, as [`depthwise_channels`].
+/// Depthwise pixels for one register width: `$name::<P, B>(p, padded, (i, c0), out)`
+/// computes channels `c0..c0 + LANES * B` of output pixels `i..i + P` (of a band): their
+/// sums over the taps in order from 0, then the bias, then the clamp, as
+/// [`depthwise_channels`]. `P * B` sums in registers: independent chains, each tap's filter
+/// values loaded once for all the pixels.
 macro_rules! depthwise_pixels {
     ($(#[$doc:meta])* $name:ident, $features:literal, $lanes:literal, $zero:ident, $splat:ident, $fma:ident,
      $load:ident, $loadu:ident, $add:ident, $min:ident, $max:ident, $store:ident) => {
         $(#[$doc])*
         #[target_feature(enable = $features)]
         #[inline]
-        fn $name<const P: usize>(p: &FloatConv<'_>, padded: &Padded<'_>, (i, c0): (usize, usize), out: &mut [f32]) {
+        fn $name<const P: usize, const B: usize>(
+            p: &FloatConv<'_>,
+            padded: &Padded<'_>,
+            (i, c0): (usize, usize),
+            out: &mut [f32],
+        ) {
             let c = p.out_channels;
             let (values, taps) = (padded.values, padded.taps);
             let mut base = p.bases::<P>(padded, i, P);
@@ -513,27 +528,36 @@ macro_rules! depthwise_pixels {
             // grow, so the last pixel's last tap reads furthest, and the last tap's filter
             // values.
             let last = taps.last().copied().unwrap_or(0);
-            assert!(base[P - 1] + last + $lanes <= values.len());
-            assert!(taps.len().saturating_sub(1) * c + c0 + $lanes <= p.filter.len());
+            assert!(base[P - 1] + last + $lanes * B <= values.len());
+            assert!(taps.len().saturating_sub(1) * c + c0 + $lanes * B <= p.filter.len());
             // Each pixel's first value, so that a load is one address mode (pointer + tap).
             let x: [*const f32; P] = core::array::from_fn(|k| values[base[k]..].as_ptr());
-            let mut acc = [$zero(); P];
+            let mut acc = [[$zero(); B]; P];
             for (t, &tap) in taps.iter().enumerate() {
-                // SAFETY: `t < taps.len()`, so `t * c + c0 + LANES <= filter.len()` (the
-                // assertion); `loadu` has no alignment requirement.
-                let w = unsafe { $loadu(p.filter.as_ptr().add(t * c + c0)) };
+                let mut w = [$zero(); B];
+                for (j, w) in w.iter_mut().enumerate() {
+                    // SAFETY: `t < taps.len()`, so `t * c + c0 + LANES * (j + 1) <=
+                    // filter.len()` (the assertion); `loadu` has no alignment requirement.
+                    *w = unsafe { $loadu(p.filter.as_ptr().add(t * c + c0 + $lanes * j)) };
+                }
                 for k in 0..P {
-                    // SAFETY: `base[k] + tap + LANES <= base[P - 1] + last + LANES <=
-                    // values.len()` (the assertion); `loadu` has no alignment requirement.
-                    let xv = unsafe { $loadu(x[k].add(tap)) };
-                    acc[k] = $fma(xv, w, acc[k]);
+                    for j in 0..B {
+                        // SAFETY: `base[k] + tap + LANES * (j + 1) <= base[P - 1] + last +
+                        // LANES * B <= values.len()` (the assertion); `loadu` has no
+                        // alignment requirement.
+                        let xv = unsafe { $loadu(x[k].add(tap + $lanes * j)) };
+                        acc[k][j] = $fma(xv, w[j], acc[k][j]);
+                    }
                 }
             }
-            let (lo, hi, bias) = ($splat(p.lo), $splat(p.hi), $load(&p.bias[c0..]));
-            for (k, acc) in acc.iter().enumerate() {
-                // As `conv_tile`: the clamp keeps a NaN.
-                let v = $min(hi, $max(lo, $add(*acc, bias)));
-                $store(v, &mut out[(i + k) * c + c0..]);
+            let (lo, hi) = ($splat(p.lo), $splat(p.hi));
+            for j in 0..B {
+                let bias = $load(&p.bias[c0 + $lanes * j..]);
+                for (k, acc) in acc.iter().enumerate() {
+                    // As `conv_tile`: the clamp keeps a NaN.
+                    let v = $min(hi, $max(lo, $add(acc[j], bias)));
+                    $store(v, &mut out[(i + k) * c + c0 + $lanes * j..]);
+                }
             }
         }
     };

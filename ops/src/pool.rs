@@ -48,7 +48,14 @@ fn pool_i8(frame: &KernelFrame<'_>, kernel: &'static str, max: bool) {
         let (inputs, out) = split(kernel, arena, output.offset, output.elements()?)?;
         let x = inputs.i8s(input.offset, input.elements()?)?;
         let run = if max { hostrt_dsp::max_pool } else { hostrt_dsp::avg_pool };
-        run(&params, x, i8s_mut(out)).map_err(|e| dsp_error(kernel, e))
+        run(&params, x, i8s_mut(out)).map_err(|e| dsp_error(kernel, e))?;
+        // A deliberate off-by-one for the layer-by-layer comparison's own test: built only
+        // with `--cfg hostrt_test_off_by_one` (docs/profiling.md, "Layer by layer").
+        #[cfg(hostrt_test_off_by_one)]
+        if let Some(v) = out.first_mut() {
+            *v = v.wrapping_add(1);
+        }
+        Ok(())
     })
 }
 
@@ -64,28 +71,24 @@ fn pool_f32(frame: &KernelFrame<'_>, kernel: &'static str, max: bool) {
         let (inputs, out) = split(kernel, arena, output.offset, output.byte_len(4)?)?;
         let x = inputs.f32s(input.offset, input.elements()?)?;
         let out = f32s_mut(kernel, out)?;
-        // Per output pixel, the taps in order, each over every channel (contiguous, so
-        // vectorized): each channel sees the same order as one channel at a time would.
+        // Per output pixel, the taps in order, for each block of channels: each channel sees
+        // the same order as one channel at a time would, and a block's sums stay in
+        // registers. A window's taps inside the image form one run of columns per row.
         let mut pixels = out.chunks_exact_mut(c.max(1));
         for b in 0..n {
             for oy in 0..oh {
+                let rows = (0..w.filter.h).filter_map(|ky| tap(oy, w.stride.h, w.pad.h, ky, 1, ih));
                 for ox in 0..ow {
                     let Some(px) = pixels.next() else { return Ok(()) };
-                    px.fill(if max { f32::MIN } else { 0.0 });
-                    let mut count = 0u32;
-                    for ky in 0..w.filter.h {
-                        let Some(y) = tap(oy, w.stride.h, w.pad.h, ky, 1, ih) else { continue };
-                        for kx in 0..w.filter.w {
-                            let Some(xx) = tap(ox, w.stride.w, w.pad.w, kx, 1, iw) else { continue };
-                            let v = &x[((b * ih + y) * iw + xx) * c..][..c];
-                            if max {
-                                px.iter_mut().zip(v).for_each(|(a, &v)| *a = a.max(v));
-                            } else {
-                                px.iter_mut().zip(v).for_each(|(a, &v)| *a += v);
-                            }
-                            count += 1;
-                        }
+                    let (x0, x1) = columns(ox, &w, iw);
+                    let taps = rows.clone().map(|y| ((b * ih + y) * iw + x0) * c);
+                    let run = (x1 - x0, c);
+                    if max {
+                        pool_pixel(px, x, taps.clone(), run, f32::MIN, f32::max);
+                    } else {
+                        pool_pixel(px, x, taps.clone(), run, 0.0, |a, v| a + v);
                     }
+                    let count = taps.count() * (x1 - x0);
                     if count == 0 {
                         return Err(invalid(
                             kernel,
@@ -101,6 +104,71 @@ fn pool_f32(frame: &KernelFrame<'_>, kernel: &'static str, max: bool) {
         }
         Ok(())
     })
+}
+
+/// The input columns `x0..x1` that output column `ox`'s window covers inside the image
+/// (`x0 == x1` when none).
+fn columns(ox: usize, w: &Window, iw: usize) -> (usize, usize) {
+    // Every factor is below 2^31 (region dims) or 2^16 (window), so i64 cannot overflow.
+    let start = ox as i64 * w.stride.w as i64 - w.pad.w as i64;
+    let x0 = start.clamp(0, iw as i64);
+    let x1 = (start + w.filter.w as i64).clamp(x0, iw as i64);
+    (x0 as usize, x1 as usize)
+}
+
+/// Channels per block of [`pool_pixel`].
+const BLOCK: usize = 16;
+
+/// One output pixel `px` of `c` channels: from `init`, `f` of each input pixel in order,
+/// over `rows` (each the index in `x` of a run's first pixel) of `len` pixels each
+/// (`(len, c)`).
+#[inline(always)]
+fn pool_pixel(
+    px: &mut [f32],
+    x: &[f32],
+    rows: impl Iterator<Item = usize> + Clone,
+    (len, c): (usize, usize),
+    init: f32,
+    f: impl Fn(f32, f32) -> f32,
+) {
+    let mut c0 = 0;
+    // Whole blocks, each in a function of its own: there its sums stay in registers.
+    while c - c0 >= BLOCK {
+        px[c0..c0 + BLOCK].copy_from_slice(&pool_block(x, rows.clone(), (len, c, c0), init, &f));
+        c0 += BLOCK;
+    }
+    // The last channels, in place.
+    if c0 < c {
+        let px = &mut px[c0..c];
+        px.fill(init);
+        for start in rows {
+            for p in 0..len {
+                let v = &x[start + p * c + c0..][..c - c0];
+                px.iter_mut().zip(v).for_each(|(a, &v)| *a = f(*a, v));
+            }
+        }
+    }
+}
+
+/// Channels `c0..c0 + BLOCK` of [`pool_pixel`]'s pixel (`(len, c, c0)`).
+#[inline(never)]
+fn pool_block(
+    x: &[f32],
+    rows: impl Iterator<Item = usize>,
+    (len, c, c0): (usize, usize, usize),
+    init: f32,
+    f: &impl Fn(f32, f32) -> f32,
+) -> [f32; BLOCK] {
+    let mut acc = [init; BLOCK];
+    for start in rows {
+        for p in 0..len {
+            let v: &[f32; BLOCK] = x[start + p * c + c0..][..BLOCK].try_into().unwrap_or(&[0.0; BLOCK]);
+            for k in 0..BLOCK {
+                acc[k] = f(acc[k], v[k]);
+            }
+        }
+    }
+    acc
 }
 
 /// `nn.max_pool_2d.i8`.
