@@ -25,6 +25,39 @@ pub struct Report {
     pub kernels: usize,
     /// The model's outputs, which `@main` returns as tensors, in bytes.
     pub output_bytes: usize,
+    /// The program's kernels in order, with the arena tensors each reads and writes
+    /// (indices into `tensors`): what `hostrt graph` draws.
+    pub steps: Vec<PlannedStep>,
+    /// Every buffer of the activation arena: its place and its lifetime in steps.
+    pub tensors: Vec<PlannedTensor>,
+}
+
+/// A kernel of an imported program, as planned.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlannedStep {
+    /// The kernel (`nn.conv_2d.i8`).
+    pub kernel: String,
+    /// Its location: the model's layer (`op#3 CONV_2D:conv1/Relu`), `input#0:...`.
+    pub loc: String,
+    /// The buffers it reads (indices into [`Report::tensors`]).
+    pub reads: Vec<usize>,
+    /// The buffer it writes, if any.
+    pub writes: Option<usize>,
+}
+
+/// A buffer of the activation arena.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlannedTensor {
+    /// The model tensor's name, or `scratch of step N` for a kernel's scratch space.
+    pub name: String,
+    /// Element type and shape (`i8 [1, 25, 5, 64]`); empty for scratch.
+    pub ty: String,
+    /// Bytes, and where the plan put them.
+    pub bytes: usize,
+    pub offset: usize,
+    /// The first and last steps that use it (inclusive).
+    pub first: usize,
+    pub last: usize,
 }
 
 const TENSOR: &str = "!tfrt_tensor.tensor";
@@ -104,7 +137,50 @@ pub fn build(g: &Graph<'_>, lowered: &Lowered) -> Result<(Module, Report), Impor
     };
     let int = |v: i64| Attr::Int { value: v, ty: Type("i32".into()) };
 
+    // The plan as `hostrt graph` shows it: buffers in planning order (tensors, then scratch).
+    let mut tensors: Vec<PlannedTensor> = roots
+        .iter()
+        .zip(&p.offsets)
+        .map(|(&t, &offset)| {
+            let info = &g.tensors[t];
+            PlannedTensor {
+                name: info.name.clone(),
+                ty: format!("{} {:?}", info.elem.name(), info.shape),
+                bytes: info.bytes(),
+                offset,
+                first: life[&t].0,
+                last: life[&t].1,
+            }
+        })
+        .collect();
+    for (&(step, _), &offset) in &scratch_at {
+        let bytes = buffers[tensors.len()].size;
+        let name = format!("scratch of step {step}");
+        tensors.push(PlannedTensor { name, ty: String::new(), bytes, offset, first: step, last: step });
+    }
+    let index_of: BTreeMap<usize, usize> = roots.iter().enumerate().map(|(i, &t)| (t, i)).collect();
+    let steps = lowered
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let writes = s.write.and_then(|t| index_of.get(&t).copied());
+            let mut reads: Vec<usize> = s
+                .tensors()
+                .filter(|t| Some(*t) != s.write)
+                .filter_map(|t| index_of.get(&t).copied())
+                .collect();
+            reads.extend(
+                scratch_at.keys().zip(roots.len()..).filter(|((step, _), _)| *step == i).map(|(_, b)| b),
+            );
+            reads.sort_unstable();
+            reads.dedup();
+            PlannedStep { kernel: s.kernel.clone(), loc: s.loc.clone(), reads, writes }
+        })
+        .collect();
     let mut report = Report {
+        steps,
+        tensors,
         arena_bytes: p.size,
         unplanned_bytes: buffers.iter().map(|b| b.size).sum(),
         output_bytes: g.outputs.iter().map(|&t| g.tensors[t].bytes()).sum(),

@@ -25,7 +25,7 @@ pub mod plan;
 pub mod tflite;
 
 pub use arena_needs::ArenaNeeds;
-pub use assemble::Report;
+pub use assemble::{PlannedStep, PlannedTensor, Report};
 pub use error::ImportError;
 pub use model::Program;
 

@@ -12,6 +12,7 @@ macro_rules! say {
 
 mod arena_figures;
 mod check;
+mod graph;
 mod infer;
 mod run;
 
@@ -119,6 +120,23 @@ enum Command {
         model: PathBuf,
         #[command(flatten)]
         options: infer::InferOptions,
+    },
+    /// Draw a program's dataflow (`--dot`, or `--svg FILE` through Graphviz) or print an
+    /// imported model's memory plan as a timeline (`--plan`): docs/profiling.md.
+    Graph {
+        /// A `.tflite` or `.onnx` model, or a `.bef` or `.mlir` program.
+        input: PathBuf,
+        /// Print the graph as Graphviz DOT: kernels, and values with their types (for a model,
+        /// each arena buffer with its type, size, offset and lifetime).
+        #[arg(long)]
+        dot: bool,
+        /// Draw it into FILE as SVG (needs Graphviz's `dot`).
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+        /// Print a model's memory plan: bytes live per step, each buffer's offset and lifetime,
+        /// and the step that sets the arena's size.
+        #[arg(long)]
+        plan: bool,
     },
     /// Disassemble BEF to MLIR text that `compile` accepts again.
     Dis {
@@ -335,6 +353,12 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Import { model, output, prepack, dims } => infer::import(&model, &output, prepack, &dims),
         Command::Infer { model, options } => infer::infer(&model, &options),
+        Command::Graph { input, dot, svg, plan } => {
+            if !dot && svg.is_none() && !plan {
+                return Err("graph: say what to write: --dot, --svg FILE or --plan".into());
+            }
+            graph::graph(&input, &graph::GraphOptions { dot, svg: svg.as_deref(), plan })
+        }
         Command::Dis { input, no_locations } => {
             let bytes = AlignedBytes::new(&read_input(&input)?);
             // Scratch for verification: bounded by the file size (a register costs at least

@@ -146,3 +146,32 @@ fn a_bad_profile_format_is_refused() {
     let text = String::from_utf8_lossy(&out.stderr) + String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("'xml' is not table or csv"), "{text}");
 }
+
+#[test]
+fn graph_draws_a_model_and_prints_its_plan() {
+    let model = models().join("ds_cnn_i8.tflite");
+    let plan = hostrt(&["graph", model.to_str().unwrap(), "--plan"], None);
+    // The plan's arena is the one the import plans and the program records.
+    let bef = scratch("ds_cnn.mlir");
+    let imported = hostrt(&["import", model.to_str().unwrap(), "-o", bef.to_str().unwrap()], None);
+    let planned = imported.lines().find_map(|l| l.strip_prefix("activation arena: ")).unwrap();
+    let bytes = planned.split_whitespace().next().unwrap();
+    assert!(plan.starts_with(&format!("activation arena: {bytes} bytes")), "{plan}\n{imported}");
+    assert!(plan.contains("most bytes live: "), "{plan}");
+    // Every buffer line's bar covers every step once.
+    let steps = plan
+        .lines()
+        .filter(|l| l.trim_start().split("  ").next().is_some_and(|n| n.parse::<usize>().is_ok()))
+        .count();
+    let bars: Vec<&str> = plan.lines().filter(|l| l.starts_with('[')).collect();
+    assert!(
+        !bars.is_empty()
+            && bars
+                .iter()
+                .all(|l| l.split("  ").any(|f| f.len() == steps && f.chars().all(|c| c == '#' || c == '.'))),
+        "{plan}"
+    );
+    let dot = hostrt(&["graph", model.to_str().unwrap(), "--dot"], None);
+    assert!(dot.starts_with("digraph model {") && dot.trim_end().ends_with('}'), "{dot}");
+    assert!(dot.matches(" -> ").count() >= 10, "{dot}");
+}
