@@ -96,6 +96,17 @@ for image in ds_cnn mobilenet_vww resnet8 autoencoder mobilenet_person; do
     grep -q "output equals the host's" "$out/$image.m7.err"
 done
 echo "the five model images on QEMU Cortex-M7 (mps2-an500): outputs equal the host's"
+# Instructions per kernel through the executor's observer (`--features layer-profile`,
+# docs/profiling.md): the host's `--profile` table, one row per layer of the model. Built
+# after the Cortex-M7 runs, which use the plain images.
+elf=examples/firmware/target/thumbv7em-none-eabihf/release/ds_cnn
+firmware_cargo examples/firmware run -q --release --bin ds_cnn --features layer-profile >"$out/profile.defmt" \
+    2>"$out/profile.qemu" || { cat "$out/profile.qemu"; echo "firmware: the profiled ds_cnn image failed"; exit 1; }
+decode "$elf" "$out/profile.defmt" "$out/profile"
+grep -q '^location  kernel  calls  self instructions  mean instructions  share$' "$out/profile.err"
+layers=$(grep -c '^op#[0-9]* [A-Z_0-9]*:.*  nn\.[a-z_0-9.]*  1  [0-9]*  [0-9]*  [0-9.]*%$' "$out/profile.err")
+[ "$layers" -ge 10 ] || { cat "$out/profile.err"; echo "firmware: $layers layer rows in the profile"; exit 1; }
+echo "ds_cnn on QEMU Cortex-M4F, per kernel through the observer: $layers layers, $(grep 'instructions in kernels' "$out/profile.err")"
 # The same images for Armv6-M (thumbv6m: Cortex-M0/M0+, the portable kernels), run on the
 # same board (Armv6-M code runs unchanged on an Armv7-M core), so the instructions counted
 # are the M0's.

@@ -1,5 +1,5 @@
 """Joins hostrt's per-kernel instruction table (`cargo xtask defmt` of an image built with
-`layer-profile`, on stdin) with TFLM's per-operator counts (`op N NAME COUNT` lines of a
+`layer-profile`, on stdin: the rows of the host's `--profile` table, with instructions) with TFLM's per-operator counts (`op N NAME COUNT` lines of a
 `scripts/tflm_baseline.sh` result file, argv[1]) by operator index; prints markdown tables
 per layer and per operator type. Used by scripts/layers_vs_tflm.sh."""
 import re
@@ -15,10 +15,11 @@ for line in open(sys.argv[1]):
 hostrt = defaultdict(int)  # operator index -> instructions
 other = defaultdict(int)  # kernels of no operator (arena, input, output) -> instructions
 for line in sys.stdin:
+    # `location  kernel  calls  self instructions  mean instructions  share` rows
     parts = line.rstrip("\n").split("  ")
-    if len(parts) < 3 or not parts[0].isdigit():
+    if len(parts) < 6 or not parts[2].isdigit() or not parts[3].isdigit():
         continue
-    count, kernel, layer = int(parts[0]), parts[2], parts[3] if len(parts) > 3 else ""
+    layer, kernel, count = parts[0], parts[1], int(parts[3])
     m = re.match(r"op#(\d+) ", layer)
     if m:
         hostrt[int(m[1])] += count

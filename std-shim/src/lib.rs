@@ -33,5 +33,5 @@ pub use block_cache::CachedMallocAllocator;
 pub use bytes::{AlignedBytes, ArenaError, leaked_arena};
 pub use log::{DIAGNOSTICS_TARGET, OUTPUT_TARGET, log_diagnostic, log_output};
 pub use mmap::{MapError, MappedBef, MappedFile};
-pub use profile::{ProfileRow, ProfileTable, Recorder};
+pub use profile::{ProfileRow, ProfileTable, Recorder, TaskObserver};
 pub use work_queue::MultiThreadedWorkQueue;

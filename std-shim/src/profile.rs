@@ -89,7 +89,7 @@ struct State {
 
 /// Counts, times and optionally traces what runs on a host it observes. Install it with
 /// `HostContext::with_observer` (kernels and calls) and
-/// [`MultiThreadedWorkQueue::set_recorder`](crate::MultiThreadedWorkQueue::set_recorder)
+/// [`MultiThreadedWorkQueue::set_task_observer`](crate::MultiThreadedWorkQueue::set_task_observer)
 /// (tasks); read it with [`table`](Self::table), [`write_profile`](Self::write_profile) and
 /// [`write_trace`](Self::write_trace).
 ///
@@ -122,10 +122,16 @@ struct State {
 /// assert!(json.starts_with(b"{\"traceEvents\":["));
 /// ```
 pub struct Recorder {
+    /// Tells this recorder's open kernels on a thread from another's (a kernel that began
+    /// under a recorder since dropped or stopped never ends under this one).
+    id: u32,
     epoch: Instant,
     trace: bool,
     state: Mutex<State>,
 }
+
+/// The next [`Recorder::id`].
+static NEXT_RECORDER: AtomicU32 = AtomicU32::new(1);
 
 impl std::fmt::Debug for Recorder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -145,6 +151,8 @@ thread_local! {
 
 /// A kernel that began on this thread and has not ended.
 struct Open {
+    /// The recorder it began under ([`Recorder::id`]).
+    owner: u32,
     /// Its row.
     row: usize,
     /// The allocator's counts of allocations and bytes when it began.
@@ -230,7 +238,8 @@ impl Recorder {
     /// A recorder that profiles, and also keeps trace events when `trace` is set (memory grows
     /// by 32 bytes per event: two per kernel run).
     pub fn new(trace: bool) -> Self {
-        Recorder { epoch: Instant::now(), trace, state: Mutex::new(State::default()) }
+        let id = NEXT_RECORDER.fetch_add(1, Ordering::Relaxed);
+        Recorder { id, epoch: Instant::now(), trace, state: Mutex::new(State::default()) }
     }
 
     /// Nanoseconds since the recorder was made.
@@ -244,28 +253,6 @@ impl Recorder {
             let thread = thread_number();
             state.thread(thread);
             state.events.push(Event { phase, name, thread, ns, value: 0 });
-        }
-    }
-
-    /// A task of a work queue begins on this thread (`blocking`: of its blocking pool); the
-    /// mark goes to [`task_end`](Self::task_end).
-    pub fn task_begin(&self, blocking: bool) -> u64 {
-        let ns = self.now();
-        if self.trace {
-            let mut s = lock(&self.state);
-            let name = s.name(if blocking { "blocking task" } else { "task" });
-            self.span_event(&mut s, Phase::Begin, name, ns);
-        }
-        ns
-    }
-
-    /// That task returned.
-    pub fn task_end(&self, blocking: bool, _mark: u64) {
-        if self.trace {
-            let ns = self.now();
-            let mut s = lock(&self.state);
-            let name = s.name(if blocking { "blocking task" } else { "task" });
-            self.span_event(&mut s, Phase::End, name, ns);
         }
     }
 
@@ -329,6 +316,32 @@ impl Recorder {
                 ),
             };
         }
+        // Spans still open (a kernel running on another thread as the trace is written, or one
+        // whose end came after a stop) end now, innermost first, so every begin has its end.
+        let ns = self.now();
+        let mut open: HashMap<u32, Vec<u32>> = HashMap::new();
+        for e in &s.events {
+            match e.phase {
+                Phase::Begin => open.entry(e.thread).or_default().push(e.name),
+                Phase::End => drop(open.entry(e.thread).or_default().pop()),
+                Phase::Counter => {}
+            }
+        }
+        let mut open: Vec<_> = open.into_iter().collect();
+        open.sort_unstable();
+        for (thread, names) in open {
+            for &name in names.iter().rev() {
+                sep(&mut json);
+                let last = s.events.iter().rev().find(|e| e.thread == thread).map_or(ns, |e| e.ns.max(ns));
+                let _ = write!(
+                    json,
+                    "{{\"name\":{},\"ph\":\"E\",\"ts\":{}.{:03},\"pid\":1,\"tid\":{thread}}}",
+                    quoted(&s.names[name as usize]),
+                    last / 1000,
+                    last % 1000
+                );
+            }
+        }
         json.push_str("],\"displayTimeUnit\":\"ns\"}\n");
         out.write_all(json.as_bytes())
     }
@@ -352,6 +365,39 @@ fn quoted(s: &str) -> String {
     q
 }
 
+/// Told of every task a [`MultiThreadedWorkQueue`](crate::MultiThreadedWorkQueue) runs, on
+/// the thread that runs it
+/// ([`set_task_observer`](crate::MultiThreadedWorkQueue::set_task_observer)); quick, and
+/// never panicking, as an [`Observer`].
+pub trait TaskObserver: Send + Sync {
+    /// A task begins (`blocking`: one of the blocking pool's); the mark goes to
+    /// [`task_end`](Self::task_end).
+    fn task_begin(&self, blocking: bool) -> u64;
+    /// That task returned.
+    fn task_end(&self, blocking: bool, mark: u64);
+}
+
+impl TaskObserver for Recorder {
+    fn task_begin(&self, blocking: bool) -> u64 {
+        let ns = self.now();
+        if self.trace {
+            let mut s = lock(&self.state);
+            let name = s.name(if blocking { "blocking task" } else { "task" });
+            self.span_event(&mut s, Phase::Begin, name, ns);
+        }
+        ns
+    }
+
+    fn task_end(&self, blocking: bool, _mark: u64) {
+        if self.trace {
+            let ns = self.now();
+            let mut s = lock(&self.state);
+            let name = s.name(if blocking { "blocking task" } else { "task" });
+            self.span_event(&mut s, Phase::End, name, ns);
+        }
+    }
+}
+
 impl Observer for Recorder {
     fn kernel_begin(&self, kernel: &KernelSpan<'_>) -> u64 {
         let counted = counters(kernel.allocator);
@@ -359,7 +405,7 @@ impl Observer for Recorder {
         let mut s = lock(&self.state);
         let row = s.row(kernel);
         let name = s.row_names[row];
-        OPEN.with(|o| o.borrow_mut().push(Open { row, allocations, bytes, inner: [0; 3] }));
+        OPEN.with(|o| o.borrow_mut().push(Open { owner: self.id, row, allocations, bytes, inner: [0; 3] }));
         let ns = self.now();
         self.span_event(&mut s, Phase::Begin, name, ns);
         ns
@@ -375,24 +421,25 @@ impl Observer for Recorder {
         ];
         // This kernel's own share: its span less the kernels it ran inside itself, which
         // its parent, if any, counts as inner.
-        let (row, own) = OPEN.with(|o| {
+        let Some((row, own)) = OPEN.with(|o| {
             let mut o = o.borrow_mut();
-            let Some(open) = o.pop() else { return (None, total) };
+            // Only an end of this recorder's own open kernel counts: one that began before
+            // this recorder started (under another, since stopped) ends unrecorded.
+            let open = o.pop_if(|open| open.owner == self.id)?;
             let all = [total[0], total[1].wrapping_sub(open.allocations), total[2].wrapping_sub(open.bytes)];
-            if let Some(parent) = o.last_mut() {
+            if let Some(parent) = o.last_mut().filter(|p| p.owner == self.id) {
                 for (p, a) in parent.inner.iter_mut().zip(all) {
                     *p = p.wrapping_add(a);
                 }
             }
             let own = [0, 1, 2].map(|i| all[i].wrapping_sub(open.inner[i]));
-            (Some(open.row), [all[0].saturating_sub(open.inner[0]), own[1], own[2]])
-        });
+            Some((open.row, [all[0].saturating_sub(open.inner[0]), own[1], own[2]]))
+        }) else {
+            return;
+        };
         let mut s = lock(&self.state);
         // The row noted at the begin (a `clear` since then may have dropped it).
-        let row = match row {
-            Some(r) if r < s.rows.len() => r,
-            _ => s.row(kernel),
-        };
+        let row = if row < s.rows.len() { row } else { s.row(kernel) };
         let name = s.row_names[row];
         let r = &mut s.rows[row];
         r.calls += 1;
@@ -577,5 +624,26 @@ func.func @main() -> i32 {
         assert!(csv.lines().nth(1).unwrap().starts_with("\"call.mlir:"), "{csv}");
         recorder.clear();
         assert_eq!(recorder.table(), ProfileTable::default());
+    }
+
+    /// A span cut by a stop: a kernel that began under one recorder and ends under another
+    /// is recorded by neither end, and a trace written while a span is open closes it.
+    #[test]
+    fn spans_cut_by_a_stop_stay_well_formed() {
+        let system: &'static crate::SystemAllocator = Box::leak(Box::new(crate::SystemAllocator::new()));
+        let allocator = Allocator::register(system).unwrap();
+        let span = KernelSpan { key: (1, 0, 0), name: "k", location: None, allocator };
+        let (first, second) = (Recorder::new(true), Recorder::new(true));
+        let mark = first.kernel_begin(&span);
+        second.kernel_end(&span, mark);
+        assert!(second.table().rows.is_empty(), "another recorder's span");
+        let mut json = Vec::new();
+        first.write_trace(&mut json).unwrap();
+        let json = String::from_utf8(json).unwrap();
+        assert_eq!(json.matches("\"ph\":\"B\"").count(), 1, "{json}");
+        assert_eq!(json.matches("\"ph\":\"E\"").count(), 1, "{json}");
+        // The first recorder's own end still counts: its open kernel was kept.
+        first.kernel_end(&span, mark);
+        assert_eq!(first.table().rows[0].calls, 1);
     }
 }

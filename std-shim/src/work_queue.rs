@@ -35,7 +35,7 @@ struct Shared {
     blocking_cv: Condvar,
     shutdown: AtomicBool,
     /// Told of every task run (docs/profiling.md), once set.
-    recorder: std::sync::OnceLock<Arc<crate::Recorder>>,
+    observer: std::sync::OnceLock<Arc<dyn crate::TaskObserver>>,
 }
 
 static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
@@ -84,7 +84,7 @@ impl MultiThreadedWorkQueue {
             blocking: Mutex::new(VecDeque::new()),
             blocking_cv: Condvar::new(),
             shutdown: AtomicBool::new(false),
-            recorder: std::sync::OnceLock::new(),
+            observer: std::sync::OnceLock::new(),
         });
         let mut threads = Vec::with_capacity(workers + blocking_threads);
         for (i, deque) in deques.into_iter().enumerate() {
@@ -133,10 +133,11 @@ impl MultiThreadedWorkQueue {
         Some(Self::new(n, m))
     }
 
-    /// Tell `recorder` of every task this queue runs from now on, as a span on the thread
-    /// that runs it (docs/profiling.md). `false` when a recorder was set already (it stays).
-    pub fn set_recorder(&self, recorder: Arc<crate::Recorder>) -> bool {
-        self.shared.recorder.set(recorder).is_ok()
+    /// Tell `observer` (a [`Recorder`](crate::Recorder)) of every task this queue runs from
+    /// now on, on the thread that runs it (docs/profiling.md). `false` when one was set
+    /// already (it stays).
+    pub fn set_task_observer(&self, observer: Arc<dyn crate::TaskObserver>) -> bool {
+        self.shared.observer.set(observer).is_ok()
     }
 
     /// TFRT's description: `Multi-threaded C++ work queue (N threads, M blocking threads)`.
@@ -148,10 +149,10 @@ impl MultiThreadedWorkQueue {
     }
 }
 
-/// Runs `t` (of the blocking pool when `blocking`), between the recorder's task begin and
+/// Runs `t` (of the blocking pool when `blocking`), between the task observer's begin and
 /// end when one is set.
 fn run_task(s: &Shared, t: Task, blocking: bool) {
-    match s.recorder.get() {
+    match s.observer.get() {
         Some(r) => {
             let mark = r.task_begin(blocking);
             t.run();

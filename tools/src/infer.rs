@@ -171,7 +171,7 @@ pub fn infer(model: &Path, opts: &InferOptions) -> Result<(), String> {
     let queue: &dyn ConcurrentWorkQueue = if opts.threads > 1 {
         multi = MultiThreadedWorkQueue::new(opts.threads - 1, 1);
         if let Some(r) = &recorder {
-            multi.set_recorder(r.clone());
+            multi.set_task_observer(r.clone());
         }
         &multi
     } else {

@@ -431,7 +431,7 @@ pub fn run(
             Some(q) => {
                 multi = q;
                 if let Some(r) = &recorder {
-                    multi.set_recorder(r.clone());
+                    multi.set_task_observer(r.clone());
                 }
                 io.out(&format!("Choosing {} work queue.\n", multi.description()));
                 &multi

@@ -303,6 +303,29 @@ hostrt_code hostrt_host_allocator_stats(const hostrt_host *host,
 // every host and program of the process. Loading the same file again does nothing.
 hostrt_code hostrt_load_plugin(const char *path, hostrt_status *status);
 
+// Starts tracing `host`: from now until [`hostrt_trace_end`], every kernel, call and
+// work-queue task of the host is recorded as a span on the thread that ran it.
+// `HOSTRT_FAILED_PRECONDITION` while a trace runs, or while an ended one has not been read.
+// Spans of work running as the trace begins or ends are cut at that moment.
+hostrt_code hostrt_trace_begin(const hostrt_host *host, hostrt_status *status);
+
+// Ends `host`'s trace and writes it into `buffer` as JSON (Chrome's trace event format,
+// which ui.perfetto.dev and chrome://tracing open; not NUL-terminated). `*size` holds the
+// buffer's capacity and receives the trace's length. When the trace does not fit (or
+// `buffer` is NULL) nothing is written, `*size` receives the length needed, the code is
+// `HOSTRT_OUT_OF_RANGE`, and the trace is kept for the next call. `HOSTRT_FAILED_PRECONDITION`
+// when no trace was begun.
+hostrt_code hostrt_trace_end(const hostrt_host *host,
+                             char *buffer,
+                             size_t *size,
+                             hostrt_status *status);
+
+// Ends `host`'s trace and writes it to the file at `path` (as [`hostrt_trace_end`]). When
+// the file cannot be written the code says why and the trace is kept for the next call.
+hostrt_code hostrt_trace_end_to_file(const hostrt_host *host,
+                                     const char *path,
+                                     hostrt_status *status);
+
 // Loads a program from `len` bytes at `bytes` on `host`, copied or borrowed as `mode`
 // says; NULL with the reason in `status` (a corrupt file names where it is wrong; an
 // unknown kernel names itself and its location).

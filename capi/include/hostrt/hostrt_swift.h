@@ -48,6 +48,14 @@ hostrt_code hostrt_host_allocator_stats(const hostrt_host* HOSTRT_NONNULL host,
     HOSTRT_SWIFT_NAME(hostrtHostAllocatorStats(_:stats:status:));
 hostrt_code hostrt_load_plugin(const char* HOSTRT_NONNULL path, hostrt_status* HOSTRT_NULLABLE status)
     HOSTRT_SWIFT_NAME(hostrtLoadPlugin(path:status:));
+hostrt_code hostrt_trace_begin(const hostrt_host* HOSTRT_NONNULL host, hostrt_status* HOSTRT_NULLABLE status)
+    HOSTRT_SWIFT_NAME(hostrtTraceBegin(_:status:));
+hostrt_code hostrt_trace_end(const hostrt_host* HOSTRT_NONNULL host, char* HOSTRT_NULLABLE buffer,
+                             size_t* HOSTRT_NONNULL size, hostrt_status* HOSTRT_NULLABLE status)
+    HOSTRT_SWIFT_NAME(hostrtTraceEnd(_:buffer:size:status:));
+hostrt_code hostrt_trace_end_to_file(const hostrt_host* HOSTRT_NONNULL host, const char* HOSTRT_NONNULL path,
+                                     hostrt_status* HOSTRT_NULLABLE status)
+    HOSTRT_SWIFT_NAME(hostrtTraceEndToFile(_:path:status:));
 
 hostrt_program* HOSTRT_NULLABLE hostrt_program_load(const hostrt_host* HOSTRT_NONNULL host,
                                                     const void* HOSTRT_NONNULL bytes, size_t len,

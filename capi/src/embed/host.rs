@@ -11,9 +11,10 @@ use hostrt_std::MultiThreadedWorkQueue;
 
 use super::raw::{self, Kind};
 use super::status::{
-    Error, HOSTRT_FAILED_PRECONDITION, HOSTRT_INVALID_ARGUMENT, HOSTRT_RESOURCE_EXHAUSTED, hostrt_code,
-    hostrt_status, report,
+    Error, HOSTRT_FAILED_PRECONDITION, HOSTRT_INVALID_ARGUMENT, HOSTRT_OUT_OF_RANGE,
+    HOSTRT_RESOURCE_EXHAUSTED, hostrt_code, hostrt_status, report,
 };
+use super::trace::TraceSwitch;
 use crate::ffi::text;
 
 /// How to make a host. Start from [`hostrt_host_options_init`]'s defaults: the system heap
@@ -76,6 +77,9 @@ pub struct hostrt_host {
 /// context borrows the queue, everything allocated from the arena is gone before it.
 pub(crate) struct HostInner {
     context: HostContext<'static>,
+    /// The context's observer and the queue's task observer: traces (`super::trace`).
+    /// Declared after the context, which borrows it, so dropped after it.
+    trace: Arc<TraceSwitch>,
     _queue: Box<dyn ConcurrentWorkQueue>,
     arena: Option<Arena>,
     /// Serializes calls on the single-threaded queue, which runs work on the caller's thread.
@@ -129,6 +133,11 @@ impl HostInner {
     /// The host's context for running programs.
     pub(crate) fn context(&self) -> &HostContext<'static> {
         &self.context
+    }
+
+    /// The host's tracing (`hostrt_trace_begin`, `hostrt_trace_end`).
+    pub(crate) fn trace(&self) -> &TraceSwitch {
+        &self.trace
     }
 
     /// The allocator tensors and values of this host come from.
@@ -194,17 +203,21 @@ pub(crate) unsafe fn new_host(o: &hostrt_host_options) -> Result<Arc<HostInner>,
         None => crate::tf::tf_tensor::heap()
             .ok_or_else(|| Error::new(HOSTRT_RESOURCE_EXHAUSTED, "every allocator slot is taken"))?,
     };
+    let trace = Arc::new(TraceSwitch::default());
     let queue: Box<dyn ConcurrentWorkQueue> = if o.worker_threads == 0 {
         Box::new(SingleThreadedWorkQueue::new())
     } else {
-        Box::new(MultiThreadedWorkQueue::new(o.worker_threads as usize, o.blocking_threads as usize))
+        let queue = MultiThreadedWorkQueue::new(o.worker_threads as usize, o.blocking_threads as usize);
+        queue.set_task_observer(trace.clone());
+        Box::new(queue)
     };
-    // SAFETY: the queue is boxed (a stable address) and dropped after the context, which is
-    // declared before it in `HostInner`.
-    let q: &'static dyn ConcurrentWorkQueue = unsafe { &*std::ptr::from_ref(&*queue) };
-    let context = HostContext::new(alloc, q);
+    // SAFETY: the queue is boxed and the switch shared (stable addresses), and both are
+    // dropped after the context, which is declared before them in `HostInner`.
+    let (q, observer): (&'static dyn ConcurrentWorkQueue, &'static TraceSwitch) =
+        unsafe { (&*std::ptr::from_ref(&*queue), &*Arc::as_ptr(&trace)) };
+    let context = HostContext::new(alloc, q).with_observer(observer);
     let call_lock = (o.worker_threads == 0).then(|| Mutex::new(()));
-    Ok(Arc::new(HostInner { context, _queue: queue, arena, call_lock }))
+    Ok(Arc::new(HostInner { context, trace, _queue: queue, arena, call_lock }))
 }
 
 /// Sets `options` to the defaults: no arena (the system heap), the single-threaded queue.
@@ -313,6 +326,77 @@ pub unsafe extern "C" fn hostrt_load_plugin(path: *const c_char, status: *mut ho
             crate::tf::plugins::load_plugin(std::path::Path::new(&*path))
                 .map(drop)
                 .map_err(|m| Error::new(HOSTRT_INVALID_ARGUMENT, m))
+        })
+    }
+}
+
+/// Starts tracing `host`: from now until [`hostrt_trace_end`], every kernel, call and
+/// work-queue task of the host is recorded as a span on the thread that ran it.
+/// `HOSTRT_FAILED_PRECONDITION` while a trace runs, or while an ended one has not been read.
+/// Spans of work running as the trace begins or ends are cut at that moment.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_trace_begin(
+    host: *const hostrt_host,
+    status: *mut hostrt_status,
+) -> hostrt_code {
+    // SAFETY: the handle is checked by the table; `status` is the caller's.
+    unsafe { report(status, || raw::get(host, Kind::Host).map_err(Error::invalid)?.inner.trace().begin()) }
+}
+
+/// Ends `host`'s trace and writes it into `buffer` as JSON (Chrome's trace event format,
+/// which ui.perfetto.dev and chrome://tracing open; not NUL-terminated). `*size` holds the
+/// buffer's capacity and receives the trace's length. When the trace does not fit (or
+/// `buffer` is NULL) nothing is written, `*size` receives the length needed, the code is
+/// `HOSTRT_OUT_OF_RANGE`, and the trace is kept for the next call. `HOSTRT_FAILED_PRECONDITION`
+/// when no trace was begun.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_trace_end(
+    host: *const hostrt_host,
+    buffer: *mut c_char,
+    size: *mut usize,
+    status: *mut hostrt_status,
+) -> hostrt_code {
+    // SAFETY: the handle is checked by the table; `size` NULL or read-write, `buffer` NULL or
+    // `*size` writable bytes, by the contract; `status` is the caller's.
+    unsafe {
+        report(status, || {
+            let size = size.as_mut().ok_or_else(|| Error::invalid("NULL size"))?;
+            raw::get(host, Kind::Host).map_err(Error::invalid)?.inner.trace().end(|json| {
+                let capacity = std::mem::replace(size, json.len());
+                if buffer.is_null() || capacity < json.len() {
+                    return Err(Error::new(
+                        HOSTRT_OUT_OF_RANGE,
+                        format!(
+                            "the trace is {} bytes, the buffer {capacity}: it is kept for the next call",
+                            json.len()
+                        ),
+                    ));
+                }
+                std::ptr::copy_nonoverlapping(json.as_ptr(), buffer.cast::<u8>(), json.len());
+                Ok(true)
+            })
+        })
+    }
+}
+
+/// Ends `host`'s trace and writes it to the file at `path` (as [`hostrt_trace_end`]). When
+/// the file cannot be written the code says why and the trace is kept for the next call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hostrt_trace_end_to_file(
+    host: *const hostrt_host,
+    path: *const c_char,
+    status: *mut hostrt_status,
+) -> hostrt_code {
+    // SAFETY: the handle is checked by the table; `path` NULL or a C string; `status` is the
+    // caller's.
+    unsafe {
+        report(status, || {
+            let path = text(path).ok_or_else(|| Error::invalid("NULL trace path"))?;
+            raw::get(host, Kind::Host).map_err(Error::invalid)?.inner.trace().end(|json| {
+                std::fs::write(&*path, json).map(|()| true).map_err(|e| {
+                    Error::new(HOSTRT_FAILED_PRECONDITION, format!("{path}: {e}: the trace is kept"))
+                })
+            })
         })
     }
 }

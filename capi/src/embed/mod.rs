@@ -8,7 +8,7 @@
 //!
 //! Layering (`README.md` here): `raw` keeps the table of live handles, the only place
 //! handles become references; `status`, `host`, `program`, `tensor` and `call` are one per
-//! handle kind, and `jni` is the Android binding over them. This room uses `crate::tf` only
+//! handle kind, `trace` the hosts' tracing switch, and `jni` is the Android binding over them. This room uses `crate::tf` only
 //! where an embedded program needs TensorFlow's API; `tf` never uses it.
 
 pub(crate) mod call;
@@ -19,6 +19,7 @@ pub(crate) mod program;
 pub(crate) mod raw;
 pub(crate) mod status;
 pub(crate) mod tensor;
+pub(crate) mod trace;
 
 pub use call::*;
 pub use host::*;

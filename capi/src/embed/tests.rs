@@ -643,3 +643,66 @@ fn an_onnx_model_imports_from_bytes_and_from_its_file() {
         destroy(host, from_bytes);
     }
 }
+
+#[test]
+fn a_trace_records_the_calls_between_begin_and_end() {
+    for workers in [0, 2] {
+        let host = host_with_arena(1 << 20, workers);
+        let program = load(host, PROGRAM);
+        let s = Status::new();
+        let call = || {
+            let mut results = null_mut();
+            let args = [i32v(17), i32v(5)];
+            // SAFETY: live handles; outputs are locals.
+            unsafe {
+                assert_eq!(
+                    hostrt_call(program, c"divmod".as_ptr(), args.as_ptr(), 2, &mut results, s.0),
+                    HOSTRT_OK
+                );
+                hostrt_results_destroy(results, s.0);
+            }
+        };
+        // SAFETY: live handles; buffers are locals with their sizes.
+        unsafe {
+            let mut size = 0usize;
+            assert_eq!(hostrt_trace_end(host, null_mut(), &mut size, s.0), HOSTRT_FAILED_PRECONDITION);
+            assert!(s.message().contains("hostrt_trace_begin first"), "{}", s.message());
+            call(); // not traced
+            assert_eq!(hostrt_trace_begin(host, s.0), HOSTRT_OK);
+            assert_eq!(hostrt_trace_begin(host, s.0), HOSTRT_FAILED_PRECONDITION);
+            call();
+            call();
+            // Too small: the length needed, and the trace kept.
+            let mut small = [0 as std::ffi::c_char; 16];
+            size = small.len();
+            assert_eq!(hostrt_trace_end(host, small.as_mut_ptr(), &mut size, s.0), HOSTRT_OUT_OF_RANGE);
+            assert!(size > 16, "{size}");
+            assert_eq!(hostrt_trace_begin(host, s.0), HOSTRT_FAILED_PRECONDITION, "an unread trace");
+            call(); // not traced: the trace has ended
+            let mut buffer = vec![0u8; size];
+            let mut got = buffer.len();
+            assert_eq!(hostrt_trace_end(host, buffer.as_mut_ptr().cast(), &mut got, s.0), HOSTRT_OK);
+            assert_eq!(got, size);
+            let json = std::str::from_utf8(&buffer).unwrap();
+            assert!(json.starts_with("{\"traceEvents\":["), "{json}");
+            assert_eq!(json.matches("\"name\":\"call @divmod\",\"ph\":\"B\"").count(), 2, "{json}");
+            assert_eq!(json.matches("\"ph\":\"B\"").count(), json.matches("\"ph\":\"E\"").count(), "{json}");
+            assert!(json.contains("\"name\":\"embed.mlir:2:12\",\"ph\":\"B\""), "{json}");
+            // Read once; a second trace to a file.
+            assert_eq!(
+                hostrt_trace_end(host, buffer.as_mut_ptr().cast(), &mut got, s.0),
+                HOSTRT_FAILED_PRECONDITION
+            );
+            assert_eq!(hostrt_trace_begin(host, s.0), HOSTRT_OK);
+            call();
+            let path =
+                std::env::temp_dir().join(format!("hostrt-capi-trace-{}-{workers}.json", std::process::id()));
+            let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+            assert_eq!(hostrt_trace_end_to_file(host, c_path.as_ptr(), s.0), HOSTRT_OK, "{}", s.message());
+            let written = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(written.matches("call @divmod").count(), 2, "{written}");
+            let _ = std::fs::remove_file(&path);
+        }
+        destroy(host, program);
+    }
+}

@@ -9,8 +9,9 @@
 //! firmware engineer sizes a board by: instructions per inference (QEMU `-icount`; core
 //! cycles on hardware), the arena planned and used, the stack's high-water mark. The exit
 //! status says whether the output matched and the arena was given back whole. Built with the
-//! `layer-profile` feature, it also prints the instructions of each layer (`src/profile.rs`;
-//! the counting adds a few hundred instructions per layer to the figures).
+//! `layer-profile` feature, it runs the model once more with the executor's observer
+//! counting each kernel (`src/profile.rs`) and prints the host's `--profile` table with
+//! instructions per layer; the counts above run without the observer.
 
 use hostrt_core::allocator::HostAllocator;
 use hostrt_core::executor::{Program, Results};
@@ -69,19 +70,8 @@ macro_rules! image {
         }
 
         /// The kernels the model calls, sorted at compile time: the linker drops the rest.
-        #[cfg(not(feature = "layer-profile"))]
         static KERNELS: hostrt_core::kernel::KernelTable<{ imported::KERNELS.len() }> =
             hostrt_core::kernel::KernelTable::new(imported::KERNELS);
-        /// The same, each counting its instructions per layer (`src/profile.rs`).
-        #[cfg(feature = "layer-profile")]
-        static KERNELS: hostrt_core::kernel::KernelTable<{ imported::KERNELS.len() }> =
-            hostrt_core::kernel::KernelTable::new(profile::wrap::<Imported, { imported::KERNELS.len() }>());
-        #[cfg(feature = "layer-profile")]
-        struct Imported;
-        #[cfg(feature = "layer-profile")]
-        impl profile::Kernels for Imported {
-            const ENTRIES: &'static [hostrt_core::kernel::KernelEntry] = &imported::KERNELS;
-        }
         static ARENA: hostrt_core::FixedArena = hostrt_core::FixedArena::empty();
 
         #[cortex_m_rt::entry]
@@ -152,10 +142,14 @@ pub fn main(
         // Once more, printing the outputs (not counted).
         second = check(model, infer(model, &program, &host), true);
     }
+    // Once more, each kernel counted by the profiler, on a host context that carries it (the
+    // counts above ran without it).
     #[cfg(feature = "layer-profile")]
     {
         crate::profile::reset();
-        let _ = infer(model, &program, &host);
+        let profiled = HostContext::new(alloc, &QUEUE).with_observer(&crate::profile::PROFILER);
+        let _ = infer(model, &program, &profiled);
+        drop(profiled);
         crate::profile::print(counter);
     }
     drop((program, host)); // the host keeps the last call's frame block
