@@ -44,7 +44,8 @@ pub struct ProfileTable {
     /// Nanoseconds those calls took, summed.
     pub call_ns: u64,
     /// Most allocator bytes in use during one call, above what was in use when it began,
-    /// sampled as each kernel ended; `None` when the allocator keeps no statistics.
+    /// sampled as each kernel ended; `None` when the allocator keeps no statistics. Meant for
+    /// calls made one at a time: calls that overlap share one baseline.
     pub peak_per_call: Option<u64>,
 }
 
