@@ -34,6 +34,21 @@ pub trait Observer: Sync {
     fn call_end(&self, call: &CallSpan<'_>, mark: u64) {
         let _ = (call, mark);
     }
+
+    /// Work for a device (`what`: the device and the work, `vulkan: submission`) was handed
+    /// to it on this thread; the returned mark is handed back to
+    /// [`device_end`](Self::device_end), possibly on another thread, when the work is known
+    /// complete. Device spans may overlap each other and the host's kernels. By default
+    /// nothing is recorded.
+    fn device_begin(&self, what: &str) -> u64 {
+        let _ = what;
+        0
+    }
+
+    /// That device work is known complete (its fence waited for), or failed.
+    fn device_end(&self, what: &str, mark: u64) {
+        let _ = (what, mark);
+    }
 }
 
 /// Which kernel of which loaded program runs, and where it came from. Plain data the

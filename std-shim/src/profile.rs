@@ -1,6 +1,6 @@
 //! [`Recorder`]: an [`Observer`] of runs (docs/profiling.md) that keeps a profile per
-//! kernel (calls, time, allocations) and, when asked, a trace of every kernel, call and
-//! work-queue task in Chrome's trace event format, which `ui.perfetto.dev` and
+//! kernel (calls, time, allocations) and, when asked, a trace of every kernel, call,
+//! work-queue task and device submission in Chrome's trace event format, which `ui.perfetto.dev` and
 //! `chrome://tracing` open.
 
 use std::cell::{Cell, RefCell};
@@ -55,6 +55,10 @@ enum Phase {
     Begin,
     End,
     Counter,
+    /// Device work handed over (an async span: `value` is its id).
+    DeviceBegin,
+    /// Device work known complete.
+    DeviceEnd,
 }
 
 /// One trace event: `name` indexes the recorder's names.
@@ -64,7 +68,7 @@ struct Event {
     name: u32,
     thread: u32,
     ns: u64,
-    /// A counter's value.
+    /// A counter's value; a device span's id.
     value: u64,
 }
 
@@ -84,6 +88,8 @@ struct State {
     call_ns: u64,
     /// Allocator bytes in use when the current call began (one call at a time).
     call_base: Option<u64>,
+    /// The last device span's id.
+    device_spans: u64,
     call_peak: u64,
     peak_per_call: Option<u64>,
 }
@@ -315,6 +321,13 @@ impl Recorder {
                     "{{\"name\":{name},\"ph\":\"C\",\"ts\":{ts},\"pid\":1,\"tid\":{},\"args\":{{\"bytes\":{}}}}}",
                     e.thread, e.value
                 ),
+                Phase::DeviceBegin | Phase::DeviceEnd => write!(
+                    json,
+                    "{{\"name\":{name},\"cat\":\"device\",\"ph\":\"{}\",\"id\":{},\"ts\":{ts},\"pid\":1,\"tid\":{}}}",
+                    if e.phase == Phase::DeviceBegin { 'b' } else { 'e' },
+                    e.value,
+                    e.thread
+                ),
             };
         }
         // Spans still open (a kernel running on another thread as the trace is written, or one
@@ -325,7 +338,7 @@ impl Recorder {
             match e.phase {
                 Phase::Begin => open.entry(e.thread).or_default().push(e.name),
                 Phase::End => drop(open.entry(e.thread).or_default().pop()),
-                Phase::Counter => {}
+                Phase::Counter | Phase::DeviceBegin | Phase::DeviceEnd => {}
             }
         }
         let mut open: Vec<_> = open.into_iter().collect();
@@ -484,6 +497,30 @@ impl Observer for Recorder {
         }
         let name = s.name(&format!("call @{}", call.name));
         self.span_event(&mut s, Phase::End, name, ns);
+    }
+
+    fn device_begin(&self, what: &str) -> u64 {
+        let ns = self.now();
+        let mut s = lock(&self.state);
+        s.device_spans += 1;
+        let id = s.device_spans;
+        if self.trace {
+            let (name, thread) = (s.name(what), thread_number());
+            s.thread(thread);
+            s.events.push(Event { phase: Phase::DeviceBegin, name, thread, ns, value: id });
+        }
+        id
+    }
+
+    fn device_end(&self, what: &str, mark: u64) {
+        let ns = self.now();
+        let mut s = lock(&self.state);
+        // Only a span this recorder began (ids count from 1).
+        if self.trace && (1..=s.device_spans).contains(&mark) {
+            let (name, thread) = (s.name(what), thread_number());
+            s.thread(thread);
+            s.events.push(Event { phase: Phase::DeviceEnd, name, thread, ns, value: mark });
+        }
     }
 }
 

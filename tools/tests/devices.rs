@@ -4,6 +4,9 @@
 
 use std::process::Command;
 
+#[allow(dead_code)] // only the Vulkan program is used here
+mod suites;
+
 fn run(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_hostrt")).args(args).output().expect("run hostrt");
     (
@@ -18,20 +21,7 @@ fn a_vulkan_program_runs_on_the_device() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("devices");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("vk.mlir");
-    std::fs::write(
-        &path,
-        r#"func.func @vk() {
-  %ch0 = tfrt.new.chain
-  %a = "tfrt_dht.const_dense_tensor"() { value = dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32> } : () -> !tfrt_tensor.tensor
-  %da = "vk.to_device"(%a) : (!tfrt_tensor.tensor) -> !vk.tensor
-  %dp = "vk.matmul.f32"(%da, %da) : (!vk.tensor, !vk.tensor) -> !vk.tensor
-  %p = "vk.to_host"(%dp) : (!vk.tensor) -> !tfrt_tensor.tensor
-  %ch1 = tfrt_dht.print_tensor %p, %ch0
-  tfrt.return
-}
-"#,
-    )
-    .unwrap();
+    std::fs::write(&path, suites::VK_MATMUL).unwrap();
     let (_, out, err) = run(&["run", path.to_str().unwrap()]);
     let product = "values = [7.000000e+00, 1.000000e+01, 1.500000e+01, 2.200000e+01]";
     if out.contains(product) {

@@ -1,7 +1,8 @@
 //! `--profile` and `--trace` of `hostrt infer` and `hostrt run` (docs/profiling.md): the
 //! profile names every kernel of an imported model by its layer, and every trace is well
 //! formed for Chrome's trace event format: known phases, begin and end events that match
-//! per thread, timestamps that never go back on a thread.
+//! per thread, device spans that end once after they begin, timestamps that never go back on
+//! a thread.
 
 #[allow(dead_code)] // only the conformance programs are used here
 mod suites;
@@ -44,6 +45,7 @@ fn check_trace(path: &Path) -> (HashMap<String, usize>, Vec<String>, usize) {
     let mut last_ts: HashMap<u64, f64> = HashMap::new();
     let mut names = Vec::new();
     let mut threads = std::collections::HashSet::new();
+    let mut device: HashMap<u64, f64> = HashMap::new();
     for (i, e) in events.iter().enumerate() {
         let ph = e["ph"].as_str().unwrap_or_else(|| panic!("event {i} has no phase: {e}"));
         let name = e["name"].as_str().unwrap_or_else(|| panic!("event {i} has no name: {e}"));
@@ -71,9 +73,22 @@ fn check_trace(path: &Path) -> (HashMap<String, usize>, Vec<String>, usize) {
                 assert_eq!(began, name, "event {i}: the end of {name} closes {began}");
             }
             "C" => assert!(e["args"]["bytes"].is_u64(), "event {i}: a counter's value"),
+            // Device spans: async, matched by id (they overlap the thread's own spans).
+            "b" => {
+                let id = e["id"].as_u64().unwrap_or_else(|| panic!("event {i}: a device span's id"));
+                assert!(device.insert(id, ts).is_none(), "event {i}: device span {id} begins twice");
+                names.push(name.to_string());
+            }
+            "e" => {
+                let id = e["id"].as_u64().unwrap_or_else(|| panic!("event {i}: a device span's id"));
+                let began =
+                    device.remove(&id).unwrap_or_else(|| panic!("event {i}: device span {id} ends unbegun"));
+                assert!(ts >= began, "event {i}: device span {id} ends before it begins");
+            }
             other => panic!("event {i}: phase {other}"),
         }
     }
+    assert!(device.is_empty(), "device spans {device:?} never end");
     for (tid, stack) in open {
         assert!(stack.is_empty(), "thread {tid} leaves {stack:?} open");
         assert!(threads.contains(&tid), "thread {tid} has no name");
@@ -174,4 +189,27 @@ fn graph_draws_a_model_and_prints_its_plan() {
     let dot = hostrt(&["graph", model.to_str().unwrap(), "--dot"], None);
     assert!(dot.starts_with("digraph model {") && dot.trim_end().ends_with('}'), "{dot}");
     assert!(dot.matches(" -> ").count() >= 10, "{dot}");
+}
+
+#[test]
+fn device_work_is_a_span_from_submission_to_fence() {
+    let program = scratch("vk.mlir");
+    std::fs::write(&program, suites::VK_MATMUL).unwrap();
+    let trace = scratch("vk.json");
+    let arg = format!("--trace={}", trace.display());
+    let out = Command::new(env!("CARGO_BIN_EXE_hostrt"))
+        .args(["run", program.to_str().unwrap(), &arg])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !stdout.contains("values = [7.000000e+00") {
+        // No Vulkan device here (tests/devices.rs says whether one is required).
+        assert!(std::env::var("HOSTRT_REQUIRE_VULKAN").as_deref() != Ok("1"), "Vulkan is required: {stdout}");
+        println!("skipped: no Vulkan device ran the program");
+        return;
+    }
+    let (phases, names, _) = check_trace(&trace);
+    assert_eq!((phases.get("b"), phases.get("e")), (Some(&1), Some(&1)), "{phases:?}");
+    assert!(names.iter().any(|n| n == "vulkan: submit to fence"), "{names:?}");
+    assert!(names.iter().any(|n| n.contains("vk.mlir:6:")), "the host kernel that submitted: {names:?}");
 }

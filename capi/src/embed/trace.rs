@@ -119,6 +119,16 @@ impl Observer for TraceSwitch {
             r.call_end(call, mark);
         }
     }
+
+    fn device_begin(&self, what: &str) -> u64 {
+        self.current().map_or(OFF, |(g, r)| Self::tagged(g, r.device_begin(what)))
+    }
+
+    fn device_end(&self, what: &str, mark: u64) {
+        if let Some((r, mark)) = self.ending(mark) {
+            r.device_end(what, mark);
+        }
+    }
 }
 
 impl TaskObserver for TraceSwitch {

@@ -50,16 +50,24 @@ fn to_device(t: Argument<DenseHostTensor>) -> Result<Value<DeviceTensor>, Diagno
     s.record(|rec| DeviceTensor::upload(rec, s.device(), host)).map(Value).map_err(diag)
 }
 
+/// What a trace calls the device work `vk.to_host` submits and waits for.
+const DEVICE_SPAN: &str = "vulkan: submit to fence";
+
 /// `vk.to_host %t`: a device tensor's copy in host memory, complete when the device has
 /// run everything recorded before it.
 fn to_host(t: Argument<DeviceTensor>, d: Detached) -> Result<AsyncValueRef<DenseHostTensor>, Diagnostic> {
     let s = stream_of(&[&t])?;
     let fetch = s.record(|rec| t.download(rec)).map_err(diag)?;
+    // The device span (docs/profiling.md): from this submission to its fence waited for.
+    let span = d.host().observer().map(|o| o.device_begin(DEVICE_SPAN));
     let pending = s.flush().map_err(diag)?;
     let out = d.host().make_unconstructed::<DenseHostTensor>().map_err(Diagnostic::from)?;
     let value = out.clone();
     let complete = move || {
         let done = pending.wait().inspect_err(|e| s.fail(e)).map_err(diag);
+        if let (Some(o), Some(mark)) = (d.host().observer(), span) {
+            o.device_end(DEVICE_SPAN, mark);
+        }
         // Release the buffers of finished work now rather than at the next submission.
         drop(pending);
         s.busy();

@@ -56,3 +56,17 @@ pub fn tensor_programs() -> Option<Vec<(PathBuf, String)>> {
     }
     Some(programs)
 }
+
+/// A Vulkan program: a 2x2 product on the device, brought back and printed
+/// (`values = [7.000000e+00, 1.000000e+01, 1.500000e+01, 2.200000e+01]`).
+#[allow(dead_code)] // devices.rs and profile.rs use it, the other suites not
+pub const VK_MATMUL: &str = r#"func.func @vk() {
+  %ch0 = tfrt.new.chain
+  %a = "tfrt_dht.const_dense_tensor"() { value = dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32> } : () -> !tfrt_tensor.tensor
+  %da = "vk.to_device"(%a) : (!tfrt_tensor.tensor) -> !vk.tensor
+  %dp = "vk.matmul.f32"(%da, %da) : (!vk.tensor, !vk.tensor) -> !vk.tensor
+  %p = "vk.to_host"(%dp) : (!vk.tensor) -> !tfrt_tensor.tensor
+  %ch1 = tfrt_dht.print_tensor %p, %ch0
+  tfrt.return
+}
+"#;
