@@ -394,20 +394,22 @@ pub trait TaskObserver: Send + Sync {
 impl TaskObserver for Recorder {
     fn task_begin(&self, blocking: bool) -> u64 {
         let ns = self.now();
-        if self.trace {
-            let mut s = lock(&self.state);
-            let name = s.name(if blocking { "blocking task" } else { "task" });
-            self.span_event(&mut s, Phase::Begin, name, ns);
-        }
+        self.task_event(blocking, Phase::Begin, ns);
         ns
     }
 
     fn task_end(&self, blocking: bool, _mark: u64) {
+        self.task_event(blocking, Phase::End, self.now());
+    }
+}
+
+impl Recorder {
+    /// A task span's begin or end on this thread at `ns`, when tracing.
+    fn task_event(&self, blocking: bool, phase: Phase, ns: u64) {
         if self.trace {
-            let ns = self.now();
             let mut s = lock(&self.state);
             let name = s.name(if blocking { "blocking task" } else { "task" });
-            self.span_event(&mut s, Phase::End, name, ns);
+            self.span_event(&mut s, phase, name, ns);
         }
     }
 }
