@@ -247,7 +247,9 @@ mod tests {
     fn outline_order_matches_the_reference_partition_and_sort() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut checked = 0;
-        for round in 0..4000 {
+        // Fewer rounds under Miri, which checks the same code paths about 1000 times slower.
+        let rounds = if cfg!(miri) { 200 } else { 4000 };
+        for round in 0..rounds {
             let n = 1 + (xorshift(&mut seed) % 12) as usize;
             let kinds = 1 + (xorshift(&mut seed) % 6) as u32;
             let streams: List = (0..n).map(|_| (xorshift(&mut seed) % u64::from(kinds)) as u32).collect();
@@ -261,6 +263,6 @@ mod tests {
             assert_eq!(walk(&links, k), reference(&streams, switch), "streams {streams:?}, switch {switch}");
             checked += 1;
         }
-        assert!(checked > 2500, "{checked}");
+        assert!(checked > rounds / 2, "{checked} of {rounds}");
     }
 }
