@@ -143,7 +143,7 @@ step "DSP int8 kernels on QEMU Cortex-M4F: SMLAD path bit-exact with the portabl
 cargo fmt --manifest-path qemu-tests/dsp/Cargo.toml -- --check
 firmware_cargo qemu-tests/dsp run -q --release
 
-step "firmware example: BEF programs on QEMU Cortex-M4F, compared with the host; size gate"
+step "firmware example: BEF programs on QEMU Cortex-M4F, compared with the host; size gate; layer diff"
 cargo fmt --manifest-path examples/firmware/Cargo.toml -- --check
 if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
     firmware_cargo examples/firmware clippy -q -- -D warnings
@@ -151,6 +151,9 @@ if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
 fi
 bash scripts/firmware.sh
 cargo xtask size
+# Layer by layer, device against desktop: an off-by-one in the firmware's int8 average pool is
+# named (docs/profiling.md, "Layer by layer").
+HOSTRT=target/debug/hostrt bash scripts/compare_layers_selftest.sh mcu
 
 step "build-only boards of targets/ (nRF52840, STM32F411, ESP32-C3): the images link in their memory maps"
 bash scripts/boards.sh
@@ -173,10 +176,10 @@ else
 fi
 done_with target/phone target/aarch64-linux-android
 
-step "fuzz smoke (10 s per target; the long runs are scripts/fuzz.sh)"
+step "fuzz smoke (5 s per target; the long runs are scripts/fuzz.sh)"
 if cargo +nightly --version >/dev/null 2>&1 && command -v cargo-fuzz >/dev/null 2>&1; then
     cargo fmt --manifest-path fuzz/Cargo.toml -- --check
-    bash scripts/fuzz.sh 10
+    bash scripts/fuzz.sh 5
 else
     echo "skipped: needs a nightly toolchain and cargo-fuzz"
 fi

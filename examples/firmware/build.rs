@@ -65,33 +65,34 @@ fn main() {
     // without them, DS-CNN, so the image always builds.
     println!("cargo:rerun-if-env-changed=HOSTRT_MCU_MODEL");
     println!("cargo:rerun-if-env-changed=HOSTRT_MCU_INPUTS");
-    match (env::var_os("HOSTRT_MCU_MODEL"), env::var_os("HOSTRT_MCU_INPUTS")) {
-        (Some(model), Some(inputs)) => {
-            let inputs: Vec<PathBuf> = env::split_paths(&inputs).collect();
-            embed_model(&out, "mcu", &PathBuf::from(model), &inputs, None);
-        }
-        _ => embed_model(
-            &out,
-            "mcu",
-            &models.join("ds_cnn_i8.tflite"),
-            &[models.join("ds_cnn_i8.input.npy")],
-            None,
-        ),
-    }
+    println!("cargo:rerun-if-env-changed=HOSTRT_MCU_DUMP");
+    // With HOSTRT_MCU_DUMP=1 (`--dump-tensors`), @main also returns every layer's output.
+    let options = hostrt_import::ImportOptions {
+        dump_tensors: env::var_os("HOSTRT_MCU_DUMP").is_some_and(|v| v == "1"),
+        ..Default::default()
+    };
+    let (model, inputs) = match (env::var_os("HOSTRT_MCU_MODEL"), env::var_os("HOSTRT_MCU_INPUTS")) {
+        (Some(model), Some(inputs)) => (PathBuf::from(model), env::split_paths(&inputs).collect()),
+        _ => (models.join("ds_cnn_i8.tflite"), vec![models.join("ds_cnn_i8.input.npy")]),
+    };
+    hostrt_import::build::embed_with(&model, &[], options, &out, "mcu")
+        .unwrap_or_else(|e| panic!("{}: {e}", model.display()));
+    embed_data(&out, "mcu", &inputs, None);
 }
 
-/// Imports `model` as `OUT_DIR/<name>.{bef,rs}` (`embed_tflite`, or `embed_onnx` for an
-/// `.onnx` file) and writes its test data:
-/// each input's bytes (`<name>.input<i>.bin`), `<name>.data.rs` listing them as `INPUT_DATA`,
-/// and `EXPECTED`, the bytes of `expected` (TensorFlow Lite Micro's output, which the host
-/// run equals bit for bit: import/tests/tflite_models.rs) or `None`.
+/// Imports `model` as `OUT_DIR/<name>.{bef,rs}` (`embed_with`: a `.tflite` file, or an
+/// `.onnx` one) and writes its test data ([`embed_data`]); `expected` is TensorFlow Lite
+/// Micro's output, which the host run equals bit for bit (import/tests/tflite_models.rs).
 fn embed_model(out: &Path, name: &str, model: &Path, inputs: &[PathBuf], expected: Option<&Path>) {
-    if model.extension().is_some_and(|e| e == "onnx") {
-        hostrt_import::build::embed_onnx(model, &[], out, name)
-    } else {
-        hostrt_import::build::embed_tflite(model, out, name)
-    }
-    .unwrap_or_else(|e| panic!("{}: {e}", model.display()));
+    hostrt_import::build::embed_with(model, &[], Default::default(), out, name)
+        .unwrap_or_else(|e| panic!("{}: {e}", model.display()));
+    embed_data(out, name, inputs, expected);
+}
+
+/// Writes the test data of the model image `name`: each input's bytes
+/// (`<name>.input<i>.bin`), `<name>.data.rs` listing them as `INPUT_DATA`, and `EXPECTED`,
+/// the bytes of `expected` or `None`.
+fn embed_data(out: &Path, name: &str, inputs: &[PathBuf], expected: Option<&Path>) {
     let tensor = |path: &Path| {
         println!("cargo:rerun-if-changed={}", path.display());
         let bytes = fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

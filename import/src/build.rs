@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::{ArenaNeeds, ImportError, Report};
+use crate::{ArenaNeeds, ImportError, ImportOptions, Report};
 
 /// The system heap as an allocator for the reader's scratch, registered once per process
 /// (a build script may embed several models).
@@ -55,9 +55,7 @@ pub struct Embedded {
 /// "/kws.bef"));` with `mod kws { include!(concat!(env!("OUT_DIR"), "/kws.rs")); }` for
 /// `kws::ARENA_BYTES`.
 pub fn embed_tflite(model: &Path, out_dir: &Path, name: &str) -> Result<Embedded, ImportError> {
-    println!("cargo:rerun-if-changed={}", model.display());
-    let bytes = std::fs::read(model).map_err(|e| ImportError::model(format!("{}: {e}", model.display())))?;
-    embed(model, crate::tflite(&bytes)?, out_dir, name)
+    embed(model, import(model, false, &[], ImportOptions::default())?, out_dir, name)
 }
 
 /// [`embed_tflite`] for an ONNX model (docs/onnx.md): float or QDQ int8, with any external
@@ -74,8 +72,37 @@ pub fn embed_onnx(
     out_dir: &Path,
     name: &str,
 ) -> Result<Embedded, ImportError> {
+    embed(model, import(model, true, dims, ImportOptions::default())?, out_dir, name)
+}
+
+/// [`embed_tflite`], or [`embed_onnx`] for a file named `.onnx`, imported as `options` say:
+/// with [`ImportOptions::dump_tensors`], an image whose `@main` also returns every layer's
+/// output (`cargo xtask mcu --dump-tensors`, docs/profiling.md).
+pub fn embed_with(
+    model: &Path,
+    dims: &[(String, usize)],
+    options: ImportOptions,
+    out_dir: &Path,
+    name: &str,
+) -> Result<Embedded, ImportError> {
+    let onnx = model.extension().is_some_and(|e| e == "onnx");
+    embed(model, import(model, onnx, dims, options)?, out_dir, name)
+}
+
+/// The model file at `model`, imported (ONNX or TensorFlow Lite); cargo reruns the build
+/// script when it changes.
+fn import(
+    model: &Path,
+    onnx: bool,
+    dims: &[(String, usize)],
+    options: ImportOptions,
+) -> Result<crate::Imported, ImportError> {
     println!("cargo:rerun-if-changed={}", model.display());
-    embed(model, crate::onnx_file(model, dims, crate::ImportOptions::default())?, out_dir, name)
+    if onnx {
+        return crate::onnx_file(model, dims, options);
+    }
+    let bytes = std::fs::read(model).map_err(|e| ImportError::model(format!("{}: {e}", model.display())))?;
+    crate::tflite_with(&bytes, options)
 }
 
 /// Writes `imported` (from `model`) as `<name>.bef` and `<name>.rs` in `out_dir`.

@@ -17,6 +17,7 @@
 pub mod arena_needs;
 pub mod assemble;
 pub mod build;
+pub mod dump;
 pub mod error;
 mod model;
 pub mod npy;
@@ -26,6 +27,7 @@ pub mod tflite;
 
 pub use arena_needs::ArenaNeeds;
 pub use assemble::{PlannedStep, PlannedTensor, Report};
+pub use dump::DumpedTensor;
 pub use error::ImportError;
 pub use model::Program;
 
@@ -39,11 +41,14 @@ pub struct Imported {
     /// dumped tensors).
     pub module: Module,
     pub report: Report,
-    /// With [`ImportOptions::dump_tensors`]: `(tensor index, tensor name)` of each
-    /// intermediate tensor `@main` returns after the model's outputs, in order.
-    pub dumped: Vec<(usize, String)>,
+    /// With [`ImportOptions::dump_tensors`]: every operator output `@main` returns, in
+    /// execution order: the model's outputs where an operator computes them, and the
+    /// intermediate tensors returned after them.
+    pub dumped: Vec<DumpedTensor>,
     /// The element type (`f32`, `i8`, ...) and shape of each of `@main`'s arguments.
     pub inputs: Vec<(&'static str, Vec<usize>)>,
+    /// The same of each of the model's outputs, `@main`'s first results.
+    pub outputs: Vec<(&'static str, Vec<usize>)>,
     /// Imported with [`ImportOptions::prepack`]: the BEF then puts weights on 64-byte
     /// boundaries, for the 512-bit loads of the loops that read the layout.
     pub prepacked: bool,
@@ -111,13 +116,17 @@ pub fn tflite_with(bytes: &[u8], options: ImportOptions) -> Result<Imported, Imp
 fn lowered(graph: &tflite::model::Graph<'_>, options: ImportOptions) -> Result<Imported, ImportError> {
     let lowered = tflite::lower::lower(graph, options)?;
     let (module, report) = assemble::build(graph, &lowered)?;
-    let dumped = lowered.dumped.iter().map(|&t| (t, graph.tensors[t].name.clone())).collect();
-    let inputs = graph
-        .inputs
-        .iter()
-        .map(|&t| (graph.tensors[t].elem.name(), graph.tensors[t].shape.clone()))
-        .collect();
-    Ok(Imported { module, report, dumped, inputs, prepacked: options.prepack })
+    let typed = |ts: &[usize]| {
+        ts.iter().map(|&t| (graph.tensors[t].elem.name(), graph.tensors[t].shape.clone())).collect()
+    };
+    Ok(Imported {
+        module,
+        report,
+        dumped: lowered.dumped,
+        inputs: typed(&graph.inputs),
+        outputs: typed(&graph.outputs),
+        prepacked: options.prepack,
+    })
 }
 
 /// Imports an ONNX model from its bytes, as `options` say; `read` gives the model's

@@ -8,7 +8,7 @@ use hostrt_core::executor::Program;
 use hostrt_core::tensor::DenseHostTensor;
 use hostrt_core::work_queue::ConcurrentWorkQueue;
 use hostrt_core::{Allocator, HostContext, SingleThreadedWorkQueue};
-use hostrt_import::npy;
+use hostrt_import::{DumpedTensor, npy};
 use hostrt_std::{AlignedBytes, MultiThreadedWorkQueue, SystemAllocator};
 
 /// The model in `bytes` imported, if it is one: a TensorFlow Lite model (by its
@@ -126,38 +126,31 @@ pub fn report_recording(
     Ok(())
 }
 
-/// A file name for tensor `index` named `name`: `0012_conv1_Relu.npy`.
-fn dump_file_name(index: usize, name: &str) -> String {
-    let clean: String = name
-        .chars()
-        .take(96)
-        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
-        .collect();
-    format!("{index:04}_{clean}.npy")
-}
+/// The program to run; for a model, how many outputs it has, and with `--dump-tensors`,
+/// the operator outputs the program returns (after those).
+type ToRun = (Vec<u8>, Option<usize>, Vec<DumpedTensor>);
 
-/// `(tensor index, tensor name)` of the tensors a program returns after the model's outputs.
-type Dumped = Vec<(usize, String)>;
-
-/// The program to run and, with `--dump-tensors`, what it returns after the outputs.
-fn program_for(model: &Path, opts: &InferOptions) -> Result<(Vec<u8>, Dumped), String> {
+/// The program to run, as [`ToRun`] says.
+fn program_for(model: &Path, opts: &InferOptions) -> Result<ToRun, String> {
     let bytes = std::fs::read(model).map_err(|e| format!("{}: {e}", model.display()))?;
     let options = hostrt_import::ImportOptions {
         dump_tensors: opts.dump_tensors.is_some(),
         ..hostrt_import::ImportOptions::for_this_cpu()
     };
     match import_model(model, &bytes, options, &opts.dims)? {
-        Some(imported) => Ok((imported.to_bef().map_err(|e| e.to_string())?, imported.dumped)),
+        Some(imported) => {
+            Ok((imported.to_bef().map_err(|e| e.to_string())?, Some(imported.outputs.len()), imported.dumped))
+        }
         None if opts.dump_tensors.is_some() => {
             Err(format!("{}: --dump-tensors needs a .tflite or .onnx model", model.display()))
         }
-        None => Ok((crate::bef_of(model, bytes)?, Vec::new())),
+        None => Ok((crate::bef_of(model, bytes)?, None, Vec::new())),
     }
 }
 
 /// `hostrt infer MODEL --input x.npy ... [--output-dir DIR] [--benchmark N] [--threads T]`.
 pub fn infer(model: &Path, opts: &InferOptions) -> Result<(), String> {
-    let (bef, dumped) = program_for(model, opts)?;
+    let (bef, model_outputs, dumped) = program_for(model, opts)?;
     let bef = AlignedBytes::new(&bef);
     let registry = crate::run::kernels(&crate::run::RunOptions::default())?;
     let system: &'static SystemAllocator = Box::leak(Box::new(SystemAllocator::new()));
@@ -197,15 +190,12 @@ pub fn infer(model: &Path, opts: &InferOptions) -> Result<(), String> {
         outputs.push(npy::from_tensor(t)?);
     }
     drop(results);
-    let dumps = outputs.split_off(outputs.len() - dumped.len());
     if let Some(dir) = &opts.dump_tensors {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        for ((index, name), t) in dumped.iter().zip(&dumps) {
-            let path = dir.join(dump_file_name(*index, name));
-            std::fs::write(&path, npy::write(t)?).map_err(|e| format!("{}: {e}", path.display()))?;
-        }
-        say!("{} intermediate tensors -> {}", dumps.len(), dir.display());
+        hostrt_import::dump::write(dir, &dumped, &outputs)?;
+        say!("{} operator outputs -> {} (listed in layers.txt)", dumped.len(), dir.display());
     }
+    // The model's outputs: the results before those returned only for the dump.
+    outputs.truncate(model_outputs.unwrap_or(outputs.len()));
     for (i, t) in outputs.iter().enumerate() {
         match &opts.output_dir {
             Some(dir) => {

@@ -56,8 +56,17 @@ fn import_then_infer_gives_the_golden_and_every_layer() {
         "--dump-tensors".as_ref(),
         layers.as_os_str(),
     ]);
-    let dumped = std::fs::read_dir(&layers).unwrap().count();
-    assert_eq!(dumped, 10, "one .npy per intermediate tensor");
+    let files = std::fs::read_dir(&layers).unwrap().count();
+    assert_eq!(files, 12, "one .npy per operator output, and layers.txt");
+    // Listed in execution order: the first convolution first, the output (result 0) last.
+    let list = std::fs::read_to_string(layers.join("layers.txt")).unwrap();
+    let rows: Vec<Vec<&str>> = list.lines().skip(1).map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), 11, "{list}");
+    assert_eq!((rows[0][0], rows[0][3]), ("1", "op#0 CONV_2D"), "{list}");
+    assert_eq!((rows[10][0], rows[10][4]), ("0", "-"), "{list}");
+    assert!(rows[10][3].ends_with("SOFTMAX"), "{list}");
+    let last = std::fs::read(layers.join(rows[10][1])).unwrap();
+    assert_eq!(data(&last), data(&golden), "the dumped output is the output");
 }
 
 #[test]

@@ -1,10 +1,14 @@
 //! `cargo xtask mcu MODEL.(tflite|onnx) --input X.npy [--input ...] [--board mps2-an386]
-//! [--output-dir DIR]`: what a model costs on a Cortex-M before touching a board. Imports the
+//! [--output-dir DIR] [--dump-tensors DIR]`: what a model costs on a Cortex-M before touching
+//! a board, and what it computes there layer by layer. Imports the
 //! model on the host (its errors come first and name the operator), builds the firmware image
 //! `examples/firmware/src/bin/mcu.rs` embedding it (build.rs reads `HOSTRT_MCU_MODEL` and
 //! `HOSTRT_MCU_INPUTS`), runs it under QEMU with `-icount shift=0`, writes its outputs as
 //! `out0.npy`, ... and prints instructions per inference, the arena (planned and measured),
-//! the stack's high-water mark, and flash split into runtime and model.
+//! the stack's high-water mark, and flash split into runtime and model. With
+//! `--dump-tensors`, the image returns every operator's output too (each in its own arena
+//! slot, so the arena is larger) and they are written as `hostrt infer --dump-tensors` writes
+//! them (`hostrt_import::dump`), for `scripts/compare_layers.py --on mcu`.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -18,6 +22,7 @@ struct Args {
     inputs: Vec<PathBuf>,
     board: String,
     output_dir: PathBuf,
+    dump_tensors: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -25,6 +30,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
     let mut inputs = Vec::new();
     let mut board = BOARDS[0].0.to_string();
     let mut output_dir = PathBuf::from(".");
+    let mut dump_tensors = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |flag: &str| it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
@@ -32,6 +38,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--input" => inputs.push(PathBuf::from(value("--input")?)),
             "--board" => board = value("--board")?,
             "--output-dir" => output_dir = PathBuf::from(value("--output-dir")?),
+            "--dump-tensors" => dump_tensors = Some(PathBuf::from(value("--dump-tensors")?)),
             flag if flag.starts_with('-') => return Err(format!("unknown option {flag}")),
             path if model.is_none() => model = Some(PathBuf::from(path)),
             extra => return Err(format!("unexpected argument {extra} (one model per run)")),
@@ -42,7 +49,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         let known: Vec<&str> = BOARDS.iter().map(|(b, _)| *b).collect();
         return Err(format!("unknown board {board} (boards: {})", known.join(", ")));
     }
-    Ok(Args { model, inputs, board, output_dir })
+    Ok(Args { model, inputs, board, output_dir, dump_tensors })
 }
 
 /// The figures and outputs the image printed.
@@ -92,10 +99,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let model = absolute(&a.model)?;
     // The import's own errors (an unsupported operator, a malformed file) before any build.
     let bytes = std::fs::read(&model).map_err(|e| format!("{}: {e}", model.display()))?;
+    let options =
+        hostrt_import::ImportOptions { dump_tensors: a.dump_tensors.is_some(), ..Default::default() };
     let imported = if model.extension().is_some_and(|e| e == "onnx") {
-        hostrt_import::onnx_file(&model, &[], Default::default())
+        hostrt_import::onnx_file(&model, &[], options)
     } else {
-        hostrt_import::tflite(&bytes)
+        hostrt_import::tflite_with(&bytes, options)
     }
     .map_err(|e| format!("{}: {e}", model.display()))?;
     if a.inputs.len() != imported.inputs.len() {
@@ -122,13 +131,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let inputs: Vec<PathBuf> = a.inputs.iter().map(|p| absolute(p)).collect::<Result<_, _>>()?;
     let joined = std::env::join_paths(&inputs).map_err(|e| format!("input paths: {e}"))?;
-    let env: [(&str, OsString); 2] =
-        [("HOSTRT_MCU_MODEL", model.clone().into()), ("HOSTRT_MCU_INPUTS", joined)];
+    let dump = if a.dump_tensors.is_some() { "1" } else { "0" };
+    let env: [(&str, OsString); 3] = [
+        ("HOSTRT_MCU_MODEL", model.clone().into()),
+        ("HOSTRT_MCU_INPUTS", joined),
+        ("HOSTRT_MCU_DUMP", dump.into()),
+    ];
     eprintln!("building and running {} on {} ...", a.model.display(), a.board);
     let out = crate::firmware_cargo_with(&["run", "--release", "--quiet", "--bin", "mcu"], &env)?;
     // The image reports in defmt frames on semihosting's stdout: decoded with its ELF, its
     // outputs come out on standard output and its figures on standard error.
-    let elf = crate::root().join("examples/firmware/target/thumbv7em-none-eabihf/release/mcu");
+    // Cargo's CARGO_TARGET_DIR, when set, is relative to the firmware crate it builds.
+    let firmware = crate::root().join("examples/firmware");
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or(firmware.join("target"), |d| firmware.join(d));
+    let elf = target.join("thumbv7em-none-eabihf/release/mcu");
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
     let decoded = std::fs::read(&elf)
         .map_err(|e| format!("{}: {e}", elf.display()))
@@ -141,20 +157,37 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let r = read_report(&stdout, &stderr)?;
     std::fs::create_dir_all(&a.output_dir).map_err(|e| format!("{}: {e}", a.output_dir.display()))?;
-    let mut written = Vec::new();
+    let mut results = Vec::new();
     for (i, (dtype, shape, data)) in r.outputs.iter().enumerate() {
         let dtype = ["f32", "i8", "ui8", "i32", "i64"]
             .into_iter()
             .find(|d| d == dtype)
-            .ok_or_else(|| format!("output {i}: cannot write a {dtype} tensor as .npy"))?;
-        let npy = hostrt_import::npy::write(&hostrt_import::npy::NpyTensor {
-            dtype,
-            shape: shape.clone(),
-            data: data.clone(),
-        })?;
+            .ok_or_else(|| format!("result {i}: cannot write a {dtype} tensor as .npy"))?;
+        results.push(hostrt_import::npy::NpyTensor { dtype, shape: shape.clone(), data: data.clone() });
+    }
+    if results.len()
+        != imported.outputs.len()
+            + imported.dumped.iter().filter(|d| d.result >= imported.outputs.len()).count()
+    {
+        return Err(format!(
+            "the image printed {} results, where the program returns more or fewer",
+            results.len()
+        ));
+    }
+    let mut written = Vec::new();
+    for (i, t) in results.iter().take(imported.outputs.len()).enumerate() {
         let path = a.output_dir.join(format!("out{i}.npy"));
-        std::fs::write(&path, npy).map_err(|e| format!("{}: {e}", path.display()))?;
-        written.push(format!("{} ({dtype} {shape:?})", path.display()));
+        std::fs::write(&path, hostrt_import::npy::write(t)?)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        written.push(format!("{} ({} {:?})", path.display(), t.dtype, t.shape));
+    }
+    if let Some(dir) = &a.dump_tensors {
+        hostrt_import::dump::write(dir, &imported.dumped, &results)?;
+        written.push(format!(
+            "{} operator outputs in {} (listed in layers.txt)",
+            imported.dumped.len(),
+            dir.display()
+        ));
     }
     let s = crate::measure(&elf)?;
     let flash = s.vector_table + s.text + s.rodata + s.data;
@@ -200,9 +233,11 @@ mod tests {
         let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let a = parse(&args(&["m.tflite", "--input", "x.npy", "--output-dir", "o"])).unwrap();
         assert_eq!(
-            (a.model, a.inputs, a.board, a.output_dir),
-            ("m.tflite".into(), vec!["x.npy".into()], "mps2-an386".into(), "o".into())
+            (a.model, a.inputs, a.board, a.output_dir, a.dump_tensors),
+            ("m.tflite".into(), vec!["x.npy".into()], "mps2-an386".into(), "o".into(), None)
         );
+        let a = parse(&args(&["m.onnx", "--dump-tensors", "layers"])).unwrap();
+        assert_eq!(a.dump_tensors, Some("layers".into()));
         assert!(parse(&args(&["m.tflite", "--board", "esp32"])).unwrap_err().contains("boards: mps2-an386"));
         assert!(parse(&args(&["--input"])).unwrap_err().contains("--input needs a value"));
         assert!(parse(&args(&[])).unwrap_err().contains("no model"));

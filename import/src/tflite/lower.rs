@@ -98,9 +98,9 @@ impl Step {
 #[derive(Debug)]
 pub struct Lowered {
     pub steps: Vec<Step>,
-    /// The intermediate tensors returned after the model's outputs (`dump_tensors`), in
-    /// result order.
-    pub dumped: Vec<usize>,
+    /// With `dump_tensors`: every operator output `@main` returns, in execution order
+    /// (`crate::DumpedTensor`).
+    pub dumped: Vec<crate::DumpedTensor>,
 }
 
 struct Lowerer<'g, 'a> {
@@ -177,29 +177,42 @@ pub fn lower(g: &Graph<'_>, options: ImportOptions) -> Result<Lowered, ImportErr
     }
     let mut dumped = Vec::new();
     if dump_tensors {
+        let mut extra = g.outputs.len();
         for op in g.ops.iter().filter(|op| live[op.index]) {
             for &t in &op.outputs {
                 let info = &g.tensors[t];
-                // Outputs already returned, types no output takes, and the tensors inside a
-                // folded operator group (dilated.rs), which nothing computes.
-                let written = l.steps.iter().any(|s| s.write == Some(l.arena(t)));
-                if g.outputs.contains(&t) || io_dtype(t, info).is_err() || !written {
+                let entry = |result| crate::DumpedTensor {
+                    result,
+                    tensor: t,
+                    name: info.name.clone(),
+                    layer: op.label(),
+                    channels_last: info.channels_last,
+                };
+                if let Some(n) = g.outputs.iter().position(|&o| o == t) {
+                    dumped.push(entry(n));
                     continue;
                 }
-                let n = g.outputs.len() + dumped.len();
+                // Types no output takes, and the tensors inside a folded operator group
+                // (dilated.rs), which nothing computes.
+                let written = l.steps.iter().any(|s| s.write == Some(l.arena(t)));
+                let Ok(dtype) = io_dtype(t, info) else { continue };
+                if !written {
+                    continue;
+                }
                 l.steps.push(Step {
                     kernel: "nn.output".into(),
-                    loc: format!("dump#{n}:{}", info.name),
-                    kind: StepKind::Output(n),
+                    loc: format!("dump#{extra}:{}", info.name),
+                    kind: StepKind::Output(extra),
                     write: None,
                     attrs: vec![
-                        ("dtype".into(), AttrSpec::Value(Attr::String(info.elem.name().into()))),
+                        ("dtype".into(), AttrSpec::Value(Attr::String(dtype.into()))),
                         ("from".into(), AttrSpec::Offset(l.arena(t))),
                         ("shape".into(), AttrSpec::Value(i32s(&info.shape))),
                     ],
                     op: None,
                 });
-                dumped.push(t);
+                dumped.push(entry(extra));
+                extra += 1;
             }
         }
     }

@@ -34,6 +34,9 @@ pub struct TensorInfo<'a> {
     /// reader admits one only without initial data and only as an LSTM state input (which
     /// the importer starts at zero for every call).
     pub variable: bool,
+    /// Holds a channels-first value of the source model (a translated ONNX graph's NCHW
+    /// tensor) channels-last, with the channel dimension moved to the end.
+    pub channels_last: bool,
 }
 
 impl TensorInfo<'_> {
@@ -330,7 +333,7 @@ fn read_tensor<'a>(
         Some(q) => read_quant(q, &shape).map_err(at)?,
         None => None,
     };
-    Ok(TensorInfo { name, elem, shape, data, quant, variable })
+    Ok(TensorInfo { name, elem, shape, data, quant, variable, channels_last: false })
 }
 
 fn read_quant(q: schema::QuantizationParameters<'_>, shape: &[usize]) -> Result<Option<Quant>, String> {
@@ -377,6 +380,7 @@ mod tests {
             data: None,
             quant: None,
             variable,
+            channels_last: false,
         }
     }
 

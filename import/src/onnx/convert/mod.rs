@@ -66,6 +66,8 @@ struct Desc {
     shape: Vec<usize>,
     data: Option<usize>,
     quant: Option<Quant>,
+    /// An NCHW value stored NHWC (`Layout::Nhwc`).
+    channels_last: bool,
 }
 
 /// An operator of the translated graph.
@@ -104,6 +106,7 @@ impl Converted {
                 data: d.data.map(|i| self.store[i].as_slice()),
                 quant: d.quant.clone(),
                 variable: false,
+                channels_last: d.channels_last,
             })
             .collect();
         let ops = self
@@ -497,7 +500,7 @@ impl Converter {
             self.out.store.push(d);
             self.out.store.len() - 1
         });
-        self.out.tensors.push(Desc { name: name.into(), elem, shape, data, quant });
+        self.out.tensors.push(Desc { name: name.into(), elem, shape, data, quant, channels_last: false });
         self.out.tensors.len() - 1
     }
 
@@ -505,6 +508,7 @@ impl Converter {
     fn new_rt(&mut self, name: &str, elem: ElemType, shape: Vec<usize>, layout: Layout) -> Rt {
         let physical = physical(&shape, layout);
         let t = self.tensor(name, elem, physical, None);
+        self.out.tensors[t].channels_last = layout == Layout::Nhwc;
         Rt { t, shape, elem, layout }
     }
 
@@ -559,6 +563,7 @@ impl Converter {
         );
         let t = self.tensor(&name, rt.elem, physical(&rt.shape, layout), None);
         self.out.tensors[t].quant = self.out.tensors[rt.t].quant.clone();
+        self.out.tensors[t].channels_last = layout == Layout::Nhwc;
         if self.from_u8.contains(&rt.t) {
             self.from_u8.insert(t);
         }
