@@ -109,6 +109,11 @@ pub fn main(
 ) -> ! {
     let painted = stack::paint();
     let Some(peripherals) = cortex_m::Peripherals::take() else { exit(false) };
+    // The profiler counts cycles where the core's DWT unit counts them (not under QEMU).
+    #[cfg(feature = "layer-profile")]
+    let mut peripherals = peripherals;
+    #[cfg(feature = "layer-profile")]
+    crate::profile::use_cycle_counter(&mut peripherals.DCB, &mut peripherals.DWT);
     instructions::start(peripherals.SYST);
     let counter = instructions::calibrate();
     if buffer.is_none_or(|b| arena.init(b).is_err()) {
