@@ -2,7 +2,9 @@
 //! package's `libhostrt.so` (built with the JNI functions): `ProgramTest` calls scalar and
 //! tensor functions, checks errors, imports a TensorFlow Lite model (`Program.fromTflite`)
 //! and an ONNX model (`Program.fromOnnx`) and compares their outputs with the goldens, and
-//! classifies the digits, which must equal what the C API returns for the same program. Skips, with a message, without `javac` and `java`.
+//! classifies the digits, which must equal what the C API returns for the same program, with
+//! the call traced (`Program.traceBegin/traceEnd`). Skips, with a message, without `javac`
+//! and `java`.
 
 mod common;
 
@@ -81,7 +83,8 @@ fn the_java_classes_run_programs_through_jni() {
         .collect();
     let built = Command::new("javac").arg("-Werror").arg("-d").arg(&classes).args(&sources).output().unwrap();
     assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
-    let (calls, digits) = (dir.join("calls.bef"), dir.join("digits.bef"));
+    let (calls, digits, trace) = (dir.join("calls.bef"), dir.join("digits.bef"), dir.join("trace.json"));
+    let _ = std::fs::remove_file(&trace);
     compile("calls.mlir", CALLS, &calls);
     let digits_text = std::fs::read_to_string(root().join("examples/app-c/digits.mlir")).unwrap();
     compile("digits.mlir", &digits_text, &digits);
@@ -100,9 +103,16 @@ fn the_java_classes_run_programs_through_jni() {
             ["cnn_small.onnx", "cnn_small.input.npy", "cnn_small.output.npy"]
                 .map(|f| root().join("import/tests/models/onnx").join(f)),
         )
+        .arg(&trace)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(stdout, classes_through_the_c_api(&digits));
+    // Program.traceEnd's JSON: the one traced call, its kernels, begins matched by ends.
+    let json = std::fs::read_to_string(&trace).unwrap();
+    assert!(json.starts_with("{\"traceEvents\":["), "{json}");
+    assert_eq!(json.matches("\"name\":\"call @classify\",\"ph\":\"B\"").count(), 1, "{json}");
+    assert!(json.contains("\"name\":\"digits.mlir:"), "kernel spans located in the program: {json}");
+    assert_eq!(json.matches("\"ph\":\"B\"").count(), json.matches("\"ph\":\"E\"").count(), "{json}");
 }

@@ -14,7 +14,7 @@ use jni::JNIEnv;
 use jni::objects::{
     JByteArray, JClass, JFloatArray, JIntArray, JLongArray, JObject, JObjectArray, JString, JValue,
 };
-use jni::sys::{jfloatArray, jint, jintArray, jlong, jlongArray, jobjectArray};
+use jni::sys::{jfloatArray, jint, jintArray, jlong, jlongArray, jobjectArray, jstring};
 
 use super::host::HostInner;
 use super::raw::{self, Kind};
@@ -244,6 +244,37 @@ pub extern "system" fn Java_ai_hostrt_Program_nativeCall<'l>(
             env.set_object_array_element(&array, i as i32, o).map_err(java)?;
         }
         Ok(array.into_raw())
+    })
+}
+
+/// `Program.nativeTraceBegin(long handle)`: starts tracing the program's host, as
+/// `hostrt_trace_begin` does (docs/profiling.md).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_ai_hostrt_Program_nativeTraceBegin<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    guarded(&mut env, (), |_| program(handle)?.inner.host.trace().begin())
+}
+
+/// `Program.nativeTraceEnd(long handle)`: ends the program's host's trace and returns it as
+/// a JSON string, as `hostrt_trace_end` writes it.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_ai_hostrt_Program_nativeTraceEnd<'l>(
+    mut env: JNIEnv<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) -> jstring {
+    guarded(&mut env, std::ptr::null_mut(), |env| {
+        let mut text = None;
+        program(handle)?.inner.host.trace().end(|json| {
+            // The recorder writes JSON text, UTF-8 by construction.
+            let json = std::str::from_utf8(json).map_err(|e| Error::new(HOSTRT_INTERNAL, e.to_string()))?;
+            text = Some(env.new_string(json).map_err(java)?);
+            Ok(true)
+        })?;
+        Ok(text.map_or(std::ptr::null_mut(), |t| t.into_raw()))
     })
 }
 

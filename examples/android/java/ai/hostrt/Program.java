@@ -45,6 +45,19 @@ public final class Program implements AutoCloseable {
     return nativeCall(handle, function, args);
   }
 
+  /** Starts tracing this program's host: every kernel, call and task until traceEnd(), as the
+   *  C API's hostrt_trace_begin does. Throws HostrtException (code 9, FAILED_PRECONDITION)
+   *  while a trace runs. */
+  public void traceBegin() {
+    nativeTraceBegin(handle);
+  }
+
+  /** Ends the trace and returns it as JSON in Chrome's trace event format, which
+   *  ui.perfetto.dev opens. Throws HostrtException (code 9) when no trace was begun. */
+  public String traceEnd() {
+    return nativeTraceEnd(handle);
+  }
+
   @Override
   public void close() {
     if (handle != 0) {
@@ -58,5 +71,7 @@ public final class Program implements AutoCloseable {
   private static native long nativeFromOnnx(byte[] model, long arenaBytes, int workers);
   private static native String[] nativeFunctions(long handle);
   private static native Object[] nativeCall(long handle, String function, Object[] args);
+  private static native void nativeTraceBegin(long handle);
+  private static native String nativeTraceEnd(long handle);
   private static native void nativeClose(long handle);
 }

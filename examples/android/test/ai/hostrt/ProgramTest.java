@@ -94,7 +94,8 @@ public final class ProgramTest {
     } catch (HostrtException e) {
       check(e.code == 3 && e.getMessage().contains("cannot import the model"), e.getMessage());
     }
-    // The digits model with an input made in Java (its own test images, copied).
+    // The digits model with an input made in Java (its own test images, copied), the
+    // classification traced.
     try (Program digits = Program.load(Files.readAllBytes(Paths.get(args[1])), 4 << 20, 2)) {
       float[] pixels;
       long[] dims;
@@ -102,8 +103,25 @@ public final class ProgramTest {
         pixels = images.toFloats();
         dims = images.dims();
       }
+      try {
+        digits.traceEnd();
+        check(false, "ending a trace never begun throws");
+      } catch (HostrtException e) {
+        check(e.code == 9, "FAILED_PRECONDITION without a trace: " + e.code);
+      }
+      digits.traceBegin();
+      try {
+        digits.traceBegin();
+        check(false, "a second trace throws");
+      } catch (HostrtException e) {
+        check(e.code == 9, "FAILED_PRECONDITION for a second trace: " + e.code);
+      }
       try (Tensor input = Tensor.ofFloats(pixels, dims);
           Tensor classes = (Tensor) digits.call("classify", input)[0]) {
+        String trace = digits.traceEnd();
+        check(trace.startsWith("{") && trace.contains("\"call @classify\"") && trace.contains("\"ph\":\"E\""),
+            "a trace of the call: " + trace.substring(0, Math.min(200, trace.length())));
+        if (args.length > 8) Files.write(Paths.get(args[8]), trace.getBytes("UTF-8"));
         int[] c = classes.toInts();
         StringBuilder line = new StringBuilder("DenseHostTensor dtype = i32, shape = [" + c.length + "], values = [");
         for (int i = 0; i < c.length; i++) line.append(i == 0 ? "" : ", ").append(c[i]);
