@@ -35,7 +35,10 @@ pub fn graph(input: &Path, opts: &GraphOptions<'_>) -> Result<(), String> {
     }
     let dot = match &imported {
         Some(i) => model_dot(&i.report),
-        None => program_dot(&module_of(input, bytes)?),
+        None => {
+            let (module, streams) = module_of(input, bytes)?;
+            program_dot(&module, streams)
+        }
     };
     if opts.dot {
         say!("{}", dot.trim_end());
@@ -48,21 +51,29 @@ pub fn graph(input: &Path, opts: &GraphOptions<'_>) -> Result<(), String> {
 }
 
 /// The module of a `.bef` or `.mlir` file (text parsed as written, so values keep their
-/// names).
-fn module_of(input: &Path, bytes: Vec<u8>) -> Result<Module, String> {
+/// names), and whether its kernels run in the streams the compiler assigns (text, and BEF
+/// with a stream section), or all in one (BEF compiled without streams).
+fn module_of(input: &Path, bytes: Vec<u8>) -> Result<(Module, bool), String> {
     let name = crate::display_name(input);
     if !bytes.starts_with(&hostrt_core::bef::format::MAGIC) {
         let text =
             String::from_utf8(bytes).map_err(|e| format!("{name}: not BEF, and not UTF-8 text: {e}"))?;
-        return hostrt_compiler::text::parse(&name, &text).map_err(|e| e.to_string());
+        return Ok((hostrt_compiler::text::parse(&name, &text).map_err(|e| e.to_string())?, true));
     }
     let bef = crate::bef_of(input, bytes)?;
     let aligned = hostrt_std::AlignedBytes::new(&bef);
     let scratch = crate::scratch_allocator(bef.len() + 64)?;
     let file = hostrt_core::bef::BefFile::load_unresolved(aligned.as_bytes(), scratch)
         .map_err(|e| format!("{name}: {e}"))?;
-    hostrt_compiler::bef::decode(&file).map_err(|e| format!("{name}: {e}"))
+    let streams = (0..file.num_functions() as u32)
+        .filter_map(|i| file.function(i))
+        .any(|f| !f.is_native() && !f.kernel_streams().is_empty());
+    Ok((hostrt_compiler::bef::decode(&file).map_err(|e| format!("{name}: {e}"))?, streams))
 }
+
+/// Fill colours of streams 0, 1, ... (cycled).
+const STREAM_COLOURS: [&str; 8] =
+    ["#ffffff", "#cfe8ff", "#d8f5d0", "#ffe3c4", "#f0d6f5", "#fff6b8", "#d4f1f1", "#f5d0d0"];
 
 /// Draws `dot` into `svg` with Graphviz.
 fn write_svg(dot: &str, svg: &Path) -> Result<(), String> {
@@ -151,13 +162,28 @@ fn model_dot(r: &Report) -> String {
     out
 }
 
-/// A program: a cluster per function, a node per kernel (name and location), an edge per
-/// value from the kernel or argument that defines it to each kernel that uses it, labelled
-/// with its type. Regions' kernels (`tfrt.if` bodies) draw inside their function.
-fn program_dot(m: &Module) -> String {
+/// A program: a cluster per function, a node per kernel (name, location and stream, the
+/// stream also as its colour), an edge per value from the kernel or argument that defines it
+/// to each kernel that uses it, labelled with its type. Regions' kernels (`tfrt.if` bodies)
+/// draw inside their function. Without `streams` (BEF compiled without them) every kernel
+/// is in stream 0.
+fn program_dot(m: &Module, streams: bool) -> String {
     let mut out = String::from(
-        "digraph program {\n  rankdir=TB;\n  compound=true;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=8];\n",
+        "digraph program {\n  rankdir=TB;\n  compound=true;\n  node [shape=box, style=filled, fillcolor=\"#ffffff\", fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=8];\n",
     );
+    let label = if streams {
+        "a colour per stream: kernels of one stream run one after another on one thread"
+    } else {
+        "compiled without streams: every kernel in stream 0"
+    };
+    let _ = writeln!(out, "  label={};", quoted(label));
+    let streams_of = |func: Option<&hostrt_compiler::ast::Func>, region: &Region| {
+        if streams {
+            hostrt_compiler::bef::kernel_streams(m, func, region)
+        } else {
+            vec![0; region.ops.len()]
+        }
+    };
     let mut next = 0usize;
     for (f, func) in m.funcs.iter().enumerate() {
         let _ = writeln!(out, "  subgraph cluster_{f} {{\n    label={};", quoted(&format!("@{}", func.name)));
@@ -169,7 +195,7 @@ fn program_dot(m: &Module) -> String {
             defs.insert(name.clone(), (node, ty.0.clone()));
         }
         if let Some(body) = &func.body {
-            region_dot(&mut out, body, &mut defs, &mut next);
+            region_dot(&mut out, body, &streams_of(Some(func), body), &streams_of, &mut defs, &mut next);
         }
         out.push_str("  }\n");
     }
@@ -177,20 +203,32 @@ fn program_dot(m: &Module) -> String {
     out
 }
 
-/// The kernels of `region` into `out`, numbering nodes from `next`.
+/// The kernels of `region` into `out`, numbering nodes from `next`; `streams` are its
+/// kernels' streams, `streams_of` gives those of the regions inside it.
 fn region_dot(
     out: &mut String,
     region: &Region,
+    streams: &[u32],
+    streams_of: &dyn Fn(Option<&hostrt_compiler::ast::Func>, &Region) -> Vec<u32>,
     defs: &mut HashMap<String, (String, String)>,
     next: &mut usize,
 ) {
     for (name, ty) in &region.args {
         defs.entry(name.clone()).or_insert_with(|| (String::new(), ty.0.clone()));
     }
-    for op in &region.ops {
+    for (k, op) in region.ops.iter().enumerate() {
         let node = format!("k{next}");
         *next += 1;
-        let _ = writeln!(out, "    {node} [label={}];", quoted(&op_label(op)));
+        match streams.get(k) {
+            Some(&s) => {
+                let label = format!("{}\nstream {s}", op_label(op));
+                let colour = STREAM_COLOURS[s as usize % STREAM_COLOURS.len()];
+                let _ = writeln!(out, "    {node} [label={}, fillcolor={}];", quoted(&label), quoted(colour));
+            }
+            None => {
+                let _ = writeln!(out, "    {node} [label={}];", quoted(&op_label(op)));
+            }
+        }
         for (i, operand) in op.operands.iter().enumerate() {
             let Some((from, ty)) = defs.get(&operand.name) else { continue };
             if from.is_empty() {
@@ -205,7 +243,7 @@ fn region_dot(
             defs.insert(group.name.clone(), (node.clone(), ty));
         }
         for r in &op.regions {
-            region_dot(out, r, defs, next);
+            region_dot(out, r, &streams_of(None, r), streams_of, defs, next);
         }
     }
 }
@@ -308,9 +346,12 @@ mod tests {
     fn a_programs_values_are_edges_with_their_types() {
         let text = "func.func @f(%a: i32) -> i32 {\n  %b = \"tfrt.add.i32\"(%a, %a) : (i32, i32) -> i32\n  tfrt.return %b : i32\n}\n";
         let module = hostrt_compiler::text::parse("f.mlir", text).unwrap();
-        let dot = program_dot(&module);
+        let dot = program_dot(&module, true);
         assert!(dot.contains("f0_arg0 -> k0 [label=\"i32\"];"), "{dot}");
         assert!(dot.contains("k0 -> k1 [label=\"i32\"];"), "{dot}");
         assert!(dot.contains("tfrt.add.i32\\nf.mlir:2:"), "{dot}");
+        assert!(dot.contains("\\nstream 0\", fillcolor=\"#ffffff\"]"), "{dot}");
+        let one = program_dot(&module, false);
+        assert!(one.contains("label=\"compiled without streams: every kernel in stream 0\";"), "{one}");
     }
 }

@@ -192,6 +192,33 @@ fn graph_draws_a_model_and_prints_its_plan() {
 }
 
 #[test]
+fn graph_colours_a_programs_streams() {
+    // Two independent chains: two streams, the same from the text and from its BEF.
+    let text = "func.func @two(%a: i32) -> (i32, i32) {
+  %b = \"tfrt.add.i32\"(%a, %a) : (i32, i32) -> i32
+  %c = \"tfrt.add.i32\"(%b, %b) : (i32, i32) -> i32
+  %d = \"tfrt.add.i32\"(%a, %a) : (i32, i32) -> i32
+  %e = \"tfrt.add.i32\"(%d, %d) : (i32, i32) -> i32
+  tfrt.return %c, %e : i32, i32
+}
+";
+    let (mlir, bef) = (scratch("two.mlir"), scratch("two.bef"));
+    std::fs::write(&mlir, text).unwrap();
+    hostrt(&["compile", mlir.to_str().unwrap(), "-o", bef.to_str().unwrap()], None);
+    for input in [&mlir, &bef] {
+        let dot = hostrt(&["graph", input.to_str().unwrap(), "--dot"], None);
+        let streams: Vec<&str> = dot.lines().filter_map(|l| l.split("\\nstream ").nth(1)).collect();
+        assert_eq!(streams.len(), 4, "{dot}");
+        assert_eq!(streams.iter().filter(|s| s.starts_with("0\"")).count(), 2, "{dot}");
+        assert_eq!(
+            streams.iter().filter(|s| s.starts_with("1\", fillcolor=\"#cfe8ff\"")).count(),
+            2,
+            "{dot}"
+        );
+    }
+}
+
+#[test]
 fn device_work_is_a_span_from_submission_to_fence() {
     let program = scratch("vk.mlir");
     std::fs::write(&program, suites::VK_MATMUL).unwrap();

@@ -11,6 +11,6 @@ mod tests;
 
 pub use decode::decode;
 pub use write::{
-    ArenaRecord, WriteOptions, with_arena, with_arena_alt_records, with_arena_records, with_section, write,
-    write_with,
+    ArenaRecord, WriteOptions, kernel_streams, with_arena, with_arena_alt_records, with_arena_records,
+    with_section, write, write_with,
 };

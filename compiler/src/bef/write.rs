@@ -46,6 +46,16 @@ pub fn write(module: &Module, source: Option<(&str, &str)>) -> Result<Vec<u8>, C
     write_with(module, source, WriteOptions::default())
 }
 
+/// The stream of each kernel of `region`, in order (its terminator excluded), as [`write`]
+/// assigns them with [`WriteOptions::streams`] on (docs/execution.md, "Streams and the ready
+/// queue"): `func` is the function whose body `region` is, `None` for a region inside an
+/// op (whose options are the module's). For pictures of a program (`hostrt graph`).
+pub fn kernel_streams(module: &Module, func: Option<&crate::ast::Func>, region: &Region) -> Vec<u32> {
+    let module_options = StreamOptions::of(&module.attrs, None);
+    let options = func.map_or(module_options, |f| StreamOptions::of(&f.attrs, Some(module_options)));
+    super::streams::assign(region, options.threshold, options.merge_inter_dependent).kernels
+}
+
 /// Compile `module` to BEF bytes (see [`write`]) with `options`.
 pub fn write_with(
     module: &Module,
