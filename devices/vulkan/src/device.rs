@@ -21,6 +21,10 @@ pub struct Options {
     /// Keep buffers in memory the host cannot map and move data through staging buffers,
     /// as on a discrete GPU (chosen automatically when no device-local memory is mappable).
     pub force_staging: bool,
+    /// Read tensors back through a host-cached staging buffer even where their memory is
+    /// mapped and cached (chosen automatically where it is mapped but not cached: a
+    /// discrete GPU's resizable BAR, which the host reads uncached, at tens of MB/s).
+    pub force_staged_reads: bool,
     /// The most device memory hostrt allocates, in bytes (`None`: what the device has).
     pub memory_limit: Option<u64>,
 }
@@ -39,6 +43,8 @@ pub struct Device {
     /// Whether tensor buffers live in memory the host maps (device-local and host-visible:
     /// integrated GPUs, CPU devices, resizable BAR); otherwise data is staged.
     mapped_buffers: bool,
+    /// Whether reads always go through staging buffers (`Options::force_staged_reads`).
+    pub(crate) staged_reads: bool,
     /// Sub-allocates buffer memory; `None` only while dropping.
     allocator: Mutex<Option<Allocator>>,
     pub(crate) limit: Option<u64>,
@@ -211,6 +217,7 @@ impl Device {
             name,
             kind,
             mapped_buffers,
+            staged_reads: options.force_staged_reads,
             allocator: Mutex::new(Some(allocator)),
             limit: options.memory_limit,
             used: AtomicU64::new(0),
