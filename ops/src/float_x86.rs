@@ -223,6 +223,7 @@ fn conv_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
     let wide = hostrt_dsp::has_avx512f();
     let mut buf = PaddedBuf([const { MaybeUninit::<f32>::uninit() }; PADDED]);
     let mut taps = [0usize; MAX_TAPS];
+    let mut run_buf = [Run { at: 0, filter: 0, len: 0 }; MAX_TAPS];
     let row_len = (w.output.w * co).max(1);
     for (b, band0, rows, before) in bands(w.output.h, band, first, out.len() / row_len) {
         let padded = if pointwise {
@@ -233,6 +234,7 @@ fn conv_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
         };
         let pixels = rows * w.output.w;
         let out = &mut out[before * row_len..][..pixels * co];
+        let runs = tap_runs(padded.taps, c, &mut run_buf);
         for t in (0..pixels).step_by(2 * TILE) {
             let n = (pixels - t).min(2 * TILE);
             // A partial tile repeats its last pixel, whose copies are not stored.
@@ -255,21 +257,21 @@ fn conv_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
                 unsafe {
                     match (step, wide) {
                         (32, _) => {
-                            conv_tile_512::<2, TILE>(p, halves[0], padded.taps, c0, tile_out, n.min(TILE));
+                            conv_tile_512::<2, TILE>(p, halves[0], runs, c0, tile_out, n.min(TILE));
                             if n > TILE {
                                 let rest = &mut tile_out[TILE * co..];
-                                conv_tile_512::<2, TILE>(p, halves[1], padded.taps, c0, rest, n - TILE);
+                                conv_tile_512::<2, TILE>(p, halves[1], runs, c0, rest, n - TILE);
                             }
                         }
-                        (16, true) => conv_tile_512::<1, { 2 * TILE }>(p, at, padded.taps, c0, tile_out, n),
+                        (16, true) => conv_tile_512::<1, { 2 * TILE }>(p, at, runs, c0, tile_out, n),
                         (16, false) => {
-                            conv_tile::<2, TILE>(p, halves[0], padded.taps, c0, tile_out, n.min(TILE));
+                            conv_tile::<2, TILE>(p, halves[0], runs, c0, tile_out, n.min(TILE));
                             if n > TILE {
                                 let rest = &mut tile_out[TILE * co..];
-                                conv_tile::<2, TILE>(p, halves[1], padded.taps, c0, rest, n - TILE);
+                                conv_tile::<2, TILE>(p, halves[1], runs, c0, rest, n - TILE);
                             }
                         }
-                        _ => conv_tile::<1, { 2 * TILE }>(p, at, padded.taps, c0, tile_out, n),
+                        _ => conv_tile::<1, { 2 * TILE }>(p, at, runs, c0, tile_out, n),
                     }
                 }
                 c0 += step;
@@ -278,9 +280,39 @@ fn conv_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
     }
 }
 
-/// A convolution tile for one register width: `$name::<B, R>(p, at, taps, c0, out, rows)`
+/// A pixel's reads of one convolution, as runs of values side by side: the taps of a filter
+/// row lie next to each other in the padded rows (all their channels, then the next tap's)
+/// when nothing dilates them, and their filter values likewise. Each run is its offset from
+/// the pixel's first value, its first filter row (tap × channels + channel) and its length.
+/// A first layer of one input channel and a 10×4 filter then loops 10 times over 4 values,
+/// not 40 times over 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Run {
+    at: usize,
+    filter: usize,
+    len: usize,
+}
+
+/// The [`Run`]s of `taps` (offsets of each tap's first value, in order, at most
+/// [`MAX_TAPS`]) of `c` channels each, into `buf`.
+fn tap_runs<'b>(taps: &[usize], c: usize, buf: &'b mut [Run; MAX_TAPS]) -> &'b [Run] {
+    let mut n = 0usize;
+    for (t, &at) in taps.iter().enumerate().take(MAX_TAPS) {
+        match n.checked_sub(1).map(|last| &mut buf[last]) {
+            Some(r) if at == r.at + r.len => r.len += c,
+            _ => {
+                buf[n] = Run { at, filter: t * c, len: c };
+                n += 1;
+            }
+        }
+    }
+    &buf[..n]
+}
+
+/// A convolution tile for one register width: `$name::<B, R>(p, at, runs, c0, out, rows)`
 /// computes output channels `c0..c0 + LANES * B` of up to `R` pixels (`rows`), pixel `r`
-/// reading its taps from `at[r]` at `taps`, and stores them `out_channels` apart from `out`.
+/// reading its taps' values from `at[r]` in `runs`, and stores them `out_channels` apart from
+/// `out`.
 macro_rules! conv_tile {
     ($(#[$doc:meta])* $name:ident, $features:literal, $lanes:literal, $zero:ident, $splat:ident, $fma:ident,
      $load:ident, $loadu:ident, $add:ident, $min:ident, $max:ident, $store:ident) => {
@@ -289,33 +321,34 @@ macro_rules! conv_tile {
         fn $name<const B: usize, const R: usize>(
             p: &FloatConv<'_>,
             at: [&[f32]; R],
-            taps: &[usize],
+            runs: &[Run],
             c0: usize,
             out: &mut [f32],
             rows: usize,
         ) {
-            let (c, co) = (p.dims[3], p.out_channels);
-            // One check for every read below (none per tap: a first layer has one input
-            // channel per tap): each pixel's values run to its last tap's last channel, and
-            // the filter's rows, `co` apart, to the last tap's last channel's.
-            let last = taps.last().map_or(0, |&tap| tap + c);
+            let co = p.out_channels;
+            // One check for every read below (none per run: a first layer's runs are short):
+            // each pixel's values reach to the last run's end, and the filter's rows, `co`
+            // apart, to the end of the run that reaches furthest into them.
+            let last = runs.last().map_or(0, |r| r.at + r.len);
+            let rows_read = runs.iter().map(|r| r.filter + r.len).max().unwrap_or(0);
             assert!(at.iter().all(|a| a.len() >= last));
-            assert!(c0 + $lanes * B <= co && taps.len() * c * co <= p.filter.len());
+            assert!(c0 + $lanes * B <= co && rows_read * co <= p.filter.len());
             let x: [*const f32; R] = core::array::from_fn(|r| at[r].as_ptr());
             let mut acc = [[$zero(); B]; R];
-            for (t, &tap) in taps.iter().enumerate() {
-                for k in 0..c {
+            for run in runs {
+                for k in 0..run.len {
                     let mut wv = [$zero(); B];
                     for (j, w) in wv.iter_mut().enumerate() {
-                        // SAFETY: `(t * c + k) * co + c0 + LANES * (j + 1) <= taps.len() * c
-                        // * co <= filter.len()` (the assertion; `t < taps.len()`, `k < c`,
-                        // `c0 + LANES * B <= co`); `loadu` has no alignment requirement.
-                        *w = unsafe { $loadu(p.filter.as_ptr().add((t * c + k) * co + c0 + $lanes * j)) };
+                        // SAFETY: `(run.filter + k) * co + c0 + LANES * (j + 1) <= rows_read *
+                        // co <= filter.len()` (the assertion; `k < run.len`, `c0 + LANES * B
+                        // <= co`); `loadu` has no alignment requirement.
+                        *w = unsafe { $loadu(p.filter.as_ptr().add((run.filter + k) * co + c0 + $lanes * j)) };
                     }
                     for r in 0..R {
-                        // SAFETY: `tap + k < tap + c <= last <= at[r].len()` (the assertion:
-                        // taps grow, so the last reads furthest).
-                        let xv = $splat(unsafe { *x[r].add(tap + k) });
+                        // SAFETY: `run.at + k < run.at + run.len <= last <= at[r].len()` (the
+                        // assertion: runs grow, so the last reads furthest).
+                        let xv = $splat(unsafe { *x[r].add(run.at + k) });
                         for j in 0..B {
                             acc[r][j] = $fma(xv, wv[j], acc[r][j]);
                         }
@@ -721,6 +754,23 @@ fn store8(v: __m256, out: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A filter row's taps side by side make one run; dilated taps stay apart.
+    #[test]
+    fn taps_side_by_side_make_runs() {
+        let (c, wp) = (2, 5);
+        let mut buf = [Run { at: 0, filter: 0, len: 0 }; MAX_TAPS];
+        let taps: std::vec::Vec<usize> =
+            (0..3).flat_map(|fy| (0..3).map(move |fx| (fy * wp + fx) * c)).collect();
+        let runs = tap_runs(&taps, c, &mut buf);
+        let want = [0, 1, 2].map(|fy| Run { at: fy * wp * c, filter: fy * 3 * c, len: 3 * c });
+        assert_eq!(runs, &want[..]);
+        let dilated: std::vec::Vec<usize> = (0..3).map(|fx| 2 * fx * c).collect();
+        let runs = tap_runs(&dilated, c, &mut buf);
+        let want = [0, 1, 2].map(|t| Run { at: 2 * t * c, filter: t * c, len: c });
+        assert_eq!(runs, &want[..]);
+        assert_eq!(tap_runs(&[0], 7, &mut buf), &[Run { at: 0, filter: 0, len: 7 }][..]);
+    }
 
     /// Hands the output to `f` in runs of three rows (the last shorter), as a split over
     /// threads would, in reverse order.
