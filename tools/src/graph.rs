@@ -181,7 +181,9 @@ fn program_dot(m: &Module, streams: bool) -> String {
         if streams {
             hostrt_compiler::bef::kernel_streams(m, func, region)
         } else {
-            vec![0; region.ops.len()]
+            // Every kernel but the terminator, as the assignment numbers them.
+            let returns = region.ops.last().is_some_and(|op| op.name == "tfrt.return");
+            vec![0; region.ops.len() - usize::from(returns)]
         }
     };
     let mut next = 0usize;
