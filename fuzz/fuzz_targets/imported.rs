@@ -23,6 +23,22 @@ fn heap() -> Allocator {
     })
 }
 
+/// Checks the same model imported with `dump_tensors`: its BEF verifies, and its dumped
+/// tensors name results that exist: each model output's own, then one more each.
+pub fn check_dumps(dumped: &Imported) {
+    let bef = dumped.to_bef().expect("an imported model writes BEF");
+    let bytes = hostrt_std::AlignedBytes::new(&bef);
+    hostrt_core::bef::BefFile::load_unresolved(bytes.as_bytes(), scratch()).expect("the BEF verifies");
+    let outputs = dumped.outputs.len();
+    let mut extra = outputs;
+    for d in &dumped.dumped {
+        if d.result >= outputs {
+            assert_eq!(d.result, extra, "dumped results run on from the outputs");
+            extra += 1;
+        }
+    }
+}
+
 /// Checks `imported`, and runs the program `load` makes of the same model on zero inputs.
 pub fn check(imported: &Imported, load: impl FnOnce(&HostContext<'_>) -> Result<Program, ImportError>) {
     let bef = imported.to_bef().expect("an imported model writes BEF");

@@ -1,6 +1,7 @@
 //! ONNX import over arbitrary bytes (seeded with the test models, so mutations reach deep
 //! into valid protobuf): never a panic, and every model that imports passes
-//! `imported::check` (its BEF verifies, its program runs on zero inputs without a panic).
+//! `imported::check` (its BEF verifies, its program runs on zero inputs without a panic), and
+//! imports again with every layer's output dumped (`imported::check_dumps`).
 //! The bytes come without a directory, so external data is refused, never read from disk.
 #![no_main]
 
@@ -15,4 +16,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     imported::check(&model, |host| hostrt_import::Program::from_onnx(data, host));
+    // With every layer's output returned too, as the TensorFlow Lite target does.
+    let options = hostrt_import::ImportOptions { dump_tensors: true, ..Default::default() };
+    if let Ok(dumped) = hostrt_import::onnx_with(data, &read, options) {
+        imported::check_dumps(&dumped);
+    }
 });
