@@ -157,12 +157,12 @@ def main():
     print(f"hostrt on {where} against {which}")
     print(f"{'layer':<28} {'tensor':>6}  {'largest difference':>18}  {'differing':>10}  name")
     first = None
+    int_tolerance = args.int_tolerance if args.int_tolerance is not None else int(which == "onnxruntime")
     for r in mine:
         if r[key] not in ref:
             # A tensor the importer added (an ONNX layout change, a split operator's part).
             print(f"{r['layer']:<28} {r['tensor']:>6}  {'(no reference)':>18}  {'':>10}  {r['name'][:60]}")
             continue
-        int_tolerance = args.int_tolerance if args.int_tolerance is not None else int(which == "onnxruntime")
         differs, largest, count = difference(r["array"], ref[r[key]], args.tolerance, int_tolerance)
         mark = "  <- first difference" if differs and first is None else ""
         print(f"{r['layer']:<28} {r['tensor']:>6}  {largest:>18.6g}  {count:>10}  {r['name'][:60]}{mark}")

@@ -23,12 +23,17 @@ fn heap() -> Allocator {
     })
 }
 
+/// `imported` writes BEF that the reader verifies.
+fn verifies(imported: &Imported) {
+    let bef = imported.to_bef().expect("an imported model writes BEF");
+    let bytes = hostrt_std::AlignedBytes::new(&bef);
+    hostrt_core::bef::BefFile::load_unresolved(bytes.as_bytes(), scratch()).expect("the BEF verifies");
+}
+
 /// Checks the same model imported with `dump_tensors`: its BEF verifies, and its dumped
 /// tensors name results that exist: each model output's own, then one more each.
 pub fn check_dumps(dumped: &Imported) {
-    let bef = dumped.to_bef().expect("an imported model writes BEF");
-    let bytes = hostrt_std::AlignedBytes::new(&bef);
-    hostrt_core::bef::BefFile::load_unresolved(bytes.as_bytes(), scratch()).expect("the BEF verifies");
+    verifies(dumped);
     let outputs = dumped.outputs.len();
     let mut extra = outputs;
     for d in &dumped.dumped {
@@ -41,9 +46,7 @@ pub fn check_dumps(dumped: &Imported) {
 
 /// Checks `imported`, and runs the program `load` makes of the same model on zero inputs.
 pub fn check(imported: &Imported, load: impl FnOnce(&HostContext<'_>) -> Result<Program, ImportError>) {
-    let bef = imported.to_bef().expect("an imported model writes BEF");
-    let bytes = hostrt_std::AlignedBytes::new(&bef);
-    hostrt_core::bef::BefFile::load_unresolved(bytes.as_bytes(), scratch()).expect("the BEF verifies");
+    verifies(imported);
     // Shapes come from the model, so their products may overflow: such a model is not run.
     let elements = imported
         .inputs

@@ -95,6 +95,12 @@ impl Imported {
         .map_err(|e| ImportError::model(format!("writing BEF: {e}")))
     }
 
+    /// How many results `@main` returns: the model's outputs, then the tensors dumped after
+    /// them ([`ImportOptions::dump_tensors`]).
+    pub fn results(&self) -> usize {
+        self.outputs.len() + self.dumped.iter().filter(|d| d.result >= self.outputs.len()).count()
+    }
+
     /// The program as MLIR text.
     pub fn to_mlir(&self) -> String {
         hostrt_compiler::text::print(&self.module, &Default::default())

@@ -93,13 +93,18 @@ pub fn to_tensor(alloc: Allocator, t: &NpyTensor) -> Result<DenseHostTensor, Str
     Ok(dht)
 }
 
-/// A copy of `t` for writing as `.npy` (f32, i8, u8, i32, i64 and bool elements).
-pub fn from_tensor(t: &DenseHostTensor) -> Result<NpyTensor, String> {
-    let suffix = t.dtype().kernel_suffix().unwrap_or("?");
-    let dtype = ["f32", "i8", "ui8", "i32", "i64", "bool"]
+/// The [`NpyTensor::dtype`] of element type `suffix` (a kernel suffix: `f32`, `i8`, `ui8`,
+/// `i32`, `i64`, `bool`), or why such a tensor cannot be written as `.npy`.
+pub fn dtype_name(suffix: &str) -> Result<&'static str, String> {
+    ["f32", "i8", "ui8", "i32", "i64", "bool"]
         .into_iter()
         .find(|d| *d == suffix)
-        .ok_or_else(|| format!("cannot write a {suffix} tensor as .npy"))?;
+        .ok_or_else(|| format!("cannot write a {suffix} tensor as .npy"))
+}
+
+/// A copy of `t` for writing as `.npy` (f32, i8, u8, i32, i64 and bool elements).
+pub fn from_tensor(t: &DenseHostTensor) -> Result<NpyTensor, String> {
+    let dtype = dtype_name(t.dtype().kernel_suffix().unwrap_or("?"))?;
     let shape = t.shape().dims().iter().map(|&d| d as usize).collect();
     Ok(NpyTensor { dtype, shape, data: t.read_bytes().map_err(|e| e.to_string())?.to_vec() })
 }

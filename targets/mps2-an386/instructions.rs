@@ -56,13 +56,18 @@ pub struct Counter {
 /// instructions per tick, the resolution of one measurement).
 pub fn calibrate() -> Counter {
     let start = ticks();
-    let mut n: u32 = 1_000_000;
-    // SAFETY: a register-only countdown loop; it touches no memory and ends at zero.
-    unsafe {
-        core::arch::asm!("2:", "subs {n}, {n}, #1", "bne 2b", n = inout(reg) n, options(nomem, nostack));
-    }
-    let _ = n;
+    count_down(1_000_000);
     Counter { ticks_per_2m: ticks().saturating_sub(start).max(1) }
+}
+
+/// A `subs`/`bne` loop of `2 * n` instructions (`n` at least 1) that touches no memory.
+#[inline(always)]
+pub fn count_down(n: u32) {
+    // SAFETY: a register-only countdown loop; it touches no memory and ends at zero (a zero
+    // `n` wraps and runs 2^32 times, still without touching memory).
+    unsafe {
+        core::arch::asm!("2:", "subs {n}, {n}, #1", "bne 2b", n = inout(reg) n => _, options(nomem, nostack));
+    }
 }
 
 impl Counter {

@@ -159,20 +159,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     std::fs::create_dir_all(&a.output_dir).map_err(|e| format!("{}: {e}", a.output_dir.display()))?;
     let mut results = Vec::new();
     for (i, (dtype, shape, data)) in r.outputs.iter().enumerate() {
-        let dtype = ["f32", "i8", "ui8", "i32", "i64"]
-            .into_iter()
-            .find(|d| d == dtype)
-            .ok_or_else(|| format!("result {i}: cannot write a {dtype} tensor as .npy"))?;
+        let dtype = hostrt_import::npy::dtype_name(dtype).map_err(|e| format!("result {i}: {e}"))?;
         results.push(hostrt_import::npy::NpyTensor { dtype, shape: shape.clone(), data: data.clone() });
     }
-    if results.len()
-        != imported.outputs.len()
-            + imported.dumped.iter().filter(|d| d.result >= imported.outputs.len()).count()
-    {
-        return Err(format!(
-            "the image printed {} results, where the program returns more or fewer",
-            results.len()
-        ));
+    if results.len() != imported.results() {
+        let want = imported.results();
+        return Err(format!("the image printed {} results, where the program returns {want}", results.len()));
     }
     let mut written = Vec::new();
     for (i, t) in results.iter().take(imported.outputs.len()).enumerate() {

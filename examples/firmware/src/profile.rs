@@ -58,10 +58,7 @@ pub fn use_cycle_counter(dcb: &mut DCB, dwt: &mut DWT) -> bool {
         dcb.enable_trace();
         dwt.enable_cycle_counter();
         let before = DWT::cycle_count();
-        // SAFETY: a register-only countdown loop; it touches no memory and ends at zero.
-        unsafe {
-            core::arch::asm!("2:", "subs {n}, {n}, #1", "bne 2b", n = inout(reg) 100u32 => _, options(nomem, nostack));
-        }
+        instructions::count_down(100);
         DWT::cycle_count() != before
     };
     CYCLES.store(counting, Ordering::Relaxed);
