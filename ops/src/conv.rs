@@ -26,6 +26,8 @@ use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, Region, dsp_error, invalid};
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 use crate::float_x86::FloatConv;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+use hostrt_core::work_queue::{RowSplit, for_row_runs};
 
 /// The window of a convolution with `filter` taps and `output` size, from the `window`
 /// attribute `[sh, sw, dh, dw, ph, pw]`.
@@ -132,17 +134,19 @@ pub(crate) fn tap(
 }
 
 /// Splits a float convolution's output rows over the host's threads: runs of at least 2^17
-/// multiply-adds (`macs_per_row` a row), up to four per thread.
+/// multiply-adds (`macs_per_row` a row), up to four per thread, each a whole number of
+/// the kernel's tiles of rows (`(row_len, granule)`, from the kernel).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 fn split_rows<'f>(
     frame: &'f KernelFrame<'_>,
     macs_per_row: usize,
-) -> impl FnOnce(&mut [f32], usize, crate::float_x86::RowRuns<'_>) + 'f {
-    move |out, row_len, rows| {
+) -> impl FnOnce(&mut [f32], (usize, usize), crate::float_x86::RowRuns<'_>) + 'f {
+    move |out, (row_len, granule), rows| {
         let host = frame.exec_ctx().host();
         let min_rows = crate::split_rows_min(macs_per_row);
         let (queue, alloc) = (host.work_queue(), host.allocator());
-        hostrt_core::work_queue::for_row_runs(queue, alloc, out, (row_len, min_rows, 4), rows)
+        let split = RowSplit { granule, ..RowSplit::new(row_len, min_rows) };
+        for_row_runs(queue, alloc, out, split, rows)
     }
 }
 

@@ -173,22 +173,33 @@ fn write_copy(dst: &mut [MaybeUninit<f32>], src: &[f32]) {
 }
 
 /// Computes output rows `first..` into a run of whole rows: what a convolution hands a
-/// splitter, which calls it once per run (`split(out, row_len, rows)`).
+/// splitter, which calls it once per run (`split(out, (row_len, granule), rows)`: runs of
+/// whole granules of rows but the last, so that no run ends in a tile of its own).
 pub(crate) type RowRuns<'a> = &'a (dyn Fn(usize, &mut [f32]) + Sync);
 
 /// The convolution, if [`FloatConv::fits`]; `false` leaves `out` to the portable loops.
 pub(crate) fn conv(
     p: &FloatConv<'_>,
     out: &mut [f32],
-    split: impl FnOnce(&mut [f32], usize, RowRuns<'_>),
+    split: impl FnOnce(&mut [f32], (usize, usize), RowRuns<'_>),
 ) -> bool {
     if !p.fits(!p.window.is_pointwise()) {
         return false;
     }
     // Output rows (of every image, `out_channels` values per pixel) in runs, each run its
     // bands: `split` may hand runs to other threads.
-    split(out, p.window.output.w * p.out_channels, &|first, rows| conv_rows(p, first, rows));
+    let row_len = p.window.output.w * p.out_channels;
+    split(out, (row_len, granule(2 * TILE, p.window.output.w)), &|first, rows| conv_rows(p, first, rows));
     true
+}
+
+/// The fewest rows of `width` pixels that make whole tiles of `tile` pixels.
+fn granule(tile: usize, width: usize) -> usize {
+    let (mut a, mut b) = (tile, width.max(1));
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    tile / a
 }
 
 /// The bands of output rows `first..first + count` (counted over the whole batch) of images
@@ -405,7 +416,7 @@ fn store16(v: __m512, out: &mut [f32]) {
 pub(crate) fn depthwise(
     p: &FloatConv<'_>,
     out: &mut [f32],
-    split: impl FnOnce(&mut [f32], usize, RowRuns<'_>),
+    split: impl FnOnce(&mut [f32], (usize, usize), RowRuns<'_>),
 ) -> bool {
     depthwise_on(p, out, hostrt_dsp::has_avx512f(), split)
 }
@@ -415,12 +426,15 @@ fn depthwise_on(
     p: &FloatConv<'_>,
     out: &mut [f32],
     wide: bool,
-    split: impl FnOnce(&mut [f32], usize, RowRuns<'_>),
+    split: impl FnOnce(&mut [f32], (usize, usize), RowRuns<'_>),
 ) -> bool {
     if p.out_channels != p.dims[3] || !p.fits(true) {
         return false;
     }
-    split(out, p.window.output.w * p.dims[3], &|first, rows| depthwise_rows(p, first, rows, wide));
+    let row_len = p.window.output.w * p.dims[3];
+    split(out, (row_len, granule(DW_PIXELS, p.window.output.w)), &|first, rows| {
+        depthwise_rows(p, first, rows, wide)
+    });
     true
 }
 
@@ -772,9 +786,16 @@ mod tests {
         assert_eq!(tap_runs(&[0], 7, &mut buf), &[Run { at: 0, filter: 0, len: 7 }][..]);
     }
 
+    #[test]
+    fn granules_hold_whole_tiles() {
+        for (tile, width, rows) in [(12, 1, 12), (12, 48, 1), (12, 8, 3), (8, 6, 4), (8, 0, 8)] {
+            assert_eq!(granule(tile, width), rows, "{tile} pixels of rows {width} wide");
+        }
+    }
+
     /// Hands the output to `f` in runs of three rows (the last shorter), as a split over
-    /// threads would, in reverse order.
-    fn in_runs(out: &mut [f32], row_len: usize, f: RowRuns<'_>) {
+    /// threads would, in reverse order, whatever the kernel's granule: any cut is correct.
+    fn in_runs(out: &mut [f32], (row_len, _granule): (usize, usize), f: RowRuns<'_>) {
         let rows = out.len() / row_len;
         let mut runs: std::vec::Vec<(usize, &mut [f32])> =
             out.chunks_mut(3 * row_len).enumerate().map(|(k, r)| (3 * k, r)).collect();

@@ -15,7 +15,7 @@ use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
 use hostrt_core::tensor::gemm::sgemm;
-use hostrt_core::work_queue::for_row_runs;
+use hostrt_core::work_queue::{RowSplit, for_row_runs};
 use hostrt_dsp::{FullyConnectedParams, PerChannel};
 
 use crate::activation_arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
@@ -114,10 +114,16 @@ pub(crate) fn fully_connected_f32(frame: &KernelFrame<'_>) {
             let host = frame.exec_ctx().host();
             let min_rows = crate::split_rows_min(depth * units);
             let (queue, alloc) = (host.work_queue(), host.allocator());
-            for_row_runs(queue, alloc, out, (units, min_rows, 1), &|first, rows: &mut [f32]| {
-                let n = rows.len() / units;
-                sgemm(n, depth, units, 1.0, &x[first * depth..(first + n) * depth], l.filter, 0.0, rows);
-            });
+            for_row_runs(
+                queue,
+                alloc,
+                out,
+                RowSplit { per_thread: 1, ..RowSplit::new(units, min_rows) },
+                &|first, rows: &mut [f32]| {
+                    let n = rows.len() / units;
+                    sgemm(n, depth, units, 1.0, &x[first * depth..(first + n) * depth], l.filter, 0.0, rows);
+                },
+            );
         }
         for (o, b) in out.iter_mut().zip(l.bias.iter().cycle()) {
             *o = (*o + b).clamp(lo, hi);

@@ -11,7 +11,7 @@
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::gemm::sgemm_strided;
-use hostrt_core::work_queue::for_row_runs;
+use hostrt_core::work_queue::{RowSplit, for_row_runs};
 use hostrt_dsp::multiply_by_quantized_multiplier;
 
 use crate::activation_arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
@@ -157,7 +157,7 @@ pub(crate) fn batch_matmul_f32(frame: &KernelFrame<'_>) {
             queue,
             alloc,
             out,
-            (row_len, min_rows, if batches > 1 { 4 } else { 1 }),
+            RowSplit { per_thread: if batches > 1 { 4 } else { 1 }, ..RowSplit::new(row_len, min_rows) },
             &|first, c: &mut [f32]| {
                 if batches == 1 {
                     // Rows first.. of the one product: A's rows start `first` rows further.

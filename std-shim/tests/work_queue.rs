@@ -204,7 +204,7 @@ fn parallel_for_runs_each_index_once() {
                 &*q2,
                 alloc(),
                 &mut out,
-                (4, 1, 4),
+                hostrt_core::work_queue::RowSplit::new(4, 1),
                 &|first, rows: &mut [usize]| {
                     for (k, v) in rows.iter_mut().enumerate() {
                         *v = first * 4 + k;

@@ -8,7 +8,7 @@ mod parallel;
 mod single_threaded;
 mod task;
 
-pub use parallel::{IndexClaims, for_row_runs};
+pub use parallel::{IndexClaims, RowSplit, for_row_runs};
 pub use single_threaded::SingleThreadedWorkQueue;
 pub use task::Task;
 

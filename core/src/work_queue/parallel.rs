@@ -83,22 +83,43 @@ impl<'a, T> Rows<'a, T> {
     }
 }
 
-/// Calls `f(first_row, rows)` for runs of whole rows of `out` (rows of `row_len` elements,
-/// `out.len() / row_len` of them) that together cover it, each run at least `min_rows`
-/// rows, spread over `queue`'s threads (up to `per_thread` runs per thread, claimed as
-/// threads come free). With one worker, or too few rows to split, it is `f(0, out)` on the caller.
-/// Elements after the last whole row go to the last run.
+/// How [`for_row_runs`] cuts an output into runs of whole rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowSplit {
+    /// Elements per row.
+    pub row_len: usize,
+    /// The fewest rows worth a run of their own.
+    pub min_rows: usize,
+    /// Runs per thread, at most.
+    pub per_thread: usize,
+    /// Every run but the last is a whole number of these rows: a kernel that computes its
+    /// output in tiles of several rows wastes none on a run's edge.
+    pub granule: usize,
+}
+
+impl RowSplit {
+    /// Runs of at least `min_rows` rows of `row_len` elements, up to four per thread, cut
+    /// anywhere.
+    pub fn new(row_len: usize, min_rows: usize) -> Self {
+        RowSplit { row_len, min_rows, per_thread: 4, granule: 1 }
+    }
+}
+
+/// Calls `f(first_row, rows)` for runs of whole rows of `out` (`out.len() / row_len` rows)
+/// that together cover it, as `split` says, spread over `queue`'s threads (the runs claimed
+/// as threads come free). With one worker, or too few rows to split, it is `f(0, out)` on
+/// the caller. Elements after the last whole row go to the last run.
 ///
 /// ```
 /// use hostrt_core::{Allocator, FixedArena, SingleThreadedWorkQueue};
-/// use hostrt_core::work_queue::for_row_runs;
+/// use hostrt_core::work_queue::{RowSplit, for_row_runs};
 ///
 /// static ARENA: FixedArena = FixedArena::empty();
 /// ARENA.init(hostrt_core::static_buffer!(1024).unwrap()).unwrap();
 /// let alloc = Allocator::register(&ARENA).unwrap();
 /// let queue = SingleThreadedWorkQueue::new();
 /// let mut out = [0u32; 12];
-/// for_row_runs(&queue, alloc, &mut out, (3, 1, 4), &|first, rows: &mut [u32]| {
+/// for_row_runs(&queue, alloc, &mut out, RowSplit::new(3, 1), &|first, rows: &mut [u32]| {
 ///     for (i, v) in rows.iter_mut().enumerate() {
 ///         *v = (first * 3 + i) as u32;
 ///     }
@@ -109,9 +130,10 @@ pub fn for_row_runs<T: Send>(
     queue: &dyn ConcurrentWorkQueue,
     alloc: Allocator,
     out: &mut [T],
-    (row_len, min_rows, per_thread): (usize, usize, usize),
+    split: RowSplit,
     f: &(dyn Fn(usize, &mut [T]) + Sync),
 ) {
+    let RowSplit { row_len, min_rows, per_thread, granule } = split;
     let rows = out.len().checked_div(row_len).unwrap_or(0);
     let threads = queue.parallel_threads();
     if threads <= 1 || rows < 2 * min_rows.max(1) {
@@ -121,7 +143,11 @@ pub fn for_row_runs<T: Send>(
     // waits only for the run the helper is in); one per thread suits work that repeats a
     // setup per run (a GEMM packs its right-hand matrix).
     let parts = (per_thread.max(1) * threads).min(rows / min_rows.max(1)).max(1);
-    let per = rows.div_ceil(parts);
+    let per = rows.div_ceil(parts).next_multiple_of(granule.max(1));
+    let parts = rows.div_ceil(per);
+    if parts < 2 {
+        return f(0, out);
+    }
     let total = out.len();
     let shared = Rows::new(out);
     queue.parallel_for(alloc, parts, &|p| {
@@ -184,9 +210,14 @@ mod tests {
 
     #[test]
     fn runs_cover_every_row_once() {
-        for (rows, row_len, tail, level, min_rows) in
-            [(10, 3, 0, 4, 1), (7, 5, 2, 3, 2), (1, 4, 0, 8, 1), (9, 1, 0, 2, 5)]
-        {
+        for (rows, row_len, tail, level, min_rows, granule) in [
+            (10, 3, 0, 4, 1, 1),
+            (7, 5, 2, 3, 2, 1),
+            (1, 4, 0, 8, 1, 1),
+            (9, 1, 0, 2, 5, 1),
+            (40, 1, 3, 2, 2, 12),
+            (13, 2, 0, 4, 1, 6),
+        ] {
             let mut out = [0usize; 64];
             let len = rows * row_len + tail;
             let q = Wide(SingleThreadedWorkQueue::new(), level);
@@ -195,9 +226,12 @@ mod tests {
                 &q,
                 TestArena::new(256).alloc,
                 &mut out[..len],
-                (row_len, min_rows, 4),
+                RowSplit { row_len, min_rows, per_thread: 4, granule },
                 &|first, run: &mut [usize]| {
                     calls.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+                    // Every run starts on a granule; all but the last are whole granules.
+                    assert!(first.is_multiple_of(granule));
+                    assert!(first * row_len + run.len() == len || (run.len() / row_len).is_multiple_of(granule));
                     for (i, v) in run.iter_mut().enumerate() {
                         *v += first * row_len + i + 1;
                     }
