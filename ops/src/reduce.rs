@@ -56,16 +56,61 @@ impl Reduction {
         Ok(r)
     }
 
-    /// Calls `f(output index, input indices)` for every output element, in order.
-    fn each(&self, mut f: impl FnMut(usize, &mut dyn Iterator<Item = usize>)) {
+    /// Folds each output's inputs of `x` into one value, from `init` by `step`, in
+    /// row-major order of the summed axes, and hands it to `emit(output index, value)`.
+    ///
+    /// Outputs go in blocks of up to [`BLOCK`] along a kept innermost axis: each summed index
+    /// then steps a whole block, contiguous in `x`, so the loop over the block is a vector
+    /// loop, and every output still folds its inputs in the same order as alone.
+    fn fold<T: Copy, A: Copy>(
+        &self,
+        x: &[T],
+        init: A,
+        step: impl Fn(A, T) -> A,
+        mut emit: impl FnMut(usize, A),
+    ) {
+        let inner = self.kept[RANK - 1].0;
+        let mut outer = self.kept;
+        outer[RANK - 1] = (1, 0);
+        let (count, stride) = self.summed[RANK - 1];
+        let mut rest = self.summed;
+        rest[RANK - 1] = (1, 0);
+        if count == 0 {
+            // Nothing summed: every output is `init` (an empty sum).
+            (0..self.outputs).for_each(|o| emit(o, init));
+            return;
+        }
         let mut o = 0;
-        odometer(&self.kept, |base| {
-            let mut v = summed_offsets(&self.summed, base);
-            f(o, &mut v);
-            o += 1;
+        odometer(&outer, |base| {
+            for c0 in (0..inner).step_by(BLOCK) {
+                let m = (inner - c0).min(BLOCK);
+                let mut acc = [init; BLOCK];
+                odometer(&rest, |off| {
+                    let at = base + off + c0;
+                    if m == 1 {
+                        let a = &mut acc[0];
+                        for &v in x[at..].iter().step_by(stride.max(1)).take(count) {
+                            *a = step(*a, v);
+                        }
+                        return;
+                    }
+                    for k in 0..count {
+                        for (a, &v) in acc[..m].iter_mut().zip(&x[at + k * stride..][..m]) {
+                            *a = step(*a, v);
+                        }
+                    }
+                });
+                for (j, &a) in acc[..m].iter().enumerate() {
+                    emit(o + c0 + j, a);
+                }
+            }
+            o += inner;
         });
     }
 }
+
+/// Outputs folded side by side along a kept innermost axis.
+const BLOCK: usize = 64;
 
 /// Calls `f` with the offset of every index of `axes` (`(count, stride)`), row-major.
 fn odometer(axes: &[(usize, usize); RANK], mut f: impl FnMut(usize)) {
@@ -90,19 +135,6 @@ fn odometer(axes: &[(usize, usize); RANK], mut f: impl FnMut(usize)) {
     }
 }
 
-/// The input offsets summed into one output: `base` plus every index of `axes`, row-major.
-fn summed_offsets(axes: &[(usize, usize); RANK], base: usize) -> impl Iterator<Item = usize> + '_ {
-    let total: usize = if axes.iter().any(|a| a.0 == 0) { 0 } else { axes.iter().map(|a| a.0).product() };
-    (0..total).map(move |mut n| {
-        let mut off = base;
-        for a in axes.iter().rev() {
-            off += (n % a.0) * a.1;
-            n /= a.0;
-        }
-        off
-    })
-}
-
 fn offset(a: &Attrs<'_>, i: usize, name: &str) -> Result<usize, Diagnostic> {
     let v = a.ints(i, name, Some(1))?[0];
     usize::try_from(v).map_err(|_| invalid(a.kernel, format_args!("'{}' is negative", name)))
@@ -122,14 +154,18 @@ pub(crate) fn sum_i8(frame: &KernelFrame<'_>) {
         let (inputs, out) = split(K, arena, output, r.outputs)?;
         let x = inputs.i8s(input, r.inputs)?;
         let out = i8s_mut(out);
-        r.each(|o, idx| {
-            // At most 2^31 inputs of at most 2^8: the sum wraps as TFLite's int32 does.
-            let sum = idx.fold(0i32, |s, i| s.wrapping_add(i32::from(x[i])));
-            // The count is below 2^31 (inputs fit the arena's i32 offsets); wrapping as TFLite's.
-            let shifted = sum.wrapping_sub(q[0].wrapping_mul(r.count as i32));
-            let v = multiply_by_quantized_multiplier(shifted, q[2], q[3]).saturating_add(q[1]);
-            out[o] = v.clamp(-128, 127) as i8;
-        });
+        // At most 2^31 inputs of at most 2^8: the sum wraps as TFLite's int32 does.
+        r.fold(
+            x,
+            0i32,
+            |s, v| s.wrapping_add(i32::from(v)),
+            |o, sum| {
+                // The count is below 2^31 (inputs fit the arena's i32 offsets); wrapping as TFLite's.
+                let shifted = sum.wrapping_sub(q[0].wrapping_mul(r.count as i32));
+                let v = multiply_by_quantized_multiplier(shifted, q[2], q[3]).saturating_add(q[1]);
+                out[o] = v.clamp(-128, 127) as i8;
+            },
+        );
         Ok(())
     })
 }
@@ -145,7 +181,7 @@ pub(crate) fn sum_f32(frame: &KernelFrame<'_>) {
         let (inputs, out) = split(K, arena, output, r.outputs.saturating_mul(4))?;
         let x = inputs.f32s(input, r.inputs)?;
         let out = f32s_mut(K, out)?;
-        r.each(|o, idx| out[o] = idx.fold(0.0f32, |s, i| s + x[i]) / divisor);
+        r.fold(x, 0.0f32, |s, v| s + v, |o, sum| out[o] = sum / divisor);
         Ok(())
     })
 }
@@ -159,7 +195,7 @@ fn fold_f32(frame: &KernelFrame<'_>, kernel: &'static str, init: f32, op: impl F
         let (inputs, out) = split(kernel, arena, output, r.outputs.saturating_mul(4))?;
         let x = inputs.f32s(input, r.inputs)?;
         let out = f32s_mut(kernel, out)?;
-        r.each(|o, idx| out[o] = idx.fold(init, |s, i| op(s, x[i])));
+        r.fold(x, init, &op, |o, v| out[o] = v);
         Ok(())
     })
 }
