@@ -67,52 +67,108 @@ pub(crate) fn copy(frame: &KernelFrame<'_>) {
         let (out_start, out_end) = span(output[0], &dims, &output[1..], size).ok_or_else(|| bad("output"))?;
         let (inputs, out) = split(K, arena, out_start, out_end - out_start)?;
         let src = inputs.bytes(in_start, in_end - in_start)?;
-        // Element strides in bytes, relative to the two spans' starts (all in range: the
-        // spans above bound every index).
-        let (ib, ob) = (input[0] as isize - in_start as isize, output[0] as isize - out_start as isize);
-        let (is, os) = (input[1..].iter().map(|&s| s as isize), output[1..].iter().map(|&s| s as isize));
-        let mut istr = [0isize; RANK];
-        let mut ostr = [0isize; RANK];
-        for (k, (i, o)) in is.zip(os).enumerate() {
-            istr[k] = i * size as isize;
-            ostr[k] = o * size as isize;
+        let axes: [Axis; RANK] = core::array::from_fn(|k| Axis {
+            count: dims[k],
+            input: input[k + 1] as isize,
+            output: output[k + 1] as isize,
+        });
+        // Element starts relative to the two spans (whole elements: a span starts a whole
+        // number of strides before its offset).
+        let whole = |at: i32, start: usize| (at as isize - start as isize) / size as isize;
+        let (ib, ob) = (whole(input[0], in_start), whole(output[0], out_start));
+        match size {
+            1 => copy_as::<1>(src, out, axes, (ib, ob)),
+            2 => copy_as::<2>(src, out, axes, (ib, ob)),
+            4 => copy_as::<4>(src, out, axes, (ib, ob)),
+            _ => copy_as::<8>(src, out, axes, (ib, ob)),
         }
-        let row = dims[RANK - 1] * size;
-        let contiguous = istr[RANK - 1] == size as isize && ostr[RANK - 1] == size as isize;
-        let mut idx = [0usize; RANK - 1];
-        loop {
-            let (mut i, mut o) = (ib, ob);
-            for k in 0..RANK - 1 {
-                i += idx[k] as isize * istr[k];
-                o += idx[k] as isize * ostr[k];
-            }
-            // In range by the spans computed above.
-            let (i, o) = (i as usize, o as usize);
-            if contiguous {
-                out[o..o + row].copy_from_slice(&src[i..i + row]);
-            } else {
-                for j in 0..dims[RANK - 1] {
-                    let (si, so) =
-                        (i as isize + j as isize * istr[RANK - 1], o as isize + j as isize * ostr[RANK - 1]);
-                    let (si, so) = (si as usize, so as usize);
-                    out[so..so + size].copy_from_slice(&src[si..si + size]);
-                }
-            }
-            // Next index over the outer dims, last fastest.
-            let mut k = RANK - 1;
-            loop {
-                if k == 0 {
-                    return Ok(());
-                }
-                k -= 1;
-                idx[k] += 1;
-                if idx[k] < dims[k] {
-                    break;
-                }
-                idx[k] = 0;
-            }
-        }
+        Ok(())
     })
+}
+
+/// One axis of a copy: its count and its element strides in the input and the output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Axis {
+    count: usize,
+    input: isize,
+    output: isize,
+}
+
+/// The axes of a copy in the order that loops over them fastest, outermost first, as
+/// `(axes, how many)`: axes of one element dropped, the innermost one that is contiguous
+/// in the output or the input (the longer), and neighbours that step as one axis merged.
+/// Every element is copied once whatever the order, unless two output indices meet (an
+/// output stride of 0): then the order is kept, so the last write wins as before.
+fn loop_order(axes: [Axis; RANK]) -> ([Axis; RANK], usize) {
+    let mut order = [Axis { count: 1, input: 0, output: 0 }; RANK];
+    let mut n = 0;
+    for a in axes.into_iter().filter(|a| a.count > 1) {
+        order[n] = a;
+        n += 1;
+    }
+    let meets = order[..n].iter().any(|a| a.output == 0);
+    if !meets {
+        // Contiguous output first, then input; the longer wins.
+        let key = |a: &Axis| (a.output == 1 || a.input.abs() == 1, a.count, a.output == 1);
+        if let Some(inner) = (0..n).max_by_key(|&k| key(&order[k])) {
+            order[inner..n].rotate_left(1);
+        }
+    }
+    let mut merged = 0usize;
+    for k in 0..n {
+        let a = order[k];
+        match merged.checked_sub(1).map(|m| &mut order[m]) {
+            // The previous axis steps exactly over this one's elements in both tensors.
+            Some(p) if p.input == a.input * a.count as isize && p.output == a.output * a.count as isize => {
+                *p = Axis { count: p.count * a.count, input: a.input, output: a.output };
+            }
+            _ => {
+                order[merged] = a;
+                merged += 1;
+            }
+        }
+    }
+    (order, merged)
+}
+
+/// The copy for elements of `N` bytes: `src` and `out` are the two spans, `ib` and `ob` the
+/// element offsets of index 0 in them; every index stays in them (the spans bound it).
+fn copy_as<const N: usize>(src: &[u8], out: &mut [u8], axes: [Axis; RANK], (ib, ob): (isize, isize)) {
+    let (src, _) = src.as_chunks::<N>();
+    let (out, _) = out.as_chunks_mut::<N>();
+    let (order, n) = loop_order(axes);
+    // The innermost axis, and every other as an odometer, outermost first.
+    let inner = if n == 0 { Axis { count: 1, input: 0, output: 0 } } else { order[n - 1] };
+    let outer = &order[..n.saturating_sub(1)];
+    let mut idx = [0usize; RANK];
+    loop {
+        let (mut i, mut o) = (ib, ob);
+        for (a, &x) in outer.iter().zip(&idx) {
+            i += x as isize * a.input;
+            o += x as isize * a.output;
+        }
+        let (i, o) = (i as usize, o as usize);
+        if inner.input == 1 && inner.output == 1 {
+            out[o..o + inner.count].copy_from_slice(&src[i..i + inner.count]);
+        } else {
+            for j in 0..inner.count as isize {
+                out[(o as isize + j * inner.output) as usize] = src[(i as isize + j * inner.input) as usize];
+            }
+        }
+        // Next index over the outer axes, the last fastest.
+        let mut k = outer.len();
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            idx[k] += 1;
+            if idx[k] < outer[k].count {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
 }
 
 /// `nn.fill`.
@@ -145,5 +201,53 @@ mod tests {
         assert_eq!(span(108, &dims, &[0, 0, 0, 0, 3, -1], 4), Some((100, 124)));
         assert_eq!(span(0, &dims, &[0, 0, 0, 0, 3, -1], 4), None);
         assert_eq!(span(0, &[1, 1, 1, 1, 1, usize::MAX], &[0, 0, 0, 0, 0, i32::MAX], 8), None);
+    }
+
+    /// Every element where the plain row-major walk puts it: a transpose, a reversed
+    /// slice, a broadcast read, a copy whose output indices meet, and plain rows.
+    #[test]
+    fn loop_order_copies_as_the_row_major_walk() {
+        /// Dims, input strides, output strides, and the input offset of index 0.
+        type Case = ([usize; RANK], [isize; RANK], [isize; RANK], isize);
+        let cases: [Case; 5] = [
+            // NCHW [1, 3, 4, 5] to NHWC: output index (n, h, w, c).
+            ([1, 1, 1, 4, 5, 3], [0, 0, 0, 5, 1, 20], [0, 0, 0, 15, 3, 1], 0),
+            // A reversed row of 7 in 2 rows.
+            ([1, 1, 1, 1, 2, 7], [0, 0, 0, 0, 7, -1], [0, 0, 0, 0, 7, 1], 6),
+            // One row read three times.
+            ([1, 1, 1, 1, 3, 6], [0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 6, 1], 0),
+            // Output stride 0: the last of 4 rows wins.
+            ([1, 1, 1, 1, 4, 5], [0, 0, 0, 0, 5, 1], [0, 0, 0, 0, 0, 1], 0),
+            // Plain rows in a bigger tensor: merged where they touch.
+            ([1, 1, 2, 3, 2, 4], [0, 0, 24, 8, 4, 1], [0, 0, 24, 8, 4, 1], 0),
+        ];
+        for (dims, is, os, ib) in cases {
+            let src: [u8; 64] = core::array::from_fn(|i| i as u8);
+            let (mut got, mut want) = ([0u8; 64], [0u8; 64]);
+            let axes: [Axis; RANK] =
+                core::array::from_fn(|k| Axis { count: dims[k], input: is[k], output: os[k] });
+            copy_as::<1>(&src, &mut got, axes, (ib, 0));
+            let mut idx = [0usize; RANK];
+            'walk: loop {
+                let at = |s: &[isize; RANK]| idx.iter().zip(s).map(|(&i, &s)| i as isize * s).sum::<isize>();
+                want[at(&os) as usize] = src[(ib + at(&is)) as usize];
+                for k in (0..RANK).rev() {
+                    idx[k] += 1;
+                    if idx[k] < dims[k] {
+                        continue 'walk;
+                    }
+                    idx[k] = 0;
+                }
+                break;
+            }
+            assert_eq!(got, want, "{dims:?}");
+        }
+        // The transpose loops over its longer contiguous axis innermost.
+        let axes = [1, 1, 1, 4, 5, 3].map(|c| Axis { count: c, input: 0, output: 0 });
+        let mut t = axes;
+        (t[3].input, t[4].input, t[5].input) = (5, 1, 20);
+        (t[3].output, t[4].output, t[5].output) = (15, 3, 1);
+        let (order, n) = loop_order(t);
+        assert_eq!((n, order[n - 1].count, order[n - 1].input), (3, 5, 1));
     }
 }
