@@ -40,6 +40,14 @@ fn check_on(name: &str, tolerance: impl Fn(f32) -> f32, queue: &dyn hostrt_core:
     }
 }
 
+/// The import report's operator table of test model `name`: op → (count, kernels).
+fn op_table(name: &str) -> std::collections::BTreeMap<String, (usize, String)> {
+    let path = format!("{}/tests/models/onnx/{name}.onnx", env!("CARGO_MANIFEST_DIR"));
+    let bytes = std::fs::read(path).unwrap();
+    let read = hostrt_import::onnx::model::ReadOptions::default();
+    hostrt_import::onnx_with(&bytes, &read, Default::default()).expect("import").report.ops
+}
+
 #[test]
 fn cnn_matches_onnxruntime() {
     check("cnn_small");
@@ -65,6 +73,19 @@ fn attention_block_matches_onnxruntime() {
 #[test]
 fn transformer_encoder_matches_onnxruntime() {
     check("transformer_encoder");
+}
+
+/// The encoder's Erf GELU (Div, Erf, Add, Mul, Mul) runs as one exact GELU kernel, reported
+/// under its last node; the test above checks its values against onnxruntime's.
+#[test]
+fn an_erf_gelu_chain_runs_as_one_kernel() {
+    let ops = op_table("transformer_encoder");
+    let ops = &ops;
+    let kernels = |op: &str| ops.get(op).map(|(n, k)| (*n, k.as_str()));
+    // Per layer: one GELU; the Div left is the attention's scaling.
+    assert_eq!(kernels("Erf"), None, "{ops:?}");
+    assert_eq!(kernels("Mul"), Some((2, "nn.gelu.f32")), "{ops:?}");
+    assert_eq!(kernels("Div"), Some((2, "nn.div.f32")), "{ops:?}");
 }
 
 /// The CNN quantized by onnxruntime (QDQ, per-channel int8 weights) runs as int8 kernels with
@@ -122,12 +143,8 @@ fn an_int8_input_dequantized_for_a_float_layer() {
 
 #[test]
 fn qdq_layers_run_as_int8_kernels() {
-    let bytes =
-        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/models/onnx/cnn_small_qdq_u8.onnx"))
-            .unwrap();
-    let read = hostrt_import::onnx::model::ReadOptions::default();
-    let imported = hostrt_import::onnx_with(&bytes, &read, Default::default()).expect("import");
-    let kernels = |op: &str| imported.report.ops.get(op).map(|(_, k)| k.clone()).unwrap_or_default();
+    let ops = op_table("cnn_small_qdq_u8");
+    let kernels = |op: &str| ops.get(op).map(|(_, k)| k.clone()).unwrap_or_default();
     assert_eq!(kernels("Conv"), "nn.copy, nn.conv_2d.i8, nn.depthwise_conv_2d.i8");
     assert_eq!(kernels("Gemm"), "nn.fully_connected.i8");
     assert_eq!(kernels("Add"), "nn.add.i8");

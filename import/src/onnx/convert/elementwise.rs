@@ -152,6 +152,45 @@ impl Converter {
         Ok(())
     }
 
+    /// GELU as exporters before opset 20 write it, `(x · (erf(x / √2) + 1)) · ½`: from its
+    /// first node `n` (`Div` by √2 or `Mul` by 1/√2), the `Erf`, `Add`, `Mul` and `Mul` that
+    /// follow, each the sole reader of the one before. One exact GELU kernel then replaces
+    /// five passes over the tensor (onnxruntime fuses the same chain).
+    pub(super) fn gelu_chain(&self, n: &Node) -> Option<[&Node; 4]> {
+        let close = |v: f64, want: f64| (v - want).abs() <= 1e-6 * want;
+        let x = n.inputs.first()?.as_ref()?;
+        let c = self.const_scalar(n.inputs.get(1)?.as_ref()?)?;
+        let scaled = match n.op_type.as_str() {
+            "Div" => close(c, std::f64::consts::SQRT_2),
+            "Mul" => close(c, std::f64::consts::FRAC_1_SQRT_2),
+            _ => false,
+        };
+        let x_rt = matches!(self.values.get(x), Some(Val::Rt(r)) if r.elem == ElemType::F32);
+        if !scaled || !x_rt {
+            return None;
+        }
+        let erf = self.sole_consumer(n, "Erf")?;
+        let add = self.sole_consumer(erf, "Add")?;
+        let mul = self.sole_consumer(add, "Mul")?;
+        let half = self.sole_consumer(mul, "Mul")?;
+        let out = |m: &Node| m.outputs.first().cloned().flatten();
+        let one = self.const_scalar(Self::other_input(add, &out(erf)?)?)? == 1.0;
+        let times_x = Self::other_input(mul, &out(add)?)? == x;
+        let halved = self.const_scalar(Self::other_input(half, &out(mul)?)?)? == 0.5;
+        (one && times_x && halved).then_some([erf, add, mul, half])
+    }
+
+    /// The chain of [`Converter::gelu_chain`] as one exact GELU, located at its last node.
+    pub(super) fn gelu_fused(&mut self, n: &Node) -> Result<(), String> {
+        let chain = self.gelu_chain(n).ok_or("not a GELU chain")?;
+        let last = chain[3].clone();
+        let skipped: Vec<usize> = chain.iter().map(|m| m.index).collect();
+        self.skip.extend(skipped);
+        let gelu = Node { op_type: "Gelu".into(), inputs: n.inputs[..1].to_vec(), ..last };
+        self.node = gelu.index;
+        self.unary(&gelu, 150, 0, vec![(0, 0.0)])
+    }
+
     pub(super) fn activation(&mut self, n: &Node) -> Result<(), String> {
         let f = |name: &str, default: f32| n.float(name, default).map(f64::from);
         match n.op_type.as_str() {

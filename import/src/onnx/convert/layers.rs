@@ -655,16 +655,8 @@ impl Converter {
     /// The Add that alone takes `n`'s output and adds a constant float row of `units` values
     /// to it (a bias), with that row.
     fn bias_add(&self, n: &Node, units: usize) -> Option<(Node, Tensor)> {
-        let out = n.outputs.first()?.as_ref()?;
-        if self.graph_outputs.contains(out) || n.outputs.len() != 1 {
-            return None;
-        }
-        let [c] = self.consumers.get(out)?.as_slice() else { return None };
-        let add = self.nodes.get(*c).filter(|m| m.index == *c && m.op_type == "Add")?;
-        let other = add.inputs.iter().flatten().find(|i| *i != out)?;
-        if add.inputs.iter().flatten().filter(|i| *i == out).count() != 1 {
-            return None;
-        }
+        let add = self.sole_consumer(n, "Add")?;
+        let other = Self::other_input(add, n.outputs.first()?.as_ref()?)?;
         match self.values.get(other)? {
             Val::Const(t)
                 if t.elem == ElemType::F32 && t.elements() == units && t.dims.last() == Some(&units) =>

@@ -382,6 +382,7 @@ impl Converter {
             "Gemm" => self.gemm(n),
             "MatMul" => self.matmul(n),
             "BatchNormalization" => self.batch_norm(n),
+            "Div" | "Mul" if self.gelu_chain(n).is_some() => self.gelu_fused(n),
             "Add" | "Sub" | "Mul" | "PRelu" => self.binary(n),
             "Max" | "Min" | "Sum" | "Mean" => self.variadic(n),
             "Relu" | "Sigmoid" | "Tanh" | "LeakyRelu" | "HardSwish" | "Exp" | "Log" | "Sqrt" | "Abs"
@@ -489,6 +490,35 @@ impl Converter {
     /// The name of output 0, for new tensors.
     fn out_name(n: &Node) -> String {
         n.outputs.first().cloned().flatten().unwrap_or_else(|| format!("node{}", n.index))
+    }
+
+    /// The one node that reads `n`'s one output, when it is an `op` node, reads it once, and
+    /// the output is not a graph output: a node the importer may fuse into `n`'s layer.
+    fn sole_consumer(&self, n: &Node, op: &str) -> Option<&Node> {
+        let out = n.outputs.first()?.as_ref()?;
+        if self.graph_outputs.contains(out) || n.outputs.len() != 1 {
+            return None;
+        }
+        let [c] = self.consumers.get(out)?.as_slice() else { return None };
+        let next = self.nodes.get(*c).filter(|m| m.index == *c && m.op_type == op)?;
+        (next.inputs.iter().flatten().filter(|i| *i == out).count() == 1).then_some(next)
+    }
+
+    /// The other input of a two-input node `n` one of whose inputs is `name`.
+    fn other_input<'n>(n: &'n Node, name: &str) -> Option<&'n String> {
+        match n.inputs.as_slice() {
+            [Some(a), Some(b)] if a == name => Some(b),
+            [Some(a), Some(b)] if b == name => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The value of a one-element float constant.
+    fn const_scalar(&self, name: &str) -> Option<f64> {
+        match self.values.get(name)? {
+            Val::Const(t) if t.elem == ElemType::F32 && t.elements() == 1 => t.f64s().first().copied(),
+            _ => None,
+        }
     }
 
     // --- The translated graph ---------------------------------------------------------
