@@ -68,12 +68,17 @@ pub(crate) fn exp(x: f32) -> f32 {
     let (lo, hi) = (-87.336_55_f32, 88.376_26_f32);
     let c = x.clamp(lo, hi);
     // Round to the nearest integer by adding and taking away 1.5 · 2^23.
-    let n = (c * LOG2E + 12_582_912.0) - 12_582_912.0;
+    const MAGIC: f32 = 12_582_912.0;
+    let t = c * LOG2E + MAGIC;
+    let n = t - MAGIC;
     let r = c - n * LN2_HI - n * LN2_LO;
     let p = P[1..].iter().fold(P[0], |p, &k| p * r + k);
     let y = p * r * r + r + 1.0;
-    // n is in -126..=127 here: a normal power of two.
-    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    // n is in -126..=127 here: a normal power of two. `t`'s low mantissa bits hold n (plus
+    // MAGIC's), so its exponent field comes from integer arithmetic on the bits: a float to
+    // integer cast, which saturates in Rust, kept the loop from vectorizing.
+    let n_bits = t.to_bits().wrapping_sub(MAGIC.to_bits());
+    let scale = f32::from_bits(n_bits.wrapping_add(127) << 23);
     let v = y * scale;
     if x < lo {
         0.0
@@ -84,8 +89,24 @@ pub(crate) fn exp(x: f32) -> f32 {
     }
 }
 
+/// The largest value of `row` (NaNs ignored, as `f32::max` does; `f32::MIN` for an empty
+/// row) in eight interleaved maxima: the order does not change a maximum, and the compiler
+/// can then emit a vector loop.
+#[inline(always)]
+pub(crate) fn lane_max(row: &[f32]) -> f32 {
+    let (chunks, rest) = row.as_chunks::<8>();
+    let mut lanes = [f32::MIN; 8];
+    for chunk in chunks {
+        for (l, &v) in lanes.iter_mut().zip(chunk) {
+            *l = l.max(v);
+        }
+    }
+    rest.iter().chain(&lanes).fold(f32::MIN, |m, &v| m.max(v))
+}
+
 /// `Σ f(v)` over `row` in eight interleaved partial sums: the order of a vector loop, which
 /// the compiler can then emit (an in-order float sum cannot be reordered).
+#[inline(always)]
 pub(crate) fn lane_sum(row: &[f32], f: impl Fn(f32) -> f32) -> f32 {
     let (chunks, rest) = row.as_chunks::<8>();
     let mut lanes = [0.0f32; 8];
@@ -164,6 +185,17 @@ mod tests {
         assert!(exp(f32::NAN).is_nan());
         assert_eq!([exp(-100.0), exp(f32::NEG_INFINITY)], [0.0, 0.0]);
         assert_eq!([exp(89.0), exp(f32::INFINITY)], [f32::INFINITY; 2]);
+    }
+
+    #[test]
+    fn lane_max_finds_the_largest_value_anywhere() {
+        // 19 values: two chunks and a tail; the largest in each place in turn.
+        for at in 0..19 {
+            let row: std::vec::Vec<f32> = (0..19).map(|i| if i == at { 7.5 } else { -(i as f32) }).collect();
+            assert_eq!(lane_max(&row), 7.5, "{at}");
+        }
+        assert_eq!(lane_max(&[f32::NAN, -3.0, f32::NAN]), -3.0);
+        assert_eq!(lane_max(&[]), f32::MIN);
     }
 
     #[test]

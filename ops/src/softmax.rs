@@ -16,7 +16,7 @@ use hostrt_dsp::{LogSoftmaxParams, SoftmaxParams};
 
 use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, dsp_error, invalid};
-use crate::math::{exp, lane_sum};
+use crate::math::{exp, lane_max, lane_sum};
 
 /// `nn.softmax.i8`.
 pub(crate) fn softmax_i8(frame: &KernelFrame<'_>) {
@@ -83,17 +83,37 @@ pub(crate) fn softmax_f32(frame: &KernelFrame<'_>) {
         let x = inputs.f32s(input.offset, input.elements()?)?;
         let out = f32s_mut(K, out)?;
         let depth = input.dims[1];
-        for (row, o) in x.chunks_exact(depth).zip(out.chunks_exact_mut(depth)) {
-            let max = row.iter().copied().fold(f32::MIN, f32::max);
-            // Exponentials and their sum as vector loops (math.rs), within 2e-7 of libm's.
-            for (o, &v) in o.iter_mut().zip(row) {
-                *o = exp((v - max) * beta);
-            }
-            let sum = lane_sum(o, |e| e);
-            for o in o.iter_mut() {
-                *o /= sum;
-            }
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if hostrt_dsp::has_avx2_fma() {
+            // SAFETY: the CPU has AVX2 and FMA (checked just above).
+            unsafe { softmax_rows_avx2(x, out, depth, beta) };
+            return Ok(());
         }
+        softmax_rows(x, out, depth, beta);
         Ok(())
     })
+}
+
+/// Each row of `depth` values of `x`, softmax'd into `out`.
+#[inline(always)]
+fn softmax_rows(x: &[f32], out: &mut [f32], depth: usize, beta: f32) {
+    for (row, o) in x.chunks_exact(depth).zip(out.chunks_exact_mut(depth)) {
+        let max = lane_max(row);
+        // Exponentials and their sum as vector loops (math.rs), within 2e-7 of libm's.
+        for (o, &v) in o.iter_mut().zip(row) {
+            *o = exp((v - max) * beta);
+        }
+        let sum = lane_sum(o, |e| e);
+        for o in o.iter_mut() {
+            *o /= sum;
+        }
+    }
+}
+
+/// [`softmax_rows`] compiled for AVX2: eight lanes at a time, the same operations in the
+/// same order (no fused multiply-adds), so the same results.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "avx2,fma")]
+fn softmax_rows_avx2(x: &[f32], out: &mut [f32], depth: usize, beta: f32) {
+    softmax_rows(x, out, depth, beta)
 }

@@ -231,7 +231,9 @@ mod tests {
                     calls.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
                     // Every run starts on a granule; all but the last are whole granules.
                     assert!(first.is_multiple_of(granule));
-                    assert!(first * row_len + run.len() == len || (run.len() / row_len).is_multiple_of(granule));
+                    assert!(
+                        first * row_len + run.len() == len || (run.len() / row_len).is_multiple_of(granule)
+                    );
                     for (i, v) in run.iter_mut().enumerate() {
                         *v += first * row_len + i + 1;
                     }
