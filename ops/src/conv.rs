@@ -137,7 +137,7 @@ pub(crate) fn tap(
 /// multiply-adds (`macs_per_row` a row), up to four per thread, each a whole number of
 /// the kernel's tiles of rows (`(row_len, granule)`, from the kernel).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-fn split_rows<'f>(
+pub(crate) fn split_rows<'f>(
     frame: &'f KernelFrame<'_>,
     macs_per_row: usize,
 ) -> impl FnOnce(&mut [f32], (usize, usize), crate::float_x86::RowRuns<'_>) + 'f {

@@ -16,6 +16,8 @@ use hostrt_dsp::multiply_by_quantized_multiplier;
 
 use crate::activation_arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, invalid};
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+use crate::float_x86::FloatConv;
 
 /// An operand: its offset, its element strides along `[b0, b1, b2, row, col]`, and how many
 /// elements its strides reach.
@@ -129,6 +131,10 @@ pub(crate) fn batch_matmul_i8(frame: &KernelFrame<'_>) {
     })
 }
 
+/// The bias of a product run as a convolution: none, for up to 4096 columns.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+static NO_BIAS: [f32; 4096] = [0.0; 4096];
+
 /// `nn.batch_matmul.f32`.
 pub(crate) fn batch_matmul_f32(frame: &KernelFrame<'_>) {
     const K: &str = "nn.batch_matmul.f32";
@@ -146,6 +152,22 @@ pub(crate) fn batch_matmul_f32(frame: &KernelFrame<'_>) {
             return Ok(());
         }
         let (l, r) = (&mm.lhs.strides, &mm.rhs.strides);
+        // One product of whole rows: the float convolution's tiles, as a 1x1 convolution of
+        // `m` pixels of `k` channels by a `[k, n]` filter with no bias.
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if b0 * b1 * b2 == 1 && (l[3], l[4], r[3], r[4]) == (k, 1, n, 1) && n <= NO_BIAS.len() {
+            use hostrt_dsp::{Hw, Padding, Window};
+            let one = Hw::square(1);
+            if let Ok(window) = Window::new(Hw::new(m, 1), one, one, one, Padding::Valid) {
+                let (lo, hi) = (f32::NEG_INFINITY, f32::INFINITY);
+                let (input, filter, bias) = (&x[..m * k], &y[..k * n], &NO_BIAS[..n]);
+                let p =
+                    FloatConv { input, dims: [1, m, 1, k], filter, bias, out_channels: n, window, lo, hi };
+                if crate::float_x86::conv(&p, out, crate::conv::split_rows(frame, k * n)) {
+                    return Ok(());
+                }
+            }
+        }
         let host = frame.exec_ctx().host();
         let (queue, alloc) = (host.work_queue(), host.allocator());
         let batches = b0 * b1 * b2;
