@@ -34,15 +34,30 @@ pub(crate) fn unary_f32(
     })
 }
 
-/// `out[i] = f(x[i])`: on x86-64 CPUs with AVX2, compiled for them, so that a branch-free
-/// `f` runs eight lanes at a time rather than SSE2's four. The same operations in the same
-/// order either way (no contraction into fused multiply-adds): the same results.
+/// `out[i] = f(x[i])`: on x86-64 CPUs with AVX-512F or AVX2, compiled for them, so that a
+/// branch-free `f` runs sixteen or eight lanes at a time rather than SSE2's four. The same
+/// operations in the same order either way (no contraction into fused multiply-adds): the
+/// same results.
 pub(crate) fn map_f32(x: &[f32], out: &mut [f32], f: impl Fn(f32) -> f32) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if hostrt_dsp::has_avx512f() {
+        // SAFETY: the CPU has AVX-512F, AVX2 and FMA (checked just above).
+        return unsafe { map_f32_avx512(x, out, f) };
+    }
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     if hostrt_dsp::has_avx2_fma() {
         // SAFETY: the CPU has AVX2 and FMA (checked just above).
         return unsafe { map_f32_avx2(x, out, f) };
     }
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = f(v);
+    }
+}
+
+/// [`map_f32`] compiled for AVX-512F.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn map_f32_avx512(x: &[f32], out: &mut [f32], f: impl Fn(f32) -> f32) {
     for (o, &v) in out.iter_mut().zip(x) {
         *o = f(v);
     }
