@@ -9,6 +9,8 @@ use portable_atomic::{AtomicPtr, Ordering};
 use crate::allocator::{AllocError, Allocator, OutOfMemory};
 use crate::async_value::{AsyncValue, AsyncValueRef, IndirectAsyncValue, RcAsyncValue};
 use crate::diagnostic::Diagnostic;
+#[cfg(feature = "kept-buffer")]
+use crate::tensor::HostBuffer;
 use crate::work_queue::{AwaitError, ConcurrentWorkQueue, Task};
 
 /// Shared host resources: where memory comes from, where work runs, where output goes.
@@ -27,6 +29,9 @@ pub struct HostContext<'a> {
     /// A block kept for the next call (the executor keeps the last finished call's frame
     /// block here): opaque to the host, which only frees it when it goes.
     kept: KeptBlock,
+    /// A buffer kept for the next call that asks for one of its size ([`HostContext::take_buffer`]).
+    #[cfg(feature = "kept-buffer")]
+    kept_buffer: KeptBuffer,
     /// Told of every kernel and call run on this host (docs/profiling.md).
     #[cfg(feature = "profile")]
     observer: Option<&'a dyn crate::observe::Observer>,
@@ -91,6 +96,81 @@ impl Drop for KeptBlock {
     }
 }
 
+#[cfg(feature = "kept-buffer")]
+/// One [`HostBuffer`] handle kept between calls (a model's activation arena): whoever takes
+/// it out owns the handle; the host lets one still kept go when it goes, through the
+/// function `keep` stored, so that a host that never keeps a buffer does not link the
+/// buffer's drop code (the minimal firmware image has none).
+struct KeptBuffer {
+    /// A handle given up by `HostBuffer::into_kept`, or null.
+    block: crate::sync::AtomicPtr<()>,
+    /// [`release_kept`] as a pointer, stored before the first block.
+    release: crate::sync::AtomicPtr<()>,
+}
+
+/// Drops the handle `block` stands for.
+///
+/// # Safety
+/// `block` came from `HostBuffer::into_kept` and is turned back once.
+#[cfg(feature = "kept-buffer")]
+unsafe fn release_kept(block: NonNull<()>) {
+    // SAFETY: the caller's contract.
+    drop(unsafe { HostBuffer::from_kept(block) });
+}
+
+#[cfg(feature = "kept-buffer")]
+impl KeptBuffer {
+    fn new() -> Self {
+        let null = ptr::null_mut();
+        KeptBuffer { block: crate::sync::AtomicPtr::new(null), release: crate::sync::AtomicPtr::new(null) }
+    }
+
+    /// The kept block, if any, now the caller's.
+    fn take_block(&self) -> Option<NonNull<()>> {
+        if self.block.load(crate::sync::Ordering::Relaxed).is_null() {
+            return None; // the common miss costs no locked instruction
+        }
+        // Acquire: the keeping thread's writes (and its `release`) happen before our use.
+        NonNull::new(self.block.swap(ptr::null_mut(), crate::sync::Ordering::Acquire))
+    }
+
+    fn take(&self) -> Option<HostBuffer> {
+        // SAFETY: a block in the slot is a handle `into_kept` gave up, taken out once (swap).
+        self.take_block().map(|block| unsafe { HostBuffer::from_kept(block) })
+    }
+
+    fn keep(&self, buffer: HostBuffer) {
+        let Some(block) = buffer.into_kept() else { return };
+        let release: unsafe fn(NonNull<()>) = release_kept;
+        self.release.store(release as *mut (), crate::sync::Ordering::Relaxed);
+        let (empty, ord) = (ptr::null_mut(), crate::sync::Ordering::Release);
+        if self.block.compare_exchange(empty, block.as_ptr(), ord, crate::sync::Ordering::Relaxed).is_err() {
+            // Full: the handle goes.
+            // SAFETY: `block` came from `into_kept` just above and was not stored.
+            unsafe { release_kept(block) };
+        }
+    }
+
+    /// Lets the kept handle, if any, go.
+    fn trim(&self) {
+        if let Some(block) = self.take_block() {
+            let release = self.release.load(crate::sync::Ordering::Relaxed);
+            // SAFETY: a block was kept, so `keep` stored `release_kept` before it (the
+            // Acquire swap in `take_block` sees that store); the pointer is that function's.
+            let release: unsafe fn(NonNull<()>) = unsafe { core::mem::transmute(release) };
+            // SAFETY: `block` was taken out of the slot just above, once.
+            unsafe { release(block) };
+        }
+    }
+}
+
+#[cfg(feature = "kept-buffer")]
+impl Drop for KeptBuffer {
+    fn drop(&mut self) {
+        self.trim();
+    }
+}
+
 /// Default for [`HostContext::with_max_call_depth`]: synchronous function calls nested
 /// deeper than this start in a work-queue task instead (each level costs a few KiB of
 /// stack on a host).
@@ -123,6 +203,8 @@ impl<'a> HostContext<'a> {
             max_call_depth: DEFAULT_MAX_CALL_DEPTH,
             stream_tasks: work_queue.parallelism_level() > 1,
             kept: KeptBlock::new(),
+            #[cfg(feature = "kept-buffer")]
+            kept_buffer: KeptBuffer::new(),
             #[cfg(feature = "profile")]
             observer: None,
         }
@@ -163,6 +245,48 @@ impl<'a> HostContext<'a> {
     /// ```
     pub fn trim(&self) {
         self.kept.trim();
+        #[cfg(feature = "kept-buffer")]
+        self.kept_buffer.trim();
+    }
+
+    /// A buffer of `size` bytes kept by [`keep_buffer`](Self::keep_buffer), holding what
+    /// its last user left in it, when the host keeps one of that size and nothing else holds
+    /// it any more; `None` otherwise (a kept buffer of another size is let go). For kernels
+    /// that need the same large scratch on every call: a model's activation arena is reused
+    /// instead of allocated and zeroed per call.
+    ///
+    /// ```
+    /// use hostrt_core::allocator::HostAllocator;
+    /// use hostrt_core::tensor::HostBuffer;
+    /// use hostrt_core::{Allocator, FixedArena, HostContext, SingleThreadedWorkQueue};
+    ///
+    /// static ARENA: FixedArena = FixedArena::empty();
+    /// ARENA.init(hostrt_core::static_buffer!(4096).unwrap()).unwrap();
+    /// static QUEUE: SingleThreadedWorkQueue = SingleThreadedWorkQueue::new();
+    /// let host = HostContext::new(Allocator::register(&ARENA).unwrap(), &QUEUE);
+    /// let buffer = HostBuffer::allocate(host.allocator(), 256).unwrap();
+    /// host.keep_buffer(buffer.clone());
+    /// assert!(host.take_buffer(256).is_none()); // still held by `buffer`
+    /// host.keep_buffer(buffer);
+    /// let again = host.take_buffer(256).unwrap();
+    /// assert_eq!(again.len(), 256);
+    /// host.keep_buffer(again);
+    /// host.trim();
+    /// assert_eq!(ARENA.stats().unwrap().in_use, 0);
+    /// ```
+    #[cfg(feature = "kept-buffer")]
+    pub fn take_buffer(&self, size: usize) -> Option<HostBuffer> {
+        let buffer = self.kept_buffer.take()?;
+        (buffer.len() == size && buffer.is_unique()).then_some(buffer)
+    }
+
+    /// Keep `buffer` (a whole, writable one) for a later [`take_buffer`](Self::take_buffer),
+    /// also while other handles on it live; when the host keeps one already, or `buffer` is a
+    /// window or read-only, the handle is dropped instead. [`trim`](Self::trim) and dropping
+    /// the host let it go.
+    #[cfg(feature = "kept-buffer")]
+    pub fn keep_buffer(&self, buffer: HostBuffer) {
+        self.kept_buffer.keep(buffer);
     }
 
     /// Nested synchronous function calls (`tfrt.call`, `tfrt.if`, ... inside each other)

@@ -285,6 +285,35 @@ fn frame_blocks_kept_by_one_host_for_two_threads() {
     });
 }
 
+/// The host's kept buffer (docs/execution.md, "Frame blocks"), as two calls of a model use
+/// it for their arenas on two threads: each takes the kept buffer only when no other handle
+/// holds it, so the two never write one buffer at once (the borrow would refuse the second
+/// writer), and nothing is freed twice or lost once the host is dropped.
+#[test]
+fn kept_buffers_are_never_shared_by_two_calls() {
+    use hostrt_core::tensor::HostBuffer;
+    use hostrt_core::{HostContext, SingleThreadedWorkQueue};
+    let (alloc, counting) = allocator();
+    loom::model(move || {
+        let queue: &'static SingleThreadedWorkQueue = Box::leak(Box::new(SingleThreadedWorkQueue::new()));
+        let host = Arc::new(HostContext::new(alloc, queue));
+        let call = move |host: &HostContext<'_>| {
+            let arena = host.take_buffer(8).unwrap_or_else(|| HostBuffer::allocate(alloc, 8).unwrap());
+            host.keep_buffer(arena.clone());
+            let mut bytes = arena.write().expect("no other call writes a buffer taken back");
+            bytes[0] = bytes[0].wrapping_add(1);
+        };
+        let other = {
+            let host = host.clone();
+            thread::spawn(move || call(&host))
+        };
+        call(&host);
+        other.join().unwrap();
+        drop(host);
+        assert_eq!(counting.profile().current, 0);
+    });
+}
+
 /// The exclusive-frame rule (docs/execution.md, "Exclusive frames"). In `@f`, `%z` waits
 /// for `%x`, which a waiter runs once `%a` is set (on the producer's thread, or on the
 /// caller's when `%a` is set before the waiter is pushed; the waiter holds a frame handle),

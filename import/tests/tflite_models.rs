@@ -28,7 +28,9 @@ fn allocator() -> Allocator {
     })
 }
 
-/// Runs `@main` of `bef` on `inputs`; returns the outputs.
+/// Runs `@main` of `bef` on `inputs` twice on one host; returns the outputs, which must be
+/// the same both times: the second call reuses the host's kept activation arena, which
+/// debug builds fill with 0xA5 first, so no layer may read what it did not write.
 fn run(bef: &[u8], inputs: &[NpyTensor]) -> Result<Vec<NpyTensor>, String> {
     let mut registry: KernelRegistry<512> = KernelRegistry::new();
     register_basic_kernels(&mut registry).map_err(|e| format!("{e:?}"))?;
@@ -42,12 +44,21 @@ fn run(bef: &[u8], inputs: &[NpyTensor]) -> Result<Vec<NpyTensor>, String> {
     for t in inputs {
         args.push(host.make_available(npy::to_tensor(alloc, t)?).map_err(|e| e.to_string())?.into_rc());
     }
-    let results = program.call(&host, "main", &args).map_err(|e| format!("{e:?}"))?;
-    let mut out = Vec::new();
-    for i in 0..results.len() {
-        out.push(npy::from_tensor(results.get::<DenseHostTensor>(i).map_err(|e| e.to_string())?)?);
+    let call = || -> Result<Vec<NpyTensor>, String> {
+        let results = program.call(&host, "main", &args).map_err(|e| format!("{e:?}"))?;
+        let mut out = Vec::new();
+        for i in 0..results.len() {
+            out.push(npy::from_tensor(results.get::<DenseHostTensor>(i).map_err(|e| e.to_string())?)?);
+        }
+        Ok(out)
+    };
+    let (first, again) = (call()?, call()?);
+    for (a, b) in first.iter().zip(&again) {
+        if (&a.dtype, &a.shape, &a.data) != (&b.dtype, &b.shape, &b.data) {
+            return Err("a second call on the same host (its arena reused) gave other outputs".into());
+        }
     }
-    Ok(out)
+    Ok(first)
 }
 
 fn load(name: &str, suffix: &str) -> NpyTensor {

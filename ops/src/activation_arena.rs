@@ -131,16 +131,41 @@ fn offset_attr(a: &Attrs<'_>, i: usize, name: &str) -> Result<usize, Diagnostic>
         .map_err(|_| invalid(a.kernel, format_args!("{} must not be negative, got {}", name, v)))
 }
 
-/// `nn.arena {size : i64}`.
+/// `nn.arena {size : i64}`: with the `kept-arena` feature (on by default), the host's kept
+/// buffer of that size when the last call has finished with it (`HostContext::take_buffer`),
+/// else a new zeroed one, which the host then keeps for the next call; without it, a new
+/// zeroed one per call. The layers write every byte they read (the plan's
+/// rule, docs/models.md), so what an earlier call left in it is never read. Debug builds
+/// fill a reused arena with 0xA5 first, so that a test relying on zeros fails.
 pub(crate) fn arena(frame: &KernelFrame<'_>) {
     const K: &str = "nn.arena";
     let made = Attrs::of(frame, K, 1).and_then(|a| {
         let size = a.int64(0, "size")?;
         let size =
             usize::try_from(size).map_err(|_| invalid(K, format_args!("size {} is negative", size)))?;
-        HostBuffer::allocate(frame.exec_ctx().allocator(), size).map_err(|_| {
-            diag_fmt!(ResourceExhausted, "{}: cannot allocate the activation arena of {} bytes", K, size)
-        })
+        let allocate = || {
+            HostBuffer::allocate(frame.exec_ctx().allocator(), size).map_err(|_| {
+                diag_fmt!(ResourceExhausted, "{}: cannot allocate the activation arena of {} bytes", K, size)
+            })
+        };
+        #[cfg(feature = "kept-arena")]
+        {
+            let host = frame.exec_ctx().host();
+            let buffer = match host.take_buffer(size) {
+                Some(kept) => {
+                    #[cfg(debug_assertions)]
+                    if let Ok(mut bytes) = kept.write() {
+                        bytes.fill(0xA5);
+                    }
+                    kept
+                }
+                None => allocate()?,
+            };
+            host.keep_buffer(buffer.clone());
+            Ok(buffer)
+        }
+        #[cfg(not(feature = "kept-arena"))]
+        allocate()
     });
     match made {
         Ok(buffer) => frame.emplace_result(0, Arena { buffer }),

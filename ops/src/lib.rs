@@ -1,7 +1,8 @@
 //! Model operator kernels (`nn.*`): the layers imported TensorFlow Lite models run, over one
 //! activation arena planned at import time (docs/models.md).
 //!
-//! A model's function allocates the arena once (`nn.arena`), copies its inputs in
+//! A model's function takes its arena once per call (`nn.arena`: kept by the host between
+//! calls, allocated on the first), copies its inputs in
 //! (`nn.input`), runs one kernel per layer in a chain, and copies its outputs out
 //! (`nn.output`). Each layer kernel reads and writes the arena at the byte offsets its
 //! attributes give; its weights are `dense` attributes read in place. int8 layers follow

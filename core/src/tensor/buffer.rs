@@ -273,6 +273,28 @@ impl HostBuffer {
         self.header().refs.load(Ordering::Acquire) == 1
     }
 
+    #[cfg(feature = "kept-buffer")]
+    /// Gives up this handle for a host's kept slot: the block of a whole writable buffer,
+    /// its count unchanged; `None`, the handle dropped, for a window or a read-only buffer.
+    pub(crate) fn into_kept(self) -> Option<NonNull<()>> {
+        let header = self.header();
+        if self.offset != 0 || self.len != header.size || !header.writable {
+            return None;
+        }
+        let block = self.block.cast();
+        core::mem::forget(self);
+        Some(block)
+    }
+
+    #[cfg(feature = "kept-buffer")]
+    /// The handle [`into_kept`](Self::into_kept) gave up.
+    ///
+    /// # Safety
+    /// `kept` came from `into_kept`, and is turned back into a handle once.
+    pub(crate) unsafe fn from_kept(kept: NonNull<()>) -> HostBuffer {
+        HostBuffer { block: kept.cast(), offset: 0, len: 0 }.whole()
+    }
+
     /// Bytes in this window.
     pub fn len(&self) -> usize {
         self.len
