@@ -151,13 +151,20 @@ pub fn main(
     // counts above ran without it).
     #[cfg(feature = "layer-profile")]
     {
+        // The first host's kept activation arena and frame block go back first: the static
+        // arena holds one call's worth.
+        host.trim();
         crate::profile::reset();
         let profiled = HostContext::new(alloc, &QUEUE).with_observer(&crate::profile::PROFILER);
-        let _ = infer(model, &program, &profiled);
+        let run = check(model, infer(model, &program, &profiled), false);
         drop(profiled);
+        if !run.ran || !run.matches {
+            defmt::error!("{=str}: the profiled inference failed or differs\n", model.name);
+            exit(false)
+        }
         crate::profile::print(counter);
     }
-    drop((program, host)); // the host keeps the last call's frame block
+    drop((program, host)); // the host keeps the last call's frame block and activation arena
     let stats = arena.stats().unwrap_or_default();
     let same = first.matches && second.matches;
     match model.expected {
