@@ -699,8 +699,9 @@ fn depthwise_edge_pixel(p: &FloatConv<'_>, (b, oy, ox): (usize, usize, usize), p
 
 /// A depthwise convolution read in place for one register width: `$name(p, first, out)`
 /// computes output rows `first..` (over the batch) into `out`, whole rows of them. The
-/// pixels whose taps all lie inside the image run `$pixels` several at a time ($channels);
-/// the others [`depthwise_edge_pixel`].
+/// pixels of a row whose taps all lie inside the image run through `$body`, several at a
+/// time (`$row` their outputs, `row_bases(p, $at)` their first values, `$src` the image and
+/// the taps' offsets in it); the others one at a time ([`depthwise_edge_pixel`]).
 macro_rules! depthwise_in_place {
     ($(#[$doc:meta])* $name:ident, $features:literal, |$p:ident, $src:ident, $at:ident, $row:ident| $body:block) => {
         $(#[$doc])*
