@@ -98,68 +98,35 @@ impl Drop for KeptBlock {
 
 #[cfg(feature = "kept-buffer")]
 /// One [`HostBuffer`] handle kept between calls (a model's activation arena): whoever takes
-/// it out owns the handle; the host lets one still kept go when it goes, through the
-/// function `keep` stored, so that a host that never keeps a buffer does not link the
-/// buffer's drop code (the minimal firmware image has none).
+/// it out owns the handle; the host drops one still kept when it goes.
 struct KeptBuffer {
     /// A handle given up by `HostBuffer::into_kept`, or null.
     block: crate::sync::AtomicPtr<()>,
-    /// [`release_kept`] as a pointer, stored before the first block.
-    release: crate::sync::AtomicPtr<()>,
-}
-
-/// Drops the handle `block` stands for.
-///
-/// # Safety
-/// `block` came from `HostBuffer::into_kept` and is turned back once.
-#[cfg(feature = "kept-buffer")]
-unsafe fn release_kept(block: NonNull<()>) {
-    // SAFETY: the caller's contract.
-    drop(unsafe { HostBuffer::from_kept(block) });
 }
 
 #[cfg(feature = "kept-buffer")]
 impl KeptBuffer {
     fn new() -> Self {
-        let null = ptr::null_mut();
-        KeptBuffer { block: crate::sync::AtomicPtr::new(null), release: crate::sync::AtomicPtr::new(null) }
-    }
-
-    /// The kept block, if any, now the caller's.
-    fn take_block(&self) -> Option<NonNull<()>> {
-        if self.block.load(crate::sync::Ordering::Relaxed).is_null() {
-            return None; // the common miss costs no locked instruction
-        }
-        // Acquire: the keeping thread's writes (and its `release`) happen before our use.
-        NonNull::new(self.block.swap(ptr::null_mut(), crate::sync::Ordering::Acquire))
+        KeptBuffer { block: crate::sync::AtomicPtr::new(ptr::null_mut()) }
     }
 
     fn take(&self) -> Option<HostBuffer> {
+        if self.block.load(crate::sync::Ordering::Relaxed).is_null() {
+            return None; // the common miss costs no locked instruction
+        }
+        // Acquire: the keeping thread's writes happen before our use.
+        let block = NonNull::new(self.block.swap(ptr::null_mut(), crate::sync::Ordering::Acquire))?;
         // SAFETY: a block in the slot is a handle `into_kept` gave up, taken out once (swap).
-        self.take_block().map(|block| unsafe { HostBuffer::from_kept(block) })
+        Some(unsafe { HostBuffer::from_kept(block) })
     }
 
     fn keep(&self, buffer: HostBuffer) {
         let Some(block) = buffer.into_kept() else { return };
-        let release: unsafe fn(NonNull<()>) = release_kept;
-        self.release.store(release as *mut (), crate::sync::Ordering::Relaxed);
         let (empty, ord) = (ptr::null_mut(), crate::sync::Ordering::Release);
         if self.block.compare_exchange(empty, block.as_ptr(), ord, crate::sync::Ordering::Relaxed).is_err() {
             // Full: the handle goes.
             // SAFETY: `block` came from `into_kept` just above and was not stored.
-            unsafe { release_kept(block) };
-        }
-    }
-
-    /// Lets the kept handle, if any, go.
-    fn trim(&self) {
-        if let Some(block) = self.take_block() {
-            let release = self.release.load(crate::sync::Ordering::Relaxed);
-            // SAFETY: a block was kept, so `keep` stored `release_kept` before it (the
-            // Acquire swap in `take_block` sees that store); the pointer is that function's.
-            let release: unsafe fn(NonNull<()>) = unsafe { core::mem::transmute(release) };
-            // SAFETY: `block` was taken out of the slot just above, once.
-            unsafe { release(block) };
+            drop(unsafe { HostBuffer::from_kept(block) });
         }
     }
 }
@@ -167,7 +134,7 @@ impl KeptBuffer {
 #[cfg(feature = "kept-buffer")]
 impl Drop for KeptBuffer {
     fn drop(&mut self) {
-        self.trim();
+        drop(self.take());
     }
 }
 
@@ -246,7 +213,7 @@ impl<'a> HostContext<'a> {
     pub fn trim(&self) {
         self.kept.trim();
         #[cfg(feature = "kept-buffer")]
-        self.kept_buffer.trim();
+        drop(self.kept_buffer.take());
     }
 
     /// A buffer of `size` bytes kept by [`keep_buffer`](Self::keep_buffer), holding what
