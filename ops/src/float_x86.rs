@@ -3,20 +3,19 @@
 //! time where the CPU has them (`hostrt_dsp::has_avx2_fma`); otherwise, and for shapes
 //! outside what these loops take, the portable kernels run.
 //!
-//! Both read each image once into a zero-padded copy on the stack, in bands of output rows
-//! whose input rows fit it, so that every filter tap of every output pixel reads in bounds
-//! (a pointwise convolution reads its image in place, and so does a depthwise one of rows of
-//! 16 pixels or more and 32 channels or more: its pixels at the image's edges skip the taps
-//! outside), then:
+//! A convolution reads each image once into a zero-padded copy on the stack, in bands of
+//! output rows whose input rows fit it, so that every filter tap of every output pixel reads
+//! in bounds (a pointwise one reads its image in place). A depthwise convolution reads its
+//! image in place, in blocks of output pixels that read the same taps inside the image: the
+//! pixels at the edges skip the taps outside. Then:
 //! - convolution: tiles of twelve sums in registers, six output pixels by 32 output channels
 //!   or twelve by 16 (512-bit registers; 16 or 8 on 256-bit ones); per filter tap and input
 //!   channel, one broadcast
 //!   input value times the filter's row of output channels (`[kh, kw, in, out]`: contiguous,
 //!   read in place, or, for a filter beyond 32 KiB read by four tiles or more, copied a
 //!   block of channels at a time into a panel on the stack);
-//! - depthwise (multiplier 1): on 512-bit registers, per 32 channels (then 16), eight output
-//!   pixels at a time over the taps (3x3 filters and smaller); otherwise per output pixel,
-//!   up to 32 channels at a time.
+//! - depthwise (multiplier 1): per 32 channels on 512-bit registers (then 16, then eight on
+//!   256-bit ones), eight output pixels of a block at a time over its taps.
 //!
 //! The fully connected layer reads its input in place: per row, up to 64 outputs in
 //! registers while the filter's rows stream past.
@@ -132,11 +131,6 @@ impl FloatConv<'_> {
         // layout of `f32`.
         let values = unsafe { &*(buf as *const [MaybeUninit<f32>] as *const [f32]) };
         Padded { values, width: wp, taps: &taps[..win.filter.h * win.filter.w] }
-    }
-
-    /// First value of output pixel `i` (of a band) in the band's padded rows.
-    fn base(&self, padded: &Padded<'_>, i: usize) -> usize {
-        self.bases::<1>(padded, i, 1)[0]
     }
 
     /// [`FloatConv::base`] of output pixels `i..i + N`, the last repeated past pixel
@@ -451,9 +445,10 @@ fn panel<'a>(
     Weights { values, stride: width, col: 0 }
 }
 
-/// A convolution tile for one register width: `$name::<B, R>(p, (w, runs, part), at, c0,
-/// out, rows)` computes output channels `c0..c0 + LANES * B` of up to `R` pixels (`rows`), pixel
-/// `r` reading its taps' values from `at[r]` in `runs` and the filter's from `w`, and stores
+/// A convolution tile for one register width: `$name::<B, R>(p, (w, runs, part), (values,
+/// at), c0, out, rows)` computes output channels `c0..c0 + LANES * B` of up to `R` pixels
+/// (`rows`), pixel `r` reading its taps' values from `values` at `at[r]` in `runs` and the
+/// filter's from `w`, and stores
 /// them `out_channels` apart from `out`. A [`Part`] that is not the first continues the sums
 /// stored in `out`; one that is not the last stores them as they are, without bias and clamp.
 macro_rules! conv_tile {
@@ -577,7 +572,7 @@ fn depthwise_on(
     wide: bool,
     split: impl FnOnce(&mut [f32], (usize, usize), RowRuns<'_>),
 ) -> bool {
-    if p.out_channels != p.dims[3] || !p.fits(true) {
+    if p.out_channels != p.dims[3] || !p.fits(false) {
         return false;
     }
     let row_len = p.window.output.w * p.dims[3];
@@ -588,146 +583,162 @@ fn depthwise_on(
 }
 
 /// Output rows `first..` (counted over the whole batch) of a depthwise convolution into
-/// `out`, whole rows of them, band by band.
+/// `out`, whole rows of them, read in place.
 fn depthwise_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32], wide: bool) {
-    let (w, c) = (p.window, p.dims[3]);
-    let band = p.band_rows();
-    let mut buf = PaddedBuf([const { MaybeUninit::<f32>::uninit() }; PADDED]);
-    let mut taps = [0usize; MAX_TAPS];
-    let row_len = (w.output.w * c).max(1);
-    if reads_in_place(p) {
-        // SAFETY: `fits` checked the CPU has AVX2 and FMA; `wide` with `has_avx512f`, that
-        // it has AVX-512F.
-        unsafe {
-            if wide && hostrt_dsp::has_avx512f() {
-                depthwise_in_place_512(p, first, out)
-            } else {
-                depthwise_in_place(p, first, out)
-            }
-        }
-        return;
-    }
-    for (b, band0, rows, before) in bands(w.output.h, band, first, out.len() / row_len) {
-        let padded = p.pad((b, band0, rows), &mut buf.0, &mut taps);
-        let out = &mut out[before * row_len..][..rows * w.output.w * c];
+    // SAFETY: `fits` checked the CPU has AVX2 and FMA; `wide` with `has_avx512f`, that it
+    // has AVX-512F.
+    unsafe {
         if wide && hostrt_dsp::has_avx512f() {
-            // SAFETY: the CPU has AVX-512F (and AVX2 and FMA: `has_avx512f`).
-            unsafe { depthwise_image_512(p, &padded, out) };
+            depthwise_in_place_512(p, first, out)
         } else {
-            // SAFETY: `fits` checked the CPU has AVX2 and FMA.
-            unsafe { depthwise_image(p, &padded, out) };
+            depthwise_in_place(p, first, out)
         }
     }
 }
 
-/// Whether a depthwise convolution reads its image in place rather than through padded
-/// copies: rows of 16 output pixels or more (of which at most a few at each end see the
-/// padding), 32 channels or more (the pixels at the edges, one at a time, pay their taps'
-/// bounds checks over that many channels) and filters of [`DW_TAPS`] taps or fewer.
-/// Measured on MobileNetV2 at 96x96: its 48x48x96 layer 45 -> 24 us (copying the image into
-/// padded bands took as long as the convolution itself), its 48x48x16 one 18.5 -> 22 us in
-/// place, so it keeps the copies.
-fn reads_in_place(p: &FloatConv<'_>) -> bool {
-    let w = p.window;
-    w.output.w >= 16 && p.out_channels >= 32 && w.filter.h * w.filter.w <= DW_TAPS
+/// The taps `k0..k1` (of `k`, `d` apart) that output row or column `o` (stride `s`, padding
+/// `pad`) reads inside an image `size` long; `k0 == k1` when none does. They are always one
+/// range: the positions grow with the tap.
+fn taps_inside(o: usize, (s, d, k, pad): (usize, usize, usize, usize), size: usize) -> (usize, usize) {
+    let inside = |t: usize| (o * s + t * d).checked_sub(pad).is_some_and(|i| i < size);
+    let k0 = (0..k).find(|&t| inside(t)).unwrap_or(k);
+    let k1 = (k0..k).rev().find(|&t| inside(t)).map_or(k0, |t| t + 1);
+    (k0, k1)
 }
 
-/// The input rows and columns that output row or column `o` reads, with stride `s`,
-/// dilation `d`, `k` taps and padding `pad`: `(first, last)`, which may lie outside the image
-/// (below 0 as a negative number).
-fn reach(o: usize, s: usize, d: usize, k: usize, pad: usize) -> (isize, isize) {
-    let first = (o * s) as isize - pad as isize;
-    (first, first + ((k - 1) * d) as isize)
+/// Output rows or columns `from..to` in runs that read the same taps inside the image
+/// (`taps` of each): `(first, end, taps)`. Along a row, typically one run per column at each
+/// edge and one for all the columns between.
+fn same_taps(
+    (from, to): (usize, usize),
+    taps: impl Fn(usize) -> (usize, usize),
+) -> impl Iterator<Item = (usize, usize, (usize, usize))> {
+    let mut o = from;
+    core::iter::from_fn(move || {
+        if o >= to {
+            return None;
+        }
+        let (start, t) = (o, taps(o));
+        o += 1;
+        while o < to && taps(o) == t {
+            o += 1;
+        }
+        Some((start, o, t))
+    })
 }
 
-/// Output pixels `x_lo..x_hi` of an output row are those whose taps all lie inside the
-/// image's `size` columns.
-fn inside_columns(p: &FloatConv<'_>) -> (usize, usize) {
-    let (w, size) = (p.window, p.dims[2] as isize);
-    let inside = |o: usize| {
-        let (a, b) = reach(o, w.stride.w, w.dilation.w, w.filter.w, w.pad.w);
-        a >= 0 && b < size
-    };
-    let lo = (0..w.output.w).find(|&o| inside(o)).unwrap_or(w.output.w);
-    let hi = (lo..w.output.w).find(|&o| !inside(o)).unwrap_or(w.output.w);
-    (lo, hi)
+/// The taps a block of output pixels reads, all inside the image: each one's offset from
+/// the pixel's first tap read and its filter row (tap index), in the filter's order, so
+/// both grow.
+struct DwTaps {
+    at: [usize; MAX_TAPS],
+    filter: [usize; MAX_TAPS],
+    n: usize,
 }
 
-/// The first values of output pixels `x_lo + i..` (`N` of them) of output row `oy` of image
-/// `b`, read in place: every tap of each lies inside the image.
+impl DwTaps {
+    /// Filter rows `ky.0..ky.1` by columns `kx.0..kx.1`.
+    fn of(p: &FloatConv<'_>, ky: (usize, usize), kx: (usize, usize)) -> DwTaps {
+        let (w, [_, _, iw, c]) = (p.window, p.dims);
+        let (mut at, mut filter, mut n) = ([0; MAX_TAPS], [0; MAX_TAPS], 0);
+        for fy in ky.0..ky.1 {
+            for fx in kx.0..kx.1 {
+                // `fits` bounds the filter's taps by MAX_TAPS.
+                at[n] = ((fy - ky.0) * w.dilation.h * iw + (fx - kx.0) * w.dilation.w) * c;
+                filter[n] = fy * w.filter.w + fx;
+                n += 1;
+            }
+        }
+        DwTaps { at, filter, n }
+    }
+
+    /// Asserts every read of `blk`'s pixels lies in the input and the filter, over all the
+    /// channels: the last pixel's first read lies furthest (the pixels' reads grow row by
+    /// row), and the last tap both in the input and in the filter.
+    fn check(&self, p: &FloatConv<'_>, blk: &DwBlock) {
+        let (Some(&far), Some(&row)) = (self.at[..self.n].last(), self.filter[..self.n].last()) else {
+            return;
+        };
+        let pixels = (blk.ys.1 - blk.ys.0) * (blk.xs.1 - blk.xs.0);
+        let ([last], _) = block_pixels::<1>(p, blk, true, pixels.saturating_sub(1));
+        let c = p.out_channels;
+        assert!(last + far + c <= p.input.len() && (row + 1) * c <= p.filter.len());
+    }
+}
+
+/// Output pixels that read the same taps: rows `ys.0..ys.1` by columns `xs.0..xs.1` of image
+/// `b`, whose first tap read is filter row `k0.0`, column `k0.1`; the run being computed
+/// starts at output row `first` (over the batch).
+struct DwBlock {
+    b: usize,
+    ys: (usize, usize),
+    xs: (usize, usize),
+    k0: (usize, usize),
+    first: usize,
+}
+
+/// Pixels `i..i + N` of `blk` (row by row): the input index of each one's first tap read (0
+/// when the block reads no tap), and its output pixel in the run. One division, then steps.
 #[inline(always)]
-fn row_bases<const N: usize>(
+fn block_pixels<const N: usize>(
     p: &FloatConv<'_>,
-    (b, oy, x_lo): (usize, usize, usize),
+    blk: &DwBlock,
+    reads: bool,
     i: usize,
-) -> [usize; N] {
-    let [_, h, iw, c] = p.dims;
-    let w = p.window;
-    let iy = oy * w.stride.h - w.pad.h;
-    core::array::from_fn(|k| ((b * h + iy) * iw + (x_lo + i + k) * w.stride.w - w.pad.w) * c)
-}
-
-/// One output pixel of a depthwise convolution read in place, its taps outside the image
-/// skipped (as TensorFlow Lite's reference kernel does), the sums over the taps in order
-/// from 0, then the bias and the clamp: the pixels at an image's edges.
-#[inline(always)]
-fn depthwise_edge_pixel(p: &FloatConv<'_>, (b, oy, ox): (usize, usize, usize), px: &mut [f32]) {
-    let [_, h, iw, c] = p.dims;
-    let w = p.window;
-    px.fill(0.0);
-    for ky in 0..w.filter.h {
-        let iy = reach(oy, w.stride.h, w.dilation.h, ky + 1, w.pad.h).1;
-        if iy < 0 || iy >= h as isize {
-            continue;
-        }
-        for kx in 0..w.filter.w {
-            let ix = reach(ox, w.stride.w, w.dilation.w, kx + 1, w.pad.w).1;
-            if ix < 0 || ix >= iw as isize {
-                continue;
-            }
-            let x = &p.input[((b * h + iy as usize) * iw + ix as usize) * c..][..c];
-            let f = &p.filter[(ky * w.filter.w + kx) * c..][..c];
-            for ((acc, &v), &f) in px.iter_mut().zip(x).zip(f) {
-                *acc += v * f;
-            }
+) -> ([usize; N], [usize; N]) {
+    let (w, [_, h, iw, c]) = (p.window, p.dims);
+    let cols = blk.xs.1 - blk.xs.0;
+    let (mut oy, mut ox) = (blk.ys.0 + i / cols, blk.xs.0 + i % cols);
+    // The first read of the block's first column in row `oy` (inside the image when the
+    // block reads a tap; wrapping, and then unused, when it reads none).
+    let row_base = |oy: usize| {
+        let iy = (oy * w.stride.h + blk.k0.0 * w.dilation.h).wrapping_sub(w.pad.h);
+        let ix = (blk.xs.0 * w.stride.w + blk.k0.1 * w.dilation.w).wrapping_sub(w.pad.w);
+        (blk.b * h).wrapping_add(iy).wrapping_mul(iw).wrapping_add(ix).wrapping_mul(c)
+    };
+    let step = w.stride.w * c;
+    let mut base = row_base(oy).wrapping_add((ox - blk.xs.0) * step);
+    let mut dst = (blk.b * w.output.h + oy - blk.first) * w.output.w + ox;
+    let (mut bases, mut dsts) = ([0; N], [0; N]);
+    for k in 0..N {
+        (bases[k], dsts[k]) = (if reads { base } else { 0 }, dst);
+        if ox + 1 < blk.xs.1 {
+            (ox, base, dst) = (ox + 1, base.wrapping_add(step), dst + 1);
+        } else {
+            (ox, oy) = (blk.xs.0, oy + 1);
+            (base, dst) = (row_base(oy), dst + 1 + w.output.w - cols);
         }
     }
-    for (acc, &bias) in px.iter_mut().zip(p.bias) {
-        *acc = (*acc + bias).clamp(p.lo, p.hi);
-    }
+    (bases, dsts)
 }
 
 /// A depthwise convolution read in place for one register width: `$name(p, first, out)`
-/// computes output rows `first..` (over the batch) into `out`, whole rows of them. The
-/// pixels of a row whose taps all lie inside the image run through `$body`, several at a
-/// time (`$row` their outputs, `row_bases(p, $at)` their first values, `$src` the image and
-/// the taps' offsets in it); the others one at a time ([`depthwise_edge_pixel`]).
+/// computes output rows `first..` (over the batch) into `out`, whole rows of them, in blocks
+/// of pixels that read the same taps inside the image (the edges skip the taps outside, as
+/// TensorFlow Lite's reference kernel does): `$body` runs per block, `$taps` its
+/// [`DwTaps`], `$blk` its [`DwBlock`], once every read of the block is checked in bounds.
 macro_rules! depthwise_in_place {
-    ($(#[$doc:meta])* $name:ident, $features:literal, |$p:ident, $src:ident, $at:ident, $row:ident| $body:block) => {
+    ($(#[$doc:meta])* $name:ident, $features:literal, |$p:ident, $taps:ident, $blk:ident, $out:ident| $body:block) => {
         $(#[$doc])*
         #[target_feature(enable = $features)]
-        fn $name($p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
-            let (w, c) = ($p.window, $p.out_channels);
-            let (x_lo, x_hi) = inside_columns($p);
-            let mut taps = [0usize; DW_TAPS];
-            for (t, tap) in taps.iter_mut().enumerate().take(w.filter.h * w.filter.w) {
-                let (ky, kx) = (t / w.filter.w, t % w.filter.w);
-                *tap = (ky * w.dilation.h * $p.dims[2] + kx * w.dilation.w) * c;
-            }
-            let $src = ($p.input, &taps[..w.filter.h * w.filter.w]);
-            for (r, row) in out.chunks_exact_mut(w.output.w * c).enumerate() {
-                let (b, oy) = ((first + r) / w.output.h, (first + r) % w.output.h);
-                let (top, bottom) = reach(oy, w.stride.h, w.dilation.h, w.filter.h, w.pad.h);
-                let rows_inside = top >= 0 && bottom < $p.dims[1] as isize;
-                let (lo, hi) = if rows_inside { (x_lo, x_hi) } else { (w.output.w, w.output.w) };
-                for ox in (0..lo.min(w.output.w)).chain(hi.max(lo)..w.output.w) {
-                    depthwise_edge_pixel($p, (b, oy, ox), &mut row[ox * c..][..c]);
+        fn $name($p: &FloatConv<'_>, first: usize, $out: &mut [f32]) {
+            let (w, [_, h, iw, _]) = ($p.window, $p.dims);
+            let rows = $out.len() / (w.output.w * $p.out_channels).max(1);
+            let (end, mut row) = (first + rows, first);
+            while row < end && w.output.h > 0 {
+                let (b, oy0) = (row / w.output.h, row % w.output.h);
+                let oy1 = w.output.h.min(oy0 + (end - row));
+                let rows_at = |oy| taps_inside(oy, (w.stride.h, w.dilation.h, w.filter.h, w.pad.h), h);
+                let cols_at = |ox| taps_inside(ox, (w.stride.w, w.dilation.w, w.filter.w, w.pad.w), iw);
+                for (y0, y1, ky) in same_taps((oy0, oy1), rows_at) {
+                    for (x0, x1, kx) in same_taps((0, w.output.w), cols_at) {
+                        let $taps = DwTaps::of($p, ky, kx);
+                        let $blk = DwBlock { b, ys: (y0, y1), xs: (x0, x1), k0: (ky.0, kx.0), first };
+                        $taps.check($p, &$blk);
+                        $body
+                    }
                 }
-                if lo < hi {
-                    let $at = (b, oy, lo);
-                    let $row = &mut row[lo * c..hi * c];
-                    $body
-                }
+                row += oy1 - oy0;
             }
         }
     };
@@ -735,108 +746,46 @@ macro_rules! depthwise_in_place {
 
 depthwise_in_place!(
     /// [`depthwise_in_place!`] on 256-bit registers: eight channels at a time.
-    depthwise_in_place, "avx2,fma", |p, src, at, row| {
+    depthwise_in_place, "avx2,fma", |p, taps, blk, out| {
+        let pixels = (blk.ys.1 - blk.ys.0) * (blk.xs.1 - blk.xs.0);
         for c0 in (0..p.out_channels).step_by(8) {
-            by_pixels!(depthwise_pixels, 1, p, src, row_bases(p, at), c0, row);
+            by_pixels!(depthwise_pixels, 1, p, &taps, pixels, block_pixels(p, &blk, taps.n > 0), c0, out);
         }
     }
 );
 depthwise_in_place!(
     /// [`depthwise_in_place!`] on 512-bit registers: 32 channels at a time, then 16, then a
-    /// last eight on 256-bit ones, as [`depthwise_image_512`].
-    depthwise_in_place_512, "avx512f,avx2,fma", |p, src, at, row| {
-        let c = p.out_channels;
+    /// last eight on 256-bit ones.
+    depthwise_in_place_512, "avx512f,avx2,fma", |p, taps, blk, out| {
+        let (c, pixels) = (p.out_channels, (blk.ys.1 - blk.ys.0) * (blk.xs.1 - blk.xs.0));
+        let reads = taps.n > 0;
         let mut c0 = 0;
         while c - c0 >= 32 {
-            by_pixels!(depthwise_pixels_512, 2, p, src, row_bases(p, at), c0, row);
+            by_pixels!(depthwise_pixels_512, 2, p, &taps, pixels, block_pixels(p, &blk, reads), c0, out);
             c0 += 32;
         }
         if c - c0 >= 16 {
-            by_pixels!(depthwise_pixels_512, 1, p, src, row_bases(p, at), c0, row);
+            by_pixels!(depthwise_pixels_512, 1, p, &taps, pixels, block_pixels(p, &blk, reads), c0, out);
             c0 += 16;
         }
         if c0 < c {
-            by_pixels!(depthwise_pixels, 1, p, src, row_bases(p, at), c0, row);
+            by_pixels!(depthwise_pixels, 1, p, &taps, pixels, block_pixels(p, &blk, reads), c0, out);
         }
     }
 );
 
-/// One band of a depthwise convolution from its padded rows: per eight channels, output
-/// pixels [`DW_PIXELS`] at a time ([`depthwise_pixels`]); larger filters per output pixel,
-/// up to 32 channels at a time in registers, the taps outside.
-#[target_feature(enable = "avx2,fma")]
-fn depthwise_image(p: &FloatConv<'_>, padded: &Padded<'_>, out: &mut [f32]) {
-    let c = p.out_channels;
-    if padded.taps.len() <= DW_TAPS {
-        for c0 in (0..c).step_by(8) {
-            by_pixels!(depthwise_pixels, 1, p, (padded.values, padded.taps), band_bases(p, padded), c0, out);
-        }
-        return;
-    }
-    for (i, px) in out.chunks_exact_mut(c).enumerate() {
-        let x = &padded.values[p.base(padded, i)..];
-        let mut c0 = 0;
-        while c0 < c {
-            let step = match c - c0 {
-                32.. => 32,
-                16..=31 => 16,
-                _ => 8,
-            };
-            match step {
-                32 => depthwise_channels::<4>(p, x, padded.taps, c0, px),
-                16 => depthwise_channels::<2>(p, x, padded.taps, c0, px),
-                _ => depthwise_channels::<1>(p, x, padded.taps, c0, px),
-            }
-            c0 += step;
-        }
-    }
-}
-
-/// [`depthwise_image`] on 512-bit registers: per 32 channels, then 16, output pixels
-/// [`DW_PIXELS`] at a time ([`depthwise_pixels_512`]), a last eight channels on 256-bit
-/// ones; larger filters as [`depthwise_image`].
-#[target_feature(enable = "avx512f,avx2,fma")]
-fn depthwise_image_512(p: &FloatConv<'_>, padded: &Padded<'_>, out: &mut [f32]) {
-    let c = p.out_channels;
-    if padded.taps.len() > DW_TAPS {
-        return depthwise_image(p, padded, out);
-    }
-    // 32 channels at a time (sixteen sums in registers), then 16, then a last eight on
-    // 256-bit registers.
-    let mut c0 = 0;
-    while c - c0 >= 32 {
-        by_pixels!(depthwise_pixels_512, 2, p, (padded.values, padded.taps), band_bases(p, padded), c0, out);
-        c0 += 32;
-    }
-    if c - c0 >= 16 {
-        by_pixels!(depthwise_pixels_512, 1, p, (padded.values, padded.taps), band_bases(p, padded), c0, out);
-        c0 += 16;
-    }
-    if c0 < c {
-        by_pixels!(depthwise_pixels, 1, p, (padded.values, padded.taps), band_bases(p, padded), c0, out);
-    }
-}
-
-/// The bases of pixels `i..i + N` of a band in its padded rows.
-#[inline(always)]
-fn band_bases<const N: usize>(p: &FloatConv<'_>, padded: &Padded<'_>, i: usize) -> [usize; N] {
-    p.bases::<N>(padded, i, N)
-}
-
-/// Most filter taps of the depthwise loops that take output pixels several at a time (3x3
-/// filters and smaller).
-const DW_TAPS: usize = 9;
-/// Output pixels per step of those loops. One pixel's taps form a chain of dependent
+/// Output pixels per step of the depthwise loops. One pixel's taps form a chain of dependent
 /// multiply-adds; several pixels' sums are independent, so they do not wait on each other,
 /// and each tap's filter values are loaded once for all of them.
 const DW_PIXELS: usize = 8;
 
-/// Runs `$pixels::<P, B>(p, $src, bases, (i, c0), out)` over output pixels `i` of `out`
-/// ([`DW_PIXELS`] at a time, then four, two, one), the bases of pixels `i..i + P` from
-/// `$bases::<P>(args.., i)`.
+/// Runs `$pixels::<P, B>(p, $taps, at, $c0, $out)` over the `$n` pixels of a block whose
+/// reads [`DwTaps::check`] has checked ([`DW_PIXELS`] at a time, then four, two, one), `at`
+/// for pixels `i..i + P` from `$at::<P>(args.., i)`; `$c0` plus the channels of `$pixels`
+/// is at most the output channels.
 macro_rules! by_pixels {
-    ($pixels:ident, $b:literal, $p:expr, $src:expr, $bases:ident($($arg:expr),*), $c0:expr, $out:expr) => {{
-        let pixels = $out.len() / $p.out_channels;
+    ($pixels:ident, $b:literal, $p:expr, $taps:expr, $n:expr, $at:ident($($arg:expr),*), $c0:expr, $out:expr) => {{
+        let pixels = $n;
         let mut i = 0;
         while i < pixels {
             let step = match pixels - i {
@@ -845,13 +794,16 @@ macro_rules! by_pixels {
                 2.. => 2,
                 _ => 1,
             };
-            match step {
-                DW_PIXELS => {
-                    $pixels::<DW_PIXELS, $b>($p, $src, $bases::<DW_PIXELS>($($arg,)* i), (i, $c0), $out)
+            // SAFETY: the caller's function has the target features of `$pixels`; every
+            // pixel of the block reads within the input and the filter over all the channels
+            // (`DwTaps::check`), so over `$c0..` those of `$pixels`.
+            unsafe {
+                match step {
+                    DW_PIXELS => $pixels::<DW_PIXELS, $b>($p, $taps, $at::<DW_PIXELS>($($arg,)* i), $c0, $out),
+                    4 => $pixels::<4, $b>($p, $taps, $at::<4>($($arg,)* i), $c0, $out),
+                    2 => $pixels::<2, $b>($p, $taps, $at::<2>($($arg,)* i), $c0, $out),
+                    _ => $pixels::<1, $b>($p, $taps, $at::<1>($($arg,)* i), $c0, $out),
                 }
-                4 => $pixels::<4, $b>($p, $src, $bases::<4>($($arg,)* i), (i, $c0), $out),
-                2 => $pixels::<2, $b>($p, $src, $bases::<2>($($arg,)* i), (i, $c0), $out),
-                _ => $pixels::<1, $b>($p, $src, $bases::<1>($($arg,)* i), (i, $c0), $out),
             }
             i += step;
         }
@@ -859,49 +811,47 @@ macro_rules! by_pixels {
 }
 use by_pixels;
 
-/// Depthwise pixels for one register width: `$name::<P, B>(p, (values, taps), bases, (i,
-/// c0), out)` computes channels `c0..c0 + LANES * B` of output pixels `i..i + P` of `out`,
-/// pixel `k` reading its taps at `bases[k] + taps[t]` of `values`: their sums over the taps
-/// in order from 0, then the bias, then the clamp, as [`depthwise_channels`]. `P * B` sums in registers: independent chains, each tap's filter
-/// values loaded once for all the pixels.
+/// Depthwise pixels for one register width: `$name::<P, B>(p, taps, (bases, dst), c0, out)`
+/// computes channels `c0..c0 + LANES * B` of `P` output pixels, pixel `k` reading tap `t`
+/// at `bases[k] + taps.at[t]` of the input and storing at pixel `dst[k]` of `out`: the sums
+/// over the taps in order from 0, then the bias, then the clamp. `P * B` sums in registers:
+/// independent chains, each tap's filter values loaded once for all the pixels.
+///
+/// # Safety
+/// The CPU has the target features, and every read lies in bounds: for each pixel `k` and
+/// tap `t`, `bases[k] + taps.at[t] + c0 + LANES * B <= p.input.len()` and `(taps.filter[t]
+/// * out_channels) + c0 + LANES * B <= p.filter.len()` ([`DwTaps::check`] over the block,
+/// `c0 + LANES * B <= out_channels`).
 macro_rules! depthwise_pixels {
     ($(#[$doc:meta])* $name:ident, $features:literal, $lanes:literal, $zero:ident, $splat:ident, $fma:ident,
      $load:ident, $loadu:ident, $add:ident, $min:ident, $max:ident, $store:ident) => {
         $(#[$doc])*
         #[target_feature(enable = $features)]
         #[inline]
-        fn $name<const P: usize, const B: usize>(
+        unsafe fn $name<const P: usize, const B: usize>(
             p: &FloatConv<'_>,
-            (values, taps): (&[f32], &[usize]),
-            mut base: [usize; P],
-            (i, c0): (usize, usize),
+            taps: &DwTaps,
+            (base, dst): ([usize; P], [usize; P]),
+            c0: usize,
             out: &mut [f32],
         ) {
             let c = p.out_channels;
-            for base in &mut base {
-                *base += c0;
-            }
-            // One check for every load below: the pixels' bases and the taps' offsets both
-            // grow, so the last pixel's last tap reads furthest, and the last tap's filter
-            // values.
-            let last = taps.last().copied().unwrap_or(0);
-            assert!(base[P - 1] + last + $lanes * B <= values.len());
-            assert!(taps.len().saturating_sub(1) * c + c0 + $lanes * B <= p.filter.len());
-            // Each pixel's first value, so that a load is one address mode (pointer + tap).
-            let x: [*const f32; P] = core::array::from_fn(|k| values[base[k]..].as_ptr());
+            let (at, rows) = (&taps.at[..taps.n.min(MAX_TAPS)], &taps.filter[..taps.n.min(MAX_TAPS)]);
+            // Each pixel's first value, so that a load is one address mode (pointer + tap);
+            // not read when there is no tap.
+            let x: [*const f32; P] = core::array::from_fn(|k| p.input.as_ptr().wrapping_add(base[k] + c0));
             let mut acc = [[$zero(); B]; P];
-            for (t, &tap) in taps.iter().enumerate() {
+            for (&tap, &row) in at.iter().zip(rows) {
                 let mut w = [$zero(); B];
                 for (j, w) in w.iter_mut().enumerate() {
-                    // SAFETY: `t < taps.len()`, so `t * c + c0 + LANES * (j + 1) <=
-                    // filter.len()` (the assertion); `loadu` has no alignment requirement.
-                    *w = unsafe { $loadu(p.filter.as_ptr().add(t * c + c0 + $lanes * j)) };
+                    // SAFETY: `row * c + c0 + LANES * (j + 1) <= filter.len()` (the caller's
+                    // contract); `loadu` has no alignment requirement.
+                    *w = unsafe { $loadu(p.filter.as_ptr().add(row * c + c0 + $lanes * j)) };
                 }
                 for k in 0..P {
                     for j in 0..B {
-                        // SAFETY: `base[k] + tap + LANES * (j + 1) <= base[P - 1] + last +
-                        // LANES * B <= values.len()` (the assertion); `loadu` has no
-                        // alignment requirement.
+                        // SAFETY: `base[k] + c0 + tap + LANES * (j + 1) <= input.len()` (the
+                        // caller's contract); `loadu` has no alignment requirement.
                         let xv = unsafe { $loadu(x[k].add(tap + $lanes * j)) };
                         acc[k][j] = $fma(xv, w[j], acc[k][j]);
                     }
@@ -913,7 +863,7 @@ macro_rules! depthwise_pixels {
                 for (k, acc) in acc.iter().enumerate() {
                     // As `conv_tile`: the clamp keeps a NaN.
                     let v = $min(hi, $max(lo, $add(acc[j], bias)));
-                    $store(v, &mut out[(i + k) * c + c0 + $lanes * j..]);
+                    $store(v, &mut out[dst[k] * c + c0 + $lanes * j..]);
                 }
             }
         }
@@ -929,39 +879,6 @@ depthwise_pixels!(
     /// Depthwise pixels on 512-bit registers (sixteen channels).
     depthwise_pixels_512, "avx512f,avx2,fma", 16, _mm512_setzero_ps, _mm512_set1_ps, _mm512_fmadd_ps,
     load16, _mm512_loadu_ps, _mm512_add_ps, _mm512_min_ps, _mm512_max_ps, store16
-);
-
-/// Depthwise channels for one register width: `$name::<B>(p, x, taps, c0, out)` computes
-/// channels `c0..c0 + LANES * B` of one output pixel, its taps read from `x` at `taps`.
-macro_rules! depthwise_channels {
-    ($(#[$doc:meta])* $name:ident, $features:literal, $lanes:literal, $zero:ident, $splat:ident, $fma:ident,
-     $load:ident, $add:ident, $min:ident, $max:ident, $store:ident) => {
-        $(#[$doc])*
-        #[target_feature(enable = $features)]
-        #[inline]
-        fn $name<const B: usize>(p: &FloatConv<'_>, x: &[f32], taps: &[usize], c0: usize, out: &mut [f32]) {
-            let c = p.out_channels;
-            let mut acc = [$zero(); B];
-            for (t, &tap) in taps.iter().enumerate() {
-                let (x, w) = (&x[tap + c0..][..$lanes * B], &p.filter[t * c + c0..][..$lanes * B]);
-                for j in 0..B {
-                    acc[j] = $fma($load(&x[$lanes * j..]), $load(&w[$lanes * j..]), acc[j]);
-                }
-            }
-            let (lo, hi) = ($splat(p.lo), $splat(p.hi));
-            for (j, acc) in acc.iter().enumerate() {
-                // As `conv_tile`: the clamp keeps a NaN.
-                let v = $min(hi, $max(lo, $add(*acc, $load(&p.bias[c0 + $lanes * j..]))));
-                $store(v, &mut out[c0 + $lanes * j..]);
-            }
-        }
-    };
-}
-
-depthwise_channels!(
-    /// Depthwise channels on 256-bit registers (eight channels each).
-    depthwise_channels, "avx2,fma", 8, _mm256_setzero_ps, _mm256_set1_ps, _mm256_fmadd_ps, load8,
-    _mm256_add_ps, _mm256_min_ps, _mm256_max_ps, store8
 );
 
 /// A float fully connected layer, `out[b][j] = clamp(Σ_k x[b][k] · filter[k][j] + bias[j])`
@@ -1197,9 +1114,8 @@ mod tests {
             // A dilated window wider than the image, and stride 2 without padding.
             ([1, 3, 2, 16], Hw::new(3, 3), 1, 2, Padding::Same, 16),
             ([1, 7, 11, 24], Hw::new(3, 3), 2, 1, Padding::Valid, 24),
-            // Rows of 16 output pixels or more of 32 channels or more, which a depthwise
-            // convolution reads in place: stride 2 with padding (40 channels: 32, then a last
-            // eight), dilation 2, and no padding at all.
+            // Wider rows: stride 2 with padding (40 channels: 32, then a last eight),
+            // dilation 2, and no padding at all.
             ([1, 9, 40, 40], Hw::new(3, 3), 2, 1, Padding::Same, 40),
             ([2, 12, 36, 32], Hw::new(3, 3), 1, 2, Padding::Same, 32),
             ([1, 6, 20, 64], Hw::new(3, 3), 1, 1, Padding::Valid, 64),
@@ -1329,6 +1245,8 @@ mod tests {
             hi: 1.0,
         };
         assert!(!conv(&p, &mut std::vec![0.0; 3 * 800 * 8], |o, _, f| f(0, o)));
+        // A depthwise convolution reads in place, whatever the rows' length, but only with a
+        // multiplier of 1: 16 input channels to 8 is declined.
         assert!(!depthwise(&p, &mut std::vec![0.0; 3 * 800 * 8], in_runs));
     }
 }
