@@ -133,21 +133,29 @@ impl FloatConv<'_> {
         Padded { values, width: wp, taps: &taps[..win.filter.h * win.filter.w] }
     }
 
-    /// [`FloatConv::base`] of output pixels `i..i + N`, the last repeated past pixel
-    /// `i + n - 1`: one division, then steps along the rows (a division per pixel took
-    /// longer than the multiply-adds of a small layer).
+    /// The first values of output pixels `i..i + N` (of a band) in the band's padded rows, the
+    /// last repeated past pixel `i + n - 1`. A pointwise convolution's pixels follow one
+    /// another; otherwise one division, then steps along the rows, without branches: where a
+    /// row ends varies from tile to tile, and mispredicting it cost more than the rest.
     fn bases<const N: usize>(&self, padded: &Padded<'_>, i: usize, n: usize) -> [usize; N] {
         let (w, c) = (self.window, self.dims[3]);
-        let (mut oy, mut ox) = (i / w.output.w, i % w.output.w);
+        if w.is_pointwise() {
+            return core::array::from_fn(|k| (i + k.min(n.saturating_sub(1))) * c);
+        }
+        let (oy, mut ox) = (i / w.output.w, i % w.output.w);
+        // From a pixel to the next in its row, and from one past a row's end to the next
+        // row's first pixel (a step back when strides skip the padded row's last columns).
+        let step = w.stride.w * c;
+        let jump = (w.stride.h * padded.width).wrapping_sub(w.output.w * w.stride.w).wrapping_mul(c);
+        let mut base = (oy * w.stride.h * padded.width + ox * w.stride.w) * c;
         let mut bases = [0; N];
-        for (k, base) in bases.iter_mut().enumerate() {
-            *base = (oy * w.stride.h * padded.width + ox * w.stride.w) * c;
-            if k + 1 < n {
-                ox += 1;
-                if ox == w.output.w {
-                    (oy, ox) = (oy + 1, 0);
-                }
-            }
+        for (k, at) in bases.iter_mut().enumerate() {
+            *at = base;
+            let more = usize::from(k + 1 < n);
+            ox += more;
+            let wrap = usize::from(ox == w.output.w);
+            ox -= wrap * w.output.w;
+            base = base.wrapping_add(more * step).wrapping_add(wrap.wrapping_mul(jump));
         }
         bases
     }
