@@ -139,7 +139,16 @@ fn copy_as<const N: usize>(src: &[u8], out: &mut [u8], axes: [Axis; RANK], (ib, 
     let (order, n) = loop_order(axes);
     // The innermost axis, and every other as an odometer, outermost first.
     let inner = if n == 0 { Axis { count: 1, input: 0, output: 0 } } else { order[n - 1] };
-    let outer = &order[..n.saturating_sub(1)];
+    let mut outer = &order[..n.saturating_sub(1)];
+    // Planes read along the innermost axis and interleaved by the next one out (an NCHW
+    // image of up to four channels to NHWC): both axes at once, a pixel at a time.
+    let planes = match outer.last() {
+        Some(a) if inner.input == 1 && a.output == 1 && inner.output == a.count as isize && a.count <= 4 => {
+            outer = &outer[..outer.len() - 1];
+            Some(*a)
+        }
+        _ => None,
+    };
     let mut idx = [0usize; RANK];
     loop {
         let (mut i, mut o) = (ib, ob);
@@ -148,7 +157,16 @@ fn copy_as<const N: usize>(src: &[u8], out: &mut [u8], axes: [Axis; RANK], (ib, 
             o += x as isize * a.output;
         }
         let (i, o) = (i as usize, o as usize);
-        if inner.input == 1 && inner.output == 1 {
+        if let Some(a) = planes {
+            let plane = |k: usize| &src[(i as isize + k as isize * a.input) as usize..][..inner.count];
+            let out = &mut out[o..][..a.count * inner.count];
+            match a.count {
+                2 => interleave::<N, 2>(core::array::from_fn(plane), out.as_chunks_mut().0),
+                3 => interleave::<N, 3>(core::array::from_fn(plane), out.as_chunks_mut().0),
+                4 => interleave::<N, 4>(core::array::from_fn(plane), out.as_chunks_mut().0),
+                _ => interleave::<N, 1>([plane(0)], out.as_chunks_mut().0),
+            }
+        } else if inner.input == 1 && inner.output == 1 {
             out[o..o + inner.count].copy_from_slice(&src[i..i + inner.count]);
         } else {
             for j in 0..inner.count as isize {
@@ -168,6 +186,35 @@ fn copy_as<const N: usize>(src: &[u8], out: &mut [u8], axes: [Axis; RANK], (ib, 
             }
             idx[k] = 0;
         }
+    }
+}
+
+/// Element `j` of each of the `C` planes into pixel `j` of `out`, which has as many pixels
+/// as the planes have elements. One element stored per step of the strided loop took 0.4 ns
+/// an element; whole pixels at a time, the compiler's vector shuffles do it.
+fn interleave<const N: usize, const C: usize>(planes: [&[[u8; N]]; C], out: &mut [[[u8; N]; C]]) {
+    #[cfg(target_arch = "x86_64")]
+    if hostrt_dsp::has_avx512f() {
+        // SAFETY: the CPU has AVX-512F, and AVX2 (`has_avx512f` checks both).
+        return unsafe { interleave_512(planes, out) };
+    }
+    interleave_on(planes, out)
+}
+
+/// [`interleave`] compiled for AVX-512, whose shuffles make the pixels (on SSE2 alone the
+/// compiler keeps the element loop): MobileNetV2's 96x96 RGB input 12.5 -> 2.7 us.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2")]
+fn interleave_512<const N: usize, const C: usize>(planes: [&[[u8; N]]; C], out: &mut [[[u8; N]; C]]) {
+    interleave_on(planes, out)
+}
+
+/// The loop of [`interleave`], inlined into each compiled form.
+#[inline(always)]
+fn interleave_on<const N: usize, const C: usize>(planes: [&[[u8; N]]; C], out: &mut [[[u8; N]; C]]) {
+    let planes = planes.map(|p| &p[..out.len()]);
+    for (j, px) in out.iter_mut().enumerate() {
+        *px = core::array::from_fn(|k| planes[k][j]);
     }
 }
 
@@ -201,6 +248,32 @@ mod tests {
         assert_eq!(span(108, &dims, &[0, 0, 0, 0, 3, -1], 4), Some((100, 124)));
         assert_eq!(span(0, &dims, &[0, 0, 0, 0, 3, -1], 4), None);
         assert_eq!(span(0, &[1, 1, 1, 1, 1, usize::MAX], &[0, 0, 0, 0, 0, i32::MAX], 8), None);
+    }
+
+    /// Two NCHW images of 2, 3 and 4 channels to NHWC in 4-byte elements: the planes
+    /// interleaved a pixel at a time, where the element walk puts them.
+    #[test]
+    fn planes_interleave_as_the_walk() {
+        for c in 2..=4usize {
+            let (h, w) = (3usize, 7usize);
+            let (dims, hw) = ([1, 1, 2, h, w, c], (h * w) as isize);
+            let is = [0, 0, c as isize * hw, w as isize, 1, hw];
+            let os = [0, 0, c as isize * hw, (w * c) as isize, c as isize, 1];
+            let n = 2 * c * h * w;
+            let src: std::vec::Vec<u8> = (0..n * 4).map(|i| (i * 7 % 251) as u8).collect();
+            let axes: [Axis; RANK] =
+                core::array::from_fn(|k| Axis { count: dims[k], input: is[k], output: os[k] });
+            let mut got = std::vec![0u8; n * 4];
+            copy_as::<4>(&src, &mut got, axes, (0, 0));
+            let mut want = std::vec![0u8; n * 4];
+            for (b, y, x, k) in (0..2).flat_map(|b| {
+                (0..h).flat_map(move |y| (0..w).flat_map(move |x| (0..c).map(move |k| (b, y, x, k))))
+            }) {
+                let (i, o) = (((b * c + k) * h + y) * w + x, ((b * h + y) * w + x) * c + k);
+                want[o * 4..][..4].copy_from_slice(&src[i * 4..][..4]);
+            }
+            assert_eq!(got, want, "{c} channels");
+        }
     }
 
     /// Every element where the plain row-major walk puts it: a transpose, a reversed
