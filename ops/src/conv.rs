@@ -230,7 +230,11 @@ pub(crate) fn depthwise_conv_2d_f32(frame: &KernelFrame<'_>) {
         {
             let p =
                 FloatConv { input: x, dims: input.dims, filter, bias, out_channels: oc, window: w, lo, hi };
-            let split = split_rows(frame, ow * w.filter.h * w.filter.w * oc);
+            // Counted as four multiply-adds a tap: a depthwise convolution reads its input
+            // at a tap per multiply-add, not a channel's worth, so its time goes to reading
+            // more than to the multiply-adds, and the input, the last layer's output split
+            // over the threads, lies half in the other threads' caches until split alike.
+            let split = split_rows(frame, 4 * ow * w.filter.h * w.filter.w * oc);
             if crate::float_x86::depthwise(&p, out, split) {
                 return Ok(());
             }
