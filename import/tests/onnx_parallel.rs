@@ -56,13 +56,23 @@ fn shape(name: &str, dims: &[i64]) -> TensorProto {
     tensor(name, &[dims.len() as i64], data, data_type::INT64)
 }
 
-/// Conv 16 -> 32 channels 3x3 on 32x32 (147k multiply-adds per output row), a fully connected
-/// layer 256 -> 64 over 128 rows, a 128x64 by 64x128 product, and two 64x128 by 128x64
-/// products in one batch.
+/// Conv 16 -> 32 channels 3x3 on 32x32 (147k multiply-adds per output row), a depthwise 3x3
+/// of its 32 channels, the two added (32k elements), a fully connected layer 256 -> 64 over
+/// 128 rows, a 128x64 by 64x128 product, and two 64x128 by 128x64 products in one batch.
 fn split_model() -> Vec<u8> {
+    let window = || vec![ints("kernel_shape", &[3, 3]), ints("pads", &[1, 1, 1, 1])];
+    let mut depthwise = window();
+    depthwise.push(AttributeProto {
+        name: Some("group".into()),
+        r#type: Some(2),
+        i: Some(32),
+        ..Default::default()
+    });
     let nodes = vec![
-        node("Conv", &["x", "w", "b"], "c", vec![ints("kernel_shape", &[3, 3]), ints("pads", &[1, 1, 1, 1])]),
-        node("Reshape", &["c", "s1"], "r", vec![]),
+        node("Conv", &["x", "w", "b"], "c", window()),
+        node("Conv", &["c", "dw", "db"], "d", depthwise),
+        node("Add", &["c", "d"], "a", vec![]),
+        node("Reshape", &["a", "s1"], "r", vec![]),
         node("MatMul", &["r", "w1"], "m1", vec![]),
         node("Transpose", &["m1"], "t", vec![]),
         node("MatMul", &["m1", "t"], "m2", vec![]),
@@ -73,6 +83,8 @@ fn split_model() -> Vec<u8> {
     let inits = vec![
         floats("w", &[32, 16, 3, 3], 1),
         floats("b", &[32], 2),
+        floats("dw", &[32, 1, 3, 3], 4),
+        floats("db", &[32], 5),
         floats("w1", &[256, 64], 3),
         shape("s1", &[128, 256]),
         shape("s2", &[2, 64, 128]),

@@ -26,6 +26,7 @@
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
+use hostrt_core::work_queue::{RowSplit, for_row_runs};
 use hostrt_dsp::{AddParams, multiply_by_quantized_multiplier};
 
 use crate::activation_arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
@@ -307,7 +308,7 @@ pub(crate) fn mul_i8(frame: &KernelFrame<'_>) {
     })
 }
 
-fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: impl Fn(f32, f32) -> f32) {
+fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: impl Fn(f32, f32) -> f32 + Sync) {
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, kernel, 4)?;
         let (lo, hi) = a.float_range(2)?;
@@ -316,14 +317,93 @@ fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: impl Fn(f32, f3
         let x: &[f32] = bytemuck::try_cast_slice(b.lhs).map_err(|_| unaligned())?;
         let y: &[f32] = bytemuck::try_cast_slice(b.rhs).map_err(|_| unaligned())?;
         let out = f32s_mut(kernel, b.out)?;
-        apply_f32((&b.dims, &b.ls, &b.rs), x, y, out, |x, y| op(x, y).clamp(lo, hi));
+        let f = |x, y| clamp_to(op(x, y), (lo, hi));
+        if x.len() == out.len() && y.len() == out.len() {
+            // Operands of the output's shape (a residual connection's add): in runs over
+            // the host's threads, each reading the part of the operands that the threads of
+            // the layers before wrote, when there are enough elements to pay for a helper.
+            let host = frame.exec_ctx().host();
+            let split = RowSplit { per_thread: 1, ..RowSplit::new(SPLIT_ROW, SPLIT_ROWS) };
+            for_row_runs(host.work_queue(), host.allocator(), out, split, &|first, out| {
+                let at = first * SPLIT_ROW;
+                let (x, y) = (&x[at..][..out.len()], &y[at..][..out.len()]);
+                apply_f32((&b.dims, &b.ls, &b.rs), x, y, out, f)
+            });
+        } else {
+            apply_f32((&b.dims, &b.ls, &b.rs), x, y, out, f);
+        }
         Ok(())
     })
 }
 
+/// Elements per row, and the fewest rows per run, when a float element-wise op of
+/// same-shaped operands splits over threads: runs of 4,096 elements or more. MobileNetV2 at
+/// 96x96 on two threads, profiled: its 48x48x16 residual add 12.0 -> 6.1 us, 24x24x24 one
+/// 4.6 -> 4.3 us.
+const SPLIT_ROW: usize = 1024;
+const SPLIT_ROWS: usize = 4;
+
+/// `v` clamped to `[lo, hi]`, a range `float_range` checked, a NaN kept: `f32::clamp`
+/// without its assertion, which compiled for AVX-512 stayed in the loop and kept it scalar.
+#[inline(always)]
+fn clamp_to(v: f32, (lo, hi): (f32, f32)) -> f32 {
+    let v = if v < lo { lo } else { v };
+    if v > hi { hi } else { v }
+}
+
 /// `out[i] = f(x[l], y[r])` over the broadcast of `x` (strides `ls`) and `y` (`rs`) to
-/// `dims`.
+/// `dims`, compiled for AVX-512 or AVX2 where the CPU has them (as `activation::map_f32`:
+/// the same operations in the same order, so the same results). MobileNetV2's residual add
+/// of 48x48x16 values, alone: 4.0 -> 1.4 us.
 fn apply_f32(
+    shape: (&[usize; 4], &[usize; 4], &[usize; 4]),
+    x: &[f32],
+    y: &[f32],
+    out: &mut [f32],
+    f: impl Fn(f32, f32) -> f32,
+) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if hostrt_dsp::has_avx512f() {
+        // SAFETY: the CPU has AVX-512F, AVX2 and FMA (checked just above).
+        return unsafe { apply_f32_avx512(shape, x, y, out, f) };
+    }
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if hostrt_dsp::has_avx2_fma() {
+        // SAFETY: the CPU has AVX2 and FMA (checked just above).
+        return unsafe { apply_f32_avx2(shape, x, y, out, f) };
+    }
+    apply_f32_on(shape, x, y, out, f)
+}
+
+/// [`apply_f32`] compiled for AVX-512F.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn apply_f32_avx512(
+    shape: (&[usize; 4], &[usize; 4], &[usize; 4]),
+    x: &[f32],
+    y: &[f32],
+    out: &mut [f32],
+    f: impl Fn(f32, f32) -> f32,
+) {
+    apply_f32_on(shape, x, y, out, f)
+}
+
+/// [`apply_f32`] compiled for AVX2.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "avx2,fma")]
+fn apply_f32_avx2(
+    shape: (&[usize; 4], &[usize; 4], &[usize; 4]),
+    x: &[f32],
+    y: &[f32],
+    out: &mut [f32],
+    f: impl Fn(f32, f32) -> f32,
+) {
+    apply_f32_on(shape, x, y, out, f)
+}
+
+/// The loops of [`apply_f32`], inlined into each compiled form.
+#[inline(always)]
+fn apply_f32_on(
     (dims, ls, rs): (&[usize; 4], &[usize; 4], &[usize; 4]),
     x: &[f32],
     y: &[f32],
