@@ -62,11 +62,13 @@ pub struct ImportOptions {
     /// own arena slot.
     pub dump_tensors: bool,
     /// Also lay int8 convolution and fully connected weights out for the AVX-512 VNNI loops of
-    /// x86-64, as XNNPACK does when a model loads, so that no call lays them out again
-    /// (`hostrt_dsp::prepack`). The program still runs on every x86-64 CPU (those without
-    /// VNNI read the filters as usual) and gives the same results; it holds those layers'
-    /// weights twice; other targets refuse it (firmware imports without it). Worth it where
-    /// the program runs on such a CPU: [`ImportOptions::for_this_cpu`].
+    /// x86-64 (`hostrt_dsp::prepack`; TensorFlow Lite models), and float32 convolution filters
+    /// over 32 KiB in blocks for its 512-bit tiles (`hostrt_ops::panels`), as XNNPACK and
+    /// onnxruntime do when a model loads, so that no call lays them out again. The program
+    /// still runs on every x86-64 CPU (those without VNNI or AVX-512 read the filters as
+    /// usual) and gives the same results; it holds those layers' weights twice; other
+    /// targets refuse it (firmware imports without it). Worth it where the program runs on
+    /// such a CPU: [`ImportOptions::for_this_cpu`].
     pub prepack: bool,
 }
 
@@ -114,13 +116,17 @@ pub fn tflite(bytes: &[u8]) -> Result<Imported, ImportError> {
 
 /// Imports a TensorFlow Lite model from its bytes, as `options` say.
 pub fn tflite_with(bytes: &[u8], options: ImportOptions) -> Result<Imported, ImportError> {
-    lowered(&tflite::model::Graph::read(bytes)?, options)
+    lowered(&tflite::model::Graph::read(bytes)?, options, true)
 }
 
 /// The program of an importer's operator graph (read from `.tflite`, or translated from
-/// ONNX): lowered, planned and assembled.
-fn lowered(graph: &tflite::model::Graph<'_>, options: ImportOptions) -> Result<Imported, ImportError> {
-    let lowered = tflite::lower::lower(graph, options)?;
+/// ONNX): lowered, planned and assembled; int8 weights laid out only with `int8_prepack`.
+fn lowered(
+    graph: &tflite::model::Graph<'_>,
+    options: ImportOptions,
+    int8_prepack: bool,
+) -> Result<Imported, ImportError> {
+    let lowered = tflite::lower::lower_with(graph, options, int8_prepack)?;
     let (module, report) = assemble::build(graph, &lowered)?;
     let typed = |ts: &[usize]| {
         ts.iter().map(|&t| (graph.tensors[t].elem.name(), graph.tensors[t].shape.clone())).collect()
@@ -143,7 +149,9 @@ pub fn onnx_with(
     options: ImportOptions,
 ) -> Result<Imported, ImportError> {
     let converted = onnx::convert::convert(&onnx::model::Model::read(bytes, read)?)?;
-    lowered(&converted.graph(), ImportOptions { prepack: false, ..options })
+    // Float32 filters laid out with `prepack`; int8 ones not (the QDQ graphs' int8 layers
+    // read theirs as they are).
+    lowered(&converted.graph(), options, false)
 }
 
 /// Imports the ONNX model file at `path` (external data files are read next to it).

@@ -63,21 +63,22 @@ impl Program {
     }
 
     /// Imports the ONNX model `model` (its bytes: a model with external data needs
-    /// [`Program::from_onnx_file`]) and loads it on `host`. Symbolic input dimensions other
-    /// than a leading batch dimension (taken as 1) need [`crate::onnx_with`]'s bindings.
+    /// [`Program::from_onnx_file`]) for this CPU ([`crate::ImportOptions::for_this_cpu`]) and
+    /// loads it on `host`. Symbolic input dimensions other than a leading batch dimension
+    /// (taken as 1) need [`crate::onnx_with`]'s bindings.
     pub fn from_onnx(model: &[u8], host: &HostContext<'_>) -> Result<Program, ImportError> {
         let read = crate::onnx::model::ReadOptions::default();
-        Program::load(crate::onnx_with(model, &read, crate::ImportOptions::default())?, host)
+        Program::load(crate::onnx_with(model, &read, crate::ImportOptions::for_this_cpu())?, host)
     }
 
     /// Imports the ONNX model file at `path` (external data read next to it), with symbolic
-    /// dimensions bound by `dims`, and loads it on `host`.
+    /// dimensions bound by `dims`, for this CPU, and loads it on `host`.
     pub fn from_onnx_file(
         path: &std::path::Path,
         dims: &[(String, usize)],
         host: &HostContext<'_>,
     ) -> Result<Program, ImportError> {
-        Program::load(crate::onnx_file(path, dims, crate::ImportOptions::default())?, host)
+        Program::load(crate::onnx_file(path, dims, crate::ImportOptions::for_this_cpu())?, host)
     }
 
     /// Loads an imported program on `host`.

@@ -117,3 +117,44 @@ fn split_kernels_give_the_single_threaded_answers() {
         assert!(worst <= 1e-5, "{workers} workers: largest difference {worst:e}");
     }
 }
+
+/// The split model imported for x86-64's 512-bit tiles (`prepack`: its 256 x 64 product's
+/// filter, over 32 KiB, laid out in blocks) and as it is: the same answers bit for bit, on
+/// one thread and on three; a layout of the wrong size is an error naming it.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn float_filters_laid_out_ahead_give_the_same_answers() {
+    use hostrt_compiler::ast::Attr;
+    let bytes = split_model();
+    let data = values(16 * 32 * 32, 9).iter().flat_map(|v| v.to_le_bytes()).collect();
+    let x = NpyTensor { dtype: "f32", shape: vec![1, 16, 32, 32], data };
+    let import = |prepack| {
+        let read = hostrt_import::onnx::model::ReadOptions::default();
+        let options = hostrt_import::ImportOptions { prepack, ..Default::default() };
+        hostrt_import::onnx_with(&bytes, &read, options).expect("import")
+    };
+    let call = |imported: hostrt_import::Imported, queue: &dyn ConcurrentWorkQueue| {
+        let alloc =
+            Allocator::register(Box::leak(Box::new(hostrt_std::SystemAllocator::new()))).expect("allocator");
+        let host = HostContext::new(alloc, queue);
+        let program = hostrt_import::Program::load(imported, &host).map_err(|e| e.to_string())?;
+        let out = program.call(&host, vec![npy::to_tensor(alloc, &x).expect("input")])?;
+        Ok::<_, String>(npy::from_tensor(&out[0]).expect("output").data)
+    };
+    let packed = import(true);
+    let ops = &packed.module.funcs[0].body.as_ref().unwrap().ops;
+    let laid_out = ops.iter().filter(|op| op.attrs.iter().any(|a| a.name == "packed")).count();
+    assert_eq!(laid_out, 1, "the 256 x 64 product's filter alone is over 32 KiB");
+    let queue = hostrt_std::MultiThreadedWorkQueue::new(2, 0);
+    for q in [&SingleThreadedWorkQueue::new() as &dyn ConcurrentWorkQueue, &queue] {
+        assert_eq!(call(import(true), q).unwrap(), call(import(false), q).unwrap());
+    }
+    let mut wrong = import(true);
+    let ops = &mut wrong.module.funcs[0].body.as_mut().unwrap().ops;
+    let attr = ops.iter_mut().flat_map(|op| &mut op.attrs).find(|a| a.name == "packed").unwrap();
+    let Attr::Dense(d) = &mut attr.value else { panic!("packed is dense") };
+    d.dims[0] -= 1;
+    d.data.truncate(d.data.len() - 4);
+    let e = call(wrong, &SingleThreadedWorkQueue::new()).unwrap_err();
+    assert!(e.contains("nn.conv_2d.f32") && e.contains("packed"), "{e}");
+}

@@ -14,7 +14,11 @@
 //!   carries it (`expects 8 attributes`: import without `prepack`).
 //! - float32: `bias` (dense f32 `[out]`), `filter` (dense f32: `[kh, kw, in, out]` for conv,
 //!   the layout of hostrt-core's GEMM convolution; `[1, kh, kw, out]` for depthwise),
-//!   `input`, `output`, `range` (`[activation min, activation max]`), `window`.
+//!   `input`, `output`, `range` (`[activation min, activation max]`), `window`. A
+//!   convolution may also carry `packed` (dense f32, as many values as the filter, between
+//!   `output` and `range`): the filter in blocks of channels for x86-64's 512-bit tiles
+//!   (`crate::panels`), read instead of the panels copied per call (its size checked on
+//!   every x86-64 CPU); other targets refuse it, as the int8 one.
 
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
@@ -158,7 +162,8 @@ pub(crate) fn split_rows<'f>(
 pub(crate) fn conv_2d_f32(frame: &KernelFrame<'_>) {
     const K: &str = "nn.conv_2d.f32";
     with_arena(frame, |arena| {
-        let a = Attrs::of(frame, K, 6)?;
+        // The filter may also come laid out in blocks for x86-64's 512-bit tiles (`packed`).
+        let a = Attrs::with_packed(frame, K, 6, 4)?;
         let (bias, [bias_len]) = a.dense::<f32, 1>(0, "bias", DType::F32)?;
         let (filter, [fh, fw, fi, fo]) = a.dense::<f32, 4>(1, "filter", DType::F32)?;
         let (input, output) = (a.region::<4>(2, "input")?, a.region::<4>(3, "output")?);
@@ -177,7 +182,15 @@ pub(crate) fn conv_2d_f32(frame: &KernelFrame<'_>) {
         {
             let window = window(&a, 5, Hw::new(fh, fw), Hw::new(output.dims[1], output.dims[2]))?;
             let dims = input.dims;
-            let p = FloatConv { input: x, dims, filter, bias, out_channels: fo, window, lo, hi };
+            let packed = a.packed::<f32, 1>(DType::F32)?;
+            if let Some(v) = packed.filter(|v| v.len() != filter.len()) {
+                let n = filter.len();
+                return Err(invalid(
+                    K,
+                    format_args!("packed weights hold {} values, the filter {n}", v.len()),
+                ));
+            }
+            let p = FloatConv { input: x, dims, filter, bias, out_channels: fo, window, lo, hi, packed };
             let split = split_rows(frame, output.dims[2] * fh * fw * fi * fo);
             if crate::float_x86::conv(&p, out, split) {
                 return Ok(());
@@ -228,8 +241,17 @@ pub(crate) fn depthwise_conv_2d_f32(frame: &KernelFrame<'_>) {
         let out = f32s_mut(kernel, out)?;
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         {
-            let p =
-                FloatConv { input: x, dims: input.dims, filter, bias, out_channels: oc, window: w, lo, hi };
+            let p = FloatConv {
+                input: x,
+                dims: input.dims,
+                filter,
+                bias,
+                out_channels: oc,
+                window: w,
+                lo,
+                hi,
+                packed: None,
+            };
             // Counted as four multiply-adds a tap: a depthwise convolution reads its input
             // at a tap per multiply-add, not a channel's worth, so its time goes to reading
             // more than to the multiply-adds, and the input, the last layer's output split

@@ -41,6 +41,9 @@ pub(crate) struct FloatConv<'a> {
     pub window: Window,
     pub lo: f32,
     pub hi: f32,
+    /// The filter laid out ahead of time in blocks of channels (`crate::panels`), if the
+    /// program carries it: read in place of the panels copied per call.
+    pub packed: Option<&'a [f32]>,
 }
 
 /// Floats of the padded image rows of a band (128 KiB of stack: three rows of a 48-pixel-wide
@@ -253,13 +256,15 @@ fn conv_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
         let out = &mut out[before * row_len..][..pixels * co];
         let runs = tap_runs(padded.taps, c, &mut run_buf);
         let step_at = |c0: usize| match co - c0 {
-            // 32 or 16 channels per tile in 512-bit registers where the CPU has them, else
-            // (and for a last eight) 16 or 8 in 256-bit ones; twelve sums in registers
-            // either way: two tiles of six pixels, or one of twelve.
-            32.. if wide => 32,
+            // 32 or 16 channels per tile in 512-bit registers where the CPU has them (the
+            // blocks of `panels`), else (and for a last eight) 16 or 8 in 256-bit ones;
+            // twelve sums in registers either way: two tiles of six pixels, or one of twelve.
+            left if wide => crate::panels::block_width(left),
             16.. => 16,
             _ => 8,
         };
+        // Weights laid out ahead of time are in the blocks of the 512-bit tiles.
+        let packed = p.packed.filter(|v| wide && v.len() == p.filter.len());
         // The first values of output pixels t.. (a tile of up to twelve, the count): a partial
         // tile repeats its last pixel, whose copies are not stored.
         let pixels_at = |t: usize| {
@@ -280,7 +285,13 @@ fn conv_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
                 for r0 in (0..rows_of_filter).step_by(part_rows) {
                     let r1 = (r0 + part_rows).min(rows_of_filter);
                     let part = Part { first: r0 == 0, last: r1 == rows_of_filter };
-                    let weights = panel((p.filter, co), (c0, step), (r0, r1), &mut panel_buf);
+                    let weights = match packed {
+                        // Block `c0` follows blocks of `c0` channels in all, each of every row.
+                        Some(v) => {
+                            Weights { values: &v[c0 * rows_of_filter + r0 * step..], stride: step, col: 0 }
+                        }
+                        None => panel((p.filter, co), (c0, step), (r0, r1), &mut panel_buf),
+                    };
                     let mut part_buf = [Run { at: 0, filter: 0, len: 0 }; MAX_TAPS];
                     let part_runs = runs_within(runs, (r0, r1), &mut part_buf);
                     for t in (0..pixels).step_by(2 * TILE) {
@@ -418,9 +429,9 @@ impl Part {
     const WHOLE: Part = Part { first: true, last: true };
 }
 
-/// Floats of a filter panel (32 KiB of stack, an L1 cache's worth): 256 filter rows of 32
-/// channels.
-const PANEL: usize = 8192;
+// Floats of a filter panel (32 KiB of stack, an L1 cache's worth): 256 filter rows of 32
+// channels.
+use crate::panels::PANEL;
 
 /// The panel buffer, on a cache line as [`PaddedBuf`].
 #[repr(align(64))]
@@ -1156,6 +1167,10 @@ mod tests {
             // run of taps crosses from the first part into the second.
             ([1, 4, 6, 600], Hw::new(1, 1), 1, 1, Padding::Valid, 40),
             ([1, 5, 5, 40], Hw::new(3, 3), 1, 1, Padding::Same, 32),
+            // The same filters over bands of 48 pixels or more, which read them through
+            // panels (copied per call, or laid out ahead of time).
+            ([1, 8, 8, 600], Hw::new(1, 1), 1, 1, Padding::Valid, 40),
+            ([1, 8, 7, 40], Hw::new(3, 3), 1, 1, Padding::Same, 32),
         ];
         for (i, (dims, filter, stride, dilation, padding, co)) in cases.into_iter().enumerate() {
             let [n, h, w, c] = dims;
@@ -1176,11 +1191,19 @@ mod tests {
                 window,
                 lo,
                 hi,
+                packed: None,
             };
             let mut out = std::vec![0.0; out_len];
             assert!(conv(&p, &mut out, in_runs), "case {i} taken");
             for (a, b) in out.iter().zip(reference(&p, false)) {
                 assert!((a - b).abs() <= 1e-5, "conv case {i}: {a} vs {b}");
+            }
+            // The filter laid out ahead of time: the same values, so the same results.
+            let mut packed = std::vec![0.0; conv_filter.len()];
+            if crate::panels::pack(&conv_filter, co, &mut packed) {
+                let mut again = std::vec![0.0; out_len];
+                assert!(conv(&FloatConv { packed: Some(&packed), ..p }, &mut again, in_runs));
+                assert!(out.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()), "case {i} packed");
             }
             // The same window as a depthwise convolution of `c` channels rounded up to eights,
             // when at most `co` (so that the bias serves).
@@ -1199,6 +1222,7 @@ mod tests {
                 window,
                 lo,
                 hi,
+                packed: None,
             };
             // On 512-bit registers where the CPU has them, and on 256-bit ones: the same sums
             // lane by lane, so the same results bit for bit.
@@ -1260,6 +1284,7 @@ mod tests {
             window,
             lo: 0.0,
             hi: 1.0,
+            packed: None,
         };
         assert!(!conv(&p, &mut [0.0; 16 * 12], |o, _, f| f(0, o)));
         // Rows too long for one band of the stack buffer (802 padded columns of 16 channels).
@@ -1275,6 +1300,7 @@ mod tests {
             window,
             lo: 0.0,
             hi: 1.0,
+            packed: None,
         };
         assert!(!conv(&p, &mut std::vec![0.0; 3 * 800 * 8], |o, _, f| f(0, o)));
         // A depthwise convolution reads in place, whatever the rows' length, but only with a

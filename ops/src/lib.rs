@@ -50,6 +50,7 @@ mod math;
 mod matmul;
 mod movement;
 mod normalization;
+pub mod panels;
 mod pool;
 mod quantize;
 mod reduce;

@@ -161,8 +161,17 @@ pub(crate) fn batch_matmul_f32(frame: &KernelFrame<'_>) {
             if let Ok(window) = Window::new(Hw::new(m, 1), one, one, one, Padding::Valid) {
                 let (lo, hi) = (f32::NEG_INFINITY, f32::INFINITY);
                 let (input, filter, bias) = (&x[..m * k], &y[..k * n], &NO_BIAS[..n]);
-                let p =
-                    FloatConv { input, dims: [1, m, 1, k], filter, bias, out_channels: n, window, lo, hi };
+                let p = FloatConv {
+                    input,
+                    dims: [1, m, 1, k],
+                    filter,
+                    bias,
+                    out_channels: n,
+                    window,
+                    lo,
+                    hi,
+                    packed: None,
+                };
                 if crate::float_x86::conv(&p, out, crate::conv::split_rows(frame, k * n)) {
                     return Ok(());
                 }

@@ -26,7 +26,6 @@ pub fn import_model(
     }
     if path.extension().is_some_and(|e| e == "onnx") {
         let read = hostrt_import::onnx::model::ReadOptions { dir: path.parent(), dims, bound: &[] };
-        let options = hostrt_import::ImportOptions { prepack: false, ..options };
         return hostrt_import::onnx_with(bytes, &read, options).map(Some).map_err(at);
     }
     Ok(None)

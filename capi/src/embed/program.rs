@@ -178,7 +178,7 @@ pub(crate) fn load_onnx(
     dir: Option<&std::path::Path>,
 ) -> Result<ProgramInner, Error> {
     let read = hostrt_import::onnx::model::ReadOptions { dir, ..Default::default() };
-    load_imported(host, hostrt_import::onnx_with(model, &read, hostrt_import::ImportOptions::default()))
+    load_imported(host, hostrt_import::onnx_with(model, &read, hostrt_import::ImportOptions::for_this_cpu()))
 }
 
 /// Loads the BEF file at `path` on `host`, mapped read-only.

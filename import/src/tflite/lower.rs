@@ -114,13 +114,27 @@ struct Lowerer<'g, 'a> {
     folded: HashSet<usize>,
     /// Lay int8 convolution and fully connected weights out for x86-64's VNNI loops too.
     prepack: bool,
+    /// Lay float32 convolution filters out in blocks for x86-64's 512-bit tiles too
+    /// (`hostrt_ops::panels`).
+    pack_float: bool,
 }
 
 /// Lowers `g` as `options` say: with `dump_tensors`, `@main` also returns every operator's
 /// output after the model's outputs (which keeps them all alive: the arena is then not
 /// reused); with `prepack`, int8 convolutions and fully connected layers also carry their
-/// weights laid out for x86-64's VNNI loops (`packed`).
+/// weights laid out for x86-64's VNNI loops, and float32 convolutions whose filters the
+/// kernel reads through panels theirs in blocks for its 512-bit tiles (`packed`).
 pub fn lower(g: &Graph<'_>, options: ImportOptions) -> Result<Lowered, ImportError> {
+    lower_with(g, options, options.prepack)
+}
+
+/// [`lower`], int8 weights laid out only with `int8_prepack` (and `options.prepack`): the
+/// ONNX importer's graphs lay out float32 filters alone.
+pub(crate) fn lower_with(
+    g: &Graph<'_>,
+    options: ImportOptions,
+    int8_prepack: bool,
+) -> Result<Lowered, ImportError> {
     let dump_tensors = options.dump_tensors;
     let mut l = Lowerer {
         g,
@@ -129,7 +143,8 @@ pub fn lower(g: &Graph<'_>, options: ImportOptions) -> Result<Lowered, ImportErr
         materialized: HashSet::new(),
         folds: Default::default(),
         folded: HashSet::new(),
-        prepack: options.prepack,
+        prepack: options.prepack && int8_prepack,
+        pack_float: options.prepack,
     };
     for (n, &t) in g.inputs.iter().enumerate() {
         let info = &g.tensors[t];
@@ -287,6 +302,16 @@ fn dense(elem: &str, dims: &[usize], data: Vec<u8>) -> Attr {
         dims: dims.iter().map(|&d| d as i64).collect(),
         data,
     }))
+}
+
+/// A float32 filter's little-endian values (rows of `co` channels) laid out in blocks for
+/// x86-64's 512-bit tiles (`hostrt_ops::panels`), as the `packed` attribute; `None` when
+/// they do not make whole rows of whole eights of channels.
+fn float_panels(filter: &[u8], co: usize) -> Option<Attr> {
+    let values: Vec<f32> = filter.as_chunks::<4>().0.iter().map(|&b| f32::from_le_bytes(b)).collect();
+    let mut packed = vec![0.0f32; values.len()];
+    hostrt_ops::panels::pack(&values, co, &mut packed)
+        .then(|| dense("f32", &[packed.len()], packed.iter().flat_map(|v| v.to_le_bytes()).collect()))
 }
 
 /// The `[rows, cols]` matrix of `size`-byte elements in `data`, transposed.
@@ -567,10 +592,15 @@ impl<'a> Lowerer<'_, 'a> {
             (None, None) => self.window(&xs, Hw::new(fs[1], fs[2]), stride, dil, pad, &os)?.pad,
         };
         let filter = self.constant(f, "filter")?;
+        let mut float_packed = None;
         // float32 convolutions run on hostrt-core's GEMM convolution, which takes HWIO.
         let filter = if float && !depthwise {
             let [o, h, w, i] = [fs[0], fs[1], fs[2], fs[3]];
-            dense(elem.name(), &[h, w, i, o], transpose(filter, 4, &[o, h * w * i]))
+            let hwio = transpose(filter, 4, &[o, h * w * i]);
+            if self.pack_float && hostrt_ops::panels::packs(h * w * i, o) {
+                float_packed = float_panels(&hwio, o);
+            }
+            dense(elem.name(), &[h, w, i, o], hwio)
         } else {
             dense(elem.name(), &fs, filter.to_vec())
         };
@@ -601,6 +631,10 @@ impl<'a> Lowerer<'_, 'a> {
         if let Some(packed) = packed {
             // In name order: after `output`.
             attrs.insert(5, ("packed", AttrSpec::Value(packed)));
+        }
+        if let Some(packed) = float_packed {
+            // In name order: after `output`, before `range`.
+            attrs.insert(4, ("packed", AttrSpec::Value(packed)));
         }
         attrs.push(("window", AttrSpec::Value(window)));
         self.push(op, &kernel, out, attrs);
