@@ -464,11 +464,10 @@ fn panel<'a>(
     Weights { values, stride: width, col: 0 }
 }
 
-/// A convolution tile for one register width: `$name::<B, R>(p, (w, runs, part), (values,
-/// at), c0, out, rows)` computes output channels `c0..c0 + LANES * B` of up to `R` pixels
-/// (`rows`), pixel `r` reading its taps' values from `values` at `at[r]` in `runs` and the
-/// filter's from `w`, and stores
-/// them `out_channels` apart from `out`. A [`Part`] that is not the first continues the sums
+/// A convolution tile for one register width: `$name::<B, R>(p, (w, runs, part), at, c0,
+/// out, rows)` computes output channels `c0..c0 + LANES * B` of up to `R` pixels (`rows`),
+/// pixel `r` reading its taps' values from `at[r]` in `runs` and the filter's from `w`, and
+/// stores them `out_channels` apart from `out`. A [`Part`] that is not the first continues the sums
 /// stored in `out`; one that is not the last stores them as they are, without bias and clamp.
 macro_rules! conv_tile {
     ($(#[$doc:meta])* $name:ident, $features:literal, $lanes:literal, $zero:ident, $splat:ident, $fma:ident,
