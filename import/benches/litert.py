@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The baseline of benches/tflite.rs: LiteRT (ai-edge-litert) on the same models and inputs,
 one thread, with XNNPACK (LiteRT's default) and with the builtin kernels only. Prints one
-JSON object: {model: {"xnnpack": median_us, "builtin": median_us}}. Run by
-scripts/bench_tflite.sh.
+JSON object: {model: {"xnnpack": median_us, "builtin": median_us}}, of the models named as
+arguments, else of all. Run by scripts/bench_tflite.sh.
 """
 import json, os, sys, time
 
@@ -34,6 +34,9 @@ def main():
     out = {}
     models = [(DIR, name) for name in MODELS]
     models += [(EXTRA_DIR, name) for name in EXTRA if os.path.exists(os.path.join(EXTRA_DIR, name + ".tflite"))]
+    # Named models only (scripts/bench_tflite.sh times one at a time, right after hostrt).
+    if sys.argv[1:]:
+        models = [(folder, name) for folder, name in models if name in sys.argv[1:]]
     for folder, name in models:
         data = open(os.path.join(folder, name + ".tflite"), "rb").read()
         x = np.load(os.path.join(folder, name + ".input.npy"))

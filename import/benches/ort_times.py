@@ -1,9 +1,11 @@
 """onnxruntime on the models of import/benches/onnx.rs, same inputs: the median latency in
 microseconds of 200 runs after 20 warm-up runs, with one and with two intra-op threads
 (sequential execution, all graph optimizations on: its defaults). Prints JSON
-{model: {"threads1": us, "threads2": us}} for scripts/bench_onnx.sh."""
+{model: {"threads1": us, "threads2": us}} for scripts/bench_onnx.sh, of the models named as
+arguments, else of all."""
 import json
 import os
+import sys
 import time
 
 import numpy as np
@@ -34,7 +36,11 @@ def median_us(path, x, threads):
 
 
 result = {}
+# Named models only (scripts/bench_onnx.sh times one at a time, right after hostrt).
+wanted = sys.argv[1:]
 for name, folder in MODELS:
+    if wanted and name not in wanted:
+        continue
     path = os.path.join(folder, f"{name}.onnx")
     if not os.path.exists(path):
         continue
