@@ -19,6 +19,10 @@ import numpy as np
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "target/onnx-node"
+    # An option is not a directory name: `--help` once wrote the tests to ./--help.
+    if out.startswith("-"):
+        print(__doc__.strip())
+        return 0 if out in ("-h", "--help") else 2
     warnings.simplefilter("ignore")
     import onnx
     from onnx.backend.test.case import node
@@ -59,4 +63,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
