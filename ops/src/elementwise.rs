@@ -341,8 +341,8 @@ fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: impl Fn(f32, f3
 /// 96x96 on two threads, profiled: its 48x48x16 residual add 12.0 -> 6.1 us. Runs of 4,096
 /// split the transformer's 64x128 adds too, which then took twice as long as on one thread
 /// (a helper costs more than adding 8,192 values).
-const SPLIT_ROW: usize = 1024;
-const SPLIT_ROWS: usize = 16;
+pub(crate) const SPLIT_ROW: usize = 1024;
+pub(crate) const SPLIT_ROWS: usize = 16;
 
 /// `v` clamped to `[lo, hi]`, a range `float_range` checked, a NaN kept: `f32::clamp`
 /// without its assertion, which compiled for AVX-512 stayed in the loop and kept it scalar.
