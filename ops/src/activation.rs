@@ -11,7 +11,6 @@
 
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
-use hostrt_core::work_queue::{RowSplit, for_row_runs};
 
 use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, invalid};
@@ -30,14 +29,10 @@ pub(crate) fn unary_f32(
         let p = if params.1 == 0 { &[][..] } else { a.floats(2, params.0, params.1)? };
         let (inputs, out) = split(kernel, arena, output.offset, output.byte_len(4)?)?;
         let x = inputs.f32s(input.offset, n)?;
-        // In runs over the host's threads, as same-shaped binary ops are (elementwise.rs):
-        // each reads the part of the input the threads of the layer before wrote. The ONNX
+        // In runs over the host's threads, as same-shaped binary ops are. The ONNX
         // transformer's GELUs of 64x512 values, two threads, profiled: 65 -> 40 us, the four.
-        let host = frame.exec_ctx().host();
-        let (row, min_rows) = (crate::elementwise::SPLIT_ROW, crate::elementwise::SPLIT_ROWS);
-        let split = RowSplit { per_thread: 1, ..RowSplit::new(row, min_rows) };
-        for_row_runs(host.work_queue(), host.allocator(), f32s_mut(kernel, out)?, split, &|first, out| {
-            map_f32(&x[first * row..][..out.len()], out, |v| f(v, p))
+        crate::for_element_runs(frame, f32s_mut(kernel, out)?, &|at, out| {
+            map_f32(&x[at..][..out.len()], out, |v| f(v, p))
         });
         Ok(())
     })

@@ -26,7 +26,6 @@
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 use hostrt_core::tensor::DType;
-use hostrt_core::work_queue::{RowSplit, for_row_runs};
 use hostrt_dsp::{AddParams, multiply_by_quantized_multiplier};
 
 use crate::activation_arena::{Inputs, f32s_mut, i8s_mut, split, with_arena};
@@ -320,12 +319,8 @@ fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: impl Fn(f32, f3
         let f = |x, y| clamp_to(op(x, y), (lo, hi));
         if x.len() == out.len() && y.len() == out.len() {
             // Operands of the output's shape (a residual connection's add): in runs over
-            // the host's threads, each reading the part of the operands that the threads of
-            // the layers before wrote, when there are enough elements to pay for a helper.
-            let host = frame.exec_ctx().host();
-            let split = RowSplit { per_thread: 1, ..RowSplit::new(SPLIT_ROW, SPLIT_ROWS) };
-            for_row_runs(host.work_queue(), host.allocator(), out, split, &|first, out| {
-                let at = first * SPLIT_ROW;
+            // the host's threads.
+            crate::for_element_runs(frame, out, &|at, out| {
                 let (x, y) = (&x[at..][..out.len()], &y[at..][..out.len()]);
                 apply_f32((&b.dims, &b.ls, &b.rs), x, y, out, f)
             });
@@ -335,14 +330,6 @@ fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: impl Fn(f32, f3
         Ok(())
     })
 }
-
-/// Elements per row, and the fewest rows per run, when a float element-wise op of
-/// same-shaped operands splits over threads: runs of 16,384 elements or more. MobileNetV2 at
-/// 96x96 on two threads, profiled: its 48x48x16 residual add 12.0 -> 6.1 us. Runs of 4,096
-/// split the transformer's 64x128 adds too, which then took twice as long as on one thread
-/// (a helper costs more than adding 8,192 values).
-pub(crate) const SPLIT_ROW: usize = 1024;
-pub(crate) const SPLIT_ROWS: usize = 16;
 
 /// `v` clamped to `[lo, hi]`, a range `float_range` checked, a NaN kept: `f32::clamp`
 /// without its assertion, which compiled for AVX-512 stayed in the loop and kept it scalar.
