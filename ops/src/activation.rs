@@ -43,37 +43,14 @@ pub(crate) fn unary_f32(
 /// operations in the same order either way (no contraction into fused multiply-adds): the
 /// same results.
 pub(crate) fn map_f32(x: &[f32], out: &mut [f32], f: impl Fn(f32) -> f32) {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    if hostrt_dsp::has_avx512f() {
-        // SAFETY: the CPU has AVX-512F, AVX2 and FMA (checked just above).
-        return unsafe { map_f32_avx512(x, out, f) };
-    }
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    if hostrt_dsp::has_avx2_fma() {
-        // SAFETY: the CPU has AVX2 and FMA (checked just above).
-        return unsafe { map_f32_avx2(x, out, f) };
-    }
-    for (o, &v) in out.iter_mut().zip(x) {
-        *o = f(v);
-    }
-}
-
-/// [`map_f32`] compiled for AVX-512F.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[target_feature(enable = "avx512f,avx2,fma")]
-fn map_f32_avx512(x: &[f32], out: &mut [f32], f: impl Fn(f32) -> f32) {
-    for (o, &v) in out.iter_mut().zip(x) {
-        *o = f(v);
-    }
-}
-
-/// [`map_f32`] compiled for AVX2.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[target_feature(enable = "avx2,fma")]
-fn map_f32_avx2(x: &[f32], out: &mut [f32], f: impl Fn(f32) -> f32) {
-    for (o, &v) in out.iter_mut().zip(x) {
-        *o = f(v);
-    }
+    crate::on_widest(
+        #[inline(always)]
+        || {
+            for (o, &v) in out.iter_mut().zip(x) {
+                *o = f(v);
+            }
+        },
+    )
 }
 
 /// `nn.clamp.f32`.

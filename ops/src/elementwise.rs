@@ -350,46 +350,13 @@ fn apply_f32(
     out: &mut [f32],
     f: impl Fn(f32, f32) -> f32,
 ) {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    if hostrt_dsp::has_avx512f() {
-        // SAFETY: the CPU has AVX-512F, AVX2 and FMA (checked just above).
-        return unsafe { apply_f32_avx512(shape, x, y, out, f) };
-    }
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    if hostrt_dsp::has_avx2_fma() {
-        // SAFETY: the CPU has AVX2 and FMA (checked just above).
-        return unsafe { apply_f32_avx2(shape, x, y, out, f) };
-    }
-    apply_f32_on(shape, x, y, out, f)
+    crate::on_widest(
+        #[inline(always)]
+        || apply_f32_on(shape, x, y, out, f),
+    )
 }
 
-/// [`apply_f32`] compiled for AVX-512F.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[target_feature(enable = "avx512f,avx2,fma")]
-fn apply_f32_avx512(
-    shape: (&[usize; 4], &[usize; 4], &[usize; 4]),
-    x: &[f32],
-    y: &[f32],
-    out: &mut [f32],
-    f: impl Fn(f32, f32) -> f32,
-) {
-    apply_f32_on(shape, x, y, out, f)
-}
-
-/// [`apply_f32`] compiled for AVX2.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-#[target_feature(enable = "avx2,fma")]
-fn apply_f32_avx2(
-    shape: (&[usize; 4], &[usize; 4], &[usize; 4]),
-    x: &[f32],
-    y: &[f32],
-    out: &mut [f32],
-    f: impl Fn(f32, f32) -> f32,
-) {
-    apply_f32_on(shape, x, y, out, f)
-}
-
-/// The loops of [`apply_f32`], inlined into each compiled form.
+/// The loops of [`apply_f32`], inlined into the compiled form `on_widest` runs.
 #[inline(always)]
 fn apply_f32_on(
     (dims, ls, rs): (&[usize; 4], &[usize; 4], &[usize; 4]),

@@ -70,6 +70,37 @@ fn split_rows_min(macs_per_row: usize) -> usize {
     SPLIT_MACS.div_ceil(macs_per_row.max(1))
 }
 
+/// Runs `body` compiled for AVX-512F or AVX2 with FMA where the CPU has them, else as
+/// built: a loop of branch-free element operations in it then runs sixteen or eight lanes at
+/// a time rather than SSE2's four, with the same operations in the same order (no contraction
+/// into fused multiply-adds), so the same results. Mark the closure `#[inline(always)]`: a
+/// large one left out of line is compiled for SSE2 alone (the float add's did).
+#[inline(always)]
+fn on_widest<R>(body: impl FnOnce() -> R) -> R {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        /// `body` compiled for AVX-512F.
+        #[target_feature(enable = "avx512f,avx2,fma")]
+        fn avx512<R>(body: impl FnOnce() -> R) -> R {
+            body()
+        }
+        /// `body` compiled for AVX2.
+        #[target_feature(enable = "avx2,fma")]
+        fn avx2<R>(body: impl FnOnce() -> R) -> R {
+            body()
+        }
+        if hostrt_dsp::has_avx512f() {
+            // SAFETY: the CPU has AVX-512F, AVX2 and FMA (checked just above).
+            return unsafe { avx512(body) };
+        }
+        if hostrt_dsp::has_avx2_fma() {
+            // SAFETY: the CPU has AVX2 and FMA (checked just above).
+            return unsafe { avx2(body) };
+        }
+    }
+    body()
+}
+
 /// Elements per row of an element-wise split ([`for_element_runs`]), and the fewest rows per
 /// run: runs of 16,384 elements or more. MobileNetV2 at 96x96 on two threads, profiled: its
 /// 48x48x16 residual add 12.0 -> 6.1 us. Runs of 4,096 split the transformer's 64x128 adds
