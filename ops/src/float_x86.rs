@@ -115,14 +115,24 @@ impl FloatConv<'_> {
         // Columns x0..x1 of the padded image are input columns 0..x1 - x0.
         let x0 = win.pad.w.min(wp);
         let x1 = (win.pad.w + w).min(wp);
+        // A small band is zeroed in one call, then its rows copied: DS-CNN's first layer pads
+        // 58 rows of 12 values, and a call per padding run cost more than the writes.
+        let small = buf.len() <= SMALL_BAND;
+        if small {
+            write_zeros(buf);
+        }
         for (y, row) in buf.chunks_exact_mut(wp * c).enumerate() {
             let iy = (band0 * win.stride.h + y).wrapping_sub(win.pad.h);
             if iy >= h {
-                write_zeros(row);
+                if !small {
+                    write_zeros(row);
+                }
                 continue;
             }
-            write_zeros(&mut row[..x0 * c]);
-            write_zeros(&mut row[x1 * c..]);
+            if !small {
+                write_zeros(&mut row[..x0 * c]);
+                write_zeros(&mut row[x1 * c..]);
+            }
             write_copy(&mut row[x0 * c..x1 * c], &image[iy * w * c..][..(x1 - x0) * c]);
         }
         for fy in 0..win.filter.h {
@@ -164,6 +174,10 @@ impl FloatConv<'_> {
     }
 }
 
+/// Floats of a padded band that [`FloatConv::pad`] zeroes whole before it copies the rows
+/// in (16 KiB).
+const SMALL_BAND: usize = 4096;
+
 /// Writes zeros (0.0) into all of `dst` (`memset`: an element loop here ran on 16-byte
 /// moves).
 fn write_zeros(dst: &mut [MaybeUninit<f32>]) {
@@ -172,12 +186,39 @@ fn write_zeros(dst: &mut [MaybeUninit<f32>]) {
     unsafe { core::ptr::write_bytes(dst.as_mut_ptr(), 0, dst.len()) }
 }
 
-/// Writes `src` into `dst` (of the same length; `memcpy`, as [`write_zeros`]).
+/// Writes `src` into `dst` (of the same length; `memcpy`, as [`write_zeros`]). A short run
+/// (a padded row of a first layer's one channel) is two copies of a fixed size that overlap
+/// in the middle, inlined, where a call cost more than the copy.
 fn write_copy(dst: &mut [MaybeUninit<f32>], src: &[f32]) {
     assert_eq!(dst.len(), src.len());
+    let n = src.len();
+    if let Some(k) = [16, 8, 4].into_iter().find(|&k| n >= k && n <= 2 * k) {
+        return match k {
+            16 => copy_ends::<16>(dst, src),
+            8 => copy_ends::<8>(dst, src),
+            _ => copy_ends::<4>(dst, src),
+        };
+    }
     // SAFETY: both hold `src.len()` elements (the assertion); `dst` is exclusively borrowed,
     // so the two do not overlap; `MaybeUninit<f32>` has the layout of `f32`.
     unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().cast::<f32>(), src.len()) }
+}
+
+/// Writes `src` into `dst`, both `K..=2K` long: its first `K` values, then its last `K`.
+#[inline(always)]
+fn copy_ends<const K: usize>(dst: &mut [MaybeUninit<f32>], src: &[f32]) {
+    let n = src.len();
+    let (Some(head), Some(tail)) = (src.first_chunk::<K>(), src.last_chunk::<K>()) else {
+        // (Shorter than `K`: not called so, but every value is still written.)
+        dst.iter_mut().zip(src).for_each(|(d, &v)| *d = MaybeUninit::new(v));
+        return;
+    };
+    for (d, &v) in dst[..K].iter_mut().zip(head) {
+        *d = MaybeUninit::new(v);
+    }
+    for (d, &v) in dst[n - K..].iter_mut().zip(tail) {
+        *d = MaybeUninit::new(v);
+    }
 }
 
 /// Computes output rows `first..` into a run of whole rows: what a convolution hands a
@@ -232,89 +273,121 @@ fn bands(
     })
 }
 
-/// Output rows `first..` (counted over the whole batch) into `out`, whole rows of them.
+/// Output rows `first..` (counted over the whole batch) into `out`, whole rows of them. A
+/// pointwise convolution reads its image in place, as one band; others read padded bands
+/// from a buffer on the stack, which only they set up (probing 128 KiB of stack per call
+/// was a pointwise layer's largest cost outside its tiles).
 fn conv_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
-    let pointwise = p.window.is_pointwise();
     let w = p.window;
-    let (c, co, per_image) = (p.dims[3], p.out_channels, p.per_image());
-    // A pointwise convolution reads its image in place, as one band.
-    let band = if pointwise { w.output.h } else { p.band_rows() };
-    let wide = hostrt_dsp::has_avx512f();
+    let row_len = (w.output.w * p.out_channels).max(1);
+    if !w.is_pointwise() {
+        return conv_rows_padded(p, first, out);
+    }
+    let (c, per_image) = (p.dims[3], p.per_image());
+    for (b, band0, rows, before) in bands(w.output.h, w.output.h, first, out.len() / row_len) {
+        let from = (b * per_image + band0 * w.output.w) * c;
+        let padded =
+            Padded { values: &p.input[from..][..rows * w.output.w * c], width: w.output.w, taps: &[0] };
+        conv_band(p, &padded, rows * w.output.w, &mut out[before * row_len..][..rows * row_len]);
+    }
+}
+
+/// [`conv_rows`] through padded bands.
+#[inline(never)]
+fn conv_rows_padded(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
+    let w = p.window;
+    let row_len = (w.output.w * p.out_channels).max(1);
     let mut buf = PaddedBuf([const { MaybeUninit::<f32>::uninit() }; PADDED]);
     let mut taps = [0usize; MAX_TAPS];
+    for (b, band0, rows, before) in bands(w.output.h, p.band_rows(), first, out.len() / row_len) {
+        let padded = p.pad((b, band0, rows), &mut buf.0, &mut taps);
+        conv_band(p, &padded, rows * w.output.w, &mut out[before * row_len..][..rows * row_len]);
+    }
+}
+
+/// The `pixels` output pixels of a band (`padded`) into `out`.
+#[inline(always)]
+fn conv_band(p: &FloatConv<'_>, padded: &Padded<'_>, pixels: usize, out: &mut [f32]) {
+    let (c, co) = (p.dims[3], p.out_channels);
+    let wide = hostrt_dsp::has_avx512f();
     let mut run_buf = [Run { at: 0, filter: 0, len: 0 }; MAX_TAPS];
-    let mut panel_buf = PanelBuf([const { MaybeUninit::<f32>::uninit() }; PANEL]);
-    let row_len = (w.output.w * co).max(1);
-    for (b, band0, rows, before) in bands(w.output.h, band, first, out.len() / row_len) {
-        let padded = if pointwise {
-            let from = (b * per_image + band0 * w.output.w) * c;
-            Padded { values: &p.input[from..][..rows * w.output.w * c], width: w.output.w, taps: &[0] }
-        } else {
-            p.pad((b, band0, rows), &mut buf.0, &mut taps)
-        };
-        let pixels = rows * w.output.w;
-        let out = &mut out[before * row_len..][..pixels * co];
-        let runs = tap_runs(padded.taps, c, &mut run_buf);
-        let step_at = |c0: usize| match co - c0 {
-            // 32 or 16 channels per tile in 512-bit registers where the CPU has them (the
-            // blocks of `panels`), else (and for a last eight) 16 or 8 in 256-bit ones;
-            // twelve sums in registers either way: two tiles of six pixels, or one of twelve.
-            left if wide => crate::panels::block_width(left),
-            16.. => 16,
-            _ => 8,
-        };
-        // Weights laid out ahead of time are in the blocks of the 512-bit tiles.
-        let packed = p.packed.filter(|v| wide && v.len() == p.filter.len());
-        // The first values of output pixels t.. (a tile of up to twelve, the count): a partial
-        // tile repeats its last pixel, whose copies are not stored.
-        let pixels_at = |t: usize| {
-            let n = (pixels - t).min(2 * TILE);
-            let bases = p.bases::<{ 2 * TILE }>(&padded, t, n);
-            let at: [&[f32]; 2 * TILE] = core::array::from_fn(|r| &padded.values[bases[r]..]);
-            (at, n)
-        };
-        let rows_of_filter = p.filter.len() / co;
-        if uses_panels(rows_of_filter, co, pixels) {
-            // Per block of channels, their filter columns as panels of up to 32 KiB (256 filter
-            // rows of 32 channels), each read by every tile of the band: the sums go on from
-            // one panel's rows to the next's.
-            let mut c0 = 0;
-            while c0 < co {
-                let step = step_at(c0);
-                let part_rows = PANEL / step;
-                for r0 in (0..rows_of_filter).step_by(part_rows) {
-                    let r1 = (r0 + part_rows).min(rows_of_filter);
-                    let part = Part { first: r0 == 0, last: r1 == rows_of_filter };
-                    let weights = match packed {
-                        // Block `c0` follows blocks of `c0` channels in all, each of every row.
-                        Some(v) => {
-                            Weights { values: &v[c0 * rows_of_filter + r0 * step..], stride: step, col: 0 }
-                        }
-                        None => panel((p.filter, co), (c0, step), (r0, r1), &mut panel_buf),
-                    };
-                    let mut part_buf = [Run { at: 0, filter: 0, len: 0 }; MAX_TAPS];
-                    let part_runs = runs_within(runs, (r0, r1), &mut part_buf);
-                    for t in (0..pixels).step_by(2 * TILE) {
-                        let out = &mut out[t * co..];
-                        tile(p, wide, pixels_at(t), (c0, step), (weights, part_runs, part), out);
-                    }
-                }
-                c0 += step;
-            }
-        } else {
-            // Per tile, every block of channels: the tile's pixel values stay in the L1 cache.
-            for t in (0..pixels).step_by(2 * TILE) {
-                let at = pixels_at(t);
-                let mut c0 = 0;
-                while c0 < co {
-                    let step = step_at(c0);
-                    let weights = Weights { values: p.filter, stride: co, col: c0 };
-                    tile(p, wide, at, (c0, step), (weights, runs, Part::WHOLE), &mut out[t * co..]);
-                    c0 += step;
-                }
-            }
+    let runs = tap_runs(padded.taps, c, &mut run_buf);
+    let rows_of_filter = p.filter.len() / co;
+    if uses_panels(rows_of_filter, co, pixels) {
+        return conv_band_panels(p, padded, pixels, runs, out);
+    }
+    // Per tile, every block of channels: the tile's pixel values stay in the L1 cache.
+    for t in (0..pixels).step_by(2 * TILE) {
+        let at = pixels_at(p, padded, pixels, t);
+        let mut c0 = 0;
+        while c0 < co {
+            let step = step_at(wide, co - c0);
+            let weights = Weights { values: p.filter, stride: co, col: c0 };
+            tile(p, wide, at, (c0, step), (weights, runs, Part::WHOLE), &mut out[t * co..]);
+            c0 += step;
         }
     }
+}
+
+/// [`conv_band`] through filter panels: per block of channels, their filter columns as
+/// panels of up to 32 KiB (256 filter rows of 32 channels), each read by every tile of the
+/// band; the sums go on from one panel's rows to the next's.
+#[inline(never)]
+fn conv_band_panels(p: &FloatConv<'_>, padded: &Padded<'_>, pixels: usize, runs: &[Run], out: &mut [f32]) {
+    let co = p.out_channels;
+    let wide = hostrt_dsp::has_avx512f();
+    let rows_of_filter = p.filter.len() / co;
+    let mut panel_buf = PanelBuf([const { MaybeUninit::<f32>::uninit() }; PANEL]);
+    // Weights laid out ahead of time are in the blocks of the 512-bit tiles.
+    let packed = p.packed.filter(|v| wide && v.len() == p.filter.len());
+    let mut c0 = 0;
+    while c0 < co {
+        let step = step_at(wide, co - c0);
+        let part_rows = PANEL / step;
+        for r0 in (0..rows_of_filter).step_by(part_rows) {
+            let r1 = (r0 + part_rows).min(rows_of_filter);
+            let part = Part { first: r0 == 0, last: r1 == rows_of_filter };
+            let weights = match packed {
+                // Block `c0` follows blocks of `c0` channels in all, each of every row.
+                Some(v) => Weights { values: &v[c0 * rows_of_filter + r0 * step..], stride: step, col: 0 },
+                None => panel((p.filter, co), (c0, step), (r0, r1), &mut panel_buf),
+            };
+            let mut part_buf = [Run { at: 0, filter: 0, len: 0 }; MAX_TAPS];
+            let part_runs = runs_within(runs, (r0, r1), &mut part_buf);
+            for t in (0..pixels).step_by(2 * TILE) {
+                let out = &mut out[t * co..];
+                tile(p, wide, pixels_at(p, padded, pixels, t), (c0, step), (weights, part_runs, part), out);
+            }
+        }
+        c0 += step;
+    }
+}
+
+/// Output channels per tile where `left` remain: 32 or 16 in 512-bit registers where the
+/// CPU has them (`wide`; the blocks of `panels`), else (and for a last eight) 16 or 8 in
+/// 256-bit ones; twelve sums in registers either way: two tiles of six pixels, or one of
+/// twelve.
+#[inline(always)]
+fn step_at(wide: bool, left: usize) -> usize {
+    match left {
+        left if wide => crate::panels::block_width(left),
+        16.. => 16,
+        _ => 8,
+    }
+}
+
+/// The first values of output pixels `t..` of a band of `pixels` (a tile of up to twelve)
+/// and their count: a partial tile repeats its last pixel, whose copies are not stored.
+#[inline(always)]
+fn pixels_at<'a>(
+    p: &FloatConv<'_>,
+    padded: &Padded<'a>,
+    pixels: usize,
+    t: usize,
+) -> ([&'a [f32]; 2 * TILE], usize) {
+    let n = (pixels - t).min(2 * TILE);
+    let bases = p.bases::<{ 2 * TILE }>(padded, t, n);
+    (core::array::from_fn(|r| &padded.values[bases[r]..]), n)
 }
 
 /// The parts of `runs` that read filter rows `r0..r1`, their filter rows counted from `r0`

@@ -81,14 +81,19 @@ fn pool_f32(frame: &KernelFrame<'_>, kernel: &'static str, max: bool) {
                 for ox in 0..ow {
                     let Some(px) = pixels.next() else { return Ok(()) };
                     let (x0, x1) = columns(ox, &w, iw);
-                    let taps = rows.clone().map(|y| ((b * ih + y) * iw + x0) * c);
-                    let run = (x1 - x0, c);
+                    // A window over whole rows (a global pool) reads one run: its rows are
+                    // consecutive, so their pixels follow one another in the input, in the
+                    // order the sums take.
+                    let (n_rows, whole) = (rows.clone().count(), x1 - x0 == iw);
+                    let taps = rows.clone().take(if whole { 1 } else { n_rows });
+                    let taps = taps.map(|y| ((b * ih + y) * iw + x0) * c);
+                    let run = (if whole { n_rows * iw } else { x1 - x0 }, c);
                     if max {
-                        pool_pixel(px, x, taps.clone(), run, f32::MIN, f32::max);
+                        pool_pixel(px, x, taps, run, f32::MIN, f32::max);
                     } else {
-                        pool_pixel(px, x, taps.clone(), run, 0.0, |a, v| a + v);
+                        pool_pixel(px, x, taps, run, 0.0, |a, v| a + v);
                     }
-                    let count = taps.count() * (x1 - x0);
+                    let count = n_rows * (x1 - x0);
                     if count == 0 {
                         return Err(invalid(
                             kernel,
@@ -132,10 +137,25 @@ fn pool_pixel(
     f: impl Fn(f32, f32) -> f32,
 ) {
     let mut c0 = 0;
-    // Whole blocks, each in a function of its own: there its sums stay in registers.
+    // Whole blocks, compiled for the widest registers the CPU has, two at a time where there
+    // are: each channel's sum waits on its last add, and two blocks' chains overlap.
     while c - c0 >= BLOCK {
-        px[c0..c0 + BLOCK].copy_from_slice(&pool_block(x, rows.clone(), (len, c, c0), init, &f));
-        c0 += BLOCK;
+        let at = (len, c, c0);
+        if c - c0 >= 2 * BLOCK {
+            let v = crate::on_widest(
+                #[inline(always)]
+                || pool_block::<{ 2 * BLOCK }>(x, rows.clone(), at, init, &f),
+            );
+            px[c0..c0 + 2 * BLOCK].copy_from_slice(&v);
+            c0 += 2 * BLOCK;
+        } else {
+            let v = crate::on_widest(
+                #[inline(always)]
+                || pool_block::<BLOCK>(x, rows.clone(), at, init, &f),
+            );
+            px[c0..c0 + BLOCK].copy_from_slice(&v);
+            c0 += BLOCK;
+        }
     }
     // The last channels, in place.
     if c0 < c {
@@ -150,20 +170,20 @@ fn pool_pixel(
     }
 }
 
-/// Channels `c0..c0 + BLOCK` of [`pool_pixel`]'s pixel (`(len, c, c0)`).
-#[inline(never)]
-fn pool_block(
+/// Channels `c0..c0 + N` of [`pool_pixel`]'s pixel (`(len, c, c0)`).
+#[inline(always)]
+fn pool_block<const N: usize>(
     x: &[f32],
     rows: impl Iterator<Item = usize>,
     (len, c, c0): (usize, usize, usize),
     init: f32,
     f: &impl Fn(f32, f32) -> f32,
-) -> [f32; BLOCK] {
-    let mut acc = [init; BLOCK];
+) -> [f32; N] {
+    let mut acc = [init; N];
     for start in rows {
         for p in 0..len {
-            let v: &[f32; BLOCK] = x[start + p * c + c0..][..BLOCK].try_into().unwrap_or(&[0.0; BLOCK]);
-            for k in 0..BLOCK {
+            let v: &[f32; N] = x[start + p * c + c0..][..N].try_into().unwrap_or(&[0.0; N]);
+            for k in 0..N {
                 acc[k] = f(acc[k], v[k]);
             }
         }
