@@ -2,6 +2,8 @@
 # Regenerates import/tests/models (TensorFlow Lite test models and their goldens) in a
 # virtual environment with TensorFlow, tflite-micro and ai-edge-litert. By hand; CI only
 # reads the committed files. Usage: bash scripts/make_tflite_models.sh [MODEL_NAME ...]
+# With --float-layers [MODEL_NAME ...]: only the float32 models' per-layer samples in
+# models.json, from the committed models and inputs (nothing rebuilt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${HOSTRT_TF_VENV:-/opt/tflenv}

@@ -2,10 +2,13 @@
 //! run by the `nn.*` kernels, and compared with its golden: int8 bit-exact with TensorFlow
 //! Lite Micro, layer by layer (every operator's output, imported with `dump_tensors`, has
 //! the CRC-32 TFLite Micro's has in models.json; LiteRT's reference kernels' where TFLite
-//! Micro runs the model wrongly or not at all, as models.json's `golden` says), float32 within 1e-5 of LiteRT, dynamic-range
-//! ("hybrid", `*_hybrid`) models within 1e-4 of LiteRT's builtin kernels. Each model's planned
-//! arena, its size without reuse and its weight bytes are printed (`--nocapture`); TFLite
-//! Micro's arena use is in tests/models/models.json.
+//! Micro runs the model wrongly or not at all, as models.json's `golden` says), float32 within
+//! 1e-5 of LiteRT, layer by layer too (every float32 operator output's largest magnitude and
+//! up to 64 of its values, models.json's `tensor_samples` from LiteRT's builtin kernels, within
+//! 1e-5 of that magnitude: a wrong early layer shows even where later ones shrink it away),
+//! dynamic-range ("hybrid", `*_hybrid`) models within 1e-4 of LiteRT's builtin kernels, on
+//! their output. Each model's planned arena, its size without reuse and its weight bytes are
+//! printed (`--nocapture`); TFLite Micro's arena use is in tests/models/models.json.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -93,6 +96,60 @@ fn check_layers(model: &[u8], input: &NpyTensor, crcs: &serde_json::Value) -> Re
     Ok(compared)
 }
 
+/// How far a float32 layer may be from LiteRT's, relative to the largest magnitude of
+/// LiteRT's tensor: as for the outputs, sums taken in another order.
+const FLOAT_LAYER_TOLERANCE: f64 = 1e-5;
+
+/// The float32 model's every float32 operator output against LiteRT's builtin kernels': its
+/// largest magnitude, and of its n values the k = min(n, 64) at positions (i * n) / k, which
+/// `tensor_samples` holds. The error names the first layer that differs. Returns how many
+/// tensors were compared and the largest difference seen, relative to each one's magnitude.
+fn check_float_layers(
+    model: &[u8],
+    input: &NpyTensor,
+    golden: &serde_json::Value,
+) -> Result<(usize, f64), String> {
+    let golden = golden.as_object().ok_or("tensor_samples is not an object")?;
+    let options = hostrt_import::ImportOptions { dump_tensors: true, prepack: true };
+    let imported = hostrt_import::tflite_with(model, options).map_err(|e| e.to_string())?;
+    let got = run(&imported.to_bef().map_err(|e| e.to_string())?, std::slice::from_ref(input))?;
+    let (mut compared, mut worst) = (0, 0.0f64);
+    for d in &imported.dumped {
+        let (t, name) = (d.tensor, &d.name);
+        let tensor = got.get(d.result).ok_or_else(|| format!("no result {} for tensor #{t}", d.result))?;
+        // LiteRT's are recorded for float32 tensors only (not a comparison's booleans).
+        if tensor.dtype != "f32" {
+            continue;
+        }
+        let want = golden
+            .get(&t.to_string())
+            .ok_or_else(|| format!("tensor #{t} '{name}' has no LiteRT samples"))?;
+        let max_abs = want["max_abs"].as_f64().ok_or_else(|| format!("tensor #{t}: no max_abs"))? as f32;
+        let samples = want["samples"].as_array().ok_or_else(|| format!("tensor #{t}: no samples"))?;
+        let values = f32s(tensor);
+        let (n, k) = (values.len(), values.len().min(64));
+        if samples.len() != k {
+            return Err(format!("tensor #{t} '{name}': {n} values, {} samples of LiteRT's", samples.len()));
+        }
+        // Each sample the shortest decimal of a float32: read as f64, then rounded to it.
+        let mut pairs = vec![(values.iter().fold(0.0f32, |m, v| m.max(v.abs())), max_abs)];
+        for (i, s) in samples.iter().enumerate() {
+            let s = s.as_f64().ok_or_else(|| format!("tensor #{t}: sample {i} is not a number"))? as f32;
+            pairs.push((values[i * n / k], s));
+        }
+        let scale = f64::from(max_abs.max(f32::MIN_POSITIVE));
+        let diff = pairs.iter().map(|&(a, b)| f64::from((a - b).abs()) / scale).fold(0.0f64, f64::max);
+        if diff.is_nan() || diff > FLOAT_LAYER_TOLERANCE {
+            return Err(format!(
+                "first differing layer: tensor #{t} '{name}', {:e} of its magnitude > {FLOAT_LAYER_TOLERANCE:e}",
+                diff as f32
+            ));
+        }
+        (compared, worst) = (compared + 1, worst.max(diff));
+    }
+    Ok((compared, worst))
+}
+
 fn check(name: &str, meta: &serde_json::Value) -> Result<String, String> {
     let model = std::fs::read(models_dir().join(format!("{name}.tflite"))).map_err(|e| e.to_string())?;
     let imported = hostrt_import::tflite(&model).map_err(|e| e.to_string())?;
@@ -123,10 +180,21 @@ fn check(name: &str, meta: &serde_json::Value) -> Result<String, String> {
         let diff = got.data.iter().zip(&golden.data).filter(|(a, b)| a != b).count();
         return Err(format!("{diff} of {} int8 values differ from the golden", golden.data.len()));
     }
-    let layers = match meta.get("tensor_crc32") {
-        Some(crcs) => format!(", {} layers equal", check_layers(&model, &input, crcs)?),
-        None if golden.dtype == "i8" => return Err("no layer CRCs in models.json".into()),
-        None => String::new(),
+    let layers = match (meta.get("tensor_crc32"), meta.get("tensor_samples")) {
+        (Some(crcs), _) => format!(", {} layers equal", check_layers(&model, &input, crcs)?),
+        (None, Some(samples)) => {
+            let (n, worst) = check_float_layers(&model, &input, samples)?;
+            format!(
+                ", {n} float layers within {FLOAT_LAYER_TOLERANCE:e} (largest difference {:e})",
+                worst as f32
+            )
+        }
+        (None, None) if golden.dtype == "i8" => return Err("no layer CRCs in models.json".into()),
+        // Hybrid models are compared on their output alone: their layers quantize on the fly.
+        (None, None) if !name.ends_with("_hybrid") => {
+            return Err("no float layer samples in models.json".into());
+        }
+        (None, None) => String::new(),
     };
     Ok(format!(
         "{name}: ok, arena {} bytes (unplanned {}), weights {} bytes{layers}{error}",

@@ -10,11 +10,16 @@ model takes them) and NAME.output.npy, the golden output: TensorFlow Lite Micro'
 interpreter for int8 models (the reference kernels firmware teams compare against), LiteRT
 for float32, and LiteRT's builtin kernels without XNNPACK for hybrid models.
 models.json records each golden's source, TFLite Micro's arena use and, for int8 models,
-the CRC-32 of every operator output in TFLite Micro (the test compares each layer).
+the CRC-32 of every operator output in TFLite Micro (the test compares each layer); for
+float32 models, every float32 operator output's largest magnitude and up to 64 values at
+evenly spaced positions in LiteRT's builtin kernels (`tensor_samples`, compared likewise).
 
 Regenerate (needs TensorFlow, tflite-micro and ai-edge-litert from the package registry;
 CI needs none of them):
-    bash scripts/make_tflite_models.sh
+    bash scripts/make_tflite_models.sh [NAME ...]
+Only the float32 models' `tensor_samples`, from the committed models and inputs (nothing
+rebuilt, the rest of models.json kept):
+    bash scripts/make_tflite_models.sh --float-layers [NAME ...]
 """
 import contextlib, json, os, sys, tempfile, zlib
 
@@ -633,7 +638,54 @@ def litert_ref_run(data, x):
     return it.get_tensor(it.get_output_details()[0]["index"]), crcs
 
 
+# Values kept per float32 layer: the largest magnitude and this many elements at most.
+SAMPLES = 64
+
+
+def litert_layer_samples(data, x):
+    """Every float32 operator output in LiteRT's builtin kernels (XNNPACK keeps none of its
+    intermediates) as tensor index -> {max_abs, samples}: of the n flattened values, the
+    k = min(n, SAMPLES) at positions (i * n) // k, for the layer-by-layer comparison of the
+    float32 models. Each as the shortest decimal that reads back as the same float32."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    it = Interpreter(model_content=data, experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+                     experimental_preserve_all_tensors=True)
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    f32 = lambda v: float(str(np.float32(v)))
+    layers = {}
+    for t in sorted({t for op in it._get_ops_details() for t in op["outputs"]}):
+        v = it.get_tensor(t)
+        if v.dtype != np.float32:
+            continue
+        v = v.reshape(-1)
+        n = v.size
+        k = min(n, SAMPLES)
+        assert np.all(np.isfinite(v)), f"tensor {t} is not finite"
+        layers[str(t)] = {"max_abs": f32(np.max(np.abs(v))) if n else 0.0,
+                          "samples": [f32(v[(i * n) // k]) for i in range(k)]}
+    return layers
+
+
+def float_layers(only):
+    """--float-layers: adds or replaces `tensor_samples` of every committed float32 model
+    (golden ai-edge-litert) from its NAME.tflite and NAME.input.npy; nothing else changes."""
+    path = os.path.join(OUT, "models.json")
+    meta = json.load(open(path))
+    for full in sorted(meta):
+        if not full.endswith("_f32") or meta[full].get("golden") != "ai-edge-litert" or (only and full not in only):
+            continue
+        data = open(os.path.join(OUT, full + ".tflite"), "rb").read()
+        x = np.load(os.path.join(OUT, full + ".input.npy"))
+        meta[full]["tensor_samples"] = litert_layer_samples(data, x)
+        print(full, len(meta[full]["tensor_samples"]), "float32 layers", flush=True)
+    json.dump(meta, open(path, "w"), indent=1, sort_keys=True)
+
+
 def main():
+    if sys.argv[1:2] == ["--float-layers"]:
+        return float_layers(set(sys.argv[2:]))
     only = set(sys.argv[1:])
     meta = {}
     jobs = [(name, build, kind) for name, (build, do_int8, do_f32) in MODELS.items()
@@ -684,12 +736,12 @@ def main():
                                        "tflm_outputs_differing": int(np.sum(tflm_y != y))})
         else:
             y = litert_run(data, x)
-            meta[full] = {"golden": "ai-edge-litert"}
+            meta[full] = {"golden": "ai-edge-litert", "tensor_samples": litert_layer_samples(data, x)}
         os.makedirs(OUT, exist_ok=True)
         open(os.path.join(OUT, full + ".tflite"), "wb").write(data)
         np.save(os.path.join(OUT, full + ".input.npy"), x)
         np.save(os.path.join(OUT, full + ".output.npy"), y)
-        print(full, len(data), "bytes", meta[full], flush=True)
+        print(full, len(data), "bytes", {k: v for k, v in meta[full].items() if k != "tensor_samples"}, flush=True)
     os.makedirs(OUT, exist_ok=True)
     path = os.path.join(OUT, "models.json")
     old = json.load(open(path)) if only and os.path.exists(path) else {}
