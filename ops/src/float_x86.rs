@@ -697,21 +697,33 @@ fn taps_inside(o: usize, (s, d, k, pad): (usize, usize, usize, usize), size: usi
     (k0, k1)
 }
 
-/// Output rows or columns `from..to` in runs that read the same taps inside the image
-/// (`taps` of each): `(first, end, taps)`. Along a row, typically one run per column at each
-/// edge and one for all the columns between.
+/// Output rows or columns `from..to` (of an axis `(s, d, k, pad)` over an image `size`
+/// long) in runs that read the same taps inside the image: `(first, end, taps)`. Along a
+/// row, typically one run per column at each edge and one for all the columns between,
+/// which is found without asking each of them.
 fn same_taps(
     (from, to): (usize, usize),
-    taps: impl Fn(usize) -> (usize, usize),
+    axis: (usize, usize, usize, usize),
+    size: usize,
 ) -> impl Iterator<Item = (usize, usize, (usize, usize))> {
+    let (s, d, k, pad) = axis;
+    // The outputs that read all `k` taps inside: from the first whose first tap is inside
+    // to the last whose last tap is. No other output reads all of them.
+    let lo = pad.div_ceil(s.max(1));
+    let hi = (size + pad).checked_sub((k.max(1) - 1) * d + 1).map_or(0, |last| last / s.max(1) + 1);
     let mut o = from;
     core::iter::from_fn(move || {
         if o >= to {
             return None;
         }
-        let (start, t) = (o, taps(o));
+        let start = o;
+        if lo <= o && o < hi {
+            o = hi.min(to);
+            return Some((start, o, (0, k)));
+        }
+        let t = taps_inside(o, axis, size);
         o += 1;
-        while o < to && taps(o) == t {
+        while o < to && o != lo && taps_inside(o, axis, size) == t {
             o += 1;
         }
         Some((start, o, t))
@@ -822,10 +834,10 @@ macro_rules! depthwise_in_place {
             while row < end && w.output.h > 0 {
                 let (b, oy0) = (row / w.output.h, row % w.output.h);
                 let oy1 = w.output.h.min(oy0 + (end - row));
-                let rows_at = |oy| taps_inside(oy, (w.stride.h, w.dilation.h, w.filter.h, w.pad.h), h);
-                let cols_at = |ox| taps_inside(ox, (w.stride.w, w.dilation.w, w.filter.w, w.pad.w), iw);
-                for (y0, y1, ky) in same_taps((oy0, oy1), rows_at) {
-                    for (x0, x1, kx) in same_taps((0, w.output.w), cols_at) {
+                let rows = (w.stride.h, w.dilation.h, w.filter.h, w.pad.h);
+                let cols = (w.stride.w, w.dilation.w, w.filter.w, w.pad.w);
+                for (y0, y1, ky) in same_taps((oy0, oy1), rows, h) {
+                    for (x0, x1, kx) in same_taps((0, w.output.w), cols, iw) {
                         taps.set(p, ky, kx);
                         let blk = DwBlock { b, ys: (y0, y1), xs: (x0, x1), k0: (ky.0, kx.0), first };
                         taps.check(p, &blk);
