@@ -284,50 +284,42 @@ fn conv_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
     if !w.is_pointwise() {
         return conv_rows_padded(p, first, out);
     }
-    let (c, co, per_image) = (p.dims[3], p.out_channels, p.per_image());
+    let (c, per_image) = (p.dims[3], p.per_image());
     for (b, band0, rows, before) in bands(w.output.h, w.output.h, first, out.len() / row_len) {
         let from = (b * per_image + band0 * w.output.w) * c;
         let (pixels, x) = (rows * w.output.w, &p.input[from..][..rows * w.output.w * c]);
-        let out = &mut out[before * row_len..][..rows * row_len];
-        if hostrt_dsp::has_avx512f() && co.is_multiple_of(16) && !uses_panels(c, co, pixels) {
-            let mut c0 = 0;
-            while c0 < co {
-                // SAFETY: the CPU has AVX-512F (just checked) and AVX2 and FMA (`fits`).
-                c0 += unsafe {
-                    match co - c0 {
-                        32.. => pointwise_512::<2, TILE>(p, x, c0, out),
-                        _ => pointwise_512::<1, { 2 * TILE }>(p, x, c0, out),
-                    }
-                };
-            }
-            continue;
-        }
         let padded = Padded { values: x, width: w.output.w, taps: &[0] };
-        conv_band(p, &padded, pixels, out);
+        conv_band(p, &padded, pixels, &mut out[before * row_len..][..rows * row_len]);
     }
 }
 
-/// Output channels `c0..c0 + 16 * B` of a pointwise convolution's band on 512-bit registers:
-/// every pixel of `x` (its input channels, pixel after pixel) into `out` (its output
-/// channels likewise), `R` pixels at a time, all in one call: a small layer (eight input
-/// channels, eight multiply-adds a sum) spent more on each tile's call, slices and checks
-/// than on its sums. The same sums, in the same order, as [`conv_tile`]'s. Returns
+/// Output channels `c0..c0 + 16 * B` of a band (`padded`, its `pixels` read through `runs`)
+/// on 512-bit registers, `R` pixels at a time, all in one call: a small layer (eight input
+/// channels, eight multiply-adds a sum) spent more on a call per tile, with its slices and
+/// checks, than on its sums. The same sums, in the same order, as [`conv_tile`]'s. Returns
 /// `16 * B`.
 ///
 /// # Safety
 /// The CPU has AVX-512F, AVX2 and FMA.
 #[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn pointwise_512<const B: usize, const R: usize>(
+unsafe fn band_512<const B: usize, const R: usize>(
     p: &FloatConv<'_>,
-    x: &[f32],
+    (padded, runs, pixels): (&Padded<'_>, &[Run], usize),
     c0: usize,
     out: &mut [f32],
 ) -> usize {
-    let (k, co) = (p.dims[3], p.out_channels);
-    let pixels = x.len() / k.max(1);
-    // One check for every read and store below.
-    assert!(k > 0 && out.len() >= pixels * co && c0 + 16 * B <= co);
-    assert!(p.filter.len() >= k * co && p.bias.len() >= co);
+    let co = p.out_channels;
+    if pixels == 0 {
+        return 16 * B;
+    }
+    // One check for every read and store below: the last pixel's reads lie furthest (bases
+    // grow), to the end of the last run (runs grow); the filter's rows to the end of the run
+    // that reaches furthest into them.
+    let last = runs.last().map_or(0, |r| r.at + r.len);
+    let rows_read = runs.iter().map(|r| r.filter + r.len).max().unwrap_or(0);
+    let [far] = p.bases::<1>(padded, pixels - 1, 1);
+    assert!(far + last <= padded.values.len() && out.len() >= pixels * co && c0 + 16 * B <= co);
+    assert!(p.filter.len() >= rows_read * co && p.bias.len() >= co);
     let (lo, hi) = (_mm512_set1_ps(p.lo), _mm512_set1_ps(p.hi));
     let bias: [__m512; B] = core::array::from_fn(|j| load16(&p.bias[c0 + 16 * j..]));
     let w = p.filter.as_ptr().wrapping_add(c0);
@@ -335,19 +327,23 @@ unsafe fn pointwise_512<const B: usize, const R: usize>(
     while t < pixels {
         let rows = (pixels - t).min(R);
         // A partial tile repeats its last pixel, whose copies are not stored.
-        // SAFETY: pixel `t + min(r, rows - 1) < pixels`, whose `k` values lie in `x`.
-        let xr: [*const f32; R] =
-            core::array::from_fn(|r| unsafe { x.as_ptr().add((t + r.min(rows - 1)) * k) });
+        let bases = p.bases::<R>(padded, t, rows);
+        // SAFETY: each base is a pixel's below `pixels`, at most `far`.
+        let xr: [*const f32; R] = core::array::from_fn(|r| unsafe { padded.values.as_ptr().add(bases[r]) });
         let mut acc = [[_mm512_setzero_ps(); B]; R];
-        for i in 0..k {
-            // SAFETY: filter row `i < k` holds `co` values, `c0 + 16 * B <= co` of them read.
-            let wv: [__m512; B] =
-                core::array::from_fn(|j| unsafe { _mm512_loadu_ps(w.add(i * co + 16 * j)) });
-            for r in 0..R {
-                // SAFETY: value `i < k` of one of the pixels above.
-                let xv = _mm512_set1_ps(unsafe { *xr[r].add(i) });
-                for j in 0..B {
-                    acc[r][j] = _mm512_fmadd_ps(xv, wv[j], acc[r][j]);
+        for run in runs {
+            for i in 0..run.len {
+                // SAFETY: filter row `run.filter + i < rows_read` holds `co` values, `c0 + 16
+                // * B <= co` of them read.
+                let wv: [__m512; B] = core::array::from_fn(|j| unsafe {
+                    _mm512_loadu_ps(w.add((run.filter + i) * co + 16 * j))
+                });
+                for r in 0..R {
+                    // SAFETY: `base + run.at + i < far + last <= values.len()`.
+                    let xv = _mm512_set1_ps(unsafe { *xr[r].add(run.at + i) });
+                    for j in 0..B {
+                        acc[r][j] = _mm512_fmadd_ps(xv, wv[j], acc[r][j]);
+                    }
                 }
             }
         }
@@ -391,6 +387,19 @@ fn conv_band(p: &FloatConv<'_>, padded: &Padded<'_>, pixels: usize, out: &mut [f
     let rows_of_filter = p.filter.len() / co;
     if uses_panels(rows_of_filter, co, pixels) {
         return conv_band_panels(p, padded, pixels, runs, out);
+    }
+    if wide && co.is_multiple_of(16) {
+        let mut c0 = 0;
+        while c0 < co {
+            // SAFETY: the CPU has AVX-512F (`wide`) and AVX2 and FMA (`fits`).
+            c0 += unsafe {
+                match co - c0 {
+                    32.. => band_512::<2, TILE>(p, (padded, runs, pixels), c0, out),
+                    _ => band_512::<1, { 2 * TILE }>(p, (padded, runs, pixels), c0, out),
+                }
+            };
+        }
+        return;
     }
     // Per tile, every block of channels: the tile's pixel values stay in the L1 cache.
     for t in (0..pixels).step_by(2 * TILE) {
