@@ -9,8 +9,8 @@
 //! image in place, in blocks of output pixels that read the same taps inside the image: the
 //! pixels at the edges skip the taps outside. Then:
 //! - convolution: tiles of twelve sums in registers, six output pixels by 32 output channels
-//!   or twelve by 16 (512-bit registers; 16 or 8 on 256-bit ones); per filter tap and input
-//!   channel, one broadcast
+//!   or twelve by 16 (512-bit registers; 16 or 8 on 256-bit ones), every tile of a band for
+//!   one block of channels in one call; per filter tap and input channel, one broadcast
 //!   input value times the filter's row of output channels (`[kh, kw, in, out]`: contiguous,
 //!   read in place, or, for a filter beyond 32 KiB read by four tiles or more, copied a
 //!   block of channels at a time into a panel on the stack);
@@ -233,13 +233,26 @@ pub(crate) fn conv(
     out: &mut [f32],
     split: impl FnOnce(&mut [f32], (usize, usize), RowRuns<'_>),
 ) -> bool {
+    conv_on(p, out, hostrt_dsp::has_avx512f(), split)
+}
+
+/// [`conv`] on 512-bit registers (`wide`, where the CPU has AVX-512F) or 256-bit ones.
+fn conv_on(
+    p: &FloatConv<'_>,
+    out: &mut [f32],
+    wide: bool,
+    split: impl FnOnce(&mut [f32], (usize, usize), RowRuns<'_>),
+) -> bool {
     if !p.fits(!p.window.is_pointwise()) {
         return false;
     }
+    let wide = wide && hostrt_dsp::has_avx512f();
     // Output rows (of every image, `out_channels` values per pixel) in runs, each run its
     // bands: `split` may hand runs to other threads.
     let row_len = p.window.output.w * p.out_channels;
-    split(out, (row_len, granule(2 * TILE, p.window.output.w)), &|first, rows| conv_rows(p, first, rows));
+    split(out, (row_len, granule(2 * TILE, p.window.output.w)), &|first, rows| {
+        conv_rows(p, first, rows, wide)
+    });
     true
 }
 
@@ -278,139 +291,152 @@ fn bands(
 /// pointwise convolution reads its image in place, as one band; others read padded bands
 /// from a buffer on the stack, which only they set up (probing 128 KiB of stack per call
 /// was a pointwise layer's largest cost outside its tiles).
-fn conv_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
+fn conv_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32], wide: bool) {
     let w = p.window;
     let row_len = (w.output.w * p.out_channels).max(1);
     if !w.is_pointwise() {
-        return conv_rows_padded(p, first, out);
+        return conv_rows_padded(p, first, out, wide);
     }
     let (c, per_image) = (p.dims[3], p.per_image());
     for (b, band0, rows, before) in bands(w.output.h, w.output.h, first, out.len() / row_len) {
         let from = (b * per_image + band0 * w.output.w) * c;
         let (pixels, x) = (rows * w.output.w, &p.input[from..][..rows * w.output.w * c]);
         let padded = Padded { values: x, width: w.output.w, taps: &[0] };
-        conv_band(p, &padded, pixels, &mut out[before * row_len..][..rows * row_len]);
+        conv_band(p, &padded, pixels, &mut out[before * row_len..][..rows * row_len], wide);
     }
 }
 
-/// Output channels `c0..c0 + 16 * B` of a band (`padded`, its `pixels` read through `runs`)
-/// on 512-bit registers, `R` pixels at a time, all in one call: a small layer (eight input
-/// channels, eight multiply-adds a sum) spent more on a call per tile, with its slices and
-/// checks, than on its sums. The same sums, in the same order, as [`conv_tile`]'s. Returns
-/// `16 * B`.
+/// A band's tiles for one register width: `$name::<B, R>(p, (padded, runs, pixels), c0,
+/// out)` computes output channels `c0..c0 + LANES * B` of the band's `pixels` (read through
+/// `runs`), `R` pixels at a time, all in one call, and returns `LANES * B`: a small layer
+/// (eight input channels, eight multiply-adds a sum) spent more on a call per tile, with its
+/// slices and checks, than on its sums. The same sums, in the same order, as
+/// [`conv_tile`]'s.
 ///
 /// # Safety
-/// The CPU has AVX-512F, AVX2 and FMA.
-#[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn band_512<const B: usize, const R: usize>(
-    p: &FloatConv<'_>,
-    (padded, runs, pixels): (&Padded<'_>, &[Run], usize),
-    c0: usize,
-    out: &mut [f32],
-) -> usize {
-    let co = p.out_channels;
-    if pixels == 0 {
-        return 16 * B;
-    }
-    // One check for every read and store below: the last pixel's reads lie furthest (bases
-    // grow), to the end of the last run (runs grow); the filter's rows to the end of the run
-    // that reaches furthest into them.
-    let last = runs.last().map_or(0, |r| r.at + r.len);
-    let rows_read = runs.iter().map(|r| r.filter + r.len).max().unwrap_or(0);
-    let [far] = p.bases::<1>(padded, pixels - 1, 1);
-    assert!(far + last <= padded.values.len() && out.len() >= pixels * co && c0 + 16 * B <= co);
-    assert!(p.filter.len() >= rows_read * co && p.bias.len() >= co);
-    let (lo, hi) = (_mm512_set1_ps(p.lo), _mm512_set1_ps(p.hi));
-    let bias: [__m512; B] = core::array::from_fn(|j| load16(&p.bias[c0 + 16 * j..]));
-    let w = p.filter.as_ptr().wrapping_add(c0);
-    let mut t = 0;
-    while t < pixels {
-        let rows = (pixels - t).min(R);
-        // A partial tile repeats its last pixel, whose copies are not stored.
-        let bases = p.bases::<R>(padded, t, rows);
-        // SAFETY: each base is a pixel's below `pixels`, at most `far`.
-        let xr: [*const f32; R] = core::array::from_fn(|r| unsafe { padded.values.as_ptr().add(bases[r]) });
-        let mut acc = [[_mm512_setzero_ps(); B]; R];
-        for run in runs {
-            for i in 0..run.len {
-                // SAFETY: filter row `run.filter + i < rows_read` holds `co` values, `c0 + 16
-                // * B <= co` of them read.
-                let wv: [__m512; B] = core::array::from_fn(|j| unsafe {
-                    _mm512_loadu_ps(w.add((run.filter + i) * co + 16 * j))
+/// The CPU has the target features.
+macro_rules! band_tiles {
+    ($(#[$doc:meta])* $name:ident, $features:literal, $lanes:literal, $vec:ty, $zero:ident, $splat:ident,
+     $fma:ident, $load:ident, $loadu:ident, $add:ident, $min:ident, $max:ident, $storeu:ident) => {
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        unsafe fn $name<const B: usize, const R: usize>(
+            p: &FloatConv<'_>,
+            (padded, runs, pixels): (&Padded<'_>, &[Run], usize),
+            c0: usize,
+            out: &mut [f32],
+        ) -> usize {
+            let co = p.out_channels;
+            if pixels == 0 {
+                return $lanes * B;
+            }
+            // One check for every read and store below: the last pixel's reads lie furthest
+            // (bases grow), to the end of the last run (runs grow); the filter's rows to the
+            // end of the run that reaches furthest into them.
+            let last = runs.last().map_or(0, |r| r.at + r.len);
+            let rows_read = runs.iter().map(|r| r.filter + r.len).max().unwrap_or(0);
+            let [far] = p.bases::<1>(padded, pixels - 1, 1);
+            assert!(far + last <= padded.values.len() && out.len() >= pixels * co && c0 + $lanes * B <= co);
+            assert!(p.filter.len() >= rows_read * co && p.bias.len() >= co);
+            let (lo, hi) = ($splat(p.lo), $splat(p.hi));
+            let bias: [$vec; B] = core::array::from_fn(|j| $load(&p.bias[c0 + $lanes * j..]));
+            let w = p.filter.as_ptr().wrapping_add(c0);
+            let mut t = 0;
+            while t < pixels {
+                let rows = (pixels - t).min(R);
+                // A partial tile repeats its last pixel, whose copies are not stored.
+                let bases = p.bases::<R>(padded, t, rows);
+                let xr: [*const f32; R] = core::array::from_fn(|r| {
+                    // SAFETY: each base is a pixel's below `pixels`, at most `far`, within
+                    // `values` (the assertion).
+                    unsafe { padded.values.as_ptr().add(bases[r]) }
                 });
-                for r in 0..R {
-                    // SAFETY: `base + run.at + i < far + last <= values.len()`.
-                    let xv = _mm512_set1_ps(unsafe { *xr[r].add(run.at + i) });
-                    for j in 0..B {
-                        acc[r][j] = _mm512_fmadd_ps(xv, wv[j], acc[r][j]);
+                let mut acc = [[$zero(); B]; R];
+                for run in runs {
+                    for i in 0..run.len {
+                        // SAFETY: filter row `run.filter + i < rows_read` holds `co` values,
+                        // `c0 + LANES * B <= co` of them read.
+                        let wv: [$vec; B] = core::array::from_fn(|j| unsafe {
+                            $loadu(w.add((run.filter + i) * co + $lanes * j))
+                        });
+                        for r in 0..R {
+                            // SAFETY: `base + run.at + i < far + last <= values.len()`.
+                            let xv = $splat(unsafe { *xr[r].add(run.at + i) });
+                            for j in 0..B {
+                                acc[r][j] = $fma(xv, wv[j], acc[r][j]);
+                            }
+                        }
                     }
                 }
-            }
-        }
-        let o = out.as_mut_ptr().wrapping_add(t * co + c0);
-        for (r, acc) in acc.iter().enumerate() {
-            if r < rows {
-                for j in 0..B {
-                    // As `conv_tile`: the bias last, the clamp keeps a NaN.
-                    let v = _mm512_min_ps(hi, _mm512_max_ps(lo, _mm512_add_ps(acc[j], bias[j])));
-                    // SAFETY: pixel `t + r < pixels`, channels `c0 + 16 * (j + 1) <= co`:
-                    // within `out` (the assertion); `storeu` has no alignment requirement.
-                    unsafe { _mm512_storeu_ps(o.add(r * co + 16 * j), v) };
+                let o = out.as_mut_ptr().wrapping_add(t * co + c0);
+                for (r, acc) in acc.iter().enumerate() {
+                    if r < rows {
+                        for j in 0..B {
+                            // As `conv_tile`: the bias last, the clamp keeps a NaN.
+                            let v = $min(hi, $max(lo, $add(acc[j], bias[j])));
+                            // SAFETY: pixel `t + r < pixels`, channels `c0 + LANES * (j + 1)
+                            // <= co`: within `out` (the assertion); `storeu` has no alignment
+                            // requirement.
+                            unsafe { $storeu(o.add(r * co + $lanes * j), v) };
+                        }
+                    }
                 }
+                t += rows;
             }
+            $lanes * B
         }
-        t += rows;
-    }
-    16 * B
+    };
 }
+
+band_tiles!(
+    /// [`band_tiles!`] on 256-bit registers (eight channels each).
+    band_256, "avx2,fma", 8, __m256, _mm256_setzero_ps, _mm256_set1_ps, _mm256_fmadd_ps, load8,
+    _mm256_loadu_ps, _mm256_add_ps, _mm256_min_ps, _mm256_max_ps, _mm256_storeu_ps
+);
+band_tiles!(
+    /// [`band_tiles!`] on 512-bit registers (sixteen channels each).
+    band_512, "avx512f,avx2,fma", 16, __m512, _mm512_setzero_ps, _mm512_set1_ps, _mm512_fmadd_ps, load16,
+    _mm512_loadu_ps, _mm512_add_ps, _mm512_min_ps, _mm512_max_ps, _mm512_storeu_ps
+);
 
 /// [`conv_rows`] through padded bands.
 #[inline(never)]
-fn conv_rows_padded(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
+fn conv_rows_padded(p: &FloatConv<'_>, first: usize, out: &mut [f32], wide: bool) {
     let w = p.window;
     let row_len = (w.output.w * p.out_channels).max(1);
     let mut buf = PaddedBuf([const { MaybeUninit::<f32>::uninit() }; PADDED]);
     let mut taps = [0usize; MAX_TAPS];
     for (b, band0, rows, before) in bands(w.output.h, p.band_rows(), first, out.len() / row_len) {
         let padded = p.pad((b, band0, rows), &mut buf.0, &mut taps);
-        conv_band(p, &padded, rows * w.output.w, &mut out[before * row_len..][..rows * row_len]);
+        conv_band(p, &padded, rows * w.output.w, &mut out[before * row_len..][..rows * row_len], wide);
     }
 }
 
 /// The `pixels` output pixels of a band (`padded`) into `out`.
 #[inline(always)]
-fn conv_band(p: &FloatConv<'_>, padded: &Padded<'_>, pixels: usize, out: &mut [f32]) {
+fn conv_band(p: &FloatConv<'_>, padded: &Padded<'_>, pixels: usize, out: &mut [f32], wide: bool) {
     let (c, co) = (p.dims[3], p.out_channels);
-    let wide = hostrt_dsp::has_avx512f();
     let mut run_buf = [Run { at: 0, filter: 0, len: 0 }; MAX_TAPS];
     let runs = tap_runs(padded.taps, c, &mut run_buf);
     let rows_of_filter = p.filter.len() / co;
     if uses_panels(rows_of_filter, co, pixels) {
-        return conv_band_panels(p, padded, pixels, runs, out);
+        return conv_band_panels(p, (padded, runs, pixels), out, wide);
     }
-    if wide && co.is_multiple_of(16) {
-        let mut c0 = 0;
-        while c0 < co {
-            // SAFETY: the CPU has AVX-512F (`wide`) and AVX2 and FMA (`fits`).
-            c0 += unsafe {
-                match co - c0 {
-                    32.. => band_512::<2, TILE>(p, (padded, runs, pixels), c0, out),
-                    _ => band_512::<1, { 2 * TILE }>(p, (padded, runs, pixels), c0, out),
-                }
-            };
-        }
-        return;
-    }
-    // Per tile, every block of channels: the tile's pixel values stay in the L1 cache.
-    for t in (0..pixels).step_by(2 * TILE) {
-        let at = pixels_at(p, padded, pixels, t);
-        let mut c0 = 0;
-        while c0 < co {
-            let step = step_at(wide, co - c0);
-            let weights = Weights { values: p.filter, stride: co, col: c0 };
-            tile(p, wide, at, (c0, step), (weights, runs, Part::WHOLE), &mut out[t * co..]);
-            c0 += step;
-        }
+    // Per block of channels, every tile of the band in one call: 32 or 16 channels in
+    // 512-bit registers where the CPU has them, else (and for a last eight) 16 or 8 in
+    // 256-bit ones; twelve sums in registers either way.
+    let band = (padded, runs, pixels);
+    let mut c0 = 0;
+    while c0 < co {
+        // SAFETY: `fits` checked the CPU has AVX2 and FMA, `wide` that it has AVX-512F.
+        c0 += unsafe {
+            match (co - c0, wide) {
+                (32.., true) => band_512::<2, TILE>(p, band, c0, out),
+                (16.., true) => band_512::<1, { 2 * TILE }>(p, band, c0, out),
+                (16.., false) => band_256::<2, TILE>(p, band, c0, out),
+                _ => band_256::<1, { 2 * TILE }>(p, band, c0, out),
+            }
+        };
     }
 }
 
@@ -418,9 +444,13 @@ fn conv_band(p: &FloatConv<'_>, padded: &Padded<'_>, pixels: usize, out: &mut [f
 /// panels of up to 32 KiB (256 filter rows of 32 channels), each read by every tile of the
 /// band; the sums go on from one panel's rows to the next's.
 #[inline(never)]
-fn conv_band_panels(p: &FloatConv<'_>, padded: &Padded<'_>, pixels: usize, runs: &[Run], out: &mut [f32]) {
+fn conv_band_panels(
+    p: &FloatConv<'_>,
+    (padded, runs, pixels): (&Padded<'_>, &[Run], usize),
+    out: &mut [f32],
+    wide: bool,
+) {
     let co = p.out_channels;
-    let wide = hostrt_dsp::has_avx512f();
     let rows_of_filter = p.filter.len() / co;
     let mut panel_buf = PanelBuf([const { MaybeUninit::<f32>::uninit() }; PANEL]);
     // Weights laid out ahead of time are in the blocks of the 512-bit tiles.
@@ -574,17 +604,13 @@ struct Weights<'a> {
     col: usize,
 }
 
-/// Which rows of the filter a tile sums: all of them (`WHOLE`), or one of several parts
-/// in order, the sums stored between them. Each output's sum then runs over the filter rows
+/// Which rows of the filter a tile of [`conv_band_panels`] sums: one of several parts in
+/// order (the first and the last may be one), the sums stored between them. Each output's sum then runs over the filter rows
 /// in the same order as in one part, so the results are the same.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Part {
     first: bool,
     last: bool,
-}
-
-impl Part {
-    const WHOLE: Part = Part { first: true, last: true };
 }
 
 // Floats of a filter panel (32 KiB of stack, an L1 cache's worth): 256 filter rows of 32
@@ -1373,11 +1399,17 @@ mod tests {
                 hi,
                 packed: None,
             };
-            let mut out = std::vec![0.0; out_len];
-            assert!(conv(&p, &mut out, in_runs), "case {i} taken");
-            for (a, b) in out.iter().zip(reference(&p, false)) {
-                assert!((a - b).abs() <= 1e-5, "conv case {i}: {a} vs {b}");
-            }
+            // On 512-bit registers where the CPU has them, and on 256-bit ones: the same sums
+            // lane by lane, so the same results bit for bit.
+            let [out, narrow] = [true, false].map(|wide| {
+                let mut out = std::vec![0.0; out_len];
+                assert!(conv_on(&p, &mut out, wide, in_runs), "case {i} taken");
+                for (a, b) in out.iter().zip(reference(&p, false)) {
+                    assert!((a - b).abs() <= 1e-5, "conv case {i} (wide {wide}): {a} vs {b}");
+                }
+                out
+            });
+            assert!(out.iter().zip(&narrow).all(|(a, b)| a.to_bits() == b.to_bits()), "case {i} widths");
             // The filter laid out ahead of time: the same values, so the same results.
             let mut packed = std::vec![0.0; conv_filter.len()];
             if crate::panels::pack(&conv_filter, co, &mut packed) {
