@@ -316,7 +316,7 @@ fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: impl Fn(f32, f3
         let x: &[f32] = bytemuck::try_cast_slice(b.lhs).map_err(|_| unaligned())?;
         let y: &[f32] = bytemuck::try_cast_slice(b.rhs).map_err(|_| unaligned())?;
         let out = f32s_mut(kernel, b.out)?;
-        let f = |x, y| clamp_to(op(x, y), (lo, hi));
+        let f = |x, y| crate::clamp_to(op(x, y), (lo, hi));
         if x.len() == out.len() && y.len() == out.len() {
             // Operands of the output's shape (a residual connection's add): in runs over
             // the host's threads.
@@ -329,14 +329,6 @@ fn binary_f32(frame: &KernelFrame<'_>, kernel: &'static str, op: impl Fn(f32, f3
         }
         Ok(())
     })
-}
-
-/// `v` clamped to `[lo, hi]`, a range `float_range` checked, a NaN kept: `f32::clamp`
-/// without its assertion, which compiled for AVX-512 stayed in the loop and kept it scalar.
-#[inline(always)]
-fn clamp_to(v: f32, (lo, hi): (f32, f32)) -> f32 {
-    let v = if v < lo { lo } else { v };
-    if v > hi { hi } else { v }
 }
 
 /// `out[i] = f(x[l], y[r])` over the broadcast of `x` (strides `ls`) and `y` (`rs`) to

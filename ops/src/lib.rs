@@ -101,6 +101,14 @@ fn on_widest<R>(body: impl FnOnce() -> R) -> R {
     body()
 }
 
+/// `v` clamped to `[lo, hi]`, a range `float_range` checked, a NaN kept: `f32::clamp`
+/// without its assertion, which compiled for AVX-512 stayed in the loop and kept it scalar.
+#[inline(always)]
+fn clamp_to(v: f32, (lo, hi): (f32, f32)) -> f32 {
+    let v = if v < lo { lo } else { v };
+    if v > hi { hi } else { v }
+}
+
 /// Elements per row of an element-wise split ([`for_element_runs`]), and the fewest rows per
 /// run: runs of 16,384 elements or more. MobileNetV2 at 96x96 on two threads, profiled: its
 /// 48x48x16 residual add 12.0 -> 6.1 us. Runs of 4,096 split the transformer's 64x128 adds

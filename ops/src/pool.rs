@@ -11,7 +11,6 @@ use hostrt_dsp::{Hw, Nhwc, PoolParams, Window};
 
 use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, Region, dsp_error, invalid};
-use crate::conv::tap;
 
 /// The pooling window from the `window` attribute `[fh, fw, sh, sw, ph, pw]`.
 fn geometry(a: &Attrs<'_>, output: &Region<4>) -> Result<Window, Diagnostic> {
@@ -73,36 +72,35 @@ fn pool_f32(frame: &KernelFrame<'_>, kernel: &'static str, max: bool) {
         let out = f32s_mut(kernel, out)?;
         // Per output pixel, the taps in order, for each block of channels: each channel sees
         // the same order as one channel at a time would, and a block's sums stay in
-        // registers. A window's taps inside the image form one run of columns per row.
+        // registers. A window's taps inside the image are one run of columns in each of a
+        // range of rows.
         let mut pixels = out.chunks_exact_mut(c.max(1));
         for b in 0..n {
             for oy in 0..oh {
-                let rows = (0..w.filter.h).filter_map(|ky| tap(oy, w.stride.h, w.pad.h, ky, 1, ih));
+                let (y0, y1) = span(oy, (w.stride.h, w.pad.h, w.filter.h), ih);
                 for ox in 0..ow {
                     let Some(px) = pixels.next() else { return Ok(()) };
-                    let (x0, x1) = columns(ox, &w, iw);
-                    // A window over whole rows (a global pool) reads one run: its rows are
-                    // consecutive, so their pixels follow one another in the input, in the
-                    // order the sums take.
-                    let (n_rows, whole) = (rows.clone().count(), x1 - x0 == iw);
-                    let taps = rows.clone().take(if whole { 1 } else { n_rows });
-                    let taps = taps.map(|y| ((b * ih + y) * iw + x0) * c);
-                    let run = (if whole { n_rows * iw } else { x1 - x0 }, c);
-                    if max {
-                        pool_pixel(px, x, taps, run, f32::MIN, f32::max);
-                    } else {
-                        pool_pixel(px, x, taps, run, 0.0, |a, v| a + v);
-                    }
-                    let count = n_rows * (x1 - x0);
+                    let (x0, x1) = span(ox, (w.stride.w, w.pad.w, w.filter.w), iw);
+                    let count = (y1 - y0) * (x1 - x0);
                     if count == 0 {
                         return Err(invalid(
                             kernel,
                             format_args!("a pooling window lies wholly in the padding"),
                         ));
                     }
+                    // A window over whole rows (a global pool) reads one run: its rows are
+                    // consecutive, so their pixels follow one another in the input, in the
+                    // order the sums take.
+                    let (runs, len) = if x1 - x0 == iw { (1, count) } else { (y1 - y0, x1 - x0) };
+                    let window = (((b * ih + y0) * iw + x0) * c, iw * c, runs);
+                    if max {
+                        pool_pixel(px, x, window, (len, c), f32::MIN, f32::max);
+                    } else {
+                        pool_pixel(px, x, window, (len, c), 0.0, |a, v| a + v);
+                    }
                     for a in px.iter_mut() {
                         let v = if max { *a } else { *a / count as f32 };
-                        *a = v.clamp(lo, hi);
+                        *a = crate::clamp_to(v, (lo, hi));
                     }
                 }
             }
@@ -111,84 +109,82 @@ fn pool_f32(frame: &KernelFrame<'_>, kernel: &'static str, max: bool) {
     })
 }
 
-/// The input columns `x0..x1` that output column `ox`'s window covers inside the image
-/// (`x0 == x1` when none).
-fn columns(ox: usize, w: &Window, iw: usize) -> (usize, usize) {
+/// The input rows or columns `i0..i1` that output row or column `o`'s window (`(stride,
+/// pad, filter)`) covers inside an image `size` long (`i0 == i1` when none).
+fn span(o: usize, (stride, pad, filter): (usize, usize, usize), size: usize) -> (usize, usize) {
     // Every factor is below 2^31 (region dims) or 2^16 (window), so i64 cannot overflow.
-    let start = ox as i64 * w.stride.w as i64 - w.pad.w as i64;
-    let x0 = start.clamp(0, iw as i64);
-    let x1 = (start + w.filter.w as i64).clamp(x0, iw as i64);
-    (x0 as usize, x1 as usize)
+    let start = o as i64 * stride as i64 - pad as i64;
+    let i0 = start.clamp(0, size as i64);
+    let i1 = (start + filter as i64).clamp(i0, size as i64);
+    (i0 as usize, i1 as usize)
 }
 
-/// Channels per block of [`pool_pixel`].
-const BLOCK: usize = 16;
-
 /// One output pixel `px` of `c` channels: from `init`, `f` of each input pixel in order,
-/// over `rows` (each the index in `x` of a run's first pixel) of `len` pixels each
-/// (`(len, c)`).
+/// over `runs` runs of `len` pixels each, the first at `first` in `x` and each `step` after
+/// the last (`(first, step, runs)`, `(len, c)`). Blocks of 32, 16, 8 and 4 channels, each in
+/// a function compiled for the widest registers the CPU has, keep their sums in registers;
+/// each channel's sum waits on its last operation, and a wider block's chains overlap.
 #[inline(always)]
 fn pool_pixel(
     px: &mut [f32],
     x: &[f32],
-    rows: impl Iterator<Item = usize> + Clone,
+    window: (usize, usize, usize),
     (len, c): (usize, usize),
     init: f32,
-    f: impl Fn(f32, f32) -> f32,
+    f: impl Fn(f32, f32) -> f32 + Copy,
 ) {
     let mut c0 = 0;
-    // Whole blocks, compiled for the widest registers the CPU has, two at a time where there
-    // are: each channel's sum waits on its last add, and two blocks' chains overlap.
-    while c - c0 >= BLOCK {
+    while c - c0 >= 4 {
         let at = (len, c, c0);
-        if c - c0 >= 2 * BLOCK {
-            let v = crate::on_widest(
-                #[inline(always)]
-                || pool_block::<{ 2 * BLOCK }>(x, rows.clone(), at, init, &f),
-            );
-            px[c0..c0 + 2 * BLOCK].copy_from_slice(&v);
-            c0 += 2 * BLOCK;
-        } else {
-            let v = crate::on_widest(
-                #[inline(always)]
-                || pool_block::<BLOCK>(x, rows.clone(), at, init, &f),
-            );
-            px[c0..c0 + BLOCK].copy_from_slice(&v);
-            c0 += BLOCK;
-        }
+        c0 += match c - c0 {
+            32.. => pool_block::<32>(px, x, window, at, init, f),
+            16.. => pool_block::<16>(px, x, window, at, init, f),
+            8.. => pool_block::<8>(px, x, window, at, init, f),
+            _ => pool_block::<4>(px, x, window, at, init, f),
+        };
     }
     // The last channels, in place.
     if c0 < c {
         let px = &mut px[c0..c];
         px.fill(init);
-        for start in rows {
+        let (first, step, runs) = window;
+        for r in 0..runs {
             for p in 0..len {
-                let v = &x[start + p * c + c0..][..c - c0];
+                let v = &x[first + r * step + p * c + c0..][..c - c0];
                 px.iter_mut().zip(v).for_each(|(a, &v)| *a = f(*a, v));
             }
         }
     }
 }
 
-/// Channels `c0..c0 + N` of [`pool_pixel`]'s pixel (`(len, c, c0)`).
+/// Channels `c0..c0 + N` of [`pool_pixel`]'s pixel (`(len, c, c0)`) into `px`; returns `N`.
 #[inline(always)]
 fn pool_block<const N: usize>(
+    px: &mut [f32],
     x: &[f32],
-    rows: impl Iterator<Item = usize>,
+    (first, step, runs): (usize, usize, usize),
     (len, c, c0): (usize, usize, usize),
     init: f32,
-    f: &impl Fn(f32, f32) -> f32,
-) -> [f32; N] {
-    let mut acc = [init; N];
-    for start in rows {
-        for p in 0..len {
-            let v: &[f32; N] = x[start + p * c + c0..][..N].try_into().unwrap_or(&[0.0; N]);
-            for k in 0..N {
-                acc[k] = f(acc[k], v[k]);
+    f: impl Fn(f32, f32) -> f32 + Copy,
+) -> usize {
+    let acc = crate::on_widest(
+        #[inline(always)]
+        || {
+            let mut acc = [init; N];
+            for r in 0..runs {
+                for p in 0..len {
+                    let at = first + r * step + p * c + c0;
+                    let v: &[f32; N] = x[at..][..N].try_into().unwrap_or(&[0.0; N]);
+                    for k in 0..N {
+                        acc[k] = f(acc[k], v[k]);
+                    }
+                }
             }
-        }
-    }
-    acc
+            acc
+        },
+    );
+    px[c0..c0 + N].copy_from_slice(&acc);
+    N
 }
 
 /// `nn.max_pool_2d.i8`.
