@@ -306,12 +306,14 @@ fn conv_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32], wide: bool) {
     }
 }
 
-/// A band's tiles for one register width: `$name::<B, R>(p, (padded, runs, pixels), c0,
-/// out)` computes output channels `c0..c0 + LANES * B` of the band's `pixels` (read through
-/// `runs`), `R` pixels at a time, all in one call, and returns `LANES * B`: a small layer
-/// (eight input channels, eight multiply-adds a sum) spent more on a call per tile, with its
-/// slices and checks, than on its sums. The same sums, in the same order, as
-/// [`conv_tile`]'s.
+/// A band's tiles for one register width: `$name::<B, R>(p, (padded, runs, pixels),
+/// (weights, part), c0, out)` computes output channels `c0..c0 + LANES * B` of the band's
+/// `pixels` (read through `runs`, the filter's values from `weights`), `R` pixels at a time,
+/// all in one call, and returns `LANES * B`. Per filter row, one broadcast input value times
+/// the row's channels, `R * B` sums in registers, the bias added last. A [`Part`] that is not
+/// the first continues the sums stored in `out`; one that is not the last stores them as
+/// they are, without bias and clamp. (One call per tile, with its own slices and checks,
+/// cost a small layer, eight input channels, more than its sums.)
 ///
 /// # Safety
 /// The CPU has the target features.
@@ -323,6 +325,7 @@ macro_rules! band_tiles {
         unsafe fn $name<const B: usize, const R: usize>(
             p: &FloatConv<'_>,
             (padded, runs, pixels): (&Padded<'_>, &[Run], usize),
+            (weights, part): (Weights<'_>, Part),
             c0: usize,
             out: &mut [f32],
         ) -> usize {
@@ -331,16 +334,17 @@ macro_rules! band_tiles {
                 return $lanes * B;
             }
             // One check for every read and store below: the last pixel's reads lie furthest
-            // (bases grow), to the end of the last run (runs grow); the filter's rows to the
-            // end of the run that reaches furthest into them.
+            // (bases grow), to the end of the last run (runs grow); the filter's rows,
+            // `weights.stride` apart, to the end of the run that reaches furthest into them.
             let last = runs.last().map_or(0, |r| r.at + r.len);
             let rows_read = runs.iter().map(|r| r.filter + r.len).max().unwrap_or(0);
             let [far] = p.bases::<1>(padded, pixels - 1, 1);
             assert!(far + last <= padded.values.len() && out.len() >= pixels * co && c0 + $lanes * B <= co);
-            assert!(p.filter.len() >= rows_read * co && p.bias.len() >= co);
+            assert!(weights.col + $lanes * B <= weights.stride);
+            assert!(weights.values.len() >= rows_read * weights.stride && p.bias.len() >= co);
             let (lo, hi) = ($splat(p.lo), $splat(p.hi));
             let bias: [$vec; B] = core::array::from_fn(|j| $load(&p.bias[c0 + $lanes * j..]));
-            let w = p.filter.as_ptr().wrapping_add(c0);
+            let (w, stride) = (weights.values.as_ptr().wrapping_add(weights.col), weights.stride);
             let mut t = 0;
             while t < pixels {
                 let rows = (pixels - t).min(R);
@@ -351,13 +355,23 @@ macro_rules! band_tiles {
                     // `values` (the assertion).
                     unsafe { padded.values.as_ptr().add(bases[r]) }
                 });
+                let o = out.as_mut_ptr().wrapping_add(t * co + c0);
                 let mut acc = [[$zero(); B]; R];
+                if !part.first {
+                    // The sums of the parts before, stored below.
+                    for (r, acc) in acc.iter_mut().enumerate().take(rows) {
+                        for (j, acc) in acc.iter_mut().enumerate() {
+                            // SAFETY: as the stores below.
+                            *acc = unsafe { $loadu(o.add(r * co + $lanes * j)) };
+                        }
+                    }
+                }
                 for run in runs {
                     for i in 0..run.len {
-                        // SAFETY: filter row `run.filter + i < rows_read` holds `co` values,
-                        // `c0 + LANES * B <= co` of them read.
+                        // SAFETY: filter row `run.filter + i < rows_read` holds `stride`
+                        // values, `col + LANES * B <= stride` of them read.
                         let wv: [$vec; B] = core::array::from_fn(|j| unsafe {
-                            $loadu(w.add((run.filter + i) * co + $lanes * j))
+                            $loadu(w.add((run.filter + i) * stride + $lanes * j))
                         });
                         for r in 0..R {
                             // SAFETY: `base + run.at + i < far + last <= values.len()`.
@@ -368,12 +382,13 @@ macro_rules! band_tiles {
                         }
                     }
                 }
-                let o = out.as_mut_ptr().wrapping_add(t * co + c0);
                 for (r, acc) in acc.iter().enumerate() {
                     if r < rows {
                         for j in 0..B {
-                            // As `conv_tile`: the bias last, the clamp keeps a NaN.
-                            let v = $min(hi, $max(lo, $add(acc[j], bias[j])));
+                            // The bias last, after the last part; MAXPS and MINPS return their
+                            // second operand when either is NaN: the clamp keeps a NaN, as
+                            // `f32::clamp` does.
+                            let v = if part.last { $min(hi, $max(lo, $add(acc[j], bias[j]))) } else { acc[j] };
                             // SAFETY: pixel `t + r < pixels`, channels `c0 + LANES * (j + 1)
                             // <= co`: within `out` (the assertion); `storeu` has no alignment
                             // requirement.
@@ -428,15 +443,30 @@ fn conv_band(p: &FloatConv<'_>, padded: &Padded<'_>, pixels: usize, out: &mut [f
     let band = (padded, runs, pixels);
     let mut c0 = 0;
     while c0 < co {
-        // SAFETY: `fits` checked the CPU has AVX2 and FMA, `wide` that it has AVX-512F.
-        c0 += unsafe {
-            match (co - c0, wide) {
-                (32.., true) => band_512::<2, TILE>(p, band, c0, out),
-                (16.., true) => band_512::<1, { 2 * TILE }>(p, band, c0, out),
-                (16.., false) => band_256::<2, TILE>(p, band, c0, out),
-                _ => band_256::<1, { 2 * TILE }>(p, band, c0, out),
-            }
-        };
+        let weights = Weights { values: p.filter, stride: co, col: c0 };
+        c0 += band_block(p, band, (weights, Part { first: true, last: true }), (c0, co - c0), out, wide);
+    }
+}
+
+/// The tiles of output channels `c0..` (`left` of them remain) of a band in one call, as many
+/// channels as [`step_at`] takes; returns that many.
+#[inline(always)]
+fn band_block(
+    p: &FloatConv<'_>,
+    band: (&Padded<'_>, &[Run], usize),
+    weights: (Weights<'_>, Part),
+    (c0, left): (usize, usize),
+    out: &mut [f32],
+    wide: bool,
+) -> usize {
+    // SAFETY: `fits` checked the CPU has AVX2 and FMA, `wide` that it has AVX-512F.
+    unsafe {
+        match (step_at(wide, left), wide) {
+            (32, true) => band_512::<2, TILE>(p, band, weights, c0, out),
+            (16, true) => band_512::<1, { 2 * TILE }>(p, band, weights, c0, out),
+            (16, false) => band_256::<2, TILE>(p, band, weights, c0, out),
+            _ => band_256::<1, { 2 * TILE }>(p, band, weights, c0, out),
+        }
     }
 }
 
@@ -469,10 +499,7 @@ fn conv_band_panels(
             };
             let mut part_buf = [Run { at: 0, filter: 0, len: 0 }; MAX_TAPS];
             let part_runs = runs_within(runs, (r0, r1), &mut part_buf);
-            for t in (0..pixels).step_by(2 * TILE) {
-                let out = &mut out[t * co..];
-                tile(p, wide, pixels_at(p, padded, pixels, t), (c0, step), (weights, part_runs, part), out);
-            }
+            band_block(p, (padded, part_runs, pixels), (weights, part), (c0, co - c0), out, wide);
         }
         c0 += step;
     }
@@ -491,20 +518,6 @@ fn step_at(wide: bool, left: usize) -> usize {
     }
 }
 
-/// The first values of output pixels `t..` of a band of `pixels` (a tile of up to twelve)
-/// and their count: a partial tile repeats its last pixel, whose copies are not stored.
-#[inline(always)]
-fn pixels_at<'a>(
-    p: &FloatConv<'_>,
-    padded: &Padded<'a>,
-    pixels: usize,
-    t: usize,
-) -> ([&'a [f32]; 2 * TILE], usize) {
-    let n = (pixels - t).min(2 * TILE);
-    let bases = p.bases::<{ 2 * TILE }>(padded, t, n);
-    (core::array::from_fn(|r| &padded.values[bases[r]..]), n)
-}
-
 /// The parts of `runs` that read filter rows `r0..r1`, their filter rows counted from `r0`
 /// (as in a panel of those rows), into `buf`.
 fn runs_within<'b>(runs: &[Run], (r0, r1): (usize, usize), buf: &'b mut [Run; MAX_TAPS]) -> &'b [Run] {
@@ -517,42 +530,6 @@ fn runs_within<'b>(runs: &[Run], (r0, r1): (usize, usize), buf: &'b mut [Run; MA
         }
     }
     &buf[..n]
-}
-
-/// Channels `c0..c0 + step` of a tile of up to twelve output pixels (their first values
-/// `at`, `n` of them) into `tile_out`, on the widest registers the CPU has (`wide`).
-#[inline(always)]
-fn tile(
-    p: &FloatConv<'_>,
-    wide: bool,
-    (at, n): ([&[f32]; 2 * TILE], usize),
-    (c0, step): (usize, usize),
-    (weights, runs, part): (Weights<'_>, &[Run], Part),
-    tile_out: &mut [f32],
-) {
-    let co = p.out_channels;
-    let (halves, _) = at.as_chunks::<TILE>();
-    // SAFETY: `fits` checked the CPU has AVX2 and FMA, `wide` that it has AVX-512F.
-    unsafe {
-        match (step, wide) {
-            (32, _) => {
-                conv_tile_512::<2, TILE>(p, (weights, runs, part), halves[0], c0, tile_out, n.min(TILE));
-                if n > TILE {
-                    let rest = &mut tile_out[TILE * co..];
-                    conv_tile_512::<2, TILE>(p, (weights, runs, part), halves[1], c0, rest, n - TILE);
-                }
-            }
-            (16, true) => conv_tile_512::<1, { 2 * TILE }>(p, (weights, runs, part), at, c0, tile_out, n),
-            (16, false) => {
-                conv_tile::<2, TILE>(p, (weights, runs, part), halves[0], c0, tile_out, n.min(TILE));
-                if n > TILE {
-                    let rest = &mut tile_out[TILE * co..];
-                    conv_tile::<2, TILE>(p, (weights, runs, part), halves[1], c0, rest, n - TILE);
-                }
-            }
-            _ => conv_tile::<1, { 2 * TILE }>(p, (weights, runs, part), at, c0, tile_out, n),
-        }
-    }
 }
 
 /// Whether a band of `pixels` output pixels reads the filter (`rows` rows of `co` output
@@ -604,9 +581,10 @@ struct Weights<'a> {
     col: usize,
 }
 
-/// Which rows of the filter a tile of [`conv_band_panels`] sums: one of several parts in
-/// order (the first and the last may be one), the sums stored between them. Each output's sum then runs over the filter rows
-/// in the same order as in one part, so the results are the same.
+/// Which rows of the filter a band's tiles sum: all of them (first and last), or one of
+/// several parts in order ([`conv_band_panels`]), the sums stored between them. Each
+/// output's sum then runs over the filter rows in the same order as in one part, so the
+/// results are the same.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Part {
     first: bool,
@@ -647,100 +625,6 @@ fn panel<'a>(
     let values = unsafe { &*(buf as *const [MaybeUninit<f32>] as *const [f32]) };
     Weights { values, stride: width, col: 0 }
 }
-
-/// A convolution tile for one register width: `$name::<B, R>(p, (w, runs, part), at, c0,
-/// out, rows)` computes output channels `c0..c0 + LANES * B` of up to `R` pixels (`rows`),
-/// pixel `r` reading its taps' values from `at[r]` in `runs` and the filter's from `w`, and
-/// stores them `out_channels` apart from `out`. A [`Part`] that is not the first continues the sums
-/// stored in `out`; one that is not the last stores them as they are, without bias and clamp.
-macro_rules! conv_tile {
-    ($(#[$doc:meta])* $name:ident, $features:literal, $lanes:literal, $zero:ident, $splat:ident, $fma:ident,
-     $load:ident, $loadu:ident, $add:ident, $min:ident, $max:ident, $store:ident) => {
-        $(#[$doc])*
-        #[target_feature(enable = $features)]
-        fn $name<const B: usize, const R: usize>(
-            p: &FloatConv<'_>,
-            (w, runs, part): (Weights<'_>, &[Run], Part),
-            at: [&[f32]; R],
-            c0: usize,
-            out: &mut [f32],
-            rows: usize,
-        ) {
-            let co = p.out_channels;
-            // One check for every read below (none per run: a first layer's runs are short):
-            // each pixel's values reach to the last run's end, and the filter's rows,
-            // `w.stride` apart, to the end of the run that reaches furthest into them.
-            let last = runs.last().map_or(0, |r| r.at + r.len);
-            let rows_read = runs.iter().map(|r| r.filter + r.len).max().unwrap_or(0);
-            assert!(w.col + $lanes * B <= w.stride && rows_read * w.stride <= w.values.len());
-            assert!(c0 + $lanes * B <= co);
-            // Each pixel's length read on its own: the caller has just stored `at`, slice by
-            // slice, and one vector load of several lengths waited for those stores to reach
-            // the cache (a sixth of a small pointwise layer's time).
-            let x: [*const f32; R] = core::array::from_fn(|r| {
-                assert!(at[r].len() >= last);
-                at[r].as_ptr()
-            });
-            let mut acc = [[$zero(); B]; R];
-            if !part.first {
-                for (r, acc) in acc.iter_mut().enumerate().take(rows) {
-                    for (j, acc) in acc.iter_mut().enumerate() {
-                        *acc = $load(&out[r * co + c0 + $lanes * j..]);
-                    }
-                }
-            }
-            for run in runs {
-                for k in 0..run.len {
-                    let mut wv = [$zero(); B];
-                    for (j, wv_j) in wv.iter_mut().enumerate() {
-                        let at = (run.filter + k) * w.stride + w.col + $lanes * j;
-                        // SAFETY: `at + LANES <= rows_read * stride <= values.len()` (the
-                        // assertion; `k < run.len`, `col + LANES * B <= stride`); `loadu`
-                        // has no alignment requirement.
-                        *wv_j = unsafe { $loadu(w.values.as_ptr().add(at)) };
-                    }
-                    for r in 0..R {
-                        // SAFETY: `run.at + k < run.at + run.len <= last <= at[r].len()` (the
-                        // assertion: runs grow, so the last reads furthest).
-                        let xv = $splat(unsafe { *x[r].add(run.at + k) });
-                        for j in 0..B {
-                            acc[r][j] = $fma(xv, wv[j], acc[r][j]);
-                        }
-                    }
-                }
-            }
-            if !part.last {
-                for (r, acc) in acc.iter().enumerate().take(rows) {
-                    for (j, &acc) in acc.iter().enumerate() {
-                        $store(acc, &mut out[r * co + c0 + $lanes * j..]);
-                    }
-                }
-                return;
-            }
-            let (lo, hi) = ($splat(p.lo), $splat(p.hi));
-            for j in 0..B {
-                let bias = $load(&p.bias[c0 + $lanes * j..]);
-                for (r, acc) in acc.iter().enumerate().take(rows) {
-                    // MAXPS and MINPS return their second operand when either is NaN: the
-                    // clamp keeps a NaN, as `f32::clamp` does.
-                    let v = $min(hi, $max(lo, $add(acc[j], bias)));
-                    $store(v, &mut out[r * co + c0 + $lanes * j..]);
-                }
-            }
-        }
-    };
-}
-
-conv_tile!(
-    /// The convolution tile on 256-bit registers (eight channels each).
-    conv_tile, "avx2,fma", 8, _mm256_setzero_ps, _mm256_set1_ps, _mm256_fmadd_ps, load8, _mm256_loadu_ps,
-    _mm256_add_ps, _mm256_min_ps, _mm256_max_ps, store8
-);
-conv_tile!(
-    /// The convolution tile on 512-bit registers (sixteen channels each).
-    conv_tile_512, "avx512f,avx2,fma", 16, _mm512_setzero_ps, _mm512_set1_ps, _mm512_fmadd_ps, load16,
-    _mm512_loadu_ps, _mm512_add_ps, _mm512_min_ps, _mm512_max_ps, store16
-);
 
 /// The first sixteen floats of `v` (which holds at least sixteen).
 #[target_feature(enable = "avx512f")]
@@ -1104,7 +988,7 @@ macro_rules! depthwise_pixels {
             for j in 0..B {
                 let bias = $load(&p.bias[c0 + $lanes * j..]);
                 for (k, acc) in acc.iter().enumerate() {
-                    // As `conv_tile`: the clamp keeps a NaN.
+                    // As `band_tiles!`: the clamp keeps a NaN.
                     let v = $min(hi, $max(lo, $add(acc[j], bias)));
                     $store(v, &mut out[dst[k] * c + c0 + $lanes * j..]);
                 }
@@ -1196,7 +1080,7 @@ macro_rules! fc_block {
             }
             let (lo, hi) = ($splat(lo), $splat(hi));
             for (j, acc) in acc.iter().enumerate() {
-                // As `conv_tile`: the clamp keeps a NaN.
+                // As `band_tiles!`: the clamp keeps a NaN.
                 let v = $min(hi, $max(lo, $add(*acc, $load(&bias[c0 + $lanes * j..]))));
                 $store(v, &mut out[c0 + $lanes * j..]);
             }
