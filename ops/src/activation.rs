@@ -32,6 +32,7 @@ pub(crate) fn unary_f32(
         // The parameters by value: read through the attribute's slice, each was loaded and
         // bounds-checked again for every element, which kept the loop scalar (a clamp of
         // 2,048 values: 1.2 us).
+        debug_assert!(params.1 <= MAX_PARAMS, "{kernel}: more parameters than MAX_PARAMS");
         let mut p = [0.0; MAX_PARAMS];
         if params.1 > 0 {
             let v = a.floats(2, params.0, params.1)?;

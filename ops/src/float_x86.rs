@@ -121,18 +121,19 @@ impl FloatConv<'_> {
         if small {
             write_zeros(buf);
         }
+        let pad_with_zeros = |run: &mut [MaybeUninit<f32>]| {
+            if !small {
+                write_zeros(run)
+            }
+        };
         for (y, row) in buf.chunks_exact_mut(wp * c).enumerate() {
             let iy = (band0 * win.stride.h + y).wrapping_sub(win.pad.h);
             if iy >= h {
-                if !small {
-                    write_zeros(row);
-                }
+                pad_with_zeros(row);
                 continue;
             }
-            if !small {
-                write_zeros(&mut row[..x0 * c]);
-                write_zeros(&mut row[x1 * c..]);
-            }
+            pad_with_zeros(&mut row[..x0 * c]);
+            pad_with_zeros(&mut row[x1 * c..]);
             write_copy(&mut row[x0 * c..x1 * c], &image[iy * w * c..][..(x1 - x0) * c]);
         }
         for fy in 0..win.filter.h {
@@ -192,13 +193,11 @@ fn write_zeros(dst: &mut [MaybeUninit<f32>]) {
 /// in the middle, inlined, where a call cost more than the copy.
 fn write_copy(dst: &mut [MaybeUninit<f32>], src: &[f32]) {
     assert_eq!(dst.len(), src.len());
-    let n = src.len();
-    if let Some(k) = [16, 8, 4].into_iter().find(|&k| n >= k && n <= 2 * k) {
-        return match k {
-            16 => copy_ends::<16>(dst, src),
-            8 => copy_ends::<8>(dst, src),
-            _ => copy_ends::<4>(dst, src),
-        };
+    match src.len() {
+        16..=32 => return copy_ends::<16>(dst, src),
+        8..=15 => return copy_ends::<8>(dst, src),
+        4..=7 => return copy_ends::<4>(dst, src),
+        _ => {}
     }
     // SAFETY: both hold `src.len()` elements (the assertion); `dst` is exclusively borrowed,
     // so the two do not overlap; `MaybeUninit<f32>` has the layout of `f32`.
@@ -1232,14 +1231,14 @@ mod tests {
             ([1, 10, 9, 4], Hw::new(3, 3), 1, 2, Padding::Valid, 8),
             ([1, 49, 10, 1], Hw::new(10, 4), 2, 1, Padding::Same, 32),
             ([2, 5, 5, 12], Hw::new(1, 1), 1, 1, Padding::Valid, 40),
-            // Pointwise bands in one call per block of channels (`pointwise_512`): 32 then
+            // Pointwise bands, each block of channels in one call (`band_tiles!`): 32 then
             // 16 channels over two images of 35 pixels; 16 over nine pixels (a partial
             // tile); 32 over thirteen.
             ([2, 5, 7, 12], Hw::new(1, 1), 1, 1, Padding::Valid, 48),
             ([1, 3, 3, 8], Hw::new(1, 1), 1, 1, Padding::Valid, 16),
             ([1, 13, 1, 20], Hw::new(1, 1), 1, 1, Padding::Valid, 32),
             ([1, 6, 5, 40], Hw::new(3, 3), 1, 1, Padding::Same, 56),
-            // 72 channels: 64 at a time on 512-bit registers, then 8.
+            // 72 channels: 32 at a time on 512-bit registers, then 8 on 256-bit ones.
             ([1, 5, 4, 72], Hw::new(3, 3), 1, 1, Padding::Same, 72),
             // Images whose padded rows take several bands of the stack buffer.
             ([1, 40, 30, 16], Hw::new(3, 3), 1, 1, Padding::Same, 16),
