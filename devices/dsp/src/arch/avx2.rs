@@ -242,6 +242,131 @@ pub(crate) fn requantize_rows(acc: &[i32], stage: &OutputStage<'_>, output: &mut
     }
 }
 
+/// Lays out a run's filters for [`conv_block`] (see [`super::InnerLoops::pack_filters`]): per
+/// group of four channels c0..c3, per step of eight values k..k + 8, c0's eight values then
+/// c1's, c2's and c3's (two 256-bit vectors, each two channels); channels past `n` and
+/// values past `per_filter` are 0.
+pub(crate) fn pack_filters(filter: &[i8], per_filter: usize, stride: usize, n: usize, packed: &mut [i16]) {
+    let packed = &mut packed[..n.next_multiple_of(4) * stride];
+    packed.fill(0);
+    for (c, row) in filter.chunks_exact(per_filter.max(1)).take(n).enumerate() {
+        let group = &mut packed[c / 4 * 4 * stride..][..4 * stride];
+        // Step `s` of channel `c % 4` is eight values at `32 s + 8 (c % 4)`.
+        let (whole, rest) = row.as_chunks::<8>();
+        let mut steps = group[8 * (c % 4)..].chunks_mut(32);
+        // `whole` first: `zip` takes from its first iterator first, and `steps` goes on.
+        for (w, eight) in whole.iter().zip(steps.by_ref()) {
+            eight[..8].copy_from_slice(&w.map(i16::from));
+        }
+        if let Some(eight) = steps.next() {
+            for (d, &w) in eight.iter_mut().zip(rest) {
+                *d = i16::from(w);
+            }
+        }
+    }
+}
+
+/// [`super::InnerLoops::conv_block`] on 256-bit vectors, with the filters as [`pack_filters`]
+/// lays them out: per group of four channels, per step of eight values, each pixel's eight
+/// values go to both halves of a vector and one `VPMADDWD` multiplies them with two channels'
+/// (four int32 partial sums each), so four pixels by four channels take eight sums in
+/// registers; a transposing pairwise reduction at the end makes each pixel's four channels.
+/// Exact modulo 2^32 for any int16, as the SSE2 loop.
+#[target_feature(enable = "avx2")]
+pub(crate) fn conv_block(patches: &[i16], stride: usize, packed: &[i16], bias: &[i32], acc: &mut [i32]) {
+    let n = bias.len();
+    if n == 0 {
+        return;
+    }
+    let rows = acc.len() / n;
+    // One check for every read below, through raw pointers: a bounds check per load kept the
+    // loop's pointers on the stack.
+    assert!(stride.is_multiple_of(8) && patches.len() >= 4 * stride);
+    let x = patches.as_ptr();
+    // Lanes of each pixel pair's transposed sums in channel order.
+    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (g, group) in packed[..n.next_multiple_of(4) * stride].chunks_exact(4 * stride).enumerate() {
+        let w = group.as_ptr();
+        let mut v = [[_mm256_setzero_si256(); 2]; 4];
+        for s in 0..stride / 8 {
+            // SAFETY: step `s < stride / 8` of the group's `4 * stride` values is 32 of them
+            // at `32 s`; `loadu` has no alignment requirement.
+            let (w01, w23) = unsafe {
+                (_mm256_loadu_si256(w.add(32 * s).cast()), _mm256_loadu_si256(w.add(32 * s + 16).cast()))
+            };
+            for (p, v) in v.iter_mut().enumerate() {
+                // SAFETY: pixel `p < 4`'s values `8 s..8 s + 8` lie within its `stride`, within
+                // `patches` (the assertion).
+                let x =
+                    _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(x.add(p * stride + 8 * s).cast()) });
+                v[0] = _mm256_add_epi32(v[0], _mm256_madd_epi16(x, w01));
+                v[1] = _mm256_add_epi32(v[1], _mm256_madd_epi16(x, w23));
+            }
+        }
+        // Per pixel: [c0 c0 c2 c2 | c1 c1 c3 c3]; per pair of pixels p, q: [c0p c2p c0q c2q |
+        // c1p c3p c1q c3q], then in channel order, p's four then q's.
+        let h = v.map(|[a, b]| _mm256_hadd_epi32(a, b));
+        let pairs = [
+            _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(h[0], h[1]), order),
+            _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(h[2], h[3]), order),
+        ];
+        let c = 4 * g;
+        if c + 4 <= n {
+            let b = _mm256_broadcastsi128_si256(load_i32x4(&bias[c..].as_chunks::<4>().0[0]));
+            for (p, v) in pairs
+                .into_iter()
+                .flat_map(|v| {
+                    let v = _mm256_add_epi32(v, b);
+                    [_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v)]
+                })
+                .enumerate()
+                .take(rows)
+            {
+                store_i32x4(v, &mut acc[p * n + c..].as_chunks_mut::<4>().0[0]);
+            }
+        } else {
+            // The run's last 1..=3 channels.
+            let mut sums = [[0i32; 8]; 2];
+            for (out, v) in sums.iter_mut().zip(pairs) {
+                store_i32x8(v, out);
+            }
+            for p in 0..rows.min(4) {
+                let s = &sums[p / 2][4 * (p % 2)..][..n - c];
+                for ((a, &s), &b) in acc[p * n + c..p * n + n].iter_mut().zip(s).zip(&bias[c..]) {
+                    *a = s.wrapping_add(b);
+                }
+            }
+        }
+    }
+}
+
+/// Four int32 from an array of them.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn load_i32x4(v: &[i32; 4]) -> __m128i {
+    // SAFETY: `v` is a valid reference to 16 readable bytes; `loadu` has no alignment
+    // requirement.
+    unsafe { _mm_loadu_si128(v.as_ptr().cast()) }
+}
+
+/// The four int32 lanes of `v`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn store_i32x4(v: __m128i, out: &mut [i32; 4]) {
+    // SAFETY: `out` is a valid, exclusive reference to 16 writable bytes; `storeu` has no
+    // alignment requirement.
+    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
+}
+
+/// The eight int32 lanes of `v`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn store_i32x8(v: __m256i, out: &mut [i32; 8]) {
+    // SAFETY: `out` is a valid, exclusive reference to 32 writable bytes; `storeu` has no
+    // alignment requirement.
+    unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
+}
+
 /// Eight int8 from an array of them, sign-extended to int32.
 #[target_feature(enable = "avx2")]
 #[inline]

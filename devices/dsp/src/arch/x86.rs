@@ -71,32 +71,20 @@ impl InnerLoops for X86 {
 
     #[inline(always)]
     fn pack_filters(filter: &[i8], per_filter: usize, stride: usize, n: usize, packed: &mut [i16]) {
-        if !sse2::quads(stride) {
-            // Plain rows (the provided layout) for the long patches' kernel.
-            Portable::pack_filters(filter, per_filter, stride, n, packed);
-            return;
+        if super::avx2::has_avx2() {
+            // The layout of the AVX2 loop, which `conv_block` takes on the same condition.
+            return super::avx2::pack_filters(filter, per_filter, stride, n, packed);
         }
-        // Short patches: per group of four channels c0..c3, per step of eight values k..k + 8,
-        // four vectors: c0's k..k + 4 then c1's, c0's k + 4..k + 8 then c1's, and the same two
-        // for c2 and c3.
-        let packed = &mut packed[..n.next_multiple_of(4) * stride];
-        for (g, group) in packed.chunks_exact_mut(4 * stride).enumerate() {
-            for (step, values) in group.chunks_exact_mut(32).enumerate() {
-                for (v, quad) in values.chunks_exact_mut(4).enumerate() {
-                    // Quad v: channel pair v / 4, half (v / 2) % 2, channel v % 2 of the pair.
-                    let c = 4 * g + 2 * (v / 4) + v % 2;
-                    let k0 = 8 * step + 4 * ((v / 2) % 2);
-                    for (t, w) in quad.iter_mut().enumerate() {
-                        let k = k0 + t;
-                        *w = if c < n && k < per_filter { i16::from(filter[c * per_filter + k]) } else { 0 };
-                    }
-                }
-            }
-        }
+        pack_sse2(filter, per_filter, stride, n, packed);
     }
 
     #[inline(always)]
     fn conv_block(patches: &[i16], stride: usize, packed: &[i16], bias: &[i32], acc: &mut [i32]) {
+        if super::avx2::has_avx2() {
+            // SAFETY: the CPU has AVX2 (`has_avx2`), and `pack_filters` laid the filters out
+            // for this loop on the same (cached) condition.
+            return unsafe { super::avx2::conv_block(patches, stride, packed, bias, acc) };
+        }
         // SAFETY: needs only SSE2, which the target has (this module's cfg).
         unsafe { sse2::conv_block(patches, stride, packed, bias, acc) }
     }
@@ -132,6 +120,33 @@ impl InnerLoops for X86 {
         }
         // SAFETY: needs only SSE2, which the target has (this module's cfg).
         unsafe { sse2::requantize_rows(acc, stage, output, output_stride) }
+    }
+}
+
+/// [`InnerLoops::pack_filters`] for the SSE2 `conv_block`: plain rows for long patches, quads
+/// for short ones.
+fn pack_sse2(filter: &[i8], per_filter: usize, stride: usize, n: usize, packed: &mut [i16]) {
+    if !sse2::quads(stride) {
+        // Plain rows (the provided layout) for the long patches' kernel.
+        Portable::pack_filters(filter, per_filter, stride, n, packed);
+        return;
+    }
+    // Short patches: per group of four channels c0..c3, per step of eight values k..k + 8,
+    // four vectors: c0's k..k + 4 then c1's, c0's k + 4..k + 8 then c1's, and the same two
+    // for c2 and c3.
+    let packed = &mut packed[..n.next_multiple_of(4) * stride];
+    for (g, group) in packed.chunks_exact_mut(4 * stride).enumerate() {
+        for (step, values) in group.chunks_exact_mut(32).enumerate() {
+            for (v, quad) in values.chunks_exact_mut(4).enumerate() {
+                // Quad v: channel pair v / 4, half (v / 2) % 2, channel v % 2 of the pair.
+                let c = 4 * g + 2 * (v / 4) + v % 2;
+                let k0 = 8 * step + 4 * ((v / 2) % 2);
+                for (t, w) in quad.iter_mut().enumerate() {
+                    let k = k0 + t;
+                    *w = if c < n && k < per_filter { i16::from(filter[c * per_filter + k]) } else { 0 };
+                }
+            }
+        }
     }
 }
 
@@ -713,13 +728,26 @@ mod tests {
             }
             let filter = rng.bytes(n * per_filter);
             let bias: Vec<i32> = (0..n).map(|_| rng.next() as i32).collect();
-            let (mut a, mut b) = (std::vec![0i16; n.next_multiple_of(4) * stride], std::vec![0i16; n.next_multiple_of(4) * stride]);
-            X86::pack_filters(&filter, per_filter, stride, n, &mut a);
+            let len = n.next_multiple_of(4) * stride;
+            let mut b = std::vec![0i16; len];
             Portable::pack_filters(&filter, per_filter, stride, n, &mut b);
-            let (mut x, mut y) = (std::vec![7i32; rows * n], std::vec![7i32; rows * n]);
-            X86::conv_block(&patches, stride, &a, &bias, &mut x);
-            Portable::conv_block(&patches, stride, &b, &bias, &mut y);
-            prop_assert_eq!(x, y);
+            let mut want = std::vec![7i32; rows * n];
+            Portable::conv_block(&patches, stride, &b, &bias, &mut want);
+            // Both x86-64 loops: SSE2, and AVX2 where the CPU has it (which `X86` then takes).
+            let mut a = std::vec![0i16; len];
+            pack_sse2(&filter, per_filter, stride, n, &mut a);
+            let mut x = std::vec![7i32; rows * n];
+            // SAFETY: SSE2 is part of every x86-64 target this module builds for.
+            unsafe { sse2::conv_block(&patches, stride, &a, &bias, &mut x) };
+            prop_assert_eq!(&x, &want);
+            if super::super::avx2::has_avx2() {
+                let mut a = std::vec![0i16; len];
+                super::super::avx2::pack_filters(&filter, per_filter, stride, n, &mut a);
+                let mut x = std::vec![7i32; rows * n];
+                // SAFETY: the CPU has AVX2 (`has_avx2`).
+                unsafe { super::super::avx2::conv_block(&patches, stride, &a, &bias, &mut x) };
+                prop_assert_eq!(&x, &want);
+            }
         }
 
         #[test]
