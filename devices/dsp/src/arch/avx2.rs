@@ -340,6 +340,52 @@ pub(crate) fn conv_block(patches: &[i16], stride: usize, packed: &[i16], bias: &
     }
 }
 
+/// `acc[f] + Σ filters[f][i] * (input[i] + offset)` over `input` (each filter at least as
+/// long): 16 values per step, sign-extended to int16 (`VPMOVSXBW`), the input's once for all
+/// `N` filters with the offset added, one `VPMADDWD` per filter; the last `len % 16` values
+/// in scalar. The fully connected layer's loop where the CPU has AVX2 but no VNNI; exact
+/// modulo 2^32 as the SSE2 loop.
+#[target_feature(enable = "avx2")]
+pub(crate) fn dot_n<const N: usize>(
+    input: &[i8],
+    filters: [&[i8]; N],
+    offset: i32,
+    acc: [i32; N],
+) -> [i32; N] {
+    let n = input.len();
+    // One check for every read below, through raw pointers (a check per load kept the
+    // loop's pointers on the stack).
+    assert!(filters.iter().all(|f| f.len() >= n));
+    let (x, w) = (input.as_ptr(), filters.map(|f| f.as_ptr()));
+    // int8 zero points keep the offset in -127..=128.
+    let off = _mm256_set1_epi16(offset as i16);
+    let mut sums = [_mm256_setzero_si256(); N];
+    let steps = n / 16;
+    for i in 0..steps {
+        // SAFETY: values `16 i..16 i + 16 <= n` of the input and of each filter (at least `n`
+        // long: the assertion); `loadu` has no alignment requirement.
+        let xv =
+            _mm256_add_epi16(_mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(x.add(16 * i).cast()) }), off);
+        for (sum, w) in sums.iter_mut().zip(w) {
+            // SAFETY: as the input's load.
+            let wv = _mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(w.add(16 * i).cast()) });
+            *sum = _mm256_add_epi32(*sum, _mm256_madd_epi16(xv, wv));
+        }
+    }
+    let done = 16 * steps;
+    let mut out = acc;
+    for ((o, sum), f) in out.iter_mut().zip(sums).zip(filters) {
+        let mut lanes = [0i32; 8];
+        store_i32x8(sum, &mut lanes);
+        let total = lanes.iter().fold(*o, |a, &l| a.wrapping_add(l));
+        *o = input[done..]
+            .iter()
+            .zip(&f[done..n])
+            .fold(total, |a, (&x, &w)| a.wrapping_add(i32::from(w) * (i32::from(x) + offset)));
+    }
+    out
+}
+
 /// Four int32 from an array of them.
 #[target_feature(enable = "avx2")]
 #[inline]

@@ -40,6 +40,10 @@ impl InnerLoops for X86 {
 
     #[inline(always)]
     fn dot(input: &[i8], filter: &[i8], input_offset: i32, acc: i32) -> i32 {
+        if super::avx2::has_avx2() {
+            // SAFETY: the CPU has AVX2 (`has_avx2`).
+            return unsafe { super::avx2::dot_n(input, [filter], input_offset, [acc]) }[0];
+        }
         // SAFETY: `sse2` functions need only the SSE2 instructions, which the target has: this
         // module is compiled only under `cfg(target_feature = "sse2")`.
         let [acc] = unsafe { sse2::dot_n(input, [filter], input_offset, [acc]) };
@@ -48,12 +52,20 @@ impl InnerLoops for X86 {
 
     #[inline(always)]
     fn dot2(input: &[i8], filters: [&[i8]; 2], input_offset: i32, acc: [i32; 2]) -> [i32; 2] {
+        if super::avx2::has_avx2() {
+            // SAFETY: the CPU has AVX2 (`has_avx2`).
+            return unsafe { super::avx2::dot_n(input, filters, input_offset, acc) };
+        }
         // SAFETY: needs only SSE2, which the target has (this module's cfg).
         unsafe { sse2::dot_n(input, filters, input_offset, acc) }
     }
 
     #[inline(always)]
     fn dot4(input: &[i8], filters: [&[i8]; 4], input_offset: i32, acc: [i32; 4]) -> [i32; 4] {
+        if super::avx2::has_avx2() {
+            // SAFETY: the CPU has AVX2 (`has_avx2`).
+            return unsafe { super::avx2::dot_n(input, filters, input_offset, acc) };
+        }
         // SAFETY: needs only SSE2, which the target has (this module's cfg).
         unsafe { sse2::dot_n(input, filters, input_offset, acc) }
     }
@@ -703,6 +715,9 @@ mod tests {
             let pair = [f[0], f[1]];
             prop_assert_eq!(X86::dot2(x, pair, -zp, [a[0], a[1]]), Portable::dot2(x, pair, -zp, [a[0], a[1]]));
             prop_assert_eq!(X86::dot4(x, f, -zp, a), Portable::dot4(x, f, -zp, a));
+            // The SSE2 loop too, which `X86` leaves for CPUs without AVX2.
+            // SAFETY: SSE2 is part of every x86-64 target this module builds for.
+            prop_assert_eq!(unsafe { sse2::dot_n(x, f, -zp, a) }, Portable::dot4(x, f, -zp, a));
         }
 
         #[test]
@@ -712,6 +727,8 @@ mod tests {
             let (x, w) = (std::vec![x; len], std::vec![w; len]);
             let f = [&w[..]; 4];
             prop_assert_eq!(X86::dot4(&x, f, -zp, [0; 4]), Portable::dot4(&x, f, -zp, [0; 4]));
+            // SAFETY: SSE2 is part of every x86-64 target this module builds for.
+            prop_assert_eq!(unsafe { sse2::dot_n(&x, f, -zp, [0; 4]) }, Portable::dot4(&x, f, -zp, [0; 4]));
         }
 
         #[test]
