@@ -7,7 +7,7 @@
 use core::arch::x86_64::*;
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use super::OutputStage;
+use super::{DEPTHWISE_MAX_TAPS, DepthwiseRows, OutputStage};
 use crate::add::AddParams;
 
 /// Whether the CPU and OS offer AVX2 (cached after the first call).
@@ -384,6 +384,103 @@ pub(crate) fn dot_n<const N: usize>(
             .fold(total, |a, (&x, &w)| a.wrapping_add(i32::from(w) * (i32::from(x) + offset)));
     }
     out
+}
+
+/// [`super::InnerLoops::depthwise_rows`] 16 channels at a time, over the SSE2 loop's filter
+/// layout (`pack_depthwise`: per block of eight channels, per pair of taps, channels 0..4
+/// then 4..8 of the block, each tap pair interleaved): the staged inputs of taps `2k` and
+/// `2k + 1` interleaved per 128-bit half (`VPUNPCKLWD`/`VPUNPCKHWD`), so one `VPMADDWD`
+/// takes channels 0..4 and 8..12 of the 16, the other 4..8 and 12..16, each with two blocks'
+/// filter halves side by side; reordered once per pixel. A last eight channels go on
+/// 128-bit vectors, the last `n % 8` one at a time. Exact modulo 2^32 as the SSE2 loop.
+#[target_feature(enable = "avx2")]
+pub(crate) fn depthwise_rows(g: &DepthwiseRows<'_>, packed: &[i16], bias: &[i32], acc: &mut [i32]) {
+    let (n, taps) = (bias.len(), g.filter.h * g.filter.w);
+    if n == 0 || taps == 0 {
+        return;
+    }
+    let pairs = taps.div_ceil(2);
+    // Where each tap reads, from a pixel's first staged value; a missing odd tap reads the
+    // first (times a zero filter).
+    let mut at = [0usize; DEPTHWISE_MAX_TAPS + 1];
+    for (t, at) in at.iter_mut().enumerate().take(taps) {
+        *at = ((t / g.filter.w) * g.columns + (t % g.filter.w) * g.dilation) * n;
+    }
+    let pixels = acc.len() / n;
+    // One check for the staged values read below, through raw pointers: pixel `i`'s channel
+    // `j < n` of tap `t` is at `i * stride * n + at[t] + j`, the last tap's furthest.
+    let far = at[..taps].iter().max().copied().unwrap_or(0);
+    assert!(pixels == 0 || (pixels - 1) * g.stride * n + far + n <= g.values.len());
+    let packed = &packed[..n.div_ceil(8) * pairs * 16];
+    let x = g.values.as_ptr();
+    let block = |c: usize| &packed[c / 8 * pairs * 16..][..pairs * 16];
+    let mut c = 0;
+    while c + 16 <= n {
+        let (w0, w1) = (block(c).as_ptr(), block(c + 8).as_ptr());
+        let (b0, b1) =
+            (load_i32x8(&bias[c..].as_chunks::<8>().0[0]), load_i32x8(&bias[c + 8..].as_chunks::<8>().0[0]));
+        let (b_lo, b_hi) =
+            (_mm256_permute2x128_si256::<0x20>(b0, b1), _mm256_permute2x128_si256::<0x31>(b0, b1));
+        for (i, acc) in acc.chunks_exact_mut(n).enumerate() {
+            let row = i * g.stride * n + c;
+            // SAFETY: channels `c..c + 16 <= n` of tap `t` of pixel `i`: within `values` (the
+            // assertion); `loadu` has no alignment requirement.
+            let load = |t: usize| unsafe { _mm256_loadu_si256(x.add(row + at[t]).cast()) };
+            let (mut lo, mut hi) = (b_lo, b_hi);
+            for k in 0..pairs {
+                let (a, b) = (load(2 * k), load(2 * k + 1));
+                // SAFETY: pair `k < pairs` of a block is 16 values at `16 k`, within the
+                // block's `16 * pairs`.
+                let (wl, wh) = unsafe {
+                    (
+                        _mm256_loadu2_m128i(w1.add(16 * k).cast(), w0.add(16 * k).cast()),
+                        _mm256_loadu2_m128i(w1.add(16 * k + 8).cast(), w0.add(16 * k + 8).cast()),
+                    )
+                };
+                lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), wl));
+                hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), wh));
+            }
+            let (out, _) = acc[c..][..16].as_chunks_mut::<8>();
+            store_i32x8(_mm256_permute2x128_si256::<0x20>(lo, hi), &mut out[0]);
+            store_i32x8(_mm256_permute2x128_si256::<0x31>(lo, hi), &mut out[1]);
+        }
+        c += 16;
+    }
+    if c + 8 <= n {
+        let w = block(c).as_ptr();
+        let (b, _) = bias[c..].as_chunks::<4>();
+        let (b_lo, b_hi) = (load_i32x4(&b[0]), load_i32x4(&b[1]));
+        for (i, acc) in acc.chunks_exact_mut(n).enumerate() {
+            let row = i * g.stride * n + c;
+            // SAFETY: as the 16 channels' loads, for channels `c..c + 8 <= n`.
+            let load = |t: usize| unsafe { _mm_loadu_si128(x.add(row + at[t]).cast()) };
+            let (mut lo, mut hi) = (b_lo, b_hi);
+            for k in 0..pairs {
+                let (a, b) = (load(2 * k), load(2 * k + 1));
+                // SAFETY: as the 16 channels' filter loads.
+                let (wl, wh) = unsafe {
+                    (_mm_loadu_si128(w.add(16 * k).cast()), _mm_loadu_si128(w.add(16 * k + 8).cast()))
+                };
+                lo = _mm_add_epi32(lo, _mm_madd_epi16(_mm_unpacklo_epi16(a, b), wl));
+                hi = _mm_add_epi32(hi, _mm_madd_epi16(_mm_unpackhi_epi16(a, b), wh));
+            }
+            let (halves, _) = acc[c..][..8].as_chunks_mut::<4>();
+            store_i32x4(lo, &mut halves[0]);
+            store_i32x4(hi, &mut halves[1]);
+        }
+        c += 8;
+    }
+    if c < n {
+        // The last n % 8 channels, one at a time (their filter values from the packing).
+        let w = |t: usize, j: usize| i32::from(packed[(j / 8 * pairs + t / 2) * 16 + 2 * (j % 8) + t % 2]);
+        for (i, acc) in acc.chunks_exact_mut(n).enumerate() {
+            for (j, a) in acc.iter_mut().enumerate().skip(c) {
+                *a = (0..taps).fold(bias[j], |a, t| {
+                    a.wrapping_add(i32::from(g.values[i * g.stride * n + at[t] + j]) * w(t, j))
+                });
+            }
+        }
+    }
 }
 
 /// Four int32 from an array of them.

@@ -120,6 +120,10 @@ impl InnerLoops for X86 {
 
     #[inline(always)]
     fn depthwise_rows(rows: &DepthwiseRows<'_>, packed: &[i16], bias: &[i32], acc: &mut [i32]) {
+        if super::avx2::has_avx2() {
+            // SAFETY: the CPU has AVX2 (`has_avx2`).
+            return unsafe { super::avx2::depthwise_rows(rows, packed, bias, acc) };
+        }
         // SAFETY: needs only SSE2, which the target has (this module's cfg).
         unsafe { sse2::depthwise_rows(rows, packed, bias, acc) }
     }
@@ -790,7 +794,12 @@ mod tests {
             let (mut a, mut b) = (std::vec![1; pixels * channels], std::vec![2; pixels * channels]);
             X86::depthwise_rows(&rows, &pa, &bias, &mut a);
             Portable::depthwise_rows(&rows, &pb, &bias, &mut b);
-            prop_assert_eq!(a, b);
+            prop_assert_eq!(&a, &b);
+            // The SSE2 loop too, which `X86` leaves for CPUs without AVX2.
+            let mut a = std::vec![1; pixels * channels];
+            // SAFETY: SSE2 is part of every x86-64 target this module builds for.
+            unsafe { sse2::depthwise_rows(&rows, &pa, &bias, &mut a) };
+            prop_assert_eq!(&a, &b);
         }
 
         #[test]
