@@ -423,8 +423,9 @@ fn blocked<K: InnerLoops, const PATCHES: usize, const FILTERS: usize>(
     let per_filter = w.filter.h * w.filter.w * s.c;
     // Patch rows apart (whole 8-value steps); im2col never writes the padding, which stays 0.
     let stride = padded(per_filter);
-    // A multiple of 4 (at least 8: the patches' check bounds `stride` by 2048).
-    let run_len = (FILTERS / stride / 4 * 4).min(CHANNEL_RUN);
+    // A multiple of 8, as `pack_filters` needs (at least 8: the patches' check bounds
+    // `stride` by 2048).
+    let run_len = (FILTERS / stride / 8 * 8).min(CHANNEL_RUN);
     let total = s.n * w.output.h * w.output.w;
     // A 1x1 filter on every input pixel in order: output pixel q's patch is input pixel q.
     let pointwise = w.is_pointwise();

@@ -243,35 +243,32 @@ pub(crate) fn requantize_rows(acc: &[i32], stage: &OutputStage<'_>, output: &mut
 }
 
 /// Lays out a run's filters for [`conv_block`] (see [`super::InnerLoops::pack_filters`]): per
-/// group of four channels c0..c3, per step of eight values k..k + 8, c0's eight values then
-/// c1's, c2's and c3's (two 256-bit vectors, each two channels); channels past `n` and
-/// values past `per_filter` are 0.
+/// group of eight channels, per pair of values k, k + 1, each channel's two values side by
+/// side (one 256-bit vector, channels in order); channels past `n` and values past
+/// `per_filter` are 0. Needs `packed.len() >= n.next_multiple_of(8) * stride`.
 pub(crate) fn pack_filters(filter: &[i8], per_filter: usize, stride: usize, n: usize, packed: &mut [i16]) {
-    let packed = &mut packed[..n.next_multiple_of(4) * stride];
+    let packed = &mut packed[..n.next_multiple_of(8) * stride];
     packed.fill(0);
     for (c, row) in filter.chunks_exact(per_filter.max(1)).take(n).enumerate() {
-        let group = &mut packed[c / 4 * 4 * stride..][..4 * stride];
-        // Step `s` of channel `c % 4` is eight values at `32 s + 8 (c % 4)`.
-        let (whole, rest) = row.as_chunks::<8>();
-        let mut steps = group[8 * (c % 4)..].chunks_mut(32);
-        // `whole` first: `zip` takes from its first iterator first, and `steps` goes on.
-        for (w, eight) in whole.iter().zip(steps.by_ref()) {
-            eight[..8].copy_from_slice(&w.map(i16::from));
+        let group = &mut packed[c / 8 * 8 * stride..][..8 * stride];
+        // Pair `i` of channel `c % 8` is two values at `16 i + 2 (c % 8)`.
+        let (pairs, last) = row.as_chunks::<2>();
+        for (w, two) in pairs.iter().zip(group[2 * (c % 8)..].chunks_mut(16)) {
+            two[..2].copy_from_slice(&w.map(i16::from));
         }
-        if let Some(eight) = steps.next() {
-            for (d, &w) in eight.iter_mut().zip(rest) {
-                *d = i16::from(w);
-            }
+        if let [w] = last {
+            group[16 * pairs.len() + 2 * (c % 8)] = i16::from(*w);
         }
     }
 }
 
 /// [`super::InnerLoops::conv_block`] on 256-bit vectors, with the filters as [`pack_filters`]
-/// lays them out: per group of four channels, per step of eight values, each pixel's eight
-/// values go to both halves of a vector and one `VPMADDWD` multiplies them with two channels'
-/// (four int32 partial sums each), so four pixels by four channels take eight sums in
-/// registers; a transposing pairwise reduction at the end makes each pixel's four channels.
-/// Exact modulo 2^32 for any int16, as the SSE2 loop.
+/// lays them out: output channels across the lanes, so nothing is summed across lanes. Per
+/// pair of values, each pixel's two go to every lane (`VPBROADCASTD`) and one `VPMADDWD`
+/// multiplies them with eight channels' two filter values each; four pixels by 16 channels
+/// keep eight sums in registers (a last group of eight, four). Short patches (a pointwise
+/// layer's eight channels, an RGB 3x3 filter's 27 values) cost no reduction at the end, as
+/// they did along the patch. Exact modulo 2^32 for any int16, as the SSE2 loop.
 #[target_feature(enable = "avx2")]
 pub(crate) fn conv_block(patches: &[i16], stride: usize, packed: &[i16], bias: &[i32], acc: &mut [i32]) {
     let n = bias.len();
@@ -282,62 +279,67 @@ pub(crate) fn conv_block(patches: &[i16], stride: usize, packed: &[i16], bias: &
     // One check for every read below, through raw pointers: a bounds check per load kept the
     // loop's pointers on the stack.
     assert!(stride.is_multiple_of(8) && patches.len() >= 4 * stride);
-    let x = patches.as_ptr();
-    // Lanes of each pixel pair's transposed sums in channel order.
-    let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-    for (g, group) in packed[..n.next_multiple_of(4) * stride].chunks_exact(4 * stride).enumerate() {
-        let w = group.as_ptr();
-        let mut v = [[_mm256_setzero_si256(); 2]; 4];
-        for s in 0..stride / 8 {
-            // SAFETY: step `s < stride / 8` of the group's `4 * stride` values is 32 of them
-            // at `32 s`; `loadu` has no alignment requirement.
-            let (w01, w23) = unsafe {
-                (_mm256_loadu_si256(w.add(32 * s).cast()), _mm256_loadu_si256(w.add(32 * s + 16).cast()))
-            };
-            for (p, v) in v.iter_mut().enumerate() {
-                // SAFETY: pixel `p < 4`'s values `8 s..8 s + 8` lie within its `stride`, within
-                // `patches` (the assertion).
-                let x =
-                    _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(x.add(p * stride + 8 * s).cast()) });
-                v[0] = _mm256_add_epi32(v[0], _mm256_madd_epi16(x, w01));
-                v[1] = _mm256_add_epi32(v[1], _mm256_madd_epi16(x, w23));
-            }
-        }
-        // Per pixel: [c0 c0 c2 c2 | c1 c1 c3 c3]; per pair of pixels p, q: [c0p c2p c0q c2q |
-        // c1p c3p c1q c3q], then in channel order, p's four then q's.
-        let h = v.map(|[a, b]| _mm256_hadd_epi32(a, b));
-        let pairs = [
-            _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(h[0], h[1]), order),
-            _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(h[2], h[3]), order),
-        ];
-        let c = 4 * g;
-        if c + 4 <= n {
-            let b = _mm256_broadcastsi128_si256(load_i32x4(&bias[c..].as_chunks::<4>().0[0]));
-            for (p, v) in pairs
-                .into_iter()
-                .flat_map(|v| {
-                    let v = _mm256_add_epi32(v, b);
-                    [_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v)]
-                })
-                .enumerate()
-                .take(rows)
-            {
-                store_i32x4(v, &mut acc[p * n + c..].as_chunks_mut::<4>().0[0]);
-            }
-        } else {
-            // The run's last 1..=3 channels.
-            let mut sums = [[0i32; 8]; 2];
-            for (out, v) in sums.iter_mut().zip(pairs) {
-                store_i32x8(v, out);
-            }
-            for p in 0..rows.min(4) {
-                let s = &sums[p / 2][4 * (p % 2)..][..n - c];
-                for ((a, &s), &b) in acc[p * n + c..p * n + n].iter_mut().zip(s).zip(&bias[c..]) {
-                    *a = s.wrapping_add(b);
+    let groups = n.div_ceil(8);
+    let packed = &packed[..groups * 8 * stride];
+    let (x, w) = (patches.as_ptr(), packed.as_ptr());
+    let mut g = 0;
+    while g < groups {
+        // Two groups at a time where two remain.
+        let two = g + 1 < groups;
+        let (w0, w1) = (w.wrapping_add(g * 8 * stride), w.wrapping_add((g + 1) * 8 * stride));
+        // SAFETY: `x` holds four patches of `stride` values (the assertion; `stride` even),
+        // group `g` lies within `packed`, and group `g + 1` where `two`.
+        let v = unsafe {
+            if two { block_sums::<2>(x, [w0, w1], stride) } else { block_sums::<1>(x, [w0, w1], stride) }
+        };
+        for (half, c) in [8 * g, 8 * g + 8].into_iter().enumerate().take(if two { 2 } else { 1 }) {
+            let k = (n - c).min(8);
+            let mut b = [0i32; 8];
+            b[..k].copy_from_slice(&bias[c..][..k]);
+            let b = load_i32x8(&b);
+            for (p, v) in v.iter().enumerate().take(rows) {
+                let sums = _mm256_add_epi32(v[half], b);
+                let out = &mut acc[p * n + c..][..k];
+                match out.as_chunks_mut::<8>().0 {
+                    [out] => store_i32x8(sums, out),
+                    // The run's last 1..=7 channels.
+                    _ => {
+                        let mut lanes = [0i32; 8];
+                        store_i32x8(sums, &mut lanes);
+                        out.copy_from_slice(&lanes[..k]);
+                    }
                 }
             }
         }
+        g += 2;
     }
+}
+
+/// [`conv_block`]'s sums of four pixels' patches (`stride` values each from `x`) by `B`
+/// groups of eight channels (`w[0]`, then `w[1]`), without bias; sums past `B` are 0.
+///
+/// # Safety
+/// `x` points to four patches of `stride` values (even); each of the first `B` of `w` to a
+/// group's `8 * stride` values.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn block_sums<const B: usize>(x: *const i16, w: [*const i16; 2], stride: usize) -> [[__m256i; 2]; 4] {
+    let mut v = [[_mm256_setzero_si256(); 2]; 4];
+    for i in 0..stride / 2 {
+        // SAFETY: pair `i < stride / 2` of a group is 16 values at `16 i` of its `8 * stride`
+        // (the caller's promise); `loadu` has no alignment requirement.
+        let wv: [__m256i; B] =
+            core::array::from_fn(|j| unsafe { _mm256_loadu_si256(w[j].add(16 * i).cast()) });
+        for (p, v) in v.iter_mut().enumerate() {
+            // SAFETY: pixel `p < 4`'s values `2 i, 2 i + 1` lie within its `stride` (the
+            // caller's promise); `read_unaligned` has no alignment requirement.
+            let x = _mm256_set1_epi32(unsafe { x.add(p * stride + 2 * i).cast::<i32>().read_unaligned() });
+            for j in 0..B {
+                v[j] = _mm256_add_epi32(v[j], _mm256_madd_epi16(x, wv[j]));
+            }
+        }
+    }
+    v
 }
 
 /// `acc[f] + Σ filters[f][i] * (input[i] + offset)` over `input` (each filter at least as

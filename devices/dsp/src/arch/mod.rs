@@ -161,7 +161,7 @@ pub(crate) trait InnerLoops {
     /// Lays out the filters of a run of `n` output channels for [`InnerLoops::conv_block`]:
     /// `filter` holds them as rows of `per_filter` int8; `packed` receives them widened to
     /// int16, each zero-padded to `stride` values (a multiple of 8), and with `n` rounded up
-    /// to a multiple of 4 with zero filters: `packed.len() >= n.next_multiple_of(4) * stride`.
+    /// to a multiple of 8 with zero filters: `packed.len() >= n.next_multiple_of(8) * stride`.
     /// The layout is the implementation's (here: the rows, one after the other).
     #[inline]
     fn pack_filters(filter: &[i8], per_filter: usize, stride: usize, n: usize, packed: &mut [i16]) {
