@@ -110,7 +110,7 @@ unsafe fn xcr0() -> u64 {
     unsafe { _xgetbv(0) }
 }
 
-/// The output offset and clamp of [`requantize8`].
+/// The output offset and clamp of the output stage (after [`Scale8`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct OutStage {
     /// Output zero point.
@@ -121,15 +121,8 @@ pub(crate) struct OutStage {
     pub max: i32,
 }
 
-/// TFLite's per-channel output stage of eight int32 lanes
-/// ([`multiply_by_quantized_multiplier8`], the output offset, the clamp), as int8.
-#[target_feature(enable = "avx2")]
-#[inline]
-pub(crate) fn requantize8(acc: __m256i, multiplier: __m256i, shift: __m256i, st: &OutStage) -> [i8; 8] {
-    requantize_tail(multiply_by_quantized_multiplier8(acc, multiplier, shift), st)
-}
-
-/// The last steps of [`requantize8`]: the output offset added, the clamp, as int8.
+/// The last steps of the output stage, after [`Scale8`]: the output offset added, the clamp,
+/// as int8.
 #[target_feature(enable = "avx2")]
 #[inline]
 fn requantize_tail(v: __m256i, st: &OutStage) -> [i8; 8] {
@@ -147,31 +140,75 @@ pub(crate) fn multiply_by_quantized_multiplier8(
     multiplier: __m256i,
     shift: __m256i,
 ) -> __m256i {
-    let zero = _mm256_setzero_si256();
-    let left = _mm256_max_epi32(shift, zero);
-    let right = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
-    // The left shift wraps, as `wrapping_mul(1 << left)` does.
-    let x = _mm256_sllv_epi32(acc, left);
-    // Rounding doubling high multiply: bits 31..62 of `x * m + 2^30` (the arithmetic shift
-    // of that sum by 31, equal to gemmlowp's nudge-then-truncate for either sign), from the
-    // even lanes' and odd lanes' 64-bit products.
-    let nudge = _mm256_set1_epi64x(1 << 30);
-    let even = _mm256_add_epi64(_mm256_mul_epi32(x, multiplier), nudge);
-    let odd = _mm256_add_epi64(
-        _mm256_mul_epi32(_mm256_srli_epi64::<32>(x), _mm256_srli_epi64::<32>(multiplier)),
-        nudge,
-    );
-    let high = _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<31>(even), _mm256_slli_epi64::<1>(odd));
-    // The one overflow, i32::MIN * i32::MIN, gave i32::MIN; flipping every bit saturates it.
-    let min = _mm256_set1_epi32(i32::MIN);
-    let overflow = _mm256_and_si256(_mm256_cmpeq_epi32(x, min), _mm256_cmpeq_epi32(multiplier, min));
-    let high = _mm256_xor_si256(high, overflow);
-    // Rounding divide by 2^right, ties away from zero.
-    let one = _mm256_set1_epi32(1);
-    let mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
-    let remainder = _mm256_and_si256(high, mask);
-    let threshold = _mm256_sub_epi32(_mm256_srai_epi32::<1>(mask), _mm256_cmpgt_epi32(zero, high));
-    _mm256_sub_epi32(_mm256_srav_epi32(high, right), _mm256_cmpgt_epi32(remainder, threshold))
+    Scale8::new(multiplier, shift).apply::<true>(acc)
+}
+
+/// [`multiply_by_quantized_multiplier8`] for eight lanes' multipliers and shifts, with what
+/// depends on them alone worked out once (for the rows of a column of channels).
+#[derive(Clone, Copy)]
+pub(crate) struct Scale8 {
+    multiplier: __m256i,
+    /// The odd lanes' multipliers in the even lanes (for `VPMULDQ`).
+    multiplier_odd: __m256i,
+    left: __m256i,
+    right: __m256i,
+    /// `2^right - 1`, and half of it.
+    mask: __m256i,
+    half: __m256i,
+    /// Whether a multiplier is `i32::MIN`, the one that can overflow.
+    may_overflow: bool,
+}
+
+impl Scale8 {
+    /// The stage of `multiplier` and `shift` (`-31..=30`).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn new(multiplier: __m256i, shift: __m256i) -> Scale8 {
+        let zero = _mm256_setzero_si256();
+        let right = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
+        let one = _mm256_set1_epi32(1);
+        let mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
+        let min = _mm256_cmpeq_epi32(multiplier, _mm256_set1_epi32(i32::MIN));
+        Scale8 {
+            multiplier,
+            multiplier_odd: _mm256_shuffle_epi32::<0xF5>(multiplier),
+            left: _mm256_max_epi32(shift, zero),
+            right,
+            mask,
+            half: _mm256_srai_epi32::<1>(mask),
+            may_overflow: _mm256_movemask_epi8(min) != 0,
+        }
+    }
+
+    /// The stage of eight lanes; `FIX` must be set where [`Scale8::may_overflow`] is.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn apply<const FIX: bool>(&self, acc: __m256i) -> __m256i {
+        // The left shift wraps, as `wrapping_mul(1 << left)` does.
+        let x = _mm256_sllv_epi32(acc, self.left);
+        // Rounding doubling high multiply: bits 31..62 of `x * m + 2^30` (the arithmetic shift
+        // of that sum by 31, equal to gemmlowp's nudge-then-truncate for either sign), from
+        // the even lanes' and odd lanes' 64-bit products (the odd lanes moved down by a
+        // shuffle: after a 64-bit shift, LLVM emulated a full 64-bit multiply).
+        let nudge = _mm256_set1_epi64x(1 << 30);
+        let even = _mm256_add_epi64(_mm256_mul_epi32(x, self.multiplier), nudge);
+        let odd =
+            _mm256_add_epi64(_mm256_mul_epi32(_mm256_shuffle_epi32::<0xF5>(x), self.multiplier_odd), nudge);
+        let mut high =
+            _mm256_blend_epi32::<0b1010_1010>(_mm256_srli_epi64::<31>(even), _mm256_slli_epi64::<1>(odd));
+        if FIX {
+            // The one overflow, i32::MIN * i32::MIN, gave i32::MIN; flipping every bit
+            // saturates it.
+            let min = _mm256_set1_epi32(i32::MIN);
+            let overflow =
+                _mm256_and_si256(_mm256_cmpeq_epi32(x, min), _mm256_cmpeq_epi32(self.multiplier, min));
+            high = _mm256_xor_si256(high, overflow);
+        }
+        // Rounding divide by 2^right, ties away from zero.
+        let remainder = _mm256_and_si256(high, self.mask);
+        let threshold = _mm256_sub_epi32(self.half, _mm256_cmpgt_epi32(_mm256_setzero_si256(), high));
+        _mm256_sub_epi32(_mm256_srav_epi32(high, self.right), _mm256_cmpgt_epi32(remainder, threshold))
+    }
 }
 
 /// Eight int32 lanes within int8, as int8.
@@ -211,8 +248,8 @@ pub(crate) fn store_u8x32(v: __m256i, out: &mut [u8; 32]) {
     unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }
 }
 
-/// [`super::InnerLoops::requantize_rows`] eight channels at a time: each column's
-/// multipliers and shifts loaded once for all rows (a last partial column padded).
+/// [`super::InnerLoops::requantize_rows`] eight channels at a time: each column's stage
+/// ([`Scale8`]) worked out once for all rows (a last partial column padded).
 #[target_feature(enable = "avx2")]
 pub(crate) fn requantize_rows(acc: &[i32], stage: &OutputStage<'_>, output: &mut [i8], stride: usize) {
     let width = stage.multiplier.len();
@@ -226,18 +263,37 @@ pub(crate) fn requantize_rows(acc: &[i32], stage: &OutputStage<'_>, output: &mut
         let (mut m, mut s) = ([0i32; 8], [0i32; 8]);
         m[..k].copy_from_slice(&stage.multiplier[c..][..k]);
         s[..k].copy_from_slice(&stage.shift[c..][..k]);
-        let (m, s) = (load_i32x8(&m), load_i32x8(&s));
-        for r in 0..rows {
-            let (acc, out) = (&acc[r * width + c..], &mut output[r * stride + c..]);
-            if k == 8 {
-                // Whole columns without the copies (calls to `memcpy` for a variable length).
-                let bytes = requantize8(load_i32x8(&acc.as_chunks::<8>().0[0]), m, s, &st);
-                out.as_chunks_mut::<8>().0[0] = bytes;
-            } else {
-                let mut a = [0i32; 8];
-                a[..k].copy_from_slice(&acc[..k]);
-                out[..k].copy_from_slice(&requantize8(load_i32x8(&a), m, s, &st)[..k]);
-            }
+        let scale = Scale8::new(load_i32x8(&m), load_i32x8(&s));
+        let column = (width, c, rows);
+        if scale.may_overflow {
+            requantize_column::<true>(acc, column, &scale, &st, (output, stride));
+        } else {
+            requantize_column::<false>(acc, column, &scale, &st, (output, stride));
+        }
+    }
+}
+
+/// Column `c` (up to eight channels) of [`requantize_rows`]' `rows` rows of `width`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn requantize_column<const FIX: bool>(
+    acc: &[i32],
+    (width, c, rows): (usize, usize, usize),
+    scale: &Scale8,
+    st: &OutStage,
+    (output, stride): (&mut [i8], usize),
+) {
+    let k = (width - c).min(8);
+    for r in 0..rows {
+        let (acc, out) = (&acc[r * width + c..], &mut output[r * stride + c..]);
+        if k == 8 {
+            // Whole columns without the copies (calls to `memcpy` for a variable length).
+            let v = scale.apply::<FIX>(load_i32x8(&acc.as_chunks::<8>().0[0]));
+            out.as_chunks_mut::<8>().0[0] = requantize_tail(v, st);
+        } else {
+            let mut a = [0i32; 8];
+            a[..k].copy_from_slice(&acc[..k]);
+            out[..k].copy_from_slice(&requantize_tail(scale.apply::<FIX>(load_i32x8(&a)), st)[..k]);
         }
     }
 }
@@ -557,7 +613,7 @@ mod tests {
     use crate::testutil::Lcg;
 
     #[test]
-    fn requantize8_matches_scalar() {
+    fn output_stage_matches_scalar() {
         if !has_avx2() {
             std::println!("skipped: this CPU lacks AVX2");
             return;
@@ -577,10 +633,19 @@ mod tests {
             let mult: [i32; 8] = core::array::from_fn(|i| pick(&mut rng, i + 3));
             let shift: [i32; 8] = core::array::from_fn(|_| rng.range(-31, 30));
             // SAFETY: `has_avx2` said the CPU has AVX2.
-            let got = unsafe { requantize8(load_i32x8(&acc), load_i32x8(&mult), load_i32x8(&shift), &st) };
+            let scale = unsafe { Scale8::new(load_i32x8(&mult), load_i32x8(&shift)) };
+            // SAFETY: as above.
+            let got = unsafe { requantize_tail(scale.apply::<true>(load_i32x8(&acc)), &st) };
+            // Without the overflow's fix where no multiplier needs it.
+            // SAFETY: as above.
+            let unfixed = unsafe { requantize_tail(scale.apply::<false>(load_i32x8(&acc)), &st) };
+            assert_eq!(scale.may_overflow, mult.contains(&i32::MIN));
             for i in 0..8 {
                 let want = Portable::requantize(acc[i], mult[i], shift[i], st.offset, ActivationRange::INT8);
                 assert_eq!(got[i], want, "acc {} mult {} shift {}", acc[i], mult[i], shift[i]);
+                if !scale.may_overflow {
+                    assert_eq!(unfixed[i], want, "acc {} mult {} shift {}", acc[i], mult[i], shift[i]);
+                }
             }
         }
     }
