@@ -85,7 +85,8 @@ impl InnerLoops for X86 {
     fn pack_filters(filter: &[i8], per_filter: usize, stride: usize, n: usize, packed: &mut [i16]) {
         if super::avx2::has_avx2() {
             // The layout of the AVX2 loop, which `conv_block` takes on the same condition.
-            return super::avx2::pack_filters(filter, per_filter, stride, n, packed);
+            // SAFETY: the CPU has AVX2 (`has_avx2`).
+            return unsafe { super::avx2::pack_filters(filter, per_filter, stride, n, packed) };
         }
         pack_sse2(filter, per_filter, stride, n, packed);
     }
@@ -763,7 +764,8 @@ mod tests {
             prop_assert_eq!(&x, &want);
             if super::super::avx2::has_avx2() {
                 let mut a = std::vec![0i16; len];
-                super::super::avx2::pack_filters(&filter, per_filter, stride, n, &mut a);
+                // SAFETY: the CPU has AVX2 (`has_avx2`).
+                unsafe { super::super::avx2::pack_filters(&filter, per_filter, stride, n, &mut a) };
                 let mut x = std::vec![7i32; rows * n];
                 // SAFETY: the CPU has AVX2 (`has_avx2`).
                 unsafe { super::super::avx2::conv_block(&patches, stride, &a, &bias, &mut x) };
