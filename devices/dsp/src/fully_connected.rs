@@ -155,9 +155,8 @@ const WORDS_DEPTH: usize = 640;
 /// Output channels per run of the blocked loop.
 const CHANNEL_RUN: usize = 64;
 
-/// The blocked loop (`K::BLOCKED`), for checked arguments with nonzero depths: four output
-/// channels per read of the input row ([`InnerLoops::dot4`]), and runs of [`CHANNEL_RUN`]
-/// channels through the output stage at once.
+/// The blocked loop (`K::BLOCKED`), for checked arguments with nonzero depths: runs of
+/// [`CHANNEL_RUN`] channels' sums ([`InnerLoops::dot_run`]) through the output stage at once.
 fn blocked<K: InnerLoops>(
     p: &FullyConnectedParams,
     input: &[i8],
@@ -169,19 +168,16 @@ fn blocked<K: InnerLoops>(
     let (depth, oc_n) = (p.input_depth, p.output_depth);
     let input_offset = -p.input_zero_point;
     let mut acc = [0i32; CHANNEL_RUN];
+    let zeros = [0i32; CHANNEL_RUN];
     for (in_row, out_row) in input.chunks_exact(depth).zip(output.chunks_exact_mut(oc_n)) {
         for c0 in (0..oc_n).step_by(CHANNEL_RUN) {
             let n = (oc_n - c0).min(CHANNEL_RUN);
             let acc = &mut acc[..n];
-            for j in (0..n).step_by(4) {
-                // A last partial group repeats its last channel.
-                let c: [usize; 4] = core::array::from_fn(|k| c0 + (j + k).min(n - 1));
-                let init = c.map(|c| bias.map_or(0, |b| b[c]));
-                let sums = K::dot4(in_row, c.map(|c| &filter[c * depth..][..depth]), input_offset, init);
-                for (a, s) in acc[j..].iter_mut().zip(sums) {
-                    *a = s;
-                }
-            }
+            let run_bias = match bias {
+                Some(b) => &b[c0..][..n],
+                None => &zeros[..n],
+            };
+            K::dot_run(in_row, &filter[c0 * depth..][..n * depth], input_offset, run_bias, acc);
             let stage = OutputStage {
                 multiplier: &quant.multiplier[c0..][..n],
                 shift: &quant.shift[c0..][..n],

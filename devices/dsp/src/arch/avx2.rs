@@ -500,6 +500,59 @@ pub(crate) fn dot_n<const N: usize>(
     out
 }
 
+/// [`super::InnerLoops::dot_run`] eight channels at a time: per step of 16 values, the
+/// input's sign-extended once (`VPMOVSXBW`, the offset added) for eight filters' (one
+/// `VPMADDWD` each), the eight sums reduced across lanes together by a tree of `VPHADDD`
+/// into one vector with the bias; the last `depth % 16` values, and the last `n % 8`
+/// channels, through [`dot_n`]. Per group of four through `dot4`, the group's setup and
+/// reduction had cost a layer of depth 128 as much as its products.
+#[target_feature(enable = "avx2")]
+pub(crate) fn dot_run(input: &[i8], filters: &[i8], offset: i32, bias: &[i32], acc: &mut [i32]) {
+    let (n, depth) = (acc.len(), input.len());
+    // One check for every read below, through raw pointers.
+    assert!(filters.len() >= n * depth && bias.len() >= n);
+    let (x, w) = (input.as_ptr(), filters.as_ptr());
+    let off = _mm256_set1_epi16(offset as i16);
+    let (steps, done) = (depth / 16, depth / 16 * 16);
+    let mut j = 0;
+    while j + 8 <= n {
+        let mut sums = [_mm256_setzero_si256(); 8];
+        for i in 0..steps {
+            // SAFETY: values `16 i..16 i + 16 <= depth` of the input and of filter rows
+            // `j..j + 8 <= n`, each `depth` long (the assertion); `loadu` has no alignment
+            // requirement.
+            let xv =
+                _mm256_add_epi16(_mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(x.add(16 * i).cast()) }), off);
+            for (f, sum) in sums.iter_mut().enumerate() {
+                // SAFETY: as the input's load.
+                let wv =
+                    _mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(w.add((j + f) * depth + 16 * i).cast()) });
+                *sum = _mm256_add_epi32(*sum, _mm256_madd_epi16(xv, wv));
+            }
+        }
+        // [s0 s1 s2 s3 | the same] halves of the sums' lanes, then the halves added.
+        let h = |a: usize| _mm256_hadd_epi32(sums[a], sums[a + 1]);
+        let (lo, hi) = (_mm256_hadd_epi32(h(0), h(2)), _mm256_hadd_epi32(h(4), h(6)));
+        let total = _mm256_add_epi32(
+            _mm256_permute2x128_si256::<0x20>(lo, hi),
+            _mm256_permute2x128_si256::<0x31>(lo, hi),
+        );
+        let mut out = [0i32; 8];
+        store_i32x8(_mm256_add_epi32(total, load_i32x8(&bias[j..].as_chunks::<8>().0[0])), &mut out);
+        for (f, (a, s)) in acc[j..j + 8].iter_mut().zip(out).enumerate() {
+            let row = &filters[(j + f) * depth..][..depth];
+            *a = input[done..]
+                .iter()
+                .zip(&row[done..])
+                .fold(s, |a, (&x, &w)| a.wrapping_add(i32::from(w) * (i32::from(x) + offset)));
+        }
+        j += 8;
+    }
+    for (c, a) in acc.iter_mut().enumerate().skip(j) {
+        *a = dot_n(input, [&filters[c * depth..][..depth]], offset, [bias[c]])[0];
+    }
+}
+
 /// [`super::InnerLoops::depthwise_rows`] 16 channels at a time, over the SSE2 loop's filter
 /// layout (`pack_depthwise`: per block of eight channels, per pair of taps, channels 0..4
 /// then 4..8 of the block, each tap pair interleaved): the staged inputs of taps `2k` and

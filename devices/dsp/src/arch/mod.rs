@@ -62,6 +62,27 @@ pub(crate) type Best = x86::X86;
 #[cfg(not(any(hostrt_arm_dsp, all(target_arch = "x86_64", target_feature = "sse2"))))]
 pub(crate) type Best = portable::Portable;
 
+/// [`InnerLoops::dot_run`] through `K::dot4`, four channels per read of the input (a last
+/// partial group repeats its last channel).
+#[inline]
+pub(crate) fn dot_run_by_4<K: InnerLoops + ?Sized>(
+    input: &[i8],
+    filters: &[i8],
+    input_offset: i32,
+    bias: &[i32],
+    acc: &mut [i32],
+) {
+    let (n, depth) = (acc.len(), input.len());
+    for j in (0..n).step_by(4) {
+        let c: [usize; 4] = core::array::from_fn(|k| (j + k).min(n - 1));
+        let sums =
+            K::dot4(input, c.map(|c| &filters[c * depth..][..depth]), input_offset, c.map(|c| bias[c]));
+        for (a, s) in acc[j..].iter_mut().zip(sums) {
+            *a = s;
+        }
+    }
+}
+
 /// Most taps (filter height times width) of [`InnerLoops::depthwise_rows`].
 pub(crate) const DEPTHWISE_MAX_TAPS: usize = 32;
 
@@ -156,6 +177,15 @@ pub(crate) trait InnerLoops {
         let [a, b] = Self::dot2(input, [filters[0], filters[1]], input_offset, [acc[0], acc[1]]);
         let [c, d] = Self::dot2(input, [filters[2], filters[3]], input_offset, [acc[2], acc[3]]);
         [a, b, c, d]
+    }
+
+    /// A run of a fully connected layer's output channels for one input row:
+    /// `acc[j] = bias[j] + Σ_i filters[j * depth + i] * (input[i] + input_offset)` (modulo
+    /// 2^32) for `j < acc.len()`, where `depth = input.len()` and `filters` and `bias` hold
+    /// at least `acc.len()` channels. By default [`dot_run_by_4`].
+    #[inline]
+    fn dot_run(input: &[i8], filters: &[i8], input_offset: i32, bias: &[i32], acc: &mut [i32]) {
+        dot_run_by_4::<Self>(input, filters, input_offset, bias, acc);
     }
 
     /// Lays out the filters of a run of `n` output channels for [`InnerLoops::conv_block`]:

@@ -71,6 +71,15 @@ impl InnerLoops for X86 {
     }
 
     #[inline(always)]
+    fn dot_run(input: &[i8], filters: &[i8], input_offset: i32, bias: &[i32], acc: &mut [i32]) {
+        if super::avx2::has_avx2() {
+            // SAFETY: the CPU has AVX2 (`has_avx2`).
+            return unsafe { super::avx2::dot_run(input, filters, input_offset, bias, acc) };
+        }
+        super::dot_run_by_4::<Self>(input, filters, input_offset, bias, acc);
+    }
+
+    #[inline(always)]
     fn mac4(input: &[i8; 4], filter: &[i8; 4], input_offset: i32, acc: &mut [i32; 4]) {
         // Only the per-pixel depthwise loop (depth multipliers above 1) uses it.
         Portable::mac4(input, filter, input_offset, acc)
@@ -723,6 +732,18 @@ mod tests {
             // The SSE2 loop too, which `X86` leaves for CPUs without AVX2.
             // SAFETY: SSE2 is part of every x86-64 target this module builds for.
             prop_assert_eq!(unsafe { sse2::dot_n(x, f, -zp, a) }, Portable::dot4(x, f, -zp, a));
+        }
+
+        #[test]
+        fn dot_runs_match_portable(depth in 0usize..70, n in 1usize..30, seed: u64, zp in zero_point()) {
+            let mut rng = Lcg(seed);
+            let (x, filters) = (rng.bytes(depth), rng.bytes(n * depth));
+            let bias: Vec<i32> = (0..n).map(|_| rng.next() as i32).collect();
+            let (mut a, mut b) = (std::vec![7; n], std::vec![9; n]);
+            // AVX2's eight channels at a time where the CPU has it.
+            X86::dot_run(&x, &filters, -zp, &bias, &mut a);
+            Portable::dot_run(&x, &filters, -zp, &bias, &mut b);
+            prop_assert_eq!(a, b);
         }
 
         #[test]
