@@ -66,6 +66,9 @@ pub(crate) fn run<K: InnerLoops>(
     if oc_n == 0 {
         return Ok(());
     }
+    if K::BLOCKED && K::has_direct() && direct::<K>(p, input, filter, bias, quant, output) {
+        return Ok(());
+    }
     if K::BLOCKED && PIXELS * padded(per_filter) <= PATCH_CAPACITY {
         // Stack buffers sized for the patches (zeroing 48 KiB for a 1x1 convolution of 8
         // channels cost more than the arithmetic).
@@ -478,6 +481,127 @@ fn blocked<K: InnerLoops, const PATCHES: usize, const FILTERS: usize>(
             };
             K::requantize_rows(acc, &stage, &mut output[first * oc_n + c0..], oc_n);
         }
+    }
+}
+
+/// int16 values of the direct loop's staged input rows (24 KiB of stack).
+const STAGED_CAPACITY: usize = 12288;
+
+/// The direct loop ([`InnerLoops::conv_direct`]), for arguments `run` has checked: `false`
+/// (nothing written) where it does not apply (a pointwise or column-dilated filter, or rows
+/// or filters over its buffers). Per output row, the filter's input rows are staged once,
+/// widened to int16 with the input offset added and their padding 0, and each pixel reads
+/// its filter rows in place from them, so nothing is gathered per pixel (for a first layer
+/// of three channels, gathering had cost several times its sums). Each filter row's `fw *
+/// ic` values are padded to an even count with a zero filter value, whose input is the next
+/// staged value (one spare at the end of each row).
+fn direct<K: InnerLoops>(
+    p: &ConvParams,
+    input: &[i8],
+    filter: &[i8],
+    bias_in: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> bool {
+    let (s, w, oc_n) = (p.input, p.window, p.output_channels);
+    let ic = s.c;
+    let row_len = w.filter.w * ic;
+    if w.is_pointwise() || w.dilation.w != 1 || row_len == 0 || w.output.w == 0 {
+        return false;
+    }
+    let taps = row_len.next_multiple_of(2);
+    let per_filter = w.filter.h * taps;
+    // Staged columns: from the first pixel's first tap to the last pixel's last, plus a spare.
+    let columns = (w.output.w - 1) * w.stride.w + w.filter.w;
+    let row = columns * ic + 1;
+    let run_len = (FILTER_CAPACITY / per_filter / 8 * 8).min(CHANNEL_RUN);
+    if w.filter.h * row > STAGED_CAPACITY || run_len == 0 || per_filter > FILTER_CAPACITY {
+        return false;
+    }
+    let offset = -p.input_zero_point as i16;
+    // Only the parts used are written (zeroing 70 KiB of buffers per call showed).
+    let mut staged = Filled::<i16, STAGED_CAPACITY>::new();
+    let staged = staged.reset(w.filter.h * row, 0);
+    let mut evened = Filled::<i8, FILTER_CAPACITY>::new();
+    let mut filters = Filled::<i16, FILTER_CAPACITY>::new();
+    let filters = filters.reset(run_len.next_multiple_of(8) * per_filter, 0);
+    let mut acc = [0i32; GROUP * CHANNEL_RUN];
+    let mut biases = [0i32; CHANNEL_RUN];
+    for c0 in (0..oc_n).step_by(run_len) {
+        let n = (oc_n - c0).min(run_len);
+        // The run's filters with each filter row padded to `taps` values.
+        let run = &filter[c0 * w.filter.h * row_len..][..n * w.filter.h * row_len];
+        let evened = evened.reset(n * per_filter, 0);
+        for (dst, src) in evened.chunks_exact_mut(taps).zip(run.chunks_exact(row_len)) {
+            dst[..row_len].copy_from_slice(src);
+            dst[row_len..].fill(0);
+        }
+        K::pack_direct(evened, per_filter, per_filter, n, filters);
+        let bias = &mut biases[..n];
+        match bias_in {
+            Some(b) => bias.copy_from_slice(&b[c0..][..n]),
+            None => bias.fill(0),
+        }
+        let stage = OutputStage {
+            multiplier: &quant.multiplier[c0..][..n],
+            shift: &quant.shift[c0..][..n],
+            offset: p.output_zero_point,
+            act: p.activation,
+        };
+        for b in 0..s.n {
+            for oy in 0..w.output.h {
+                stage_conv_rows(p, input, (b, oy), offset, row, staged);
+                let first_pixel = (b * w.output.h + oy) * w.output.w;
+                for first in (0..w.output.w).step_by(GROUP) {
+                    let ng = (w.output.w - first).min(GROUP);
+                    let acc = &mut acc[..ng * n];
+                    for (block, acc) in acc.chunks_mut(PIXELS * n).enumerate() {
+                        let np = acc.len() / n;
+                        // Unused pixels of a last, partial block read the first pixel's rows.
+                        let bases = core::array::from_fn(|q| {
+                            let ox = first + block * PIXELS + if q < np { q } else { 0 };
+                            ox * w.stride.w * ic
+                        });
+                        K::conv_direct(staged, (bases, row, w.filter.h, taps), filters, bias, acc);
+                    }
+                    K::requantize_rows(acc, &stage, &mut output[(first_pixel + first) * oc_n + c0..], oc_n);
+                }
+            }
+        }
+    }
+    true
+}
+
+/// The input rows of output row `oy` of image `b` for [`direct`], into `staged` (`filter.h`
+/// rows of `row` values): input plus `offset` as int16, 0 in the padding and the spare.
+fn stage_conv_rows(
+    p: &ConvParams,
+    input: &[i8],
+    (b, oy): (usize, usize),
+    offset: i16,
+    row: usize,
+    staged: &mut [i16],
+) {
+    let (s, w) = (p.input, p.window);
+    let ic = s.c;
+    let y0 = origin(oy, w.stride.h, w.pad.h);
+    // Input columns from x0 on; those inside the image are `from..to` (staged columns
+    // `from - x0..`).
+    let x0 = -(w.pad.w as isize);
+    let columns = (row - 1) / ic;
+    let from = x0.max(0) as usize;
+    let to = ((x0 + columns as isize).max(0) as usize).min(s.w).max(from);
+    let lead = ((from as isize - x0) as usize).min(columns);
+    for (fy, dst) in staged.chunks_exact_mut(row).enumerate() {
+        let iy = y0 + (fy * w.dilation.h) as isize;
+        if iy < 0 || iy as usize >= s.h {
+            dst.fill(0);
+            continue;
+        }
+        let src = &input[((b * s.h + iy as usize) * s.w + from) * ic..][..(to - from) * ic];
+        dst[..lead * ic].fill(0);
+        widen(src, offset, &mut dst[lead * ic..][..src.len()]);
+        dst[lead * ic + src.len()..].fill(0);
     }
 }
 

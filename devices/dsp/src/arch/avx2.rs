@@ -383,33 +383,85 @@ fn store_i16x16(v: __m256i, out: &mut [i16; 16]) {
 /// they did along the patch. Exact modulo 2^32 for any int16, as the SSE2 loop.
 #[target_feature(enable = "avx2")]
 pub(crate) fn conv_block(patches: &[i16], stride: usize, packed: &[i16], bias: &[i32], acc: &mut [i32]) {
+    // One check for every read below, through raw pointers: a bounds check per load kept the
+    // loop's pointers on the stack.
+    assert!(stride.is_multiple_of(8) && patches.len() >= 4 * stride);
+    let x = patches.as_ptr();
+    let pixels = core::array::from_fn(|p| x.wrapping_add(p * stride));
+    // SAFETY: each pixel's `stride` values (even) lie within `patches` (the assertion), read
+    // as one row of `stride / 2` pairs.
+    unsafe { tiles(pixels, (0, 1, stride / 2), (packed, stride), bias, acc) };
+}
+
+/// [`super::InnerLoops::conv_direct`] on 256-bit vectors, as [`conv_block`] with each pixel's
+/// filter rows read in place, `row` apart in `x`, over filters laid out by [`pack_filters`]
+/// with stride `rows * taps`.
+#[target_feature(enable = "avx2")]
+pub(crate) fn conv_direct(
+    x: &[i16],
+    (bases, row, rows, taps): ([usize; 4], usize, usize, usize),
+    packed: &[i16],
+    bias: &[i32],
+    acc: &mut [i32],
+) {
+    // One check for every read below: each pixel's last filter row ends within `x`.
+    let far = bases.iter().max().copied().unwrap_or(0) + rows.saturating_sub(1) * row + taps;
+    assert!(taps.is_multiple_of(2) && (rows == 0 || far <= x.len()));
+    let pixels = bases.map(|b| x.as_ptr().wrapping_add(b));
+    // SAFETY: pixel `p`'s filter row `fy < rows` is `taps` values (`taps / 2` pairs) at
+    // `bases[p] + fy * row`, within `x` (the assertion).
+    unsafe { tiles(pixels, (row, rows, taps / 2), (packed, rows * taps), bias, acc) };
+}
+
+/// The tiles of [`conv_block`] and [`conv_direct`]: four pixels, each `rows` rows of `pairs`
+/// pairs of values (`pixels[p] + fy * row`), by every group of eight channels of `packed`
+/// (each group's filters `8 * stride` values, `stride = rows * 2 * pairs`); sums plus the
+/// bias into `acc` for the block's `acc.len() / bias.len()` pixels.
+///
+/// # Safety
+/// The CPU has AVX2; every pixel's rows are readable as said.
+#[target_feature(enable = "avx2")]
+unsafe fn tiles(
+    pixels: [*const i16; 4],
+    (row, rows, pairs): (usize, usize, usize),
+    (packed, stride): (&[i16], usize),
+    bias: &[i32],
+    acc: &mut [i32],
+) {
     let n = bias.len();
     if n == 0 {
         return;
     }
-    let rows = acc.len() / n;
-    // One check for every read below, through raw pointers: a bounds check per load kept the
-    // loop's pointers on the stack.
-    assert!(stride.is_multiple_of(8) && patches.len() >= 4 * stride);
+    let rows_out = acc.len() / n;
     let groups = n.div_ceil(8);
-    let packed = &packed[..groups * 8 * stride];
-    let (x, w) = (patches.as_ptr(), packed.as_ptr());
+    let w = packed[..groups * 8 * stride].as_ptr();
     let mut g = 0;
     while g < groups {
         // Two groups at a time where two remain.
         let two = g + 1 < groups;
         let (w0, w1) = (w.wrapping_add(g * 8 * stride), w.wrapping_add((g + 1) * 8 * stride));
-        // SAFETY: `x` holds four patches of `stride` values (the assertion; `stride` even),
-        // group `g` lies within `packed`, and group `g + 1` where `two`.
-        let v = unsafe {
-            if two { block_sums::<2>(x, [w0, w1], stride) } else { block_sums::<1>(x, [w0, w1], stride) }
-        };
+        let mut v = [[_mm256_setzero_si256(); 2]; 4];
+        for fy in 0..rows {
+            let x = pixels.map(|x| x.wrapping_add(fy * row));
+            let at = 16 * pairs * fy;
+            let w = [w0.wrapping_add(at), w1.wrapping_add(at)];
+            // SAFETY: the pixels' row `fy` holds `pairs` pairs (the caller's promise); group
+            // `g`'s pairs `pairs * fy..pairs * (fy + 1)` lie within its `8 * stride` values
+            // (`stride = rows * 2 * pairs`), within `packed`, and group `g + 1`'s where `two`.
+            unsafe {
+                if two {
+                    block_sums::<2>(x, w, pairs, &mut v);
+                } else {
+                    block_sums::<1>(x, w, pairs, &mut v);
+                }
+            }
+        }
         for (half, c) in [8 * g, 8 * g + 8].into_iter().enumerate().take(if two { 2 } else { 1 }) {
             let k = (n - c).min(8);
             let mut b = [0i32; 8];
             b[..k].copy_from_slice(&bias[c..][..k]);
             let b = load_i32x8(&b);
-            for (p, v) in v.iter().enumerate().take(rows) {
+            for (p, v) in v.iter().enumerate().take(rows_out) {
                 let sums = _mm256_add_epi32(v[half], b);
                 let out = &mut acc[p * n + c..][..k];
                 match out.as_chunks_mut::<8>().0 {
@@ -427,31 +479,33 @@ pub(crate) fn conv_block(patches: &[i16], stride: usize, packed: &[i16], bias: &
     }
 }
 
-/// [`conv_block`]'s sums of four pixels' patches (`stride` values each from `x`) by `B`
-/// groups of eight channels (`w[0]`, then `w[1]`), without bias; sums past `B` are 0.
+/// Adds to `v` the sums of four pixels' `pairs` pairs of values (from `x[p]`) by `B` groups of
+/// eight channels' pairs of filter values (`w[0]`, then `w[1]`, 16 values a pair).
 ///
 /// # Safety
-/// `x` points to four patches of `stride` values (even); each of the first `B` of `w` to a
-/// group's `8 * stride` values.
+/// `x[p]` points to `2 * pairs` readable values; each of the first `B` of `w` to `16 * pairs`.
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn block_sums<const B: usize>(x: *const i16, w: [*const i16; 2], stride: usize) -> [[__m256i; 2]; 4] {
-    let mut v = [[_mm256_setzero_si256(); 2]; 4];
-    for i in 0..stride / 2 {
-        // SAFETY: pair `i < stride / 2` of a group is 16 values at `16 i` of its `8 * stride`
-        // (the caller's promise); `loadu` has no alignment requirement.
+unsafe fn block_sums<const B: usize>(
+    x: [*const i16; 4],
+    w: [*const i16; 2],
+    pairs: usize,
+    v: &mut [[__m256i; 2]; 4],
+) {
+    for i in 0..pairs {
+        // SAFETY: pair `i < pairs` of a group is 16 values at `16 i` (the caller's promise);
+        // `loadu` has no alignment requirement.
         let wv: [__m256i; B] =
             core::array::from_fn(|j| unsafe { _mm256_loadu_si256(w[j].add(16 * i).cast()) });
-        for (p, v) in v.iter_mut().enumerate() {
-            // SAFETY: pixel `p < 4`'s values `2 i, 2 i + 1` lie within its `stride` (the
-            // caller's promise); `read_unaligned` has no alignment requirement.
-            let x = _mm256_set1_epi32(unsafe { x.add(p * stride + 2 * i).cast::<i32>().read_unaligned() });
+        for (v, x) in v.iter_mut().zip(x) {
+            // SAFETY: values `2 i, 2 i + 1` of the pixel's row (the caller's promise);
+            // `read_unaligned` has no alignment requirement.
+            let x = _mm256_set1_epi32(unsafe { x.add(2 * i).cast::<i32>().read_unaligned() });
             for j in 0..B {
                 v[j] = _mm256_add_epi32(v[j], _mm256_madd_epi16(x, wv[j]));
             }
         }
     }
-    v
 }
 
 /// `acc[f] + Σ filters[f][i] * (input[i] + offset)` over `input` (each filter at least as

@@ -62,6 +62,19 @@ pub(crate) type Best = x86::X86;
 #[cfg(not(any(hostrt_arm_dsp, all(target_arch = "x86_64", target_feature = "sse2"))))]
 pub(crate) type Best = portable::Portable;
 
+/// [`InnerLoops::pack_filters`]' default layout: each filter's `per_filter` values widened
+/// to int16 and zero-padded to `stride`, the rows one after the other (`n` rounded up to a
+/// multiple of 8 with zero filters).
+fn pack_rows(filter: &[i8], per_filter: usize, stride: usize, n: usize, packed: &mut [i16]) {
+    let packed = &mut packed[..n.next_multiple_of(8) * stride];
+    packed.fill(0);
+    for (row, f) in packed.chunks_exact_mut(stride).zip(filter.chunks_exact(per_filter.max(1))).take(n) {
+        for (d, &f) in row.iter_mut().zip(f) {
+            *d = i16::from(f);
+        }
+    }
+}
+
 /// [`InnerLoops::dot_run`] through `K::dot4`, four channels per read of the input (a last
 /// partial group repeats its last channel).
 #[inline]
@@ -195,13 +208,7 @@ pub(crate) trait InnerLoops {
     /// The layout is the implementation's (here: the rows, one after the other).
     #[inline]
     fn pack_filters(filter: &[i8], per_filter: usize, stride: usize, n: usize, packed: &mut [i16]) {
-        let packed = &mut packed[..n.next_multiple_of(4) * stride];
-        packed.fill(0);
-        for (row, f) in packed.chunks_exact_mut(stride).zip(filter.chunks_exact(per_filter.max(1))).take(n) {
-            for (d, &f) in row.iter_mut().zip(f) {
-                *d = i16::from(f);
-            }
-        }
+        pack_rows(filter, per_filter, stride, n, packed);
     }
 
     /// One block of a convolution's output pixels over a run of `n = bias.len()` channels:
@@ -263,6 +270,45 @@ pub(crate) trait InnerLoops {
                         *a = a.wrapping_add(i32::from(x) * i32::from(w));
                     }
                 }
+            }
+        }
+    }
+
+    /// Whether [`InnerLoops::conv_direct`] is worth taking over gathered patches (AVX2's).
+    #[inline]
+    fn has_direct() -> bool {
+        false
+    }
+
+    /// [`InnerLoops::pack_filters`] for [`InnerLoops::conv_direct`] (by default the rows, one
+    /// after the other).
+    #[inline]
+    fn pack_direct(filter: &[i8], per_filter: usize, stride: usize, n: usize, packed: &mut [i16]) {
+        pack_rows(filter, per_filter, stride, n, packed);
+    }
+
+    /// One block of a convolution's output pixels read in place from staged input rows
+    /// (`conv.rs`'s direct loop): `acc[p * n + j] = bias[j] + Σ_fy Σ_k x[bases[p] + fy *
+    /// row + k] * f_j[fy * taps + k]` (modulo 2^32) for `k < taps` and the block's `acc.len()
+    /// / n` pixels (at most 4; `bases` holds 4, the unused ones valid too), where `n =
+    /// bias.len()`, `fy < rows` and the filters `f_j` (`rows * taps` values each, `taps`
+    /// even) are as [`InnerLoops::pack_direct`] laid them out with that stride.
+    #[inline]
+    fn conv_direct(
+        x: &[i16],
+        (bases, row, rows, taps): ([usize; 4], usize, usize, usize),
+        packed: &[i16],
+        bias: &[i32],
+        acc: &mut [i32],
+    ) {
+        let n = bias.len();
+        let stride = rows * taps;
+        for (out, &base) in acc.chunks_exact_mut(n.max(1)).zip(&bases) {
+            for ((a, &b), f) in out.iter_mut().zip(bias).zip(packed.chunks_exact(stride.max(1))) {
+                *a = (0..stride).fold(b, |a, k| {
+                    let v = x[base + k / taps * row + k % taps];
+                    a.wrapping_add(i32::from(v) * i32::from(f[k]))
+                });
             }
         }
     }

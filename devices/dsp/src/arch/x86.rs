@@ -112,6 +112,36 @@ impl InnerLoops for X86 {
     }
 
     #[inline(always)]
+    fn pack_direct(filter: &[i8], per_filter: usize, stride: usize, n: usize, packed: &mut [i16]) {
+        if super::avx2::has_avx2() {
+            // SAFETY: the CPU has AVX2 (`has_avx2`).
+            return unsafe { super::avx2::pack_filters(filter, per_filter, stride, n, packed) };
+        }
+        Portable::pack_direct(filter, per_filter, stride, n, packed);
+    }
+
+    #[inline(always)]
+    fn has_direct() -> bool {
+        super::avx2::has_avx2()
+    }
+
+    #[inline(always)]
+    fn conv_direct(
+        x: &[i16],
+        geometry: ([usize; 4], usize, usize, usize),
+        packed: &[i16],
+        bias: &[i32],
+        acc: &mut [i32],
+    ) {
+        if super::avx2::has_avx2() {
+            // SAFETY: the CPU has AVX2 (`has_avx2`), and `pack_direct` laid the filters out
+            // for its loops on the same condition.
+            return unsafe { super::avx2::conv_direct(x, geometry, packed, bias, acc) };
+        }
+        Portable::conv_direct(x, geometry, packed, bias, acc)
+    }
+
+    #[inline(always)]
     fn pack_depthwise(filter: &[i8], filter_stride: usize, taps: usize, n: usize, packed: &mut [i16]) {
         // The layout of `sse2::depthwise_rows`: per block of eight channels, per pair of taps
         // (2k, 2k + 1), two vectors: [f_2k[c], f_2k+1[c]] for channels c = 0..4 of the block,
@@ -744,6 +774,27 @@ mod tests {
             X86::dot_run(&x, &filters, -zp, &bias, &mut a);
             Portable::dot_run(&x, &filters, -zp, &bias, &mut b);
             prop_assert_eq!(a, b);
+        }
+
+        #[test]
+        fn direct_blocks_match_portable(
+            rows in 1usize..4, pairs in 1usize..20, n in 1usize..30, pixels in 1usize..5, seed: u64,
+        ) {
+            // Four pixels' filter rows read in place, `row` apart, from staged values.
+            let mut rng = Lcg(seed);
+            let (taps, row) = (2 * pairs, 2 * pairs + 5);
+            let x: Vec<i16> = (0..rows * row + 12).map(|_| rng.range(-255, 256) as i16).collect();
+            let bases: [usize; 4] = core::array::from_fn(|_| (rng.next() % 6) as usize);
+            let filter = rng.bytes(n * rows * taps);
+            let bias: Vec<i32> = (0..n).map(|_| rng.next() as i32).collect();
+            let stride = rows * taps;
+            let (mut a, mut b) = (std::vec![0i16; n.next_multiple_of(8) * stride], std::vec![0i16; n.next_multiple_of(8) * stride]);
+            X86::pack_direct(&filter, stride, stride, n, &mut a);
+            Portable::pack_direct(&filter, stride, stride, n, &mut b);
+            let (mut got, mut want) = (std::vec![7; pixels * n], std::vec![9; pixels * n]);
+            X86::conv_direct(&x, (bases, row, rows, taps), &a, &bias, &mut got);
+            Portable::conv_direct(&x, (bases, row, rows, taps), &b, &bias, &mut want);
+            prop_assert_eq!(got, want);
         }
 
         #[test]
