@@ -1,8 +1,12 @@
-//! AVX2 pieces shared by the x86-64 kernels that choose their instructions at run time:
-//! detection of AVX2 and AVX-512 VNNI (CPUID and XCR0, so no `std`; read once and cached),
-//! TFLite's fixed-point output stage eight lanes at a time, and the int8 add and subtract
-//! loops. Every function here has the `avx2` target feature; callers check [`has_avx2`] (or
-//! [`has_vnni`], which implies it) first.
+//! AVX2 loops of the x86-64 kernels that choose their instructions at run time: detection of
+//! AVX2 and AVX-512 VNNI (CPUID and XCR0, so no `std`; read once and cached); the int8
+//! convolution tiles (four pixels by 16 output channels across the lanes, over gathered
+//! patches or staged input rows read in place), depthwise rows (16 channels a step) and fully
+//! connected runs (eight channels a step) that `x86::X86` takes where the CPU has AVX2; TFLite's
+//! fixed-point output stage eight lanes at a time; and the int8 add and subtract loops. Every
+//! function here has the `avx2` target feature; callers check [`has_avx2`] (or [`has_vnni`],
+//! which implies it) first. Products are `VPMADDWD`'s of int16 values, exact modulo 2^32 as
+//! every other path's sums.
 
 use core::arch::x86_64::*;
 use core::sync::atomic::{AtomicU8, Ordering};

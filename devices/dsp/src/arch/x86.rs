@@ -23,6 +23,9 @@
 //!   blended where they have two), else as a multiplication too (SSE2 shifts all lanes by
 //!   one count).
 //!
+//! Where the CPU has AVX2, `X86` takes the wider loops of `super::avx2` instead (their own
+//! filter layouts, the same results).
+//!
 //! Every function of `sse2` is compiled with the `sse2` target feature, which this module
 //! exists only under (`cfg(target_feature = "sse2")`, set on every x86-64 target but those
 //! that turn the vector unit off, such as `x86_64-unknown-none`).
