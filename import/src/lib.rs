@@ -49,8 +49,9 @@ pub struct Imported {
     pub inputs: Vec<(&'static str, Vec<usize>)>,
     /// The same of each of the model's outputs, `@main`'s first results.
     pub outputs: Vec<(&'static str, Vec<usize>)>,
-    /// Imported with [`ImportOptions::prepack`]: the BEF then puts weights on 64-byte
-    /// boundaries, for the 512-bit loads of the loops that read the layout.
+    /// Imported with [`ImportOptions::prepack`] or [`ImportOptions::prepack_float`]: the BEF
+    /// then puts weights on 64-byte boundaries, for the wide loads of the loops that read the
+    /// layouts.
     pub prepacked: bool,
 }
 
@@ -70,17 +71,21 @@ pub struct ImportOptions {
     /// targets refuse it (firmware imports without it). Worth it where the program runs on
     /// such a CPU: [`ImportOptions::for_this_cpu`].
     pub prepack: bool,
+    /// Lay float32 convolution filters out as `prepack` does, without the int8 layouts: for
+    /// CPUs with AVX2 and FMA but no AVX-512 VNNI, whose 256-bit float tiles read the same
+    /// blocks and whose int8 loops have layouts of their own (laid out per call).
+    pub prepack_float: bool,
 }
 
 impl ImportOptions {
     /// The options for a program that runs where it is imported: `prepack` where this CPU has
-    /// AVX-512 VNNI.
+    /// AVX-512 VNNI, else `prepack_float` where it has AVX2 and FMA.
     pub fn for_this_cpu() -> ImportOptions {
         #[cfg(target_arch = "x86_64")]
-        let prepack = hostrt_dsp::has_vnni();
+        let (prepack, prepack_float) = (hostrt_dsp::has_vnni(), hostrt_dsp::has_avx2_fma());
         #[cfg(not(target_arch = "x86_64"))]
-        let prepack = false;
-        ImportOptions { prepack, ..ImportOptions::default() }
+        let (prepack, prepack_float) = (false, false);
+        ImportOptions { prepack, prepack_float: prepack_float && !prepack, ..ImportOptions::default() }
     }
 }
 
@@ -137,7 +142,7 @@ fn lowered(
         dumped: lowered.dumped,
         inputs: typed(&graph.inputs),
         outputs: typed(&graph.outputs),
-        prepacked: options.prepack,
+        prepacked: options.prepack || options.prepack_float,
     })
 }
 

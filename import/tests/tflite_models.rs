@@ -79,7 +79,7 @@ fn check_layers(model: &[u8], input: &NpyTensor, crcs: &serde_json::Value) -> Re
     let crcs = crcs.as_object().ok_or("tensor_crc32 is not an object")?;
     // Weights laid out for x86-64's VNNI loops as well: every layer is compared on the path
     // `hostrt infer` takes (where the CPU has no VNNI, the layout is checked and unused).
-    let options = hostrt_import::ImportOptions { dump_tensors: true, prepack: true };
+    let options = hostrt_import::ImportOptions { dump_tensors: true, prepack: true, ..Default::default() };
     let imported = hostrt_import::tflite_with(model, options).map_err(|e| e.to_string())?;
     let got = run(&imported.to_bef().map_err(|e| e.to_string())?, std::slice::from_ref(input))?;
     let mut compared = 0;
@@ -110,7 +110,7 @@ fn check_float_layers(
     golden: &serde_json::Value,
 ) -> Result<(usize, f64), String> {
     let golden = golden.as_object().ok_or("tensor_samples is not an object")?;
-    let options = hostrt_import::ImportOptions { dump_tensors: true, prepack: true };
+    let options = hostrt_import::ImportOptions { dump_tensors: true, prepack: true, ..Default::default() };
     let imported = hostrt_import::tflite_with(model, options).map_err(|e| e.to_string())?;
     let got = run(&imported.to_bef().map_err(|e| e.to_string())?, std::slice::from_ref(input))?;
     let (mut compared, mut worst) = (0, 0.0f64);
@@ -250,6 +250,22 @@ fn weights_start_16_byte_aligned_in_the_program() {
         }
         assert!(weights > 20, "found {weights} weight tensors");
     }
+}
+
+/// `prepack` lays out int8 convolution and fully connected weights for the VNNI loops;
+/// `prepack_float` (for AVX2 CPUs, whose int8 loops have layouts of their own) does not.
+#[test]
+fn prepack_float_leaves_int8_weights_as_they_are() {
+    let model = std::fs::read(models_dir().join("mobilenet_v1_vww_i8.tflite")).unwrap();
+    let laid_out = |options| {
+        let imported = hostrt_import::tflite_with(&model, options).unwrap();
+        let ops = &imported.module.funcs[0].body.as_ref().unwrap().ops;
+        ops.iter().filter(|op| op.attrs.iter().any(|a| a.name == "packed")).count()
+    };
+    let prepack = hostrt_import::ImportOptions { prepack: true, ..Default::default() };
+    let prepack_float = hostrt_import::ImportOptions { prepack_float: true, ..Default::default() };
+    assert!(laid_out(prepack) > 10, "the pointwise convolutions and the fully connected layer");
+    assert_eq!(laid_out(prepack_float), 0);
 }
 
 /// What one call allocates besides the planned arena and the outputs (the executor's values

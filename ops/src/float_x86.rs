@@ -482,8 +482,9 @@ fn conv_band_panels(
     let co = p.out_channels;
     let rows_of_filter = p.filter.len() / co;
     let mut panel_buf = PanelBuf([const { MaybeUninit::<f32>::uninit() }; PANEL]);
-    // Weights laid out ahead of time are in the blocks of the 512-bit tiles.
-    let packed = p.packed.filter(|v| wide && v.len() == p.filter.len());
+    // Weights laid out ahead of time are in the blocks of the 512-bit tiles, which the
+    // 256-bit ones read 16 or 8 channels at a time (their steps never cross a block).
+    let packed = p.packed.filter(|v| v.len() == p.filter.len());
     let mut c0 = 0;
     while c0 < co {
         let step = step_at(wide, co - c0);
@@ -492,8 +493,12 @@ fn conv_band_panels(
             let r1 = (r0 + part_rows).min(rows_of_filter);
             let part = Part { first: r0 == 0, last: r1 == rows_of_filter };
             let weights = match packed {
-                // Block `c0` follows blocks of `c0` channels in all, each of every row.
-                Some(v) => Weights { values: &v[c0 * rows_of_filter + r0 * step..], stride: step, col: 0 },
+                // The block holding `c0` (from `cb`, `width` wide) follows blocks of `cb`
+                // channels in all, each of every row.
+                Some(v) => {
+                    let (cb, width) = crate::panels::block_at(co, c0);
+                    Weights { values: &v[cb * rows_of_filter + r0 * width..], stride: width, col: c0 - cb }
+                }
                 None => panel((p.filter, co), (c0, step), (r0, r1), &mut panel_buf),
             };
             let mut part_buf = [Run { at: 0, filter: 0, len: 0 }; MAX_TAPS];
@@ -1296,9 +1301,13 @@ mod tests {
             // The filter laid out ahead of time: the same values, so the same results.
             let mut packed = std::vec![0.0; conv_filter.len()];
             if crate::panels::pack(&conv_filter, co, &mut packed) {
-                let mut again = std::vec![0.0; out_len];
-                assert!(conv(&FloatConv { packed: Some(&packed), ..p }, &mut again, in_runs));
-                assert!(out.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()), "case {i} packed");
+                // Read by both widths' tiles (the 256-bit ones 16 or 8 channels of a block).
+                for wide in [true, false] {
+                    let mut again = std::vec![0.0; out_len];
+                    assert!(conv_on(&FloatConv { packed: Some(&packed), ..p }, &mut again, wide, in_runs));
+                    let same = out.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits());
+                    assert!(same, "case {i} packed (wide {wide})");
+                }
             }
             // The same window as a depthwise convolution of `c` channels rounded up to eights,
             // when at most `co` (so that the bias serves).

@@ -1,5 +1,6 @@
-//! float32 convolution filters laid out ahead of time for the AVX-512 convolution tiles
-//! (`float_x86`). A filter `[rows, out]` (rows: kh × kw × in) becomes blocks of output
+//! float32 convolution filters laid out ahead of time for the x86-64 convolution tiles
+//! (`float_x86`: the AVX-512 ones read a block at a time, the AVX2 ones 16 or 8 channels of
+//! one, [`block_at`]). A filter `[rows, out]` (rows: kh × kw × in) becomes blocks of output
 //! channels one after another, 32 wide while 32 remain, then 16, then 8 (the tiles' widths),
 //! each block its rows in order. A tile then reads its block's weights front to back, as it
 //! reads a panel the kernel would otherwise copy out of the filter on every call; the values
@@ -17,6 +18,26 @@ pub fn block_width(left: usize) -> usize {
         32.. => 32,
         16.. => 16,
         _ => 8,
+    }
+}
+
+/// The block of [`pack`]'s layout of `co` channels that holds channel `c` (below `co`): its
+/// first channel and its width.
+///
+/// ```
+/// // 56 channels: blocks of 32, 16 and 8.
+/// assert_eq!(hostrt_ops::panels::block_at(56, 20), (0, 32));
+/// assert_eq!(hostrt_ops::panels::block_at(56, 40), (32, 16));
+/// assert_eq!(hostrt_ops::panels::block_at(56, 48), (48, 8));
+/// ```
+pub fn block_at(co: usize, c: usize) -> (usize, usize) {
+    let mut start = 0;
+    loop {
+        let width = block_width(co - start);
+        if c < start + width || start + width >= co {
+            return (start, width);
+        }
+        start += width;
     }
 }
 

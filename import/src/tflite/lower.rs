@@ -114,7 +114,7 @@ struct Lowerer<'g, 'a> {
     folded: HashSet<usize>,
     /// Lay int8 convolution and fully connected weights out for x86-64's VNNI loops too.
     prepack: bool,
-    /// Lay float32 convolution filters out in blocks for x86-64's 512-bit tiles too
+    /// Lay float32 convolution filters out in blocks for x86-64's tiles too
     /// (`hostrt_ops::panels`).
     pack_float: bool,
 }
@@ -144,7 +144,7 @@ pub(crate) fn lower_with(
         folds: Default::default(),
         folded: HashSet::new(),
         prepack: options.prepack && int8_prepack,
-        pack_float: options.prepack,
+        pack_float: options.prepack || options.prepack_float,
     };
     for (n, &t) in g.inputs.iter().enumerate() {
         let info = &g.tensors[t];
