@@ -494,7 +494,9 @@ const STAGED_CAPACITY: usize = 12288;
 /// its filter rows in place from them, so nothing is gathered per pixel (for a first layer
 /// of three channels, gathering had cost several times its sums). Each filter row's `fw *
 /// ic` values are padded to an even count with a zero filter value, whose input is the next
-/// staged value (one spare at the end of each row).
+/// staged value (one spare at the end of each row). Out of line, so that its 76 KiB of stack
+/// buffers are not added to the blocked loop's in `run`'s frame.
+#[inline(never)]
 fn direct<K: InnerLoops>(
     p: &ConvParams,
     input: &[i8],
