@@ -11,7 +11,8 @@
 use core::arch::x86_64::*;
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use super::{DEPTHWISE_MAX_TAPS, DepthwiseRows, OutputStage};
+use super::x86::sse2::{load_i8x16, load_i32x4, store_i32x4};
+use super::{DepthwiseRows, OutputStage};
 use crate::add::AddParams;
 
 /// Whether the CPU and OS offer AVX2 (cached after the first call).
@@ -360,15 +361,6 @@ fn transpose_pairs(r: [__m128i; 8]) -> [__m128i; 8] {
     })
 }
 
-/// Sixteen int8 from an array of them.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn load_i8x16(v: &[i8; 16]) -> __m128i {
-    // SAFETY: `v` is a valid reference to 16 readable bytes; `loadu` has no alignment
-    // requirement.
-    unsafe { _mm_loadu_si128(v.as_ptr().cast()) }
-}
-
 /// The sixteen int16 lanes of `v`.
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -625,12 +617,7 @@ pub(crate) fn depthwise_rows(g: &DepthwiseRows<'_>, packed: &[i16], bias: &[i32]
         return;
     }
     let pairs = taps.div_ceil(2);
-    // Where each tap reads, from a pixel's first staged value; a missing odd tap reads the
-    // first (times a zero filter).
-    let mut at = [0usize; DEPTHWISE_MAX_TAPS + 1];
-    for (t, at) in at.iter_mut().enumerate().take(taps) {
-        *at = ((t / g.filter.w) * g.columns + (t % g.filter.w) * g.dilation) * n;
-    }
+    let at = g.tap_offsets(n);
     let pixels = acc.len() / n;
     // One check for the staged values read below, through raw pointers: pixel `i`'s channel
     // `j < n` of tap `t` is at `i * stride * n + at[t] + j`, the last tap's furthest.
@@ -695,35 +682,7 @@ pub(crate) fn depthwise_rows(g: &DepthwiseRows<'_>, packed: &[i16], bias: &[i32]
         }
         c += 8;
     }
-    if c < n {
-        // The last n % 8 channels, one at a time (their filter values from the packing).
-        let w = |t: usize, j: usize| i32::from(packed[(j / 8 * pairs + t / 2) * 16 + 2 * (j % 8) + t % 2]);
-        for (i, acc) in acc.chunks_exact_mut(n).enumerate() {
-            for (j, a) in acc.iter_mut().enumerate().skip(c) {
-                *a = (0..taps).fold(bias[j], |a, t| {
-                    a.wrapping_add(i32::from(g.values[i * g.stride * n + at[t] + j]) * w(t, j))
-                });
-            }
-        }
-    }
-}
-
-/// Four int32 from an array of them.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn load_i32x4(v: &[i32; 4]) -> __m128i {
-    // SAFETY: `v` is a valid reference to 16 readable bytes; `loadu` has no alignment
-    // requirement.
-    unsafe { _mm_loadu_si128(v.as_ptr().cast()) }
-}
-
-/// The four int32 lanes of `v`.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn store_i32x4(v: __m128i, out: &mut [i32; 4]) {
-    // SAFETY: `out` is a valid, exclusive reference to 16 writable bytes; `storeu` has no
-    // alignment requirement.
-    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
+    g.last_channels(packed, bias, acc, &at, c);
 }
 
 /// The eight int32 lanes of `v`.

@@ -216,17 +216,56 @@ super::per_channel_kernels!(
     "[`crate::depthwise_conv2d()`] with the SSE2 inner loops."
 );
 
+/// The depthwise pieces the SSE2 and AVX2 loops share (the SSE2 loop's filter layout).
+impl DepthwiseRows<'_> {
+    /// Where each of the filter's taps reads, from a pixel's first staged value, for `n`
+    /// channels; a missing odd tap (at `taps`) reads the first, times a zero filter value.
+    pub(super) fn tap_offsets(&self, n: usize) -> [usize; super::DEPTHWISE_MAX_TAPS + 1] {
+        let mut at = [0usize; super::DEPTHWISE_MAX_TAPS + 1];
+        for (t, at) in at.iter_mut().enumerate().take(self.filter.h * self.filter.w) {
+            *at = ((t / self.filter.w) * self.columns + (t % self.filter.w) * self.dilation) * n;
+        }
+        at
+    }
+
+    /// [`InnerLoops::depthwise_rows`] for channels `from..n` (`n = bias.len()`), one at a time,
+    /// their filter values from the SSE2 loop's packing: the vector loops' last `n % 8`
+    /// channels. `at` is [`DepthwiseRows::tap_offsets`].
+    pub(super) fn last_channels(
+        &self,
+        packed: &[i16],
+        bias: &[i32],
+        acc: &mut [i32],
+        at: &[usize],
+        from: usize,
+    ) {
+        let (n, taps) = (bias.len(), self.filter.h * self.filter.w);
+        if from >= n {
+            return;
+        }
+        let pairs = taps.div_ceil(2);
+        let w = |t: usize, j: usize| i32::from(packed[(j / 8 * pairs + t / 2) * 16 + 2 * (j % 8) + t % 2]);
+        for (i, acc) in acc.chunks_exact_mut(n).enumerate() {
+            for (j, a) in acc.iter_mut().enumerate().skip(from) {
+                *a = (0..taps).fold(bias[j], |a, t| {
+                    a.wrapping_add(i32::from(self.values[i * self.stride * n + at[t] + j]) * w(t, j))
+                });
+            }
+        }
+    }
+}
+
 /// The SSE2 code. Safe functions with the `sse2` target feature: they call each other and the
 /// register-only intrinsics freely; memory is read and written through the few loads and
-/// stores below, each over a reference of exactly the vector's size.
-mod sse2 {
-    use super::super::{DEPTHWISE_MAX_TAPS, DepthwiseRows, OutputStage};
+/// stores below, each over a reference of exactly the vector's size (`avx2` uses them too).
+pub(super) mod sse2 {
+    use super::super::{DepthwiseRows, OutputStage};
     use core::arch::x86_64::*;
 
     /// 16 bytes from an array of them (any alignment).
     #[target_feature(enable = "sse2")]
     #[inline]
-    fn load_i8x16(v: &[i8; 16]) -> __m128i {
+    pub(in crate::arch) fn load_i8x16(v: &[i8; 16]) -> __m128i {
         // SAFETY: `v` is a valid reference to 16 readable bytes; `loadu` has no alignment
         // requirement.
         unsafe { _mm_loadu_si128(v.as_ptr().cast()) }
@@ -244,7 +283,7 @@ mod sse2 {
     /// Four int32 (any alignment).
     #[target_feature(enable = "sse2")]
     #[inline]
-    fn load_i32x4(v: &[i32; 4]) -> __m128i {
+    pub(in crate::arch) fn load_i32x4(v: &[i32; 4]) -> __m128i {
         // SAFETY: `v` is a valid reference to 16 readable bytes; `loadu` has no alignment
         // requirement.
         unsafe { _mm_loadu_si128(v.as_ptr().cast()) }
@@ -253,7 +292,7 @@ mod sse2 {
     /// The four int32 lanes of `v`.
     #[target_feature(enable = "sse2")]
     #[inline]
-    fn store_i32x4(v: __m128i, out: &mut [i32; 4]) {
+    pub(in crate::arch) fn store_i32x4(v: __m128i, out: &mut [i32; 4]) {
         // SAFETY: `out` is a valid, exclusive reference to 16 writable bytes; `storeu` has no
         // alignment requirement.
         unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
@@ -448,12 +487,7 @@ mod sse2 {
             return;
         }
         let pairs = taps.div_ceil(2);
-        // Where each tap reads, from a pixel's first staged value; a missing odd tap reads the
-        // first (times a zero filter).
-        let mut at = [0usize; DEPTHWISE_MAX_TAPS + 1];
-        for (t, at) in at.iter_mut().enumerate().take(taps) {
-            *at = ((t / g.filter.w) * g.columns + (t % g.filter.w) * g.dilation) * n;
-        }
+        let at = g.tap_offsets(n);
         let (w8, _) = packed[..n.div_ceil(8) * pairs * 16].as_chunks::<8>();
         let done = n / 8 * 8;
         for c in (0..done).step_by(8) {
@@ -474,20 +508,7 @@ mod sse2 {
                 store_i32x4(hi, &mut halves[1]);
             }
         }
-        if done < n {
-            // The last n % 8 channels, one at a time (their filter values from the packing).
-            let w = |t: usize, j: usize| {
-                let lane = 2 * (j % 8) + t % 2;
-                i32::from(packed[(j / 8 * pairs + t / 2) * 16 + lane])
-            };
-            for (i, acc) in acc.chunks_exact_mut(n).enumerate() {
-                for (j, a) in acc.iter_mut().enumerate().skip(done) {
-                    *a = (0..taps).fold(bias[j], |a, t| {
-                        a.wrapping_add(i32::from(g.values[i * g.stride * n + at[t] + j]) * w(t, j))
-                    });
-                }
-            }
-        }
+        g.last_channels(packed, bias, acc, &at, done);
     }
 
     /// The output stage of four channels, precomputed from their multipliers and shifts.
