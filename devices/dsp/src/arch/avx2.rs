@@ -570,9 +570,8 @@ pub(crate) fn dot_n<const N: usize>(
 
 /// [`super::InnerLoops::dot_run`] eight channels at a time: per step of 16 values, the
 /// input's sign-extended once (`VPMOVSXBW`, the offset added) for eight filters' (one
-/// `VPMADDWD` each, each filter row through its own pointer, so that no address is worked
-/// out per load), the eight sums reduced across lanes together by a tree of `VPHADDD` into
-/// one vector with the bias. The last `depth % 16` values are one more step against the
+/// `VPMADDWD` each), the eight sums reduced across lanes together by a tree of `VPHADDD`
+/// into one vector with the bias. The last `depth % 16` values are one more step against the
 /// input's last values zero-padded to 16, where the loads stay within `filters` (past a
 /// row's end they read the next row's values, times zero); else, and for the last `n % 8`
 /// channels, through [`dot_n`]. Per group of four through `dot4`, the group's setup and
