@@ -100,12 +100,32 @@ pub(crate) fn dot_run_by_4<K: InnerLoops + ?Sized>(
 pub(crate) const DEPTHWISE_MAX_TAPS: usize = 32;
 
 /// `dst[i] = src[i] + offset` as int16, over the shorter of the two: inputs plus the input
-/// offset (`-127..=128`), which stay in `-255..=255`.
+/// offset (`-127..=128`), which stay in `-255..=255`. On x86-64 CPUs with AVX2, runs of 32
+/// values or more go through the loop compiled for AVX2 (16 values per `VPMOVSXBW`; the
+/// baseline's SSE2 took three times the instructions to stage a convolution's rows).
 #[inline]
 pub(crate) fn widen(src: &[i8], offset: i16, dst: &mut [i16]) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if src.len().min(dst.len()) >= 32 && avx2::has_avx2() {
+        // SAFETY: the CPU has AVX2 (just checked).
+        return unsafe { widen_avx2(src, offset, dst) };
+    }
+    widen_each(src, offset, dst);
+}
+
+/// [`widen`]'s loop.
+#[inline(always)]
+fn widen_each(src: &[i8], offset: i16, dst: &mut [i16]) {
     for (d, &x) in dst.iter_mut().zip(src) {
         *d = i16::from(x) + offset;
     }
+}
+
+/// [`widen`]'s loop compiled for AVX2.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[target_feature(enable = "avx2")]
+fn widen_avx2(src: &[i8], offset: i16, dst: &mut [i16]) {
+    widen_each(src, offset, dst);
 }
 
 /// The input rows of one output row of a depthwise convolution, staged for
