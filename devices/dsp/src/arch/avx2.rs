@@ -231,6 +231,23 @@ pub(crate) fn load_i32x8(v: &[i32; 8]) -> __m256i {
     unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
 }
 
+/// The first eight int32 of `v`, zeros past its end. Eight or more are loaded straight from
+/// the slice: a vector load of values just copied in smaller stores waits for them (store
+/// forwarding fails), which had cost a fully connected layer, one row per column of the
+/// output stage, more than the stage itself.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn load_i32x8_padded(v: &[i32]) -> __m256i {
+    match v.as_chunks::<8>().0 {
+        [first, ..] => load_i32x8(first),
+        [] => {
+            let mut padded = [0i32; 8];
+            padded[..v.len()].copy_from_slice(v);
+            load_i32x8(&padded)
+        }
+    }
+}
+
 /// 32 int8 from an array of them.
 #[target_feature(enable = "avx2")]
 #[inline]
@@ -259,20 +276,8 @@ pub(crate) fn requantize_rows(acc: &[i32], stage: &OutputStage<'_>, output: &mut
     let st = OutStage { offset: stage.offset, min: stage.act.min, max: stage.act.max };
     let rows = acc.len() / width;
     for c in (0..width).step_by(8) {
-        let k = (width - c).min(8);
-        let scale = if k == 8 {
-            // Straight from the slices: a vector load of values just copied in smaller
-            // stores waits for them (store forwarding fails), which cost a fully connected
-            // layer, one row per column, more than the stage itself.
-            let (m, s) =
-                (&stage.multiplier[c..].as_chunks::<8>().0[0], &stage.shift[c..].as_chunks::<8>().0[0]);
-            Scale8::new(load_i32x8(m), load_i32x8(s))
-        } else {
-            let (mut m, mut s) = ([0i32; 8], [0i32; 8]);
-            m[..k].copy_from_slice(&stage.multiplier[c..][..k]);
-            s[..k].copy_from_slice(&stage.shift[c..][..k]);
-            Scale8::new(load_i32x8(&m), load_i32x8(&s))
-        };
+        let scale =
+            Scale8::new(load_i32x8_padded(&stage.multiplier[c..]), load_i32x8_padded(&stage.shift[c..]));
         let column = (width, c, rows);
         if scale.may_overflow {
             requantize_column::<true>(acc, column, &scale, &st, (output, stride));
@@ -300,9 +305,8 @@ fn requantize_column<const FIX: bool>(
             let v = scale.apply::<FIX>(load_i32x8(&acc.as_chunks::<8>().0[0]));
             out.as_chunks_mut::<8>().0[0] = requantize_tail(v, st);
         } else {
-            let mut a = [0i32; 8];
-            a[..k].copy_from_slice(&acc[..k]);
-            out[..k].copy_from_slice(&requantize_tail(scale.apply::<FIX>(load_i32x8(&a)), st)[..k]);
+            let v = scale.apply::<FIX>(load_i32x8_padded(&acc[..k]));
+            out[..k].copy_from_slice(&requantize_tail(v, st)[..k]);
         }
     }
 }
@@ -579,11 +583,10 @@ pub(crate) fn dot_run(input: &[i8], filters: &[i8], offset: i32, bias: &[i32], a
     let (x, w) = (input.as_ptr(), filters.as_ptr());
     let off = _mm256_set1_epi16(offset as i16);
     let (steps, done) = (depth / 16, depth / 16 * 16);
-    // The last values with the offset added, zero past the input.
+    // The last values with the offset added (int8 zero points keep it in -127..=128), zero
+    // past the input.
     let mut last = [0i16; 16];
-    for (l, &v) in last.iter_mut().zip(&input[done..]) {
-        *l = (i32::from(v) + offset) as i16;
-    }
+    super::widen(&input[done..], offset as i16, &mut last);
     let last = load_i16x16(&last);
     let mut j = 0;
     while j + 8 <= n {
