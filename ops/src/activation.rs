@@ -26,6 +26,17 @@ pub(crate) fn unary_f32(
     params: (&str, usize),
     f: impl Fn(f32, &[f32; MAX_PARAMS]) -> f32 + Sync,
 ) {
+    unary_f32_runs(frame, kernel, params, |x, out, p| map_f32(x, out, |v| f(v, p)))
+}
+
+/// [`unary_f32`] with `map(x, out, params)` over each run of the input and output, for an
+/// activation with a loop of its own.
+pub(crate) fn unary_f32_runs(
+    frame: &KernelFrame<'_>,
+    kernel: &'static str,
+    params: (&str, usize),
+    map: impl Fn(&[f32], &mut [f32], &[f32; MAX_PARAMS]) + Sync,
+) {
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, kernel, if params.1 == 0 { 2 } else { 3 })?;
         let (input, output, n) = a.same_size()?;
@@ -43,8 +54,7 @@ pub(crate) fn unary_f32(
         // In runs over the host's threads, as same-shaped binary ops are. The ONNX
         // transformer's GELUs of 64x512 values, two threads, profiled: 65 -> 40 us, the four.
         crate::for_element_runs(frame, f32s_mut(kernel, out)?, &|at, out| {
-            let (f, p) = (&f, p);
-            map_f32(&x[at..][..out.len()], out, move |v| f(v, &p))
+            map(&x[at..][..out.len()], out, &p)
         });
         Ok(())
     })

@@ -8,10 +8,14 @@
 //! - `nn.elu.f32` (`[alpha]`), `nn.selu.f32` (`[alpha, gamma]`), `nn.hard_sigmoid.f32`
 //!   (`[alpha, beta]`: `clamp(alpha·x + beta, 0, 1)`), `nn.gelu.f32` (`[1]` for the tanh
 //!   approximation, `[0]` for the exact `x·Φ(x)`).
+//!
+//! Each runs the same operations in the same order on every CPU (`map_f32`), except the exact
+//! GELU on AVX2 with FMA, whose polynomials step by fused multiply-adds (a transformer's
+//! GELUs: 28% faster; within the float tolerance of docs/models.md).
 
 use hostrt_core::kernel::KernelFrame;
 
-use crate::activation::unary_f32;
+use crate::activation::{map_f32, unary_f32, unary_f32_runs};
 use crate::attrs::Attrs;
 
 macro_rules! math {
@@ -36,22 +40,27 @@ fn round_even(x: f32) -> f32 {
 /// (`libm::erff` took a tenth of a transformer's time).
 #[inline(always)]
 fn erf(x: f32) -> f32 {
-    const P: [f32; 7] = [
-        -2.726_142_3e-10,
-        2.770_681_4e-8,
-        -2.101_024e-6,
-        -5.692_506_4e-5,
-        -7.349_906_3e-4,
-        -2.954_6e-3,
-        -1.609_603_3e-2,
-    ];
-    const Q: [f32; 5] = [-1.456_607_2e-5, -2.133_740_6e-4, -1.682_827e-3, -7.373_329e-3, -1.426_473_9e-2];
     let x = x.clamp(-4.0, 4.0);
     let x2 = x * x;
-    let p = P[1..].iter().fold(P[0], |p, &c| p * x2 + c) * x;
-    let q = Q[1..].iter().fold(Q[0], |q, &c| q * x2 + c);
-    p / q
+    let p = ERF_P[1..].iter().fold(ERF_P[0], |p, &c| p * x2 + c) * x;
+    let q = ERF_Q[1..].iter().fold(ERF_Q[0], |q, &c| q * x2 + c);
+    // ±1 exactly from the clamp on (erf(4) rounds to 1 in float32; the rational form gives
+    // 1 − 2^-23 there, which made GELU(−1e30) −6e22 rather than 0).
+    if x.abs() >= 4.0 { 1.0f32.copysign(x) } else { p / q }
 }
+
+/// [`erf`]'s numerator, a polynomial in x² (highest power first, then times x).
+const ERF_P: [f32; 7] = [
+    -2.726_142_3e-10,
+    2.770_681_4e-8,
+    -2.101_024e-6,
+    -5.692_506_4e-5,
+    -7.349_906_3e-4,
+    -2.954_6e-3,
+    -1.609_603_3e-2,
+];
+/// [`erf`]'s denominator, a polynomial in x² (highest power first).
+const ERF_Q: [f32; 5] = [-1.456_607_2e-5, -2.133_740_6e-4, -1.682_827e-3, -7.373_329e-3, -1.426_473_9e-2];
 
 /// `e^x`, branch-free so that loops over it vectorize (`libm::expf` per element took a
 /// sixteenth of a transformer's time in its softmax): `x = n·ln 2 + r` with `|r| <= ln 2 / 2`,
@@ -119,6 +128,68 @@ pub(crate) fn lane_sum(row: &[f32], f: impl Fn(f32) -> f32) -> f32 {
     lanes.iter().fold(0.0, |s, &l| s + l) + tail
 }
 
+/// [`gelu_erf`] on AVX2 with FMA: each polynomial's steps as fused multiply-adds (within the
+/// float tolerance of the separate ones; docs/models.md).
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use core::arch::x86_64::*;
+
+    use super::{ERF_P, ERF_Q};
+
+    /// `out[i] = gelu_erf(x[i])` for `i < out.len()` (at most `x.len()`); false, with nothing
+    /// written, where the CPU lacks AVX2 and FMA.
+    pub(super) fn gelu_erf(x: &[f32], out: &mut [f32]) -> bool {
+        if !hostrt_dsp::has_avx2_fma() {
+            return false;
+        }
+        // SAFETY: the CPU has AVX2 and FMA (checked just above).
+        unsafe { gelu_on(x, out) };
+        true
+    }
+
+    /// # Safety
+    /// The CPU has AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn gelu_on(x: &[f32], out: &mut [f32]) {
+        let x = &x[..out.len()];
+        let (xs, x_rest) = x.as_chunks::<8>();
+        let (outs, out_rest) = out.as_chunks_mut::<8>();
+        for (x, out) in xs.iter().zip(outs) {
+            // SAFETY: `x` and `out` are 32 bytes each; `loadu`/`storeu` need no alignment.
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr(), gelu8(_mm256_loadu_ps(x.as_ptr()))) };
+        }
+        // The last values through the same steps, padded with zeros.
+        let mut last = [0.0f32; 8];
+        last[..x_rest.len()].copy_from_slice(x_rest);
+        // SAFETY: as above, on the 32 bytes of `last`.
+        unsafe { _mm256_storeu_ps(last.as_mut_ptr(), gelu8(_mm256_loadu_ps(last.as_ptr()))) };
+        out_rest.copy_from_slice(&last[..out_rest.len()]);
+    }
+
+    /// Eight lanes of [`super::gelu_erf`]: `0.5·x·(1 + erf(x/√2))`, `erf` clamped to
+    /// `[−4, 4]` with NaN kept (MAXPS and MINPS return their second operand for a NaN).
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    fn gelu8(x: __m256) -> __m256 {
+        let z = _mm256_mul_ps(x, _mm256_set1_ps(core::f32::consts::FRAC_1_SQRT_2));
+        let z = _mm256_min_ps(_mm256_set1_ps(4.0), _mm256_max_ps(_mm256_set1_ps(-4.0), z));
+        let z2 = _mm256_mul_ps(z, z);
+        let p = ERF_P[1..]
+            .iter()
+            .fold(_mm256_set1_ps(ERF_P[0]), |p, &c| _mm256_fmadd_ps(p, z2, _mm256_set1_ps(c)));
+        let q = ERF_Q[1..]
+            .iter()
+            .fold(_mm256_set1_ps(ERF_Q[0]), |q, &c| _mm256_fmadd_ps(q, z2, _mm256_set1_ps(c)));
+        // ±1 exactly from the clamp on, as `erf`.
+        let sign = _mm256_set1_ps(-0.0);
+        let clamped = _mm256_cmp_ps::<_CMP_GE_OQ>(_mm256_andnot_ps(sign, z), _mm256_set1_ps(4.0));
+        let one = _mm256_or_ps(_mm256_and_ps(sign, z), _mm256_set1_ps(1.0));
+        let erf = _mm256_blendv_ps(_mm256_div_ps(_mm256_mul_ps(p, z), q), one, clamped);
+        let half_x = _mm256_mul_ps(_mm256_set1_ps(0.5), x);
+        _mm256_mul_ps(half_x, _mm256_add_ps(_mm256_set1_ps(1.0), erf))
+    }
+}
+
 /// GELU's tanh approximation.
 fn gelu_tanh(x: f32) -> f32 {
     let c = 0.797_884_6_f32; // sqrt(2/π)
@@ -137,7 +208,13 @@ pub(crate) fn gelu_f32(frame: &KernelFrame<'_>) {
     const K: &str = "nn.gelu.f32";
     match Attrs::of(frame, K, 3).and_then(|a| a.floats(2, "params", 1).map(|p| p[0] != 0.0)) {
         Ok(true) => unary_f32(frame, K, ("params", 1), |x, _| gelu_tanh(x)),
-        Ok(false) => unary_f32(frame, K, ("params", 1), |x, _| gelu_erf(x)),
+        Ok(false) => unary_f32_runs(frame, K, ("params", 1), |x, out, _| {
+            #[cfg(target_arch = "x86_64")]
+            if x86::gelu_erf(x, out) {
+                return;
+            }
+            map_f32(x, out, gelu_erf)
+        }),
         Err(e) => frame.report_error(e),
     }
 }
@@ -225,5 +302,31 @@ mod tests {
             assert!((gelu_tanh(x) - gelu_erf(x)).abs() < 1e-3, "{x}");
         }
         assert_eq!(gelu_erf(0.0), 0.0);
+        // Far below zero, GELU is 0 (its erf exactly −1), not x times erf's last ulp.
+        for x in [-6.0f32, -1e30] {
+            assert_eq!((erf(x), gelu_erf(x)), (-1.0, 0.0), "{x}");
+        }
+    }
+
+    /// The AVX2 GELU (fused multiply-adds) close to the portable one on every length's last
+    /// values, across erf's clamp, with infinities, NaN and huge values as it gives them.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn gelu_on_avx2_agrees_with_the_portable_one() {
+        if !hostrt_dsp::has_avx2_fma() {
+            return std::eprintln!("skipped: no AVX2 and FMA on this CPU");
+        }
+        let mut x: std::vec::Vec<f32> = (0..4001).map(|i| -8.0 + i as f32 * 0.004).collect();
+        x.extend([f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-30, -1e30, 1e30]);
+        for len in [x.len(), 17, 9, 8, 7, 1, 0] {
+            let mut got = std::vec![0.0f32; len];
+            assert!(x86::gelu_erf(&x, &mut got));
+            for (&v, &g) in x.iter().zip(&got) {
+                let want = gelu_erf(v);
+                // Where 1 + erf nearly cancels, the forms' last bits of erf, times x / 2.
+                let close = (g - want).abs() <= 1e-6 * want.abs() + 2e-7 * v.abs();
+                assert!(close || g == want || (g.is_nan() && want.is_nan()), "gelu({v}): {g} against {want}");
+            }
+        }
     }
 }
