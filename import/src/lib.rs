@@ -49,7 +49,7 @@ pub struct Imported {
     pub inputs: Vec<(&'static str, Vec<usize>)>,
     /// The same of each of the model's outputs, `@main`'s first results.
     pub outputs: Vec<(&'static str, Vec<usize>)>,
-    /// Imported with [`ImportOptions::prepack`] or [`ImportOptions::prepack_float`]: the BEF
+    /// Imported with [`ImportOptions::prepack`] or [`ImportOptions::prepack_avx2`]: the BEF
     /// then puts weights on 64-byte boundaries, for the wide loads of the loops that read the
     /// layouts.
     pub prepacked: bool,
@@ -71,21 +71,23 @@ pub struct ImportOptions {
     /// targets refuse it (firmware imports without it). Worth it where the program runs on
     /// such a CPU: [`ImportOptions::for_this_cpu`].
     pub prepack: bool,
-    /// Lay float32 convolution filters out as `prepack` does, without the int8 layouts: for
-    /// CPUs with AVX2 and FMA but no AVX-512 VNNI, whose 256-bit float tiles read the same
-    /// blocks and whose int8 loops have layouts of their own (laid out per call).
-    pub prepack_float: bool,
+    /// Lay out what CPUs with AVX2 and FMA but no AVX-512 VNNI read: float32 convolution
+    /// filters as `prepack` does (their 256-bit tiles read the same blocks), and int8 fully
+    /// connected weights in `prepack`'s layout (their AVX2 loop reads it too: channels across
+    /// the lanes, nothing summed across them), but not int8 convolutions (their AVX2 loops
+    /// lay out filters of their own, per call).
+    pub prepack_avx2: bool,
 }
 
 impl ImportOptions {
     /// The options for a program that runs where it is imported: `prepack` where this CPU has
-    /// AVX-512 VNNI, else `prepack_float` where it has AVX2 and FMA.
+    /// AVX-512 VNNI, else `prepack_avx2` where it has AVX2 and FMA.
     pub fn for_this_cpu() -> ImportOptions {
         #[cfg(target_arch = "x86_64")]
-        let (prepack, prepack_float) = (hostrt_dsp::has_vnni(), hostrt_dsp::has_avx2_fma());
+        let (prepack, prepack_avx2) = (hostrt_dsp::has_vnni(), hostrt_dsp::has_avx2_fma());
         #[cfg(not(target_arch = "x86_64"))]
-        let (prepack, prepack_float) = (false, false);
-        ImportOptions { prepack, prepack_float: prepack_float && !prepack, ..ImportOptions::default() }
+        let (prepack, prepack_avx2) = (false, false);
+        ImportOptions { prepack, prepack_avx2: prepack_avx2 && !prepack, ..ImportOptions::default() }
     }
 }
 
@@ -142,7 +144,7 @@ fn lowered(
         dumped: lowered.dumped,
         inputs: typed(&graph.inputs),
         outputs: typed(&graph.outputs),
-        prepacked: options.prepack || options.prepack_float,
+        prepacked: options.prepack || options.prepack_avx2,
     })
 }
 

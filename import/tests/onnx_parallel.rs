@@ -146,9 +146,9 @@ fn float_filters_laid_out_ahead_give_the_same_answers() {
     let ops = &packed.module.funcs[0].body.as_ref().unwrap().ops;
     let laid_out = ops.iter().filter(|op| op.attrs.iter().any(|a| a.name == "packed")).count();
     assert_eq!(laid_out, 1, "the 256 x 64 product's filter alone is over 32 KiB");
-    // `prepack_float` (AVX2 CPUs) lays out the same float filter.
+    // `prepack_avx2` (AVX2 CPUs) lays out the same float filter.
     let read = hostrt_import::onnx::model::ReadOptions::default();
-    let options = hostrt_import::ImportOptions { prepack_float: true, ..Default::default() };
+    let options = hostrt_import::ImportOptions { prepack_avx2: true, ..Default::default() };
     let float_only = hostrt_import::onnx_with(&bytes, &read, options).expect("import");
     assert_eq!(float_only.module, packed.module);
     let queue = hostrt_std::MultiThreadedWorkQueue::new(2, 0);

@@ -253,9 +253,10 @@ fn weights_start_16_byte_aligned_in_the_program() {
 }
 
 /// `prepack` lays out int8 convolution and fully connected weights for the VNNI loops;
-/// `prepack_float` (for AVX2 CPUs, whose int8 loops have layouts of their own) does not.
+/// `prepack_avx2` (for AVX2 CPUs, whose int8 convolution loops have layouts of their own)
+/// the fully connected layer's alone.
 #[test]
-fn prepack_float_leaves_int8_weights_as_they_are() {
+fn prepack_avx2_lays_out_fully_connected_weights_alone() {
     let model = std::fs::read(models_dir().join("mobilenet_v1_vww_i8.tflite")).unwrap();
     let laid_out = |options| {
         let imported = hostrt_import::tflite_with(&model, options).unwrap();
@@ -263,9 +264,9 @@ fn prepack_float_leaves_int8_weights_as_they_are() {
         ops.iter().filter(|op| op.attrs.iter().any(|a| a.name == "packed")).count()
     };
     let prepack = hostrt_import::ImportOptions { prepack: true, ..Default::default() };
-    let prepack_float = hostrt_import::ImportOptions { prepack_float: true, ..Default::default() };
+    let prepack_avx2 = hostrt_import::ImportOptions { prepack_avx2: true, ..Default::default() };
     assert!(laid_out(prepack) > 10, "the pointwise convolutions and the fully connected layer");
-    assert_eq!(laid_out(prepack_float), 0);
+    assert_eq!(laid_out(prepack_avx2), 1, "the fully connected layer");
 }
 
 /// What one call allocates besides the planned arena and the outputs (the executor's values

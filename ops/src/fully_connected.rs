@@ -6,7 +6,7 @@
 //!   `shifts`. TFLite Micro's per-tensor layer is the per-channel one with every channel's
 //!   multiplier equal, so both run here. It may also carry `packed` (dense i8
 //!   `[blocks, rows, 64]`, between `output` and `quant`): the filter and bias laid out for
-//!   x86-64's AVX-512 VNNI loop (`hostrt_dsp::prepack`); other targets refuse a kernel that
+//!   x86-64's AVX-512 VNNI and AVX2 loops (`hostrt_dsp::prepack`); other targets refuse a kernel that
 //!   carries it, as the convolutions do.
 //! - float32: `bias` (dense f32 `[out]`), `filter` (dense f32 `[in, out]`: the right-hand
 //!   side of hostrt-core's GEMM), `input`, `output`, `range`.

@@ -2,8 +2,9 @@
 //! weights when a model loads: an importer calls [`pack_conv`] and [`pack_fully_connected`]
 //! once and stores the result beside the filter, and the kernels' `*_prepacked` forms read
 //! it instead of laying the filter out on every call. Portable code (an importer on any CPU
-//! can write it); only x86-64 CPUs with AVX-512 VNNI read it, other x86-64 CPUs read the
-//! filter as usual, with the same results (and `hostrt-ops` refuses it elsewhere).
+//! can write it); x86-64 CPUs with AVX-512 VNNI read it, those with AVX2 alone read a fully
+//! connected layer's (`arch::avx2_fc`), and others read the filter as usual, with the same
+//! results (and `hostrt-ops` refuses it elsewhere).
 //!
 //! The input offset is folded into the bias here: `VPDPBUSD` multiplies inputs made unsigned
 //! (`x + 128`), and `Σ (x + offset)·w = Σ (x + 128)·w + (offset − 128)·Σ w`, so each channel's

@@ -112,8 +112,11 @@ struct Lowerer<'g, 'a> {
     folds: std::collections::HashMap<usize, dilated::Fold>,
     /// Operators a fold replaces.
     folded: HashSet<usize>,
-    /// Lay int8 convolution and fully connected weights out for x86-64's VNNI loops too.
+    /// Lay int8 convolution weights out for x86-64's VNNI loops too.
     prepack: bool,
+    /// Lay int8 fully connected weights out in the same layout (which the VNNI and AVX2 loops
+    /// read).
+    prepack_fc: bool,
     /// Lay float32 convolution filters out in blocks for x86-64's tiles too
     /// (`hostrt_ops::panels`).
     pack_float: bool,
@@ -123,12 +126,13 @@ struct Lowerer<'g, 'a> {
 /// output after the model's outputs (which keeps them all alive: the arena is then not
 /// reused); with `prepack`, int8 convolutions and fully connected layers also carry their
 /// weights laid out for x86-64's VNNI loops, and float32 convolutions whose filters the
-/// kernel reads through panels theirs in blocks for its 512-bit tiles (`packed`).
+/// kernel reads through panels theirs in blocks for its 512-bit tiles (`packed`); with
+/// `prepack_avx2`, the fully connected and float32 layouts alone.
 pub fn lower(g: &Graph<'_>, options: ImportOptions) -> Result<Lowered, ImportError> {
     lower_with(g, options, options.prepack)
 }
 
-/// [`lower`], int8 weights laid out only with `int8_prepack` (and `options.prepack`): the
+/// [`lower`], int8 weights laid out only with `int8_prepack` (and the options'): the
 /// ONNX importer's graphs lay out float32 filters alone.
 pub(crate) fn lower_with(
     g: &Graph<'_>,
@@ -144,7 +148,8 @@ pub(crate) fn lower_with(
         folds: Default::default(),
         folded: HashSet::new(),
         prepack: options.prepack && int8_prepack,
-        pack_float: options.prepack || options.prepack_float,
+        prepack_fc: (options.prepack || options.prepack_avx2) && int8_prepack,
+        pack_float: options.prepack || options.prepack_avx2,
     };
     for (n, &t) in g.inputs.iter().enumerate() {
         let info = &g.tensors[t];
@@ -814,7 +819,7 @@ impl<'a> Lowerer<'_, 'a> {
             ("input", AttrSpec::Region { tensor: xr, dims: vec![batches, depth] }),
         ];
         attrs.extend(self.output_attrs((x, f, out), vec![batches, units], act, 0)?);
-        if self.prepack && !float {
+        if self.prepack_fc && !float {
             let p = FullyConnectedParams {
                 batches,
                 input_depth: depth,

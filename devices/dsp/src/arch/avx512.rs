@@ -4,7 +4,7 @@
 //! - Fully connected ([`fully_connected`]): the filter read in place, 16 output channels at a
 //!   time, 64 values of a row per `VPDPBUSD` against the input made unsigned, the 16 sums
 //!   reduced across lanes together; each channel's filter sum folded into its bias per call.
-//!   Weights laid out ahead of time go to [`super::vnni_fc`] instead.
+//!   Weights laid out ahead of time go to `vnni_fc` instead.
 //! - Depthwise convolution ([`depthwise_conv2d`], depth multiplier 1): 32 channels at a time.
 //!   Each pair of filter taps is two 32-byte loads of int8 values, interleaved by bytes and
 //!   sign-extended to int16 (`VPMOVSXBW`), then `VPDPWSSD` multiplies them with the pair's
@@ -27,7 +27,7 @@
 
 use core::arch::x86_64::*;
 
-use super::avx2::has_vnni;
+use super::avx2::{has_avx2, has_vnni};
 use crate::add::AddParams;
 use crate::depthwise::DepthwiseParams;
 use crate::error::DspError;
@@ -92,8 +92,9 @@ pub fn fully_connected(
 
 /// [`fully_connected`] with the filter and bias also laid out ahead of time by
 /// [`crate::prepack::pack_fully_connected`] (`packed`), which the VNNI loop
-/// ([`super::vnni_fc`]) then reads instead of the filter; other loops read `filter` and
-/// `bias`. An error if `packed` is not the layer's layout's length (or the layer has none);
+/// (`vnni_fc`) and, on AVX2 without VNNI, the AVX2 loop (`avx2_fc`, for
+/// rows of at most 4,096 values) then read instead of the filter; other loops read `filter`
+/// and `bias`. An error if `packed` is not the layer's layout's length (or the layer has none);
 /// its contents are trusted to be the layout of `filter` and `bias`.
 pub fn fully_connected_prepacked(
     p: &FullyConnectedParams,
@@ -119,6 +120,15 @@ pub fn fully_connected_prepacked(
             // SAFETY: as above, those of `fully_connected_rows`.
             None => unsafe { fully_connected_rows(p, input, (filter, bias), quant, output) },
         }
+        return Ok(());
+    }
+    if let Some(laid) = packed
+        && has_avx2()
+        && p.input_depth.div_ceil(4) <= super::avx2_fc::MAX_QUADS
+    {
+        // SAFETY: the CPU has AVX2 (checked just above); the arguments and the layout's
+        // length were checked above (a layout came with them).
+        unsafe { super::avx2_fc::fully_connected(p, input, laid, quant, output) };
         return Ok(());
     }
     super::x86::fully_connected(p, input, filter, bias, quant, output)

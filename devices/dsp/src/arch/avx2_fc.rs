@@ -1,0 +1,179 @@
+//! The int8 fully connected layer over the VNNI loops' weight layout
+//! ([`crate::prepack::pack_fully_connected`]) on AVX2 without VNNI: per block of 16 output
+//! channels, a row of biases with the input offset folded in, then one row per quad of the
+//! input holding the quad's four filter values of each channel. Each row of eight channels'
+//! quads becomes two vectors of int16 pairs by shifts alone (values 0 and 2 of each quad,
+//! then 1 and 3), each multiplied by one pair of the input's values made unsigned (`x + 128`,
+//! broadcast to every lane) in one `VPMADDWD`. Output channels lie across the lanes, so
+//! nothing is summed across lanes: read in place (`InnerLoops::dot_run`), a layer of depth 128
+//! spent as much on reducing its eight channels' sums as on a third of its products. Sums
+//! wrap modulo 2^32 as every other path's, so the results are bit-exact with them.
+
+use core::arch::x86_64::*;
+use core::mem::MaybeUninit;
+
+use super::OutputStage;
+use super::avx2::requantize_rows;
+use crate::fully_connected::FullyConnectedParams;
+use crate::prepack::{BLOCK, ConvLayout, ROW};
+use crate::quant::PerChannel;
+
+/// Most quads of an input row this loop takes (its pairs are staged on the stack, 8 KiB);
+/// longer rows take the loop that reads the filter in place.
+pub(super) const MAX_QUADS: usize = 1024;
+
+/// Blocks of 16 channels whose sums share each broadcast input pair (eight sums).
+const BLOCKS: usize = 4;
+
+/// The layer, for arguments `avx512::fully_connected_prepacked` has checked, with `packed`
+/// `layout`'s length and at most [`MAX_QUADS`] quads per input row.
+#[target_feature(enable = "avx2")]
+pub(super) fn fully_connected(
+    p: &FullyConnectedParams,
+    input: &[i8],
+    (layout, packed): (ConvLayout, &[u8]),
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) {
+    let (depth, oc_n, rows) = (p.input_depth, p.output_depth, layout.block_rows());
+    let quads = depth.div_ceil(4);
+    assert!(quads <= MAX_QUADS && rows == quads + 1);
+    let (packed, _) = packed.as_chunks::<ROW>();
+    let mut pairs = [MaybeUninit::<[i32; 2]>::uninit(); MAX_QUADS];
+    let mut sums = [0i32; BLOCKS * BLOCK];
+    for (x, out) in input.chunks_exact(depth).zip(output.chunks_exact_mut(oc_n)) {
+        let pairs = stage_pairs(x, &mut pairs[..quads]);
+        for b0 in (0..layout.blocks()).step_by(BLOCKS) {
+            let blocks = &packed[b0 * rows..];
+            let n = (layout.blocks() - b0).min(BLOCKS);
+            match n {
+                1 => block_sums::<1>(blocks, pairs, &mut sums),
+                2 => block_sums::<2>(blocks, pairs, &mut sums),
+                3 => block_sums::<3>(blocks, pairs, &mut sums),
+                _ => block_sums::<BLOCKS>(blocks, pairs, &mut sums),
+            }
+            let c0 = b0 * BLOCK;
+            let k = (oc_n - c0).min(n * BLOCK);
+            let stage = OutputStage {
+                multiplier: &quant.multiplier[c0..][..k],
+                shift: &quant.shift[c0..][..k],
+                offset: p.output_zero_point,
+                act: p.activation,
+            };
+            requantize_rows(&sums[..k], &stage, &mut out[c0..], k);
+        }
+    }
+}
+
+/// The input row's values made unsigned (`x + 128`) as int16 pairs, two per quad: values 0
+/// and 2, then 1 and 3, each pair one 32-bit word for `VPBROADCASTD`; the last quad padded
+/// (its padding meets zero filter values). `slots` must be the row's quads, all written here
+/// (left uninitialized by the caller: zeroing 8 KiB per call cost more than a small layer's
+/// staging).
+#[target_feature(enable = "avx2")]
+fn stage_pairs<'p>(x: &[i8], slots: &'p mut [MaybeUninit<[i32; 2]>]) -> &'p [[i32; 2]] {
+    let (whole, rest) = x.as_chunks::<4>();
+    let mut last = [0i8; 4];
+    last[..rest.len()].copy_from_slice(rest);
+    let tail = (!rest.is_empty()).then_some(last);
+    assert_eq!(slots.len(), whole.len() + usize::from(tail.is_some()));
+    for (slot, &q) in slots.iter_mut().zip(whole.iter().chain(&tail)) {
+        let u = i32::from_ne_bytes(q.map(|v| v as u8)) ^ 0x8080_8080_u32 as i32;
+        slot.write([u & 0x00FF_00FF, (u >> 8) & 0x00FF_00FF]);
+    }
+    // SAFETY: every slot was written just above (the assertion: one per quad), and
+    // `MaybeUninit<T>` has `T`'s layout.
+    unsafe { &*(slots as *const [MaybeUninit<[i32; 2]>] as *const [[i32; 2]]) }
+}
+
+/// The sums of `N` blocks (from the first of `blocks`: a bias row, then one row per quad)
+/// over the staged `pairs`, into `sums` (channel by channel, `16 N` of them).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn block_sums<const N: usize>(blocks: &[[u8; ROW]], pairs: &[[i32; 2]], sums: &mut [i32; BLOCKS * BLOCK]) {
+    let rows = pairs.len() + 1;
+    // Each block's bias row, then its quad rows, as many as the pairs.
+    let mut quads: [&[[u8; ROW]]; N] = [&[]; N];
+    let mut acc = [[_mm256_setzero_si256(); 2]; N];
+    for b in 0..N {
+        let block = &blocks[b * rows..][..rows];
+        acc[b] = halves(&block[0]);
+        quads[b] = &block[1..];
+    }
+    for (i, &[even, odd]) in pairs.iter().enumerate() {
+        let (even, odd) = (_mm256_set1_epi32(even), _mm256_set1_epi32(odd));
+        for (acc, quads) in acc.iter_mut().zip(&quads) {
+            for (acc, h) in acc.iter_mut().zip(halves(&quads[i])) {
+                // Values 0 and 2 of each channel's quad sign-extended in place (the low
+                // bytes of its 16-bit words shifted up and back), 1 and 3 by the shift down.
+                let (w02, w13) =
+                    (_mm256_srai_epi16::<8>(_mm256_slli_epi16::<8>(h)), _mm256_srai_epi16::<8>(h));
+                let products = _mm256_add_epi32(_mm256_madd_epi16(w02, even), _mm256_madd_epi16(w13, odd));
+                *acc = _mm256_add_epi32(*acc, products);
+            }
+        }
+    }
+    for (b, acc) in acc.iter().enumerate() {
+        for (h, v) in acc.iter().enumerate() {
+            let out = &mut sums[BLOCK * b + 8 * h..].as_chunks_mut::<8>().0[0];
+            // SAFETY: `out` is a valid, exclusive reference to 32 writable bytes; `storeu` has
+            // no alignment requirement.
+            unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), *v) };
+        }
+    }
+}
+
+/// A row of the layout as two vectors: channels 0..8, then 8..16 of its block.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn halves(row: &[u8; ROW]) -> [__m256i; 2] {
+    // SAFETY: `row` is a valid reference to 64 readable bytes: bytes 0..32 and 32..64;
+    // `loadu` has no alignment requirement.
+    unsafe { [_mm256_loadu_si256(row.as_ptr().cast()), _mm256_loadu_si256(row.as_ptr().add(32).cast())] }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prepack::pack_fully_connected;
+    use crate::quant::ActivationRange;
+    use crate::testutil::{Lcg, reference_fc};
+    use std::vec;
+
+    /// Layers this loop takes against the reference, where the other tests' operands do not
+    /// reach: every multiplier sign and size (`i32::MIN`, whose stage can overflow, among
+    /// them), shifts at both ends, sums near int32's ends (wrapping as every path's), the
+    /// longest rows it takes and one past them (the loop reading the filter in place).
+    #[test]
+    fn extreme_stages_and_longest_rows_match_the_reference() {
+        if !crate::has_avx2() || crate::has_vnni() {
+            return std::eprintln!("skipped: this CPU does not take the AVX2 loop");
+        }
+        let mut rng = Lcg(7);
+        for (depth, channels) in [(4 * MAX_QUADS, 24), (4 * MAX_QUADS + 1, 9), (37, 70), (3, 130)] {
+            let p = FullyConnectedParams {
+                batches: 2,
+                input_depth: depth,
+                output_depth: channels,
+                input_zero_point: -128,
+                output_zero_point: 5,
+                activation: ActivationRange::new(-100, 120).unwrap(),
+            };
+            let input = rng.bytes(2 * depth);
+            let filter = rng.bytes(depth * channels);
+            let bias: vec::Vec<i32> =
+                (0..channels).map(|c| [i32::MAX - 9, i32::MIN + 9, -77][c % 3]).collect();
+            let mults = [i32::MIN, i32::MAX, -(1 << 30), 1 << 30, 1, -1, 0x5555_5555];
+            let multiplier: vec::Vec<i32> = (0..channels).map(|c| mults[c % mults.len()]).collect();
+            let shift: vec::Vec<i32> = (0..channels).map(|c| [-31, 30, 0, -7, 2][c % 5]).collect();
+            let quant = PerChannel { multiplier: &multiplier, shift: &shift };
+            let want = reference_fc(&p, &input, &filter, Some(&bias), quant);
+            let mut packed = vec![0u8; ConvLayout::of_fully_connected(&p).unwrap().len()];
+            pack_fully_connected(&p, &filter, Some(&bias), &mut packed).unwrap();
+            let mut got = vec![0i8; 2 * channels];
+            let weights = (&filter[..], Some(&bias[..]), Some(&packed[..]));
+            super::super::avx512::fully_connected_prepacked(&p, &input, weights, quant, &mut got).unwrap();
+            assert_eq!(got, want, "depth {depth}, {channels} channels");
+        }
+    }
+}
