@@ -103,8 +103,9 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
         /// Also lay int8 convolution and fully connected weights out for x86-64's AVX-512
-        /// VNNI loops (`.tflite`), and float32 convolution filters over 32 KiB for its 512-bit
-        /// tiles (as `run` and `infer` do on such a CPU): faster there, those weights held
+        /// VNNI loops (`.tflite`; the fully connected ones its AVX2 loop reads too), and float32
+        /// convolution filters over 32 KiB for its 512-bit and 256-bit tiles (as `run` and
+        /// `infer` do on such a CPU): faster there, those weights held
         /// twice, the same results on every x86-64 CPU (other targets refuse the program).
         #[arg(long)]
         prepack: bool,

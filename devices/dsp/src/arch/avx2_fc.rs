@@ -5,9 +5,10 @@
 //! quads becomes two vectors of int16 pairs by shifts alone (values 0 and 2 of each quad,
 //! then 1 and 3), each multiplied by one pair of the input's values made unsigned (`x + 128`,
 //! broadcast to every lane) in one `VPMADDWD`. Output channels lie across the lanes, so
-//! nothing is summed across lanes: read in place (`InnerLoops::dot_run`), a layer of depth 128
-//! spent as much on reducing its eight channels' sums as on a third of its products. Sums
-//! wrap modulo 2^32 as every other path's, so the results are bit-exact with them.
+//! nothing is summed across lanes, where the loop reading the filter in place
+//! (`InnerLoops::dot_run`) reduces each eight channels' sums across lanes: the int8
+//! autoencoder 7.8-8.0 -> 6.4-6.7 us. Sums wrap modulo 2^32 as every other path's, so the
+//! results are bit-exact with them.
 
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
@@ -68,8 +69,7 @@ pub(super) fn fully_connected(
 /// The input row's values made unsigned (`x + 128`) as int16 pairs, two per quad: values 0
 /// and 2, then 1 and 3, each pair one 32-bit word for `VPBROADCASTD`; the last quad padded
 /// (its padding meets zero filter values). `slots` must be the row's quads, all written here
-/// (left uninitialized by the caller: zeroing 8 KiB per call cost more than a small layer's
-/// staging).
+/// (the caller leaves them uninitialized: no 8 KiB to zero per call).
 #[target_feature(enable = "avx2")]
 fn stage_pairs<'p>(x: &[i8], slots: &'p mut [MaybeUninit<[i32; 2]>]) -> &'p [[i32; 2]] {
     let (whole, rest) = x.as_chunks::<4>();
