@@ -15,6 +15,7 @@ use core::mem::MaybeUninit;
 
 use super::OutputStage;
 use super::avx2::requantize_rows;
+use super::vnni_fc::unsigned;
 use crate::fully_connected::FullyConnectedParams;
 use crate::prepack::{BLOCK, ConvLayout, ROW};
 use crate::quant::PerChannel;
@@ -78,7 +79,7 @@ fn stage_pairs<'p>(x: &[i8], slots: &'p mut [MaybeUninit<[i32; 2]>]) -> &'p [[i3
     let tail = (!rest.is_empty()).then_some(last);
     assert_eq!(slots.len(), whole.len() + usize::from(tail.is_some()));
     for (slot, &q) in slots.iter_mut().zip(whole.iter().chain(&tail)) {
-        let u = i32::from_ne_bytes(q.map(|v| v as u8)) ^ 0x8080_8080_u32 as i32;
+        let u = unsigned(q);
         slot.write([u & 0x00FF_00FF, (u >> 8) & 0x00FF_00FF]);
     }
     // SAFETY: every slot was written just above (the assertion: one per quad), and

@@ -80,7 +80,7 @@ impl<'a> Quads<'a> {
 
 /// Four int8 made unsigned (`x + 128`, each byte's sign bit flipped), as one little-endian word.
 #[inline(always)]
-fn unsigned(quad: [i8; 4]) -> i32 {
+pub(super) fn unsigned(quad: [i8; 4]) -> i32 {
     i32::from_ne_bytes(quad.map(|v| v as u8)) ^ 0x8080_8080_u32 as i32
 }
 
