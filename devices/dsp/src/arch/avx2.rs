@@ -729,7 +729,7 @@ pub(crate) fn depthwise_rows(g: &DepthwiseRows<'_>, packed: &[i16], bias: &[i32]
 /// The eight int32 lanes of `v`.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn store_i32x8(v: __m256i, out: &mut [i32; 8]) {
+pub(crate) fn store_i32x8(v: __m256i, out: &mut [i32; 8]) {
     // SAFETY: `out` is a valid, exclusive reference to 32 writable bytes; `storeu` has no
     // alignment requirement.
     unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) }

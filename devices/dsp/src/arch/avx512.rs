@@ -45,37 +45,6 @@ pub(crate) const RUN: usize = 256;
 /// Channels per step of the depthwise loop.
 const BLOCK: usize = 32;
 
-/// A public per-channel kernel (the crate root's signature) that checks its arguments, then
-/// runs `$fast` (AVX-512) where the CPU has it, `$fits` holds and no multiplier is
-/// `i32::MIN` (which the 16-lane output stage leaves out), else `$fallback`.
-macro_rules! run_time_choice {
-    ($(#[$doc:meta])* $name:ident, $params:ty, $fits:expr, $fast:ident, $fallback:path) => {
-        $(#[$doc])*
-        pub fn $name(
-            p: &$params,
-            input: &[i8],
-            filter: &[i8],
-            bias: Option<&[i32]>,
-            quant: PerChannel<'_>,
-            output: &mut [i8],
-        ) -> Result<(), DspError> {
-            // The CPU first: elsewhere, `$fallback` checks the arguments itself (checking
-            // them here too, and scanning the multipliers, had cost an int8 autoencoder's
-            // small layers 4% of their time). `$fits` reads checked parameters only.
-            let fits: fn(&$params) -> bool = $fits;
-            if has_vnni() {
-                check_per_channel(p, input, filter, bias, &quant, output)?;
-                if fits(p) && !quant.multiplier.contains(&i32::MIN) {
-                    // SAFETY: `has_vnni` said the CPU has the target features of `$fast`.
-                    unsafe { $fast(p, input, filter, bias, quant, output) };
-                    return Ok(());
-                }
-            }
-            $fallback(p, input, filter, bias, quant, output)
-        }
-    };
-}
-
 /// Fully connected layer with per-channel weights (TFLite's `FullyConnectedPerChannel`) on the
 /// best loops for the CPU: AVX-512 VNNI where it has them, else [`super::x86`]'s. The results
 /// are the same. See [`FullyConnectedParams`] for the layouts.
@@ -134,17 +103,44 @@ pub fn fully_connected_prepacked(
     super::x86::fully_connected(p, input, filter, bias, quant, output)
 }
 
-run_time_choice!(
-    /// Depthwise convolution with per-channel weights (TFLite's `DepthwiseConvPerChannel`) on
-    /// the best loops for the CPU: AVX-512 where it has them and the depth multiplier is 1
-    /// (with at most 64 filter taps), else [`super::x86`]'s. The results are the same. See
-    /// [`DepthwiseParams`] for the layouts.
-    depthwise_conv2d,
-    DepthwiseParams,
-    |p| p.depth_multiplier == 1 && p.window.filter.h * p.window.filter.w <= MAX_TAPS && p.input.c > 0,
-    depthwise,
-    super::x86::depthwise_conv2d
-);
+/// Depthwise convolution with per-channel weights (TFLite's `DepthwiseConvPerChannel`) on the
+/// best loops for the CPU: AVX-512 where it has them and the depth multiplier is 1 (with at
+/// most 64 filter taps), else AVX2's (`avx2_dw`) where it has those, the depth multiplier is
+/// 1 and the channels come in eights (at most 32 taps), else [`super::x86`]'s. The results
+/// are the same. See [`DepthwiseParams`] for the layouts.
+pub fn depthwise_conv2d(
+    p: &DepthwiseParams,
+    input: &[i8],
+    filter: &[i8],
+    bias: Option<&[i32]>,
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> Result<(), DspError> {
+    // The CPU first: elsewhere, the fallback checks the arguments itself (checking them here
+    // too, and scanning the multipliers, had cost an int8 autoencoder's small layers 4% of
+    // their time).
+    if has_vnni() {
+        check_per_channel(p, input, filter, bias, &quant, output)?;
+        let taps = p.window.filter.h * p.window.filter.w;
+        if p.depth_multiplier == 1
+            && taps <= MAX_TAPS
+            && p.input.c > 0
+            && !quant.multiplier.contains(&i32::MIN)
+        {
+            // SAFETY: `has_vnni` said the CPU has the target features of `depthwise`.
+            unsafe { depthwise(p, input, filter, bias, quant, output) };
+            return Ok(());
+        }
+    } else if has_avx2() {
+        check_per_channel(p, input, filter, bias, &quant, output)?;
+        if super::avx2_dw::fits(p) {
+            // SAFETY: the CPU has AVX2 (`has_avx2`); the arguments were checked just above.
+            unsafe { super::avx2_dw::depthwise(p, input, filter, bias, quant, output) };
+            return Ok(());
+        }
+    }
+    super::x86::depthwise_conv2d(p, input, filter, bias, quant, output)
+}
 
 /// The fully connected loop, for arguments `fully_connected_prepacked` has checked (nonzero
 /// depths). The filter is read in place, row by row: 16 output channels at a time, each a

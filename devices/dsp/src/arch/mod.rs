@@ -38,6 +38,8 @@ pub mod asm;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub(crate) mod avx2;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod avx2_dw;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod avx2_fc;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub mod avx512;
