@@ -150,14 +150,14 @@ pub(crate) struct Scale8 {
     mask: __m256i,
     half: __m256i,
     /// Whether a multiplier is `i32::MIN`, the one that can overflow.
-    may_overflow: bool,
+    pub(crate) may_overflow: bool,
 }
 
 impl Scale8 {
     /// The stage of `multiplier` and `shift` (`-31..=30`).
     #[target_feature(enable = "avx2")]
     #[inline]
-    fn new(multiplier: __m256i, shift: __m256i) -> Scale8 {
+    pub(crate) fn new(multiplier: __m256i, shift: __m256i) -> Scale8 {
         let zero = _mm256_setzero_si256();
         let right = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
         let one = _mm256_set1_epi32(1);
@@ -177,7 +177,7 @@ impl Scale8 {
     /// The stage of eight lanes; `FIX` must be set where [`Scale8::may_overflow`] is.
     #[target_feature(enable = "avx2")]
     #[inline]
-    fn apply<const FIX: bool>(&self, acc: __m256i) -> __m256i {
+    pub(crate) fn apply<const FIX: bool>(&self, acc: __m256i) -> __m256i {
         // The left shift wraps, as `wrapping_mul(1 << left)` does.
         self.apply_shifted::<FIX>(_mm256_sllv_epi32(acc, self.left))
     }
