@@ -438,6 +438,8 @@ fn blocked<K: InnerLoops, const PATCHES: usize, const FILTERS: usize>(
     let mut filters = [0i16; FILTERS];
     let mut acc = [0i32; GROUP * CHANNEL_RUN];
     let mut biases = [0i32; CHANNEL_RUN];
+    // Each block through the output stage as its sums come (AVX2), else each group's at once.
+    let block_out = K::has_block_out();
     for c0 in (0..oc_n).step_by(run_len) {
         let n = (oc_n - c0).min(run_len);
         K::pack_filters(&filter[c0 * per_filter..], per_filter, stride, n, &mut filters);
@@ -446,6 +448,12 @@ fn blocked<K: InnerLoops, const PATCHES: usize, const FILTERS: usize>(
             Some(b) => bias.copy_from_slice(&b[c0..][..n]),
             None => bias.fill(0),
         }
+        let stage = OutputStage {
+            multiplier: &quant.multiplier[c0..][..n],
+            shift: &quant.shift[c0..][..n],
+            offset: p.output_zero_point,
+            act: p.activation,
+        };
         let mut pixel = (0, 0, 0);
         for first in (0..total).step_by(GROUP) {
             let ng = (total - first).min(GROUP);
@@ -471,15 +479,17 @@ fn blocked<K: InnerLoops, const PATCHES: usize, const FILTERS: usize>(
                 }
                 // Rows past the block's pixels (a last, partial block) hold stale values,
                 // whose sums are not written.
-                K::conv_block(&patches[..PIXELS * stride], stride, &filters, bias, acc);
+                let block_patches = (&patches[..PIXELS * stride], stride, &filters[..], &*bias);
+                if block_out {
+                    let out = &mut output[(first + block * PIXELS) * oc_n + c0..];
+                    K::conv_block_out(block_patches, &stage, acc, (out, oc_n, np));
+                } else {
+                    K::conv_block(block_patches.0, stride, &filters, bias, acc);
+                }
             }
-            let stage = OutputStage {
-                multiplier: &quant.multiplier[c0..][..n],
-                shift: &quant.shift[c0..][..n],
-                offset: p.output_zero_point,
-                act: p.activation,
-            };
-            K::requantize_rows(acc, &stage, &mut output[first * oc_n + c0..], oc_n);
+            if !block_out {
+                K::requantize_rows(acc, &stage, &mut output[first * oc_n + c0..], oc_n);
+            }
         }
     }
 }

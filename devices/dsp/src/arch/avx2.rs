@@ -413,6 +413,109 @@ pub(crate) fn conv_block(patches: &[i16], stride: usize, packed: &[i16], bias: &
     unsafe { tiles(pixels, (0, 1, stride / 2), (packed, stride), bias, acc) };
 }
 
+/// [`super::InnerLoops::conv_block_out`] on 256-bit vectors: [`conv_block`]'s tiles, each
+/// through the output stage in the registers its sums are in ([`tiles_out`]).
+#[target_feature(enable = "avx2")]
+pub(crate) fn conv_block_out(
+    (patches, stride, packed, bias): (&[i16], usize, &[i16], &[i32]),
+    stage: &OutputStage<'_>,
+    (output, output_stride, pixels): (&mut [i8], usize, usize),
+) {
+    let n = bias.len();
+    assert!(stride.is_multiple_of(8) && patches.len() >= 4 * stride && pixels <= 4);
+    assert!(stage.multiplier.len() == n && stage.shift.len() == n);
+    assert!(pixels == 0 || n == 0 || (pixels - 1) * output_stride + n <= output.len());
+    let x = patches.as_ptr();
+    let rows = core::array::from_fn(|p| x.wrapping_add(p * stride));
+    // SAFETY: as `conv_block`'s; the output rows were checked just above.
+    unsafe { tiles_out(rows, (packed, stride), bias, stage, (output, output_stride, pixels)) };
+}
+
+/// [`tiles`] of one row of pairs per pixel (`stride / 2`), each group of eight channels' sums
+/// plus their bias through the output stage ([`Scale8`], worked out per tile: laid out once
+/// per run it had to live in the caller), the offset added in int32 and saturating packs to
+/// int8 before the clamp (see `requantize_tail`'s equivalent in int32), 16 channels of a
+/// pixel packed and stored at once.
+///
+/// # Safety
+/// The CPU has AVX2; every pixel's `stride` values are readable; `output` holds each of the
+/// `pixels` rows of `n` outputs `output_stride` apart.
+#[target_feature(enable = "avx2")]
+unsafe fn tiles_out(
+    pixels: [*const i16; 4],
+    (packed, stride): (&[i16], usize),
+    bias: &[i32],
+    stage: &OutputStage<'_>,
+    (output, output_stride, np): (&mut [i8], usize, usize),
+) {
+    let n = bias.len();
+    let groups = n.div_ceil(8);
+    let w = packed[..groups * 8 * stride].as_ptr();
+    let pairs = stride / 2;
+    let offset = _mm256_set1_epi32(stage.offset);
+    let (min, max) = (_mm_set1_epi8(stage.act.min as i8), _mm_set1_epi8(stage.act.max as i8));
+    // The stage and bias of eight channels from `c`.
+    let prepare = |c: usize| {
+        let scale =
+            Scale8::new(load_i32x8_padded(&stage.multiplier[c..]), load_i32x8_padded(&stage.shift[c..]));
+        (scale, load_i32x8_padded(&bias[c..]))
+    };
+    // Eight channels' sums of one pixel through the stage, offset, as int32.
+    let stage8 = |v: __m256i, (scale, bias): &(Scale8, __m256i)| {
+        let v = _mm256_add_epi32(v, *bias);
+        let v = if scale.may_overflow { scale.apply::<true>(v) } else { scale.apply::<false>(v) };
+        _mm256_add_epi32(v, offset)
+    };
+    let mut g = 0;
+    while g < groups {
+        let two = g + 1 < groups;
+        let (w0, w1) = (w.wrapping_add(g * 8 * stride), w.wrapping_add((g + 1) * 8 * stride));
+        let mut v = [[_mm256_setzero_si256(); 2]; 4];
+        // SAFETY: the pixels' `pairs` pairs (the caller's promise); group `g`'s pairs lie
+        // within its `8 * stride` values, within `packed`, and group `g + 1`'s where `two`.
+        unsafe {
+            if two {
+                block_sums::<2>(pixels, [w0, w1], pairs, &mut v);
+            } else {
+                block_sums::<1>(pixels, [w0, w1], pairs, &mut v);
+            }
+        }
+        let c = 8 * g;
+        let first = prepare(c);
+        let second = if two { prepare(c + 8) } else { first };
+        for (p, v) in v.iter().enumerate().take(np) {
+            let out = &mut output[p * output_stride + c..];
+            let lo = stage8(v[0], &first);
+            if two {
+                // Channels c..c + 16: int16 in order after the lanes' shuffle, then int8.
+                let hi = stage8(v[1], &second);
+                let v = _mm256_permute4x64_epi64::<0b1101_1000>(_mm256_packs_epi32(lo, hi));
+                let v = _mm_packs_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+                let v = _mm_min_epi8(_mm_max_epi8(v, min), max);
+                let k = (n - c).min(16);
+                if k == 16 {
+                    // SAFETY: `out` holds this pixel's channels `c..c + 16` (`c + 16 <= n`,
+                    // checked by the caller's assertion on rows); `storeu` has no alignment
+                    // requirement.
+                    unsafe { _mm_storeu_si128(out[..16].as_mut_ptr().cast(), v) };
+                } else {
+                    let mut bytes = [0i8; 16];
+                    // SAFETY: `bytes` is 16 writable bytes.
+                    unsafe { _mm_storeu_si128(bytes.as_mut_ptr().cast(), v) };
+                    out[..k].copy_from_slice(&bytes[..k]);
+                }
+            } else {
+                let v = _mm_packs_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256::<1>(lo));
+                let v = _mm_min_epi8(_mm_max_epi8(_mm_packs_epi16(v, v), min), max);
+                let bytes = (_mm_cvtsi128_si64(v) as u64).to_le_bytes().map(|b| b as i8);
+                let k = (n - c).min(8);
+                out[..k].copy_from_slice(&bytes[..k]);
+            }
+        }
+        g += 2;
+    }
+}
+
 /// [`super::InnerLoops::conv_direct`] on 256-bit vectors, as [`conv_block`] with each pixel's
 /// filter rows read in place, `row` apart in `x`, over filters laid out by [`pack_filters`]
 /// with stride `rows * taps`.
@@ -842,6 +945,56 @@ mod tests {
                 if !scale.may_overflow {
                     assert_eq!(unfixed[i], want, "acc {} mult {} shift {}", acc[i], mult[i], shift[i]);
                 }
+            }
+        }
+    }
+
+    /// `conv_block_out` (the stage on the tiles' registers) against `conv_block` then the
+    /// scalar output stage: every channel count's groups and their last partial eight, one
+    /// to four pixels, output rows wider than the channels, every multiplier sign and size
+    /// (`i32::MIN` among them, met by a sum of `i32::MIN`: the first group takes the fix for
+    /// it, the others not), shifts at both ends, biases near int32's ends (the offset's add
+    /// wrapping) and a clamp.
+    #[test]
+    fn block_out_matches_conv_block_and_the_scalar_stage() {
+        if !has_avx2() {
+            return std::eprintln!("skipped: this CPU lacks AVX2");
+        }
+        let mut rng = Lcg(11);
+        let act = ActivationRange::new(-100, 120).unwrap();
+        for n in [1, 7, 8, 9, 16, 17, 24, 40, 64] {
+            for (pixels, per_filter) in [(4usize, 8usize), (3, 24), (1, 40), (2, 3)] {
+                let stride = per_filter.next_multiple_of(8);
+                let patches: std::vec::Vec<i16> =
+                    (0..4 * stride).map(|_| rng.range(-255, 255) as i16).collect();
+                let mut filter = rng.bytes(n * per_filter);
+                // Channel 0 sums to i32::MIN (its bias), its multiplier's: the one product
+                // that overflows.
+                filter[..per_filter].fill(0);
+                let mut packed = std::vec![0i16; n.next_multiple_of(8) * stride];
+                // SAFETY: `has_avx2` said the CPU has AVX2.
+                unsafe { pack_filters(&filter, per_filter, stride, n, &mut packed) };
+                let mut bias: std::vec::Vec<i32> =
+                    (0..n).map(|j| [i32::MAX - 9, i32::MIN + 9, -77, 1000, 5][(j + n) % 5]).collect();
+                bias[0] = i32::MIN;
+                let mults = [i32::MIN, i32::MAX, -(1 << 30), 1 << 30, 1, -1, 0x5555_5555, 0x4000_1234, 3];
+                // `i32::MIN` only in the first group, so that the others run without the fix.
+                let multiplier: std::vec::Vec<i32> =
+                    (0..n).map(|j| if j < 8 { mults[j % 9] } else { mults[1 + j % 8] }).collect();
+                let shift: std::vec::Vec<i32> = (0..n).map(|j| [-31, 30, 0, -7, 2, -1, -12][j % 7]).collect();
+                let stage = OutputStage { multiplier: &multiplier, shift: &shift, offset: -5, act };
+                let width = n + 3;
+                let mut want = std::vec![0i8; pixels * width];
+                let mut acc = std::vec![0i32; pixels * n];
+                // SAFETY: as above.
+                unsafe { conv_block(&patches, stride, &packed, &bias, &mut acc) };
+                Portable::requantize_rows(&acc, &stage, &mut want, width);
+                let mut got = std::vec![0i8; pixels * width];
+                // SAFETY: as above.
+                unsafe {
+                    conv_block_out((&patches, stride, &packed, &bias), &stage, (&mut got, width, pixels))
+                };
+                assert_eq!(got, want, "{n} channels, {pixels} pixels, {per_filter} values");
             }
         }
     }

@@ -299,6 +299,29 @@ pub(crate) trait InnerLoops {
         }
     }
 
+    /// Whether the blocked convolution takes [`InnerLoops::conv_block_out`] per block of
+    /// pixels, instead of [`InnerLoops::conv_block`] per block and
+    /// [`InnerLoops::requantize_rows`] per group of blocks (AVX2's).
+    #[inline]
+    fn has_block_out() -> bool {
+        false
+    }
+
+    /// [`InnerLoops::conv_block`] through the output stage: pixel `p`'s `n = bias.len()`
+    /// outputs to `output[p * output_stride..]`, for the block's `pixels` (at most 4). By
+    /// default by way of `acc` (at least `pixels * n` values, overwritten).
+    #[inline]
+    fn conv_block_out(
+        (patches, stride, packed, bias): (&[i16], usize, &[i16], &[i32]),
+        stage: &OutputStage<'_>,
+        acc: &mut [i32],
+        (output, output_stride, pixels): (&mut [i8], usize, usize),
+    ) {
+        let acc = &mut acc[..pixels * bias.len()];
+        Self::conv_block(patches, stride, packed, bias, acc);
+        Self::requantize_rows(acc, stage, output, output_stride);
+    }
+
     /// Whether [`InnerLoops::conv_direct`] is worth taking over gathered patches (AVX2's).
     #[inline]
     fn has_direct() -> bool {

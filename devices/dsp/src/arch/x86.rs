@@ -115,6 +115,30 @@ impl InnerLoops for X86 {
     }
 
     #[inline(always)]
+    fn has_block_out() -> bool {
+        super::avx2::has_avx2()
+    }
+
+    #[inline(always)]
+    fn conv_block_out(
+        block: (&[i16], usize, &[i16], &[i32]),
+        stage: &OutputStage<'_>,
+        acc: &mut [i32],
+        out: (&mut [i8], usize, usize),
+    ) {
+        if super::avx2::has_avx2() {
+            // SAFETY: the CPU has AVX2 (`has_avx2`), and `pack_filters` laid the filters out
+            // for this loop on the same (cached) condition.
+            return unsafe { super::avx2::conv_block_out(block, stage, out) };
+        }
+        let (patches, stride, packed, bias) = block;
+        let (output, output_stride, pixels) = out;
+        let acc = &mut acc[..pixels * bias.len()];
+        Self::conv_block(patches, stride, packed, bias, acc);
+        Self::requantize_rows(acc, stage, output, output_stride);
+    }
+
+    #[inline(always)]
     fn pack_direct(filter: &[i8], per_filter: usize, stride: usize, n: usize, packed: &mut [i16]) {
         if super::avx2::has_avx2() {
             // SAFETY: the CPU has AVX2 (`has_avx2`).
