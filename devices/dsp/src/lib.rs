@@ -100,7 +100,7 @@ arch::per_channel_kernels!(@one arch::Best,
     conv2d, ConvParams, conv);
 
 /// On x86-64, the depthwise convolution and fully connected layer pick their loops at run
-/// time: AVX-512 or SSE2.
+/// time: AVX-512, AVX2 or SSE2.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub use arch::avx512::{depthwise_conv2d, fully_connected, fully_connected_prepacked};
 /// On x86-64, the convolution picks its inner loops at run time: AVX-512 VNNI or SSE2.

@@ -17,7 +17,8 @@
 //!   the registers they were summed in ([`Scale8`], the lanes' own multipliers and shifts laid
 //!   out with the filters), the offset added in int32, and saturating packs to int8 before
 //!   the clamp: the results are bit-exact with the other loops. (Storing the sums and running
-//!   the stage over them cost a 48x48x8 layer 23 -> 20 us, DS-CNN's 25x5x32 6.5 -> 5.2.)
+//!   the stage over them instead: a 48x48x8 layer 23 us against 20, DS-CNN's 25x5x32 6.5
+//!   against 5.2.)
 //!
 //! Before, the SSE2 loops' structure staged each output row's input rows as int16 with the
 //! offset added (three times per input row for a 3x3 filter): a third of a 48x48x8 layer's
@@ -33,7 +34,8 @@ use crate::shape::origin;
 
 /// Most filter taps this loop takes (larger filters take the SSE2 loop).
 const MAX_TAPS: usize = 32;
-/// Channels per run: their filters laid out and biases folded once (16 KiB of stack).
+/// Channels per run: their filters, biases and output stages laid out once (some 24 KiB of
+/// stack).
 const RUN: usize = 256;
 /// Channels per step.
 const BLOCK: usize = 16;
@@ -62,8 +64,8 @@ struct Laid {
 
 impl Laid {
     /// Lays out channels `c0..c0 + n` (`n` at most [`RUN`], a multiple of 8) of `filter`
-    /// (`taps` rows of `c` channels) and `bias` (with `offset` times each channel's filter
-    /// sum, modulo 2^32), with the loop's own vector operations.
+    /// (`taps` rows of `c` channels), `bias` (with `offset` times each channel's filter sum,
+    /// modulo 2^32) and `quant`'s output stages, with the loop's own vector operations.
     #[target_feature(enable = "avx2")]
     fn fill(
         &mut self,

@@ -100,6 +100,19 @@ pub(crate) fn dot_run_by_4<K: InnerLoops + ?Sized>(
     }
 }
 
+/// [`InnerLoops::conv_block_out`] by way of the sums: [`InnerLoops::conv_block`] into `acc`,
+/// then [`InnerLoops::requantize_rows`].
+pub(crate) fn block_out_by_sums<K: InnerLoops + ?Sized>(
+    (patches, stride, packed, bias): (&[i16], usize, &[i16], &[i32]),
+    stage: &OutputStage<'_>,
+    acc: &mut [i32],
+    (output, output_stride, pixels): (&mut [i8], usize, usize),
+) {
+    let acc = &mut acc[..pixels * bias.len()];
+    K::conv_block(patches, stride, packed, bias, acc);
+    K::requantize_rows(acc, stage, output, output_stride);
+}
+
 /// Most taps (filter height times width) of [`InnerLoops::depthwise_rows`].
 pub(crate) const DEPTHWISE_MAX_TAPS: usize = 32;
 
@@ -317,9 +330,12 @@ pub(crate) trait InnerLoops {
         acc: &mut [i32],
         (output, output_stride, pixels): (&mut [i8], usize, usize),
     ) {
-        let acc = &mut acc[..pixels * bias.len()];
-        Self::conv_block(patches, stride, packed, bias, acc);
-        Self::requantize_rows(acc, stage, output, output_stride);
+        block_out_by_sums::<Self>(
+            (patches, stride, packed, bias),
+            stage,
+            acc,
+            (output, output_stride, pixels),
+        );
     }
 
     /// Whether [`InnerLoops::conv_direct`] is worth taking over gathered patches (AVX2's).

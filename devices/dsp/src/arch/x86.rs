@@ -131,11 +131,7 @@ impl InnerLoops for X86 {
             // for this loop on the same (cached) condition.
             return unsafe { super::avx2::conv_block_out(block, stage, out) };
         }
-        let (patches, stride, packed, bias) = block;
-        let (output, output_stride, pixels) = out;
-        let acc = &mut acc[..pixels * bias.len()];
-        Self::conv_block(patches, stride, packed, bias, acc);
-        Self::requantize_rows(acc, stage, output, output_stride);
+        super::block_out_by_sums::<Self>(block, stage, acc, out);
     }
 
     #[inline(always)]
