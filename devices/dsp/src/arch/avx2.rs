@@ -14,6 +14,7 @@ use core::sync::atomic::{AtomicU8, Ordering};
 use super::x86::sse2::{load_i8x16, load_i32x4, store_i32x4};
 use super::{DepthwiseRows, OutputStage};
 use crate::add::AddParams;
+use crate::quant::ActivationRange;
 
 /// Whether the CPU and OS offer AVX2 (cached after the first call).
 pub fn has_avx2() -> bool {
@@ -134,6 +135,70 @@ fn requantize_tail(v: __m256i, st: &OutStage) -> [i8; 8] {
     let v = _mm256_add_epi32(v, _mm256_set1_epi32(st.offset));
     let v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32(st.min)), _mm256_set1_epi32(st.max));
     pack8(v)
+}
+
+/// The output stage's last steps where it runs on the sums in their registers (`avx2_dw`,
+/// [`conv_block_out`]): the output offset added in int32 (wrapping, as TFLite's add), then
+/// saturating packs to int8 and the activation clamp there. A value outside int16 or int8
+/// saturates to the end of its side, past every clamp bound on that side, so the packs and
+/// the clamp give TFLite's clamp of the int32 value.
+#[derive(Clone, Copy)]
+pub(crate) struct Narrow {
+    offset: __m256i,
+    min: __m128i,
+    max: __m128i,
+}
+
+impl Narrow {
+    /// The steps for output offset `offset` and clamp `act` (within int8).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn new(offset: i32, act: ActivationRange) -> Narrow {
+        Narrow {
+            offset: _mm256_set1_epi32(offset),
+            min: _mm_set1_epi8(act.min as i8),
+            max: _mm_set1_epi8(act.max as i8),
+        }
+    }
+
+    /// `v` plus the output offset, lane by lane.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn offset(&self, v: __m256i) -> __m256i {
+        _mm256_add_epi32(v, self.offset)
+    }
+
+    /// Sixteen offset values as int16 lanes, in order, to clamped int8.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn sixteen(&self, v: __m256i) -> __m128i {
+        self.clamp(_mm_packs_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v)))
+    }
+
+    /// Eight offset values as two halves of four int32, in order, to clamped int8.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn eight(&self, lo: __m128i, hi: __m128i) -> [i8; 8] {
+        let v = _mm_packs_epi32(lo, hi);
+        let v = self.clamp(_mm_packs_epi16(v, v));
+        (_mm_cvtsi128_si64(v) as u64).to_le_bytes().map(|b| b as i8)
+    }
+
+    /// The activation clamp of int8 lanes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn clamp(&self, v: __m128i) -> __m128i {
+        _mm_min_epi8(_mm_max_epi8(v, self.min), self.max)
+    }
+}
+
+/// The 16 int8 of `v` into `out`.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn store_i8x16(v: __m128i, out: &mut [i8; 16]) {
+    // SAFETY: `out` is a valid, exclusive reference to 16 writable bytes; `storeu` has no
+    // alignment requirement.
+    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
 }
 
 /// TFLite's `MultiplyByQuantizedMultiplier` (double rounding; see `crate::quant`) of eight
@@ -433,9 +498,8 @@ pub(crate) fn conv_block_out(
 
 /// [`tiles`] of one row of pairs per pixel (`stride / 2`), each group of eight channels' sums
 /// plus their bias through the output stage ([`Scale8`], worked out per tile: laid out once
-/// per run it had to live in the caller), the offset added in int32 and saturating packs to
-/// int8 before the clamp (see `requantize_tail`'s equivalent in int32), 16 channels of a
-/// pixel packed and stored at once.
+/// per run it had to live in the caller) and [`Narrow`], 16 channels of a pixel packed and
+/// stored at once.
 ///
 /// # Safety
 /// The CPU has AVX2; every pixel's `stride` values are readable; `output` holds each of the
@@ -452,8 +516,7 @@ unsafe fn tiles_out(
     let groups = n.div_ceil(8);
     let w = packed[..groups * 8 * stride].as_ptr();
     let pairs = stride / 2;
-    let offset = _mm256_set1_epi32(stage.offset);
-    let (min, max) = (_mm_set1_epi8(stage.act.min as i8), _mm_set1_epi8(stage.act.max as i8));
+    let narrow = Narrow::new(stage.offset, stage.act);
     // The stage and bias of eight channels from `c`.
     let prepare = |c: usize| {
         let scale =
@@ -463,8 +526,7 @@ unsafe fn tiles_out(
     // Eight channels' sums of one pixel through the stage, offset, as int32.
     let stage8 = |v: __m256i, (scale, bias): &(Scale8, __m256i)| {
         let v = _mm256_add_epi32(v, *bias);
-        let v = if scale.may_overflow { scale.apply::<true>(v) } else { scale.apply::<false>(v) };
-        _mm256_add_epi32(v, offset)
+        narrow.offset(if scale.may_overflow { scale.apply::<true>(v) } else { scale.apply::<false>(v) })
     };
     let mut g = 0;
     while g < groups {
@@ -489,25 +551,18 @@ unsafe fn tiles_out(
             if two {
                 // Channels c..c + 16: int16 in order after the lanes' shuffle, then int8.
                 let hi = stage8(v[1], &second);
-                let v = _mm256_permute4x64_epi64::<0b1101_1000>(_mm256_packs_epi32(lo, hi));
-                let v = _mm_packs_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
-                let v = _mm_min_epi8(_mm_max_epi8(v, min), max);
+                let v = narrow.sixteen(_mm256_permute4x64_epi64::<0b1101_1000>(_mm256_packs_epi32(lo, hi)));
                 let k = (n - c).min(16);
-                if k == 16 {
-                    // SAFETY: `out` holds this pixel's channels `c..c + 16` (`c + 16 <= n`,
-                    // checked by the caller's assertion on rows); `storeu` has no alignment
-                    // requirement.
-                    unsafe { _mm_storeu_si128(out[..16].as_mut_ptr().cast(), v) };
-                } else {
-                    let mut bytes = [0i8; 16];
-                    // SAFETY: `bytes` is 16 writable bytes.
-                    unsafe { _mm_storeu_si128(bytes.as_mut_ptr().cast(), v) };
-                    out[..k].copy_from_slice(&bytes[..k]);
+                match out[..k].as_chunks_mut::<16>().0 {
+                    [out] => store_i8x16(v, out),
+                    _ => {
+                        let mut bytes = [0i8; 16];
+                        store_i8x16(v, &mut bytes);
+                        out[..k].copy_from_slice(&bytes[..k]);
+                    }
                 }
             } else {
-                let v = _mm_packs_epi32(_mm256_castsi256_si128(lo), _mm256_extracti128_si256::<1>(lo));
-                let v = _mm_min_epi8(_mm_max_epi8(_mm_packs_epi16(v, v), min), max);
-                let bytes = (_mm_cvtsi128_si64(v) as u64).to_le_bytes().map(|b| b as i8);
+                let bytes = narrow.eight(_mm256_castsi256_si128(lo), _mm256_extracti128_si256::<1>(lo));
                 let k = (n - c).min(8);
                 out[..k].copy_from_slice(&bytes[..k]);
             }
@@ -908,7 +963,6 @@ mod tests {
     use super::*;
     use crate::arch::InnerLoops;
     use crate::arch::portable::Portable;
-    use crate::quant::ActivationRange;
     use crate::testutil::Lcg;
 
     #[test]

@@ -26,7 +26,7 @@
 
 use core::arch::x86_64::*;
 
-use super::avx2::{Scale8, load_i32x8};
+use super::avx2::{Narrow, Scale8, load_i32x8, store_i8x16};
 use crate::depthwise::DepthwiseParams;
 use crate::filled::Filled;
 use crate::quant::PerChannel;
@@ -179,16 +179,12 @@ fn run<const FIX: bool>(
         o >= 0 && o as usize + (filter - 1) * dilation < size
     };
     let mut laid = Laid { pairs: Filled::new(), bias: Filled::new(), stage: Filled::new() };
-    let out = Out {
-        offset: _mm256_set1_epi32(p.output_zero_point),
-        min: _mm_set1_epi8(p.activation.min as i8),
-        max: _mm_set1_epi8(p.activation.max as i8),
-    };
+    let narrow = Narrow::new(p.output_zero_point, p.activation);
     let x = input.as_ptr();
     for c0 in (0..c).step_by(RUN) {
         let n = (c - c0).min(RUN);
         laid.fill((filter, bias, &quant), -p.input_zero_point, (c, c0, n), taps);
-        let loops = Loops::<FIX> { pairs: taps.div_ceil(2), laid: &laid, n, out };
+        let loops = Loops::<FIX> { pairs: taps.div_ceil(2), laid: &laid, n, narrow };
         // Two pixels per vector: eight channels, neighbouring columns eight values apart.
         let twos = n == 8 && c == 8 && w.stride.w == 1;
         for b in 0..s.n {
@@ -248,14 +244,6 @@ fn run<const FIX: bool>(
     }
 }
 
-/// The output offset (int32 lanes) and activation clamp (int8 lanes) after [`Scale8`].
-#[derive(Clone, Copy)]
-struct Out {
-    offset: __m256i,
-    min: __m128i,
-    max: __m128i,
-}
-
 /// One run of channels, its output stage with the fix for `i32::MIN` where `FIX` is set.
 struct Loops<'a, const FIX: bool> {
     /// Pairs of taps.
@@ -265,7 +253,7 @@ struct Loops<'a, const FIX: bool> {
     /// Channels in the run.
     n: usize,
     /// The stage after the rescaling.
-    out: Out,
+    narrow: Narrow,
 }
 
 impl<const FIX: bool> Loops<'_, FIX> {
@@ -307,11 +295,10 @@ impl<const FIX: bool> Loops<'_, FIX> {
             hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), *w_hi));
         }
         let [s_lo, s_hi] = &self.laid.stage.get()[j];
-        // Offset (wrapping, as TFLite's int32 add), then channels 0..8 | 8..16 as int16.
-        let offset = |s: &Scale8, v: __m256i| _mm256_add_epi32(s.apply::<FIX>(v), self.out.offset);
+        // Channels 0..16 as int16, in order: the pack undoes the lanes' order.
+        let offset = |s: &Scale8, v: __m256i| self.narrow.offset(s.apply::<FIX>(v));
         let v = _mm256_packs_epi32(offset(s_lo, lo), offset(s_hi, hi));
-        let v = _mm256_permute4x64_epi64::<0b1101_1000>(_mm256_packs_epi16(v, v));
-        store_i8x16(self.clamp(_mm256_castsi256_si128(v)), out);
+        store_i8x16(self.narrow.sixteen(v), out);
     }
 
     /// The first 8 outputs of block `j` (128-bit vectors) from 8 values at each `tap(t)`.
@@ -340,33 +327,10 @@ impl<const FIX: bool> Loops<'_, FIX> {
         let [s_lo, s_hi] = &self.laid.stage.get()[j];
         // (The stage's upper lanes are those of the same channels: their results are dropped.)
         let offset = |s: &Scale8, v: __m128i| {
-            _mm256_castsi256_si128(_mm256_add_epi32(
-                s.apply::<FIX>(_mm256_castsi128_si256(v)),
-                self.out.offset,
-            ))
+            _mm256_castsi256_si128(self.narrow.offset(s.apply::<FIX>(_mm256_castsi128_si256(v))))
         };
-        let v = _mm_packs_epi32(offset(s_lo, lo), offset(s_hi, hi));
-        let v = self.clamp(_mm_packs_epi16(v, v));
-        *out = (_mm_cvtsi128_si64(v) as u64).to_le_bytes().map(|b| b as i8);
+        *out = self.narrow.eight(offset(s_lo, lo), offset(s_hi, hi));
     }
-
-    /// The activation clamp of int8 lanes, after the offset values' saturating packs: a value
-    /// outside int16 (or int8) saturates to the end of its side, past every clamp bound on
-    /// that side, so the packs and the clamp give TFLite's clamp of the int32 value.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn clamp(&self, v: __m128i) -> __m128i {
-        _mm_min_epi8(_mm_max_epi8(v, self.out.min), self.out.max)
-    }
-}
-
-/// The 16 int8 of `v` into `out`.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn store_i8x16(v: __m128i, out: &mut [i8; 16]) {
-    // SAFETY: `out` is a valid, exclusive reference to 16 writable bytes; `storeu` has no
-    // alignment requirement.
-    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
 }
 
 /// 16 int8 at `p`, sign-extended to int16.
