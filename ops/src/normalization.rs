@@ -84,7 +84,7 @@ fn normalize(frame: &KernelFrame<'_>, kernel: &'static str, per_column: bool) {
                 for (r, (row, o)) in x.chunks_exact(cols).zip(out.chunks_exact_mut(cols)).enumerate() {
                     let mean = lane_sum(row, |v| v) / cols as f32;
                     let var = lane_sum(row, |v| (v - mean) * (v - mean)) / cols as f32;
-                    let inv = 1.0 / sqrt(var + eps);
+                    let inv = 1.0 / crate::math::sqrt(var + eps);
                     if per_column {
                         for ((o, &v), (&s, &b)) in o.iter_mut().zip(row).zip(scale.iter().zip(bias)) {
                             *o = (v - mean) * inv * s + b;
@@ -110,19 +110,4 @@ pub(crate) fn layer_norm_f32(frame: &KernelFrame<'_>) {
 /// `nn.instance_norm.f32`.
 pub(crate) fn instance_norm_f32(frame: &KernelFrame<'_>) {
     normalize(frame, "nn.instance_norm.f32", false)
-}
-
-/// `√x`: on x86-64 through `SQRTSS`'s intrinsic, which code compiled for AVX2 encodes as
-/// `VSQRTSS`; libm's is an inline-assembly legacy `SQRTSS`, which inside that code made a
-/// transformer's 64x128 layer norm take 13 us instead of 7.
-#[inline(always)]
-fn sqrt(x: f32) -> f32 {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
-    {
-        use core::arch::x86_64::{_mm_cvtss_f32, _mm_set_ss, _mm_sqrt_ss};
-        // SAFETY: the target has SSE (the `cfg` above); these touch registers alone.
-        unsafe { _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(x))) }
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
-    libm::sqrtf(x)
 }

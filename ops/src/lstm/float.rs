@@ -37,7 +37,7 @@ fn normalize(v: &mut [f32]) {
     let n = v.len() as f32;
     let mean = v.iter().fold(0.0f32, |s, &x| s + x) / n;
     let variance = v.iter().fold(0.0f32, |s, &x| s + (x - mean) * (x - mean)) / n;
-    let inverse = 1.0 / libm::sqrtf(variance + 1e-8);
+    let inverse = 1.0 / crate::math::sqrt(variance + 1e-8);
     for x in v {
         *x = (*x - mean) * inverse;
     }
