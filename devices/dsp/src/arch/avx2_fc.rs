@@ -1,14 +1,15 @@
 //! The int8 fully connected layer over the VNNI loops' weight layout
 //! ([`crate::prepack::pack_fully_connected`]) on AVX2 without VNNI: per block of 16 output
 //! channels, a row of biases with the input offset folded in, then one row per quad of the
-//! input holding the quad's four filter values of each channel. Each row of eight channels'
-//! quads becomes two vectors of int16 pairs by shifts alone (values 0 and 2 of each quad,
-//! then 1 and 3), each multiplied by one pair of the input's values made unsigned (`x + 128`,
-//! broadcast to every lane) in one `VPMADDWD`. Output channels lie across the lanes, so
-//! nothing is summed across lanes, where the loop reading the filter in place
-//! (`InnerLoops::dot_run`) reduces each eight channels' sums across lanes: the int8
-//! autoencoder 7.8-8.0 -> 6.4-6.7 us. Sums wrap modulo 2^32 as every other path's, so the
-//! results are bit-exact with them.
+//! input holding the quad's four filter values of each channel. Each quarter row (four
+//! channels' quads, 16 bytes) is sign-extended to int16 as it loads and multiplied by the
+//! quad of the input's values made unsigned (`x + 128`, broadcast to every lane) in one
+//! `VPMADDWD`; each channel's two partial sums are added across once, at the end of the row.
+//! Where the loop reading the filter in place (`InnerLoops::dot_run`) reduces across lanes
+//! per eight channels and values, this one does so once per layer row: the int8 autoencoder
+//! 7.8-8.0 -> 6.4-6.7 us with pairs of values made int16 by shifts, 6.0-6.2 us with the
+//! sign-extending loads (one operation fewer per 32 products). Sums wrap modulo 2^32 as every
+//! other path's, so the results are bit-exact with them.
 
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
@@ -24,8 +25,10 @@ use crate::quant::PerChannel;
 /// longer rows take the loop that reads the filter in place.
 pub(super) const MAX_QUADS: usize = 1024;
 
-/// Blocks of 16 channels whose sums share each broadcast input pair (eight sums).
-const BLOCKS: usize = 4;
+/// Blocks of 16 channels whose sums share each broadcast input quad (eight sums, 256-bit
+/// each: four per block. With four blocks, their sixteen sums and the operands did not fit
+/// the sixteen registers: the int8 autoencoder 6.3 us, against 6.0 with two).
+const BLOCKS: usize = 2;
 
 /// The layer, for arguments `avx512::fully_connected_prepacked` has checked, with `packed`
 /// `layout`'s length and at most [`MAX_QUADS`] quads per input row.
@@ -41,18 +44,17 @@ pub(super) fn fully_connected(
     let quads = depth.div_ceil(4);
     assert!(quads <= MAX_QUADS && rows == quads + 1);
     let (packed, _) = packed.as_chunks::<ROW>();
-    let mut pairs = [MaybeUninit::<[i32; 2]>::uninit(); MAX_QUADS];
+    let mut staged = [MaybeUninit::<i64>::uninit(); MAX_QUADS];
     let mut sums = [0i32; BLOCKS * BLOCK];
     for (x, out) in input.chunks_exact(depth).zip(output.chunks_exact_mut(oc_n)) {
-        let pairs = stage_pairs(x, &mut pairs[..quads]);
+        let quads = stage_quads(x, &mut staged[..quads]);
         for b0 in (0..layout.blocks()).step_by(BLOCKS) {
             let blocks = &packed[b0 * rows..];
             let n = (layout.blocks() - b0).min(BLOCKS);
-            match n {
-                1 => block_sums::<1>(blocks, pairs, &mut sums),
-                2 => block_sums::<2>(blocks, pairs, &mut sums),
-                3 => block_sums::<3>(blocks, pairs, &mut sums),
-                _ => block_sums::<BLOCKS>(blocks, pairs, &mut sums),
+            if n == 1 {
+                block_sums::<1>(blocks, quads, &mut sums);
+            } else {
+                block_sums::<BLOCKS>(blocks, quads, &mut sums);
             }
             let c0 = b0 * BLOCK;
             let k = (oc_n - c0).min(n * BLOCK);
@@ -67,61 +69,74 @@ pub(super) fn fully_connected(
     }
 }
 
-/// The input row's values made unsigned (`x + 128`) as int16 pairs, two per quad: values 0
-/// and 2, then 1 and 3, each pair one 32-bit word for `VPBROADCASTD`; the last quad padded
-/// (its padding meets zero filter values). `slots` must be the row's quads, all written here
-/// (the caller leaves them uninitialized: no 8 KiB to zero per call).
+/// The input row's values made unsigned (`x + 128`) as int16, one 64-bit word per quad for
+/// `VPBROADCASTQ`; the last quad padded (its padding meets zero filter values). `slots` must
+/// be the row's quads, all written here (the caller leaves them uninitialized: no 8 KiB to
+/// zero per call).
 #[target_feature(enable = "avx2")]
-fn stage_pairs<'p>(x: &[i8], slots: &'p mut [MaybeUninit<[i32; 2]>]) -> &'p [[i32; 2]] {
+fn stage_quads<'p>(x: &[i8], slots: &'p mut [MaybeUninit<i64>]) -> &'p [i64] {
     let (whole, rest) = x.as_chunks::<4>();
     let mut last = [0i8; 4];
     last[..rest.len()].copy_from_slice(rest);
     let tail = (!rest.is_empty()).then_some(last);
     assert_eq!(slots.len(), whole.len() + usize::from(tail.is_some()));
     for (slot, &q) in slots.iter_mut().zip(whole.iter().chain(&tail)) {
-        let u = unsigned(q);
-        slot.write([u & 0x00FF_00FF, (u >> 8) & 0x00FF_00FF]);
+        let u = unsigned(q) as u32 as u64;
+        // Byte i to bits 16 i .. 16 i + 8.
+        let spread = (u & 0xFF) | (u & 0xFF00) << 8 | (u & 0xFF_0000) << 16 | (u & 0xFF00_0000) << 24;
+        slot.write(spread as i64);
     }
     // SAFETY: every slot was written just above (the assertion: one per quad), and
     // `MaybeUninit<T>` has `T`'s layout.
-    unsafe { &*(slots as *const [MaybeUninit<[i32; 2]>] as *const [[i32; 2]]) }
+    unsafe { &*(slots as *const [MaybeUninit<i64>] as *const [i64]) }
 }
 
 /// The sums of `N` blocks (from the first of `blocks`: a bias row, then one row per quad)
-/// over the staged `pairs`, into `sums` (channel by channel, `16 N` of them).
+/// over the staged `quads`, into `sums` (channel by channel, `16 N` of them).
+///
+/// Each row's quarters (four channels' quads, 16 bytes) are sign-extended to int16 as they
+/// load and multiplied by the broadcast quad in one `VPMADDWD`: each channel's two halves of
+/// the quad's products land side by side, summed across at the end.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn block_sums<const N: usize>(blocks: &[[u8; ROW]], pairs: &[[i32; 2]], sums: &mut [i32; BLOCKS * BLOCK]) {
-    let rows = pairs.len() + 1;
-    // Each block's bias row, then its quad rows, as many as the pairs.
-    let mut quads: [&[[u8; ROW]]; N] = [&[]; N];
-    let mut acc = [[_mm256_setzero_si256(); 2]; N];
-    for b in 0..N {
-        let block = &blocks[b * rows..][..rows];
-        acc[b] = halves(&block[0]);
-        quads[b] = &block[1..];
+fn block_sums<const N: usize>(blocks: &[[u8; ROW]], quads: &[i64], sums: &mut [i32; BLOCKS * BLOCK]) {
+    let rows = quads.len() + 1;
+    let mut rows_of: [&[[u8; ROW]]; N] = [&[]; N];
+    for (b, r) in rows_of.iter_mut().enumerate() {
+        *r = &blocks[b * rows + 1..][..rows - 1];
     }
-    for (i, &[even, odd]) in pairs.iter().enumerate() {
-        let (even, odd) = (_mm256_set1_epi32(even), _mm256_set1_epi32(odd));
-        for (acc, quads) in acc.iter_mut().zip(&quads) {
-            for (acc, h) in acc.iter_mut().zip(halves(&quads[i])) {
-                // Values 0 and 2 of each channel's quad sign-extended in place (the low
-                // bytes of its 16-bit words shifted up and back), 1 and 3 by the shift down.
-                let (w02, w13) =
-                    (_mm256_srai_epi16::<8>(_mm256_slli_epi16::<8>(h)), _mm256_srai_epi16::<8>(h));
-                let products = _mm256_add_epi32(_mm256_madd_epi16(w02, even), _mm256_madd_epi16(w13, odd));
-                *acc = _mm256_add_epi32(*acc, products);
+    let mut acc = [[_mm256_setzero_si256(); 4]; N];
+    for (i, &q) in quads.iter().enumerate() {
+        let q = _mm256_set1_epi64x(q);
+        for (acc, rows) in acc.iter_mut().zip(&rows_of) {
+            for (j, acc) in acc.iter_mut().enumerate() {
+                let w = _mm256_cvtepi8_epi16(quarter(&rows[i], j));
+                *acc = _mm256_add_epi32(*acc, _mm256_madd_epi16(w, q));
             }
         }
     }
     for (b, acc) in acc.iter().enumerate() {
-        for (h, v) in acc.iter().enumerate() {
+        let bias = halves(&blocks[b * rows]);
+        for h in 0..2 {
+            // Pairs summed: channels 0, 1, 4, 5 | 2, 3, 6, 7 of the eight, then in order.
+            let v = _mm256_permute4x64_epi64::<0xD8>(_mm256_hadd_epi32(acc[2 * h], acc[2 * h + 1]));
+            let v = _mm256_add_epi32(v, bias[h]);
             let out = &mut sums[BLOCK * b + 8 * h..].as_chunks_mut::<8>().0[0];
             // SAFETY: `out` is a valid, exclusive reference to 32 writable bytes; `storeu` has
             // no alignment requirement.
-            unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), *v) };
+            unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) };
         }
     }
+}
+
+/// Quarter `j` of a row of the layout (four channels' quads).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn quarter(row: &[u8; ROW], j: usize) -> __m128i {
+    let part = &row[16 * j..][..16];
+    // SAFETY: `part` is a valid reference to 16 readable bytes (the index above checks
+    // them); `loadu` has no alignment requirement.
+    unsafe { _mm_loadu_si128(part.as_ptr().cast()) }
 }
 
 /// A row of the layout as two vectors: channels 0..8, then 8..16 of its block.
