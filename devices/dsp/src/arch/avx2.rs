@@ -302,7 +302,7 @@ pub(crate) fn load_i32x8(v: &[i32; 8]) -> __m256i {
 /// output stage, more than the stage itself.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn load_i32x8_padded(v: &[i32]) -> __m256i {
+pub(crate) fn load_i32x8_padded(v: &[i32]) -> __m256i {
     match v.as_chunks::<8>().0 {
         [first, ..] => load_i32x8(first),
         [] => {
