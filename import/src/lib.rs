@@ -72,10 +72,12 @@ pub struct ImportOptions {
     /// such a CPU: [`ImportOptions::for_this_cpu`].
     pub prepack: bool,
     /// Lay out what CPUs with AVX2 and FMA but no AVX-512 VNNI read: float32 convolution
-    /// filters as `prepack` does (their 256-bit tiles read the same blocks), and int8 fully
+    /// filters as `prepack` does (their 256-bit tiles read the same blocks), int8 fully
     /// connected weights in `prepack`'s layout (their AVX2 loop reads it too: channels across
-    /// the lanes, nothing summed across them), but not int8 convolutions (their AVX2 loops
-    /// lay out filters of their own, per call).
+    /// the lanes, nothing summed across them), and the filters of int8 convolutions that
+    /// take the AVX2 blocked loop (pointwise and gathered patches) widened to int16 pairs
+    /// (`hostrt_dsp::prepack::pack_conv_pairs`), twice their bytes, which that loop
+    /// otherwise lays out per call. Ignored where `prepack` is set.
     pub prepack_avx2: bool,
 }
 

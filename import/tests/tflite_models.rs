@@ -77,21 +77,31 @@ fn f32s(t: &NpyTensor) -> Vec<f32> {
 /// names the first layer that differs. Returns how many tensors were compared.
 fn check_layers(model: &[u8], input: &NpyTensor, crcs: &serde_json::Value) -> Result<usize, String> {
     let crcs = crcs.as_object().ok_or("tensor_crc32 is not an object")?;
-    // Weights laid out for x86-64's VNNI loops as well: every layer is compared on the path
-    // `hostrt infer` takes (where the CPU has no VNNI, the layout is checked and unused).
-    let options = hostrt_import::ImportOptions { dump_tensors: true, prepack: true, ..Default::default() };
-    let imported = hostrt_import::tflite_with(model, options).map_err(|e| e.to_string())?;
-    let got = run(&imported.to_bef().map_err(|e| e.to_string())?, std::slice::from_ref(input))?;
+    // Weights laid out for x86-64's VNNI loops, then for its AVX2 loops: every layer is
+    // compared on the path `hostrt infer` takes, on either CPU (where the CPU has neither,
+    // the layouts are checked and unused).
     let mut compared = 0;
-    for d in &imported.dumped {
-        let (t, name) = (d.tensor, &d.name);
-        let tensor = got.get(d.result).ok_or_else(|| format!("no result {} for tensor #{t}", d.result))?;
-        let want = crcs.get(&t.to_string()).and_then(|v| v.as_u64());
-        let want = want.ok_or_else(|| format!("tensor #{t} '{name}' has no TFLite Micro CRC"))?;
-        if u64::from(crc32fast::hash(&tensor.data)) != want {
-            return Err(format!("first differing layer: tensor #{t} '{name}'"));
+    for (layout, options) in [
+        ("VNNI", hostrt_import::ImportOptions { dump_tensors: true, prepack: true, ..Default::default() }),
+        (
+            "AVX2",
+            hostrt_import::ImportOptions { dump_tensors: true, prepack_avx2: true, ..Default::default() },
+        ),
+    ] {
+        let imported = hostrt_import::tflite_with(model, options).map_err(|e| e.to_string())?;
+        let got = run(&imported.to_bef().map_err(|e| e.to_string())?, std::slice::from_ref(input))?;
+        compared = 0;
+        for d in &imported.dumped {
+            let (t, name) = (d.tensor, &d.name);
+            let tensor =
+                got.get(d.result).ok_or_else(|| format!("no result {} for tensor #{t}", d.result))?;
+            let want = crcs.get(&t.to_string()).and_then(|v| v.as_u64());
+            let want = want.ok_or_else(|| format!("tensor #{t} '{name}' has no TFLite Micro CRC"))?;
+            if u64::from(crc32fast::hash(&tensor.data)) != want {
+                return Err(format!("{layout} layouts: first differing layer: tensor #{t} '{name}'"));
+            }
+            compared += 1;
         }
-        compared += 1;
     }
     Ok(compared)
 }
@@ -253,10 +263,11 @@ fn weights_start_16_byte_aligned_in_the_program() {
 }
 
 /// `prepack` lays out int8 convolution and fully connected weights for the VNNI loops;
-/// `prepack_avx2` (for AVX2 CPUs, whose int8 convolution loops have layouts of their own)
-/// the fully connected layer's alone.
+/// `prepack_avx2` (for AVX2 CPUs) the fully connected layer's, and the filters of the
+/// convolutions its blocked loop takes (the 13 pointwise ones, not the first layer's 3x3,
+/// which the direct loop takes) as int16 pairs.
 #[test]
-fn prepack_avx2_lays_out_fully_connected_weights_alone() {
+fn prepack_avx2_lays_out_fully_connected_weights_and_blocked_filters() {
     let model = std::fs::read(models_dir().join("mobilenet_v1_vww_i8.tflite")).unwrap();
     let laid_out = |options| {
         let imported = hostrt_import::tflite_with(&model, options).unwrap();
@@ -266,7 +277,7 @@ fn prepack_avx2_lays_out_fully_connected_weights_alone() {
     let prepack = hostrt_import::ImportOptions { prepack: true, ..Default::default() };
     let prepack_avx2 = hostrt_import::ImportOptions { prepack_avx2: true, ..Default::default() };
     assert!(laid_out(prepack) > 10, "the pointwise convolutions and the fully connected layer");
-    assert_eq!(laid_out(prepack_avx2), 1, "the fully connected layer");
+    assert_eq!(laid_out(prepack_avx2), 14, "the pointwise convolutions and the fully connected layer");
 }
 
 /// What one call allocates besides the planned arena and the outputs (the executor's values
@@ -367,15 +378,21 @@ fn the_recorded_arena_runs_each_model_on_its_input() {
 #[test]
 fn packed_weights_of_the_wrong_size_are_an_error() {
     let model = std::fs::read(models_dir().join("mobilenet_v1_vww_i8.tflite")).unwrap();
-    let options = hostrt_import::ImportOptions { prepack: true, ..Default::default() };
-    let mut imported = hostrt_import::tflite_with(&model, options).unwrap();
-    let ops = &mut imported.module.funcs[0].body.as_mut().unwrap().ops;
-    let mut packed = ops.iter_mut().flat_map(|op| &mut op.attrs).filter(|a| a.name == "packed");
-    let first = packed.next().expect("a packed attribute");
-    assert!(packed.count() > 10, "every convolution and the fully connected layer carry one");
-    let hostrt_compiler::ast::Attr::Dense(d) = &mut first.value else { panic!("packed is dense") };
-    d.dims[0] += 1;
-    d.data.extend(std::iter::repeat_n(0, d.dims[1] as usize * 64));
-    let e = run(&imported.to_bef().unwrap(), &[load("mobilenet_v1_vww_i8", "input")]).unwrap_err();
-    assert!(e.contains("nn.conv_2d.i8") && e.contains("packed"), "{e}");
+    // The VNNI layout ([blocks, rows, 64] bytes) and the AVX2 pairs ([n, 16] int16), each
+    // one row too long; both are checked on every x86-64 CPU.
+    let vnni = hostrt_import::ImportOptions { prepack: true, ..Default::default() };
+    let avx2 = hostrt_import::ImportOptions { prepack_avx2: true, ..Default::default() };
+    for (options, pairs) in [(vnni, false), (avx2, true)] {
+        let mut imported = hostrt_import::tflite_with(&model, options).unwrap();
+        let ops = &mut imported.module.funcs[0].body.as_mut().unwrap().ops;
+        let mut packed = ops.iter_mut().flat_map(|op| &mut op.attrs).filter(|a| a.name == "packed");
+        let first = packed.next().expect("a packed attribute");
+        assert!(packed.count() > 10, "the pointwise convolutions and the fully connected layer carry one");
+        let hostrt_compiler::ast::Attr::Dense(d) = &mut first.value else { panic!("packed is dense") };
+        d.dims[0] += 1;
+        let row_bytes = if pairs { 16 * 2 } else { d.dims[1] as usize * 64 };
+        d.data.extend(std::iter::repeat_n(0, row_bytes));
+        let e = run(&imported.to_bef().unwrap(), &[load("mobilenet_v1_vww_i8", "input")]).unwrap_err();
+        assert!(e.contains("nn.conv_2d.i8") && e.contains("packed"), "{e}");
+    }
 }

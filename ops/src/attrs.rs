@@ -103,6 +103,30 @@ impl<'a> Attrs<'a> {
         whole.dense::<T, R>(at, "packed", dtype).map(|(v, _)| Some(v))
     }
 
+    /// A convolution's `packed` weights, if present: [`pack_conv`]'s layout for the VNNI
+    /// loops (a rank-3 i8 tensor) or [`pack_conv_pairs`]' for the AVX2 ones (rank-2 i16).
+    ///
+    /// [`pack_conv`]: hostrt_dsp::prepack::pack_conv
+    /// [`pack_conv_pairs`]: hostrt_dsp::prepack::pack_conv_pairs
+    #[cfg(target_arch = "x86_64")]
+    pub fn packed_conv(&self) -> Result<Option<hostrt_dsp::prepack::ConvPacked<'a>>, Diagnostic> {
+        use hostrt_dsp::prepack::ConvPacked;
+        if let Ok(vnni) = self.packed::<u8, 3>(DType::I8) {
+            return Ok(vnni.map(ConvPacked::Vnni));
+        }
+        let pairs = self.packed::<i16, 2>(DType::I16).map_err(|_| {
+            invalid(self.kernel, format_args!("'packed' must be a rank-3 i8 or rank-2 i16 dense tensor"))
+        })?;
+        Ok(pairs.map(ConvPacked::Pairs))
+    }
+
+    /// As on x86-64; here a kernel never has them ([`Attrs::with_packed`]).
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline(always)]
+    pub fn packed_conv(&self) -> Result<Option<hostrt_dsp::prepack::ConvPacked<'a>>, Diagnostic> {
+        Ok(None)
+    }
+
     /// As on x86-64; here a kernel never has them ([`Attrs::with_packed`]).
     #[cfg(not(target_arch = "x86_64"))]
     #[inline(always)]

@@ -51,7 +51,8 @@ enum Kind {
 
 fn conv_i8(frame: &KernelFrame<'_>, kernel: &'static str, kind: Kind) {
     with_arena(frame, |arena| {
-        // Convolutions may carry their weights laid out for x86-64's VNNI loops (`packed`).
+        // Convolutions may carry their weights laid out for x86-64's VNNI or AVX2 loops
+        // (`packed`).
         let a = match kind {
             Kind::Conv => Attrs::with_packed(frame, kernel, 8, 5)?,
             Kind::Depthwise => Attrs::of(frame, kernel, 8)?,
@@ -86,7 +87,7 @@ fn conv_i8(frame: &KernelFrame<'_>, kernel: &'static str, kind: Kind) {
                     output_zero_point: out_zp,
                     activation,
                 };
-                let packed = a.packed::<u8, 3>(DType::I8)?;
+                let packed = a.packed_conv()?;
                 hostrt_dsp::conv2d_prepacked(&p, x, (filter, Some(bias), packed), quant, i8s_mut(out))
             }
             Kind::Depthwise => {

@@ -59,7 +59,25 @@ pub(crate) fn run<K: InnerLoops>(
     quant: PerChannel<'_>,
     output: &mut [i8],
 ) -> Result<(), DspError> {
+    run_with_pairs::<K>(p, input, (filter, bias, None), quant, output)
+}
+
+/// [`run`], the blocked loop reading `pairs` (checked to be [`pairs_len`] long) where `K`
+/// [takes it](InnerLoops::takes_pairs) instead of laying each run's filters out per call.
+pub(crate) fn run_with_pairs<K: InnerLoops>(
+    p: &ConvParams,
+    input: &[i8],
+    (filter, bias, pairs): (&[i8], Option<&[i32]>, Option<&[i16]>),
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) -> Result<(), DspError> {
     check_per_channel(p, input, filter, bias, &quant, output)?;
+    if let Some(pairs) = pairs
+        && Some(pairs.len()) != pairs_len(p)
+    {
+        return Err(DspError::Param("packed filter pairs are not the layer's length"));
+    }
+    let pairs = pairs.filter(|_| K::takes_pairs());
     let (s, w, oc_n) = (p.input, p.window, p.output_channels);
     let ic = s.c;
     let per_filter = w.filter.h * w.filter.w * ic;
@@ -74,11 +92,17 @@ pub(crate) fn run<K: InnerLoops>(
         // channels cost more than the arithmetic).
         let patch = padded(per_filter);
         if patch <= 64 {
-            blocked::<K, { PIXELS * 64 }, { CHANNEL_RUN * 64 }>(p, input, filter, bias, quant, output);
+            blocked::<K, { PIXELS * 64 }, { CHANNEL_RUN * 64 }>(
+                p,
+                input,
+                (filter, bias, pairs),
+                quant,
+                output,
+            );
         } else if patch <= 256 {
-            blocked::<K, { PIXELS * 256 }, FILTER_CAPACITY>(p, input, filter, bias, quant, output);
+            blocked::<K, { PIXELS * 256 }, FILTER_CAPACITY>(p, input, (filter, bias, pairs), quant, output);
         } else {
-            blocked::<K, PATCH_CAPACITY, FILTER_CAPACITY>(p, input, filter, bias, quant, output);
+            blocked::<K, PATCH_CAPACITY, FILTER_CAPACITY>(p, input, (filter, bias, pairs), quant, output);
         }
         return Ok(());
     }
@@ -417,8 +441,7 @@ fn padded(per_filter: usize) -> usize {
 fn blocked<K: InnerLoops, const PATCHES: usize, const FILTERS: usize>(
     p: &ConvParams,
     input: &[i8],
-    filter: &[i8],
-    bias_in: Option<&[i32]>,
+    (filter, bias_in, pairs): (&[i8], Option<&[i32]>, Option<&[i16]>),
     quant: PerChannel<'_>,
     output: &mut [i8],
 ) {
@@ -435,14 +458,24 @@ fn blocked<K: InnerLoops, const PATCHES: usize, const FILTERS: usize>(
     // -127..=128, so every input plus the offset is in -255..=255.
     let offset = -p.input_zero_point as i16;
     let mut patches = [0i16; PATCHES];
-    let mut filters = [0i16; FILTERS];
+    // Only the part a run lays out is written (zeroing all 32 KiB per call showed).
+    let mut filters = Filled::<i16, FILTERS>::new();
     let mut acc = [0i32; GROUP * CHANNEL_RUN];
     let mut biases = [0i32; CHANNEL_RUN];
     // Each block through the output stage as its sums come (AVX2), else each group's at once.
     let block_out = K::has_block_out();
     for c0 in (0..oc_n).step_by(run_len) {
         let n = (oc_n - c0).min(run_len);
-        K::pack_filters(&filter[c0 * per_filter..], per_filter, stride, n, &mut filters);
+        let laid = n.next_multiple_of(8) * stride;
+        let filters: &[i16] = match pairs {
+            // Groups of eight channels are laid out alike wherever they start.
+            Some(pairs) => &pairs[c0 * stride..][..laid],
+            None => {
+                let filters = filters.reset(laid, 0);
+                K::pack_filters(&filter[c0 * per_filter..], per_filter, stride, n, filters);
+                filters
+            }
+        };
         let bias = &mut biases[..n];
         match bias_in {
             Some(b) => bias.copy_from_slice(&b[c0..][..n]),
@@ -479,12 +512,12 @@ fn blocked<K: InnerLoops, const PATCHES: usize, const FILTERS: usize>(
                 }
                 // Rows past the block's pixels (a last, partial block) hold stale values,
                 // whose sums are not written.
-                let block_patches = (&patches[..PIXELS * stride], stride, &filters[..], &*bias);
+                let block_patches = (&patches[..PIXELS * stride], stride, filters, &*bias);
                 if block_out {
                     let out = &mut output[(first + block * PIXELS) * oc_n + c0..];
                     K::conv_block_out(block_patches, &stage, acc, (out, oc_n, np));
                 } else {
-                    K::conv_block(block_patches.0, stride, &filters, bias, acc);
+                    K::conv_block(block_patches.0, stride, filters, bias, acc);
                 }
             }
             if !block_out {
@@ -517,19 +550,9 @@ fn direct<K: InnerLoops>(
 ) -> bool {
     let (s, w, oc_n) = (p.input, p.window, p.output_channels);
     let ic = s.c;
+    let Some((taps, row, run_len)) = direct_geometry(p) else { return false };
     let row_len = w.filter.w * ic;
-    if w.is_pointwise() || w.dilation.w != 1 || row_len == 0 || w.output.w == 0 {
-        return false;
-    }
-    let taps = row_len.next_multiple_of(2);
     let per_filter = w.filter.h * taps;
-    // Staged columns: from the first pixel's first tap to the last pixel's last, plus a spare.
-    let columns = (w.output.w - 1) * w.stride.w + w.filter.w;
-    let row = columns * ic + 1;
-    let run_len = (FILTER_CAPACITY / per_filter / 8 * 8).min(CHANNEL_RUN);
-    if w.filter.h * row > STAGED_CAPACITY || run_len == 0 || per_filter > FILTER_CAPACITY {
-        return false;
-    }
     let offset = -p.input_zero_point as i16;
     // Only the parts used are written (zeroing 70 KiB of buffers per call showed).
     let mut staged = Filled::<i16, STAGED_CAPACITY>::new();
@@ -582,6 +605,34 @@ fn direct<K: InnerLoops>(
         }
     }
     true
+}
+
+/// [`direct`]'s filter row length (padded to pairs), staged row length and channels per run,
+/// or `None` where it does not apply.
+fn direct_geometry(p: &ConvParams) -> Option<(usize, usize, usize)> {
+    let (ic, w) = (p.input.c, p.window);
+    let row_len = w.filter.w * ic;
+    if w.is_pointwise() || w.dilation.w != 1 || row_len == 0 || w.output.w == 0 {
+        return None;
+    }
+    let taps = row_len.next_multiple_of(2);
+    let per_filter = w.filter.h * taps;
+    // Staged columns: from the first pixel's first tap to the last pixel's last, plus a spare.
+    let columns = (w.output.w - 1) * w.stride.w + w.filter.w;
+    let row = columns * ic + 1;
+    let run_len = (FILTER_CAPACITY / per_filter / 8 * 8).min(CHANNEL_RUN);
+    let fits = w.filter.h * row <= STAGED_CAPACITY && run_len > 0 && per_filter <= FILTER_CAPACITY;
+    fits.then_some((taps, row, run_len))
+}
+
+/// The length of [`crate::prepack::pack_conv_pairs`]' layout of `p`'s filters (int16
+/// values), where the loops that read it ahead of time (AVX2's blocked loop) take the layer:
+/// neither the direct loop nor the per-pixel one. `p` must be checked.
+pub(crate) fn pairs_len(p: &ConvParams) -> Option<usize> {
+    let w = p.window;
+    let stride = padded(w.filter.h * w.filter.w * p.input.c);
+    let blocked = direct_geometry(p).is_none() && PIXELS * stride <= PATCH_CAPACITY;
+    (blocked && p.output_channels > 0).then(|| p.output_channels.next_multiple_of(8) * stride)
 }
 
 /// The input rows of output row `oy` of image `b` for [`direct`], into `staged` (`filter.h`

@@ -107,8 +107,9 @@ pub use arch::avx512::{depthwise_conv2d, fully_connected, fully_connected_prepac
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub use arch::vnni::{conv2d, conv2d_prepacked};
 
-/// [`conv2d`] given the filter and bias also laid out by [`prepack::pack_conv`] (`packed`):
-/// only x86-64's AVX-512 VNNI loops read that layout, so here `packed` is not read (nor its
+/// [`conv2d`] given the weights also laid out by [`prepack::pack_conv`] or
+/// [`prepack::pack_conv_pairs`] (`packed`): only x86-64's loops read those layouts, so here
+/// `packed` is not read (nor its
 /// length checked: that would cost a microcontroller some 1.5 KB of flash for a layout it
 /// never uses) and the filter is read as usual. The results are the same. (Inlined: as a
 /// function of its own it changed how the kernel inlines into its caller, costing thumbv6m's
@@ -118,7 +119,7 @@ pub use arch::vnni::{conv2d, conv2d_prepacked};
 pub fn conv2d_prepacked(
     p: &ConvParams,
     input: &[i8],
-    (filter, bias, packed): (&[i8], Option<&[i32]>, Option<&[u8]>),
+    (filter, bias, packed): (&[i8], Option<&[i32]>, Option<prepack::ConvPacked<'_>>),
     quant: PerChannel<'_>,
     output: &mut [i8],
 ) -> Result<(), DspError> {

@@ -4,7 +4,9 @@
 //! it instead of laying the filter out on every call. Portable code (an importer on any CPU
 //! can write it); x86-64 CPUs with AVX-512 VNNI read it, those with AVX2 alone read a fully
 //! connected layer's (`arch::avx2_fc`), and others read the filter as usual, with the same
-//! results (and `hostrt-ops` refuses it elsewhere).
+//! results (and `hostrt-ops` refuses it elsewhere). For CPUs with AVX2 alone, an importer
+//! also lays out the filters of the convolutions their blocked loop takes as int16 pairs
+//! ([`pack_conv_pairs`]; no bias folded there).
 //!
 //! The input offset is folded into the bias here: `VPDPBUSD` multiplies inputs made unsigned
 //! (`x + 128`), and `Σ (x + offset)·w = Σ (x + 128)·w + (offset − 128)·Σ w`, so each channel's
@@ -247,6 +249,78 @@ pub fn pack_conv(
     check_len("packed", layout.len(), out.len())?;
     let (rows, _) = out.as_chunks_mut::<ROW>();
     layout.pack_run(p, filter, bias, p.output_channels, rows);
+    Ok(())
+}
+
+/// A convolution's weights laid out ahead of time, for the loops of one x86-64 CPU family
+/// (`conv2d_prepacked`); others read the filter as usual.
+#[derive(Clone, Copy, Debug)]
+pub enum ConvPacked<'a> {
+    /// [`pack_conv`]'s layout (with the folded bias), for the AVX-512 VNNI loops.
+    Vnni(&'a [u8]),
+    /// [`pack_conv_pairs`]' layout, for the AVX2 loops without VNNI.
+    Pairs(&'a [i16]),
+}
+
+/// The length, in int16 values, of [`pack_conv_pairs`]' layout of a convolution's filter, or
+/// `None` where no loop reads one: only x86-64's AVX2 blocked loop does, for layers that take
+/// neither its direct loop (full filters over rows staged once) nor its per-pixel one.
+/// `None` also for parameters that do not check.
+pub fn conv_pairs_len(p: &ConvParams) -> Option<usize> {
+    p.sizes().ok()?;
+    crate::conv::pairs_len(p)
+}
+
+/// Lays out a convolution's filter (`[out, kh, kw, in]`) for x86-64's AVX2 blocked loop
+/// into `out`, which must hold [`conv_pairs_len`] values: per group of eight output
+/// channels, per pair of values `k, k + 1` of a filter (each filter zero-padded to a multiple
+/// of 8 values), the eight channels' two values side by side, as int16; channels past the
+/// layer's are zero. The loop reads it in place of widening each run of filters per call.
+/// Portable code (an importer on any CPU can write it); an error if the layer takes no such
+/// layout or a length is wrong.
+///
+/// ```
+/// use hostrt_dsp::prepack::{conv_pairs_len, pack_conv_pairs};
+/// use hostrt_dsp::{ActivationRange, ConvParams, Hw, Nhwc, Window};
+///
+/// // A pointwise layer: 2 input channels, 3 output channels.
+/// let window = Window {
+///     filter: Hw::new(1, 1),
+///     stride: Hw::new(1, 1),
+///     dilation: Hw::new(1, 1),
+///     pad: Hw::new(0, 0),
+///     output: Hw::new(4, 4),
+/// };
+/// let p = ConvParams {
+///     input: Nhwc::new(1, 4, 4, 2),
+///     output_channels: 3,
+///     window,
+///     input_zero_point: 0,
+///     output_zero_point: 0,
+///     activation: ActivationRange::INT8,
+/// };
+/// let len = conv_pairs_len(&p).unwrap();
+/// assert_eq!(len, 8 * 8); // eight channels (three, then zeros) of eight values
+/// let mut pairs = vec![0i16; len];
+/// pack_conv_pairs(&p, &[1, 2, 3, 4, 5, 6], &mut pairs)?;
+/// // Values 0 and 1 of channel 0, of channel 1, of channel 2, then zeros.
+/// assert_eq!(&pairs[..8], &[1, 2, 3, 4, 5, 6, 0, 0]);
+/// # Ok::<(), hostrt_dsp::DspError>(())
+/// ```
+pub fn pack_conv_pairs(p: &ConvParams, filter: &[i8], out: &mut [i16]) -> Result<(), DspError> {
+    check_weights(p, filter, None)?;
+    let len = conv_pairs_len(p).ok_or(DspError::Param("the layer takes no laid-out filter pairs"))?;
+    check_len("pairs", len, out.len())?;
+    let w = p.window;
+    let per_filter = w.filter.h * w.filter.w * p.input.c;
+    let stride = len / p.output_channels.next_multiple_of(8);
+    out.fill(0);
+    for (c, f) in filter.chunks_exact(per_filter).enumerate() {
+        let group = &mut out[c / 8 * 8 * stride..][..8 * stride];
+        for (k, &v) in f.iter().enumerate() {
+            group[k / 2 * 16 + 2 * (c % 8) + k % 2] = i16::from(v);
+        }
+    }
     Ok(())
 }
 

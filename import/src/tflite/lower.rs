@@ -5,7 +5,9 @@
 use std::collections::HashSet;
 
 use hostrt_compiler::ast::{Attr, DenseAttr, Type};
-use hostrt_dsp::prepack::{ConvLayout, ROW, pack_conv, pack_fully_connected};
+use hostrt_dsp::prepack::{
+    ConvLayout, ROW, conv_pairs_len, pack_conv, pack_conv_pairs, pack_fully_connected,
+};
 use hostrt_dsp::{
     Activation, ActivationRange, ConvParams, FullyConnectedParams, Hw, Nhwc, Padding, SoftmaxParams, Window,
     quantize_multiplier,
@@ -117,6 +119,8 @@ struct Lowerer<'g, 'a> {
     /// Lay int8 fully connected weights out in the same layout (which the VNNI and AVX2 loops
     /// read).
     prepack_fc: bool,
+    /// Lay int8 convolution filters out as int16 pairs for x86-64's AVX2 loops.
+    prepack_pairs: bool,
     /// Lay float32 convolution filters out in blocks for x86-64's tiles too
     /// (`hostrt_ops::panels`).
     pack_float: bool,
@@ -149,6 +153,7 @@ pub(crate) fn lower_with(
         folded: HashSet::new(),
         prepack: options.prepack && int8_prepack,
         prepack_fc: (options.prepack || options.prepack_avx2) && int8_prepack,
+        prepack_pairs: options.prepack_avx2 && !options.prepack && int8_prepack,
         pack_float: options.prepack || options.prepack_avx2,
     };
     for (n, &t) in g.inputs.iter().enumerate() {
@@ -620,7 +625,7 @@ impl<'a> Lowerer<'_, 'a> {
             ("filter", AttrSpec::Value(filter)),
             ("input", AttrSpec::Region { tensor: xr, dims: xs.clone() }),
         ];
-        let packed = if self.prepack && !float && !depthwise {
+        let packed = if (self.prepack || self.prepack_pairs) && !float && !depthwise {
             let window = Window {
                 filter: Hw::new(fs[1], fs[2]),
                 stride,
@@ -628,7 +633,12 @@ impl<'a> Lowerer<'_, 'a> {
                 pad,
                 output: Hw::new(os[1], os[2]),
             };
-            self.packed_conv(x, (&xs, oc, window), (self.constant(f, "filter")?, bias))?
+            let weights = (self.constant(f, "filter")?, bias);
+            if self.prepack {
+                self.packed_conv(x, (&xs, oc, window), weights)?
+            } else {
+                self.conv_pairs(x, (&xs, oc, window), weights.0)?
+            }
         } else {
             None
         };
@@ -654,19 +664,45 @@ impl<'a> Lowerer<'_, 'a> {
         (xs, oc, window): (&[usize], usize, Window),
         (filter, bias): (&[u8], Option<usize>),
     ) -> Result<Option<Attr>, String> {
-        let p = ConvParams {
+        let p = self.conv_params(x, (xs, oc, window))?;
+        let Some(layout) = ConvLayout::of(&p) else { return Ok(None) };
+        let bias = self.bias_values(bias)?;
+        let mut out = vec![0u8; layout.len()];
+        pack_conv(&p, &i8s(filter), bias.as_deref(), &mut out).map_err(|e| e.to_string())?;
+        Ok(Some(dense("i8", &[layout.blocks(), layout.block_rows(), ROW], out)))
+    }
+
+    /// The parameters an int8 convolution's layouts depend on (its shapes and input zero
+    /// point; not its output stage).
+    fn conv_params(
+        &self,
+        x: usize,
+        (xs, oc, window): (&[usize], usize, Window),
+    ) -> Result<ConvParams, String> {
+        Ok(ConvParams {
             input: Nhwc::new(xs[0], xs[1], xs[2], xs[3]),
             output_channels: oc,
             window,
             input_zero_point: self.quant(x, "input")?.1,
             output_zero_point: 0,
             activation: ActivationRange::INT8,
-        };
-        let Some(layout) = ConvLayout::of(&p) else { return Ok(None) };
-        let bias = self.bias_values(bias)?;
-        let mut out = vec![0u8; layout.len()];
-        pack_conv(&p, &i8s(filter), bias.as_deref(), &mut out).map_err(|e| e.to_string())?;
-        Ok(Some(dense("i8", &[layout.blocks(), layout.block_rows(), ROW], out)))
+        })
+    }
+
+    /// An int8 convolution's filter laid out as int16 pairs for the AVX2 loops
+    /// (`hostrt_dsp::prepack::pack_conv_pairs`), if the layer takes them.
+    fn conv_pairs(
+        &self,
+        x: usize,
+        (xs, oc, window): (&[usize], usize, Window),
+        filter: &[u8],
+    ) -> Result<Option<Attr>, String> {
+        let p = self.conv_params(x, (xs, oc, window))?;
+        let Some(len) = conv_pairs_len(&p) else { return Ok(None) };
+        let mut pairs = vec![0i16; len];
+        pack_conv_pairs(&p, &i8s(filter), &mut pairs).map_err(|e| e.to_string())?;
+        let bytes = pairs.iter().flat_map(|v| v.to_le_bytes()).collect();
+        Ok(Some(dense("i16", &[len / 16, 16], bytes)))
     }
 
     /// The shapes of a convolution's input, filter and output (rank 4, checked), when the

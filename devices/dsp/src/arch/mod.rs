@@ -312,6 +312,14 @@ pub(crate) trait InnerLoops {
         }
     }
 
+    /// Whether [`InnerLoops::pack_filters`] lays filters out as
+    /// [`crate::prepack::pack_conv_pairs`] does, so that the blocked convolution may read
+    /// a layout made ahead of time instead (AVX2's).
+    #[inline]
+    fn takes_pairs() -> bool {
+        false
+    }
+
     /// Whether the blocked convolution takes [`InnerLoops::conv_block_out`] per block of
     /// pixels, instead of [`InnerLoops::conv_block`] per block and
     /// [`InnerLoops::requantize_rows`] per group of blocks (AVX2's).

@@ -30,7 +30,7 @@ use crate::conv::{ConvParams, im2col, next_pixel};
 use crate::error::DspError;
 use crate::filled::Filled;
 use crate::prepack::{
-    BLOCK, ConvLayout, FILTER_BYTES, PATCH_BYTES, ROW, Reads, TILE, check_conv, folded_bias,
+    BLOCK, ConvLayout, ConvPacked, FILTER_BYTES, PATCH_BYTES, ROW, Reads, TILE, check_conv, folded_bias,
 };
 use crate::quant::{PerChannel, check_per_channel};
 use crate::shape::Hw;
@@ -50,29 +50,36 @@ pub fn conv2d(
     conv2d_prepacked(p, input, (filter, bias, None), quant, output)
 }
 
-/// [`conv2d`] with the filter and bias also laid out ahead of time by
-/// [`crate::prepack::pack_conv`] (`packed`), which the VNNI loops then read instead of
-/// laying the filter out themselves; CPUs without them read `filter` and `bias`. An error if
-/// `packed` is not the layer's layout's length (or the layer has none); its contents are
-/// trusted to be the layout of `filter` and `bias`.
+/// [`conv2d`] with the weights also laid out ahead of time (`packed`): by
+/// [`crate::prepack::pack_conv`] (filter and bias) for the VNNI loops, which then read it
+/// instead of laying the filter out themselves, or by [`crate::prepack::pack_conv_pairs`]
+/// (filter) for the AVX2 blocked loop without VNNI; other CPUs read `filter` and `bias`. An
+/// error if `packed` is not the layer's layout's length (or the layer has none); its
+/// contents are trusted to be the layout of `filter` and `bias`.
 pub fn conv2d_prepacked(
     p: &ConvParams,
     input: &[i8],
-    (filter, bias, packed): (&[i8], Option<&[i32]>, Option<&[u8]>),
+    (filter, bias, packed): (&[i8], Option<&[i32]>, Option<ConvPacked<'_>>),
     quant: PerChannel<'_>,
     output: &mut [i8],
 ) -> Result<(), DspError> {
     check_per_channel(p, input, filter, bias, &quant, output)?;
-    if let Some(packed) = packed {
-        check_conv(p, packed)?;
-    }
+    let (vnni, pairs) = match packed {
+        Some(ConvPacked::Vnni(packed)) => {
+            check_conv(p, packed)?;
+            (Some(packed), None)
+        }
+        Some(ConvPacked::Pairs(pairs)) => (None, Some(pairs)),
+        None => (None, None),
+    };
     match ConvLayout::of(p) {
         // The 16-lane output stage leaves out multipliers of `i32::MIN`.
         Some(layout) if has_vnni() && !quant.multiplier.contains(&i32::MIN) => {
-            vnni_conv(Vnni(()), p, layout, input, (filter, bias, packed), quant, output);
+            vnni_conv(Vnni(()), p, layout, input, (filter, bias, vnni), quant, output);
             Ok(())
         }
-        _ => super::x86::conv2d(p, input, filter, bias, quant, output),
+        // (Its length checked there, on every CPU.)
+        _ => crate::conv::run_with_pairs::<super::x86::X86>(p, input, (filter, bias, pairs), quant, output),
     }
 }
 
@@ -571,6 +578,45 @@ mod tests {
     use std::vec;
     use std::vec::Vec;
 
+    /// A layer over `window` with random zero points, inputs, filters, biases and output
+    /// stages.
+    struct Layer {
+        p: ConvParams,
+        x: Vec<i8>,
+        f: Vec<i8>,
+        bias: Vec<i32>,
+        m: Vec<i32>,
+        shift: Vec<i32>,
+    }
+
+    impl Layer {
+        fn random(rng: &mut Lcg, input: Nhwc, oc: usize, window: Window) -> Layer {
+            let p = ConvParams {
+                input,
+                output_channels: oc,
+                window,
+                input_zero_point: rng.range(-128, 127),
+                output_zero_point: rng.range(-128, 127),
+                activation: ActivationRange::INT8,
+            };
+            let x = rng.bytes(input.elements().unwrap());
+            let f = rng.bytes(oc * window.filter.h * window.filter.w * input.c);
+            let bias = (0..oc).map(|_| rng.range(-5000, 5000)).collect();
+            let m = (0..oc).map(|_| rng.range(1 << 30, i32::MAX)).collect();
+            let shift = (0..oc).map(|_| rng.range(-10, 1)).collect();
+            Layer { p, x, f, bias, m, shift }
+        }
+
+        fn quant(&self) -> PerChannel<'_> {
+            PerChannel { multiplier: &self.m, shift: &self.shift }
+        }
+
+        /// Zeroed outputs.
+        fn output(&self) -> Vec<i8> {
+            vec![0; self.p.output_shape().elements().unwrap()]
+        }
+    }
+
     /// Laid out per call, laid out ahead of time, and the SSE2 loops agree, on layers of each
     /// path: padded RGB taps (rows of more than 16 pixels, runs of at most eight channels
     /// taking pixels in pairs), quads of eight channels, filter rows of one or two channels,
@@ -602,33 +648,74 @@ mod tests {
                 pad: Hw::square(pad),
                 output,
             };
-            let p = ConvParams {
-                input,
-                output_channels: oc,
-                window,
-                input_zero_point: rng.range(-128, 127),
-                output_zero_point: rng.range(-128, 127),
-                activation: ActivationRange::INT8,
-            };
-            let x: Vec<i8> = (0..input.elements().unwrap()).map(|_| rng.range(-128, 127) as i8).collect();
-            let f: Vec<i8> =
-                (0..oc * filter.h * filter.w * input.c).map(|_| rng.range(-128, 127) as i8).collect();
-            let bias: Vec<i32> = (0..oc).map(|_| rng.range(-5000, 5000)).collect();
-            let m: Vec<i32> = (0..oc).map(|_| rng.range(1 << 30, i32::MAX)).collect();
-            let shift: Vec<i32> = (0..oc).map(|_| rng.range(-10, 1)).collect();
-            let quant = PerChannel { multiplier: &m, shift: &shift };
-            let len = output.h * output.w * input.n * oc;
-            let (mut want, mut per_call, mut ahead) = (vec![0i8; len], vec![0i8; len], vec![0i8; len]);
-            super::super::x86::conv2d(&p, &x, &f, Some(&bias), quant, &mut want).unwrap();
-            conv2d(&p, &x, &f, Some(&bias), quant, &mut per_call).unwrap();
-            let mut packed = vec![0u8; ConvLayout::of(&p).unwrap().len()];
-            pack_conv(&p, &f, Some(&bias), &mut packed).unwrap();
-            conv2d_prepacked(&p, &x, (&f, Some(&bias), Some(&packed)), quant, &mut ahead).unwrap();
+            let layer = Layer::random(&mut rng, input, oc, window);
+            let (p, x, f, bias, quant) = (&layer.p, &layer.x, &layer.f, &layer.bias, layer.quant());
+            let (mut want, mut per_call, mut ahead) = (layer.output(), layer.output(), layer.output());
+            super::super::x86::conv2d(p, x, f, Some(bias), quant, &mut want).unwrap();
+            conv2d(p, x, f, Some(bias), quant, &mut per_call).unwrap();
+            let mut packed = vec![0u8; ConvLayout::of(p).unwrap().len()];
+            pack_conv(p, f, Some(bias), &mut packed).unwrap();
+            let vnni = Some(ConvPacked::Vnni(&packed));
+            conv2d_prepacked(p, x, (f, Some(bias), vnni), quant, &mut ahead).unwrap();
             assert_eq!(per_call, want, "{input:?} -> {oc}");
             assert_eq!(ahead, want, "{input:?} -> {oc}");
             // A layout of the wrong length is an error, not a guess.
-            let short = conv2d_prepacked(&p, &x, (&f, Some(&bias), Some(&packed[1..])), quant, &mut ahead);
-            assert!(short.is_err());
+            let short = Some(ConvPacked::Vnni(&packed[1..]));
+            assert!(conv2d_prepacked(p, x, (f, Some(bias), short), quant, &mut ahead).is_err());
         }
+    }
+
+    /// The AVX2 blocked loop over filter pairs laid out ahead of time agrees with the same
+    /// loop laying them out per call, and the portable layout is the loop's own, on layers it
+    /// takes: pointwise with a last partial group, several runs of 64 channels, runs of 24
+    /// (600-value filters), a column-dilated 3x3 and rows too wide to stage (gathered
+    /// patches). Layers the direct loop takes have no such layout.
+    #[test]
+    fn filter_pairs_laid_out_ahead_agree_with_the_avx2_loop() {
+        if has_vnni() || !super::super::avx2::has_avx2() {
+            return std::eprintln!("skipped: this CPU does not take the AVX2 loops");
+        }
+        let mut rng = Lcg(11);
+        let cases = [
+            (Nhwc::new(1, 5, 5, 6), 33, Hw::square(1), Hw::square(1), 0),
+            (Nhwc::new(2, 3, 3, 64), 300, Hw::square(1), Hw::square(1), 0),
+            (Nhwc::new(1, 2, 3, 600), 50, Hw::square(1), Hw::square(1), 0),
+            (Nhwc::new(1, 9, 9, 5), 20, Hw::square(3), Hw::new(1, 2), 1),
+            (Nhwc::new(1, 4, 400, 16), 9, Hw::square(3), Hw::square(1), 1),
+        ];
+        for (input, oc, filter, dilation, pad) in cases {
+            let out_hw = |size: usize, f: usize, d: usize| size + 2 * pad - (f - 1) * d;
+            let output =
+                Hw::new(out_hw(input.h, filter.h, dilation.h), out_hw(input.w, filter.w, dilation.w));
+            let window = Window { filter, stride: Hw::square(1), dilation, pad: Hw::square(pad), output };
+            let layer = Layer::random(&mut rng, input, oc, window);
+            let (p, x, f, bias, quant) = (&layer.p, &layer.x, &layer.f, &layer.bias, layer.quant());
+            let len = crate::prepack::conv_pairs_len(p).expect("the blocked loop takes the layer");
+            let mut pairs = vec![0i16; len];
+            crate::prepack::pack_conv_pairs(p, f, &mut pairs).unwrap();
+            let (per_filter, stride) = (filter.h * filter.w * input.c, len / oc.next_multiple_of(8));
+            let mut own = vec![0i16; len];
+            // SAFETY: the CPU has AVX2 (checked above).
+            unsafe { super::super::avx2::pack_filters(f, per_filter, stride, oc, &mut own) };
+            assert_eq!(pairs, own, "{input:?} -> {oc}");
+            let (mut want, mut ahead) = (layer.output(), layer.output());
+            super::super::x86::conv2d(p, x, f, Some(bias), quant, &mut want).unwrap();
+            let packed = Some(ConvPacked::Pairs(&pairs));
+            conv2d_prepacked(p, x, (f, Some(bias), packed), quant, &mut ahead).unwrap();
+            assert_eq!(ahead, want, "{input:?} -> {oc}");
+            let short = Some(ConvPacked::Pairs(&pairs[1..]));
+            assert!(conv2d_prepacked(p, x, (f, Some(bias), short), quant, &mut ahead).is_err());
+        }
+        // A 3x3 layer the direct loop takes: no pairs, and laying them out is an error.
+        let window = Window {
+            filter: Hw::square(3),
+            stride: Hw::square(1),
+            dilation: Hw::square(1),
+            pad: Hw::square(1),
+            output: Hw::square(8),
+        };
+        let p = Layer::random(&mut rng, Nhwc::new(1, 8, 8, 4), 8, window).p;
+        assert_eq!(crate::prepack::conv_pairs_len(&p), None);
+        assert!(crate::prepack::pack_conv_pairs(&p, &[0; 288], &mut [0; 512]).is_err());
     }
 }

@@ -115,6 +115,12 @@ impl InnerLoops for X86 {
     }
 
     #[inline(always)]
+    fn takes_pairs() -> bool {
+        // `pack_filters` above on the same condition.
+        super::avx2::has_avx2()
+    }
+
+    #[inline(always)]
     fn has_block_out() -> bool {
         super::avx2::has_avx2()
     }
