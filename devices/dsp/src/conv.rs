@@ -627,12 +627,16 @@ fn direct_geometry(p: &ConvParams) -> Option<(usize, usize, usize)> {
 
 /// The length of [`crate::prepack::pack_conv_pairs`]' layout of `p`'s filters (int16
 /// values), where the loops that read it ahead of time (AVX2's blocked loop) take the layer:
-/// neither the direct loop nor the per-pixel one. `p` must be checked.
+/// neither the direct loop nor the per-pixel one. `p`'s sizes must be checked.
 pub(crate) fn pairs_len(p: &ConvParams) -> Option<usize> {
     let w = p.window;
-    let stride = padded(w.filter.h * w.filter.w * p.input.c);
-    let blocked = direct_geometry(p).is_none() && PIXELS * stride <= PATCH_CAPACITY;
-    (blocked && p.output_channels > 0).then(|| p.output_channels.next_multiple_of(8) * stride)
+    let per_filter = w.filter.h.checked_mul(w.filter.w)?.checked_mul(p.input.c)?;
+    if p.output_channels == 0 || per_filter > PATCH_CAPACITY / PIXELS || direct_geometry(p).is_some() {
+        return None;
+    }
+    let stride = padded(per_filter);
+    let channels = p.output_channels.checked_next_multiple_of(8)?;
+    if PIXELS * stride <= PATCH_CAPACITY { channels.checked_mul(stride) } else { None }
 }
 
 /// The input rows of output row `oy` of image `b` for [`direct`], into `staged` (`filter.h`

@@ -267,7 +267,8 @@ pub enum ConvPacked<'a> {
 /// neither its direct loop (full filters over rows staged once) nor its per-pixel one.
 /// `None` also for parameters that do not check.
 pub fn conv_pairs_len(p: &ConvParams) -> Option<usize> {
-    p.sizes().ok()?;
+    let sizes = p.sizes().ok()?;
+    (sizes.input.is_ok() && sizes.filter.is_ok() && sizes.output.is_ok()).then_some(())?;
     crate::conv::pairs_len(p)
 }
 
@@ -315,6 +316,9 @@ pub fn pack_conv_pairs(p: &ConvParams, filter: &[i8], out: &mut [i16]) -> Result
     let per_filter = w.filter.h * w.filter.w * p.input.c;
     let stride = len / p.output_channels.next_multiple_of(8);
     out.fill(0);
+    if per_filter == 0 {
+        return Ok(());
+    }
     for (c, f) in filter.chunks_exact(per_filter).enumerate() {
         let group = &mut out[c / 8 * 8 * stride..][..8 * stride];
         for (k, &v) in f.iter().enumerate() {
@@ -515,5 +519,25 @@ mod tests {
         ));
         let empty = FullyConnectedParams { input_depth: 0, ..fc };
         assert!(matches!(pack_fully_connected(&empty, &[], None, &mut []), Err(DspError::Param(_))));
+    }
+
+    /// Layers with no pairs layout, or shapes that do not check, are `None` and an error,
+    /// never a panic: sizes past `usize`, no input channels, no output channels, a 3x3 layer
+    /// of the direct loop, a filter too long for the blocked loop's patches.
+    #[test]
+    fn filter_pairs_refuse_what_no_loop_takes() {
+        let huge = conv(Nhwc::new(1, 4, 4, 8), 8, Hw::new(usize::MAX / 2, 3), 1, 0, Hw::new(1, 1));
+        assert_eq!(conv_pairs_len(&huge), None);
+        assert!(pack_conv_pairs(&huge, &[], &mut []).is_err());
+        let empty = conv(Nhwc::new(1, 4, 4, 0), 8, Hw::new(1, 1), 1, 0, Hw::new(4, 4));
+        let mut pairs = vec![0i16; conv_pairs_len(&empty).unwrap_or(0)];
+        let _ = pack_conv_pairs(&empty, &[], &mut pairs);
+        let no_outputs = conv(Nhwc::new(1, 4, 4, 8), 0, Hw::new(1, 1), 1, 0, Hw::new(4, 4));
+        assert_eq!(conv_pairs_len(&no_outputs), None);
+        let direct = conv(Nhwc::new(1, 8, 8, 4), 8, Hw::new(3, 3), 1, 1, Hw::new(8, 8));
+        assert_eq!(conv_pairs_len(&direct), None);
+        let long = conv(Nhwc::new(1, 1, 1, 4096), 8, Hw::new(1, 1), 1, 0, Hw::new(1, 1));
+        assert_eq!(conv_pairs_len(&long), None);
+        assert!(pack_conv_pairs(&long, &vec![0; 8 * 4096], &mut []).is_err());
     }
 }
