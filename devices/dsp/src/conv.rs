@@ -87,7 +87,7 @@ pub(crate) fn run_with_pairs<K: InnerLoops>(
     if K::BLOCKED && K::has_direct() && direct::<K>(p, input, filter, bias, quant, output) {
         return Ok(());
     }
-    if K::BLOCKED && PIXELS * padded(per_filter) <= PATCH_CAPACITY {
+    if K::BLOCKED && blocked_fits(per_filter) {
         // Stack buffers sized for the patches (zeroing 48 KiB for a 1x1 convolution of 8
         // channels cost more than the arithmetic).
         let patch = padded(per_filter);
@@ -631,12 +631,16 @@ fn direct_geometry(p: &ConvParams) -> Option<(usize, usize, usize)> {
 pub(crate) fn pairs_len(p: &ConvParams) -> Option<usize> {
     let w = p.window;
     let per_filter = w.filter.h.checked_mul(w.filter.w)?.checked_mul(p.input.c)?;
-    if p.output_channels == 0 || per_filter > PATCH_CAPACITY / PIXELS || direct_geometry(p).is_some() {
+    if p.output_channels == 0 || !blocked_fits(per_filter) || direct_geometry(p).is_some() {
         return None;
     }
-    let stride = padded(per_filter);
-    let channels = p.output_channels.checked_next_multiple_of(8)?;
-    if PIXELS * stride <= PATCH_CAPACITY { channels.checked_mul(stride) } else { None }
+    p.output_channels.checked_next_multiple_of(8)?.checked_mul(padded(per_filter))
+}
+
+/// Whether [`PIXELS`] patches of `per_filter` values fit the blocked loop's buffer.
+fn blocked_fits(per_filter: usize) -> bool {
+    // (Bounded first: `padded` of a value near `usize::MAX` would overflow.)
+    per_filter <= PATCH_CAPACITY / PIXELS && PIXELS * padded(per_filter) <= PATCH_CAPACITY
 }
 
 /// The input rows of output row `oy` of image `b` for [`direct`], into `staged` (`filter.h`

@@ -633,11 +633,11 @@ impl<'a> Lowerer<'_, 'a> {
                 pad,
                 output: Hw::new(os[1], os[2]),
             };
-            let weights = (self.constant(f, "filter")?, bias);
+            let filter = self.constant(f, "filter")?;
             if self.prepack {
-                self.packed_conv(x, (&xs, oc, window), weights)?
+                self.packed_conv(x, (&xs, oc, window), (filter, bias))?
             } else {
-                self.conv_pairs(x, (&xs, oc, window), weights.0)?
+                self.conv_pairs(x, (&xs, oc, window), filter)?
             }
         } else {
             None

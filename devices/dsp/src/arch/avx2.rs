@@ -201,6 +201,21 @@ pub(crate) fn store_i8x16(v: __m128i, out: &mut [i8; 16]) {
     unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), v) }
 }
 
+/// The first `out.len()` (at most 16) int8 of `v` into `out`: all 16 with one store, fewer
+/// (a run's last channels) through a copy.
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) fn store_i8_upto16(v: __m128i, out: &mut [i8]) {
+    match out.as_chunks_mut::<16>().0 {
+        [whole, ..] => store_i8x16(v, whole),
+        [] => {
+            let mut bytes = [0i8; 16];
+            store_i8x16(v, &mut bytes);
+            out.copy_from_slice(&bytes[..out.len()]);
+        }
+    }
+}
+
 /// TFLite's `MultiplyByQuantizedMultiplier` (double rounding; see `crate::quant`) of eight
 /// int32 lanes, each with its own multiplier and shift (`-31..=30`), with what depends on
 /// those alone worked out once (for the rows of a column of channels, or a whole add).
@@ -237,6 +252,22 @@ impl Scale8 {
             half: _mm256_srai_epi32::<1>(mask),
             may_overflow: _mm256_movemask_epi8(min) != 0,
         }
+    }
+
+    /// The stage of the first eight channels of `multiplier` and `shift`, those past their
+    /// end (a last partial eight) with zero scales.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn of(multiplier: &[i32], shift: &[i32]) -> Scale8 {
+        Scale8::new(load_i32x8_padded(multiplier), load_i32x8_padded(shift))
+    }
+
+    /// [`Scale8::apply`], with the fix for `i32::MIN` where this stage needs it (a branch per
+    /// eight lanes, where a loop over many of them takes `FIX` once).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(crate) fn apply_checked(&self, acc: __m256i) -> __m256i {
+        if self.may_overflow { self.apply::<true>(acc) } else { self.apply::<false>(acc) }
     }
 
     /// The stage of eight lanes; `FIX` must be set where [`Scale8::may_overflow`] is.
@@ -302,7 +333,7 @@ pub(crate) fn load_i32x8(v: &[i32; 8]) -> __m256i {
 /// output stage, more than the stage itself.
 #[target_feature(enable = "avx2")]
 #[inline]
-pub(crate) fn load_i32x8_padded(v: &[i32]) -> __m256i {
+fn load_i32x8_padded(v: &[i32]) -> __m256i {
     match v.as_chunks::<8>().0 {
         [first, ..] => load_i32x8(first),
         [] => {
@@ -341,8 +372,7 @@ pub(crate) fn requantize_rows(acc: &[i32], stage: &OutputStage<'_>, output: &mut
     let st = OutStage { offset: stage.offset, min: stage.act.min, max: stage.act.max };
     let rows = acc.len() / width;
     for c in (0..width).step_by(8) {
-        let scale =
-            Scale8::new(load_i32x8_padded(&stage.multiplier[c..]), load_i32x8_padded(&stage.shift[c..]));
+        let scale = Scale8::of(&stage.multiplier[c..], &stage.shift[c..]);
         let column = (width, c, rows);
         if scale.may_overflow {
             requantize_column::<true>(acc, column, &scale, &st, (output, stride));
@@ -518,15 +548,11 @@ unsafe fn tiles_out(
     let pairs = stride / 2;
     let narrow = Narrow::new(stage.offset, stage.act);
     // The stage and bias of eight channels from `c`.
-    let prepare = |c: usize| {
-        let scale =
-            Scale8::new(load_i32x8_padded(&stage.multiplier[c..]), load_i32x8_padded(&stage.shift[c..]));
-        (scale, load_i32x8_padded(&bias[c..]))
-    };
+    let prepare =
+        |c: usize| (Scale8::of(&stage.multiplier[c..], &stage.shift[c..]), load_i32x8_padded(&bias[c..]));
     // Eight channels' sums of one pixel through the stage, offset, as int32.
     let stage8 = |v: __m256i, (scale, bias): &(Scale8, __m256i)| {
-        let v = _mm256_add_epi32(v, *bias);
-        narrow.offset(if scale.may_overflow { scale.apply::<true>(v) } else { scale.apply::<false>(v) })
+        narrow.offset(scale.apply_checked(_mm256_add_epi32(v, *bias)))
     };
     let mut g = 0;
     while g < groups {
@@ -552,15 +578,7 @@ unsafe fn tiles_out(
                 // Channels c..c + 16: int16 in order after the lanes' shuffle, then int8.
                 let hi = stage8(v[1], &second);
                 let v = narrow.sixteen(_mm256_permute4x64_epi64::<0b1101_1000>(_mm256_packs_epi32(lo, hi)));
-                let k = (n - c).min(16);
-                match out[..k].as_chunks_mut::<16>().0 {
-                    [out] => store_i8x16(v, out),
-                    _ => {
-                        let mut bytes = [0i8; 16];
-                        store_i8x16(v, &mut bytes);
-                        out[..k].copy_from_slice(&bytes[..k]);
-                    }
-                }
+                store_i8_upto16(v, &mut out[..(n - c).min(16)]);
             } else {
                 let bytes = narrow.eight(_mm256_castsi256_si128(lo), _mm256_extracti128_si256::<1>(lo));
                 let k = (n - c).min(8);

@@ -16,7 +16,7 @@
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 
-use super::avx2::{Narrow, Scale8, load_i32x8_padded, store_i8x16};
+use super::avx2::{Narrow, Scale8, store_i8_upto16};
 use super::vnni_fc::unsigned;
 use crate::fully_connected::FullyConnectedParams;
 use crate::prepack::{BLOCK, ConvLayout, ROW};
@@ -61,15 +61,7 @@ pub(super) fn fully_connected(
             for (b, sums) in sums.iter().enumerate().take(n) {
                 let c = (b0 + b) * BLOCK;
                 let v = stage16(sums, quant, c, &narrow);
-                match out[c..].as_chunks_mut::<BLOCK>().0 {
-                    [whole, ..] => store_i8x16(v, whole),
-                    [] => {
-                        let mut last = [0i8; BLOCK];
-                        store_i8x16(v, &mut last);
-                        let k = oc_n - c;
-                        out[c..].copy_from_slice(&last[..k]);
-                    }
-                }
+                store_i8_upto16(v, &mut out[c..][..(oc_n - c).min(BLOCK)]);
             }
         }
     }
@@ -82,11 +74,9 @@ pub(super) fn fully_connected(
 fn stage16(sums: &[__m256i; 2], quant: PerChannel<'_>, c: usize, narrow: &Narrow) -> __m128i {
     let mut v = [_mm256_setzero_si256(); 2];
     for (h, (v, &sum)) in v.iter_mut().zip(sums).enumerate() {
-        let at = c + 8 * h;
-        let part = |a: &'_ [i32]| load_i32x8_padded(a.get(at..).unwrap_or(&[]));
-        let scale = Scale8::new(part(quant.multiplier), part(quant.shift));
-        let scaled = if scale.may_overflow { scale.apply::<true>(sum) } else { scale.apply::<false>(sum) };
-        *v = narrow.offset(scaled);
+        // (The second eight may lie past the last channel: an empty slice, zero scales.)
+        let at = (c + 8 * h).min(quant.multiplier.len());
+        *v = narrow.offset(Scale8::of(&quant.multiplier[at..], &quant.shift[at..]).apply_checked(sum));
     }
     // Channels 0..4, 8..12 | 4..8, 12..16 as int16, then in order.
     let packed = _mm256_packs_epi32(v[0], v[1]);
