@@ -72,11 +72,7 @@ pub(crate) fn run_with_pairs<K: InnerLoops>(
     output: &mut [i8],
 ) -> Result<(), DspError> {
     check_per_channel(p, input, filter, bias, &quant, output)?;
-    if let Some(pairs) = pairs
-        && Some(pairs.len()) != pairs_len(p)
-    {
-        return Err(DspError::Param("packed filter pairs are not the layer's length"));
-    }
+    check_pairs(p, pairs)?;
     let pairs = pairs.filter(|_| K::takes_pairs());
     let (s, w, oc_n) = (p.input, p.window, p.output_channels);
     let ic = s.c;
@@ -635,6 +631,17 @@ pub(crate) fn pairs_len(p: &ConvParams) -> Option<usize> {
         return None;
     }
     p.output_channels.checked_next_multiple_of(8)?.checked_mul(padded(per_filter))
+}
+
+/// An error unless `pairs`, where given, are [`pairs_len`] long: checked on every CPU,
+/// whether or not its loops read them.
+pub(crate) fn check_pairs(p: &ConvParams, pairs: Option<&[i16]>) -> Result<(), DspError> {
+    match pairs {
+        Some(pairs) if Some(pairs.len()) != pairs_len(p) => {
+            Err(DspError::Param("packed filter pairs are not the layer's length"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Whether [`PIXELS`] patches of `per_filter` values fit the blocked loop's buffer.

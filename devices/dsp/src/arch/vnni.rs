@@ -69,7 +69,11 @@ pub fn conv2d_prepacked(
             check_conv(p, packed)?;
             (Some(packed), None)
         }
-        Some(ConvPacked::Pairs(pairs)) => (None, Some(pairs)),
+        Some(ConvPacked::Pairs(pairs)) => {
+            // Here too: the VNNI loops below do not read them.
+            crate::conv::check_pairs(p, Some(pairs))?;
+            (None, Some(pairs))
+        }
         None => (None, None),
     };
     match ConvLayout::of(p) {
@@ -78,7 +82,6 @@ pub fn conv2d_prepacked(
             vnni_conv(Vnni(()), p, layout, input, (filter, bias, vnni), quant, output);
             Ok(())
         }
-        // (Its length checked there, on every CPU.)
         _ => crate::conv::run_with_pairs::<super::x86::X86>(p, input, (filter, bias, pairs), quant, output),
     }
 }
