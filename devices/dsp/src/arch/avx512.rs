@@ -700,11 +700,13 @@ fn store_i16x32(v: __m512i, out: &mut [i16; 32]) {
 }
 
 /// A run's per-channel output stage ([`Requantize::fill`]), per group of 16 lanes (padded to
-/// whole blocks): the multipliers, left shifts, right shifts, and the rounding's remainder
-/// masks and halves of them.
+/// whole blocks): the rows of a [`Group`].
 pub(crate) struct Requantize {
-    groups: Filled<[[i32; 16]; 5], { RUN / 16 }>,
+    groups: Filled<[[i32; 16]; GROUP_ROWS], { RUN / 16 }>,
 }
+
+/// Vectors of a [`Group`].
+const GROUP_ROWS: usize = 9;
 
 impl Requantize {
     /// Nothing filled yet.
@@ -740,13 +742,12 @@ impl Requantize {
             shift.set((0..lanes).map(|l| channel(l).map_or(0, |c| quant.shift[c])));
             (m.get(), shift.get())
         };
-        let groups = self.groups.reset(lanes.next_multiple_of(BLOCK) / 16, [[0; 16]; 5]);
+        let groups = self.groups.reset(lanes.next_multiple_of(BLOCK) / 16, [[0; 16]; GROUP_ROWS]);
         for (g, group) in groups.iter_mut().enumerate() {
             // Lanes past `lanes`: zeros (multiplier 0).
             let from = (16 * g).min(lanes);
             let to = (from + 16).min(lanes);
-            let Group { m, left, right, mask, half } = Group::of(&m[from..to], &shift[from..to]);
-            for (out, v) in group.iter_mut().zip([m, left, right, mask, half]) {
+            for (out, v) in group.iter_mut().zip(Group::of(&m[from..to], &shift[from..to]).rows()) {
                 store_i32x16(v, out);
             }
         }
@@ -767,25 +768,39 @@ impl Requantize {
     #[inline]
     pub(crate) fn group(&self, c: usize) -> Group {
         debug_assert!(c.is_multiple_of(16));
-        let [m, left, right, mask, half] = &self.groups.get()[c / 16];
+        let [left, m_even, m_odd, add_e, add_o, below_e, below_o, right_e, right_o] =
+            self.groups.get()[c / 16].each_ref().map(|row| load_i32x16(row, 0));
         Group {
-            m: load_i32x16(m, 0),
-            left: load_i32x16(left, 0),
-            right: load_i32x16(right, 0),
-            mask: load_i32x16(mask, 0),
-            half: load_i32x16(half, 0),
+            left,
+            m: [m_even, m_odd],
+            add: [add_e, add_o],
+            below: [below_e, below_o],
+            right: [right_e, right_o],
         }
     }
 }
 
-/// One group of 16 lanes of a [`Requantize`], in registers.
+/// One group of 16 lanes of a [`Requantize`], in registers. TFLite's two roundings (the
+/// doubling high multiply's `h = floor((x·m + 2^30) / 2^31)`, then the divide by `2^r`
+/// rounding half away from zero) are one floor division of the 64-bit product, per even and
+/// odd lane: `floor((x·m + 2^30 + c·2^31) / 2^(31 + r))` with `c = 2^(r-1) - [h < 0]` (0 where
+/// `r` is 0), since `floor((floor(a / 2^31) + c) / 2^r) = floor((a + c·2^31) / 2^(31 + r))`;
+/// and `h < 0` exactly where `x·m + 2^30 < 0`. Every term stays within ±2^63.
 #[derive(Clone, Copy)]
 pub(crate) struct Group {
-    m: __m512i,
+    /// Left shifts (int32 lanes), applied first.
     left: __m512i,
-    right: __m512i,
-    mask: __m512i,
-    half: __m512i,
+    /// Multipliers of the even lanes, then of the odd lanes (each in the low half of its
+    /// 64-bit lane).
+    m: [__m512i; 2],
+    /// Per 64-bit lane (even lanes', then odd lanes'): `2^30 + 2^(r + 30)` (`2^30` where `r`
+    /// is 0).
+    add: [__m512i; 2],
+    /// Below which the sum with `add` means `h < 0` (`2^(r + 30)`; `i64::MIN` where `r` is 0:
+    /// never).
+    below: [__m512i; 2],
+    /// `31 + r`.
+    right: [__m512i; 2],
 }
 
 impl Group {
@@ -794,19 +809,52 @@ impl Group {
     #[target_feature(enable = "avx512f")]
     #[inline]
     pub(crate) fn of(multiplier: &[i32], shift: &[i32]) -> Group {
-        let (zero, one) = (_mm512_setzero_si512(), _mm512_set1_epi32(1));
+        let zero = _mm512_setzero_si512();
         let (m, shift) = (load_i32x16_partial(multiplier), load_i32x16_partial(shift));
         let right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
-        let mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, right), one);
-        Group { m, left: _mm512_max_epi32(shift, zero), right, mask, half: _mm512_srai_epi32::<1>(mask) }
+        // Per 64-bit lane from its `r` (the low half's, zero-extended).
+        let lanes = |r: __m512i| {
+            let rounds = _mm512_cmpgt_epi64_mask(r, zero);
+            let half = _mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_add_epi64(r, _mm512_set1_epi64(30)));
+            let nudge = _mm512_set1_epi64(1 << 30);
+            (
+                _mm512_mask_add_epi64(nudge, rounds, nudge, half),
+                _mm512_mask_blend_epi64(rounds, _mm512_set1_epi64(i64::MIN), half),
+                _mm512_add_epi64(r, _mm512_set1_epi64(31)),
+            )
+        };
+        let (add_e, below_e, right_e) = lanes(_mm512_and_si512(right, _mm512_set1_epi64(0xffff_ffff)));
+        let (add_o, below_o, right_o) = lanes(_mm512_srli_epi64::<32>(right));
+        Group {
+            left: _mm512_max_epi32(shift, zero),
+            m: [m, _mm512_srli_epi64::<32>(m)],
+            add: [add_e, add_o],
+            below: [below_e, below_o],
+            right: [right_e, right_o],
+        }
+    }
+
+    /// The vectors [`Requantize`] stores, in [`Requantize::group`]'s order.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn rows(&self) -> [__m512i; GROUP_ROWS] {
+        let Group { left, m, add, below, right } = *self;
+        [left, m[0], m[1], add[0], add[1], below[0], below[1], right[0], right[1]]
     }
 
     /// [`Requantize::apply`] for this group's lanes.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     #[inline]
     pub(crate) fn apply(&self, sums: __m512i, (offset, min, max): (i32, i32, i32)) -> __m128i {
-        let high = doubling_high(_mm512_sllv_epi32(sums, self.left), self.m);
-        let q = rounding_shift(high, self.right, self.mask, self.half);
+        let x = _mm512_sllv_epi32(sums, self.left);
+        let one = _mm512_set1_epi64(1 << 31);
+        let (even, odd) = (x, _mm512_srli_epi64::<32>(x));
+        let lane = |x: __m512i, i: usize| {
+            let a = _mm512_add_epi64(_mm512_mul_epi32(x, self.m[i]), self.add[i]);
+            let a = _mm512_mask_sub_epi64(a, _mm512_cmplt_epi64_mask(a, self.below[i]), a, one);
+            _mm512_srav_epi64(a, self.right[i])
+        };
+        let q = _mm512_permutex2var_epi32(lane(even, 0), INTERLEAVE, lane(odd, 1));
         let q = _mm512_add_epi32(q, _mm512_set1_epi32(offset));
         if (min, max) == (-128, 127) {
             // The clamp is int8's whole range: one saturating narrowing.
@@ -816,6 +864,10 @@ impl Group {
         _mm512_cvtepi32_epi8(q)
     }
 }
+
+/// Lane indices taking the low halves of the even lanes' 64-bit results and the odd lanes'
+/// (`VPERMT2D` numbers the second source's 16..32) back into lane order.
+const INTERLEAVE: __m512i = lanes([0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30]);
 
 /// gemmlowp's rounding doubling high multiply of 16 lanes: bits 31..62 of `x * m + 2^30`, from
 /// the even and odd lanes' 64-bit products. Exact unless a lane has `x = m = i32::MIN`.
