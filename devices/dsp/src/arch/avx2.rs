@@ -27,6 +27,12 @@ pub fn has_vnni() -> bool {
     features() & VNNI != 0
 }
 
+/// Whether the CPU and OS offer AVX-512 VBMI as well as what [`has_vnni`] asks (cached after
+/// the first call): byte permutes across a whole vector, for table lookups.
+pub(crate) fn has_vbmi() -> bool {
+    features() & VBMI != 0
+}
+
 /// Whether the CPU and OS offer AVX2 and FMA3 (cached after the first call): what float
 /// kernels elsewhere (hostrt-ops) check before their AVX2 loops.
 pub fn has_avx2_fma() -> bool {
@@ -47,6 +53,8 @@ const AVX512F: u8 = 8;
 const FMA: u8 = 4;
 /// Bit of [`features`]: AVX-512 VNNI with AVX-512 VL and BW (and AVX2).
 const VNNI: u8 = 2;
+/// Bit of [`features`]: AVX-512 VBMI with [`VNNI`]'s.
+const VBMI: u8 = 16;
 
 /// The features found, read once.
 fn features() -> u8 {
@@ -82,6 +90,7 @@ fn detect() -> u8 {
     let avx512vl = leaf7.ebx & (1 << 31) != 0;
     let avx512bw = leaf7.ebx & (1 << 30) != 0;
     let avx512vnni = leaf7.ecx & (1 << 11) != 0;
+    let avx512vbmi = leaf7.ecx & (1 << 1) != 0;
     if !(osxsave && avx2) {
         return 0;
     }
@@ -99,6 +108,9 @@ fn detect() -> u8 {
     }
     if ymm && zmm && avx512f && avx512vl && avx512bw && avx512vnni {
         found |= VNNI;
+        if avx512vbmi {
+            found |= VBMI;
+        }
     }
     if ymm && zmm && avx512f && found & FMA != 0 {
         found |= AVX512F;

@@ -27,7 +27,7 @@
 
 use core::arch::x86_64::*;
 
-use super::avx2::{has_avx2, has_vnni};
+use super::avx2::{has_avx2, has_vbmi, has_vnni};
 use crate::add::AddParams;
 use crate::depthwise::DepthwiseParams;
 use crate::error::DspError;
@@ -846,6 +846,20 @@ impl Group {
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     #[inline]
     pub(crate) fn apply(&self, sums: __m512i, (offset, min, max): (i32, i32, i32)) -> __m128i {
+        let q = _mm512_add_epi32(self.scale(sums), _mm512_set1_epi32(offset));
+        if (min, max) == (-128, 127) {
+            // The clamp is int8's whole range: one saturating narrowing.
+            return _mm512_cvtsepi32_epi8(q);
+        }
+        let q = _mm512_min_epi32(_mm512_max_epi32(q, _mm512_set1_epi32(min)), _mm512_set1_epi32(max));
+        _mm512_cvtepi32_epi8(q)
+    }
+
+    /// TFLite's `MultiplyByQuantizedMultiplier` of the 16 lanes of `sums`, each by its own
+    /// multiplier and shift.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn scale(&self, sums: __m512i) -> __m512i {
         let x = _mm512_sllv_epi32(sums, self.left);
         let one = _mm512_set1_epi64(1 << 31);
         let (even, odd) = (x, _mm512_srli_epi64::<32>(x));
@@ -854,14 +868,7 @@ impl Group {
             let a = _mm512_mask_sub_epi64(a, _mm512_cmplt_epi64_mask(a, self.below[i]), a, one);
             _mm512_srav_epi64(a, self.right[i])
         };
-        let q = _mm512_permutex2var_epi32(lane(even, 0), INTERLEAVE, lane(odd, 1));
-        let q = _mm512_add_epi32(q, _mm512_set1_epi32(offset));
-        if (min, max) == (-128, 127) {
-            // The clamp is int8's whole range: one saturating narrowing.
-            return _mm512_cvtsepi32_epi8(q);
-        }
-        let q = _mm512_min_epi32(_mm512_max_epi32(q, _mm512_set1_epi32(min)), _mm512_set1_epi32(max));
-        _mm512_cvtepi32_epi8(q)
+        _mm512_permutex2var_epi32(lane(even, 0), INTERLEAVE, lane(odd, 1))
     }
 }
 
@@ -929,6 +936,9 @@ pub(crate) fn store_i8x16(v: __m128i, out: &mut [i8]) {
     unsafe { _mm_mask_storeu_epi8(out.as_mut_ptr(), mask, v) }
 }
 
+/// Groups of 16 values from which [`add_sub`] looks them up ([`add_sub_lookup`]).
+const LOOKUP_FROM: usize = 32;
+
 /// [`crate::add`] (`SUB` false) or [`crate::sub`] of whole groups of 16 values (the caller
 /// does the rest), for parameters [`AddParams::vector_exact`] accepts: the AVX2 loop's
 /// arithmetic (`super::avx2::add_sub`) on twice the lanes. There every operand is within
@@ -944,6 +954,18 @@ pub(crate) unsafe fn add_sub<const SUB: bool>(
     y: &[[i8; 16]],
     out: &mut [[i8; 16]],
 ) {
+    // Long enough to repay the tables (a quarter of a microsecond), where the CPU has VBMI.
+    let (x, y, out) = if x.len() >= LOOKUP_FROM && (-31..=0).contains(&p.output_shift) && has_vbmi() {
+        let whole = x.len().min(y.len()).min(out.len()) / 4 * 4;
+        let (x64, y64) =
+            (x[..whole].as_flattened().as_chunks::<64>().0, y[..whole].as_flattened().as_chunks::<64>().0);
+        let out64 = out[..whole].as_flattened_mut().as_chunks_mut::<64>().0;
+        // SAFETY: the CPU has VBMI as well (`has_vbmi`).
+        unsafe { add_sub_lookup::<SUB>(p, x64, y64, out64) };
+        (&x[whole..], &y[whole..], &mut out[whole..])
+    } else {
+        (x, y, out)
+    };
     let operands = [0, 1].map(|i| (p.input_offset[i], p.input_multiplier[i], p.input_shift[i]));
     let operands = operands.map(|(offset, m, shift)| (_mm512_set1_epi32(offset), m, shift));
     let left = _mm512_set1_epi32(p.left_shift);
@@ -962,6 +984,90 @@ pub(crate) unsafe fn add_sub<const SUB: bool>(
         // alignment requirement.
         unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), _mm512_cvtepi32_epi8(v)) };
     }
+}
+
+/// [`add_sub`] of whole groups of 64 values by table lookups, for output shifts `-31..=0`:
+/// each operand's 256 possible rescaled values (an int8 has no more) are worked out once, as
+/// four tables of their bytes (`VPERMI2B` looks 64 bytes up in 128 at once; the top bit of
+/// the index picks between two such halves), and each group's four bytes per value go back
+/// together as int32 lanes by unpacking; the output stage ([`Group`], exact for sums within
+/// ±2^30) gives int32 lanes that saturating packs, the inverse of those unpacks, return to
+/// their order, the offset added in int16 with saturation (the int8 result is the same as
+/// int32's saturating addition, as the scalar stage has it) and the clamp in int8.
+///
+/// # Safety
+/// The CPU must have AVX-512 F, BW, VL and VBMI ([`super::avx2::has_vbmi`] says so).
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
+unsafe fn add_sub_lookup<const SUB: bool>(
+    p: &AddParams,
+    x: &[[i8; 64]],
+    y: &[[i8; 64]],
+    out: &mut [[i8; 64]],
+) {
+    let left = _mm512_set1_epi32(p.left_shift);
+    // Operand `i`'s tables: byte `b` of the rescaled value of `v` at index `v as u8` (the
+    // subtrahend's negated).
+    let mut tables = [[[0u8; 256]; 4]; 2];
+    for (i, planes) in tables.iter_mut().enumerate() {
+        let operand = (_mm512_set1_epi32(p.input_offset[i]), p.input_multiplier[i], p.input_shift[i]);
+        for chunk in 0..16 {
+            let values: [i8; 16] = core::array::from_fn(|k| (16 * chunk + k) as u8 as i8);
+            let v = rescale(&values, operand, left);
+            let v = if SUB && i == 1 { _mm512_sub_epi32(_mm512_setzero_si512(), v) } else { v };
+            for (b, plane) in planes.iter_mut().enumerate() {
+                let bytes = _mm512_cvtepi32_epi8(_mm512_srlv_epi32(v, _mm512_set1_epi32(8 * b as i32)));
+                // SAFETY: `plane[16 * chunk..]` holds 16 writable bytes (`chunk < 16`),
+                // exclusively borrowed; `storeu` has no alignment requirement.
+                unsafe { _mm_storeu_si128(plane[16 * chunk..][..16].as_mut_ptr().cast(), bytes) };
+            }
+        }
+    }
+    let stage = Group::of(&[p.output_multiplier; 16], &[p.output_shift; 16]);
+    let offset = _mm512_set1_epi16(p.output_offset as i16);
+    let (min, max) = (_mm512_set1_epi8(p.activation.min as i8), _mm512_set1_epi8(p.activation.max as i8));
+    for ((x, y), out) in x.iter().zip(y).zip(out) {
+        let (a, b) = (lookup(x, &tables[0]), lookup(y, &tables[1]));
+        let sum = |k: usize| stage.scale(_mm512_add_epi32(a[k], b[k]));
+        let q = [sum(0), sum(1), sum(2), sum(3)];
+        let low = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), offset);
+        let high = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), offset);
+        let v = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(low, high), min), max);
+        // SAFETY: `out` is a valid, exclusive reference to 64 writable bytes; `storeu` has no
+        // alignment requirement.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) };
+    }
+}
+
+/// The 64 int32 values of `planes` (four tables of 256 bytes, byte `b` of each value in table
+/// `b`) at the indices `v as u8`, as four vectors: value `16L + 4k + j` (lane group `L` of
+/// `v`) in lane `4L + j` of vector `k`, the order `VPUNPCK*` leave them in and `VPACKSS*`
+/// undo.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[inline]
+fn lookup(v: &[i8; 64], planes: &[[u8; 256]; 4]) -> [__m512i; 4] {
+    // SAFETY: `v` is a valid reference to 64 readable bytes; `loadu` has no alignment
+    // requirement.
+    let index = unsafe { _mm512_loadu_si512(v.as_ptr().cast()) };
+    let high = _mm512_movepi8_mask(index);
+    let bytes = planes.each_ref().map(|plane| {
+        // SAFETY: bytes `64k..64k + 64` of the 256 of `plane` are readable (`k < 4`); `loadu`
+        // has no alignment requirement.
+        let t: [__m512i; 4] =
+            core::array::from_fn(|k| unsafe { _mm512_loadu_si512(plane[64 * k..][..64].as_ptr().cast()) });
+        let low_half = _mm512_permutex2var_epi8(t[0], index, t[1]);
+        let high_half = _mm512_permutex2var_epi8(t[2], index, t[3]);
+        _mm512_mask_blend_epi8(high, low_half, high_half)
+    });
+    let (w01, w23) = (
+        [_mm512_unpacklo_epi8(bytes[0], bytes[1]), _mm512_unpackhi_epi8(bytes[0], bytes[1])],
+        [_mm512_unpacklo_epi8(bytes[2], bytes[3]), _mm512_unpackhi_epi8(bytes[2], bytes[3])],
+    );
+    [
+        _mm512_unpacklo_epi16(w01[0], w23[0]),
+        _mm512_unpackhi_epi16(w01[0], w23[0]),
+        _mm512_unpacklo_epi16(w01[1], w23[1]),
+        _mm512_unpackhi_epi16(w01[1], w23[1]),
+    ]
 }
 
 /// One operand of [`add_sub`]: 16 int8 values plus their offset, shifted left by `left`, then
@@ -1156,6 +1262,49 @@ mod tests {
                 assert_eq!(got[l], want, "sum {} m {} shift {}", sums[l], m[l], shift[l]);
             }
         }
+    }
+
+    /// The lookup loop (long operands, output shifts `<= 0`) against the AVX2 loop: every
+    /// operand value, scales of both operands far apart and alike, outputs saturating and
+    /// not, the clamp int8's whole range and narrower, lengths past whole groups of 64.
+    #[test]
+    fn add_by_lookup_matches_the_avx2_loop() {
+        if !has_vbmi() {
+            std::println!("skipped: this CPU lacks AVX-512 VBMI");
+            return;
+        }
+        let mut rng = Lcg(9);
+        let mut looked_up = 0;
+        for round in 0..300 {
+            let s = rng.scales(3, [0.001, 0.05, 0.5][round % 3], 8.0);
+            let mut p = params(&mut rng, s[0], s[1], s[2]);
+            if round % 4 == 0 {
+                p.activation = crate::quant::ActivationRange::INT8;
+            }
+            if !p.vector_exact() {
+                continue;
+            }
+            looked_up += usize::from((-31..=0).contains(&p.output_shift));
+            let n = 16 * (LOOKUP_FROM + rng.next() as usize % 40);
+            let (x, y) = (rng.bytes(n), rng.bytes(n));
+            let (x16, y16) = (x.as_chunks::<16>().0, y.as_chunks::<16>().0);
+            let (x8, y8) = (x.as_chunks::<8>().0, y.as_chunks::<8>().0);
+            let (mut wide, mut narrow) = (std::vec![[0i8; 16]; n / 16], std::vec![[0i8; 8]; n / 8]);
+            for sub in [false, true] {
+                // SAFETY: `has_vbmi` said the CPU has AVX-512 F, BW, VL and VBMI, and AVX2.
+                unsafe {
+                    if sub {
+                        add_sub::<true>(&p, x16, y16, &mut wide);
+                        super::super::avx2::add_sub::<true>(&p, x8, y8, &mut narrow);
+                    } else {
+                        add_sub::<false>(&p, x16, y16, &mut wide);
+                        super::super::avx2::add_sub::<false>(&p, x8, y8, &mut narrow);
+                    }
+                }
+                assert_eq!(wide.as_flattened(), narrow.as_flattened(), "sub {sub}, round {round} {p:?}");
+            }
+        }
+        assert!(looked_up > 100, "{looked_up} rounds took the lookups");
     }
 
     #[test]
