@@ -13,11 +13,13 @@
 //!   their columns split by the column stride, so that every filter tap reads a whole output
 //!   row's values contiguously: a row goes as one span, 32 values at a time whatever the
 //!   channel count.
-//! - The output stage: TFLite's per-channel `MultiplyByQuantizedMultiplier` on 16 lanes, with
-//!   each channel's shifts and rounding mask worked out once per call; it leaves out
-//!   multipliers of `i32::MIN` (whose doubling multiply can overflow), for which the kernels
-//!   take the other loops.
-//! - int8 add and subtract (`crate::add`, `crate::sub`), 16 values at a time.
+//! - The output stage: TFLite's per-channel `MultiplyByQuantizedMultiplier` on 16 lanes, its
+//!   two roundings one floor division of each lane's 64-bit product ([`Group`]), with each
+//!   channel's constants worked out once per call; it leaves out multipliers of `i32::MIN`
+//!   (whose doubling multiply can overflow), for which the kernels take the other loops.
+//! - int8 add and subtract (`crate::add`, `crate::sub`), 16 values at a time; on long operands
+//!   where the CPU has VBMI, 64 at a time by looking each operand's rescaled values up in
+//!   tables of their bytes (`add_sub_lookup`).
 //!
 //! The input offset is not added per multiply: `Σ (x + offset)·w = Σ x·w + offset·Σ w` (or
 //! with `x + 128` for `VPDPBUSD`'s unsigned operand), so each channel's bias takes the
@@ -954,7 +956,7 @@ pub(crate) unsafe fn add_sub<const SUB: bool>(
     y: &[[i8; 16]],
     out: &mut [[i8; 16]],
 ) {
-    // Long enough to repay the tables (a quarter of a microsecond), where the CPU has VBMI.
+    // Long enough to repay working out the tables (512 rescalings), where the CPU has VBMI.
     let (x, y, out) = if x.len() >= LOOKUP_FROM && (-31..=0).contains(&p.output_shift) && has_vbmi() {
         let whole = x.len().min(y.len()).min(out.len()) / 4 * 4;
         let (x64, y64) =
@@ -1281,32 +1283,16 @@ mod tests {
             if round % 4 == 0 {
                 p.activation = crate::quant::ActivationRange::INT8;
             }
-            if !p.vector_exact() {
-                continue;
-            }
-            looked_up += usize::from((-31..=0).contains(&p.output_shift));
-            let n = 16 * (LOOKUP_FROM + rng.next() as usize % 40);
-            let (x, y) = (rng.bytes(n), rng.bytes(n));
-            let (x16, y16) = (x.as_chunks::<16>().0, y.as_chunks::<16>().0);
-            let (x8, y8) = (x.as_chunks::<8>().0, y.as_chunks::<8>().0);
-            let (mut wide, mut narrow) = (std::vec![[0i8; 16]; n / 16], std::vec![[0i8; 8]; n / 8]);
-            for sub in [false, true] {
-                // SAFETY: `has_vbmi` said the CPU has AVX-512 F, BW, VL and VBMI, and AVX2.
-                unsafe {
-                    if sub {
-                        add_sub::<true>(&p, x16, y16, &mut wide);
-                        super::super::avx2::add_sub::<true>(&p, x8, y8, &mut narrow);
-                    } else {
-                        add_sub::<false>(&p, x16, y16, &mut wide);
-                        super::super::avx2::add_sub::<false>(&p, x8, y8, &mut narrow);
-                    }
-                }
-                assert_eq!(wide.as_flattened(), narrow.as_flattened(), "sub {sub}, round {round} {p:?}");
+            if p.vector_exact() {
+                looked_up += usize::from((-31..=0).contains(&p.output_shift));
+                let n = 16 * (LOOKUP_FROM + rng.next() as usize % 40);
+                check_add(&mut rng, &p, n, round);
             }
         }
         assert!(looked_up > 100, "{looked_up} rounds took the lookups");
     }
 
+    /// The 16-lane loop (operands too short for the lookups) against the AVX2 loop.
     #[test]
     fn add_matches_the_avx2_loop() {
         if !has_vnni() {
@@ -1317,26 +1303,31 @@ mod tests {
         for round in 0..400 {
             let s = rng.scales(3, [0.001, 0.05][round % 2], 8.0);
             let p = params(&mut rng, s[0], s[1], s[2]);
-            if !p.vector_exact() {
-                continue;
+            if p.vector_exact() {
+                let n = 16 * (1 + rng.next() as usize % 8);
+                check_add(&mut rng, &p, n, round);
             }
-            let n = 16 * (1 + rng.next() as usize % 8);
-            let (x, y) = (rng.bytes(n), rng.bytes(n));
-            let (x16, y16) = (x.as_chunks::<16>().0, y.as_chunks::<16>().0);
-            let (x8, y8) = (x.as_chunks::<8>().0, y.as_chunks::<8>().0);
-            let (mut wide, mut narrow) = (std::vec![[0i8; 16]; n / 16], std::vec![[0i8; 8]; n / 8]);
-            // SAFETY: `has_vnni` said the CPU has AVX-512 F, BW and VL, and AVX2.
+        }
+    }
+
+    /// `add_sub` of `n` random values (a multiple of 16) against the AVX2 loop, add and sub.
+    fn check_add(rng: &mut Lcg, p: &AddParams, n: usize, round: usize) {
+        let (x, y) = (rng.bytes(n), rng.bytes(n));
+        let (x16, y16) = (x.as_chunks::<16>().0, y.as_chunks::<16>().0);
+        let (x8, y8) = (x.as_chunks::<8>().0, y.as_chunks::<8>().0);
+        let (mut wide, mut narrow) = (std::vec![[0i8; 16]; n / 16], std::vec![[0i8; 8]; n / 8]);
+        for sub in [false, true] {
+            // SAFETY: the callers checked `has_vnni` (AVX-512 F, BW and VL, and AVX2).
             unsafe {
-                add_sub::<false>(&p, x16, y16, &mut wide);
-                super::super::avx2::add_sub::<false>(&p, x8, y8, &mut narrow);
+                if sub {
+                    add_sub::<true>(p, x16, y16, &mut wide);
+                    super::super::avx2::add_sub::<true>(p, x8, y8, &mut narrow);
+                } else {
+                    add_sub::<false>(p, x16, y16, &mut wide);
+                    super::super::avx2::add_sub::<false>(p, x8, y8, &mut narrow);
+                }
             }
-            assert_eq!(wide.as_flattened(), narrow.as_flattened(), "round {round} {p:?}");
-            // SAFETY: as above.
-            unsafe {
-                add_sub::<true>(&p, x16, y16, &mut wide);
-                super::super::avx2::add_sub::<true>(&p, x8, y8, &mut narrow);
-            }
-            assert_eq!(wide.as_flattened(), narrow.as_flattened(), "sub, round {round} {p:?}");
+            assert_eq!(wide.as_flattened(), narrow.as_flattened(), "sub {sub}, round {round} {p:?}");
         }
     }
 }
