@@ -61,10 +61,17 @@ impl AddParams {
 
     /// Whether wrapping int32 lanes give the scalar stage's results: operands rescaled by
     /// at most 1 (shifts `<= 0`, as TFLite's converter makes them) from offsets within
-    /// ±256, so nothing before the output stage can overflow.
+    /// ±256, so nothing before the output stage can overflow (each operand stays within
+    /// ±384·2^20, their sum or difference within ±2^30); an output offset within int8 (the
+    /// vector loops clamp before adding it); and an output multiplier other than `i32::MIN`
+    /// (a positive output shift could meet it with a sum of `i32::MIN`, where the doubling
+    /// multiply saturates).
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     pub(crate) fn vector_exact(&self) -> bool {
-        self.input_shift.iter().all(|&s| s <= 0) && self.input_offset.iter().all(|o| (-256..=256).contains(o))
+        self.input_shift.iter().all(|&s| s <= 0)
+            && self.input_offset.iter().all(|o| (-256..=256).contains(o))
+            && (-128..=127).contains(&self.output_offset)
+            && self.output_multiplier != i32::MIN
     }
 }
 
@@ -184,6 +191,42 @@ pub(crate) mod tests {
             output_shift: sho,
             output_offset: rng.range(-128, 127),
             activation: ActivationRange::new(rng.range(-128, -10), rng.range(10, 127)).unwrap(),
+        }
+    }
+
+    /// Parameters the vector loops cannot match (an output multiplier of `i32::MIN` with a
+    /// positive output shift, an output offset past int8) give the scalar stage's results
+    /// over every pair of int8 values.
+    #[test]
+    fn vector_loops_leave_what_they_cannot_match_to_the_scalar_stage() {
+        let (x, y): (Vec<i8>, Vec<i8>) = (0..65536).map(|i: i32| (i as i8, (i >> 8) as i8)).unzip();
+        let base = AddParams {
+            input_offset: [3, -7],
+            // Each operand about (x + offset) / 2.
+            input_multiplier: [1 << 30, 1 << 30],
+            input_shift: [-20, -20],
+            left_shift: 20,
+            output_multiplier: 1 << 30,
+            output_shift: 0,
+            output_offset: 0,
+            activation: ActivationRange::INT8,
+        };
+        let cases = [
+            AddParams { output_multiplier: i32::MIN, output_shift: 30, ..base },
+            // Results within about ±2048 before the offset: some land in int8 after it.
+            AddParams { output_offset: 2000, output_shift: 5, ..base },
+            AddParams { output_offset: -1900, output_shift: 5, ..base },
+        ];
+        for p in cases {
+            for sub in [false, true] {
+                let mut got = std::vec![0i8; x.len()];
+                if sub { super::sub(&p, &x, &y, &mut got) } else { add(&p, &x, &y, &mut got) }.unwrap();
+                for (i, (&x, &y)) in x.iter().zip(&y).enumerate() {
+                    let (xs, ys) = (p.rescale(0, i32::from(x)), p.rescale(1, i32::from(y)));
+                    let want = p.output(if sub { xs.saturating_sub(ys) } else { xs.saturating_add(ys) });
+                    assert_eq!(got[i], want, "x {x} y {y} sub {sub} {p:?}");
+                }
+            }
         }
     }
 

@@ -944,8 +944,8 @@ const LOOKUP_FROM: usize = 32;
 /// [`crate::add`] (`SUB` false) or [`crate::sub`] of whole groups of 16 values (the caller
 /// does the rest), for parameters [`AddParams::vector_exact`] accepts: the AVX2 loop's
 /// arithmetic (`super::avx2::add_sub`) on twice the lanes. There every operand is within
-/// ±2^29 after its left shift, and so is every rescaled sum, so no doubling multiply meets
-/// `i32::MIN`.
+/// ±384·2^20 after its left shift and every rescaled sum within ±2^30, and the output
+/// multiplier is not `i32::MIN`, so no doubling multiply meets `i32::MIN` twice.
 ///
 /// # Safety
 /// The CPU must have AVX-512 F, BW and VL ([`has_vnni`] says so).
@@ -994,8 +994,9 @@ pub(crate) unsafe fn add_sub<const SUB: bool>(
 /// the index picks between two such halves), and each group's four bytes per value go back
 /// together as int32 lanes by unpacking; the output stage ([`Group`], exact for sums within
 /// ±2^30) gives int32 lanes that saturating packs, the inverse of those unpacks, return to
-/// their order, the offset added in int16 with saturation (the int8 result is the same as
-/// int32's saturating addition, as the scalar stage has it) and the clamp in int8.
+/// their order, the offset (within int8, [`AddParams::vector_exact`]) added in int16 with
+/// saturation (the int8 result is the same as int32's saturating addition, as the scalar
+/// stage has it) and the clamp in int8.
 ///
 /// # Safety
 /// The CPU must have AVX-512 F, BW, VL and VBMI ([`super::avx2::has_vbmi`] says so).
@@ -1267,8 +1268,9 @@ mod tests {
     }
 
     /// The lookup loop (long operands, output shifts `<= 0`) against the AVX2 loop: every
-    /// operand value, scales of both operands far apart and alike, outputs saturating and
-    /// not, the clamp int8's whole range and narrower, lengths past whole groups of 64.
+    /// value of each operand (the first 256 of each run), scales of both operands far apart
+    /// and alike, outputs saturating and not, the clamp int8's whole range and narrower,
+    /// lengths past whole groups of 64.
     #[test]
     fn add_by_lookup_matches_the_avx2_loop() {
         if !has_vbmi() {
@@ -1310,14 +1312,20 @@ mod tests {
         }
     }
 
-    /// `add_sub` of `n` random values (a multiple of 16) against the AVX2 loop, add and sub.
+    /// `add_sub` of `n` values (a multiple of 16; the first 256 every int8 value, in
+    /// different orders for `x` and `y`, the rest random) against the AVX2 loop, add and
+    /// sub.
     fn check_add(rng: &mut Lcg, p: &AddParams, n: usize, round: usize) {
-        let (x, y) = (rng.bytes(n), rng.bytes(n));
+        let (mut x, mut y) = (rng.bytes(n), rng.bytes(n));
+        for (i, (x, y)) in x.iter_mut().zip(&mut y).take(256).enumerate() {
+            (*x, *y) = (i as u8 as i8, (i * 167 + 13) as u8 as i8);
+        }
         let (x16, y16) = (x.as_chunks::<16>().0, y.as_chunks::<16>().0);
         let (x8, y8) = (x.as_chunks::<8>().0, y.as_chunks::<8>().0);
         let (mut wide, mut narrow) = (std::vec![[0i8; 16]; n / 16], std::vec![[0i8; 8]; n / 8]);
         for sub in [false, true] {
-            // SAFETY: the callers checked `has_vnni` (AVX-512 F, BW and VL, and AVX2).
+            // SAFETY: the callers checked `has_vnni` or `has_vbmi` (which implies it): AVX-512
+            // F, BW and VL, and AVX2.
             unsafe {
                 if sub {
                     add_sub::<true>(p, x16, y16, &mut wide);
