@@ -5,16 +5,18 @@
 //!   time, 64 values of a row per `VPDPBUSD` against the input made unsigned, the 16 sums
 //!   reduced across lanes together; each channel's filter sum folded into its bias per call.
 //!   Weights laid out ahead of time go to `vnni_fc` instead.
-//! - Depthwise convolution ([`depthwise_conv2d`], depth multiplier 1): 32 channels at a time.
-//!   Each pair of filter taps is two 32-byte loads of int8 values, interleaved by bytes and
-//!   sign-extended to int16 (`VPMOVSXBW`), then `VPDPWSSD` multiplies them with the pair's
-//!   filter values (laid out once per call in the same interleaved order) and adds each
-//!   channel's two products into its int32 sum. Input rows are staged with their padding and
-//!   their columns split by the column stride, so that every filter tap reads a whole output
-//!   row's values contiguously: a row goes as one span, 32 values at a time whatever the
-//!   channel count.
+//! - Depthwise convolution ([`depthwise_conv2d`], depth multiplier 1): 64 channels at a time.
+//!   Each quad of filter taps is four 64-byte loads of input values, made unsigned and
+//!   interleaved by bytes and then by pairs of bytes (`unpack_quads`), so that each 32-bit
+//!   lane holds one channel's four taps; `VPDPBUSD` multiplies them with the quad's filter
+//!   values (laid out once per call by the same interleaving) and adds each channel's four
+//!   products into its int32 sum. The lanes stay in that order through the output stage
+//!   (whose constants are laid out so too), and saturating packs put them back. Input rows
+//!   are staged with their padding and their columns split by the column stride, so that
+//!   every filter tap reads a whole output row's values contiguously: a row goes as one
+//!   span, 64 values at a time whatever the channel count.
 //! - The output stage: TFLite's per-channel `MultiplyByQuantizedMultiplier` on 16 lanes, its
-//!   two roundings one floor division of each lane's 64-bit product ([`Group`]), with each
+//!   two roundings one floor division of each lane's 64-bit product (`Group`), with each
 //!   channel's constants worked out once per call; it leaves out multipliers of `i32::MIN`
 //!   (whose doubling multiply can overflow), for which the kernels take the other loops.
 //! - int8 add and subtract (`crate::add`, `crate::sub`), 16 values at a time; on long operands
@@ -42,10 +44,10 @@ use crate::shape::{Hw, origin};
 /// Most filter taps of [`depthwise_conv2d`]'s loop (larger filters take the SSE2 one).
 const MAX_TAPS: usize = 64;
 /// Channels per run of the depthwise loop: their filters laid out and output stage worked out
-/// once (the layout 32 KiB of stack).
+/// once (the layout 16 KiB of stack).
 pub(crate) const RUN: usize = 256;
 /// Channels per step of the depthwise loop.
-const BLOCK: usize = 32;
+const BLOCK: usize = 64;
 
 /// Fully connected layer with per-channel weights (TFLite's `FullyConnectedPerChannel`) on the
 /// best loops for the CPU: AVX-512 VNNI where it has them, else [`super::x86`]'s. The results
@@ -282,8 +284,8 @@ fn load_i8x64_partial(v: &[i8]) -> __m512i {
 }
 
 /// The depthwise loop, for arguments `depthwise_conv2d` has checked. Channels go in runs of
-/// [`RUN`], each with its filters laid out ([`pack_pairs`]) and its output stage worked out
-/// ([`Laid`]). Where a layout repeating every `lcm(channels, 32)` lanes fits a run and a
+/// [`RUN`], each with its filters, biases and output stage laid out ([`Laid`]). Where a
+/// layout repeating every `lcm(channels, 64)` lanes fits a run and a
 /// band of padded input rows fits [`ROWS_BYTES`], whole output rows go as one span each
 /// ([`depthwise_rows`]); otherwise each output pixel reads its taps ([`Taps`]), the run's
 /// channels [`BLOCK`] at a time.
@@ -303,7 +305,7 @@ fn depthwise(
         packed: Filled::new(),
         folded: Filled::new(),
         stage: Requantize::new(),
-        pairs: taps.div_ceil(2),
+        quads: taps.div_ceil(4),
         period: BLOCK,
         act: (p.output_zero_point, p.activation.min, p.activation.max),
     };
@@ -466,24 +468,32 @@ fn gcd(a: usize, b: usize) -> usize {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
-/// What the depthwise loop lays out per run of channels: per lane `l` of a block sequence
-/// repeating every `period` lanes, the filter ([`pack_pairs`]), the bias with the input
-/// offset folded in, and the output stage, of the lane's channel.
+/// What the depthwise loop lays out per run of channels, for lanes repeating every
+/// `period` (a multiple of [`BLOCK`]): per block of 64 lanes and quad of filter taps, the
+/// quad's values of each lane's channel in the order [`unpack_quads`] leaves the inputs in
+/// (lane `16L + 4k + j` of the block in vector `k`, 32-bit lane `4L + j`), and each lane's
+/// bias (with the unsigned inputs' correction folded in) and output stage in that order.
 struct Laid {
-    packed: Filled<[i16; 32], { RUN / BLOCK * MAX_TAPS }>,
+    packed: Filled<[[i8; 64]; 4], { RUN / BLOCK * MAX_TAPS / 4 }>,
     folded: Filled<i32, RUN>,
     stage: Requantize,
-    /// Tap pairs.
-    pairs: usize,
+    /// Tap quads.
+    quads: usize,
     /// Lanes before the layout repeats (a multiple of [`BLOCK`], at most [`RUN`]).
     period: usize,
     /// Output offset, activation minimum and maximum.
     act: (i32, i32, i32),
 }
 
+/// Where lane `l` of a run goes in the vectors of [`unpack_quads`] (and of [`Laid`]).
+fn vector_lane(l: usize) -> usize {
+    let (block, r) = (l / BLOCK * BLOCK, l % BLOCK);
+    block + 16 * (r % 16 / 4) + 4 * (r / 16) + r % 4
+}
+
 impl Laid {
     /// Lays out `lanes` (at most [`RUN`]) lanes for channels `c0..c0 + n`, lane `l` taking
-    /// channel `c0 + l % n`.
+    /// channel `c0 + l % n`; lanes past them up to the next block are zero.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     fn fill(
         &mut self,
@@ -493,9 +503,34 @@ impl Laid {
         lanes: usize,
     ) {
         let (c_n, taps) = (p.input.c, p.window.filter.h * p.window.filter.w);
-        let offset = -p.input_zero_point;
         self.period = lanes.next_multiple_of(BLOCK);
-        pack_pairs(&filter[c0..], c_n, taps, (lanes, n), &mut self.packed);
+        let (period, blocks) = (self.period, self.period / BLOCK);
+        // Lane `l`'s channel, `c0 + l % n`, counted rather than divided per lane.
+        let channels = || (0..n).cycle().take(lanes);
+        // The filters: per quad, each tap's value per lane, interleaved per block as the
+        // inputs are.
+        let out = self.packed.reset(blocks * self.quads, [[0; 64]; 4]);
+        let mut rows = [[0i8; RUN]; 4];
+        for q in 0..self.quads {
+            for (t, row) in rows.iter_mut().enumerate() {
+                let tap = 4 * q + t;
+                if tap >= taps {
+                    row[..period].fill(0);
+                    continue;
+                }
+                let values = &filter[tap * c_n + c0..][..n];
+                for repeat in row[..lanes].chunks_mut(n) {
+                    repeat.copy_from_slice(&values[..repeat.len()]);
+                }
+                row[lanes..period].fill(0);
+            }
+            for b in 0..blocks {
+                let v = [0, 1, 2, 3].map(|t| load_i8x64(&rows[t].as_chunks::<BLOCK>().0[b]));
+                for (dst, v) in out[b * self.quads + q].iter_mut().zip(unpack_quads(v)) {
+                    store_i8x64(v, dst);
+                }
+            }
+        }
         // Each channel's filter sum, taps outermost (rows of the filter are contiguous).
         let mut sums = [0i32; RUN];
         for tap in filter.chunks_exact(c_n).take(taps) {
@@ -503,44 +538,62 @@ impl Laid {
                 *sum += i32::from(f);
             }
         }
-        self.folded.set((0..self.period).map(|l| {
-            let (c, sum) = if l < lanes { (c0 + l % n, sums[l % n]) } else { (c0, 0) };
-            bias.map_or(0, |b| b[c]).wrapping_add(offset.wrapping_mul(sum))
-        }));
-        self.stage.fill(quant, c0, lanes, n);
+        // `Σ (x + offset)·w = Σ (x + 128)·w + (offset − 128)·Σ w`.
+        let factor = (-p.input_zero_point).wrapping_sub(128);
+        let (mut m, mut shift) = ([0i32; RUN], [0i32; RUN]);
+        let folded = self.folded.reset(period, 0);
+        for (l, j) in channels().enumerate() {
+            let (v, c) = (vector_lane(l), c0 + j);
+            folded[v] = bias.map_or(0, |b| b[c]).wrapping_add(factor.wrapping_mul(sums[j]));
+            (m[v], shift[v]) = (quant.multiplier[c], quant.shift[c]);
+        }
+        self.stage.fill_lanes(&m[..period], &shift[..period]);
     }
 
     /// Lanes `0..taps.len` of `taps` through the sums and the output stage into `out`, block
-    /// `k` with the layout's block `k % (period / 32)`.
+    /// `k` with the layout's block `k % (period / 64)`: the stage's results in the order of
+    /// [`unpack_quads`], which saturating packs undo, the offset added first in int32.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
     #[inline]
     fn run(&self, taps: &Taps<'_>, out: &mut [i8]) {
         let len = out.len().min(taps.len);
-        let blocks = self.period / BLOCK;
-        for k in 0..len.div_ceil(BLOCK) {
-            let (x0, laid) = (BLOCK * k, BLOCK * (k % blocks));
-            let weights = &self.packed.get()[2 * (k % blocks) * self.pairs..][..2 * self.pairs];
-            let (lo, hi) = taps.block_sums(x0, weights);
-            // Lanes of `lo` hold lanes 0..8 and 16..24 of the block, `hi` the others: back in
-            // order.
-            let first = _mm512_permutex2var_epi32(lo, FIRST_HALF, hi);
-            let second = _mm512_permutex2var_epi32(lo, SECOND_HALF, hi);
-            for (h, sums) in [first, second].into_iter().enumerate() {
-                if x0 + 16 * h >= len {
-                    break;
-                }
-                let sums = _mm512_add_epi32(sums, load_i32x16(self.folded.get(), laid + 16 * h));
-                store_i8x16(self.stage.apply(sums, laid + 16 * h, self.act), &mut out[x0 + 16 * h..len]);
-            }
+        let (blocks, quads) = (self.period / BLOCK, self.quads);
+        let (offset, min, max) = self.act;
+        let offset = _mm512_set1_epi32(offset);
+        let (min, max) = (_mm512_set1_epi8(min as i8), _mm512_set1_epi8(max as i8));
+        let (packed, folded) = (self.packed.get(), self.folded.get());
+        let mut b = 0;
+        for x0 in (0..len).step_by(BLOCK) {
+            let sums = taps.quad_sums(x0, &packed[b * quads..][..quads]);
+            let lane = BLOCK * b;
+            let q = |k: usize| {
+                let sums = _mm512_add_epi32(sums[k], load_i32x16(folded, lane + 16 * k));
+                _mm512_add_epi32(self.stage.group(lane + 16 * k).scale(sums), offset)
+            };
+            let (q0, q1, q2, q3) = (q(0), q(1), q(2), q(3));
+            let v = _mm512_packs_epi16(_mm512_packs_epi32(q0, q1), _mm512_packs_epi32(q2, q3));
+            store_i8x64_partial(_mm512_min_epi8(_mm512_max_epi8(v, min), max), &mut out[x0..len]);
+            b = if b + 1 == blocks { 0 } else { b + 1 };
         }
     }
 }
 
-/// Lane indices taking a block's channels 0..16 from the sums of [`Taps::block_sums`] (`lo`
-/// lanes 0..8, then `hi` lanes 0..8, which `VPERMT2D` numbers 16..24).
-const FIRST_HALF: __m512i = lanes([0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]);
-/// Lane indices taking a block's channels 16..32 (`lo` lanes 8..16, then `hi` lanes 8..16).
-const SECOND_HALF: __m512i = lanes([8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31]);
+/// Four vectors of 64 bytes (one per filter tap of a quad) as `VPDPBUSD`'s quads: value
+/// `16L + 4k + j` of each in 32-bit lane `4L + j` of vector `k`, its four taps' bytes in
+/// order. Saturating packs of the four (`VPACKSSDW` of 0 and 1, of 2 and 3, then `VPACKSSWB`)
+/// return lanes to their order.
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+fn unpack_quads(v: [__m512i; 4]) -> [__m512i; 4] {
+    let (low01, high01) = (_mm512_unpacklo_epi8(v[0], v[1]), _mm512_unpackhi_epi8(v[0], v[1]));
+    let (low23, high23) = (_mm512_unpacklo_epi8(v[2], v[3]), _mm512_unpackhi_epi8(v[2], v[3]));
+    [
+        _mm512_unpacklo_epi16(low01, low23),
+        _mm512_unpackhi_epi16(low01, low23),
+        _mm512_unpacklo_epi16(high01, high23),
+        _mm512_unpackhi_epi16(high01, high23),
+    ]
+}
 
 /// Sixteen int32 as a vector constant.
 const fn lanes(v: [i32; 16]) -> __m512i {
@@ -551,10 +604,10 @@ const fn lanes(v: [i32; 16]) -> __m512i {
 
 /// Where each filter tap of one output pixel reads a run's `len` channels: in the input, or
 /// in the padding's row of zero points. Invariant: each of the first `taps` pointers (and the
-/// one past them, a copy of the last, for odd counts) points to `len` readable values that
+/// ones past them to a whole quad, copies of the last) points to `len` readable values that
 /// live as long as `'a`.
 struct Taps<'a> {
-    at: [*const i8; MAX_TAPS + 1],
+    at: [*const i8; MAX_TAPS + 3],
     taps: usize,
     len: usize,
     padding: &'a [i8; RUN],
@@ -563,9 +616,8 @@ struct Taps<'a> {
 impl<'a> Taps<'a> {
     /// No taps yet.
     fn new(padding: &'a [i8; RUN]) -> Taps<'a> {
-        Taps { at: [padding.as_ptr(); MAX_TAPS + 1], taps: 0, len: 0, padding }
+        Taps { at: [padding.as_ptr(); MAX_TAPS + 3], taps: 0, len: 0, padding }
     }
-
     /// A pixel whose taps all lie in the image: tap `t` reads `input[first + tap_at[t]..]`.
     /// Panics if one of them has fewer than `len` values.
     fn inside(&mut self, input: &'a [i8], first: usize, tap_at: &[usize], len: usize) {
@@ -608,97 +660,67 @@ impl<'a> Taps<'a> {
 
     fn finish(&mut self, taps: usize, len: usize) {
         assert!(taps > 0 && taps <= MAX_TAPS);
-        self.at[taps] = self.at[taps - 1];
+        let last = self.at[taps - 1];
+        self.at[taps..taps.next_multiple_of(4)].fill(last);
         (self.taps, self.len) = (taps, len);
     }
 
-    /// One block's sums over every tap pair: channels `x0..x0 + 32` of each tap's values,
-    /// times the block's laid-out pairs of filter values (`weights`, two per pair). Returns
-    /// the sums of channels 0..8 and 16..24 of the block, then of 8..16 and 24..32 (the order
-    /// the in-lane byte interleaving leaves them in).
+    /// One block's sums over every tap quad: values `x0..x0 + 64` of each tap's, made
+    /// unsigned (`x + 128`), times the block's laid-out quads of filter values (`weights`,
+    /// four vectors per quad), in the order of [`unpack_quads`].
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
     #[inline]
-    fn block_sums(&self, x0: usize, weights: &[[i16; 32]]) -> (__m512i, __m512i) {
-        let mask = ((1u64 << self.len.saturating_sub(x0).min(32)) - 1) as u32;
-        let (mut lo, mut hi) = (_mm512_setzero_si512(), _mm512_setzero_si512());
-        let pairs = self.taps.div_ceil(2);
-        for (pair, w) in self.at[..2 * pairs].as_chunks::<2>().0.iter().zip(weights.as_chunks::<2>().0) {
-            // SAFETY: each pointer points to `self.len` readable values (the invariant), and
-            // the masked loads read only lanes `x0..x0 + k` with `x0 + k <= self.len`; lanes
-            // off the mask are not accessed.
-            let (a, b) = unsafe {
-                (
-                    _mm256_maskz_loadu_epi8(mask, pair[0].wrapping_add(x0)),
-                    _mm256_maskz_loadu_epi8(mask, pair[1].wrapping_add(x0)),
-                )
+    fn quad_sums(&self, x0: usize, weights: &[[[i8; 64]; 4]]) -> [__m512i; 4] {
+        let k = self.len.saturating_sub(x0).min(64);
+        let mask = if k == 64 { u64::MAX } else { (1u64 << k) - 1 };
+        let flip = _mm512_set1_epi8(i8::MIN);
+        let mut acc = [_mm512_setzero_si512(); 4];
+        for (quad, w) in self.at[..4 * weights.len()].as_chunks::<4>().0.iter().zip(weights) {
+            // SAFETY: each pointer points to `self.len` readable values (the invariant; the
+            // quads' padding pointers copy the last tap's), and the masked loads read only
+            // lanes `x0..x0 + k` with `x0 + k <= self.len`; lanes off the mask are not
+            // accessed.
+            let v = unsafe {
+                [
+                    _mm512_maskz_loadu_epi8(mask, quad[0].wrapping_add(x0)),
+                    _mm512_maskz_loadu_epi8(mask, quad[1].wrapping_add(x0)),
+                    _mm512_maskz_loadu_epi8(mask, quad[2].wrapping_add(x0)),
+                    _mm512_maskz_loadu_epi8(mask, quad[3].wrapping_add(x0)),
+                ]
             };
-            let (a_lo, a_hi) = (_mm256_unpacklo_epi8(a, b), _mm256_unpackhi_epi8(a, b));
-            lo = _mm512_dpwssd_epi32(lo, _mm512_cvtepi8_epi16(a_lo), load_i16x32(&w[0]));
-            hi = _mm512_dpwssd_epi32(hi, _mm512_cvtepi8_epi16(a_hi), load_i16x32(&w[1]));
-        }
-        (lo, hi)
-    }
-}
-
-/// Lays out the filters of `lanes` lanes, lane `l` taking channel `l % n` of a run
-/// (`filter` from the run's first channel, `stride` values between taps), for
-/// [`Taps::block_sums`]: per block of 32 lanes, per pair of taps `2p, 2p + 1`, two vectors of
-/// 32 int16, the first holding lanes 0..8 then 16..24 of the block, the second 8..16 then
-/// 24..32, each lane's two taps side by side (as `VPUNPCKLBW`/`VPUNPCKHBW` interleave the
-/// inputs). Taps past the filter and lanes past `lanes` are zero.
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-fn pack_pairs<const N: usize>(
-    filter: &[i8],
-    stride: usize,
-    taps: usize,
-    (lanes, n): (usize, usize),
-    packed: &mut Filled<[i16; 32], N>,
-) {
-    let (pairs, blocks) = (taps.div_ceil(2), lanes.div_ceil(BLOCK));
-    let out = packed.reset(2 * pairs * blocks, [0; 32]);
-    // Each tap's values per lane, interleaved as the inputs are (`Taps::block_sums`).
-    let mut rows = [[0i8; RUN]; 2];
-    for pair in 0..pairs {
-        for (k, row) in rows.iter_mut().enumerate() {
-            let t = 2 * pair + k;
-            if t >= taps {
-                row[..lanes].fill(0);
-            } else if lanes == n {
-                row[..n].copy_from_slice(&filter[t * stride..][..n]);
-            } else {
-                let tap = &filter[t * stride..][..n];
-                for (l, x) in row[..lanes].iter_mut().enumerate() {
-                    *x = tap[l % n];
-                }
+            let v = [
+                _mm512_xor_si512(v[0], flip),
+                _mm512_xor_si512(v[1], flip),
+                _mm512_xor_si512(v[2], flip),
+                _mm512_xor_si512(v[3], flip),
+            ];
+            let d = unpack_quads(v);
+            for (acc, (d, w)) in acc.iter_mut().zip(d.into_iter().zip(w)) {
+                *acc = _mm512_dpbusd_epi32(*acc, d, load_i8x64(w));
             }
         }
-        for block in 0..blocks {
-            let a = load_i8x32_partial(&rows[0][BLOCK * block..lanes]);
-            let b = load_i8x32_partial(&rows[1][BLOCK * block..lanes]);
-            let at = 2 * (block * pairs + pair);
-            store_i16x32(_mm512_cvtepi8_epi16(_mm256_unpacklo_epi8(a, b)), &mut out[at]);
-            store_i16x32(_mm512_cvtepi8_epi16(_mm256_unpackhi_epi8(a, b)), &mut out[at + 1]);
-        }
+        acc
     }
 }
 
-/// The first `min(v.len(), 32)` values of `v`, the other lanes zero.
-#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-#[inline]
-fn load_i8x32_partial(v: &[i8]) -> __m256i {
-    let mask = ((1u64 << v.len().min(32)) - 1) as u32;
-    // SAFETY: the masked load reads only the lanes of `mask`, the first `min(v.len(), 32)`,
-    // all within `v`; lanes off the mask are not accessed (and cannot fault).
-    unsafe { _mm256_maskz_loadu_epi8(mask, v.as_ptr()) }
-}
-
-/// The 32 int16 lanes of `v`.
+/// The 64 bytes of `v` into `out`.
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn store_i16x32(v: __m512i, out: &mut [i16; 32]) {
+fn store_i8x64(v: __m512i, out: &mut [i8; 64]) {
     // SAFETY: `out` is a valid, exclusive reference to 64 writable bytes; `storeu` has no
     // alignment requirement.
     unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) }
+}
+
+/// The first `min(out.len(), 64)` bytes of `v` into `out`.
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+fn store_i8x64_partial(v: __m512i, out: &mut [i8]) {
+    let k = out.len().min(64);
+    let mask = if k == 64 { u64::MAX } else { (1u64 << k) - 1 };
+    // SAFETY: the masked store writes only the lanes of `mask`, the first `k`, all within
+    // `out`, which is exclusively borrowed.
+    unsafe { _mm512_mask_storeu_epi8(out.as_mut_ptr(), mask, v) }
 }
 
 /// A run's per-channel output stage ([`Requantize::fill`]), per group of 16 lanes (padded to
@@ -744,6 +766,14 @@ impl Requantize {
             shift.set((0..lanes).map(|l| channel(l).map_or(0, |c| quant.shift[c])));
             (m.get(), shift.get())
         };
+        self.fill_lanes(m, shift);
+    }
+
+    /// Lanes with the given multipliers and shifts (at most [`RUN`], shifts in `-31..=30`,
+    /// checked); lanes past them to the next multiple of 64 scale by 0.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    pub(crate) fn fill_lanes(&mut self, m: &[i32], shift: &[i32]) {
+        let lanes = m.len();
         let groups = self.groups.reset(lanes.next_multiple_of(BLOCK) / 16, [[0; 16]; GROUP_ROWS]);
         for (g, group) in groups.iter_mut().enumerate() {
             // Lanes past `lanes`: zeros (multiplier 0).
@@ -917,15 +947,6 @@ pub(crate) fn load_i32x16(v: &[i32], from: usize) -> __m512i {
     // SAFETY: `v[0]` is a valid reference to 64 readable bytes; `loadu` has no alignment
     // requirement.
     unsafe { _mm512_loadu_si512(v[0].as_ptr().cast()) }
-}
-
-/// 32 int16 from an array of them.
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn load_i16x32(v: &[i16; 32]) -> __m512i {
-    // SAFETY: `v` is a valid reference to 64 readable bytes; `loadu` has no alignment
-    // requirement.
-    unsafe { _mm512_loadu_si512(v.as_ptr().cast()) }
 }
 
 /// The first `min(out.len(), 16)` lanes of `v` into `out`.
