@@ -739,7 +739,7 @@ impl Requantize {
     }
 
     /// Lanes `0..lanes` (at most [`RUN`]), lane `l` taking channel `c0 + l % n` of `quant`
-    /// (shifts in `-31..=30`, checked); lanes past them to the next multiple of 32 scale by 0.
+    /// (shifts in `-31..=30`, checked); lanes past them to the next multiple of 64 scale by 0.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     pub(crate) fn fill(&mut self, quant: &PerChannel<'_>, c0: usize, lanes: usize, n: usize) {
         self.fill_repeating(quant, c0, lanes, (n, n));
