@@ -908,18 +908,6 @@ impl Group {
 /// (`VPERMT2D` numbers the second source's 16..32) back into lane order.
 const INTERLEAVE: __m512i = lanes([0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30]);
 
-/// gemmlowp's rounding doubling high multiply of 16 lanes: bits 31..62 of `x * m + 2^30`, from
-/// the even and odd lanes' 64-bit products. Exact unless a lane has `x = m = i32::MIN`.
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn doubling_high(x: __m512i, m: __m512i) -> __m512i {
-    let nudge = _mm512_set1_epi64(1 << 30);
-    let even = _mm512_add_epi64(_mm512_mul_epi32(x, m), nudge);
-    let odd =
-        _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64::<32>(x), _mm512_srli_epi64::<32>(m)), nudge);
-    _mm512_mask_blend_epi32(0xaaaa, _mm512_srli_epi64::<31>(even), _mm512_slli_epi64::<1>(odd))
-}
-
 /// The first `min(v.len(), 16)` values of `v`, the other lanes zero.
 #[target_feature(enable = "avx512f")]
 #[inline]
@@ -963,10 +951,11 @@ pub(crate) fn store_i8x16(v: __m128i, out: &mut [i8]) {
 const LOOKUP_FROM: usize = 32;
 
 /// [`crate::add`] (`SUB` false) or [`crate::sub`] of whole groups of 16 values (the caller
-/// does the rest), for parameters [`AddParams::vector_exact`] accepts: the AVX2 loop's
-/// arithmetic (`super::avx2::add_sub`) on twice the lanes. There every operand is within
-/// ±384·2^20 after its left shift and every rescaled sum within ±2^30, and the output
-/// multiplier is not `i32::MIN`, so no doubling multiply meets `i32::MIN` twice.
+/// does the rest), for parameters [`AddParams::vector_exact`] accepts: the AVX2 loop's steps
+/// (`super::avx2::add_sub`) on twice the lanes, each rescaling one [`Group::scale`]. There
+/// every operand is within ±384·2^20 after its left shift and every rescaled sum within
+/// ±2^30, and the output multiplier is not `i32::MIN`, so no doubling multiply meets
+/// `i32::MIN` twice, where TFLite's saturates and the one floor division does not.
 ///
 /// # Safety
 /// The CPU must have AVX-512 F, BW and VL ([`has_vnni`] says so).
@@ -989,8 +978,8 @@ pub(crate) unsafe fn add_sub<const SUB: bool>(
     } else {
         (x, y, out)
     };
-    let operands = [0, 1].map(|i| (p.input_offset[i], p.input_multiplier[i], p.input_shift[i]));
-    let operands = operands.map(|(offset, m, shift)| (_mm512_set1_epi32(offset), m, shift));
+    let operands = operands(p);
+    let stage = Group::of(&[p.output_multiplier; 16], &[p.output_shift; 16]);
     let left = _mm512_set1_epi32(p.left_shift);
     // Clamping the rescaled sum to ±1024 before the offset (within ±128) keeps the clamped
     // result of the scalar stage's saturating addition.
@@ -998,9 +987,9 @@ pub(crate) unsafe fn add_sub<const SUB: bool>(
     let (offset, min, max) = (p.output_offset, p.activation.min, p.activation.max);
     let (offset, min, max) = (_mm512_set1_epi32(offset), _mm512_set1_epi32(min), _mm512_set1_epi32(max));
     for ((x, y), out) in x.iter().zip(y).zip(out) {
-        let (xs, ys) = (rescale(x, operands[0], left), rescale(y, operands[1], left));
+        let (xs, ys) = (rescale(x, &operands[0], left), rescale(y, &operands[1], left));
         let raw = if SUB { _mm512_sub_epi32(xs, ys) } else { _mm512_add_epi32(xs, ys) };
-        let v = scale(raw, p.output_multiplier, p.output_shift);
+        let v = stage.scale(raw);
         let v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), offset);
         let v = _mm512_min_epi32(_mm512_max_epi32(v, min), max);
         // SAFETY: `out` is a valid, exclusive reference to 16 writable bytes; `storeu` has no
@@ -1032,8 +1021,7 @@ unsafe fn add_sub_lookup<const SUB: bool>(
     // Operand `i`'s tables: byte `b` of the rescaled value of `v` at index `v as u8` (the
     // subtrahend's negated).
     let mut tables = [[[0u8; 256]; 4]; 2];
-    for (i, planes) in tables.iter_mut().enumerate() {
-        let operand = (_mm512_set1_epi32(p.input_offset[i]), p.input_multiplier[i], p.input_shift[i]);
+    for ((i, planes), operand) in tables.iter_mut().enumerate().zip(&operands(p)) {
         for chunk in 0..16 {
             let values: [i8; 16] = core::array::from_fn(|k| (16 * chunk + k) as u8 as i8);
             let v = rescale(&values, operand, left);
@@ -1094,42 +1082,25 @@ fn lookup(v: &[i8; 64], planes: &[[u8; 256]; 4]) -> [__m512i; 4] {
     ]
 }
 
-/// One operand of [`add_sub`]: 16 int8 values plus their offset, shifted left by `left`, then
-/// rescaled by ([`scale`]) its multiplier and shift.
+/// Each operand's offset and rescaling, as [`rescale`] takes them.
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn rescale(v: &[i8; 16], (offset, multiplier, shift): (__m512i, i32, i32), left: __m512i) -> __m512i {
+fn operands(p: &AddParams) -> [(__m512i, Group); 2] {
+    [0, 1].map(|i| {
+        let stage = Group::of(&[p.input_multiplier[i]; 16], &[p.input_shift[i]; 16]);
+        (_mm512_set1_epi32(p.input_offset[i]), stage)
+    })
+}
+
+/// One operand of [`add_sub`]: 16 int8 values plus their offset, shifted left by `left`, then
+/// rescaled by its multiplier and shift (`stage`, [`Group::scale`]).
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn rescale(v: &[i8; 16], (offset, stage): &(__m512i, Group), left: __m512i) -> __m512i {
     // SAFETY: `v` is a valid reference to 16 readable bytes; `loadu` has no alignment
     // requirement.
     let v = _mm512_cvtepi8_epi32(unsafe { _mm_loadu_si128(v.as_ptr().cast()) });
-    scale(_mm512_sllv_epi32(_mm512_add_epi32(v, offset), left), multiplier, shift)
-}
-
-/// TFLite's `MultiplyByQuantizedMultiplier` of 16 lanes by one multiplier and shift
-/// (`-31..=30`), for lanes that are not `i32::MIN` after the left shift.
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn scale(v: __m512i, multiplier: i32, shift: i32) -> __m512i {
-    let v = _mm512_sllv_epi32(v, _mm512_set1_epi32(shift.max(0)));
-    let high = doubling_high(v, _mm512_set1_epi32(multiplier));
-    let right = (-shift).max(0);
-    let mask = ((1i64 << right) - 1) as i32;
-    let (right, mask, half) =
-        (_mm512_set1_epi32(right), _mm512_set1_epi32(mask), _mm512_set1_epi32(mask >> 1));
-    rounding_shift(high, right, mask, half)
-}
-
-/// gemmlowp's `RoundingDivideByPOT` of 16 lanes, each by its own power `right`, given
-/// `mask = 2^right - 1` and `half = mask >> 1`: ties away from zero.
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn rounding_shift(x: __m512i, right: __m512i, mask: __m512i, half: __m512i) -> __m512i {
-    // Up by one where the remainder exceeds half the divisor, less one for negative values.
-    let remainder = _mm512_and_si512(x, mask);
-    let threshold = _mm512_sub_epi32(half, _mm512_srai_epi32::<31>(x));
-    let q = _mm512_srav_epi32(x, right);
-    let up = _mm512_cmpgt_epi32_mask(remainder, threshold);
-    _mm512_mask_add_epi32(q, up, q, _mm512_set1_epi32(1))
+    stage.scale(_mm512_sllv_epi32(_mm512_add_epi32(v, *offset), left))
 }
 
 #[cfg(test)]
