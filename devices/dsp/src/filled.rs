@@ -4,7 +4,11 @@ use core::mem::MaybeUninit;
 
 /// A buffer on the stack of which only the first `len` elements are written and read:
 /// zeroing whole buffers on every call cost more than the work of small layers (a kernel's
-/// buffers are sized for its largest case).
+/// buffers are sized for its largest case). On x86-64 its values start on a 64-byte boundary
+/// (`repr(C)` keeps them first), so that the 512-bit loads of laid-out rows (each a multiple
+/// of 64 bytes from the start) do not straddle cache lines: unaligned, they made int8
+/// MobileNetV1 up to 7% slower, depending on where the stack lay.
+#[cfg_attr(target_arch = "x86_64", repr(C, align(64)))]
 pub(crate) struct Filled<T: Copy, const N: usize> {
     buf: [MaybeUninit<T>; N],
     len: usize,
@@ -60,6 +64,15 @@ mod tests {
         assert_eq!(f.get(), [1, 2, 3]);
         f.reset(5, 7)[4] = 9;
         assert_eq!(f.get(), [7, 7, 7, 7, 9]);
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn starts_on_a_cache_line() {
+        // Byte buffers too, beside others on the stack.
+        let (a, b) = (Filled::<u8, 3>::new(), Filled::<i32, 5>::new());
+        assert_eq!(a.get().as_ptr() as usize % 64, 0);
+        assert_eq!(b.get().as_ptr() as usize % 64, 0);
     }
 
     #[test]

@@ -1020,8 +1020,8 @@ unsafe fn add_sub_lookup<const SUB: bool>(
     let left = _mm512_set1_epi32(p.left_shift);
     // Operand `i`'s tables: byte `b` of the rescaled value of `v` at index `v as u8` (the
     // subtrahend's negated).
-    let mut tables = [[[0u8; 256]; 4]; 2];
-    for ((i, planes), operand) in tables.iter_mut().enumerate().zip(&operands(p)) {
+    let mut tables = Tables([[[0u8; 256]; 4]; 2]);
+    for ((i, planes), operand) in tables.0.iter_mut().enumerate().zip(&operands(p)) {
         for chunk in 0..16 {
             let values: [i8; 16] = core::array::from_fn(|k| (16 * chunk + k) as u8 as i8);
             let v = rescale(&values, operand, left);
@@ -1038,7 +1038,7 @@ unsafe fn add_sub_lookup<const SUB: bool>(
     let offset = _mm512_set1_epi16(p.output_offset as i16);
     let (min, max) = (_mm512_set1_epi8(p.activation.min as i8), _mm512_set1_epi8(p.activation.max as i8));
     for ((x, y), out) in x.iter().zip(y).zip(out) {
-        let (a, b) = (lookup(x, &tables[0]), lookup(y, &tables[1]));
+        let (a, b) = (lookup(x, &tables.0[0]), lookup(y, &tables.0[1]));
         let sum = |k: usize| stage.scale(_mm512_add_epi32(a[k], b[k]));
         let q = [sum(0), sum(1), sum(2), sum(3)];
         let low = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), offset);
@@ -1049,6 +1049,11 @@ unsafe fn add_sub_lookup<const SUB: bool>(
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) };
     }
 }
+
+/// [`add_sub_lookup`]'s two operands' tables, on a 64-byte boundary so that their 512-bit
+/// loads do not straddle cache lines.
+#[repr(align(64))]
+struct Tables([[[u8; 256]; 4]; 2]);
 
 /// The 64 int32 values of `planes` (four tables of 256 bytes, byte `b` of each value in table
 /// `b`) at the indices `v as u8`, as four vectors: value `16L + 4k + j` (lane group `L` of
