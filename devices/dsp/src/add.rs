@@ -194,15 +194,11 @@ pub(crate) mod tests {
         }
     }
 
-    /// Parameters the vector loops cannot match (an output multiplier of `i32::MIN` with a
-    /// positive output shift, an output offset past int8) give the scalar stage's results
-    /// over every pair of int8 values.
-    #[test]
-    fn vector_loops_leave_what_they_cannot_match_to_the_scalar_stage() {
-        let (x, y): (Vec<i8>, Vec<i8>) = (0..65536).map(|i: i32| (i as i8, (i >> 8) as i8)).unzip();
-        let base = AddParams {
+    /// Operands with offsets 3 and -7, each rescaled to about `(x + offset) / 2`, their sum
+    /// halved again, no output offset, int8's whole range.
+    fn halves() -> AddParams {
+        AddParams {
             input_offset: [3, -7],
-            // Each operand about (x + offset) / 2.
             input_multiplier: [1 << 30, 1 << 30],
             input_shift: [-20, -20],
             left_shift: 20,
@@ -210,7 +206,16 @@ pub(crate) mod tests {
             output_shift: 0,
             output_offset: 0,
             activation: ActivationRange::INT8,
-        };
+        }
+    }
+
+    /// Parameters the vector loops cannot match (an output multiplier of `i32::MIN` with a
+    /// positive output shift, an output offset past int8) give the scalar stage's results
+    /// over every pair of int8 values.
+    #[test]
+    fn vector_loops_leave_what_they_cannot_match_to_the_scalar_stage() {
+        let (x, y): (Vec<i8>, Vec<i8>) = (0..65536).map(|i: i32| (i as i8, (i >> 8) as i8)).unzip();
+        let base = halves();
         let cases = [
             AddParams { output_multiplier: i32::MIN, output_shift: 30, ..base },
             // Results within about ±2048 before the offset: some land in int8 after it.
@@ -225,6 +230,34 @@ pub(crate) mod tests {
                     let (xs, ys) = (p.rescale(0, i32::from(x)), p.rescale(1, i32::from(y)));
                     let want = p.output(if sub { xs.saturating_sub(ys) } else { xs.saturating_add(ys) });
                     assert_eq!(got[i], want, "x {x} y {y} sub {sub} {p:?}");
+                }
+            }
+        }
+    }
+
+    /// Clamps from just below, at and just above the output offset (at or above it, the
+    /// vector stages leave out a correction of results at most 0) give the scalar stage's
+    /// results over every pair of int8 values, long (the lookups) and in short calls (the
+    /// 16-lane loop), with power-of-two scales, whose rescaled sums meet the ties.
+    #[test]
+    fn clamps_from_the_output_offset_match_the_scalar_stage() {
+        let (x, y): (Vec<i8>, Vec<i8>) = (0..65536).map(|i: i32| (i as i8, (i >> 8) as i8)).unzip();
+        for min in [4, 5, 6] {
+            let activation = ActivationRange::new(min, 127).unwrap();
+            let p = AddParams { output_shift: -3, output_offset: 5, activation, ..halves() };
+            for sub in [false, true] {
+                let run = |x: &[i8], y: &[i8], got: &mut [i8]| {
+                    if sub { super::sub(&p, x, y, got) } else { add(&p, x, y, got) }.unwrap()
+                };
+                let (mut long, mut short) = (std::vec![0i8; x.len()], std::vec![0i8; x.len()]);
+                run(&x, &y, &mut long);
+                for ((x, y), got) in x.chunks(256).zip(y.chunks(256)).zip(short.chunks_mut(256)) {
+                    run(x, y, got);
+                }
+                for (i, (&x, &y)) in x.iter().zip(&y).enumerate() {
+                    let (xs, ys) = (p.rescale(0, i32::from(x)), p.rescale(1, i32::from(y)));
+                    let want = p.output(if sub { xs.saturating_sub(ys) } else { xs.saturating_add(ys) });
+                    assert_eq!((long[i], short[i]), (want, want), "x {x} y {y} sub {sub} {p:?}");
                 }
             }
         }

@@ -559,6 +559,8 @@ impl Laid {
         let len = out.len().min(taps.len);
         let (blocks, quads) = (self.period / BLOCK, self.quads);
         let (offset, min, max) = self.act;
+        // The saturating packs keep results at most `offset` at most `min` (`scale_for`).
+        let floor = (offset, min);
         let offset = _mm512_set1_epi32(offset);
         let (min, max) = (_mm512_set1_epi8(min as i8), _mm512_set1_epi8(max as i8));
         let (packed, folded) = (self.packed.get(), self.folded.get());
@@ -568,7 +570,7 @@ impl Laid {
             let lane = BLOCK * b;
             let q = |k: usize| {
                 let sums = _mm512_add_epi32(sums[k], load_i32x16(folded, lane + 16 * k));
-                _mm512_add_epi32(self.stage.group(lane + 16 * k).scale(sums), offset)
+                _mm512_add_epi32(self.stage.group(lane + 16 * k).scale_for(sums, floor), offset)
             };
             let (q0, q1, q2, q3) = (q(0), q(1), q(2), q(3));
             let v = _mm512_packs_epi16(_mm512_packs_epi32(q0, q1), _mm512_packs_epi32(q2, q3));
@@ -878,7 +880,7 @@ impl Group {
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     #[inline]
     pub(crate) fn apply(&self, sums: __m512i, (offset, min, max): (i32, i32, i32)) -> __m128i {
-        let q = _mm512_add_epi32(self.scale(sums), _mm512_set1_epi32(offset));
+        let q = _mm512_add_epi32(self.scale_for(sums, (offset, min)), _mm512_set1_epi32(offset));
         if (min, max) == (-128, 127) {
             // The clamp is int8's whole range: one saturating narrowing.
             return _mm512_cvtsepi32_epi8(q);
@@ -892,12 +894,36 @@ impl Group {
     #[target_feature(enable = "avx512f")]
     #[inline]
     fn scale(&self, sums: __m512i) -> __m512i {
+        self.scale_with::<true>(sums)
+    }
+
+    /// [`Group::scale`] where an output clamp follows, with the output `offset` and the
+    /// clamp's minimum `min`. Where `min >= offset` (ReLU and ReLU6 among them) every result
+    /// at most 0 ends at `min`; so the lanes whose `x·m + 2^30` is negative go without their
+    /// correction (`c`'s `[h < 0]`), two of the stage's slowest steps: their product is
+    /// negative, so their result is at most 0 with it and without it (the numerator then
+    /// stays below `2^31 + 2^(30 + r) <= 2^(31 + r)`, `r >= 1`; with `r = 0` no lane has
+    /// one).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(crate) fn scale_for(&self, sums: __m512i, (offset, min): (i32, i32)) -> __m512i {
+        if min >= offset { self.scale_with::<false>(sums) } else { self.scale_with::<true>(sums) }
+    }
+
+    /// [`Group::scale`], with the correction of negative `x·m + 2^30` where `CORRECT`.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn scale_with<const CORRECT: bool>(&self, sums: __m512i) -> __m512i {
         let x = _mm512_sllv_epi32(sums, self.left);
         let one = _mm512_set1_epi64(1 << 31);
         let (even, odd) = (x, _mm512_srli_epi64::<32>(x));
         let lane = |x: __m512i, i: usize| {
             let a = _mm512_add_epi64(_mm512_mul_epi32(x, self.m[i]), self.add[i]);
-            let a = _mm512_mask_sub_epi64(a, _mm512_cmplt_epi64_mask(a, self.below[i]), a, one);
+            let a = if CORRECT {
+                _mm512_mask_sub_epi64(a, _mm512_cmplt_epi64_mask(a, self.below[i]), a, one)
+            } else {
+                a
+            };
             _mm512_srav_epi64(a, self.right[i])
         };
         _mm512_permutex2var_epi32(lane(even, 0), INTERLEAVE, lane(odd, 1))
@@ -985,11 +1011,13 @@ pub(crate) unsafe fn add_sub<const SUB: bool>(
     // result of the scalar stage's saturating addition.
     let (lo, hi) = (_mm512_set1_epi32(-1024), _mm512_set1_epi32(1024));
     let (offset, min, max) = (p.output_offset, p.activation.min, p.activation.max);
+    // The ±1024 clamp keeps results at most 0 there, so at most `min` with the offset.
+    let floor = (offset, min);
     let (offset, min, max) = (_mm512_set1_epi32(offset), _mm512_set1_epi32(min), _mm512_set1_epi32(max));
     for ((x, y), out) in x.iter().zip(y).zip(out) {
         let (xs, ys) = (rescale(x, &operands[0], left), rescale(y, &operands[1], left));
         let raw = if SUB { _mm512_sub_epi32(xs, ys) } else { _mm512_add_epi32(xs, ys) };
-        let v = stage.scale(raw);
+        let v = stage.scale_for(raw, floor);
         let v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), offset);
         let v = _mm512_min_epi32(_mm512_max_epi32(v, min), max);
         // SAFETY: `out` is a valid, exclusive reference to 16 writable bytes; `storeu` has no
@@ -1035,11 +1063,14 @@ unsafe fn add_sub_lookup<const SUB: bool>(
         }
     }
     let stage = Group::of(&[p.output_multiplier; 16], &[p.output_shift; 16]);
+    // The saturating packs and additions keep results at most 0 at most `min` with the
+    // offset (`Group::scale_for`).
+    let floor = (p.output_offset, p.activation.min);
     let offset = _mm512_set1_epi16(p.output_offset as i16);
     let (min, max) = (_mm512_set1_epi8(p.activation.min as i8), _mm512_set1_epi8(p.activation.max as i8));
     for ((x, y), out) in x.iter().zip(y).zip(out) {
         let (a, b) = (lookup(x, &tables.0[0]), lookup(y, &tables.0[1]));
-        let sum = |k: usize| stage.scale(_mm512_add_epi32(a[k], b[k]));
+        let sum = |k: usize| stage.scale_for(_mm512_add_epi32(a[k], b[k]), floor);
         let q = [sum(0), sum(1), sum(2), sum(3)];
         let low = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), offset);
         let high = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), offset);
@@ -1136,9 +1167,42 @@ mod tests {
             let w = window(Hw::new(6, 9), Hw::square(f), stride, dilation, Padding::Same).unwrap();
             let p = Geometry::new(Nhwc::new(2, 6, 9, c), w).depthwise(1);
             for (izp, ozp) in [(-128, 5), (127, -128), (3, 0)] {
-                let p = DepthwiseParams { input_zero_point: izp, output_zero_point: ozp, ..p };
-                check_all(&p, c as u64 + 7, true).unwrap();
+                // The clamp as given, and from the output offset and just below it (at or
+                // above it, results at most 0 skip a correction).
+                for min in [None, Some(ozp), Some(ozp - 1)] {
+                    let activation =
+                        min.map_or(p.activation, |m| crate::ActivationRange::new(m.max(-128), 127).unwrap());
+                    let p =
+                        DepthwiseParams { input_zero_point: izp, output_zero_point: ozp, activation, ..p };
+                    check_all(&p, c as u64 + 7, true).unwrap();
+                }
             }
+        }
+    }
+
+    /// Clamps from the output offset and just below it, on layers whose sums meet the output
+    /// stage's ties (small values, power-of-two scales), against the reference loop: at or
+    /// above the offset, results at most 0 go without a correction. Both of the loop's ways
+    /// (whole rows at a stride of 1, pixels at a stride past `MAX_PHASES`).
+    #[test]
+    fn depthwise_clamps_from_the_output_offset() {
+        if !has_vnni() {
+            return;
+        }
+        let mut rng = Lcg(17);
+        for (c, stride, below) in [(8, 1, 0), (8, 1, 1), (32, 1, 1), (48, 5, 0), (48, 5, 1)] {
+            let w = window(Hw::new(6, 11), Hw::square(3), stride, 1, Padding::Same).unwrap();
+            let p = Geometry::new(Nhwc::new(1, 6, 11, c), w).depthwise(1);
+            let activation = crate::ActivationRange::new(5 - below, 127).unwrap();
+            let p = DepthwiseParams { input_zero_point: 1, output_zero_point: 5, activation, ..p };
+            let mut small = |n: usize| (0..n).map(|_| rng.range(-4, 4) as i8).collect::<std::vec::Vec<_>>();
+            let (x, f) = (small(6 * 11 * c), small(9 * c));
+            let (m, shift) = (std::vec![1 << 30; c], std::vec![-2; c]);
+            let quant = PerChannel { multiplier: &m, shift: &shift };
+            let want = crate::testutil::reference_depthwise(&p, &x, &f, None, quant);
+            let mut got = std::vec![0i8; want.len()];
+            depthwise_conv2d(&p, &x, &f, None, quant, &mut got).unwrap();
+            assert_eq!(got, want, "channels {c}, stride {stride}, clamp from {}", 5 - below);
         }
     }
 
@@ -1218,7 +1282,7 @@ mod tests {
     /// The 16-lane output stage gives TFLite's `MultiplyByQuantizedMultiplier` exactly, on
     /// every shift, multipliers of every size and sign (but `i32::MIN`), sums at the extremes
     /// and near the rounding's ties, with the clamp int8's whole range (one saturating
-    /// narrowing) and narrower.
+    /// narrowing), narrower, and from around the output offset.
     #[test]
     fn output_stage_matches_the_scalar_one() {
         if !has_vnni() {
@@ -1246,7 +1310,11 @@ mod tests {
                 }
             });
             let quant = PerChannel { multiplier: &m, shift: &shift };
-            let (offset, clamp) = (rng.range(-128, 127), [(-128, 127), (-20, 90)][round as usize % 2]);
+            // The clamp: int8's whole range, a narrower one, and minimums at, just below and
+            // just above the offset (at or above it, results at most 0 skip a correction).
+            let offset = rng.range(-128, 127);
+            let near = |d: i32| ((offset + d).clamp(-128, 127), 127);
+            let clamp = [(-128, 127), (-20, 90), near(0), near(-1), near(1)][round as usize % 5];
             let mut stage = Requantize::new();
             // SAFETY: `has_vnni` said the CPU has AVX-512 F, BW and VL.
             let got = unsafe {
@@ -1311,7 +1379,8 @@ mod tests {
 
     /// `add_sub` of `n` values (a multiple of 16; the first 256 every int8 value, in
     /// different orders for `x` and `y`, the rest random) against the AVX2 loop, add and
-    /// sub.
+    /// sub, with `p`'s clamp and with its minimum at and just below the output offset (at or
+    /// above it, results at most 0 skip a correction).
     fn check_add(rng: &mut Lcg, p: &AddParams, n: usize, round: usize) {
         let (mut x, mut y) = (rng.bytes(n), rng.bytes(n));
         for (i, (x, y)) in x.iter_mut().zip(&mut y).take(256).enumerate() {
@@ -1320,7 +1389,12 @@ mod tests {
         let (x16, y16) = (x.as_chunks::<16>().0, y.as_chunks::<16>().0);
         let (x8, y8) = (x.as_chunks::<8>().0, y.as_chunks::<8>().0);
         let (mut wide, mut narrow) = (std::vec![[0i8; 16]; n / 16], std::vec![[0i8; 8]; n / 8]);
-        for sub in [false, true] {
+        let max = p.activation.max;
+        let near = |d: i32| crate::ActivationRange::new((p.output_offset + d).clamp(-128, max), max).unwrap();
+        for (activation, sub) in
+            [p.activation, near(0), near(-1)].into_iter().flat_map(|a| [(a, false), (a, true)])
+        {
+            let p = &AddParams { activation, ..*p };
             // SAFETY: the callers checked `has_vnni` or `has_vbmi` (which implies it): AVX-512
             // F, BW and VL, and AVX2.
             unsafe {
