@@ -556,6 +556,13 @@ impl Laid {
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
     #[inline]
     fn run(&self, taps: &Taps<'_>, out: &mut [i8]) {
+        if self.stage.high { self.run_in::<true>(taps, out) } else { self.run_in::<false>(taps, out) }
+    }
+
+    /// [`Laid::run`], its stage's [`Requantize::high`] being `HIGH`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
+    #[inline]
+    fn run_in<const HIGH: bool>(&self, taps: &Taps<'_>, out: &mut [i8]) {
         let len = out.len().min(taps.len);
         let (blocks, quads) = (self.period / BLOCK, self.quads);
         let (offset, min, max) = self.act;
@@ -568,12 +575,13 @@ impl Laid {
         for x0 in (0..len).step_by(BLOCK) {
             let sums = taps.quad_sums(x0, &packed[b * quads..][..quads]);
             let lane = BLOCK * b;
-            let q = |k: usize| {
-                let sums = _mm512_add_epi32(sums[k], load_i32x16(folded, lane + 16 * k));
-                _mm512_add_epi32(self.stage.group(lane + 16 * k).scale_for(sums, floor), offset)
-            };
-            let (q0, q1, q2, q3) = (q(0), q(1), q(2), q(3));
-            let v = _mm512_packs_epi16(_mm512_packs_epi32(q0, q1), _mm512_packs_epi32(q2, q3));
+            // A loop, not a closure, which LLVM left as a call.
+            let mut q = sums;
+            for (k, q) in q.iter_mut().enumerate() {
+                let sums = _mm512_add_epi32(*q, load_i32x16(folded, lane + 16 * k));
+                *q = _mm512_add_epi32(self.stage.group(lane + 16 * k).scale_in::<HIGH>(sums, floor), offset);
+            }
+            let v = _mm512_packs_epi16(_mm512_packs_epi32(q[0], q[1]), _mm512_packs_epi32(q[2], q[3]));
             store_i8x64_partial(_mm512_min_epi8(_mm512_max_epi8(v, min), max), &mut out[x0..len]);
             b = if b + 1 == blocks { 0 } else { b + 1 };
         }
@@ -729,6 +737,9 @@ fn store_i8x64_partial(v: __m512i, out: &mut [i8]) {
 /// whole blocks): the rows of a [`Group`].
 pub(crate) struct Requantize {
     groups: Filled<[[i32; 16]; GROUP_ROWS], { RUN / 16 }>,
+    /// Whether every group is [`Group::high`]: one way for the whole run, which its loops can
+    /// test once ([`Laid::run`]).
+    high: bool,
 }
 
 /// Vectors of a [`Group`].
@@ -737,7 +748,7 @@ const GROUP_ROWS: usize = 9;
 impl Requantize {
     /// Nothing filled yet.
     pub(crate) fn new() -> Requantize {
-        Requantize { groups: Filled::new() }
+        Requantize { groups: Filled::new(), high: false }
     }
 
     /// Lanes `0..lanes` (at most [`RUN`]), lane `l` taking channel `c0 + l % n` of `quant`
@@ -776,12 +787,15 @@ impl Requantize {
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     pub(crate) fn fill_lanes(&mut self, m: &[i32], shift: &[i32]) {
         let lanes = m.len();
-        let groups = self.groups.reset(lanes.next_multiple_of(BLOCK) / 16, [[0; 16]; GROUP_ROWS]);
+        let n = lanes.next_multiple_of(BLOCK) / 16;
+        let groups = self.groups.reset(n, [[0; 16]; GROUP_ROWS]);
+        self.high = shift.iter().all(|&s| s < 0);
         for (g, group) in groups.iter_mut().enumerate() {
             // Lanes past `lanes`: zeros (multiplier 0).
             let from = (16 * g).min(lanes);
             let to = (from + 16).min(lanes);
-            for (out, v) in group.iter_mut().zip(Group::of(&m[from..to], &shift[from..to]).rows()) {
+            let stage = Group::with(&m[from..to], &shift[from..to], self.high);
+            for (out, v) in group.iter_mut().zip(stage.rows()) {
                 store_i32x16(v, out);
             }
         }
@@ -810,6 +824,7 @@ impl Requantize {
             add: [add_e, add_o],
             below: [below_e, below_o],
             right: [right_e, right_o],
+            high: self.high,
         }
     }
 }
@@ -833,8 +848,12 @@ pub(crate) struct Group {
     /// Below which the sum with `add` means `h < 0` (`2^(r + 30)`; `i64::MIN` where `r` is 0:
     /// never).
     below: [__m512i; 2],
-    /// `31 + r`.
+    /// `31 + r`; for the odd lanes `r - 1` where `high`.
     right: [__m512i; 2],
+    /// Whether every lane has `r >= 1` (so no left shift): then the odd lanes' results are
+    /// taken from the high halves of their 64-bit lanes (shifted by 32 less), where one blend
+    /// takes them, not a permutation of both vectors.
+    high: bool,
 }
 
 impl Group {
@@ -843,6 +862,15 @@ impl Group {
     #[target_feature(enable = "avx512f")]
     #[inline]
     pub(crate) fn of(multiplier: &[i32], shift: &[i32]) -> Group {
+        Group::with(multiplier, shift, shift.iter().all(|&s| s < 0))
+    }
+
+    /// [`Group::of`], [`Group::high`] as `high` says (only where every shift is below 0;
+    /// lanes past the given ones have no use for their results).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn with(multiplier: &[i32], shift: &[i32], high: bool) -> Group {
+        debug_assert!(!high || shift.iter().all(|&s| s < 0));
         let zero = _mm512_setzero_si512();
         let (m, shift) = (load_i32x16_partial(multiplier), load_i32x16_partial(shift));
         let right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
@@ -864,7 +892,8 @@ impl Group {
             m: [m, _mm512_srli_epi64::<32>(m)],
             add: [add_e, add_o],
             below: [below_e, below_o],
-            right: [right_e, right_o],
+            right: [right_e, if high { _mm512_sub_epi64(right_o, _mm512_set1_epi64(32)) } else { right_o }],
+            high,
         }
     }
 
@@ -872,7 +901,7 @@ impl Group {
     #[target_feature(enable = "avx512f")]
     #[inline]
     fn rows(&self) -> [__m512i; GROUP_ROWS] {
-        let Group { left, m, add, below, right } = *self;
+        let Group { left, m, add, below, right, .. } = *self;
         [left, m[0], m[1], add[0], add[1], below[0], below[1], right[0], right[1]]
     }
 
@@ -894,7 +923,7 @@ impl Group {
     #[target_feature(enable = "avx512f")]
     #[inline]
     fn scale(&self, sums: __m512i) -> __m512i {
-        self.scale_with::<true>(sums)
+        if self.high { self.scale_with::<true, true>(sums) } else { self.scale_with::<false, true>(sums) }
     }
 
     /// [`Group::scale`] where an output clamp follows, with the output `offset` and the
@@ -906,17 +935,24 @@ impl Group {
     /// one).
     #[target_feature(enable = "avx512f")]
     #[inline]
-    pub(crate) fn scale_for(&self, sums: __m512i, (offset, min): (i32, i32)) -> __m512i {
-        if min >= offset { self.scale_with::<false>(sums) } else { self.scale_with::<true>(sums) }
+    pub(crate) fn scale_for(&self, sums: __m512i, floor: (i32, i32)) -> __m512i {
+        if self.high { self.scale_in::<true>(sums, floor) } else { self.scale_in::<false>(sums, floor) }
+    }
+
+    /// [`Group::scale_for`] for a caller that has tested [`Group::high`] (`HIGH`) once for
+    /// many groups.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(crate) fn scale_in<const HIGH: bool>(&self, sums: __m512i, (offset, min): (i32, i32)) -> __m512i {
+        debug_assert_eq!(HIGH, self.high);
+        if min >= offset { self.scale_with::<HIGH, false>(sums) } else { self.scale_with::<HIGH, true>(sums) }
     }
 
     /// [`Group::scale`], with the correction of negative `x·m + 2^30` where `CORRECT`.
     #[target_feature(enable = "avx512f")]
     #[inline]
-    fn scale_with<const CORRECT: bool>(&self, sums: __m512i) -> __m512i {
-        let x = _mm512_sllv_epi32(sums, self.left);
+    fn scale_with<const HIGH: bool, const CORRECT: bool>(&self, sums: __m512i) -> __m512i {
         let one = _mm512_set1_epi64(1 << 31);
-        let (even, odd) = (x, _mm512_srli_epi64::<32>(x));
         let lane = |x: __m512i, i: usize| {
             let a = _mm512_add_epi64(_mm512_mul_epi32(x, self.m[i]), self.add[i]);
             let a = if CORRECT {
@@ -926,7 +962,12 @@ impl Group {
             };
             _mm512_srav_epi64(a, self.right[i])
         };
-        _mm512_permutex2var_epi32(lane(even, 0), INTERLEAVE, lane(odd, 1))
+        if HIGH {
+            // The odd lanes' results are in the high halves already (no left shift here).
+            return _mm512_mask_blend_epi32(0xaaaa, lane(sums, 0), lane(_mm512_srli_epi64::<32>(sums), 1));
+        }
+        let x = _mm512_sllv_epi32(sums, self.left);
+        _mm512_permutex2var_epi32(lane(x, 0), INTERLEAVE, lane(_mm512_srli_epi64::<32>(x), 1))
     }
 }
 
@@ -1291,7 +1332,13 @@ mod tests {
         let mut rng = Lcg(11);
         let edges = [i32::MIN, i32::MIN + 1, -(1 << 30) - 1, -(1 << 30), -1, 0, 1, 1 << 30, i32::MAX];
         for round in 0..400 {
-            let shift: [i32; 16] = core::array::from_fn(|l| (round + l as i32 * 7) % 62 - 31);
+            // Every shift; in a third of the rounds, right shifts only (every `r >= 1`: the
+            // odd lanes' results come from their high halves), and in another third, with
+            // zeros among them.
+            let shift: [i32; 16] = core::array::from_fn(|l| {
+                let k = round + l as i32 * 7;
+                [k % 62 - 31, -1 - k % 31, -(k % 31)][round as usize % 3]
+            });
             let m: [i32; 16] = core::array::from_fn(|l| match (round + l as i32) % 4 {
                 0 => rng.range(1 << 30, i32::MAX),
                 1 => rng.range(1, 1 << 16),
