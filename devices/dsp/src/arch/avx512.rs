@@ -485,10 +485,27 @@ struct Laid {
     act: (i32, i32, i32),
 }
 
-/// Where lane `l` of a run goes in the vectors of [`unpack_quads`] (and of [`Laid`]).
-fn vector_lane(l: usize) -> usize {
-    let (block, r) = (l / BLOCK * BLOCK, l % BLOCK);
-    block + 16 * (r % 16 / 4) + 4 * (r / 16) + r % 4
+/// Four vectors of 16 int32, lanes `0..64` in order, in the order of [`unpack_quads`] (and
+/// of [`Laid`]): lane `16L + 4k + j` to lane `16k + 4L + j`, a transpose of their 128-bit
+/// quarters.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn to_vector_lanes(v: [__m512i; 4]) -> [__m512i; 4] {
+    // Quarters 0 and 1 of the first two, 2 and 3 of them; likewise of the last two.
+    let (a01, a23) = (
+        _mm512_shuffle_i32x4::<0b01_00_01_00>(v[0], v[1]),
+        _mm512_shuffle_i32x4::<0b11_10_11_10>(v[0], v[1]),
+    );
+    let (b01, b23) = (
+        _mm512_shuffle_i32x4::<0b01_00_01_00>(v[2], v[3]),
+        _mm512_shuffle_i32x4::<0b11_10_11_10>(v[2], v[3]),
+    );
+    [
+        _mm512_shuffle_i32x4::<0b10_00_10_00>(a01, b01),
+        _mm512_shuffle_i32x4::<0b11_01_11_01>(a01, b01),
+        _mm512_shuffle_i32x4::<0b10_00_10_00>(a23, b23),
+        _mm512_shuffle_i32x4::<0b11_01_11_01>(a23, b23),
+    ]
 }
 
 impl Laid {
@@ -505,8 +522,6 @@ impl Laid {
         let (c_n, taps) = (p.input.c, p.window.filter.h * p.window.filter.w);
         self.period = lanes.next_multiple_of(BLOCK);
         let (period, blocks) = (self.period, self.period / BLOCK);
-        // Lane `l`'s channel, `c0 + l % n`, counted rather than divided per lane.
-        let channels = || (0..n).cycle().take(lanes);
         // The filters: per quad, each tap's value per lane, interleaved per block as the
         // inputs are.
         let out = self.packed.reset(blocks * self.quads, [[0; 64]; 4]);
@@ -538,16 +553,36 @@ impl Laid {
                 *sum += i32::from(f);
             }
         }
-        // `Σ (x + offset)·w = Σ (x + 128)·w + (offset − 128)·Σ w`.
+        // `Σ (x + offset)·w = Σ (x + 128)·w + (offset − 128)·Σ w`: each channel's folded bias.
         let factor = (-p.input_zero_point).wrapping_sub(128);
-        let (mut m, mut shift) = ([0i32; RUN], [0i32; RUN]);
-        let folded = self.folded.reset(period, 0);
-        for (l, j) in channels().enumerate() {
-            let (v, c) = (vector_lane(l), c0 + j);
-            folded[v] = bias.map_or(0, |b| b[c]).wrapping_add(factor.wrapping_mul(sums[j]));
-            (m[v], shift[v]) = (quant.multiplier[c], quant.shift[c]);
+        for (j, sum) in sums[..n].iter_mut().enumerate() {
+            *sum = bias.map_or(0, |b| b[c0 + j]).wrapping_add(factor.wrapping_mul(*sum));
         }
-        self.stage.fill_lanes(&m[..period], &shift[..period]);
+        // Each lane's folded bias, multiplier and shift: in lane order (whole repeats of the
+        // run's channels, zeros past them), then a block at a time in registers to the order
+        // of `unpack_quads` (a lane at a time, they had cost more than the filters).
+        let mut straight = [[0i32; RUN]; 3];
+        let per_channel = [&sums[..n], &quant.multiplier[c0..][..n], &quant.shift[c0..][..n]];
+        for (values, row) in per_channel.into_iter().zip(&mut straight) {
+            for repeat in row[..lanes].chunks_mut(n) {
+                repeat.copy_from_slice(&values[..repeat.len()]);
+            }
+        }
+        let high = straight[2][..lanes].iter().all(|&s| s < 0);
+        let folded = self.folded.reset(period, 0);
+        let block = |row: &[i32; RUN], b: usize| {
+            to_vector_lanes([0, 1, 2, 3].map(|k| load_i32x16(row, 64 * b + 16 * k)))
+        };
+        self.stage.fill_groups(blocks * 4, high, |g| {
+            let (b, k) = (g / 4, g % 4);
+            (block(&straight[1], b)[k], block(&straight[2], b)[k])
+        });
+        for b in 0..blocks {
+            for (k, v) in block(&straight[0], b).into_iter().enumerate() {
+                let (out, _) = folded[64 * b + 16 * k..][..16].as_chunks_mut::<16>();
+                store_i32x16(v, &mut out[0]);
+            }
+        }
     }
 
     /// Lanes `0..taps.len` of `taps` through the sums and the output stage into `out`, block
@@ -801,6 +836,20 @@ impl Requantize {
         }
     }
 
+    /// `count` groups, group `g` with the multipliers and shifts `lanes(g)` gives, every
+    /// shift below 0 where `high` ([`Requantize::high`]).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    #[inline]
+    fn fill_groups(&mut self, count: usize, high: bool, lanes: impl Fn(usize) -> (__m512i, __m512i)) {
+        self.high = high;
+        for (g, group) in self.groups.reset(count, [[0; 16]; GROUP_ROWS]).iter_mut().enumerate() {
+            let (m, shift) = lanes(g);
+            for (out, v) in group.iter_mut().zip(Group::of_lanes(m, shift, high).rows()) {
+                store_i32x16(v, out);
+            }
+        }
+    }
+
     /// Sixteen lanes' sums from lane `c` (a multiple of 16) through the output stage:
     /// TFLite's `MultiplyByQuantizedMultiplier` (the multipliers are not `i32::MIN`, so the
     /// doubling multiply cannot overflow), then `act` = (output offset, min, max), as int8.
@@ -871,8 +920,14 @@ impl Group {
     #[inline]
     fn with(multiplier: &[i32], shift: &[i32], high: bool) -> Group {
         debug_assert!(!high || shift.iter().all(|&s| s < 0));
+        Group::of_lanes(load_i32x16_partial(multiplier), load_i32x16_partial(shift), high)
+    }
+
+    /// [`Group::with`] of lanes in registers.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn of_lanes(m: __m512i, shift: __m512i, high: bool) -> Group {
         let zero = _mm512_setzero_si512();
-        let (m, shift) = (load_i32x16_partial(multiplier), load_i32x16_partial(shift));
         let right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
         // Per 64-bit lane from its `r` (the low half's, zero-extended).
         let lanes = |r: __m512i| {
