@@ -428,9 +428,14 @@ fn depthwise_rows(p: &DepthwiseParams, rows: &Rows, input: &[i8], laid: &Laid, o
                     row[x0 * c..x1 * c].copy_from_slice(&src[..(x1 - x0) * c]);
                     continue;
                 }
-                for x in x0..x1 {
-                    let at = (rows.start[x % sw] + x / sw) * c;
-                    copy_short(&mut row[at..at + c], &src[(x - x0) * c..][..c]);
+                // Phase by phase: no division per column.
+                for (phase, &start) in rows.start[..sw].iter().enumerate() {
+                    let first = x0 + (phase + sw - x0 % sw) % sw;
+                    let mut at = (start + first / sw) * c;
+                    for x in (first..x1).step_by(sw) {
+                        copy_short(&mut row[at..at + c], &src[(x - x0) * c..][..c]);
+                        at += c;
+                    }
                 }
             }
             let mut taps = Taps::new(&padding);
