@@ -578,10 +578,12 @@ impl Laid {
         let block = |row: &[i32; RUN], b: usize| {
             to_vector_lanes([0, 1, 2, 3].map(|k| load_i32x16(row, 64 * b + 16 * k)))
         };
-        self.stage.fill_groups(blocks * 4, high, |g| {
-            let (b, k) = (g / 4, g % 4);
-            (block(&straight[1], b)[k], block(&straight[2], b)[k])
+        // Each block's four groups from one transpose of its multipliers and of its shifts.
+        let groups = (0..blocks).flat_map(|b| {
+            let (m, shift) = (block(&straight[1], b), block(&straight[2], b));
+            (0..4).map(move |k| (m[k], shift[k]))
         });
+        self.stage.fill_groups(blocks * 4, high, groups);
         for b in 0..blocks {
             for (k, v) in block(&straight[0], b).into_iter().enumerate() {
                 let (out, _) = folded[64 * b + 16 * k..][..16].as_chunks_mut::<16>();
@@ -828,28 +830,23 @@ impl Requantize {
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     pub(crate) fn fill_lanes(&mut self, m: &[i32], shift: &[i32]) {
         let lanes = m.len();
-        let n = lanes.next_multiple_of(BLOCK) / 16;
-        let groups = self.groups.reset(n, [[0; 16]; GROUP_ROWS]);
-        self.high = shift.iter().all(|&s| s < 0);
-        for (g, group) in groups.iter_mut().enumerate() {
+        let count = lanes.next_multiple_of(BLOCK) / 16;
+        let groups = (0..count).map(|g| {
             // Lanes past `lanes`: zeros (multiplier 0).
             let from = (16 * g).min(lanes);
             let to = (from + 16).min(lanes);
-            let stage = Group::with(&m[from..to], &shift[from..to], self.high);
-            for (out, v) in group.iter_mut().zip(stage.rows()) {
-                store_i32x16(v, out);
-            }
-        }
+            (load_i32x16_partial(&m[from..to]), load_i32x16_partial(&shift[from..to]))
+        });
+        self.fill_groups(count, shift.iter().all(|&s| s < 0), groups);
     }
 
-    /// `count` groups, group `g` with the multipliers and shifts `lanes(g)` gives, every
+    /// `count` groups, each from its multipliers and shifts in `groups` (as many), every
     /// shift below 0 where `high` ([`Requantize::high`]).
     #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
     #[inline]
-    fn fill_groups(&mut self, count: usize, high: bool, lanes: impl Fn(usize) -> (__m512i, __m512i)) {
+    fn fill_groups(&mut self, count: usize, high: bool, groups: impl Iterator<Item = (__m512i, __m512i)>) {
         self.high = high;
-        for (g, group) in self.groups.reset(count, [[0; 16]; GROUP_ROWS]).iter_mut().enumerate() {
-            let (m, shift) = lanes(g);
+        for (group, (m, shift)) in self.groups.reset(count, [[0; 16]; GROUP_ROWS]).iter_mut().zip(groups) {
             for (out, v) in group.iter_mut().zip(Group::of_lanes(m, shift, high).rows()) {
                 store_i32x16(v, out);
             }
@@ -926,16 +923,8 @@ impl Group {
         Group::of_lanes(m, s, high)
     }
 
-    /// [`Group::of`], [`Group::high`] as `high` says (only where every shift is below 0;
-    /// lanes past the given ones have no use for their results).
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    fn with(multiplier: &[i32], shift: &[i32], high: bool) -> Group {
-        debug_assert!(!high || shift.iter().all(|&s| s < 0));
-        Group::of_lanes(load_i32x16_partial(multiplier), load_i32x16_partial(shift), high)
-    }
-
-    /// [`Group::with`] of lanes in registers.
+    /// [`Group::of`] of lanes in registers, [`Group::high`] as `high` says (only where every
+    /// lane that is used shifts right).
     #[target_feature(enable = "avx512f")]
     #[inline]
     fn of_lanes(m: __m512i, shift: __m512i, high: bool) -> Group {
