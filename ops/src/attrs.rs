@@ -1,7 +1,7 @@
 //! Reading a kernel's attributes by position (BEF keeps them sorted by name) with every kind,
 //! length and value checked, and the arena regions they describe.
 
-use hostrt_core::kernel::{AttrRef, KernelFrame};
+use hostrt_core::kernel::{AttrKind, AttrRef, KernelFrame};
 use hostrt_core::tensor::DType;
 use hostrt_core::{Diagnostic, diag_fmt};
 use hostrt_dsp::{ActivationRange, DspError};
@@ -111,13 +111,20 @@ impl<'a> Attrs<'a> {
     #[cfg(target_arch = "x86_64")]
     pub fn packed_conv(&self) -> Result<Option<hostrt_dsp::prepack::ConvPacked<'a>>, Diagnostic> {
         use hostrt_dsp::prepack::ConvPacked;
-        if let Ok(vnni) = self.packed::<u8, 3>(DType::I8) {
-            return Ok(vnni.map(ConvPacked::Vnni));
+        if self.optional == usize::MAX {
+            return Ok(None);
         }
-        let pairs = self.packed::<i16, 2>(DType::I16).map_err(|_| {
-            invalid(self.kernel, format_args!("'packed' must be a rank-3 i8 or rank-2 i16 dense tensor"))
-        })?;
-        Ok(pairs.map(ConvPacked::Pairs))
+        // Told apart by type first: a failed read formats its error, on every call.
+        match self.attrs.get(self.optional).map(AttrRef::kind) {
+            Some(AttrKind::Dense(DType::I8)) => Ok(self.packed::<u8, 3>(DType::I8)?.map(ConvPacked::Vnni)),
+            Some(AttrKind::Dense(DType::I16)) => {
+                Ok(self.packed::<i16, 2>(DType::I16)?.map(ConvPacked::Pairs))
+            }
+            _ => Err(invalid(
+                self.kernel,
+                format_args!("'packed' must be a rank-3 i8 or rank-2 i16 dense tensor"),
+            )),
+        }
     }
 
     /// As on x86-64; here a kernel never has them ([`Attrs::with_packed`]).
@@ -173,6 +180,13 @@ impl<'a> Attrs<'a> {
         let d = self.at(i)?.get_dense();
         d.map(|d| d.data)
             .ok_or_else(|| invalid(self.kernel, format_args!("'{}' must be a dense tensor", name)))
+    }
+
+    /// Whether attribute `i` is a dense tensor (of any type and shape), so that a kernel
+    /// taking either a constant or an arena region can tell which without building an error.
+    #[cfg_attr(target_arch = "x86_64", inline(always))]
+    pub fn is_dense(&self, i: usize) -> Result<bool, Diagnostic> {
+        Ok(matches!(self.at(i)?.kind(), AttrKind::Dense(_)))
     }
 
     /// Attribute `i`: a dense tensor of `dtype` and rank `R`, as its elements (type `T`,

@@ -47,7 +47,10 @@ enum Source<'a> {
 impl<'a> Operand<'a> {
     /// Attribute `i`: a dense constant of `dtype` (rank 4) or an arena region.
     pub fn read(a: &Attrs<'a>, i: usize, name: &str, dtype: DType) -> Result<Self, Diagnostic> {
-        if let Ok((data, dims)) = a.dense::<u8, 4>(i, name, dtype) {
+        // Asked first, not tried: a failed `dense` formats its error, once per operand per
+        // call in the hot path.
+        if a.is_dense(i)? {
+            let (data, dims) = a.dense::<u8, 4>(i, name, dtype)?;
             return Ok(Operand { dims, at: Source::Constant(data) });
         }
         let r = a.region::<4>(i, name)?;
