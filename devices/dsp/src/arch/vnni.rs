@@ -14,7 +14,8 @@
 //! ([`conv2d_prepacked`]); otherwise each call lays out runs of channels on the stack. The
 //! image is copied as unsigned bytes with its padding, in bands of output rows whose input
 //! rows fit 32 KiB, and the tiles read the filter taps in place from it: each tap's channels
-//! padded to whole quads (three channels or more), or each filter row's values straight along
+//! padded to whole quads (three channels or more; without column dilation a filter row's taps
+//! lie side by side and go as one run of quads), or each filter row's values straight along
 //! the row (one or two channels; RGB rows are widened to quads 16 pixels at a time). Pointwise
 //! and row-dilated convolutions take their patches as unsigned bytes per block of output
 //! pixels, once per run. Tiles of eight pixels by 16 or 32 channels (eight channels or fewer:
@@ -115,6 +116,8 @@ fn vnni_conv(
     // (`ConvLayout::of` checked the padded rows' size.)
     let in_place = match layout.reads {
         Reads::Gathered => None,
+        // A filter row's taps lie side by side (no column dilation): one run of quads.
+        Reads::Taps { icq } if w.dilation.w == 1 => Some((1, w.filter.w * icq)),
         Reads::Taps { icq } => Some((w.filter.w, icq)),
         Reads::Rows { per_row } => Some((1, per_row)),
     };
