@@ -19,7 +19,8 @@
 //! the row (one or two channels; RGB rows are widened to quads 16 pixels at a time). Pointwise
 //! and row-dilated convolutions take their patches as unsigned bytes per block of output
 //! pixels, once per run. Tiles of eight pixels by 16 or 32 channels (eight channels or fewer:
-//! two pixels per vector), or four by 64, keep their sums in registers and go through
+//! two pixels per vector; 16 pixels by a lone block of 16 along rows read in place), or four
+//! by 64, keep their sums in registers and go through
 //! TFLite's per-channel requantization, 16 channels per vector, straight to the output. The
 //! CPU check is `avx2::has_vnni`.
 
@@ -33,6 +34,10 @@ use crate::filled::Filled;
 use crate::prepack::{
     BLOCK, ConvLayout, ConvPacked, FILTER_BYTES, PATCH_BYTES, ROW, Reads, TILE, check_conv, folded_bias,
 };
+
+/// Output pixels per tile along an output row read in place (whole rows, so twice [`TILE`]:
+/// a lone block of 16 channels keeps 16 pixels' sums in registers, not 8).
+const ROW_TILE: usize = 2 * TILE;
 use crate::quant::{PerChannel, check_per_channel};
 use crate::shape::Hw;
 
@@ -184,8 +189,8 @@ fn vnni_conv(
                     for r in 0..band_rows {
                         let row = &padded[r * w.stride.h * row_bytes..];
                         let first = b * per_image + (oy0 + r) * w.output.w;
-                        for t in (0..w.output.w).step_by(TILE) {
-                            let valid = (w.output.w - t).min(TILE);
+                        for t in (0..w.output.w).step_by(ROW_TILE) {
+                            let valid = (w.output.w - t).min(ROW_TILE);
                             let tile_in = TileIn { bytes: &row[t * step..], step, taps, tap_quads };
                             run.tile_row(cpu, &tile_in, &mut output[(first + t) * oc_n + c0..], valid);
                         }
@@ -337,13 +342,15 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    /// The run's channels of `valid` output pixels (at most [`TILE`]), the first at `out`:
-    /// blocks of channels four, two or one at a time.
+    /// The run's channels of `valid` output pixels (at most [`ROW_TILE`]), the first at `out`:
+    /// blocks of channels four, two or one at a time, a lone block 16 pixels at a time.
     fn tile_row(&self, cpu: Vnni, x: &TileIn<'_>, out: &mut [i8], valid: usize) {
         let (blocks, rows) = (self.channels.div_ceil(BLOCK), 1 + self.quads);
         if self.channels <= BLOCK / 2 {
-            // SAFETY: `cpu` proves the CPU has `tile_pairs`'s target features.
-            unsafe { tile_pairs(x, &self.weights[..rows], self, out, valid) };
+            for first in (0..valid).step_by(TILE) {
+                // SAFETY: `cpu` proves the CPU has `tile_pairs`'s target features.
+                unsafe { tile_pairs(x, first, &self.weights[..rows], self, out, valid - first) };
+            }
             return;
         }
         let mut b = 0;
@@ -360,12 +367,16 @@ impl Run<'_> {
             unsafe {
                 match width {
                     4 => {
-                        tile::<4, 4>(x, 0, w, self, c, out, valid);
-                        if valid > 4 {
-                            tile::<4, 4>(x, 4, w, self, c, out, valid - 4);
+                        for first in (0..valid).step_by(4) {
+                            tile::<4, 4>(x, first, w, self, c, out, valid - first);
                         }
                     }
-                    2 => tile::<8, 2>(x, 0, w, self, c, out, valid),
+                    2 => {
+                        for first in (0..valid).step_by(8) {
+                            tile::<8, 2>(x, first, w, self, c, out, valid - first);
+                        }
+                    }
+                    _ if valid > TILE => tile::<16, 1>(x, 0, w, self, c, out, valid),
                     _ => tile::<8, 1>(x, 0, w, self, c, out, valid),
                 }
             }
@@ -393,7 +404,7 @@ fn tile<const R: usize, const B: usize>(
     let (n, block_rows) = (x.tap_quads, 1 + run.quads);
     // One check for every load below: the quads read lie in each block (and, `pixels`, in
     // each pixel's bytes).
-    assert!(w.len() == B * block_rows && x.taps.len() * n <= run.quads && first + R <= TILE);
+    assert!(w.len() == B * block_rows && x.taps.len() * n <= run.quads && first + R <= ROW_TILE);
     let px = x.pixels::<R>(first, valid);
     let mut acc = [[_mm512_setzero_si512(); B]; R];
     for j in 0..B {
@@ -441,11 +452,11 @@ fn tile<const R: usize, const B: usize>(
 /// of one pixel per vector.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 #[inline]
-fn tile_pairs(x: &TileIn<'_>, w: &[[u8; ROW]], run: &Run<'_>, out: &mut [i8], valid: usize) {
+fn tile_pairs(x: &TileIn<'_>, first: usize, w: &[[u8; ROW]], run: &Run<'_>, out: &mut [i8], valid: usize) {
     const PAIRS: usize = TILE / 2;
     let (n, block_rows) = (x.tap_quads, 1 + run.quads);
     assert!(w.len() == block_rows && x.taps.len() * n <= run.quads && run.channels <= BLOCK / 2);
-    let px = x.pixels::<TILE>(0, valid);
+    let px = x.pixels::<TILE>(first, valid);
     // Lanes 0..8 of a row in both halves.
     let twice = |row: __m512i| _mm512_shuffle_i64x2::<0b01_00_01_00>(row, row);
     let mut acc = [twice(load_row(&w[0])); PAIRS];
@@ -471,7 +482,7 @@ fn tile_pairs(x: &TileIn<'_>, w: &[[u8; ROW]], run: &Run<'_>, out: &mut [i8], va
     let (stage, width) = (run.stage.group(0), run.channels);
     for (i, acc) in acc.iter().enumerate().take(valid.div_ceil(2)) {
         let v = stage.apply(*acc, run.act);
-        let at = 2 * i * run.stride;
+        let at = (first + 2 * i) * run.stride;
         store_i8x16(v, &mut out[at..at + width]);
         if 2 * i + 1 < valid {
             let at = at + run.stride;
