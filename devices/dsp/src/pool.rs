@@ -148,6 +148,21 @@ pub fn avg_pool(params: &PoolParams, input: &[i8], output: &mut [i8]) -> Result<
         check(params, input, output)?;
         return avg_words(params, input, output);
     }
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if crate::has_vnni() {
+        check(params, input, output)?;
+        let (c, act) = (params.input.c, params.activation);
+        if c == 0 {
+            return Ok(());
+        }
+        return each_pixel(params, output, |pixel, w| {
+            let rows = w.rows.clone().map(|fy| w.first(fy));
+            // SAFETY: `has_vnni` said the CPU has AVX-512 F, BW and VL.
+            unsafe {
+                crate::avx512::average_pixel(input, rows, (w.taps, c, w.count), (act.min, act.max), pixel)
+            }
+        });
+    }
     pool(params, input, output, 0, |sum, x| sum.wrapping_add(i32::from(x)), average)
 }
 
@@ -290,6 +305,23 @@ mod tests {
             pool(&p, &input, &mut generic, 0, |sum, x| sum.wrapping_add(i32::from(x)), average).unwrap();
             avg_words(&p, &input, &mut words).unwrap();
             prop_assert_eq!(words, generic);
+        }
+
+        /// On a CPU with AVX-512 BW (`has_vnni`), `avg_pool` takes its own loop: the same
+        /// results as the generic one, channels across its 16- and 64-lane edges, every clamp.
+        #[test]
+        fn avg_pool_is_the_generic_average(
+            h in 1usize..12, w in 1usize..12, c in prop_oneof![1usize..4, 15usize..18, 62usize..67, Just(130usize)],
+            f in 1usize..7, stride in 1usize..3, same: bool, lo in -128i32..=0, seed: u64,
+        ) {
+            let Ok(p) = params(h, w, c, f, stride, padding(same)) else { return Ok(()) };
+            let p = PoolParams { activation: ActivationRange::new(lo, 127 + lo / 2).unwrap(), ..p };
+            let input = Lcg(seed).bytes(h * w * c);
+            let mut generic = vec![0i8; p.output_shape().elements().unwrap()];
+            let mut own = generic.clone();
+            pool(&p, &input, &mut generic, 0, |sum, x| sum.wrapping_add(i32::from(x)), average).unwrap();
+            avg_pool(&p, &input, &mut own).unwrap();
+            prop_assert_eq!(own, generic);
         }
 
         #[test]
