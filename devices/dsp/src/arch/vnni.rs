@@ -367,8 +367,17 @@ impl Run<'_> {
             unsafe {
                 match width {
                     4 => {
-                        for first in (0..valid).step_by(4) {
-                            tile::<4, 4>(x, first, w, self, c, out, valid - first);
+                        // The last one or two pixels alone: a narrow row (DS-CNN's are five
+                        // wide) would otherwise multiply three or two pixels for nothing.
+                        let mut first = 0;
+                        while first < valid {
+                            let rest = valid - first;
+                            match rest {
+                                1 => tile::<1, 4>(x, first, w, self, c, out, rest),
+                                2 => tile::<2, 4>(x, first, w, self, c, out, rest),
+                                _ => tile::<4, 4>(x, first, w, self, c, out, rest),
+                            }
+                            first += rest.min(4);
                         }
                     }
                     2 => {
