@@ -2,8 +2,10 @@
 //! machine's (docs/profiling.md, "Layer by layer"): one `.npy` per operator output, named
 //! after the model's tensor, and `layers.txt`, which lists them in execution order.
 
+#[cfg(feature = "npy")]
 use std::path::Path;
 
+#[cfg(feature = "npy")]
 use crate::npy::{self, NpyTensor};
 
 /// One operator output a program imported with `dump_tensors` returns.
@@ -42,6 +44,7 @@ impl DumpedTensor {
 /// a channels-first value, else `-`) and name, separated by tabs.
 ///
 /// Fails, naming the file, when a result is missing or a file cannot be written.
+#[cfg(feature = "npy")]
 pub fn write(dir: &Path, dumped: &[DumpedTensor], results: &[NpyTensor]) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut list = String::from("result\tfile\ttensor\tlayer\tlayout\tname\n");

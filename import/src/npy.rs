@@ -1,5 +1,6 @@
 //! `.npy` tensor files (NumPy's format) in and out: model inputs, outputs and goldens.
 
+#[cfg(feature = "npy")]
 use std::io;
 
 use hostrt_core::Allocator;
@@ -15,6 +16,7 @@ pub struct NpyTensor {
 }
 
 /// Reads a `.npy` file of `f32`, `i8`, `u8`, `i32` or `i64` elements (C order, little-endian).
+#[cfg(feature = "npy")]
 pub fn read(bytes: &[u8]) -> Result<NpyTensor, String> {
     let npy = npyz::NpyFile::new(bytes).map_err(|e| format!("not a .npy file: {e}"))?;
     if npy.order() != npyz::Order::C {
@@ -44,6 +46,7 @@ pub fn read(bytes: &[u8]) -> Result<NpyTensor, String> {
 }
 
 /// Writes `t` as a `.npy` file.
+#[cfg(feature = "npy")]
 pub fn write(t: &NpyTensor) -> Result<Vec<u8>, String> {
     use npyz::WriterBuilder;
     let shape: Vec<u64> = t.shape.iter().map(|&d| d as u64).collect();

@@ -1,5 +1,5 @@
 //! Matrix multiplication behind the matmul and convolution kernels: `C := alpha·A·B +
-//! beta·C` over row-major slices. `f32` uses the `gemm` crate where `std` is on (packed,
+//! beta·C` over row-major slices. `f32` uses the `gemm` crate's f32 kernel (`gemm-f32`) where `std` is on (packed,
 //! cache-blocked, AVX2/FMA or NEON picked at run time, one thread) and a portable blocked
 //! loop on bare metal; other types use the reference loop.
 
@@ -75,26 +75,16 @@ pub fn sgemm_lda(
         // (1, n), (1, n) describe exactly those matrices; `c` is borrowed mutably, so it
         // overlaps neither input; with read_c false `c` is only written.
         unsafe {
-            gemm::gemm(
+            raw::row_major(
                 m,
-                n,
                 k,
+                n,
                 c.as_mut_ptr(),
-                1,
-                rn,
                 read_c,
-                a.as_ptr(),
-                1,
-                ra,
-                b.as_ptr(),
-                1,
-                rn,
+                (a.as_ptr(), ra, 1),
+                (b.as_ptr(), rn, 1),
                 beta,
                 alpha,
-                false,
-                false,
-                false,
-                gemm::Parallelism::None,
             )
         };
     }
@@ -148,26 +138,16 @@ pub fn sgemm_strided(
         // m·n elements at (column, row) strides (1, n); `c` is borrowed mutably, so it
         // overlaps neither input, and with read_dst false it is only written.
         unsafe {
-            gemm::gemm(
+            raw::row_major(
                 m,
-                n,
                 k,
+                n,
                 c.as_mut_ptr(),
-                1,
-                s(n),
                 false,
-                a.as_ptr(),
-                s(a_cs),
-                s(a_rs),
-                b.as_ptr(),
-                s(b_cs),
-                s(b_rs),
+                (a.as_ptr(), s(a_rs), s(a_cs)),
+                (b.as_ptr(), s(b_rs), s(b_cs)),
                 0.0,
                 1.0,
-                false,
-                false,
-                false,
-                gemm::Parallelism::None,
             )
         };
     }
@@ -246,6 +226,69 @@ fn scale(row: &mut [f32], beta: f32) {
     }
 }
 
+/// The one unsafe call: `gemm-f32`'s kernel (the `gemm` crate's own f32 path, without the
+/// dispatch over element types whose kernels every build would compile).
+#[cfg(feature = "std")]
+mod raw {
+    /// `C := dst_scale·C + product_scale·A·B` for `C` [m, n] row-major at `c`, `A` [m, k] and
+    /// `B` [k, n] given as (pointer, row stride, column stride); `C` is read only when
+    /// `read_c`.
+    ///
+    /// # Safety
+    /// Every element `i·a_rs + p·a_cs` (`i < m`, `p < k`) of `A`, every `p·b_rs + j·b_cs` of
+    /// `B` (`j < n`) and `c[..m·n]` lie in live allocations; `C` overlaps neither input and
+    /// nothing else accesses it during the call; strides are not negative.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn row_major(
+        m: usize,
+        k: usize,
+        n: usize,
+        c: *mut f32,
+        read_c: bool,
+        (a, a_rs, a_cs): (*const f32, isize, isize),
+        (b, b_rs, b_cs): (*const f32, isize, isize),
+        dst_scale: f32,
+        product_scale: f32,
+    ) {
+        let kernel = gemm_f32::gemm::f32::get_gemm_fn();
+        let none = gemm_common::Parallelism::None;
+        let rn = n as isize;
+        // The kernels want a column-oriented destination: where C's rows are longer than one
+        // element, the call computes C^T = B^T·A^T (as the `gemm` crate's front end does).
+        // Operands are (pointer, column stride, row stride) in the kernel's terms.
+        let (rows, cols, dst_cs, dst_rs, lhs, rhs) = if n > 1 {
+            (n, m, rn, 1, (b, b_rs, b_cs), (a, a_rs, a_cs))
+        } else {
+            (m, n, 1, rn, (a, a_cs, a_rs), (b, b_cs, b_rs))
+        };
+        // SAFETY: the caller's contract; both forms read A and B and write C at exactly the
+        // elements it names.
+        unsafe {
+            kernel(
+                rows,
+                cols,
+                k,
+                c,
+                dst_cs,
+                dst_rs,
+                read_c,
+                lhs.0,
+                lhs.1,
+                lhs.2,
+                rhs.0,
+                rhs.1,
+                rhs.2,
+                dst_scale,
+                product_scale,
+                false,
+                false,
+                false,
+                none,
+            )
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;
@@ -264,6 +307,19 @@ mod tests {
         let mut empty = [5.0f32; 4];
         sgemm_strided(2, 0, 2, &[], (0, 0), &[], (0, 0), &mut empty);
         assert_eq!(empty, [0.0; 4]);
+        // Both operands transposed, one output column and many (the kernel's two call forms).
+        for (m, k, n) in [(7, 5, 1), (33, 40, 9)] {
+            let a: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 11) as f32 - 5.0) / 4.0).collect();
+            let b: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 13) as f32 - 6.0) / 8.0).collect();
+            let want = naive(m, k, n, 1.0, &a, &b, 0.0, &vec![0.0; m * n]);
+            let a_t: Vec<f32> = (0..m * k).map(|i| a[(i % m) * k + i / m]).collect();
+            let b_t: Vec<f32> = (0..k * n).map(|i| b[(i % k) * n + i / k]).collect();
+            let mut c = vec![f32::NAN; m * n];
+            sgemm_strided(m, k, n, &a_t, (1, m), &b_t, (1, k), &mut c);
+            for (g, w) in c.iter().zip(&want) {
+                assert!((g - w).abs() <= 1e-4 * w.abs().max(1.0), "{m}x{k}x{n}: {g} vs {w}");
+            }
+        }
     }
 
     #[test]
@@ -298,7 +354,7 @@ mod tests {
     fn every_kernel_agrees_with_a_naive_product() {
         // Miri interprets every multiply: it skips the large shape.
         let shapes: &[(usize, usize, usize)] =
-            &[(1, 1, 1), (5, 3, 7), (9, 17, 4), (0, 3, 2), (3, 0, 2), (13, 8, 1), (64, 65, 33)];
+            &[(1, 1, 1), (5, 3, 7), (9, 17, 4), (0, 3, 2), (3, 0, 2), (13, 8, 1), (64, 65, 33), (200, 30, 1)];
         for &(m, k, n) in if cfg!(miri) { &shapes[..6] } else { shapes } {
             let a: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 11) as f32 - 5.0) / 4.0).collect();
             let b: Vec<f32> = (0..k * n).map(|i| ((i * 5 % 13) as f32 - 6.0) / 8.0).collect();
