@@ -102,9 +102,11 @@ run_block() {
         fi
         cmd+=$text
         echo "+ ($dir) $cmd"
-        local rc=0
+        local rc=0 t0=$SECONDS
         # Standard input is not the README being read.
         (cd "$root/$dir" && bash -e -o pipefail -c "$cmd" </dev/null) || rc=$?
+        # Slow commands name their time, so a slow CI step says where it went.
+        if [ $((SECONDS - t0)) -ge 10 ]; then echo "  ($((SECONDS - t0)) s)"; fi
         if [ $rc != 0 ]; then
             echo "example_readmes: FAILED (exit status $rc): $readme:$cmd_line, run from $dir:" >&2
             echo "    $cmd" >&2

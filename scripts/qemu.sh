@@ -7,11 +7,13 @@
 #             `deliberately-fail` feature must print `N passed, 1 failed` and exit non-zero,
 #             while the normal build prints `N passed, 0 failed` and exits 0
 #   linux     `cargo test` of hostrt-core (unit + integration; not the loom file, not benches)
-#             and hostrt-compiler, cross-compiled for aarch64 and armv7 Linux and run under
-#             qemu-user as cargo's runner
+#             cross-compiled for aarch64 and armv7 Linux and run under qemu-user as cargo's
+#             runner, and of hostrt-compiler for armv7 (32-bit: its one difference from the
+#             host that matters; it has no atomics or other target-dependent code)
 #   app       the C example app (examples/app-c) linked with libhostrt.a built for aarch64
 #             Linux, run under qemu-aarch64 on the digits model: its output must equal what
-#             `hostrt run` prints on this machine
+#             `hostrt run` prints on this machine; with HOSTRT_APP_LIB naming an archive built
+#             already (scripts/test.sh passes the release one of `cargo xtask libs`), that one
 #   arena32   (by hand, not part of the default run: ~10 min) 32-bit arena figures: the arena
 #             tests of tools/tests/arena_figures.rs built for armv7 Linux under qemu-user, where
 #             `hostrt run --record-arena-peak` is the 32-bit build (docs/bef.md, "Arena sizes")
@@ -20,7 +22,8 @@
 #
 # Works with both toolchain routes of scripts/setup.sh (HOSTRT_TOOLCHAIN): rustup's prebuilt
 # targets, or Debian rustc-web with -Zbuild-std (HOSTRT_FORCE_DEBIAN=1 forces the latter).
-# HOSTRT_QEMU_COMPILER=0 leaves hostrt-compiler out of the Linux step.
+# HOSTRT_QEMU_COMPILER=0 leaves hostrt-compiler out of the Linux step; =all runs its tests on
+# every Linux target, not only the 32-bit one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -134,7 +137,8 @@ if want linux; then
         t0=$SECONDS
         linux_test "$target" -p hostrt-core --lib "${core_tests[@]}"
         echo "hostrt-core on $target $(elapsed "$t0")"
-        if [ "${HOSTRT_QEMU_COMPILER:-1}" = 1 ]; then
+        compiler=${HOSTRT_QEMU_COMPILER:-1}
+        if [ "$compiler" = all ] || { [ "$compiler" = 1 ] && [ "${target%%-*}" = armv7 ]; }; then
             step "hostrt-compiler tests on $target under qemu-user"
             t0=$SECONDS
             # Left out: the two exhaustive truncation/byte-flip parser loops of text_fuzz.rs
@@ -160,8 +164,11 @@ if want app; then
     target=aarch64-unknown-linux-gnu
     out=target/qemu-app
     mkdir -p "$out"
-    # The cdylib of the same package needs the cross linker too.
-    if [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
+    if [ -n "${HOSTRT_APP_LIB:-}" ] && [ -f "$HOSTRT_APP_LIB" ]; then
+        built=$(dirname "$HOSTRT_APP_LIB")
+        echo "app: $HOSTRT_APP_LIB, built already"
+    elif [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
+        # The cdylib of the same package needs the cross linker too.
         CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
             cargo build -q -p hostrt-c --target $target --target-dir target/qemu-linux
         built=target/qemu-linux/$target/debug

@@ -159,13 +159,17 @@ step "build-only boards of targets/ (nRF52840, STM32F411, ESP32-C3): the images 
 bash scripts/boards.sh
 
 step "QEMU: RISC-V image, harness self-test, aarch64/armv7 Linux tests under qemu-user"
-bash scripts/qemu.sh
-done_with target/qemu-linux target/qemu-linux-debian target/qemu-app target/selftest target/cross \
+bash scripts/qemu.sh riscv selftest linux
+done_with target/qemu-linux target/qemu-linux-debian target/selftest target/cross \
     target/cross-debian examples/firmware/target qemu-tests/cortex-m/target qemu-tests/dsp/target \
     qemu-tests/riscv/target qemu-tests/checks/target
 
-step "static libraries for phones (Android, iOS): symbols checked, linked size (cargo xtask libs)"
+step "static libraries for phones (Android, iOS): symbols checked, linked size (cargo xtask libs); the C app on aarch64 Linux under qemu-user"
 cargo xtask libs
+# The example app with the release archive `cargo xtask libs` built for its linked size
+# (scripts/qemu.sh builds a debug one when there is none).
+HOSTRT_APP_LIB=target/phone/aarch64-unknown-linux-gnu/release/libhostrt.a bash scripts/qemu.sh app
+done_with target/qemu-app target/qemu-linux
 
 step "Vulkan device crate for Android (ash loads libvulkan at run time: no NDK needed to build)"
 if [ "$HOSTRT_TOOLCHAIN" = rustup ] && rustup target list --installed | grep -qx aarch64-linux-android; then
