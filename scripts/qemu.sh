@@ -6,7 +6,7 @@
 #   selftest  harness self-test: each firmware image (cortex-m, riscv) built once with the
 #             `deliberately-fail` feature must print `N passed, 1 failed` and exit non-zero,
 #             while the normal build prints `N passed, 0 failed` and exits 0
-#   linux     `cargo test` of hostrt-core (unit + integration; not the loom file, not benches)
+#   linux     `cargo test` of hostrt-core (unit + integration; not benches)
 #             cross-compiled for aarch64 and armv7 Linux and run under qemu-user as cargo's
 #             runner, and of hostrt-compiler for armv7 (32-bit: its one difference from the
 #             host that matters; it has no atomics or other target-dependent code)
@@ -126,11 +126,10 @@ linux_test() {
 }
 
 if want linux; then
-    # hostrt-core's integration tests, except loom.rs (builds only under --cfg loom).
+    # hostrt-core's integration tests (the loom checks are a crate of their own).
     core_tests=()
     for f in core/tests/*.rs; do
-        name=$(basename "$f" .rs)
-        [ "$name" = loom ] || core_tests+=(--test "$name")
+        core_tests+=(--test "$(basename "$f" .rs)")
     done
     for target in $HOSTRT_LINUX_TARGETS; do
         step "hostrt-core tests on $target under qemu-user"

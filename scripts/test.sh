@@ -115,7 +115,7 @@ else
 fi
 
 step "loom model checks"
-RUSTFLAGS="--cfg loom" cargo test -q -p hostrt-core --test loom --release --target-dir target/loom
+RUSTFLAGS="--cfg loom" cargo test -q -p hostrt-core-loom --release --target-dir target/loom
 done_with target/loom
 
 step "benchmarks (one quick pass each, checking they run)"

@@ -50,7 +50,7 @@ pub(crate) struct KeptHeader {
 /// takes it out owns it; the host frees a block still kept when it goes, so the block is
 /// back in its allocator before the allocator can go away.
 pub(crate) struct KeptBlock {
-    /// Model-checked under loom (`core/tests/loom.rs`), hence `crate::sync`.
+    /// Model-checked under loom (`core/loom/tests/loom.rs`), hence `crate::sync`.
     block: crate::sync::AtomicPtr<KeptHeader>,
 }
 

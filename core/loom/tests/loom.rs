@@ -1,6 +1,6 @@
 //! Model checks of AsyncValue's lock-free paths with loom.
 //!
-//! Run: `RUSTFLAGS="--cfg loom" cargo test -p hostrt-core --test loom --release`.
+//! Run: `RUSTFLAGS="--cfg loom" cargo test -p hostrt-core-loom --release`.
 #![cfg(loom)]
 
 use std::sync::Arc;
