@@ -163,9 +163,10 @@ if want app; then
     target=aarch64-unknown-linux-gnu
     out=target/qemu-app
     mkdir -p "$out"
+    built=""
     if [ -n "${HOSTRT_APP_LIB:-}" ] && [ -f "$HOSTRT_APP_LIB" ]; then
-        built=$(dirname "$HOSTRT_APP_LIB")
-        echo "app: $HOSTRT_APP_LIB, built already"
+        lib=$HOSTRT_APP_LIB
+        echo "app: $lib, built already"
     elif [ "$HOSTRT_TOOLCHAIN" = rustup ]; then
         # The cdylib of the same package needs the cross linker too.
         CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
@@ -177,9 +178,11 @@ if want app; then
             --target-dir target/qemu-linux-debian
         built=target/qemu-linux-debian/$target/debug
     fi
-    # Under the name apps link (docs/embedding.md); cargo names it after the crate.
-    lib=$built/libhostrt.a
-    cp "$built/libhostrt_c.a" "$lib"
+    if [ -n "$built" ]; then
+        # Under the name apps link (docs/embedding.md); cargo names it after the crate.
+        lib=$built/libhostrt.a
+        cp "$built/libhostrt_c.a" "$lib"
+    fi
     aarch64-linux-gnu-gcc -std=c11 -Wall -Wextra -Werror -I capi/include examples/app-c/main.c "$lib" \
         -ldl -lpthread -lm -o "$out/app"
     cargo build -q -p hostrt

@@ -1,7 +1,7 @@
 //! Matrix multiplication behind the matmul and convolution kernels: `C := alpha·A·B +
-//! beta·C` over row-major slices. `f32` uses the `gemm` crate's f32 kernel (`gemm-f32`) where `std` is on (packed,
-//! cache-blocked, AVX2/FMA or NEON picked at run time, one thread) and a portable blocked
-//! loop on bare metal; other types use the reference loop.
+//! beta·C` over row-major slices. `f32` uses the `gemm` crate's f32 kernel (`gemm-f32`)
+//! where `std` is on (packed, cache-blocked, AVX2/FMA or NEON picked at run time, one
+//! thread) and a portable blocked loop on bare metal; other types use the reference loop.
 
 /// The reference loop for any element type (`i-k-j` order, so the inner loop runs along
 /// rows of `B` and `C`). With `beta == zero`, `C` is not read. Integer callers get exact
