@@ -8,19 +8,19 @@ source scripts/setup.sh
 cargo build -q -p hostrt
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-firmware_cargo examples/firmware run -q --bin minimal --no-default-features || {
+firmware_cargo examples/firmware run -q --release --bin minimal --no-default-features || {
     echo "firmware: the minimal image (fib, result checked by exit status) failed"
     exit 1
 }
 # The example prints defmt frames (binary, on semihosting's stdout); the decoder writes the
 # driver's and print kernels' text to stdout and the diagnostics and reports to stderr.
-firmware_cargo examples/firmware run -q --bin hostrt-firmware-example >"$out/fw.defmt" 2>"$out/fw.qemu" || {
-    cargo xtask defmt examples/firmware/target/thumbv7em-none-eabihf/debug/hostrt-firmware-example "$out/fw.defmt" || true
+firmware_cargo examples/firmware run -q --release --bin hostrt-firmware-example >"$out/fw.defmt" 2>"$out/fw.qemu" || {
+    cargo xtask defmt examples/firmware/target/thumbv7em-none-eabihf/release/hostrt-firmware-example "$out/fw.defmt" || true
     cat "$out/fw.qemu"
     echo "firmware: run failed"
     exit 1
 }
-cargo xtask defmt examples/firmware/target/thumbv7em-none-eabihf/debug/hostrt-firmware-example \
+cargo xtask defmt examples/firmware/target/thumbv7em-none-eabihf/release/hostrt-firmware-example \
     "$out/fw.defmt" >"$out/fw.out" 2>"$out/fw.err"
 (
     cd examples/firmware
@@ -38,7 +38,7 @@ sed -n 's/^hostrt: error: //p' "$out/host.err" >"$out/host.diag"
 grep -v '^arena:\|^stack:' "$out/fw.err" | diff -u "$out/host.diag" -
 # The digits model: weights and test images in flash (Program::load_static), predictions
 # and accuracy compared with the host's.
-firmware_cargo examples/firmware run -q --bin digits >"$out/digits.fw" 2>"$out/digits.err" || {
+firmware_cargo examples/firmware run -q --release --bin digits >"$out/digits.fw" 2>"$out/digits.err" || {
     cat "$out/digits.fw" "$out/digits.err"
     echo "firmware: the digits model failed"
     exit 1

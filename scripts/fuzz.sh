@@ -58,14 +58,47 @@ cp import/tests/models/*.tflite "$corpus/tflite_import/"
 cp import/tests/models/onnx/*.onnx "$corpus/onnx_import/"
 # -a: with debug assertions, so that a wrong load-time type proof panics instead of reading a
 # value as the wrong type (docs/execution.md, "Types checked at load").
-for t in "${targets[@]}"; do
-    echo "==> fuzzing $t for ${secs}s"
-    log=$(mktemp)
-    if ! (cd fuzz && cargo +nightly fuzz run -O -a "$t" "$corpus/$t" -- -max_total_time="$secs" -print_final_stats=1) >"$log" 2>&1; then
-        tail -40 "$log"
-        echo "fuzz: $t failed (artifact in fuzz/artifacts/$t)"
+# Built first (cargo-fuzz's flags: optimised, debug assertions, AddressSanitizer), then run as
+# plain libFuzzer binaries, HOSTRT_FUZZ_JOBS at a time (default: one per core; each run is one
+# process on one core).
+if [ $# -eq 0 ]; then
+    (cd fuzz && cargo +nightly fuzz build -O -a)
+else
+    for t in "${targets[@]}"; do (cd fuzz && cargo +nightly fuzz build -O -a "$t"); done
+fi
+bin=fuzz/target/$(rustc -vV | sed -n 's/^host: //p')/release
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+# run_target T: fuzzes T for $secs seconds; its output goes to $logs/T.
+run_target() {
+    mkdir -p "fuzz/artifacts/$1"
+    "$bin/$1" -artifact_prefix="fuzz/artifacts/$1/" -max_total_time="$secs" -print_final_stats=1 \
+        "$corpus/$1" >"$logs/$1" 2>&1
+}
+# report T STATUS: prints T's statistics, or the end of its log and fails.
+report() {
+    echo "==> fuzzed $1 for ${secs}s"
+    if [ "$2" -ne 0 ]; then
+        tail -40 "$logs/$1"
+        echo "fuzz: $1 failed (artifact in fuzz/artifacts/$1)"
         exit 1
     fi
-    grep -E "^(stat::number_of_executed_units|stat::average_exec_per_sec|Done)" "$log" || true
-    rm -f "$log"
+    grep -E "^(stat::number_of_executed_units|stat::average_exec_per_sec|Done)" "$logs/$1" || true
+}
+jobs=${HOSTRT_FUZZ_JOBS:-$(nproc)}
+running=()
+for t in "${targets[@]}"; do
+    run_target "$t" &
+    running+=("$t:$!")
+    if [ ${#running[@]} -ge "$jobs" ]; then
+        rc=0
+        wait "${running[0]#*:}" || rc=$?
+        report "${running[0]%%:*}" "$rc"
+        running=("${running[@]:1}")
+    fi
+done
+for r in "${running[@]}"; do
+    rc=0
+    wait "${r#*:}" || rc=$?
+    report "${r%%:*}" "$rc"
 done

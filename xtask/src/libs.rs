@@ -5,7 +5,9 @@
 //! unmangled of ours is exported, and what the archive leaves undefined comes from the
 //! platform (libc, libm, libdl, liblog, the unwinder and the compiler runtime). Then the size
 //! a linker keeps of it for the example app, on the aarch64 Linux proxy with
-//! `--gc-sections`. A target rustup cannot install is skipped with a message.
+//! `--gc-sections`. A target rustup cannot install is skipped with a message. Phone targets
+//! named on the command line (`cargo xtask libs aarch64-apple-ios ...`) are the only ones
+//! built; none named, all of them.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -235,13 +237,17 @@ fn cargo_build(root: &Path, target: &str, env: &[(&str, &str)]) -> Result<PathBu
     Ok(lib)
 }
 
-/// Builds and checks every phone archive; then the linked size on the aarch64 Linux proxy.
-pub fn run(root: &Path) -> Result<bool, String> {
+/// Builds and checks the phone archives of `only` (every one when empty); then the linked size
+/// on the aarch64 Linux proxy. A name that is not a phone target is an error.
+pub fn run(root: &Path, only: &[String]) -> Result<bool, String> {
+    if let Some(other) = only.iter().find(|t| !TARGETS.contains(&t.as_str())) {
+        return Err(format!("{other} is not a phone target; they are {}", TARGETS.join(", ")));
+    }
     let api = api(root)?;
     let libc = libc_names();
     let have = installed();
     let mut ok = true;
-    for target in TARGETS {
+    for target in TARGETS.into_iter().filter(|t| only.is_empty() || only.iter().any(|o| o == t)) {
         if !have.contains(target) {
             println!("{target}: skipped (rustup target not installed; scripts/setup.sh installs it)");
             continue;

@@ -431,14 +431,14 @@ fn main() -> ExitCode {
             let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .parent()
                 .unwrap_or(std::path::Path::new("."));
-            exit("libs", libs::run(root))
+            exit("libs", libs::run(root, &args))
         }
         Some("defmt") => exit("defmt", defmt::run(&args).map(|()| true)),
         Some("mcu") => exit("mcu", mcu::run(&args).map(|()| true)),
         Some("size") => exit("size", run()),
         _ => {
             eprintln!(
-                "usage: cargo xtask size [--update-baseline] | cargo xtask libs | cargo xtask defmt ELF [FRAMES] | cargo xtask mcu MODEL.(tflite|onnx) --input X.npy [--board mps2-an386] [--output-dir DIR]"
+                "usage: cargo xtask size [--update-baseline] | cargo xtask libs [TARGET...] | cargo xtask defmt ELF [FRAMES] | cargo xtask mcu MODEL.(tflite|onnx) --input X.npy [--board mps2-an386] [--output-dir DIR]"
             );
             ExitCode::FAILURE
         }
