@@ -21,3 +21,4 @@ cargo +nightly miri test -q -p hostrt-core --test executor --target-dir target/m
 # cancellation (docs/execution.md, "Scalar registers").
 cargo +nightly miri test -q -p hostrt-core --test scalar_registers --target-dir target/miri -- \
     scalar_programs_compute a_cancelled_request the_load_plans functions_sharing scalar_kernels_on_async
+echo "miri: $SECONDS s"

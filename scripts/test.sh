@@ -4,8 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Steps run fast to slow: format and lints, the workspace's tests, the command line and
-# conformance, model checks, then cross builds and QEMU, phone libraries, fuzzing and Miri
-# (which runs in the background from the no_std builds on).
+# conformance, then cross builds and QEMU, phone libraries and fuzzing, while the loom model
+# checks and Miri run in the background from the no_std builds on.
 # Each prints its name when it starts and its time when it ends; a table of steps and times
 # ends the run (also when a step fails, which it names).
 step_names=()
@@ -28,8 +28,8 @@ step() {
 }
 summary() {
     local rc=$?
-    # A run stopped early stops the background Miri too.
-    if [ -n "${miri_pid:-}" ]; then kill -- "-$miri_pid" 2>/dev/null || true; fi
+    # A run stopped early stops the background steps too.
+    if [ -n "${background_pid:-}" ]; then kill -- "-$background_pid" 2>/dev/null || true; fi
     if [ -n "$current" ]; then
         if [ "$rc" -ne 0 ]; then current="$current (FAILED)"; fi
         end_step
@@ -117,20 +117,26 @@ else
     echo "skipped: $conf not found"
 fi
 
-step "loom model checks"
-RUSTFLAGS="--cfg loom" cargo test -q -p hostrt-core-loom --release --target-dir target/loom
-done_with target/loom
-
 step "benchmarks (one quick pass each, checking they run)"
 cargo test -q --workspace --benches
 
-# Miri (scripts/miri.sh) interprets on one core, in a build directory of its own: it runs in
-# the background from here, alongside the firmware and QEMU steps (which leave a core idle
-# while QEMU runs), in a process group of its own; the last step waits for it and prints
-# its output.
-miri_started=$SECONDS
-setsid bash scripts/miri.sh >target/miri.log 2>&1 &
-miri_pid=$!
+# The loom model checks, then Miri (scripts/miri.sh), run in the background from here,
+# alongside the firmware and QEMU steps, which leave a core idle while QEMU runs: each builds
+# in a directory no other step uses (target/loom; target/miri with the nightly toolchain).
+# They run in a process group of their own; the last step waits for them and prints their
+# output.
+background_started=$SECONDS
+setsid bash -c '
+    set -euo pipefail
+    echo "==> loom model checks"
+    RUSTFLAGS="--cfg loom" cargo test -q -p hostrt-core-loom --release --target-dir target/loom
+    echo "loom model checks: $SECONDS s"
+    if [ -n "${CI:-}" ]; then rm -rf target/loom; fi
+    echo "==> Miri (scripts/miri.sh)"
+    bash scripts/miri.sh
+    echo "loom and Miri: $SECONDS s"
+' >target/background.log 2>&1 &
+background_pid=$!
 
 step "no_std builds of hostrt-core and hostrt-dsp with its kernels (no alloc, no global allocator): $HOSTRT_NOSTD_TARGETS"
 for t in $HOSTRT_NOSTD_TARGETS; do
@@ -202,10 +208,10 @@ else
     echo "skipped: needs a nightly toolchain and cargo-fuzz"
 fi
 
-step "Miri (undefined-behaviour check of the core's unit tests and of programs run by the executor; started before the no_std builds)"
-miri_rc=0
-wait "$miri_pid" || miri_rc=$?
-miri_pid=""
-cat target/miri.log
-echo "Miri ran for $((SECONDS - miri_started)) s, alongside the steps since the no_std builds"
-[ "$miri_rc" -eq 0 ]
+step "loom model checks, then Miri (undefined-behaviour check of the core's unit tests and of programs run by the executor), in the background since the no_std builds"
+background_rc=0
+wait "$background_pid" || background_rc=$?
+background_pid=""
+cat target/background.log
+echo "waited for them $((SECONDS - started)) s at the end, $((SECONDS - background_started)) s after their start"
+[ "$background_rc" -eq 0 ]
