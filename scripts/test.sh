@@ -4,8 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Steps run fast to slow: format and lints, the workspace's tests, the command line and
-# conformance, then cross builds, QEMU and phone libraries, while the loom model checks, Miri
-# and the fuzz smoke run in the background from the no_std builds on.
+# conformance, then cross builds and QEMU, phone libraries and fuzzing, while the loom model
+# checks and Miri run in the background from the no_std builds on.
 # Each prints its name when it starts and its time when it ends; a table of steps and times
 # ends the run (also when a step fails, which it names).
 step_names=()
@@ -120,10 +120,9 @@ fi
 step "benchmarks (one quick pass each, checking they run)"
 cargo test -q --workspace --benches
 
-# The loom model checks, Miri (scripts/miri.sh) and the fuzz smoke run one after the other in
-# the background from here, alongside the firmware, QEMU and phone steps, which leave a core
-# idle while QEMU runs: each builds in a directory no other step uses (target/loom; with the
-# nightly toolchain, target/miri and fuzz/target).
+# The loom model checks, then Miri (scripts/miri.sh), run in the background from here,
+# alongside the firmware and QEMU steps, which leave a core idle while QEMU runs: each builds
+# in a directory no other step uses (target/loom; target/miri with the nightly toolchain).
 # They run in a process group of their own; the last step waits for them and prints their
 # output.
 background_started=$SECONDS
@@ -135,16 +134,7 @@ setsid bash -c '
     if [ -n "${CI:-}" ]; then rm -rf target/loom; fi
     echo "==> Miri (scripts/miri.sh)"
     bash scripts/miri.sh
-    echo "==> fuzz smoke (5 s per target; the long runs are scripts/fuzz.sh)"
-    if cargo +nightly --version >/dev/null 2>&1 && command -v cargo-fuzz >/dev/null 2>&1; then
-        cargo fmt --manifest-path fuzz/Cargo.toml -- --check
-        t=$SECONDS
-        bash scripts/fuzz.sh 5
-        echo "fuzz smoke: $((SECONDS - t)) s"
-    else
-        echo "skipped: needs a nightly toolchain and cargo-fuzz"
-    fi
-    echo "loom, Miri and the fuzz smoke: $SECONDS s"
+    echo "loom and Miri: $SECONDS s"
 ' >target/background.log 2>&1 &
 background_pid=$!
 
@@ -210,7 +200,15 @@ else
 fi
 done_with target/phone target/aarch64-linux-android
 
-step "loom model checks, Miri (undefined-behaviour check of the core's unit tests and of programs run by the executor) and fuzz smoke, in the background since the no_std builds"
+step "fuzz smoke (5 s per target; the long runs are scripts/fuzz.sh)"
+if cargo +nightly --version >/dev/null 2>&1 && command -v cargo-fuzz >/dev/null 2>&1; then
+    cargo fmt --manifest-path fuzz/Cargo.toml -- --check
+    bash scripts/fuzz.sh 5
+else
+    echo "skipped: needs a nightly toolchain and cargo-fuzz"
+fi
+
+step "loom model checks, then Miri (undefined-behaviour check of the core's unit tests and of programs run by the executor), in the background since the no_std builds"
 background_rc=0
 wait "$background_pid" || background_rc=$?
 background_pid=""
