@@ -86,19 +86,17 @@ report() {
     grep -E "^(stat::number_of_executed_units|stat::average_exec_per_sec|Done)" "$logs/$1" || true
 }
 jobs=${HOSTRT_FUZZ_JOBS:-$(nproc)}
-running=()
+running=() # "TARGET:PID" of the runs started and not yet reported, oldest first
+# finish_oldest: waits for the oldest run and reports it.
+finish_oldest() {
+    local rc=0
+    wait "${running[0]#*:}" || rc=$?
+    report "${running[0]%%:*}" "$rc"
+    running=("${running[@]:1}")
+}
 for t in "${targets[@]}"; do
     run_target "$t" &
     running+=("$t:$!")
-    if [ ${#running[@]} -ge "$jobs" ]; then
-        rc=0
-        wait "${running[0]#*:}" || rc=$?
-        report "${running[0]%%:*}" "$rc"
-        running=("${running[@]:1}")
-    fi
+    if [ ${#running[@]} -ge "$jobs" ]; then finish_oldest; fi
 done
-for r in "${running[@]}"; do
-    rc=0
-    wait "${r#*:}" || rc=$?
-    report "${r%%:*}" "$rc"
-done
+while [ ${#running[@]} -gt 0 ]; do finish_oldest; done

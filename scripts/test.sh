@@ -126,12 +126,13 @@ cargo test -q --workspace --benches
 # They run in a process group of their own; the last step waits for them and prints their
 # output.
 background_started=$SECONDS
+export -f done_with
 setsid bash -c '
     set -euo pipefail
     echo "==> loom model checks"
     RUSTFLAGS="--cfg loom" cargo test -q -p hostrt-core-loom --release --target-dir target/loom
     echo "loom model checks: $SECONDS s"
-    if [ -n "${CI:-}" ]; then rm -rf target/loom; fi
+    done_with target/loom
     echo "==> Miri (scripts/miri.sh)"
     bash scripts/miri.sh
     echo "loom and Miri: $SECONDS s"
