@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Builds the small ONNX models import/tests/onnx_models.rs checks (a CNN, an attention
-block, a 2-layer transformer encoder, an upsampling decoder, a token-id model, a CNN in QOperator form, dynamically quantized models), with their inputs and
+block, a 2-layer transformer encoder, an upsampling decoder, a token-id model, a CNN in QOperator form, dynamically quantized models, PyTorch's padding layers), with their inputs and
 onnxruntime's outputs as goldens (import/tests/models/onnx/). Needs `onnx`, `onnxruntime`
 and `numpy` from the package registry:
 
@@ -176,10 +176,13 @@ def int8_input():
     print(f"int8_input: {os.path.getsize(path)} bytes")
 
 
-def qdq(name, calibration_shape, activation):
+def qdq(name, calibration_shape, activation, unfused=False):
     """The float model `name` quantized by onnxruntime's static quantizer to QDQ form: int8
     per-channel weights, `activation` (QUInt8, onnxruntime's default, or QInt8) activations,
-    calibrated on 16 random inputs. The golden is onnxruntime's output of the QDQ model."""
+    calibrated on 16 random inputs. The golden is onnxruntime's output of the QDQ model;
+    with `unfused`, with its graph optimizations off: each operator between its Dequantize
+    and Quantize as ONNX defines it, where onnxruntime's fused int8 kernels (QLinear*) round
+    otherwise (the padded model: up to 7 output steps apart)."""
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
     class Reader(CalibrationDataReader):
@@ -194,7 +197,10 @@ def qdq(name, calibration_shape, activation):
     quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=getattr(QuantType, activation), weight_type=QuantType.QInt8)
     x = rng.standard_normal(calibration_shape).astype(np.float32)
-    y = ort.InferenceSession(dst, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    options = ort.SessionOptions()
+    if unfused:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    y = ort.InferenceSession(dst, options, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     np.save(os.path.join(OUT, f"{name}_qdq_{suffix}.input.npy"), x)
     np.save(os.path.join(OUT, f"{name}_qdq_{suffix}.output.npy"), y)
     print(f"{name}_qdq_{suffix}: {os.path.getsize(dst)} bytes, output {y.shape}")
@@ -384,6 +390,32 @@ def dynamic(name, weight_type):
     print(f"{name}_dyn_{suffix}: {os.path.getsize(dst)} bytes, output {y.shape}")
 
 
+def padded():
+    """What PyTorch exports for its padding layers: ReflectionPad2d, ReplicationPad2d and
+    circular padding (Pad in modes reflect, edge and wrap), and AvgPool2d's default
+    count_include_pad=True over explicit pads, with ceil_mode."""
+    n = helper.make_node
+    nodes = [
+        n("Pad", ["x", "p1"], ["xp"], mode="reflect"),
+        n("Conv", ["xp", "c1.w", "c1.b"], ["c1"], kernel_shape=[3, 3]),
+        n("Relu", ["c1"], ["r1"]),
+        n("Pad", ["r1", "p2"], ["rp"], mode="edge"),
+        n("AveragePool", ["rp"], ["ap"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+          count_include_pad=1, ceil_mode=1),
+        n("Pad", ["ap", "p3"], ["wp"], mode="wrap"),
+        n("Conv", ["wp", "c2.w", "c2.b"], ["c2"], kernel_shape=[3, 3]),
+        n("GlobalAveragePool", ["c2"], ["gap"]),
+        n("Flatten", ["gap"], ["flat"]),
+        n("Gemm", ["flat", "fc.w", "fc.b"], ["y"], transB=1),
+    ]
+    inits = [
+        i64("p1", [0, 0, 2, 1, 0, 0, 1, 2]), w("c1.w", 8, 3, 3, 3), w("c1.b", 8),
+        i64("p2", [0, 0, 1, 0, 0, 0, 2, 1]), i64("p3", [0, 0, 1, 1, 0, 0, 1, 1]),
+        w("c2.w", 8, 8, 3, 3), w("c2.b", 8), w("fc.w", 5, 8), w("fc.b", 5),
+    ]
+    save("padded", nodes, inits, [1, 3, 12, 12], [1, 5], 19)
+
+
 if __name__ == "__main__":
     if os.environ.get("HOSTRT_MODELS_OUT"):
         bench_models(os.environ["HOSTRT_MODELS_OUT"])
@@ -400,3 +432,5 @@ if __name__ == "__main__":
     qlinear()
     dynamic("cnn_small", "QUInt8")
     dynamic("transformer_encoder", "QInt8")
+    padded()
+    qdq("padded", [1, 3, 12, 12], "QInt8", unfused=True)

@@ -50,6 +50,7 @@ mod math;
 mod matmul;
 mod movement;
 mod normalization;
+mod pad;
 pub mod panels;
 mod pool;
 mod quantize;
@@ -158,6 +159,7 @@ kernels! {
     CONSTANT = "nn.constant" => activation_arena::constant,
     COPY = "nn.copy" => movement::copy,
     FILL = "nn.fill" => movement::fill,
+    PAD_BORDER = "nn.pad_border" => pad::pad_border,
     SPACE_TO_BATCH_ND = "nn.space_to_batch_nd" => batch_space::space_to_batch_nd,
     BATCH_TO_SPACE_ND = "nn.batch_to_space_nd" => batch_space::batch_to_space_nd,
     CONV_2D_I8 = "nn.conv_2d.i8" => conv::conv_2d_i8,

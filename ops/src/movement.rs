@@ -12,16 +12,23 @@
 //! - `nn.fill {output, value}`: `output` is `[byte offset, elements]`; every element becomes
 //!   `value`, a one-element dense attribute.
 
+use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 
 use crate::activation_arena::{split, with_arena};
 use crate::attrs::{Attrs, invalid};
 
-const RANK: usize = 6;
+/// Axes of a strided copy or padding (leading ones of count 1 where a tensor has fewer).
+pub(crate) const RANK: usize = 6;
 
 /// The byte span `[start, end)` that `dims` with element `strides` of `size` bytes touch
 /// from byte `offset`, or `None` when it overflows or starts before 0.
-fn span(offset: i32, dims: &[usize; RANK], strides: &[i32], size: usize) -> Option<(usize, usize)> {
+pub(crate) fn span(
+    offset: i32,
+    dims: &[usize; RANK],
+    strides: &[i32],
+    size: usize,
+) -> Option<(usize, usize)> {
     let (mut lo, mut hi) = (0i64, 0i64);
     for (&d, &s) in dims.iter().zip(strides) {
         let reach = i64::try_from(d).ok()?.checked_sub(1)?.checked_mul(i64::from(s))?;
@@ -37,6 +44,14 @@ fn span(offset: i32, dims: &[usize; RANK], strides: &[i32], size: usize) -> Opti
     Some((usize::try_from(start).ok()?, usize::try_from(end).ok()?))
 }
 
+/// A `size` attribute's element bytes: 1, 2, 4 or 8.
+pub(crate) fn element_size(kernel: &str, size: i32) -> Result<usize, Diagnostic> {
+    match size {
+        1 | 2 | 4 | 8 => Ok(size as usize),
+        s => Err(invalid(kernel, format_args!("element size {} is not 1, 2, 4 or 8", s))),
+    }
+}
+
 /// `nn.copy`.
 pub(crate) fn copy(frame: &KernelFrame<'_>) {
     const K: &str = "nn.copy";
@@ -45,11 +60,7 @@ pub(crate) fn copy(frame: &KernelFrame<'_>) {
         let dims_attr = a.ints(0, "dims", Some(RANK))?;
         let input = a.ints(1, "input", Some(RANK + 1))?;
         let output = a.ints(2, "output", Some(RANK + 1))?;
-        let size = a.ints(3, "size", Some(1))?[0];
-        let size = match size {
-            1 | 2 | 4 | 8 => size as usize,
-            s => return Err(invalid(K, format_args!("element size {} is not 1, 2, 4 or 8", s))),
-        };
+        let size = element_size(K, a.ints(3, "size", Some(1))?[0])?;
         let mut dims = [0usize; RANK];
         for (d, &v) in dims.iter_mut().zip(dims_attr) {
             *d = usize::try_from(v)
@@ -187,20 +198,23 @@ fn copy_as<const N: usize>(src: &[u8], out: &mut [u8], axes: [Axis; RANK], (ib, 
                 }
             }
         }
-        // Next index over the outer axes, the last fastest.
-        let mut k = outer.len();
-        loop {
-            if k == 0 {
-                return;
-            }
-            k -= 1;
-            idx[k] += 1;
-            if idx[k] < outer[k].count {
-                break;
-            }
-            idx[k] = 0;
+        if !advance(&mut idx[..outer.len()], |k| outer[k].count) {
+            return;
         }
     }
+}
+
+/// Steps `idx` to the next index over axes of `count(k)` values, the last fastest, as an
+/// odometer: false once it has passed the last.
+pub(crate) fn advance(idx: &mut [usize], count: impl Fn(usize) -> usize) -> bool {
+    for k in (0..idx.len()).rev() {
+        idx[k] += 1;
+        if idx[k] < count(k) {
+            return true;
+        }
+        idx[k] = 0;
+    }
+    false
 }
 
 /// How [`copy_as`] copies its two innermost axes at a time, if it does.

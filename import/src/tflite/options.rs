@@ -26,6 +26,7 @@ pub mod kind {
     pub const UNIDIRECTIONAL_SEQUENCE_LSTM: u8 = 71;
     pub const RESIZE_NEAREST_NEIGHBOR: u8 = 74;
     pub const LEAKY_RELU: u8 = 75;
+    pub const MIRROR_PAD: u8 = 77;
     pub const SQUARED_DIFFERENCE: u8 = 76;
     pub const BATCH_MATMUL: u8 = 101;
     pub const LRN: u8 = 13;
@@ -120,4 +121,7 @@ pub mod ext {
     /// LOCAL_RESPONSE_NORMALIZATION: the radius above the channel when it differs from the
     /// one below (ONNX's even sizes).
     pub const RADIUS_HI: u16 = 214;
+    /// MIRROR_PAD: a rule TensorFlow Lite's modes lack (2: the edge value repeated, 3: the
+    /// other end's values; ONNX's `edge` and `wrap`), and no limit on the pads' length.
+    pub const PAD_MODE: u16 = 215;
 }

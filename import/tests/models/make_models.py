@@ -174,6 +174,17 @@ def padv2():
     return keras.Model(x, L.Lambda(lambda t: tf.pad(t, [[0, 0], [1, 2], [2, 0], [0, 1]], constant_values=0.5))(h))
 
 
+def mirror_pad():
+    """MIRROR_PAD in both of TensorFlow's modes (REFLECT, which does not repeat the edge,
+    and SYMMETRIC, which does), over rows, columns and channels, up to the longest pads
+    each mode allows."""
+    x = keras.Input((5, 6, 3))
+    h = L.Conv2D(4, 1)(x)
+    r = L.Lambda(lambda t: tf.pad(t, [[0, 0], [2, 1], [1, 3], [0, 0]], mode="REFLECT"))(h)
+    s = L.Lambda(lambda t: tf.pad(t, [[0, 0], [1, 2], [3, 1], [1, 4]], mode="SYMMETRIC"))(h)
+    return keras.Model(x, L.Conv2D(3, 1)(L.Concatenate(axis=-1)([r, s])))
+
+
 def space_batch_2d():
     """SPACE_TO_BATCH_ND (block 2x3, paddings 1+2 rows and 2+0 columns: [1, 5, 4, 3] ->
     [6, 4, 2, 3]), a 1x1 convolution over the six batches, BATCH_TO_SPACE_ND with another
@@ -502,6 +513,7 @@ MODELS = {
     "slice_concat": (slice_concat, True, True),
     "split_pack": (split_pack, True, True),
     "padv2": (padv2, True, True),
+    "mirror_pad": (mirror_pad, True, True),
     "space_batch_2d": (space_batch_2d, True, True),
     "space_batch_1d": (space_batch_1d, True, True),
     "sub_broadcast": (sub_broadcast, True, True),

@@ -28,6 +28,23 @@ pub(super) struct Axis {
     pub dilation: usize,
 }
 
+/// `[top, bottom, left, right]`: a pool's explicit pads, or the ones `auto_pad` gives its
+/// windows `win` (`(output size, pad before)` per axis; `window` has checked the pads).
+fn pool_pads(n: &Node, axes: &[Axis; 2], win: &[(usize, usize)]) -> Result<[i64; 4], String> {
+    let auto = n.string("auto_pad", "NOTSET")?;
+    let explicit = if auto == "NOTSET" || auto.is_empty() { n.ints("pads")? } else { None };
+    let mut pads = [0i64; 4];
+    for (k, (a, &(o, before))) in axes.iter().zip(win).enumerate() {
+        let after = match &explicit {
+            Some(p) => p[k + 2] as usize,
+            None => (o.saturating_sub(1) * a.stride + a.filter).saturating_sub(a.input + before),
+        };
+        pads[2 * k] = before as i64;
+        pads[2 * k + 1] = after as i64;
+    }
+    Ok(pads)
+}
+
 /// The output size and top/left pad of each spatial axis (ONNX's rules for `auto_pad`,
 /// `pads` and `ceil_mode`).
 pub(super) fn window(n: &Node, axes: &[Axis], ceil: bool) -> Result<Vec<(usize, usize)>, String> {
@@ -450,12 +467,6 @@ impl Converter {
         if spatial(n, "dilations", 2, 1)? != [1, 1] {
             return Err("dilated pooling is not supported".into());
         }
-        if !max
-            && n.int("count_include_pad", 0)? != 0
-            && n.ints("pads")?.is_some_and(|p| p.iter().any(|&v| v != 0))
-        {
-            return Err("count_include_pad with pads is not supported".into());
-        }
         if max && n.int("storage_order", 0)? != 0 {
             return Err("storage_order 1 is not supported".into());
         }
@@ -463,7 +474,17 @@ impl Converter {
             Axis { input: x.shape[2], filter: k[0], stride: strides[0], dilation: 1 },
             Axis { input: x.shape[3], filter: k[1], stride: strides[1], dilation: 1 },
         ];
-        let win = window(n, &axes, n.int("ceil_mode", 0)? != 0)?;
+        let mut win = window(n, &axes, n.int("ceil_mode", 0)? != 0)?;
+        let mut x = x;
+        if !max && n.int("count_include_pad", 0)? != 0 {
+            // The pads count as zeros: padded first, then averaged over each window's part
+            // inside the padded image (a ceil_mode window past the end pad counts less).
+            let pads = pool_pads(n, &axes, &win)?;
+            if pads.iter().any(|&p| p > 0) {
+                x = self.pool_padded(n, &x, pads);
+                win.iter_mut().for_each(|w| w.1 = 0);
+            }
+        }
         let out = self.new_rt(
             &Self::out_name(n),
             x.elem,
@@ -482,6 +503,28 @@ impl Converter {
         self.emit(if max { 17 } else { 1 }, kind::POOL_2D, fields, vec![x.t], vec![out.t]);
         self.set(n, 0, out);
         Ok(())
+    }
+
+    /// `x` (NHWC-stored NCHW) padded by `[top, bottom, left, right]` with zeros (an int8
+    /// tensor's zero point), for an AveragePool with `count_include_pad`.
+    fn pool_padded(&mut self, n: &Node, x: &Rt, pads: [i64; 4]) -> Rt {
+        let name = format!("{}:padded", Self::out_name(n));
+        let [top, bottom, left, right] = pads;
+        let p = self.i32_tensor(&format!("{name}:pads"), &[0, 0, top, bottom, left, right, 0, 0]);
+        self.out.tensors[p].shape = vec![4, 2];
+        let dims = vec![
+            x.shape[0],
+            x.shape[1],
+            x.shape[2] + (top + bottom) as usize,
+            x.shape[3] + (left + right) as usize,
+        ];
+        let out = self.new_rt(&name, x.elem, dims, Layout::Nhwc);
+        self.out.tensors[out.t].quant = self.out.tensors[x.t].quant.clone();
+        if self.from_u8.contains(&x.t) {
+            self.from_u8.insert(out.t);
+        }
+        self.emit(34, 0, vec![], vec![x.t, p], vec![out.t]);
+        out
     }
 
     /// GlobalAveragePool (`code` MEAN) and GlobalMaxPool (REDUCE_MAX): over H and W of the

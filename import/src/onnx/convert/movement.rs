@@ -5,7 +5,7 @@
 use super::super::model::{Node, Tensor, checked_elements};
 use super::fold::{axes_of, permuted};
 use super::{Attrs, Converter, Layout, Rt, TO_NCHW, TO_NHWC, Val, axis};
-use crate::tflite::options::kind;
+use crate::tflite::options::{ext, kind};
 
 /// Reshape's output shape: `0` copies the input's dim (unless `allowzero`), one `-1` is
 /// inferred.
@@ -343,9 +343,18 @@ impl Converter {
     pub(super) fn pad(&mut self, n: &Node) -> Result<(), String> {
         let x = self.rt(n, 0)?;
         let mode = n.string("mode", "constant")?;
-        if mode != "constant" {
-            return Err(format!("pad mode '{mode}' is not supported (only constant)"));
-        }
+        // The other modes take their values from the input (MIRROR_PAD's kernel).
+        let rule = match mode.as_str() {
+            "constant" => None,
+            "reflect" => Some(0),
+            "edge" => Some(2),
+            "wrap" => Some(3),
+            m => {
+                return Err(format!(
+                    "pad mode '{m}' is not supported (constant, reflect, edge and wrap are)"
+                ));
+            }
+        };
         let r = x.shape.len();
         let (pads, value) = if self.opset < 11 {
             let p = n.ints("pads")?.or(n.ints("paddings")?).ok_or("Pad needs pads")?;
@@ -390,6 +399,12 @@ impl Converter {
         let flat: Vec<i64> = stored.iter().flat_map(|&(b, e)| [b, e]).collect();
         let p = self.i32_tensor(&format!("{name}:pads"), &flat);
         self.out.tensors[p].shape = vec![r, 2];
+        if let Some(rule) = rule {
+            let out = self.new_rt(&name, x.elem, dims, x.layout);
+            self.emit(100, kind::MIRROR_PAD, vec![(ext::PAD_MODE, rule as f64)], vec![x.t, p], vec![out.t]);
+            self.set(n, 0, out);
+            return Ok(());
+        }
         let v = self.tensor(&format!("{name}:value"), x.elem, vec![], Some(value.data));
         let out = self.new_rt(&name, x.elem, dims, x.layout);
         self.emit(60, 0, vec![], vec![x.t, p, v], vec![out.t]);

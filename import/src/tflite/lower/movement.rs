@@ -9,7 +9,7 @@ use hostrt_compiler::ast::Attr;
 
 use super::super::model::OpInfo;
 use super::super::ops::ElemType;
-use super::super::options::{Options, kind};
+use super::super::options::{Options, ext, kind};
 use super::{AttrSpec, Lowerer, dense, int, ints};
 
 /// The most dims a copy has once unit dims are dropped and contiguous ones merged.
@@ -414,12 +414,12 @@ impl Lowerer<'_, '_> {
         }
     }
 
-    /// PAD and PADV2: the output filled with the pad value, then the input copied inside.
-    pub(super) fn pad(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
-        let (x, p, out) = (self.input(op, 0)?, self.input(op, 1)?, self.output(op)?);
+    /// The `[before, after]` pads of each axis from PAD's, PADV2's or MIRROR_PAD's second
+    /// input, checked against the input's and the output's shapes.
+    fn paddings(&self, x: usize, p: usize, out: usize) -> Result<Vec<i64>, String> {
         self.same_kind(x, out)?;
         let pads = self.int_constant(p, "paddings")?;
-        let (xs, os) = (self.t(x).shape.clone(), self.t(out).shape.clone());
+        let (xs, os) = (&self.t(x).shape, &self.t(out).shape);
         if pads.len() != 2 * xs.len() || os.len() != xs.len() {
             return Err(format!("paddings {pads:?} do not match input {xs:?}"));
         }
@@ -429,6 +429,14 @@ impl Lowerer<'_, '_> {
                 return Err(format!("padding {b}+{a} of axis {k} does not take {xs:?} to {os:?}"));
             }
         }
+        Ok(pads)
+    }
+
+    /// PAD and PADV2: the output filled with the pad value, then the input copied inside.
+    pub(super) fn pad(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
+        let (x, p, out) = (self.input(op, 0)?, self.input(op, 1)?, self.output(op)?);
+        let pads = self.paddings(x, p, out)?;
+        let (xs, os) = (self.t(x).shape.clone(), self.t(out).shape.clone());
         let elem = self.t(out).elem;
         let value = match op.inputs.get(2).copied().flatten() {
             Some(v) => {
@@ -456,5 +464,120 @@ impl Lowerer<'_, '_> {
         let ost = strides(&os);
         let to = (0..xs.len()).map(|k| pads[2 * k] * ost[k]).sum();
         self.copy_into(op, x, out, to, &ost)
+    }
+
+    /// MIRROR_PAD {mode} (REFLECT 0, SYMMETRIC 1; a translating importer may also ask for
+    /// the edge value repeated, 2, or the other end's values, 3): `nn.pad_border`.
+    pub(super) fn mirror_pad(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
+        let (x, p, out) = (self.input(op, 0)?, self.input(op, 1)?, self.output(op)?);
+        let pads = self.paddings(x, p, out)?;
+        let o = Options::of(op, kind::MIRROR_PAD)?;
+        let (mode, own) = match o.ext(ext::PAD_MODE) {
+            Some(m) => (m as i32, false),
+            None => (i32::from(o.i8(0)?), true),
+        };
+        let xs = self.t(x).shape.clone();
+        if !(0..=3).contains(&mode) || own && mode > 1 {
+            return Err(format!("unknown mirror pad mode {mode}"));
+        }
+        if xs.len() > RANK {
+            return Err(format!("input {xs:?} has more than {RANK} dims"));
+        }
+        for (k, &n) in xs.iter().enumerate() {
+            let (b, a) = (pads[2 * k], pads[2 * k + 1]);
+            // TensorFlow's limit: a mirror reaches at most the far edge (TensorFlow Lite's
+            // kernel clamps past it, where numpy's pad, this kernel's rule, repeats).
+            let most = n as i64 - i64::from(mode == 0);
+            if n == 0 && b + a > 0 || own && (b > most || a > most) {
+                return Err(format!("padding {b}+{a} of axis {k} reaches past the {n} values it mirrors"));
+            }
+        }
+        let lead = RANK - xs.len();
+        let fits =
+            |v: i64| i32::try_from(v).map_err(|_| "the tensor is too large for 32-bit strides".to_string());
+        let mut dims = vec![1i32; lead];
+        for &n in &xs {
+            dims.push(fits(n as i64)?);
+        }
+        let mut padded = vec![0i32; 2 * lead];
+        for &v in &pads {
+            padded.push(fits(v)?);
+        }
+        let widen = |s: Vec<i64>| -> Result<Vec<i32>, String> {
+            std::iter::repeat_n(Ok(0), lead).chain(s.into_iter().map(fits)).collect()
+        };
+        let (is, os) = (widen(strides(&xs))?, widen(strides(&self.t(out).shape))?);
+        let size = self.t(x).elem.size() as i32;
+        let loc = self.loc(op);
+        let src = self.read(x, &loc);
+        let dst = self.arena(out);
+        let attrs = vec![
+            ("dims", AttrSpec::Value(ints(&dims))),
+            ("input", AttrSpec::Strided { tensor: src, start: 0, strides: is }),
+            ("mode", AttrSpec::Value(ints(&[mode]))),
+            ("output", AttrSpec::Strided { tensor: dst, start: 0, strides: os }),
+            ("pads", AttrSpec::Value(ints(&padded))),
+            ("size", AttrSpec::Value(ints(&[size]))),
+        ];
+        self.push(op, "nn.pad_border", dst, attrs);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hostrt_compiler::ast::Op;
+
+    use super::super::super::model::Graph;
+    use super::super::testing::{self, attr, int_at, kernel, run};
+    use super::super::{ints, lower};
+
+    const MODEL: &str = "mirror_pad_f32";
+
+    #[test]
+    fn mirror_pads_past_tensorflows_limit_are_refused() {
+        let bytes = testing::model(&format!("{MODEL}.tflite"));
+        let g = Graph::read(&bytes).expect("reads");
+        // The REFLECT pad (the first), [1, 5, 6, 4] by [[0, 0], [2, 1], [1, 3], [0, 0]]:
+        // padding 6 columns after the 6 mirrors past the far edge.
+        let at = g.ops.iter().position(|op| op.code == 100).expect("MIRROR_PAD");
+        let mut g = g.clone();
+        let (p, out) = (g.ops[at].inputs[1].expect("paddings"), g.ops[at].outputs[0]);
+        let pads: Vec<u8> = [0i32, 0, 2, 1, 1, 6, 0, 0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        g.tensors[p].data = Some(Box::leak(pads.into_boxed_slice()));
+        g.tensors[out].shape = vec![1, 8, 13, 4];
+        let e = lower(&g, Default::default()).expect_err("refused").to_string();
+        assert!(
+            e.contains("MIRROR_PAD") && e.contains("padding 1+6 of axis 2 reaches past the 6 values"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn pad_border_refuses_bad_attributes() {
+        type Mutation = (&'static str, fn(&mut Op));
+        let mutations: &[Mutation] = &[
+            ("mode 4 is not", |op| *attr(op, "mode") = ints(&[4])),
+            ("negative pad -1", |op| *attr(op, "pads") = ints(&[0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0])),
+            ("axis 4 is empty", |op| *attr(op, "dims") = ints(&[1, 1, 1, 5, 0, 4])),
+            ("element size 3", |op| *attr(op, "size") = ints(&[3])),
+            ("output strides must not be negative", |op| {
+                let at = int_at(attr(op, "output"), 0);
+                *attr(op, "output") = ints(&[at, 0, 0, 0, 320, 40, -1]);
+            }),
+            ("input strides overflow", |op| *attr(op, "input") = ints(&[0, 0, 0, 0, 24, 4, -1])),
+            ("overlaps the output", |op| {
+                let at = int_at(attr(op, "output"), 0);
+                *attr(op, "input") = ints(&[at, 0, 0, 0, 24, 4, 1]);
+            }),
+        ];
+        let imported = crate::tflite(&testing::model(&format!("{MODEL}.tflite"))).expect("imports");
+        assert!(run(&imported.module, MODEL).is_ok());
+        for (what, mutate) in mutations {
+            let mut module = imported.module.clone();
+            mutate(kernel(&mut module, "nn.pad_border"));
+            let e = run(&module, MODEL).expect_err(what);
+            assert!(e.contains("nn.pad_border") && e.contains(what), "{what}: {e}");
+        }
     }
 }
