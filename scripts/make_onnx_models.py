@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Builds the small ONNX models import/tests/onnx_models.rs checks (a CNN, an attention
-block, a 2-layer transformer encoder, an upsampling decoder, a token-id model, a CNN in QOperator form, dynamically quantized models, PyTorch's padding layers), with their inputs and
+block, a 2-layer transformer encoder, an upsampling decoder, a token-id model, a CNN in QOperator form, dynamically quantized models, PyTorch's padding layers, Resize's cubic and antialiased filters), with their inputs and
 onnxruntime's outputs as goldens (import/tests/models/onnx/). Needs `onnx`, `onnxruntime`
 and `numpy` from the package registry:
 
@@ -416,6 +416,24 @@ def padded():
     save("padded", nodes, inits, [1, 3, 12, 12], [1, 5], 19)
 
 
+def resize_filters():
+    """Resize with the filters beyond nearest and linear: cubic (a = -0.5, outside pixels
+    excluded) up to 11x13, then an antialiased linear and an antialiased cubic shrink."""
+    n = helper.make_node
+    nodes = [
+        n("Resize", ["x", "", "", "s1"], ["up"], mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1),
+        n("Resize", ["up", "", "q2"], ["down"], mode="linear", antialias=1),
+        n("Resize", ["down", "", "", "s3"], ["y"], mode="cubic", antialias=1,
+          coordinate_transformation_mode="pytorch_half_pixel"),
+    ]
+    inits = [
+        i64("s1", [1, 2, 11, 13]),
+        numpy_helper.from_array(np.array([1, 1, 0.5, 0.6], np.float32), "q2"),
+        i64("s3", [1, 2, 2, 3]),
+    ]
+    save("resize_filters", nodes, inits, [1, 2, 6, 7], [1, 2, 2, 3], 18)
+
+
 if __name__ == "__main__":
     if os.environ.get("HOSTRT_MODELS_OUT"):
         bench_models(os.environ["HOSTRT_MODELS_OUT"])
@@ -434,3 +452,4 @@ if __name__ == "__main__":
     dynamic("transformer_encoder", "QInt8")
     padded()
     qdq("padded", [1, 3, 12, 12], "QInt8", unfused=True)
+    resize_filters()

@@ -146,6 +146,11 @@ fn pytorch_padding_layers_match_onnxruntime() {
 }
 
 #[test]
+fn resize_filters_match_onnxruntime() {
+    check("resize_filters");
+}
+
+#[test]
 fn an_int8_input_dequantized_for_a_float_layer() {
     check("int8_input");
 }

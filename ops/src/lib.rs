@@ -209,6 +209,7 @@ kernels! {
     RESIZE_NEAREST = "nn.resize_nearest" => resize::resize_nearest,
     RESIZE_BILINEAR_I8 = "nn.resize_bilinear.i8" => resize::resize_bilinear_i8,
     RESIZE_BILINEAR_F32 = "nn.resize_bilinear.f32" => resize::resize_bilinear_f32,
+    RESIZE_SEPARABLE_F32 = "nn.resize_separable.f32" => resize::resize_separable_f32,
     SOFTMAX_I8 = "nn.softmax.i8" => softmax::softmax_i8,
     SOFTMAX_F32 = "nn.softmax.f32" => softmax::softmax_f32,
     QUANTIZE_F32_I8 = "nn.quantize.f32.i8" => quantize::quantize_f32_i8,

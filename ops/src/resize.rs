@@ -10,6 +10,10 @@
 //! - `nn.resize_bilinear.*`: `col_frac`, `cols`, `input`, `output`, `row_frac`, `rows`:
 //!   `cols` holds `[x0, x1]` per output column and `col_frac` its fraction (int8: in 1/1024
 //!   units, TFLite's `ResizeBilinearInteger`; float32: `x - x0`, TFLite's reference).
+//! - `nn.resize_separable.f32`: `col_weights`, `cols`, `input`, `output`, `row_weights`,
+//!   `rows`, `taps`: each output row blends `taps[0]` source rows (`rows`, `taps[0]` per
+//!   output row) with `row_weights`, each column `taps[1]` source columns likewise; ONNX's
+//!   cubic Resize and its antialiased filters, whose weights the importer computes.
 
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
@@ -18,21 +22,23 @@ use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, Region, invalid};
 
 /// Checks that `input` and `output` agree in batches and channels and that every source
-/// index of `rows`/`cols` (one or two per output row/column) lies inside the input.
+/// index of `rows`/`cols` (`per` of each: per output row, per output column) lies inside
+/// the input.
 fn check(
     a: &Attrs<'_>,
     input: &Region<4>,
     output: &Region<4>,
     rows: &[i32],
     cols: &[i32],
-    per: usize,
+    per: (usize, usize),
 ) -> Result<(), Diagnostic> {
     let (i, o) = (input.dims, output.dims);
     if i[0] != o[0] || i[3] != o[3] {
         return Err(invalid(a.kernel, format_args!("input {:?} and output {:?} differ in n or c", i, o)));
     }
     let inside = |v: &[i32], n: usize| v.iter().all(|&x| usize::try_from(x).is_ok_and(|x| x < n));
-    if rows.len() != o[1] * per || cols.len() != o[2] * per || !inside(rows, i[1]) || !inside(cols, i[2]) {
+    if rows.len() != o[1] * per.0 || cols.len() != o[2] * per.1 || !inside(rows, i[1]) || !inside(cols, i[2])
+    {
         return Err(invalid(a.kernel, format_args!("source rows or columns do not fit {:?} -> {:?}", i, o)));
     }
     Ok(())
@@ -50,7 +56,7 @@ pub(crate) fn resize_nearest(frame: &KernelFrame<'_>) {
             s @ (1 | 2 | 4 | 8) => s as usize,
             s => return Err(invalid(K, format_args!("element size {} is not 1, 2, 4 or 8", s))),
         };
-        check(&a, &input, &output, rows, cols, 1)?;
+        check(&a, &input, &output, rows, cols, (1, 1))?;
         let (inputs, out) = split(K, arena, output.offset, output.byte_len(size)?)?;
         let x = inputs.bytes(input.offset, input.byte_len(size)?)?;
         let [n, h, w, c] = input.dims;
@@ -107,7 +113,7 @@ pub(crate) fn resize_bilinear_i8(frame: &KernelFrame<'_>) {
         let (col_frac, cols) = (a.ints(0, "col_frac", None)?, a.ints(1, "cols", None)?);
         let (input, output) = (a.region::<4>(2, "input")?, a.region::<4>(3, "output")?);
         let (row_frac, rows) = (a.ints(4, "row_frac", None)?, a.ints(5, "rows", None)?);
-        check(&a, &input, &output, rows, cols, 2)?;
+        check(&a, &input, &output, rows, cols, (2, 2))?;
         let unit = |v: &[i32], n: usize| v.len() == n && v.iter().all(|f| (-1024..=2048).contains(f));
         if !unit(row_frac, output.dims[1]) || !unit(col_frac, output.dims[2]) {
             return Err(invalid(K, format_args!("fractions must be one per row/column, in -1024..=2048")));
@@ -140,7 +146,7 @@ pub(crate) fn resize_bilinear_f32(frame: &KernelFrame<'_>) {
         let (input, output) = (a.region::<4>(2, "input")?, a.region::<4>(3, "output")?);
         let rows = a.ints(5, "rows", None)?;
         let row_frac = a.floats(4, "row_frac", rows.len() / 2)?;
-        check(&a, &input, &output, rows, cols, 2)?;
+        check(&a, &input, &output, rows, cols, (2, 2))?;
         let (inputs, out) = split(K, arena, output.offset, output.byte_len(4)?)?;
         let x = inputs.f32s(input.offset, input.elements()?)?;
         let out = f32s_mut(K, out)?;
@@ -151,6 +157,51 @@ pub(crate) fn resize_bilinear_f32(frame: &KernelFrame<'_>) {
                 + x[p01] * (1.0 - fy) * fx
                 + x[p11] * fy * fx;
         });
+        Ok(())
+    })
+}
+
+/// `nn.resize_separable.f32`: `out[y][x] = Σ_i Σ_j row_weights[y][i] · col_weights[x][j] ·
+/// in[rows[y][i]][cols[x][j]]` per channel.
+pub(crate) fn resize_separable_f32(frame: &KernelFrame<'_>) {
+    const K: &str = "nn.resize_separable.f32";
+    with_arena(frame, |arena| {
+        let a = Attrs::of(frame, K, 7)?;
+        let cols = a.ints(1, "cols", None)?;
+        let (input, output) = (a.region::<4>(2, "input")?, a.region::<4>(3, "output")?);
+        let rows = a.ints(5, "rows", None)?;
+        let taps = a.ints(6, "taps", Some(2))?;
+        let (tr, tc) = match (usize::try_from(taps[0]), usize::try_from(taps[1])) {
+            (Ok(r @ 1..=64), Ok(c @ 1..=64)) => (r, c),
+            _ => return Err(invalid(K, format_args!("taps {:?} are not in 1..=64", taps))),
+        };
+        let (row_weights, col_weights) =
+            (a.floats(4, "row_weights", rows.len())?, a.floats(0, "col_weights", cols.len())?);
+        check(&a, &input, &output, rows, cols, (tr, tc))?;
+        let (inputs, out) = split(K, arena, output.offset, output.byte_len(4)?)?;
+        let x = inputs.f32s(input.offset, input.elements()?)?;
+        let out = f32s_mut(K, out)?;
+        let [n, h, w, c] = input.dims;
+        let mut o = 0;
+        for b in 0..n {
+            for (ys, wy) in rows.chunks_exact(tr).zip(row_weights.chunks_exact(tr)) {
+                for (xs, wx) in cols.chunks_exact(tc).zip(col_weights.chunks_exact(tc)) {
+                    let pixel = &mut out[o..o + c];
+                    pixel.fill(0.0);
+                    for (&yy, &fy) in ys.iter().zip(wy) {
+                        for (&xx, &fx) in xs.iter().zip(wx) {
+                            // In range: checked above.
+                            let at = ((b * h + yy as usize) * w + xx as usize) * c;
+                            let f = fy * fx;
+                            for (v, &s) in pixel.iter_mut().zip(&x[at..at + c]) {
+                                *v += f * s;
+                            }
+                        }
+                    }
+                    o += c;
+                }
+            }
+        }
         Ok(())
     })
 }

@@ -124,4 +124,10 @@ pub mod ext {
     /// MIRROR_PAD: a rule TensorFlow Lite's modes lack (2: the edge value repeated, 3: the
     /// other end's values; ONNX's `edge` and `wrap`), and no limit on the pads' length.
     pub const PAD_MODE: u16 = 215;
+    /// ONNX Resize through RESIZE_BILINEAR: 1 for the cubic filter, its coefficient `a`,
+    /// `exclude_outside` and `antialias` (each 0 or 1).
+    pub const RESIZE_CUBIC: u16 = 216;
+    pub const CUBIC_A: u16 = 217;
+    pub const EXCLUDE_OUTSIDE: u16 = 218;
+    pub const ANTIALIAS: u16 = 219;
 }

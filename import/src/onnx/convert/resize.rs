@@ -1,7 +1,8 @@
-//! Resize (and the older Upsample) of the height and width of an NCHW image, nearest or
-//! linear: RESIZE_NEAREST_NEIGHBOR or RESIZE_BILINEAR with ONNX's coordinate rule, nearest
-//! rounding and scales stated in importer-only fields, so the lowering computes each
-//! output row's and column's source as ONNX defines it (docs/onnx.md).
+//! Resize (and the older Upsample) of the height and width of an NCHW image, nearest,
+//! linear or cubic: RESIZE_NEAREST_NEIGHBOR or RESIZE_BILINEAR with ONNX's coordinate rule,
+//! nearest rounding, scales and filter (cubic, its coefficient, `exclude_outside`,
+//! `antialias`) stated in importer-only fields, so the lowering computes each output row's
+//! and column's sources and weights as ONNX defines them (docs/onnx.md).
 
 use super::super::model::Node;
 use super::{Attrs, Converter, Val};
@@ -36,17 +37,17 @@ impl Converter {
         let x = self.image(n)?;
         let old = n.op_type == "Upsample" || self.opset < 11;
         let mode = n.string("mode", "nearest")?;
-        let linear = match mode.as_str() {
-            "nearest" => false,
-            "linear" | "bilinear" => true,
-            other => return Err(format!("mode '{other}' is not supported (nearest and linear are)")),
+        let (linear, cubic) = match mode.as_str() {
+            "nearest" => (false, false),
+            "linear" | "bilinear" => (true, false),
+            "cubic" | "bicubic" => (true, true),
+            other => return Err(format!("mode '{other}' is not supported (nearest, linear and cubic are)")),
         };
         if linear && x.elem != ElemType::F32 {
-            return Err(format!("linear Resize of {} is not supported (float32 is)", x.elem.name()));
+            return Err(format!("{mode} Resize of {} is not supported (float32 is)", x.elem.name()));
         }
-        if n.int("antialias", 0)? != 0 || n.int("exclude_outside", 0)? != 0 {
-            return Err("antialias and exclude_outside are not supported".into());
-        }
+        // Both change only the weights of linear and cubic filters (nearest has none).
+        let (antialias, exclude) = (n.int("antialias", 0)? != 0, n.int("exclude_outside", 0)? != 0);
         let coord =
             if old { "asymmetric".into() } else { n.string("coordinate_transformation_mode", "half_pixel")? };
         let near = if old { 4.0 } else { nearest_mode(&n.string("nearest_mode", "round_prefer_floor")?)? };
@@ -123,6 +124,10 @@ impl Converter {
             (ext::NEAREST_MODE, near),
             (ext::SCALE_H, scale[2]),
             (ext::SCALE_W, scale[3]),
+            (ext::RESIZE_CUBIC, f64::from(u8::from(cubic))),
+            (ext::CUBIC_A, f64::from(n.float("cubic_coeff_a", -0.75)?)),
+            (ext::EXCLUDE_OUTSIDE, f64::from(u8::from(exclude))),
+            (ext::ANTIALIAS, f64::from(u8::from(antialias))),
         ];
         let (code, options) =
             if linear { (23, kind::RESIZE_BILINEAR) } else { (97, kind::RESIZE_NEAREST_NEIGHBOR) };

@@ -1,7 +1,9 @@
 //! RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR: the source rows and columns of every output
 //! row and column (and the bilinear fractions) computed here exactly as TensorFlow Lite
 //! Micro computes them (`GetNearestNeighbor`, `ComputeInterpolationValues` and its 10-bit
-//! integer form), so the kernels only index and blend.
+//! integer form), so the kernels only index and blend. ONNX's Resize comes through the same
+//! operators with its own coordinate rules, and its cubic, antialiased or
+//! `exclude_outside` filters become `nn.resize_separable.f32` (`Filter`).
 
 use super::super::model::OpInfo;
 use super::super::ops::ElemType;
@@ -118,6 +120,84 @@ impl OnnxAxis {
     }
 }
 
+/// ONNX's filters other than its plain linear one (cubic, antialiased, excluding the
+/// outside), as its reference implementation computes them.
+#[derive(Clone, Copy, Debug)]
+struct Filter {
+    cubic: bool,
+    /// The cubic coefficient `a` (`cubic_coeff_a`).
+    a: f64,
+    antialias: bool,
+    exclude_outside: bool,
+}
+
+impl Filter {
+    /// The weights of source indices `base + start ..` for a source coordinate `ratio` past
+    /// `base` (in `(0, 1]`), an axis scaled by `scale`: `(start, weights)`.
+    fn weights(self, ratio: f64, scale: f64) -> (i64, Vec<f64>) {
+        let a = self.a;
+        let cubic = |x: f64| {
+            let x = x.abs();
+            if x <= 1.0 {
+                ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
+            } else if x < 2.0 {
+                ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a
+            } else {
+                0.0
+            }
+        };
+        // Antialiasing widens the filter by 1 / scale when down-sampling.
+        let s = if self.antialias { scale.min(1.0) } else { 1.0 };
+        let (start, end) = if self.cubic {
+            let start = (-2.0 / s).floor() as i64 + 1;
+            (start, 2 - start)
+        } else {
+            let start = (-1.0 / s).floor() as i64 + 1;
+            (start, 2 - start)
+        };
+        let w: Vec<f64> = (start..end)
+            .map(|i| {
+                let x = s * (i as f64 - ratio);
+                if self.cubic { cubic(x) } else { (1.0 - x.abs()).clamp(0.0, 1.0) }
+            })
+            .collect();
+        if !self.antialias {
+            return (start, w);
+        }
+        let sum: f64 = w.iter().sum();
+        (start, w.iter().map(|v| v / sum).collect())
+    }
+}
+
+impl OnnxAxis {
+    /// Per output index, the `taps` source indices (clamped to the input, as the edge
+    /// value repeated) and their weights: ONNX's reference Resize with `filter`.
+    fn filtered(self, input: usize, output: usize, filter: Filter) -> (Vec<i32>, Vec<f32>, usize) {
+        let (mut idx, mut weights, mut taps) = (Vec::new(), Vec::new(), 0);
+        for v in 0..output {
+            let x = self.source(v, input, output);
+            // The pixel on the left of `x` is preferred: an integer `x` has ratio 1.
+            let ratio = if x.fract() == 0.0 { 1.0 } else { x - x.floor() };
+            let base = (x - ratio).round() as i64;
+            let (start, mut w) = filter.weights(ratio, self.scale);
+            let at = |k: usize| base + start + k as i64;
+            if filter.exclude_outside {
+                for (k, w) in w.iter_mut().enumerate() {
+                    if !(0..input as i64).contains(&at(k)) {
+                        *w = 0.0;
+                    }
+                }
+                let sum: f64 = w.iter().sum();
+                w.iter_mut().for_each(|w| *w /= sum);
+            }
+            taps = w.len();
+            idx.extend((0..w.len()).map(|k| at(k).clamp(0, input as i64 - 1) as i32));
+            weights.extend(w.iter().map(|&w| w as f32));
+        }
+        (idx, weights, taps)
+    }
+}
+
 impl Lowerer<'_, '_> {
     pub(super) fn resize(&mut self, op: &OpInfo<'_>, bilinear: bool) -> Result<(), String> {
         let o =
@@ -175,6 +255,29 @@ impl Lowerer<'_, '_> {
             self.push(op, "nn.resize_nearest", out, attrs);
             return Ok(());
         }
+        let filter = Filter {
+            cubic: o.ext(ext::RESIZE_CUBIC).is_some_and(|v| v != 0.0),
+            a: o.ext(ext::CUBIC_A).unwrap_or(-0.75),
+            antialias: o.ext(ext::ANTIALIAS).is_some_and(|v| v != 0.0),
+            exclude_outside: o.ext(ext::EXCLUDE_OUTSIDE).is_some_and(|v| v != 0.0),
+        };
+        if let (ElemType::F32, Some((h, w))) = (elem, onnx)
+            && (filter.cubic || filter.antialias || filter.exclude_outside)
+        {
+            let (rows, row_weights, tr) = h.filtered(xs[1], os[1], filter);
+            let (cols, col_weights, tc) = w.filtered(xs[2], os[2], filter);
+            let attrs = vec![
+                ("col_weights", AttrSpec::Value(floats(&col_weights))),
+                ("cols", AttrSpec::Value(ints(&cols))),
+                ("input", input),
+                ("output", output),
+                ("row_weights", AttrSpec::Value(floats(&row_weights))),
+                ("rows", AttrSpec::Value(ints(&rows))),
+                ("taps", AttrSpec::Value(ints(&[tr as i32, tc as i32]))),
+            ];
+            self.push(op, "nn.resize_separable.f32", out, attrs);
+            return Ok(());
+        }
         let (rows, cols, row_frac, col_frac) = match (elem, onnx) {
             (ElemType::F32, Some((h, w))) => {
                 let (r, rf) = h.linear(xs[1], os[1]);
@@ -203,5 +306,48 @@ impl Lowerer<'_, '_> {
         ];
         self.push(op, &format!("nn.resize_bilinear.{}", elem.name()), out, attrs);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hostrt_compiler::ast::Op;
+
+    use super::super::testing::{self, attr, int_at, kernel, run};
+    use super::super::{floats, ints};
+
+    /// The ONNX model of Resize's cubic and antialiased filters (tests/models/onnx).
+    const MODEL: &str = "onnx/resize_filters";
+
+    #[test]
+    fn resize_separable_refuses_bad_attributes() {
+        type Mutation = (&'static str, fn(&mut Op));
+        let mutations: &[Mutation] = &[
+            ("taps [0, 4] are not in 1..=64", |op| *attr(op, "taps") = ints(&[0, 4])),
+            ("taps [4, 65] are not in 1..=64", |op| *attr(op, "taps") = ints(&[4, 65])),
+            ("source rows or columns do not fit", |op| *attr(op, "taps") = ints(&[2, 4])),
+            ("source rows or columns do not fit", |op| {
+                let n = match attr(op, "rows") {
+                    hostrt_compiler::ast::Attr::Array(v) => v.len(),
+                    _ => unreachable!(),
+                };
+                *attr(op, "rows") = ints(&vec![6; n]);
+            }),
+            ("'row_weights' must be an array", |op| *attr(op, "row_weights") = floats(&[1.0])),
+            ("differ in n or c", |op| {
+                let at = int_at(attr(op, "output"), 0);
+                *attr(op, "output") = ints(&[at, 1, 11, 13, 3]);
+            }),
+        ];
+        let bytes = testing::model(&format!("{MODEL}.onnx"));
+        let read = crate::onnx::model::ReadOptions { dir: None, dims: &[], bound: &[] };
+        let imported = crate::onnx_with(&bytes, &read, Default::default()).expect("imports");
+        assert!(run(&imported.module, MODEL).is_ok());
+        for (what, mutate) in mutations {
+            let mut module = imported.module.clone();
+            mutate(kernel(&mut module, "nn.resize_separable.f32"));
+            let e = run(&module, MODEL).expect_err(what);
+            assert!(e.contains("nn.resize_separable.f32") && e.contains(what), "{what}: {e}");
+        }
     }
 }
