@@ -3,10 +3,12 @@
 //! costs a few instructions where glibc's `malloc` and `free` took 150-250 together per
 //! block in the executor's profiles (callgrind).
 //!
-//! Blocks of at most [`MAX_CACHED`] bytes and alignment at most [`GRAIN`] are rounded up to
-//! a multiple of [`GRAIN`] (and so [`GRAIN`]-aligned) and always taken from the heap with
-//! that rounded layout, so any freed block of a size class serves any later request of the
-//! class. A thread keeps at most [`BUDGET`] bytes of freed blocks; the rest, and everything
+//! Blocks of at most [`SMALL`] bytes and alignment at most [`GRAIN`] are rounded up to a
+//! multiple of [`GRAIN`] (and so [`GRAIN`]-aligned); other blocks of at most [`MAX_CACHED`]
+//! bytes and alignment at most [`LINE`] (tensor buffers: a 64-byte header and 64-byte
+//! aligned data, such as a small model's output each call) to a multiple of [`LINE`]. Each
+//! is always taken from the heap with that rounded layout, so any freed block of a size
+//! class serves any later request of the class. A thread keeps at most [`BUDGET`] bytes of freed blocks; the rest, and everything
 //! at the thread's exit, go back to the heap. A block joins the cache of the thread that
 //! frees it, whichever thread allocated it (all are blocks of the one global heap).
 //!
@@ -20,13 +22,19 @@ use std::ptr::{self, NonNull};
 use hostrt_core::allocator::{AllocError, HostAllocator};
 
 /// Largest block size the cache keeps.
-pub const MAX_CACHED: usize = 256;
-/// Size-class granularity, and the largest alignment served from the cache.
+pub const MAX_CACHED: usize = 4096;
+/// Largest block of the small classes.
+pub const SMALL: usize = 256;
+/// Size-class granularity and alignment of the small classes.
 pub const GRAIN: usize = 16;
+/// Size-class granularity and alignment of the other classes: the largest alignment served
+/// from the cache.
+pub const LINE: usize = 64;
 /// Bytes of free blocks one thread keeps at most.
 pub const BUDGET: usize = 64 * 1024;
 
-const CLASSES: usize = MAX_CACHED / GRAIN;
+const SMALL_CLASSES: usize = SMALL / GRAIN;
+const CLASSES: usize = SMALL_CLASSES + MAX_CACHED / LINE;
 
 /// A cached free block: its first word links to the next of its class.
 struct FreeBlock {
@@ -47,7 +55,7 @@ impl ThreadCache {
     fn pop(&self, class: usize) -> Option<NonNull<u8>> {
         let head = NonNull::new(self.heads[class].get())?;
         // SAFETY: a listed block is a free heap block of the class (at least `GRAIN` bytes,
-        // `GRAIN`-aligned) that only this list reaches; its first word is the link.
+        // at least `GRAIN`-aligned) that only this list reaches; its first word is the link.
         let next = unsafe { (*head.as_ptr()).next };
         self.heads[class].set(next);
         self.bytes.set(self.bytes.get() - class_size(class));
@@ -62,7 +70,7 @@ impl ThreadCache {
         }
         let block = block.cast::<FreeBlock>();
         // SAFETY: the caller gives up a heap block of the class (at least `GRAIN` bytes,
-        // `GRAIN`-aligned); it is free, so its first word may hold the link.
+        // at least `GRAIN`-aligned); it is free, so its first word may hold the link.
         unsafe { block.as_ptr().write(FreeBlock { next: self.heads[class].get() }) };
         self.heads[class].set(block.as_ptr());
         self.bytes.set(bytes);
@@ -85,20 +93,36 @@ thread_local! {
     static CACHE: ThreadCache = const { ThreadCache::new() };
 }
 
+/// The size and alignment of `class`'s blocks.
+const fn class_shape(class: usize) -> (usize, usize) {
+    if class < SMALL_CLASSES {
+        ((class + 1) * GRAIN, GRAIN)
+    } else {
+        ((class - SMALL_CLASSES + 1) * LINE, LINE)
+    }
+}
+
 const fn class_size(class: usize) -> usize {
-    (class + 1) * GRAIN
+    class_shape(class).0
 }
 
 fn class_layout(class: usize) -> Layout {
-    // SAFETY: a non-zero multiple of `GRAIN`, a power of two, far below `isize::MAX`.
-    unsafe { Layout::from_size_align_unchecked(class_size(class), GRAIN) }
+    let (size, align) = class_shape(class);
+    // SAFETY: a non-zero multiple of `align`, a power of two, far below `isize::MAX`.
+    unsafe { Layout::from_size_align_unchecked(size, align) }
 }
 
 /// The size class of `layout`, when the cache serves it.
 #[inline]
 fn class_of(layout: Layout) -> Option<usize> {
-    let size = layout.size();
-    (size != 0 && size <= MAX_CACHED && layout.align() <= GRAIN).then(|| (size - 1) / GRAIN)
+    let (size, align) = (layout.size(), layout.align());
+    if size == 0 || size > MAX_CACHED || align > LINE {
+        None
+    } else if size <= SMALL && align <= GRAIN {
+        Some((size - 1) / GRAIN)
+    } else {
+        Some(SMALL_CLASSES + (size - 1) / LINE)
+    }
 }
 
 /// The system heap (the global allocator) with a per-thread cache of small blocks; see the
@@ -192,12 +216,37 @@ mod tests {
         unsafe { heap.deallocate(b, Layout::from_size_align(32, 16).unwrap()) };
     }
 
+    /// A tensor buffer's block (64-byte header, 64-byte aligned): the line classes, which
+    /// a small block of another alignment shares by size.
+    #[test]
+    fn line_aligned_blocks_have_their_own_classes() {
+        let heap = CachedMallocAllocator;
+        let buffer = Layout::from_size_align(64 + 640, 64).unwrap();
+        let a = heap.allocate(buffer).unwrap();
+        assert_eq!(a.as_ptr().addr() % LINE, 0);
+        let before = used();
+        // SAFETY: from `heap` with `buffer`, freed once.
+        unsafe { heap.deallocate(a, buffer) };
+        assert_eq!(used(), before + 704);
+        // 641..=704 bytes of any alignment up to 64, and small blocks aligned to 32.
+        let b = heap.allocate(Layout::from_size_align(700, 8).unwrap()).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(used(), before);
+        // SAFETY: from `heap` with this layout, freed once.
+        unsafe { heap.deallocate(b, Layout::from_size_align(700, 8).unwrap()) };
+        let c = heap.allocate(Layout::from_size_align(48, 32).unwrap()).unwrap();
+        assert_eq!(c.as_ptr().addr() % LINE, 0);
+        // SAFETY: from `heap` with this layout, freed once.
+        unsafe { heap.deallocate(c, Layout::from_size_align(48, 32).unwrap()) };
+        assert_eq!(used(), before + 704 + 64);
+    }
+
     #[test]
     fn large_overaligned_and_empty_requests_bypass_the_cache() {
         let heap = CachedMallocAllocator;
         let before = used();
         for layout in
-            [Layout::from_size_align(MAX_CACHED + 1, 8).unwrap(), Layout::from_size_align(64, 64).unwrap()]
+            [Layout::from_size_align(MAX_CACHED + 1, 8).unwrap(), Layout::from_size_align(64, 128).unwrap()]
         {
             let p = heap.allocate(layout).unwrap();
             assert_eq!(p.as_ptr().addr() % layout.align(), 0);
