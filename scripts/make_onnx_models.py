@@ -391,9 +391,9 @@ def dynamic(name, weight_type):
 
 
 def padded():
-    """What PyTorch exports for its padding layers: ReflectionPad2d, ReplicationPad2d and
-    circular padding (Pad in modes reflect, edge and wrap), and AvgPool2d's default
-    count_include_pad=True over explicit pads, with ceil_mode."""
+    """What PyTorch exports for its padding layers: ReflectionPad2d, ReplicationPad2d,
+    circular padding and ConstantPad2d (Pad in modes reflect, edge, wrap and constant), and
+    AvgPool2d's default count_include_pad=True over explicit pads, with ceil_mode."""
     n = helper.make_node
     nodes = [
         n("Pad", ["x", "p1"], ["xp"], mode="reflect"),
@@ -404,7 +404,8 @@ def padded():
           count_include_pad=1, ceil_mode=1),
         n("Pad", ["ap", "p3"], ["wp"], mode="wrap"),
         n("Conv", ["wp", "c2.w", "c2.b"], ["c2"], kernel_shape=[3, 3]),
-        n("GlobalAveragePool", ["c2"], ["gap"]),
+        n("Pad", ["c2", "p4", "v4"], ["cp"]),
+        n("GlobalAveragePool", ["cp"], ["gap"]),
         n("Flatten", ["gap"], ["flat"]),
         n("Gemm", ["flat", "fc.w", "fc.b"], ["y"], transB=1),
     ]
@@ -412,6 +413,7 @@ def padded():
         i64("p1", [0, 0, 2, 1, 0, 0, 1, 2]), w("c1.w", 8, 3, 3, 3), w("c1.b", 8),
         i64("p2", [0, 0, 1, 0, 0, 0, 2, 1]), i64("p3", [0, 0, 1, 1, 0, 0, 1, 1]),
         w("c2.w", 8, 8, 3, 3), w("c2.b", 8), w("fc.w", 5, 8), w("fc.b", 5),
+        i64("p4", [0, 0, 2, 0, 0, 0, 1, 3]), numpy_helper.from_array(np.array(0.5, np.float32), "v4"),
     ]
     save("padded", nodes, inits, [1, 3, 12, 12], [1, 5], 19)
 

@@ -143,6 +143,11 @@ fn pytorch_padding_layers_match_onnxruntime() {
     // the QDQ graph as ONNX defines it (its fused int8 kernels round otherwise): within one
     // step of the output's scale.
     check_within("padded_qdq_s8", |_| 0.0189 + 1e-6);
+    // Its Pads run on the int8 values (a constant Pad's value quantized as its input).
+    let ops = op_table("padded_qdq_s8");
+    let kernels = |op: &str| ops.get(op).map(|(n, k)| (*n, k.clone()));
+    assert_eq!(kernels("Pad"), Some((4, "nn.pad_border, nn.fill, nn.copy".into())));
+    assert_eq!(kernels("Conv"), Some((2, "nn.copy, nn.conv_2d.i8".into())));
 }
 
 #[test]

@@ -5,6 +5,7 @@
 use super::super::model::{Node, Tensor, checked_elements};
 use super::fold::{axes_of, permuted};
 use super::{Attrs, Converter, Layout, Rt, TO_NCHW, TO_NHWC, Val, axis};
+use crate::tflite::ops::ElemType;
 use crate::tflite::options::{ext, kind};
 
 /// Reshape's output shape: `0` copies the input's dim (unless `allowzero`), one `-1` is
@@ -356,7 +357,7 @@ impl Converter {
             }
         };
         let r = x.shape.len();
-        let (pads, value) = if self.opset < 11 {
+        let (pads, mut value) = if self.opset < 11 {
             let p = n.ints("pads")?.or(n.ints("paddings")?).ok_or("Pad needs pads")?;
             let v = n.float("value", 0.0)?;
             (p, Tensor::from_f64s(x.elem, vec![], &[f64::from(v)]))
@@ -368,6 +369,19 @@ impl Converter {
             };
             (p, v)
         };
+        // Inside a QDQ group (on the int8 values of a dequantized input) a float pad value
+        // (or the default 0) is a real number: quantized as the input is.
+        let default =
+            if self.opset >= 11 { self.opt_val(n, 2)?.is_none() } else { !n.attrs.contains_key("value") };
+        if let (Some(q), ElemType::I8) = (&self.quant_ctx, x.elem)
+            && value.elements() == 1
+            && (default || value.elem == ElemType::F32)
+        {
+            let real = if default { 0.0 } else { value.f64s()[0] };
+            let (scale, zp) = (f64::from(q.scale[0]), q.zero_point[0] as f64);
+            let v = ((real / scale).round_ties_even() + zp).clamp(-128.0, 127.0);
+            value = Tensor::from_f64s(ElemType::I8, vec![], &[v]);
+        }
         // Opset 18's `axes` input names the padded axes.
         let axes: Vec<usize> = match self.opt_val(n, 3)? {
             Some(_) => {
@@ -406,6 +420,8 @@ impl Converter {
             return Ok(());
         }
         let v = self.tensor(&format!("{name}:value"), x.elem, vec![], Some(value.data));
+        // An int8 pad value is quantized as the input it pads.
+        self.out.tensors[v].quant = self.out.tensors[x.t].quant.clone();
         let out = self.new_rt(&name, x.elem, dims, x.layout);
         self.emit(60, 0, vec![], vec![x.t, p, v], vec![out.t]);
         self.set(n, 0, out);

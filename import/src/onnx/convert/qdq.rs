@@ -11,8 +11,9 @@
 //!   point from the `QuantizeLinear`. So is an Add or Mul of two dequantized values, a
 //!   GlobalAveragePool, and a Softmax over the last axis.
 //! - `Shape` and `Size` of a dequantized value read its shape; nothing is dequantized.
-//! - Reshape, Flatten, Squeeze, Unsqueeze, Transpose and MaxPool commute with dequantization:
-//!   they run on the int8 values and their output stays lazy with the same parameters.
+//! - Reshape, Flatten, Squeeze, Unsqueeze, Transpose, MaxPool and Pad commute with
+//!   dequantization: they run on the int8 values and their output stays lazy with the same
+//!   parameters (a constant Pad's value quantized as its input).
 //! - `QuantizeLinear` of a lazy value with the same parameters is that int8 value; with
 //!   others, a requantization; of a float value, a QUANTIZE.
 //! - uint8 values (onnxruntime's default for activations) are held as int8 with the zero
@@ -38,7 +39,7 @@ pub(super) struct Deq {
 }
 
 /// The ops that commute with dequantization (run on the int8 values).
-const TRANSPARENT: &[&str] = &["Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool"];
+const TRANSPARENT: &[&str] = &["Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool", "Pad"];
 
 /// The ops that only move an int8 value's elements, so their outputs share its quantization.
 pub(super) const MOVEMENT: &[&str] = &[
@@ -48,6 +49,7 @@ pub(super) const MOVEMENT: &[&str] = &[
     "Unsqueeze",
     "Transpose",
     "MaxPool",
+    "Pad",
     "Concat",
     "Split",
     "Slice",
@@ -528,6 +530,8 @@ impl Converter {
     fn transparent(&mut self, n: &Node) -> Result<bool, String> {
         let Some((x, d)) = self.lazy_rt(n, 0) else { return Ok(false) };
         let Some(out) = n.outputs.first().cloned().flatten() else { return Ok(false) };
+        // Its other operands (shapes, pads, a pad value) as float values.
+        n.inputs.iter().skip(1).flatten().try_for_each(|name| self.materialize(name))?;
         let quant = Quant { scale: d.scale.clone(), zero_point: d.zp.clone(), axis: 0 };
         self.out.tensors[x.t].quant = Some(quant.clone());
         // The same node over the int8 value, into an internal name.
