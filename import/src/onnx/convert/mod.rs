@@ -652,9 +652,6 @@ impl Converter {
     }
 
     fn identity(&mut self, n: &Node) -> Result<(), String> {
-        if n.op_type == "Dropout" && Self::used(n, 1) {
-            return Err("Dropout's mask output is not supported (inference only)".into());
-        }
         // Dropout in training mode (input 2 true, or not known at import) drops values,
         // unless its ratio is 0.
         if n.op_type == "Dropout" && self.opt_val(n, 2)?.is_some() {
@@ -668,6 +665,15 @@ impl Converter {
             }
         }
         let v = self.val(n, 0)?;
+        // Dropout's mask: every value kept.
+        if let Some(Some(mask)) = n.outputs.get(1).filter(|_| n.op_type == "Dropout") {
+            let shape = match &v {
+                Val::Rt(r) => r.shape.clone(),
+                Val::Const(c) => c.dims.clone(),
+            };
+            let ones = vec![1.0; checked_elements(&shape)?];
+            self.values.insert(mask.clone(), Val::Const(Tensor::from_f64s(ElemType::Bool, shape, &ones)));
+        }
         if let Some(Some(name)) = n.outputs.first() {
             self.values.insert(name.clone(), v);
         }
