@@ -43,8 +43,9 @@ impl Rule {
 
     /// The input index that index `i` of an axis of `n > 0` values (counted from the input's
     /// first; negative before it) reads.
-    fn source(self, i: isize, n: usize) -> usize {
-        let n = n as isize;
+    fn source(self, i: i64, n: usize) -> usize {
+        // (64-bit: twice an axis of up to `usize::MAX` values on a 32-bit target.)
+        let n = n as i64;
         let at = match self {
             Rule::Reflect if n == 1 => 0,
             Rule::Reflect => {
@@ -76,7 +77,7 @@ struct Axis {
 impl Axis {
     /// The input element offset that output index `o` reads along this axis.
     fn source(&self, rule: Rule, o: usize) -> isize {
-        rule.source(o as isize - self.before as isize, self.count) as isize * self.input
+        rule.source(o as i64 - self.before as i64, self.count) as isize * self.input
     }
 }
 
@@ -100,7 +101,9 @@ pub(crate) fn pad_border(frame: &KernelFrame<'_>) {
         for (k, axis) in axes.iter_mut().enumerate() {
             let (n, b, e) =
                 (count(dims[k], "dim")?, count(pads[2 * k], "pad")?, count(pads[2 * k + 1], "pad")?);
-            let padded = n + b + e;
+            let padded = n.checked_add(b).and_then(|p| p.checked_add(e)).ok_or_else(|| {
+                invalid(K, format_args!("axis {} of {} values padded by {:?} overflows", k, n, pads))
+            })?;
             *axis = Axis {
                 count: n,
                 before: b,
@@ -115,8 +118,9 @@ pub(crate) fn pad_border(frame: &KernelFrame<'_>) {
         if let Some(k) = axes.iter().position(|a| a.count == 0) {
             return Err(invalid(K, format_args!("axis {} is empty: there is nothing to pad it with", k)));
         }
-        if output[1..].iter().any(|&s| s < 0) {
-            return Err(invalid(K, format_args!("output strides must not be negative: {:?}", &output[1..])));
+        // Every output element is written once: the output span then bounds the work.
+        if axes.iter().any(|a| a.output < 0 || a.output == 0 && a.padded > 1) {
+            return Err(invalid(K, format_args!("output strides must be positive: {:?}", &output[1..])));
         }
         let bad =
             |what: &str| invalid(K, format_args!("{} strides overflow or reach before the arena", what));
@@ -189,7 +193,7 @@ mod tests {
     #[test]
     fn rules_index_as_numpy_pads() {
         let row = |rule: Rule, n: usize| -> Vec<usize> {
-            (0..4 + n + 5).map(|o| rule.source(o as isize - 4, n) + 1).collect()
+            (0..4 + n + 5).map(|o| rule.source(o as i64 - 4, n) + 1).collect()
         };
         assert_eq!(row(Rule::Reflect, 3), [1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2]);
         assert_eq!(row(Rule::Symmetric, 3), [3, 3, 2, 1, 1, 2, 3, 3, 2, 1, 1, 2]);

@@ -561,9 +561,16 @@ mod tests {
             ("negative pad -1", |op| *attr(op, "pads") = ints(&[0, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0])),
             ("axis 4 is empty", |op| *attr(op, "dims") = ints(&[1, 1, 1, 5, 0, 4])),
             ("element size 3", |op| *attr(op, "size") = ints(&[3])),
-            ("output strides must not be negative", |op| {
+            ("output strides must be positive", |op| {
                 let at = int_at(attr(op, "output"), 0);
                 *attr(op, "output") = ints(&[at, 0, 0, 0, 320, 40, -1]);
+            }),
+            ("output strides must be positive", |op| {
+                let at = int_at(attr(op, "output"), 0);
+                *attr(op, "output") = ints(&[at, 0, 0, 0, 0, 40, 1]);
+            }),
+            ("is outside the arena", |op| {
+                *attr(op, "pads") = ints(&[0, 0, 0, 0, 0, 0, 2, 1, 1, i32::MAX, 0, 0]);
             }),
             ("input strides overflow", |op| *attr(op, "input") = ints(&[0, 0, 0, 0, 24, 4, -1])),
             ("overlaps the output", |op| {

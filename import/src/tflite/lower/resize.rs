@@ -132,8 +132,30 @@ struct Filter {
 }
 
 impl Filter {
+    /// Most taps per output index (`nn.resize_separable.f32`'s limit): antialiasing scales
+    /// down to 1/16 (cubic) and 1/32 (linear).
+    const MAX_TAPS: f64 = 64.0;
+
+    /// The first and past-the-last tap, relative to the source index below the coordinate,
+    /// and the filter's scale, for an axis scaled by `scale`; an error past
+    /// [`Self::MAX_TAPS`].
+    fn window(self, scale: f64) -> Result<(i64, i64, f64), String> {
+        // Antialiasing widens the filter by 1 / scale when down-sampling.
+        let s = if self.antialias { scale.min(1.0) } else { 1.0 };
+        let reach = if self.cubic { 2.0 } else { 1.0 };
+        let start = (-reach / s).floor() + 1.0;
+        if 2.0 - 2.0 * start > Self::MAX_TAPS {
+            return Err(format!(
+                "antialiased Resize by {scale} needs {} taps per output pixel (at most 64)",
+                2.0 - 2.0 * start
+            ));
+        }
+        Ok((start as i64, 2 - start as i64, s))
+    }
+
     /// The weights of source indices `base + start ..` for a source coordinate `ratio` past
-    /// `base` (in `(0, 1]`), an axis scaled by `scale`: `(start, weights)`.
+    /// `base` (in `(0, 1]`), an axis scaled by `scale` that [`Self::window`] takes:
+    /// `(start, weights)`.
     fn weights(self, ratio: f64, scale: f64) -> (i64, Vec<f64>) {
         let a = self.a;
         let cubic = |x: f64| {
@@ -146,15 +168,7 @@ impl Filter {
                 0.0
             }
         };
-        // Antialiasing widens the filter by 1 / scale when down-sampling.
-        let s = if self.antialias { scale.min(1.0) } else { 1.0 };
-        let (start, end) = if self.cubic {
-            let start = (-2.0 / s).floor() as i64 + 1;
-            (start, 2 - start)
-        } else {
-            let start = (-1.0 / s).floor() as i64 + 1;
-            (start, 2 - start)
-        };
+        let (start, end, s) = self.window(scale).unwrap_or((0, 0, 1.0));
         let w: Vec<f64> = (start..end)
             .map(|i| {
                 let x = s * (i as f64 - ratio);
@@ -172,7 +186,13 @@ impl Filter {
 impl OnnxAxis {
     /// Per output index, the `taps` source indices (clamped to the input, as the edge
     /// value repeated) and their weights: ONNX's reference Resize with `filter`.
-    fn filtered(self, input: usize, output: usize, filter: Filter) -> (Vec<i32>, Vec<f32>, usize) {
+    fn filtered(
+        self,
+        input: usize,
+        output: usize,
+        filter: Filter,
+    ) -> Result<(Vec<i32>, Vec<f32>, usize), String> {
+        filter.window(self.scale)?;
         let (mut idx, mut weights, mut taps) = (Vec::new(), Vec::new(), 0);
         for v in 0..output {
             let x = self.source(v, input, output);
@@ -194,7 +214,7 @@ impl OnnxAxis {
             idx.extend((0..w.len()).map(|k| at(k).clamp(0, input as i64 - 1) as i32));
             weights.extend(w.iter().map(|&w| w as f32));
         }
-        (idx, weights, taps)
+        Ok((idx, weights, taps))
     }
 }
 
@@ -264,8 +284,8 @@ impl Lowerer<'_, '_> {
         if let (ElemType::F32, Some((h, w))) = (elem, onnx)
             && (filter.cubic || filter.antialias || filter.exclude_outside)
         {
-            let (rows, row_weights, tr) = h.filtered(xs[1], os[1], filter);
-            let (cols, col_weights, tc) = w.filtered(xs[2], os[2], filter);
+            let (rows, row_weights, tr) = h.filtered(xs[1], os[1], filter)?;
+            let (cols, col_weights, tc) = w.filtered(xs[2], os[2], filter)?;
             let attrs = vec![
                 ("col_weights", AttrSpec::Value(floats(&col_weights))),
                 ("cols", AttrSpec::Value(ints(&cols))),
@@ -315,9 +335,22 @@ mod tests {
 
     use super::super::testing::{self, attr, int_at, kernel, run};
     use super::super::{floats, ints};
+    use super::Filter;
 
     /// The ONNX model of Resize's cubic and antialiased filters (tests/models/onnx).
     const MODEL: &str = "onnx/resize_filters";
+
+    #[test]
+    fn antialiasing_takes_at_most_64_taps() {
+        let f = |cubic| Filter { cubic, a: -0.75, antialias: true, exclude_outside: false };
+        assert_eq!(f(true).window(1.0 / 16.0), Ok((-31, 33, 1.0 / 16.0)));
+        assert_eq!(f(false).window(1.0 / 32.0), Ok((-31, 33, 1.0 / 32.0)));
+        assert_eq!(f(true).window(4.0), Ok((-1, 3, 1.0)));
+        for (cubic, scale) in [(true, 0.06), (false, 0.03), (true, 1e-300)] {
+            let e = f(cubic).window(scale).expect_err("too many taps");
+            assert!(e.contains("taps per output pixel (at most 64)"), "{e}");
+        }
+    }
 
     #[test]
     fn resize_separable_refuses_bad_attributes() {
