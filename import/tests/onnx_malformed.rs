@@ -256,6 +256,26 @@ fn malformed_models_are_clear_errors() {
             Box::new(|| edit(|m| m.graph.as_mut().unwrap().node[0] = node("Gather", &["x", "x"], &["y"]))),
             "indices of f32",
         ),
+        // Once 24 GB of per-column tables at import (a cubic Resize to 16.5M columns).
+        (
+            "Resize to 2^20 + 1 columns",
+            Box::new(|| {
+                edit(|m| {
+                    let g = m.graph.as_mut().unwrap();
+                    g.initializer.push(TensorProto {
+                        dims: vec![4],
+                        data_type: Some(data_type::INT64),
+                        name: Some("sizes".into()),
+                        int64_data: vec![1, 1, 1, (1 << 20) + 1],
+                        ..Default::default()
+                    });
+                    g.input = vec![value("x", &[1, 1, 1, 4])];
+                    g.output = vec![value("y", &[1, 1, 1, (1 << 20) + 1])];
+                    g.node = vec![node("Resize", &["x", "", "", "sizes"], &["y"])];
+                })
+            }),
+            "node #0 Resize 'resize_0': output [1, 1, 1, 1048577] is empty or larger than 2^20",
+        ),
     ];
     let mut failures = Vec::new();
     println!("| case | message |\n|---|---|");

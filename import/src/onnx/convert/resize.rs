@@ -112,8 +112,9 @@ impl Converter {
         if out[0] != x.shape[0] || out[1] != x.shape[1] {
             return Err(format!("resizing {:?} to {out:?}: only the height and width may change", x.shape));
         }
-        if out[2] == 0 || out[3] == 0 || out[2] > 1 << 24 || out[3] > 1 << 24 {
-            return Err(format!("output {out:?} is empty or too large"));
+        // (The lowering's tables hold a source, and a weight, per output row and column.)
+        if out[2] == 0 || out[3] == 0 || out[2] > 1 << 20 || out[3] > 1 << 20 {
+            return Err(format!("output {out:?} is empty or larger than 2^20 along an axis"));
         }
         super::super::model::checked_elements(&out)?;
         let name = Self::out_name(n);

@@ -184,6 +184,10 @@ impl Filter {
 }
 
 impl OnnxAxis {
+    /// Most sources (and weights) per axis of a filtered Resize: each is an attribute
+    /// element of the program.
+    const MAX_TABLE: usize = 1 << 22;
+
     /// Per output index, the `taps` source indices (clamped to the input, as the edge
     /// value repeated) and their weights: ONNX's reference Resize with `filter`.
     fn filtered(
@@ -192,7 +196,14 @@ impl OnnxAxis {
         output: usize,
         filter: Filter,
     ) -> Result<(Vec<i32>, Vec<f32>, usize), String> {
-        filter.window(self.scale)?;
+        let (start, end, _) = filter.window(self.scale)?;
+        let entries = (end - start) as usize * output;
+        if entries > Self::MAX_TABLE {
+            return Err(format!(
+                "Resize to {output} along an axis with {} taps needs {entries} sources, more than 2^22",
+                end - start
+            ));
+        }
         let (mut idx, mut weights, mut taps) = (Vec::new(), Vec::new(), 0);
         for v in 0..output {
             let x = self.source(v, input, output);
@@ -350,6 +361,10 @@ mod tests {
             let e = f(cubic).window(scale).expect_err("too many taps");
             assert!(e.contains("taps per output pixel (at most 64)"), "{e}");
         }
+        // 64 taps for each of 2^16 + 1 columns: more than 2^22 sources.
+        let axis = super::OnnxAxis { coord: 0, nearest: 0, scale: 1.0 / 16.0 };
+        let e = axis.filtered(1 << 20, (1 << 16) + 1, f(true)).expect_err("too large a table");
+        assert!(e.contains("64 taps needs 4194368 sources, more than 2^22"), "{e}");
     }
 
     #[test]
