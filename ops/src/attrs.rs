@@ -163,6 +163,14 @@ impl<'a> Attrs<'a> {
         }
     }
 
+    /// Attribute `i`, `size`: the bytes of one element, 1, 2, 4 or 8.
+    pub fn element_size(&self, i: usize) -> Result<usize, Diagnostic> {
+        match self.ints(i, "size", Some(1))?[0] {
+            s @ (1 | 2 | 4 | 8) => Ok(s as usize),
+            s => Err(invalid(self.kernel, format_args!("element size {} is not 1, 2, 4 or 8", s))),
+        }
+    }
+
     /// Attribute `i`: a scalar i64.
     pub fn int64(&self, i: usize, name: &str) -> Result<i64, Diagnostic> {
         self.at(i)?

@@ -102,13 +102,6 @@ fn geometry(
     Ok(g)
 }
 
-fn element_size(a: &Attrs<'_>, i: usize) -> Result<usize, Diagnostic> {
-    match a.ints(i, "size", Some(1))?[0] {
-        s @ (1 | 2 | 4 | 8) => Ok(s as usize),
-        s => Err(invalid(a.kernel, format_args!("element size {} is not 1, 2, 4 or 8", s))),
-    }
-}
-
 /// `nn.space_to_batch_nd`.
 pub(crate) fn space_to_batch_nd(frame: &KernelFrame<'_>) {
     const K: &str = "nn.space_to_batch_nd";
@@ -117,7 +110,7 @@ pub(crate) fn space_to_batch_nd(frame: &KernelFrame<'_>) {
         let block = a.ints(0, "block", Some(2))?;
         let (input, output) = (a.region::<4>(1, "input")?, a.region::<4>(2, "output")?);
         let pad = a.ints(3, "pad", Some(2))?;
-        let size = element_size(&a, 4)?;
+        let size = a.element_size(4)?;
         let value = a.dense_bytes(5, "value")?;
         if value.len() != size {
             return Err(invalid(K, format_args!("'value' must be one {}-byte element", size)));
@@ -146,7 +139,7 @@ pub(crate) fn batch_to_space_nd(frame: &KernelFrame<'_>) {
         let block = a.ints(0, "block", Some(2))?;
         let crop = a.ints(1, "crop", Some(2))?;
         let (input, output) = (a.region::<4>(2, "input")?, a.region::<4>(3, "output")?);
-        let size = element_size(&a, 4)?;
+        let size = a.element_size(4)?;
         let g = geometry(K, (output.dims, input.dims), block, crop)?;
         let (inputs, out) = split(K, arena, output.offset, output.byte_len(size)?)?;
         let x = inputs.bytes(input.offset, input.byte_len(size)?)?;

@@ -86,10 +86,7 @@ pub(crate) fn gather(frame: &KernelFrame<'_>) {
         let index = index_type(&a, 1)?;
         let indices = a.region::<1>(2, "indices")?;
         let (input, output) = (a.region::<0>(3, "input")?, a.region::<0>(4, "output")?);
-        let size = match a.ints(5, "size", Some(1))?[0] {
-            s @ (1 | 2 | 4 | 8) => s as usize,
-            s => return Err(invalid(K, format_args!("element size {} is not 1, 2, 4 or 8", s))),
-        };
+        let size = a.element_size(5)?;
         let count = indices.dims[0];
         let row = inner * size;
         let overflow = || invalid(K, format_args!("size overflows"));

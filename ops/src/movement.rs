@@ -12,7 +12,6 @@
 //! - `nn.fill {output, value}`: `output` is `[byte offset, elements]`; every element becomes
 //!   `value`, a one-element dense attribute.
 
-use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
 
 use crate::activation_arena::{split, with_arena};
@@ -44,14 +43,6 @@ pub(crate) fn span(
     Some((usize::try_from(start).ok()?, usize::try_from(end).ok()?))
 }
 
-/// A `size` attribute's element bytes: 1, 2, 4 or 8.
-pub(crate) fn element_size(kernel: &str, size: i32) -> Result<usize, Diagnostic> {
-    match size {
-        1 | 2 | 4 | 8 => Ok(size as usize),
-        s => Err(invalid(kernel, format_args!("element size {} is not 1, 2, 4 or 8", s))),
-    }
-}
-
 /// `nn.copy`.
 pub(crate) fn copy(frame: &KernelFrame<'_>) {
     const K: &str = "nn.copy";
@@ -60,7 +51,7 @@ pub(crate) fn copy(frame: &KernelFrame<'_>) {
         let dims_attr = a.ints(0, "dims", Some(RANK))?;
         let input = a.ints(1, "input", Some(RANK + 1))?;
         let output = a.ints(2, "output", Some(RANK + 1))?;
-        let size = element_size(K, a.ints(3, "size", Some(1))?[0])?;
+        let size = a.element_size(3)?;
         let mut dims = [0usize; RANK];
         for (d, &v) in dims.iter_mut().zip(dims_attr) {
             *d = usize::try_from(v)

@@ -15,11 +15,11 @@ use hostrt_core::kernel::KernelFrame;
 
 use crate::activation_arena::{split, with_arena};
 use crate::attrs::{Attrs, invalid};
-use crate::movement::{RANK, advance, element_size, span};
+use crate::movement::{RANK, advance, span};
 
 /// Where a pad's values come from (`mode`'s values, in order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Rule {
+enum Rule {
     /// Mirrored about the edge value, which is not repeated: `[c b | a b c | b a]`.
     Reflect,
     /// Mirrored with the edge value repeated: `[b a | a b c | c b]`.
@@ -91,7 +91,7 @@ pub(crate) fn pad_border(frame: &KernelFrame<'_>) {
         let mode = a.ints(2, "mode", Some(1))?[0];
         let output = a.ints(3, "output", Some(RANK + 1))?;
         let pads = a.ints(4, "pads", Some(2 * RANK))?;
-        let size = element_size(K, a.ints(5, "size", Some(1))?[0])?;
+        let size = a.element_size(5)?;
         let rule = Rule::of(mode)
             .ok_or_else(|| invalid(K, format_args!("mode {} is not 0 (reflect), 1, 2 or 3 (wrap)", mode)))?;
         let count = |v: i32, what: &str| {

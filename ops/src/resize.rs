@@ -52,10 +52,7 @@ pub(crate) fn resize_nearest(frame: &KernelFrame<'_>) {
         let cols = a.ints(0, "cols", None)?;
         let (input, output) = (a.region::<4>(1, "input")?, a.region::<4>(2, "output")?);
         let rows = a.ints(3, "rows", None)?;
-        let size = match a.ints(4, "size", Some(1))?[0] {
-            s @ (1 | 2 | 4 | 8) => s as usize,
-            s => return Err(invalid(K, format_args!("element size {} is not 1, 2, 4 or 8", s))),
-        };
+        let size = a.element_size(4)?;
         check(&a, &input, &output, rows, cols, (1, 1))?;
         let (inputs, out) = split(K, arena, output.offset, output.byte_len(size)?)?;
         let x = inputs.bytes(input.offset, input.byte_len(size)?)?;
@@ -181,27 +178,43 @@ pub(crate) fn resize_separable_f32(frame: &KernelFrame<'_>) {
         let (inputs, out) = split(K, arena, output.offset, output.byte_len(4)?)?;
         let x = inputs.f32s(input.offset, input.elements()?)?;
         let out = f32s_mut(K, out)?;
+        if out.is_empty() {
+            return Ok(());
+        }
+        // Every output dim is non-zero, so `check` found the input's non-zero too.
         let [n, h, w, c] = input.dims;
-        let mut o = 0;
-        for b in 0..n {
-            for (ys, wy) in rows.chunks_exact(tr).zip(row_weights.chunks_exact(tr)) {
-                for (xs, wx) in cols.chunks_exact(tc).zip(col_weights.chunks_exact(tc)) {
-                    let pixel = &mut out[o..o + c];
-                    pixel.fill(0.0);
-                    for (&yy, &fy) in ys.iter().zip(wy) {
-                        for (&xx, &fx) in xs.iter().zip(wx) {
-                            // In range: checked above.
-                            let at = ((b * h + yy as usize) * w + xx as usize) * c;
-                            let f = fy * fx;
-                            for (v, &s) in pixel.iter_mut().zip(&x[at..at + c]) {
-                                *v += f * s;
-                            }
-                        }
+        let mut pixels = out.chunks_exact_mut(c);
+        for image in x.chunks_exact(h * w * c).take(n) {
+            for ys in rows.chunks_exact(tr).zip(row_weights.chunks_exact(tr)) {
+                for xs in cols.chunks_exact(tc).zip(col_weights.chunks_exact(tc)) {
+                    // One output pixel per pair: `check` sized `out` for all of them.
+                    if let Some(pixel) = pixels.next() {
+                        blend(pixel, image, (w, c), ys, xs);
                     }
-                    o += c;
                 }
             }
         }
         Ok(())
     })
+}
+
+/// One output pixel's channels: the sum over its source rows `ys` and columns `xs` (with
+/// their weights) of `image`'s pixels, `image` being `[h, w, c]` (indices checked).
+fn blend(
+    pixel: &mut [f32],
+    image: &[f32],
+    (w, c): (usize, usize),
+    ys: (&[i32], &[f32]),
+    xs: (&[i32], &[f32]),
+) {
+    pixel.fill(0.0);
+    for (&yy, &fy) in ys.0.iter().zip(ys.1) {
+        for (&xx, &fx) in xs.0.iter().zip(xs.1) {
+            let at = (yy as usize * w + xx as usize) * c;
+            let f = fy * fx;
+            for (v, &s) in pixel.iter_mut().zip(&image[at..at + c]) {
+                *v += f * s;
+            }
+        }
+    }
 }

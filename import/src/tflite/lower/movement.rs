@@ -492,21 +492,19 @@ impl Lowerer<'_, '_> {
                 return Err(format!("padding {b}+{a} of axis {k} reaches past the {n} values it mirrors"));
             }
         }
+        // Every list to the kernel's 6 axes, the leading ones of count 1, unpadded.
         let lead = RANK - xs.len();
-        let fits =
-            |v: i64| i32::try_from(v).map_err(|_| "the tensor is too large for 32-bit strides".to_string());
-        let mut dims = vec![1i32; lead];
-        for &n in &xs {
-            dims.push(fits(n as i64)?);
-        }
-        let mut padded = vec![0i32; 2 * lead];
-        for &v in &pads {
-            padded.push(fits(v)?);
-        }
-        let widen = |s: Vec<i64>| -> Result<Vec<i32>, String> {
-            std::iter::repeat_n(Ok(0), lead).chain(s.into_iter().map(fits)).collect()
+        let widen = |values: &[i64], per: usize, fill: i64| -> Result<Vec<i32>, String> {
+            let lead = std::iter::repeat_n(&fill, per * lead);
+            lead.chain(values)
+                .map(|&v| {
+                    i32::try_from(v).map_err(|_| "the tensor is too large for 32-bit strides".to_string())
+                })
+                .collect()
         };
-        let (is, os) = (widen(strides(&xs))?, widen(strides(&self.t(out).shape))?);
+        let shape: Vec<i64> = xs.iter().map(|&n| n as i64).collect();
+        let (dims, padded) = (widen(&shape, 1, 1)?, widen(&pads, 2, 0)?);
+        let (is, os) = (widen(&strides(&xs), 1, 0)?, widen(&strides(&self.t(out).shape), 1, 0)?);
         let size = self.t(x).elem.size() as i32;
         let loc = self.loc(op);
         let src = self.read(x, &loc);

@@ -153,10 +153,10 @@ impl Filter {
         Ok((start as i64, 2 - start as i64, s))
     }
 
-    /// The weights of source indices `base + start ..` for a source coordinate `ratio` past
-    /// `base` (in `(0, 1]`), an axis scaled by `scale` that [`Self::window`] takes:
-    /// `(start, weights)`.
-    fn weights(self, ratio: f64, scale: f64) -> (i64, Vec<f64>) {
+    /// The weights of taps `start..end` (source indices `base + start ..`) of `window`
+    /// (from [`Self::window`], its filter scale `s`) for a source coordinate `ratio` past
+    /// `base` (in `(0, 1]`).
+    fn weights(self, ratio: f64, (start, end, s): (i64, i64, f64)) -> Vec<f64> {
         let a = self.a;
         let cubic = |x: f64| {
             let x = x.abs();
@@ -168,7 +168,6 @@ impl Filter {
                 0.0
             }
         };
-        let (start, end, s) = self.window(scale).unwrap_or((0, 0, 1.0));
         let w: Vec<f64> = (start..end)
             .map(|i| {
                 let x = s * (i as f64 - ratio);
@@ -176,10 +175,10 @@ impl Filter {
             })
             .collect();
         if !self.antialias {
-            return (start, w);
+            return w;
         }
         let sum: f64 = w.iter().sum();
-        (start, w.iter().map(|v| v / sum).collect())
+        w.iter().map(|v| v / sum).collect()
     }
 }
 
@@ -196,7 +195,8 @@ impl OnnxAxis {
         output: usize,
         filter: Filter,
     ) -> Result<(Vec<i32>, Vec<f32>, usize), String> {
-        let (start, end, _) = filter.window(self.scale)?;
+        let window = filter.window(self.scale)?;
+        let (start, end, _) = window;
         let entries = (end - start) as usize * output;
         if entries > Self::MAX_TABLE {
             return Err(format!(
@@ -210,7 +210,7 @@ impl OnnxAxis {
             // The pixel on the left of `x` is preferred: an integer `x` has ratio 1.
             let ratio = if x.fract() == 0.0 { 1.0 } else { x - x.floor() };
             let base = (x - ratio).round() as i64;
-            let (start, mut w) = filter.weights(ratio, self.scale);
+            let mut w = filter.weights(ratio, window);
             let at = |k: usize| base + start + k as i64;
             if filter.exclude_outside {
                 for (k, w) in w.iter_mut().enumerate() {
