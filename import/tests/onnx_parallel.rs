@@ -1,6 +1,7 @@
 //! Kernels split over a multi-threaded work queue's workers (`parallel_for`): a model large
 //! enough that its convolution, fully connected layer, single product and batched product
-//! each split their output rows gives the single-threaded answers.
+//! each split their output rows gives the single-threaded answers, as does a fully connected
+//! layer over one row, which splits its outputs.
 
 mod common;
 
@@ -163,4 +164,22 @@ fn float_filters_laid_out_ahead_give_the_same_answers() {
     d.data.truncate(d.data.len() - 4);
     let e = call(wrong, &SingleThreadedWorkQueue::new()).unwrap_err();
     assert!(e.contains("nn.conv_2d.f32") && e.contains("packed"), "{e}");
+}
+
+/// A fully connected layer over one row (64 -> 1024, as a classifier's last layer) splits
+/// its outputs in blocks over the threads: the same answers bit for bit (each output's sum
+/// runs in the same order on any thread).
+#[test]
+fn one_row_fully_connected_splits_its_outputs() {
+    let nodes = vec![node("Gemm", &["x", "w", "b"], "y", vec![])];
+    let inits = vec![floats("w", &[64, 1024], 6), floats("b", &[1024], 7)];
+    let bytes = model(nodes, inits, vec![value("x", &[1, 64])], vec![value("y", &[1, 1024])]).encode_to_vec();
+    let data = values(64, 8).iter().flat_map(|v| v.to_le_bytes()).collect();
+    let x = NpyTensor { dtype: "f32", shape: vec![1, 64], data };
+    let one = run(&SingleThreadedWorkQueue::new(), &bytes, &x);
+    assert_eq!(one.len(), 1024);
+    for workers in [1, 2, 3] {
+        let queue = hostrt_std::MultiThreadedWorkQueue::new(workers, 0);
+        assert!(run(&queue, &bytes, &x) == one, "{workers} workers");
+    }
 }

@@ -138,9 +138,10 @@ pub(crate) fn tap(
     if y >= 0 && (y as u64) < size as u64 { Some(y as usize) } else { None }
 }
 
-/// Splits a float convolution's output rows over the host's threads: runs of at least 2^17
-/// multiply-adds (`macs_per_row` a row), one per thread, each a whole number of the
-/// kernel's tiles of rows (`(row_len, granule)`, from the kernel). One run per thread keeps
+/// Splits a float convolution's (or fully connected layer's) output over the host's
+/// threads: runs of at least 2^17 multiply-adds (`macs_per_row` a row), one per thread,
+/// each a whole number of the kernel's tiles of rows (`(row_len, granule)`, from the
+/// kernel; a kernel's "row" may be an output row, a pixel or a block of columns). One run per thread keeps
 /// each thread on the same rows from one layer to the next, in its own cache: MobileNetV2
 /// and the ONNX transformer on two threads took 4-5% longer with four runs per thread,
 /// claimed as threads came free.
@@ -257,7 +258,8 @@ pub(crate) fn depthwise_conv_2d_f32(frame: &KernelFrame<'_>) {
             // at a tap per multiply-add, not a channel's worth, so its time goes to reading
             // more than to the multiply-adds, and the input, the last layer's output split
             // over the threads, lies half in the other threads' caches until split alike.
-            let split = split_rows(frame, 4 * ow * w.filter.h * w.filter.w * oc);
+            // The kernel splits its output by pixels: a "row" here is one pixel.
+            let split = split_rows(frame, 4 * w.filter.h * w.filter.w * oc);
             if crate::float_x86::depthwise(&p, out, split) {
                 return Ok(());
             }

@@ -699,16 +699,14 @@ fn depthwise_on(
     if p.out_channels != p.dims[3] || !p.fits(false) {
         return false;
     }
-    let row_len = p.window.output.w * p.dims[3];
-    split(out, (row_len, granule(DW_PIXELS, p.window.output.w)), &|first, rows| {
-        depthwise_rows(p, first, rows, wide)
-    });
+    // Split by pixels, not rows: a 3x3 or 6x6 map has too few rows to share evenly.
+    split(out, (p.dims[3], 1), &|first, pixels| depthwise_pixel_run(p, first, pixels, wide));
     true
 }
 
-/// Output rows `first..` (counted over the whole batch) of a depthwise convolution into
-/// `out`, whole rows of them, read in place.
-fn depthwise_rows(p: &FloatConv<'_>, first: usize, out: &mut [f32], wide: bool) {
+/// Output pixels `first..` (counted over the whole batch) of a depthwise convolution into
+/// `out`, whole pixels of them, read in place.
+fn depthwise_pixel_run(p: &FloatConv<'_>, first: usize, out: &mut [f32], wide: bool) {
     // SAFETY: `fits` checked the CPU has AVX2 and FMA; `wide` with `has_avx512f`, that it
     // has AVX-512F.
     unsafe {
@@ -805,7 +803,7 @@ impl DwTaps {
 
 /// Output pixels that read the same taps: rows `ys.0..ys.1` by columns `xs.0..xs.1` of image
 /// `b`, whose first tap read is filter row `k0.0`, column `k0.1`; the run being computed
-/// starts at output row `first` (over the batch).
+/// starts at output pixel `first` (over the batch).
 struct DwBlock {
     b: usize,
     ys: (usize, usize),
@@ -835,7 +833,7 @@ fn block_pixels<const N: usize>(
     };
     let step = w.stride.w * c;
     let mut base = row_base(oy).wrapping_add((ox - blk.xs.0) * step);
-    let mut dst = (blk.b * w.output.h + oy - blk.first) * w.output.w + ox;
+    let mut dst = (blk.b * w.output.h + oy) * w.output.w + ox - blk.first;
     let (mut bases, mut dsts) = ([0; N], [0; N]);
     for k in 0..N {
         (bases[k], dsts[k]) = (if reads { base } else { 0 }, dst);
@@ -850,7 +848,8 @@ fn block_pixels<const N: usize>(
 }
 
 /// A depthwise convolution read in place for one register width: `$name(p, first, out)`
-/// computes output rows `first..` (over the batch) into `out`, whole rows of them, in blocks
+/// computes output pixels `first..` (over the batch) into `out`, whole pixels of them, row
+/// by row (a run's first and last rows may be parts of rows), in blocks
 /// of pixels that read the same taps inside the image (the edges skip the taps outside, as
 /// TensorFlow Lite's reference kernel does), once every read of the block is checked in
 /// bounds: [`DW_PIXELS`] pixels at a time (then four, two, one), each step all their
@@ -861,16 +860,24 @@ macro_rules! depthwise_in_place {
         #[target_feature(enable = $features)]
         fn $name(p: &FloatConv<'_>, first: usize, out: &mut [f32]) {
             let (w, [_, h, iw, _]) = (p.window, p.dims);
-            let rows = out.len() / (w.output.w * p.out_channels).max(1);
+            let (ow, oh) = (w.output.w, w.output.h);
+            let pixels = out.len() / p.out_channels.max(1);
             let mut taps = DwTaps { at: [0; MAX_TAPS], filter: [0; MAX_TAPS], n: 0 };
-            let (end, mut row) = (first + rows, first);
-            while row < end && w.output.h > 0 {
-                let (b, oy0) = (row / w.output.h, row % w.output.h);
-                let oy1 = w.output.h.min(oy0 + (end - row));
+            let (end, mut px) = (first + pixels, first);
+            while px < end && ow > 0 && oh > 0 {
+                // Rows `oy0..oy1` of image `b`, columns `ox0..ox1` of each: the rest of a
+                // row begun, a part of a row that ends the run, or whole rows.
+                let (row, ox0) = (px / ow, px % ow);
+                let (b, oy0) = (row / oh, row % oh);
+                let (oy1, ox1) = if ox0 > 0 || end - px < ow {
+                    (oy0 + 1, ow.min(ox0 + (end - px)))
+                } else {
+                    (oh.min(oy0 + (end - px) / ow), ow)
+                };
                 let rows = (w.stride.h, w.dilation.h, w.filter.h, w.pad.h);
                 let cols = (w.stride.w, w.dilation.w, w.filter.w, w.pad.w);
                 for (y0, y1, ky) in same_taps((oy0, oy1), rows, h) {
-                    for (x0, x1, kx) in same_taps((0, w.output.w), cols, iw) {
+                    for (x0, x1, kx) in same_taps((ox0, ox1), cols, iw) {
                         taps.set(p, ky, kx);
                         let blk = DwBlock { b, ys: (y0, y1), xs: (x0, x1), k0: (ky.0, kx.0), first };
                         taps.check(p, &blk);
@@ -899,7 +906,7 @@ macro_rules! depthwise_in_place {
                         }
                     }
                 }
-                row += oy1 - oy0;
+                px += (oy1 - oy0) * (ox1 - ox0);
             }
         }
     };
@@ -1045,50 +1052,79 @@ depthwise_pixels!(
 /// (filter `[depth, units]`), when `units` is a whole number of eights and the CPU has AVX2
 /// and FMA; `false` leaves `out` to the portable loop. Per row of `x`, up to 64 outputs at
 /// a time in registers while the filter's rows stream past (each weight read once per row).
+/// A single row's outputs are shared out by `split` in blocks of eight.
 pub(crate) fn fully_connected(
     (x, filter, bias): (&[f32], &[f32], &[f32]),
     depth: usize,
     (lo, hi): (f32, f32),
     out: &mut [f32],
+    split: impl FnOnce(&mut [f32], (usize, usize), RowRuns<'_>),
 ) -> bool {
     let units = bias.len();
     if units == 0 || !units.is_multiple_of(8) || depth == 0 || !hostrt_dsp::has_avx2_fma() {
         return false;
     }
     let wide = hostrt_dsp::has_avx512f();
-    for (x, out) in x.chunks_exact(depth).zip(out.chunks_exact_mut(units)) {
-        let mut c0 = 0;
-        // 128 outputs at a time in eight 512-bit registers where the CPU has them.
-        while wide && units - c0 >= 128 {
-            // SAFETY: the CPU has AVX-512F (`wide`).
-            unsafe { fc_block_512::<8>(x, filter, bias, c0, (lo, hi), out) };
-            c0 += 128;
-        }
-        while c0 < units {
-            // Eight vectors of outputs at a time, then four, two, one.
-            let step = match units - c0 {
-                64.. => 64,
-                32..=63 => 32,
-                16..=31 => 16,
-                _ => 8,
-            };
-            // SAFETY: checked above: the CPU has AVX2 and FMA.
-            unsafe {
-                match step {
-                    64 => fc_block::<8>(x, filter, bias, c0, (lo, hi), out),
-                    32 => fc_block::<4>(x, filter, bias, c0, (lo, hi), out),
-                    16 => fc_block::<2>(x, filter, bias, c0, (lo, hi), out),
-                    _ => fc_block::<1>(x, filter, bias, c0, (lo, hi), out),
-                }
-            }
-            c0 += step;
+    let layer = (filter, bias, (lo, hi));
+    if x.len() == depth {
+        // One row: its outputs split over the threads in blocks of eight (128 on 512-bit
+        // registers: each run but the last a whole number of the widest block).
+        let granule = if wide { 16 } else { 1 };
+        split(out, (8, granule), &|first, run| {
+            // SAFETY: checked above: the CPU has AVX2 and FMA, and AVX-512F when `wide`.
+            unsafe { fc_columns(x, layer, 8 * first, run, wide) }
+        });
+    } else {
+        for (x, out) in x.chunks_exact(depth).zip(out.chunks_exact_mut(units)) {
+            // SAFETY: checked above: the CPU has AVX2 and FMA, and AVX-512F when `wide`.
+            unsafe { fc_columns(x, layer, 0, out, wide) };
         }
     }
     true
 }
 
+/// Outputs `from..from + out.len()` (a whole number of eights) of one row of `x`.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA, and AVX-512F when `wide`.
+unsafe fn fc_columns(
+    x: &[f32],
+    (filter, bias, range): (&[f32], &[f32], (f32, f32)),
+    from: usize,
+    out: &mut [f32],
+    wide: bool,
+) {
+    let (mut c0, end) = (from, from + out.len());
+    // 128 outputs at a time in eight 512-bit registers where the CPU has them.
+    while wide && end - c0 >= 128 {
+        // SAFETY: the CPU has AVX-512F (`wide`: the caller's contract).
+        unsafe { fc_block_512::<8>(x, filter, bias, c0, range, &mut out[c0 - from..]) };
+        c0 += 128;
+    }
+    while c0 < end {
+        // Eight vectors of outputs at a time, then four, two, one.
+        let step = match end - c0 {
+            64.. => 64,
+            32..=63 => 32,
+            16..=31 => 16,
+            _ => 8,
+        };
+        let out = &mut out[c0 - from..];
+        // SAFETY: the CPU has AVX2 and FMA (the caller's contract).
+        unsafe {
+            match step {
+                64 => fc_block::<8>(x, filter, bias, c0, range, out),
+                32 => fc_block::<4>(x, filter, bias, c0, range, out),
+                16 => fc_block::<2>(x, filter, bias, c0, range, out),
+                _ => fc_block::<1>(x, filter, bias, c0, range, out),
+            }
+        }
+        c0 += step;
+    }
+}
+
 /// A fully connected block for one register width: `$name::<B>(x, filter, bias, c0, (lo,
-/// hi), out)` computes outputs `c0..c0 + LANES * B` of one row.
+/// hi), out)` computes outputs `c0..c0 + LANES * B` of one row into the start of `out`.
 macro_rules! fc_block {
     ($(#[$doc:meta])* $name:ident, $features:literal, $lanes:literal, $zero:ident, $splat:ident, $fma:ident,
      $load:ident, $add:ident, $min:ident, $max:ident, $store:ident) => {
@@ -1115,7 +1151,7 @@ macro_rules! fc_block {
             for (j, acc) in acc.iter().enumerate() {
                 // As `band_tiles!`: the clamp keeps a NaN.
                 let v = $min(hi, $max(lo, $add(*acc, $load(&bias[c0 + $lanes * j..]))));
-                $store(v, &mut out[c0 + $lanes * j..]);
+                $store(v, &mut out[$lanes * j..]);
             }
         }
     };
@@ -1196,6 +1232,11 @@ mod tests {
         for (tile, width, rows) in [(12, 1, 12), (12, 48, 1), (12, 8, 3), (8, 6, 4), (8, 0, 8)] {
             assert_eq!(granule(tile, width), rows, "{tile} pixels of rows {width} wide");
         }
+    }
+
+    /// Hands the whole output to `f`, as a split on one thread does.
+    fn whole(out: &mut [f32], _: (usize, usize), f: RowRuns<'_>) {
+        f(0, out)
     }
 
     /// Hands the output to `f` in runs of three rows (the last shorter), as a split over
@@ -1389,15 +1430,21 @@ mod tests {
             return;
         }
         for (i, (batches, depth, units)) in
-            [(1, 640, 128), (3, 7, 8), (2, 33, 24), (1, 5, 136), (2, 9, 264)].into_iter().enumerate()
+            [(1, 640, 128), (3, 7, 8), (2, 33, 24), (1, 5, 136), (2, 9, 264), (1, 6, 1000)]
+                .into_iter()
+                .enumerate()
         {
             let (x, filter, bias) = (
                 values(i as u32, batches * depth),
                 values(50 + i as u32, depth * units),
                 values(90 + i as u32, units),
             );
+            // Whole, and cut in runs of 24 outputs (one row's outputs are split).
             let mut out = std::vec![0.0; batches * units];
-            assert!(fully_connected((&x, &filter, &bias), depth, (-0.5, 2.0), &mut out));
+            assert!(fully_connected((&x, &filter, &bias), depth, (-0.5, 2.0), &mut out, whole));
+            let mut cut = std::vec![0.0; batches * units];
+            assert!(fully_connected((&x, &filter, &bias), depth, (-0.5, 2.0), &mut cut, in_runs));
+            assert!(out == cut, "case {i}: a split changed the results");
             for b in 0..batches {
                 for j in 0..units {
                     let acc = (0..depth).fold(0.0f32, |a, k| a + x[b * depth + k] * filter[k * units + j]);
@@ -1408,7 +1455,7 @@ mod tests {
             }
         }
         assert!(
-            !fully_connected((&[0.0; 4], &[0.0; 12], &[0.0; 3]), 4, (0.0, 1.0), &mut [0.0; 3]),
+            !fully_connected((&[0.0; 4], &[0.0; 12], &[0.0; 3]), 4, (0.0, 1.0), &mut [0.0; 3], whole),
             "3 units"
         );
     }
