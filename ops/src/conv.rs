@@ -141,10 +141,10 @@ pub(crate) fn tap(
 /// Splits a float convolution's (or fully connected layer's) output over the host's
 /// threads: runs of at least 2^17 multiply-adds (`macs_per_row` a row), one per thread,
 /// each a whole number of the kernel's tiles of rows (`(row_len, granule)`, from the
-/// kernel; a kernel's "row" may be an output row, a pixel or a block of columns). One run per thread keeps
-/// each thread on the same rows from one layer to the next, in its own cache: MobileNetV2
-/// and the ONNX transformer on two threads took 4-5% longer with four runs per thread,
-/// claimed as threads came free.
+/// kernel, whose "row" may be an output row, a pixel or a block of outputs). One run per
+/// thread keeps each thread on the same rows from one layer to the next, in its own cache:
+/// MobileNetV2 and the ONNX transformer on two threads took 4-5% longer with four runs per
+/// thread, claimed as threads came free.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub(crate) fn split_rows<'f>(
     frame: &'f KernelFrame<'_>,
@@ -254,12 +254,10 @@ pub(crate) fn depthwise_conv_2d_f32(frame: &KernelFrame<'_>) {
                 hi,
                 packed: None,
             };
-            // Counted as four multiply-adds a tap: a depthwise convolution reads its input
-            // at a tap per multiply-add, not a channel's worth, so its time goes to reading
-            // more than to the multiply-adds, and the input, the last layer's output split
-            // over the threads, lies half in the other threads' caches until split alike.
-            // The kernel splits its output by pixels: a "row" here is one pixel.
-            let split = split_rows(frame, 4 * w.filter.h * w.filter.w * oc);
+            // Read-bound: a tap per multiply-add, not a channel's worth; and the input, the
+            // last layer's output split over the threads, lies half in the other threads'
+            // caches until split alike. The kernel splits by pixels: a "row" is one pixel.
+            let split = split_rows(frame, crate::READ_BOUND_MACS * w.filter.h * w.filter.w * oc);
             if crate::float_x86::depthwise(&p, out, split) {
                 return Ok(());
             }

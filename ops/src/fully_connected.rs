@@ -108,11 +108,10 @@ pub(crate) fn fully_connected_f32(frame: &KernelFrame<'_>) {
                 depth,
                 (lo, hi),
                 out,
-                // Counted as four multiply-adds a weight, as a depthwise convolution's taps:
-                // each weight is read once, so the layer's time goes to reading them (a
-                // 256x1000 layer, 1 MB, 17.8 us on one thread where its multiply-adds take
-                // about 4; split, each thread's half of the weights stays in its own cache).
-                crate::conv::split_rows(frame, 4 * 8 * depth),
+                // Read-bound: each weight is read once (a 256x1000 layer, 1 MB, took 17.8 us
+                // on one thread; split, each thread's half stays in its own cache). A "row"
+                // is a block of eight outputs.
+                crate::conv::split_rows(frame, crate::READ_BOUND_MACS * 8 * depth),
             )
         {
             return Ok(());

@@ -66,6 +66,12 @@ pub use activation_arena::Arena;
 /// saves.
 const SPLIT_MACS: usize = 1 << 17;
 
+/// What a kernel bound by reading (a depthwise tap, a fully connected weight: each value
+/// read for one multiply-add) counts per multiply-add toward [`SPLIT_MACS`]: its time goes
+/// to the reads, so fewer of them are worth a helper.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+const READ_BOUND_MACS: usize = 4;
+
 /// Rows of `macs_per_row` multiply-adds each that make one run of a split.
 fn split_rows_min(macs_per_row: usize) -> usize {
     SPLIT_MACS.div_ceil(macs_per_row.max(1))
