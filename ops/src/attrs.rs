@@ -253,6 +253,26 @@ impl<'a> Attrs<'a> {
         Ok([0, 1, 2, 3, 4, 5].map(|k| v[k] as usize))
     }
 
+    /// Attribute `i`, a pooling `window`: `[filter h, filter w, stride h, stride w, pad top,
+    /// pad left]`, then optionally the dilation `[h, w]` (ONNX's pooling has one; absent, 1).
+    pub fn pool_window(&self, i: usize) -> Result<([usize; 6], [usize; 2]), Diagnostic> {
+        let v = self.ints(i, "window", None)?;
+        if v.len() != 6 && v.len() != 8 {
+            return Err(invalid(
+                self.kernel,
+                format_args!("'window' must be an array of 6 or 8 i32, got {}", v.len()),
+            ));
+        }
+        // Pads may be 0; filter sizes, strides and dilations not.
+        let ok = |(k, &x): (usize, &i32)| (if k == 4 || k == 5 { 0 } else { 1 }..=MAX_WINDOW).contains(&x);
+        if !v.iter().enumerate().all(ok) {
+            return Err(invalid(self.kernel, format_args!("'window' values out of range: {:?}", v)));
+        }
+        // Non-negative, checked above.
+        let at = |k: usize| v.get(k).map_or(1, |&x| x as usize);
+        Ok(([0, 1, 2, 3, 4, 5].map(at), [at(6), at(7)]))
+    }
+
     /// Attribute `i`: a float activation range `[min, max]`.
     pub fn float_range(&self, i: usize) -> Result<(f32, f32), Diagnostic> {
         let r = self.floats(i, "range", 2)?;

@@ -3,7 +3,8 @@
 //!
 //! Attributes, in name order: `input` and `output` (`[offset, n, h, w, c]`), `range`
 //! (the fused activation: `[min, max]`, i32 for int8 and f32 for float32), `window`
-//! (`[filter h, filter w, stride h, stride w, pad top, pad left]`).
+//! (`[filter h, filter w, stride h, stride w, pad top, pad left]`, then optionally the
+//! dilation `[h, w]`: ONNX's pooling has one, TFLite's not).
 
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
@@ -12,13 +13,14 @@ use hostrt_dsp::{Hw, Nhwc, PoolParams, Window};
 use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, Region, dsp_error, invalid};
 
-/// The pooling window from the `window` attribute `[fh, fw, sh, sw, ph, pw]`.
+/// The pooling window from the `window` attribute `[fh, fw, sh, sw, ph, pw]` or
+/// `[fh, fw, sh, sw, ph, pw, dh, dw]`.
 fn geometry(a: &Attrs<'_>, output: &Region<4>) -> Result<Window, Diagnostic> {
-    let [fh, fw, sh, sw, ph, pw] = a.window(3)?;
+    let ([fh, fw, sh, sw, ph, pw], [dh, dw]) = a.pool_window(3)?;
     Ok(Window {
         filter: Hw::new(fh, fw),
         stride: Hw::new(sh, sw),
-        dilation: Hw::square(1),
+        dilation: Hw::new(dh, dw),
         pad: Hw::new(ph, pw),
         output: Hw::new(output.dims[1], output.dims[2]),
     })
@@ -72,27 +74,29 @@ fn pool_f32(frame: &KernelFrame<'_>, kernel: &'static str, max: bool) {
         let out = f32s_mut(kernel, out)?;
         // Per output pixel, the taps in order, for each block of channels: each channel sees
         // the same order as one channel at a time would, and a block's sums stay in
-        // registers. A window's taps inside the image are one run of columns in each of a
-        // range of rows.
+        // registers. A window's taps inside the image are one run of columns (a dilation
+        // apart) in each of a range of rows.
+        let (dh, dw) = (w.dilation.h, w.dilation.w);
         let mut pixels = out.chunks_exact_mut(c.max(1));
         for b in 0..n {
             for oy in 0..oh {
-                let (y0, y1) = span(oy, (w.stride.h, w.pad.h, w.filter.h), ih);
+                let (ky0, ky1, y) = span(oy, (w.stride.h, w.pad.h, w.filter.h, dh), ih);
                 for ox in 0..ow {
                     let Some(px) = pixels.next() else { return Ok(()) };
-                    let (x0, x1) = span(ox, (w.stride.w, w.pad.w, w.filter.w), iw);
-                    let count = (y1 - y0) * (x1 - x0);
+                    let (kx0, kx1, x0) = span(ox, (w.stride.w, w.pad.w, w.filter.w, dw), iw);
+                    let count = (ky1 - ky0) * (kx1 - kx0);
                     if count == 0 {
                         return Err(invalid(
                             kernel,
                             format_args!("a pooling window lies wholly in the padding"),
                         ));
                     }
-                    // A window over whole rows (a global pool) reads one run: its rows are
-                    // consecutive, so their pixels follow one another in the input, in the
-                    // order the sums take.
-                    let (runs, len) = if x1 - x0 == iw { (1, count) } else { (y1 - y0, x1 - x0) };
-                    let window = (((b * ih + y0) * iw + x0) * c, iw * c, runs);
+                    // An undilated window over whole rows (a global pool) reads one run: its
+                    // rows are consecutive, so their pixels follow one another in the input,
+                    // in the order the sums take.
+                    let whole = kx1 - kx0 == iw && (dh, dw) == (1, 1);
+                    let (runs, len) = if whole { (1, count) } else { (ky1 - ky0, kx1 - kx0) };
+                    let window = (((b * ih + y) * iw + x0) * c, dh * iw * c, runs, dw * c);
                     if max {
                         pool_pixel(px, x, window, (len, c), f32::MIN, f32::max);
                     } else {
@@ -109,33 +113,41 @@ fn pool_f32(frame: &KernelFrame<'_>, kernel: &'static str, max: bool) {
     })
 }
 
-/// The input rows or columns `i0..i1` that output row or column `o`'s window (`(stride,
-/// pad, filter)`) covers inside an image `size` long (`i0 == i1` when none).
-fn span(o: usize, (stride, pad, filter): (usize, usize, usize), size: usize) -> (usize, usize) {
-    // Every factor is below 2^31 (region dims) or 2^16 (window), so i64 cannot overflow.
-    let start = o as i64 * stride as i64 - pad as i64;
-    let i0 = start.clamp(0, size as i64);
-    let i1 = (start + filter as i64).clamp(i0, size as i64);
-    (i0 as usize, i1 as usize)
+/// The taps `k0..k1` of output row or column `o`'s window (`(stride, pad, filter,
+/// dilation)`) that lie inside an image `size` long (`k0 == k1` when none), and the input
+/// row or column of tap `k0`.
+fn span(
+    o: usize,
+    (stride, pad, filter, dilation): (usize, usize, usize, usize),
+    size: usize,
+) -> (usize, usize, usize) {
+    // Every factor is below 2^31 (region dims) or 2^16 (window), so i64 cannot overflow;
+    // the dilation is at least 1 (`Attrs::pool_window`).
+    let (start, d, filter) = (o as i64 * stride as i64 - pad as i64, dilation as i64, filter as i64);
+    // Tap k reads start + k * d: the first at or after 0, the last before `size`.
+    let k0 = if start < 0 { (-start + d - 1) / d } else { 0 }.min(filter);
+    let room = size as i64 - start;
+    let k1 = if room > 0 { (room + d - 1) / d } else { 0 }.clamp(k0, filter);
+    (k0 as usize, k1 as usize, (start + k0 * d).max(0) as usize)
 }
 
 /// One output pixel `px` of `c` channels: from `init`, `f` of each input pixel in order,
-/// over `runs` runs of `len` pixels each, the first at `first` in `x` and each `step` after
-/// the last (`(first, step, runs)`, `(len, c)`). Blocks of 32, 16, 8 and 4 channels, each in
+/// over `runs` runs of `len` pixels `pixel` values apart, the first run at `first` in `x`
+/// and each `step` after the last (`(first, step, runs, pixel)`, `(len, c)`). Blocks of 32, 16, 8 and 4 channels, each in
 /// a function compiled for the widest registers the CPU has, keep their sums in registers;
 /// each channel's sum waits on its last operation, and a wider block's chains overlap.
 #[inline(always)]
 fn pool_pixel(
     px: &mut [f32],
     x: &[f32],
-    window: (usize, usize, usize),
+    window: (usize, usize, usize, usize),
     (len, c): (usize, usize),
     init: f32,
     f: impl Fn(f32, f32) -> f32 + Copy,
 ) {
     let mut c0 = 0;
     while c - c0 >= 4 {
-        let at = (len, c, c0);
+        let at = (len, c0);
         c0 += match c - c0 {
             32.. => pool_block::<32>(px, x, window, at, init, f),
             16.. => pool_block::<16>(px, x, window, at, init, f),
@@ -147,23 +159,23 @@ fn pool_pixel(
     if c0 < c {
         let px = &mut px[c0..c];
         px.fill(init);
-        let (first, step, runs) = window;
+        let (first, step, runs, pixel) = window;
         for r in 0..runs {
             for p in 0..len {
-                let v = &x[first + r * step + p * c + c0..][..c - c0];
+                let v = &x[first + r * step + p * pixel + c0..][..c - c0];
                 px.iter_mut().zip(v).for_each(|(a, &v)| *a = f(*a, v));
             }
         }
     }
 }
 
-/// Channels `c0..c0 + N` of [`pool_pixel`]'s pixel (`(len, c, c0)`) into `px`; returns `N`.
+/// Channels `c0..c0 + N` of [`pool_pixel`]'s pixel (`(len, c0)`) into `px`; returns `N`.
 #[inline(always)]
 fn pool_block<const N: usize>(
     px: &mut [f32],
     x: &[f32],
-    (first, step, runs): (usize, usize, usize),
-    (len, c, c0): (usize, usize, usize),
+    (first, step, runs, pixel): (usize, usize, usize, usize),
+    (len, c0): (usize, usize),
     init: f32,
     f: impl Fn(f32, f32) -> f32 + Copy,
 ) -> usize {
@@ -173,7 +185,7 @@ fn pool_block<const N: usize>(
             let mut acc = [init; N];
             for r in 0..runs {
                 for p in 0..len {
-                    let at = first + r * step + p * c + c0;
+                    let at = first + r * step + p * pixel + c0;
                     let v: &[f32; N] = x[at..][..N].try_into().unwrap_or(&[0.0; N]);
                     for k in 0..N {
                         acc[k] = f(acc[k], v[k]);
@@ -205,4 +217,37 @@ pub(crate) fn max_pool_2d_f32(frame: &KernelFrame<'_>) {
 /// `nn.average_pool_2d.f32`.
 pub(crate) fn average_pool_2d_f32(frame: &KernelFrame<'_>) {
     pool_f32(frame, "nn.average_pool_2d.f32", false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::span;
+    use std::vec::Vec;
+
+    /// `span` against counting the taps one by one: every output position, stride, pad,
+    /// filter size and dilation of a few small images, windows wholly in the padding among
+    /// them.
+    #[test]
+    fn span_is_the_taps_inside_the_image() {
+        for size in 1..7 {
+            for (stride, pad, filter, dilation) in (1..3).flat_map(|s| {
+                (0..4).flat_map(move |p| (1..5).flat_map(move |f| (1..4).map(move |d| (s, p, f, d))))
+            }) {
+                for o in 0..size + 3 {
+                    let at = |k: usize| (o * stride + k * dilation) as i64 - pad as i64;
+                    let inside: Vec<usize> =
+                        (0..filter).filter(|&k| (0..size as i64).contains(&at(k))).collect();
+                    let (k0, k1, first) = span(o, (stride, pad, filter, dilation), size);
+                    assert_eq!(
+                        (k0..k1).collect::<Vec<_>>(),
+                        inside,
+                        "o {o} {stride} {pad} {filter} {dilation}"
+                    );
+                    if k0 < k1 {
+                        assert_eq!(first as i64, at(k0));
+                    }
+                }
+            }
+        }
+    }
 }

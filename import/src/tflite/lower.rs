@@ -910,7 +910,17 @@ impl<'a> Lowerer<'_, 'a> {
             let r = ActivationRange::for_activation(act, s, z).map_err(|e| e.to_string())?;
             ints(&[r.min, r.max])
         };
-        let window = ints(&[filter.h, filter.w, stride.h, stride.w, pad.h, pad.w].map(|v| v as i32));
+        let mut window = vec![filter.h, filter.w, stride.h, stride.w, pad.h, pad.w];
+        // A translated ONNX pool's dilation, when not 1 (TensorFlow Lite's pools have none).
+        let dilation = hw(
+            o.ext(ext::DILATION_H).unwrap_or(1.0) as i32,
+            o.ext(ext::DILATION_W).unwrap_or(1.0) as i32,
+            "dilation",
+        )?;
+        if dilation != Hw::square(1) {
+            window.extend([dilation.h, dilation.w]);
+        }
+        let window = ints(&window.iter().map(|&v| v as i32).collect::<Vec<_>>());
         let loc = self.loc(op);
         let xr = self.read(x, &loc);
         let kernel = format!("nn.{}.{}", if max { "max_pool_2d" } else { "average_pool_2d" }, elem.name());

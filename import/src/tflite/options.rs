@@ -105,7 +105,7 @@ pub mod ext {
     pub const BETA: u16 = 204;
     pub const AXIS: u16 = 205;
     pub const EPSILON: u16 = 206;
-    /// A transposed convolution's dilation (TensorFlow Lite's has none).
+    /// A transposed convolution's or a pool's dilation (TensorFlow Lite's have none).
     pub const DILATION_H: u16 = 207;
     pub const DILATION_W: u16 = 208;
     /// ONNX Resize: the coordinate rule (0 half_pixel, 1 asymmetric, 2 align_corners,

@@ -37,7 +37,10 @@ fn pool_pads(n: &Node, axes: &[Axis; 2], win: &[(usize, usize)]) -> Result<[i64;
     for (k, (a, &(o, before))) in axes.iter().zip(win).enumerate() {
         let after = match &explicit {
             Some(p) => p[k + 2] as usize,
-            None => (o.saturating_sub(1) * a.stride + a.filter).saturating_sub(a.input + before),
+            None => {
+                let span = a.dilation * (a.filter - 1) + 1;
+                (o.saturating_sub(1) * a.stride + span).saturating_sub(a.input + before)
+            }
         };
         pads[2 * k] = before as i64;
         pads[2 * k + 1] = after as i64;
@@ -464,15 +467,13 @@ impl Converter {
         let k = n.ints("kernel_shape")?.ok_or("kernel_shape is required")?;
         let k = spatial(n, "kernel_shape", k.len().max(2), 0)?;
         let strides = spatial(n, "strides", 2, 1)?;
-        if spatial(n, "dilations", 2, 1)? != [1, 1] {
-            return Err("dilated pooling is not supported".into());
-        }
+        let dil = spatial(n, "dilations", 2, 1)?;
         if max && n.int("storage_order", 0)? != 0 {
             return Err("storage_order 1 is not supported".into());
         }
         let axes = [
-            Axis { input: x.shape[2], filter: k[0], stride: strides[0], dilation: 1 },
-            Axis { input: x.shape[3], filter: k[1], stride: strides[1], dilation: 1 },
+            Axis { input: x.shape[2], filter: k[0], stride: strides[0], dilation: dil[0] },
+            Axis { input: x.shape[3], filter: k[1], stride: strides[1], dilation: dil[1] },
         ];
         let mut win = window(n, &axes, n.int("ceil_mode", 0)? != 0)?;
         let mut x = x;
@@ -491,7 +492,7 @@ impl Converter {
             vec![x.shape[0], x.shape[1], win[0].0, win[1].0],
             Layout::Nhwc,
         );
-        let fields = vec![
+        let mut fields = vec![
             (0, 1.0),
             (1, strides[1] as f64),
             (2, strides[0] as f64),
@@ -500,6 +501,9 @@ impl Converter {
             (ext::PAD_TOP, win[0].1 as f64),
             (ext::PAD_LEFT, win[1].1 as f64),
         ];
+        if dil != [1, 1] {
+            fields.extend([(ext::DILATION_H, dil[0] as f64), (ext::DILATION_W, dil[1] as f64)]);
+        }
         self.emit(if max { 17 } else { 1 }, kind::POOL_2D, fields, vec![x.t], vec![out.t]);
         self.set(n, 0, out);
         Ok(())
