@@ -12,6 +12,7 @@ const FOLDED: &[&str] = &[
     "Sub",
     "Mul",
     "Div",
+    "Pow",
     "Neg",
     "Abs",
     "Equal",
@@ -112,6 +113,7 @@ fn evaluate(n: &Node, opset: i64, inputs: &[Option<Tensor>]) -> Result<Tensor, S
             }
             acc
         }
+        "Pow" => pow(x?, need(inputs, 1)?)?,
         "Neg" | "Abs" | "Sqrt" | "Floor" | "Ceil" | "Not" => unary(&n.op_type, x?),
         "Where" => {
             let (c, a, b) = (x?, need(inputs, 1)?, need(inputs, 2)?);
@@ -444,6 +446,32 @@ fn unary(op: &str, x: &Tensor) -> Tensor {
         };
         Tensor::from_i64s(x.elem, x.dims.clone(), &x.i64s().into_iter().map(f).collect::<Vec<_>>())
     }
+}
+
+/// `Pow`: of the base's type whatever the exponent's (ONNX's rule), as numpy computes it: a
+/// float32 power, an integer one (wrapping) of integers, and a float one of an integer base
+/// and float exponent, truncated back to the base's type.
+fn pow(a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
+    let dims = broadcast(&a.dims, &b.dims)?;
+    foldable(&dims)?;
+    let (x, y) = (expand(a, &dims), expand(b, &dims));
+    if a.elem == ElemType::F32 {
+        let v: Vec<f64> =
+            x.f64s().iter().zip(y.f64s()).map(|(&p, q)| f64::from((p as f32).powf(q as f32))).collect();
+        return Ok(values(a.elem, dims, &v));
+    }
+    let mut v = Vec::with_capacity(dims.iter().product());
+    if b.elem == ElemType::F32 {
+        for (p, q) in x.i64s().into_iter().zip(y.f64s()) {
+            v.push((p as f64).powf(q) as i64);
+        }
+    } else {
+        for (p, q) in x.i64s().into_iter().zip(y.i64s()) {
+            let q = u32::try_from(q).map_err(|_| format!("integer Pow exponent {q} is not in 0..=2^32-1"))?;
+            v.push(p.wrapping_pow(q));
+        }
+    }
+    Ok(Tensor::from_i64s(a.elem, dims, &v))
 }
 
 fn binary(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
