@@ -244,12 +244,8 @@ impl<'a> Attrs<'a> {
     /// Attribute `i`: a `window` of six values, the first four at least 1 (strides,
     /// dilations or filter sizes) and the last two at least 0 (padding), none above 2^16.
     pub fn window(&self, i: usize) -> Result<[usize; 6], Diagnostic> {
-        let v = self.ints(i, "window", Some(6))?;
-        let ok = |(k, &x): (usize, &i32)| (if k < 4 { 1 } else { 0 }..=MAX_WINDOW).contains(&x);
-        if !v.iter().enumerate().all(ok) {
-            return Err(invalid(self.kernel, format_args!("'window' values out of range: {:?}", v)));
-        }
-        // Non-negative, checked above.
+        let v = self.window_in_range(self.ints(i, "window", Some(6))?)?;
+        // Non-negative (`window_in_range`).
         Ok([0, 1, 2, 3, 4, 5].map(|k| v[k] as usize))
     }
 
@@ -263,14 +259,20 @@ impl<'a> Attrs<'a> {
                 format_args!("'window' must be an array of 6 or 8 i32, got {}", v.len()),
             ));
         }
-        // Pads may be 0; filter sizes, strides and dilations not.
+        let v = self.window_in_range(v)?;
+        // Non-negative (`window_in_range`).
+        let at = |k: usize| v.get(k).map_or(1, |&x| x as usize);
+        Ok(([0, 1, 2, 3, 4, 5].map(at), [at(6), at(7)]))
+    }
+
+    /// A `window`'s values checked: positions 4 and 5 (padding) at least 0, every other at
+    /// least 1, none above 2^16.
+    fn window_in_range<'v>(&self, v: &'v [i32]) -> Result<&'v [i32], Diagnostic> {
         let ok = |(k, &x): (usize, &i32)| (if k == 4 || k == 5 { 0 } else { 1 }..=MAX_WINDOW).contains(&x);
         if !v.iter().enumerate().all(ok) {
             return Err(invalid(self.kernel, format_args!("'window' values out of range: {:?}", v)));
         }
-        // Non-negative, checked above.
-        let at = |k: usize| v.get(k).map_or(1, |&x| x as usize);
-        Ok(([0, 1, 2, 3, 4, 5].map(at), [at(6), at(7)]))
+        Ok(v)
     }
 
     /// Attribute `i`: a float activation range `[min, max]`.

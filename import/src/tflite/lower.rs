@@ -374,6 +374,13 @@ fn explicit_pad(o: &Options<'_, '_>) -> Option<Hw> {
     Some(Hw::new(t as usize, l as usize))
 }
 
+/// The dilation a translating importer set on an operator whose TensorFlow Lite form has
+/// none (a pool, a transposed convolution): `ext::DILATION_H`/`_W`, 1 where absent.
+fn ext_dilation(o: &Options<'_, '_>) -> Result<Hw, String> {
+    let d = |field| o.ext(field).unwrap_or(1.0) as i32;
+    hw(d(ext::DILATION_H), d(ext::DILATION_W), "dilation")
+}
+
 fn hw(h: i32, w: i32, what: &str) -> Result<Hw, String> {
     match (usize::try_from(h), usize::try_from(w)) {
         (Ok(h), Ok(w)) if h > 0 && w > 0 && h <= 1 << 16 && w <= 1 << 16 => Ok(Hw::new(h, w)),
@@ -912,11 +919,7 @@ impl<'a> Lowerer<'_, 'a> {
         };
         let mut window = vec![filter.h, filter.w, stride.h, stride.w, pad.h, pad.w];
         // A translated ONNX pool's dilation, when not 1 (TensorFlow Lite's pools have none).
-        let dilation = hw(
-            o.ext(ext::DILATION_H).unwrap_or(1.0) as i32,
-            o.ext(ext::DILATION_W).unwrap_or(1.0) as i32,
-            "dilation",
-        )?;
+        let dilation = ext_dilation(&o)?;
         if dilation != Hw::square(1) {
             window.extend([dilation.h, dilation.w]);
         }

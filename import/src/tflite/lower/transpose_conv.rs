@@ -14,8 +14,8 @@ use hostrt_dsp::{Hw, Window};
 
 use super::super::model::OpInfo;
 use super::super::ops::ElemType;
-use super::super::options::{Options, ext, kind};
-use super::{AttrSpec, Lowerer, dense, explicit_pad, fused, hw, ints, padding};
+use super::super::options::{Options, kind};
+use super::{AttrSpec, Lowerer, dense, explicit_pad, ext_dilation, fused, hw, ints, padding};
 
 impl Lowerer<'_, '_> {
     pub(super) fn transpose_conv(&mut self, op: &OpInfo<'_>) -> Result<(), String> {
@@ -51,11 +51,7 @@ impl Lowerer<'_, '_> {
         // (`ComputePaddingHeightWidth` with the output's height and width); where that
         // window has no output, it leaves the padding 0. A translating importer may state
         // the top and left padding and a dilation instead.
-        let dil = hw(
-            o.ext(ext::DILATION_H).unwrap_or(1.0) as i32,
-            o.ext(ext::DILATION_W).unwrap_or(1.0) as i32,
-            "dilation",
-        )?;
+        let dil = ext_dilation(&o)?;
         let pad = match explicit_pad(&o) {
             Some(p) => p,
             None => Window::new(Hw::new(os[1], os[2]), Hw::new(fs[1], fs[2]), stride, Hw::square(1), pad)
