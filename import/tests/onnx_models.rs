@@ -88,6 +88,18 @@ fn an_erf_gelu_chain_runs_as_one_kernel() {
     assert_eq!(kernels("Div"), Some((2, "nn.div.f32")), "{ops:?}");
 }
 
+/// The CNN's Conv, BatchNormalization and Relu run as one convolution: the normalization
+/// folded into its filter and bias, the Relu as its clamp; `cnn_matches_onnxruntime`
+/// checks the values.
+#[test]
+fn a_conv_batch_norm_relu_chain_runs_as_one_convolution() {
+    let ops = op_table("cnn_small");
+    assert!(!ops.contains_key("BatchNormalization") && !ops.contains_key("Relu"), "{ops:?}");
+    assert_eq!(ops.get("Conv").map(|(n, _)| *n), Some(4), "{ops:?}");
+    let kernels: Vec<&str> = ops.values().flat_map(|(_, k)| k.split(", ")).collect();
+    assert!(!kernels.contains(&"nn.mul.f32") && !kernels.contains(&"nn.clamp.f32"), "{ops:?}");
+}
+
 /// The CNN quantized by onnxruntime (QDQ, per-channel int8 weights) runs as int8 kernels with
 /// TensorFlow Lite's arithmetic, whose rounding is not onnxruntime's: the softmax outputs
 /// (scale 1/255) may differ by 2 steps with uint8 activations; with int8 ones they are equal.

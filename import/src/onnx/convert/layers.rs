@@ -202,13 +202,57 @@ impl Converter {
             Some(_) => Some(self.constant(n, 2, "bias")?),
             None => None,
         };
+        // A BatchNormalization that alone takes the output folds into the filter and bias;
+        // the layer then computes its output.
+        let (w, b, tail) = match self.folded_batch_norm(n, &w, b.as_ref()) {
+            Some((bn, w, b)) => {
+                self.skip.insert(bn.index);
+                (w, Some(b), bn)
+            }
+            None => (w, b, n.clone()),
+        };
         // A Relu or Clip to [0, 6] that alone takes the output runs inside the convolution.
-        let fused = self.fused_activation(n);
-        let (act, name) = fused.as_ref().map_or((0, Self::out_name(n)), |(a, m)| (*a, Self::out_name(m)));
+        let fused = self.fused_activation(&tail);
+        let (act, name) = fused.as_ref().map_or((0, Self::out_name(&tail)), |(a, m)| (*a, Self::out_name(m)));
         let out = LayerOut { name, elem: ElemType::F32, quant: None, act };
         let y = self.conv_with(n, &x, (&w, None), b, &out)?;
-        self.set_fused(n, fused, y);
+        self.set_fused(&tail, fused, y);
         Ok(())
+    }
+
+    /// The inference-mode BatchNormalization that alone takes float Conv `n`'s output, with
+    /// `n`'s filter `w` (`[M, ...]`) and bias `b` that fold it in, as onnxruntime's graph
+    /// optimizer folds it: `γ (W x + b − μ) / √(σ² + ε) + β` is `(a W) x + a (b − μ) + β`
+    /// with `a = γ / √(σ² + ε)` per output channel, worked out in f64 and rounded once.
+    /// `None` where it does not apply (the BatchNormalization then runs on its own).
+    fn folded_batch_norm(&self, n: &Node, w: &Tensor, b: Option<&Tensor>) -> Option<(Node, Tensor, Tensor)> {
+        let bn = self.sole_consumer(n, "BatchNormalization")?;
+        let reads_output = bn.inputs.first()?.as_ref()? == n.outputs.first()?.as_ref()?;
+        let inference =
+            bn.int("training_mode", 0).ok()? == 0 && !(1..bn.outputs.len()).any(|i| Self::used(bn, i));
+        let m = *w.dims.first()?;
+        if !reads_output || !inference || m == 0 || b.is_some_and(|b| b.elements() != m) {
+            return None;
+        }
+        let eps = f64::from(bn.float("epsilon", 1e-5).ok()?);
+        let mut p = Vec::new();
+        for i in 1..=4 {
+            match self.values.get(bn.inputs.get(i)?.as_ref()?)? {
+                Val::Const(t) if t.elem == ElemType::F32 && t.elements() == m => p.push(t.f64s()),
+                _ => return None,
+            }
+        }
+        let [gamma, beta, mean, var] = [&p[0], &p[1], &p[2], &p[3]];
+        let a: Vec<f64> = (0..m).map(|k| gamma[k] / (var[k] + eps).sqrt()).collect();
+        let per = w.elements() / m;
+        let filter: Vec<f64> = w.f64s().iter().enumerate().map(|(i, &v)| v * a[i / per]).collect();
+        let bias0 = b.map_or_else(|| vec![0.0; m], Tensor::f64s);
+        let bias: Vec<f64> = (0..m).map(|k| a[k] * (bias0[k] - mean[k]) + beta[k]).collect();
+        Some((
+            bn.clone(),
+            Tensor::from_f64s(ElemType::F32, w.dims.clone(), &filter),
+            Tensor::from_f64s(ElemType::F32, vec![m], &bias),
+        ))
     }
 
     /// ConvTranspose (float): TRANSPOSE_CONV with the ONNX filter `[in, out, kh, kw]` laid
