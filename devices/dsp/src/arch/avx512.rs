@@ -344,7 +344,7 @@ fn depthwise(
                     } else {
                         taps_of.clipped(input, p, (b, y0, x0), c0, n);
                     }
-                    laid.run(&taps_of, &mut output[(pixel + ox) * c_n + c0..][..n]);
+                    laid.run::<false>(&taps_of, &mut output[(pixel + ox) * c_n + c0..][..n]);
                 }
                 pixel += w.output.w;
             }
@@ -399,13 +399,16 @@ impl Rows {
 }
 
 /// The depthwise loop by output rows: per band of output rows, their input rows staged as
-/// [`Rows`] says, then each output row's `width * channels` values as one span of `laid`'s
-/// lanes (laid out for the channel each lane meets).
+/// [`Rows`] says (made unsigned as they are copied), then each output row's `width *
+/// channels` values as one span of `laid`'s lanes (laid out for the channel each lane meets).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
 fn depthwise_rows(p: &DepthwiseParams, rows: &Rows, input: &[i8], laid: &Laid, output: &mut [i8]) {
     let (s, w, c) = (p.input, p.window, p.input.c);
     let (sw, hp) = (w.stride.w, w.padded_input().h);
-    let zero_point = p.input_zero_point as i8;
+    // Staged made unsigned (`x + 128`, the sign bit flipped) as `VPDPBUSD` reads them, once
+    // per value rather than once per tap that reads it; the padding is the zero point so
+    // flipped.
+    let zero_point = (p.input_zero_point as i8) ^ i8::MIN;
     let padding = [zero_point; RUN];
     let mut staged = Filled::<i8, ROWS_BYTES>::new();
     let band_input = |n: usize| (n - 1) * w.stride.h + (w.filter.h - 1) * w.dilation.h + 1;
@@ -425,7 +428,7 @@ fn depthwise_rows(p: &DepthwiseParams, rows: &Rows, input: &[i8], laid: &Laid, o
                 // Padded column x holds input column x - pad.w; phase x % sw, column x / sw.
                 let (x0, x1) = (w.pad.w, (w.pad.w + s.w).min(row.len() / c));
                 if sw == 1 {
-                    row[x0 * c..x1 * c].copy_from_slice(&src[..(x1 - x0) * c]);
+                    flip_into(&mut row[x0 * c..x1 * c], &src[..(x1 - x0) * c]);
                     continue;
                 }
                 // Phase by phase: no division per column.
@@ -433,7 +436,7 @@ fn depthwise_rows(p: &DepthwiseParams, rows: &Rows, input: &[i8], laid: &Laid, o
                     let first = x0 + (phase + sw - x0 % sw) % sw;
                     let mut at = (start + first / sw) * c;
                     for x in (first..x1).step_by(sw) {
-                        copy_short(&mut row[at..at + c], &src[(x - x0) * c..][..c]);
+                        flip_short(&mut row[at..at + c], &src[(x - x0) * c..][..c]);
                         at += c;
                     }
                 }
@@ -442,21 +445,35 @@ fn depthwise_rows(p: &DepthwiseParams, rows: &Rows, input: &[i8], laid: &Laid, o
             for oy in oy0..oy0 + band {
                 let first = (oy - oy0) * w.stride.h * rows.row_values;
                 taps.inside(staged, first, &rows.tap_at[..w.filter.h * w.filter.w], width);
-                laid.run(&taps, &mut output[((b * w.output.h + oy) * w.output.w) * c..][..width]);
+                laid.run::<true>(&taps, &mut output[((b * w.output.h + oy) * w.output.w) * c..][..width]);
             }
         }
     }
 }
 
-/// `dst.copy_from_slice(src)` for one pixel's channels: a masked move where they are at most
-/// 64 (a `memcpy` call per pixel cost more than the move).
+/// `src` into `dst` with each value's sign bit flipped (`x + 128` as an unsigned byte), 64
+/// values at a time.
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
-fn copy_short(dst: &mut [i8], src: &[i8]) {
+fn flip_into(dst: &mut [i8], src: &[i8]) {
+    assert_eq!(dst.len(), src.len());
+    let (whole, rest) = src.as_chunks::<64>();
+    let (dst_whole, dst_rest) = dst.as_chunks_mut::<64>();
+    for (d, s) in dst_whole.iter_mut().zip(whole) {
+        store_i8x64(_mm512_xor_si512(load_i8x64(s), _mm512_set1_epi8(i8::MIN)), d);
+    }
+    flip_short(dst_rest, rest);
+}
+
+/// [`flip_into`] for one pixel's channels: a masked move where they are at most 64 (a
+/// `memcpy` call per pixel cost more than the move).
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+fn flip_short(dst: &mut [i8], src: &[i8]) {
     let len = src.len();
     assert_eq!(dst.len(), len);
     if len > 64 {
-        return dst.copy_from_slice(src);
+        return flip_into(dst, src);
     }
     let mask = if len == 64 { u64::MAX } else { (1u64 << len) - 1 };
     // SAFETY: the masked load and store touch only the lanes of `mask`, the first `len`, all
@@ -464,7 +481,7 @@ fn copy_short(dst: &mut [i8], src: &[i8]) {
     // mask are not accessed.
     unsafe {
         let v = _mm512_maskz_loadu_epi8(mask, src.as_ptr());
-        _mm512_mask_storeu_epi8(dst.as_mut_ptr(), mask, v);
+        _mm512_mask_storeu_epi8(dst.as_mut_ptr(), mask, _mm512_xor_si512(v, _mm512_set1_epi8(i8::MIN)));
     }
 }
 
@@ -595,16 +612,21 @@ impl Laid {
     /// Lanes `0..taps.len` of `taps` through the sums and the output stage into `out`, block
     /// `k` with the layout's block `k % (period / 64)`: the stage's results in the order of
     /// [`unpack_quads`], which saturating packs undo, the offset added first in int32.
+    /// `FLIPPED`: the taps' values are unsigned already (`x + 128`, as `VPDPBUSD` reads them).
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
     #[inline]
-    fn run(&self, taps: &Taps<'_>, out: &mut [i8]) {
-        if self.stage.high { self.run_in::<true>(taps, out) } else { self.run_in::<false>(taps, out) }
+    fn run<const FLIPPED: bool>(&self, taps: &Taps<'_>, out: &mut [i8]) {
+        if self.stage.high {
+            self.run_in::<true, FLIPPED>(taps, out)
+        } else {
+            self.run_in::<false, FLIPPED>(taps, out)
+        }
     }
 
     /// [`Laid::run`], its stage's [`Requantize::high`] being `HIGH`.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
     #[inline]
-    fn run_in<const HIGH: bool>(&self, taps: &Taps<'_>, out: &mut [i8]) {
+    fn run_in<const HIGH: bool, const FLIPPED: bool>(&self, taps: &Taps<'_>, out: &mut [i8]) {
         let len = out.len().min(taps.len);
         let (blocks, quads) = (self.period / BLOCK, self.quads);
         let (offset, min, max) = self.act;
@@ -616,7 +638,7 @@ impl Laid {
         let (packed, folded) = (self.packed.get(), self.folded.get());
         let mut b = 0;
         for x0 in (0..len).step_by(BLOCK) {
-            let sums = taps.quad_sums(x0, &packed[b * quads..][..quads]);
+            let sums = taps.quad_sums::<FLIPPED>(x0, &packed[b * quads..][..quads]);
             let lane = BLOCK * b;
             // A loop, not a closure, which LLVM left as a call.
             let mut q = sums;
@@ -719,11 +741,11 @@ impl<'a> Taps<'a> {
     }
 
     /// One block's sums over every tap quad: values `x0..x0 + 64` of each tap's, made
-    /// unsigned (`x + 128`), times the block's laid-out quads of filter values (`weights`,
+    /// unsigned (`x + 128`; already so where `FLIPPED`), times the block's laid-out quads of filter values (`weights`,
     /// four vectors per quad), in the order of [`unpack_quads`].
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni")]
     #[inline]
-    fn quad_sums(&self, x0: usize, weights: &[[[i8; 64]; 4]]) -> [__m512i; 4] {
+    fn quad_sums<const FLIPPED: bool>(&self, x0: usize, weights: &[[[i8; 64]; 4]]) -> [__m512i; 4] {
         let k = self.len.saturating_sub(x0).min(64);
         let mask = if k == 64 { u64::MAX } else { (1u64 << k) - 1 };
         let flip = _mm512_set1_epi8(i8::MIN);
@@ -741,12 +763,16 @@ impl<'a> Taps<'a> {
                     _mm512_maskz_loadu_epi8(mask, quad[3].wrapping_add(x0)),
                 ]
             };
-            let v = [
-                _mm512_xor_si512(v[0], flip),
-                _mm512_xor_si512(v[1], flip),
-                _mm512_xor_si512(v[2], flip),
-                _mm512_xor_si512(v[3], flip),
-            ];
+            let v = if FLIPPED {
+                v
+            } else {
+                [
+                    _mm512_xor_si512(v[0], flip),
+                    _mm512_xor_si512(v[1], flip),
+                    _mm512_xor_si512(v[2], flip),
+                    _mm512_xor_si512(v[3], flip),
+                ]
+            };
             let d = unpack_quads(v);
             for (acc, (d, w)) in acc.iter_mut().zip(d.into_iter().zip(w)) {
                 *acc = _mm512_dpbusd_epi32(*acc, d, load_i8x64(w));
