@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Builds the small ONNX models import/tests/onnx_models.rs checks (a CNN, an attention
-block, a 2-layer transformer encoder, an upsampling decoder, a token-id model, a CNN in QOperator form, dynamically quantized models, PyTorch's padding layers, Resize's cubic and antialiased filters), with their inputs and
+block, a 2-layer transformer encoder, an upsampling decoder, a token-id model, a CNN in QOperator form, dynamically quantized models, PyTorch's padding layers, Resize's cubic and antialiased filters,
+a ResNet basic-block stack and a DS-CNN-shaped keyword CNN with their batch norms, float and QDQ int8), with their inputs and
 onnxruntime's outputs as goldens (import/tests/models/onnx/). Needs `onnx`, `onnxruntime`
 and `numpy` from the package registry:
 
@@ -176,14 +177,18 @@ def int8_input():
     print(f"int8_input: {os.path.getsize(path)} bytes")
 
 
-def qdq(name, calibration_shape, activation, unfused=False):
+def qdq(name, calibration_shape, activation, unfused=False, preprocess=False):
     """The float model `name` quantized by onnxruntime's static quantizer to QDQ form: int8
     per-channel weights, `activation` (QUInt8, onnxruntime's default, or QInt8) activations,
     calibrated on 16 random inputs. The golden is onnxruntime's output of the QDQ model;
     with `unfused`, with its graph optimizations off: each operator between its Dequantize
     and Quantize as ONNX defines it, where onnxruntime's fused int8 kernels (QLinear*) round
-    otherwise (the padded model: up to 7 output steps apart)."""
+    otherwise (the padded model: up to 7 output steps apart). With `preprocess`, the float
+    model goes through onnxruntime's quantization pre-processing first (`quant_pre_process`,
+    the step its documentation asks for: batch norms folded into the convolutions)."""
+    import tempfile
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
 
     class Reader(CalibrationDataReader):
         def __init__(self):
@@ -194,6 +199,10 @@ def qdq(name, calibration_shape, activation, unfused=False):
 
     suffix = "u8" if activation == "QUInt8" else "s8"
     src, dst = os.path.join(OUT, f"{name}.onnx"), os.path.join(OUT, f"{name}_qdq_{suffix}.onnx")
+    if preprocess:
+        pre = os.path.join(tempfile.mkdtemp(), f"{name}.onnx")
+        quant_pre_process(src, pre, skip_symbolic_shape=True)
+        src = pre
     quantize_static(src, dst, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=getattr(QuantType, activation), weight_type=QuantType.QInt8)
     x = rng.standard_normal(calibration_shape).astype(np.float32)
@@ -204,6 +213,78 @@ def qdq(name, calibration_shape, activation, unfused=False):
     np.save(os.path.join(OUT, f"{name}_qdq_{suffix}.input.npy"), x)
     np.save(os.path.join(OUT, f"{name}_qdq_{suffix}.output.npy"), y)
     print(f"{name}_qdq_{suffix}: {os.path.getsize(dst)} bytes, output {y.shape}")
+
+
+def batch_norm(n, nodes, inits, x, name, c):
+    """An inference-mode BatchNormalization of `c` channels after `x` (statistics near
+    those of a trained network), as PyTorch exports it when not folding it itself."""
+    inits += [
+        numpy_helper.from_array(rng.uniform(0.5, 1.5, c).astype(np.float32), name + ".s"),
+        numpy_helper.from_array((rng.standard_normal(c) * 0.1).astype(np.float32), name + ".b"),
+        numpy_helper.from_array((rng.standard_normal(c) * 0.1).astype(np.float32), name + ".m"),
+        numpy_helper.from_array(rng.uniform(0.5, 1.5, c).astype(np.float32), name + ".v"),
+    ]
+    nodes.append(n("BatchNormalization", [x, name + ".s", name + ".b", name + ".m", name + ".v"], [name]))
+    return name
+
+
+def resnet_blocks():
+    """A ResNet basic-block stack as PyTorch exports it: a stem (conv, batch norm, ReLU),
+    one identity block and one strided block with a 1x1 projection shortcut (each conv,
+    batch norm, ReLU, conv, batch norm, residual Add, ReLU), global average pool, Flatten,
+    Gemm, Softmax."""
+    n = helper.make_node
+    nodes, inits = [], []
+
+    def conv_bn(x, name, cin, cout, k, stride=1, relu=True):
+        inits.append(w(name + ".w", cout, cin, k, k, scale=0.3))
+        p = k // 2
+        nodes.append(n("Conv", [x, name + ".w"], [name + ".c"], kernel_shape=[k, k], strides=[stride, stride],
+                       pads=[p, p, p, p]))
+        y = batch_norm(n, nodes, inits, name + ".c", name + ".bn", cout)
+        if relu:
+            nodes.append(n("Relu", [y], [name + ".r"]))
+            return name + ".r"
+        return y
+
+    x = conv_bn("x", "stem", 3, 8, 3)
+    for name, cin, cout, stride in [("b1", 8, 8, 1), ("b2", 8, 16, 2)]:
+        h = conv_bn(x, name + ".1", cin, cout, 3, stride)
+        h = conv_bn(h, name + ".2", cout, cout, 3, relu=False)
+        skip = x if stride == 1 and cin == cout else conv_bn(x, name + ".sc", cin, cout, 1, stride, relu=False)
+        nodes += [n("Add", [h, skip], [name + ".add"]), n("Relu", [name + ".add"], [name + ".out"])]
+        x = name + ".out"
+    nodes += [n("GlobalAveragePool", [x], ["gap"]), n("Flatten", ["gap"], ["flat"]),
+              n("Gemm", ["flat", "fc.w", "fc.b"], ["logits"], transB=1), n("Softmax", ["logits"], ["y"], axis=-1)]
+    inits += [w("fc.w", 10, 16), w("fc.b", 10, scale=0.1)]
+    save("resnet_blocks", nodes, inits, [1, 3, 16, 16], [1, 10], 13)
+
+
+def keyword_cnn():
+    """An LSTM-free keyword-spotting CNN shaped as DS-CNN on 49x10 MFCC frames: a 10x4
+    stride-2 conv with batch norm and ReLU, two depthwise-separable blocks (3x3 depthwise,
+    1x1 pointwise, each with batch norm and ReLU), average pool over the whole 25x5 map,
+    Flatten, Gemm to 12 keywords, Softmax."""
+    n = helper.make_node
+    nodes, inits = [], []
+    inits.append(w("c1.w", 16, 1, 10, 4, scale=0.3))
+    nodes.append(n("Conv", ["x", "c1.w"], ["c1"], kernel_shape=[10, 4], strides=[2, 2], pads=[4, 1, 5, 2]))
+    x = batch_norm(n, nodes, inits, "c1", "c1.bn", 16)
+    nodes.append(n("Relu", [x], ["c1.r"]))
+    x = "c1.r"
+    for b in range(2):
+        p = f"ds{b}"
+        inits += [w(p + ".dw.w", 16, 1, 3, 3, scale=0.3), w(p + ".pw.w", 16, 16, 1, 1, scale=0.3)]
+        nodes.append(n("Conv", [x, p + ".dw.w"], [p + ".dw"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=16))
+        y = batch_norm(n, nodes, inits, p + ".dw", p + ".dw.bn", 16)
+        nodes += [n("Relu", [y], [p + ".dw.r"]), n("Conv", [p + ".dw.r", p + ".pw.w"], [p + ".pw"], kernel_shape=[1, 1])]
+        y = batch_norm(n, nodes, inits, p + ".pw", p + ".pw.bn", 16)
+        nodes.append(n("Relu", [y], [p + ".out"]))
+        x = p + ".out"
+    nodes += [n("AveragePool", [x], ["pool"], kernel_shape=[25, 5]), n("Flatten", ["pool"], ["flat"]),
+              n("Gemm", ["flat", "fc.w", "fc.b"], ["logits"], transB=1), n("Softmax", ["logits"], ["y"], axis=-1)]
+    inits += [w("fc.w", 12, 16), w("fc.b", 12, scale=0.1)]
+    save("keyword_cnn", nodes, inits, [1, 1, 49, 10], [1, 12], 13)
 
 
 def bench_models(out):
@@ -455,3 +536,7 @@ if __name__ == "__main__":
     padded()
     qdq("padded", [1, 3, 12, 12], "QInt8", unfused=True)
     resize_filters()
+    resnet_blocks()
+    keyword_cnn()
+    qdq("resnet_blocks", [1, 3, 16, 16], "QInt8", preprocess=True)
+    qdq("keyword_cnn", [1, 1, 49, 10], "QInt8", preprocess=True)

@@ -44,6 +44,14 @@ fn import(bytes: &[u8]) -> Result<(), String> {
 /// Makes a case's model bytes.
 type Bytes = Box<dyn Fn() -> Vec<u8>>;
 
+/// Other operator sets may be declared beside ai.onnx (onnxruntime's optimizer adds
+/// ai.onnx.ml to the models it writes) as long as no node uses them.
+#[test]
+fn other_declared_operator_sets_are_accepted() {
+    let ml = OperatorSetIdProto { domain: Some("ai.onnx.ml".into()), version: Some(5) };
+    assert_eq!(import(&edit(|m| m.opset_import.push(ml.clone()))), Ok(()));
+}
+
 #[test]
 fn malformed_models_are_clear_errors() {
     let cases: Vec<(&str, Bytes, &str)> = vec![
@@ -54,7 +62,18 @@ fn malformed_models_are_clear_errors() {
         (
             "custom domain",
             Box::new(|| edit(|m| m.opset_import[0].domain = Some("com.microsoft".into()))),
-            "com.microsoft",
+            "imports no ai.onnx opset (only com.microsoft)",
+        ),
+        (
+            "node of another domain",
+            Box::new(|| {
+                edit(|m| {
+                    m.opset_import
+                        .push(OperatorSetIdProto { domain: Some("com.microsoft".into()), version: Some(1) });
+                    m.graph.as_mut().unwrap().node[0].domain = Some("com.microsoft".into());
+                })
+            }),
+            "node #0 Relu 'relu_0': operator domain 'com.microsoft' is not supported",
         ),
         (
             "unknown operator",

@@ -1,7 +1,8 @@
 //! Whole ONNX models (scripts/make_onnx_models.py: a MobileNet-shaped CNN with the
-//! flatten chain exporters emit, a transformer attention block, a 2-layer transformer
-//! encoder with LayerNormalization and an Erf GELU, an upsampling decoder and a token-id
-//! model) imported, run, and compared with onnxruntime's outputs.
+//! flatten chain exporters emit, a ResNet basic-block stack, a DS-CNN-shaped keyword CNN, a
+//! transformer attention block, a 2-layer transformer encoder with LayerNormalization and an
+//! Erf GELU, an upsampling decoder and a token-id model, float and quantized) imported, run,
+//! and compared with onnxruntime's outputs.
 
 use hostrt_core::{Allocator, HostContext, SingleThreadedWorkQueue};
 use hostrt_import::npy;
@@ -59,7 +60,9 @@ fn cnn_matches_onnxruntime() {
 fn models_split_over_workers_match_onnxruntime() {
     for workers in [2, 3] {
         let queue = hostrt_std::MultiThreadedWorkQueue::new(workers, 0);
-        for name in ["cnn_small", "attention_block", "transformer_encoder", "decoder"] {
+        for name in
+            ["cnn_small", "resnet_blocks", "keyword_cnn", "attention_block", "transformer_encoder", "decoder"]
+        {
             check_on(name, |_| 1e-5, &queue);
         }
     }
@@ -107,6 +110,27 @@ fn a_conv_batch_norm_relu_chain_runs_as_one_convolution() {
 fn qdq_cnn_matches_onnxruntime_within_two_steps() {
     check_within("cnn_small_qdq_u8", |_| 2.0 / 255.0 + 1e-6);
     check_within("cnn_small_qdq_s8", |_| 2.0 / 255.0 + 1e-6);
+}
+
+/// A ResNet basic-block stack and a DS-CNN-shaped keyword CNN as PyTorch writes them (Conv,
+/// BatchNormalization, Relu; the batch norms fold into the convolutions at import).
+#[test]
+fn resnet_blocks_and_keyword_cnn_match_onnxruntime() {
+    check("resnet_blocks");
+    check("keyword_cnn");
+}
+
+/// The same two quantized by onnxruntime after its pre-processing (QDQ, int8 activations and
+/// per-channel weights) run their convolutions, adds and Gemm as int8 kernels: each output
+/// within two steps of the softmax's scale (1/255) of onnxruntime's.
+#[test]
+fn qdq_resnet_blocks_and_keyword_cnn_run_int8_within_two_steps() {
+    for name in ["resnet_blocks_qdq_s8", "keyword_cnn_qdq_s8"] {
+        check_within(name, |_| 2.0 / 255.0 + 1e-6);
+        let ops = op_table(name);
+        assert!(ops["Conv"].1.contains("nn.conv_2d.i8") && !ops["Conv"].1.contains(".f32"), "{ops:?}");
+        assert_eq!(ops["Gemm"].1, "nn.fully_connected.i8", "{ops:?}");
+    }
 }
 
 /// LRN, a padded ConvTranspose with output_padding, and linear and nearest Resizes.

@@ -165,21 +165,21 @@ impl Model {
     pub fn read(bytes: &[u8], options: &ReadOptions<'_>) -> Result<Model, ImportError> {
         let m = proto::ModelProto::decode(bytes)
             .map_err(|e| ImportError::model(format!("not an ONNX model (malformed protobuf: {e})")))?;
+        // Other domains may be declared (onnxruntime's optimizer adds ai.onnx.ml to models
+        // it writes); a node of one is refused by name (`read_node`).
         let mut opset = None;
+        let mut others = Vec::new();
         for o in &m.opset_import {
-            let domain = o.domain.as_deref().unwrap_or("");
-            let version = o.version.unwrap_or(0);
-            match domain {
-                "" | "ai.onnx" => opset = Some(version),
-                other => {
-                    return Err(ImportError::model(format!(
-                        "operator set '{other}' (version {version}) is not supported: only the default \
-                         domain ai.onnx is"
-                    )));
-                }
+            match o.domain.as_deref().unwrap_or("") {
+                "" | "ai.onnx" => opset = Some(o.version.unwrap_or(0)),
+                other => others.push(other),
             }
         }
-        let opset = opset.ok_or_else(|| ImportError::model("the model imports no ai.onnx opset".into()))?;
+        let opset = opset.ok_or_else(|| {
+            let declared =
+                if others.is_empty() { String::new() } else { format!(" (only {})", others.join(", ")) };
+            ImportError::model(format!("the model imports no ai.onnx opset{declared}"))
+        })?;
         if !OPSETS.contains(&opset) {
             return Err(ImportError::model(format!(
                 "opset {opset} is not supported (opsets {} to {} are)",
