@@ -428,7 +428,7 @@ fn depthwise_rows(p: &DepthwiseParams, rows: &Rows, input: &[i8], laid: &Laid, o
                 // Padded column x holds input column x - pad.w; phase x % sw, column x / sw.
                 let (x0, x1) = (w.pad.w, (w.pad.w + s.w).min(row.len() / c));
                 if sw == 1 {
-                    flip_into(&mut row[x0 * c..x1 * c], &src[..(x1 - x0) * c]);
+                    flip_bytes(&src[..(x1 - x0) * c], &mut row[x0 * c..x1 * c]);
                     continue;
                 }
                 // Phase by phase: no division per column.
@@ -436,7 +436,7 @@ fn depthwise_rows(p: &DepthwiseParams, rows: &Rows, input: &[i8], laid: &Laid, o
                     let first = x0 + (phase + sw - x0 % sw) % sw;
                     let mut at = (start + first / sw) * c;
                     for x in (first..x1).step_by(sw) {
-                        flip_short(&mut row[at..at + c], &src[(x - x0) * c..][..c]);
+                        flip_bytes(&src[(x - x0) * c..][..c], &mut row[at..at + c]);
                         at += c;
                     }
                 }
@@ -451,37 +451,39 @@ fn depthwise_rows(p: &DepthwiseParams, rows: &Rows, input: &[i8], laid: &Laid, o
     }
 }
 
-/// `src` into `dst` with each value's sign bit flipped (`x + 128` as an unsigned byte), 64
-/// values at a time.
-#[target_feature(enable = "avx512f,avx512bw")]
-#[inline]
-fn flip_into(dst: &mut [i8], src: &[i8]) {
-    assert_eq!(dst.len(), src.len());
-    let (whole, rest) = src.as_chunks::<64>();
-    let (dst_whole, dst_rest) = dst.as_chunks_mut::<64>();
-    for (d, s) in dst_whole.iter_mut().zip(whole) {
-        store_i8x64(_mm512_xor_si512(load_i8x64(s), _mm512_set1_epi8(i8::MIN)), d);
-    }
-    flip_short(dst_rest, rest);
-}
+/// A byte type: `i8` or `u8` (where [`flip_bytes`] writes).
+pub(super) trait Byte: Copy {}
+impl Byte for i8 {}
+impl Byte for u8 {}
 
-/// [`flip_into`] for one pixel's channels: a masked move where they are at most 64 (a
-/// `memcpy` call per pixel cost more than the move).
+/// The values of `src` into `dst` (as many as both hold) with each sign bit flipped (`x +
+/// 128` as an unsigned byte, as `VPDPBUSD` reads it), 64 at a time, the rest in one masked
+/// move (a `memcpy` call per pixel cost more than the move).
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
-fn flip_short(dst: &mut [i8], src: &[i8]) {
-    let len = src.len();
-    assert_eq!(dst.len(), len);
-    if len > 64 {
-        return flip_into(dst, src);
+pub(super) fn flip_bytes<B: Byte>(src: &[i8], dst: &mut [B]) {
+    let n = src.len().min(dst.len());
+    let sign = _mm512_set1_epi8(i8::MIN);
+    let ((src, src_rest), (dst, dst_rest)) = (src[..n].as_chunks::<64>(), dst[..n].as_chunks_mut::<64>());
+    for (s, d) in src.iter().zip(dst) {
+        // SAFETY: `s` holds 64 readable bytes and `d` 64 writable ones (`B` is a byte type:
+        // any bit pattern is valid), exclusively borrowed; `loadu` and `storeu` have no
+        // alignment requirement.
+        unsafe {
+            _mm512_storeu_si512(
+                d.as_mut_ptr().cast(),
+                _mm512_xor_si512(_mm512_loadu_si512(s.as_ptr().cast()), sign),
+            )
+        };
     }
-    let mask = if len == 64 { u64::MAX } else { (1u64 << len) - 1 };
-    // SAFETY: the masked load and store touch only the lanes of `mask`, the first `len`, all
-    // within `src` and `dst` (of `len` values each; `dst` exclusively borrowed); lanes off the
-    // mask are not accessed.
+    // The last `n % 64` bytes (as many in both rests).
+    let mask = (1u64 << src_rest.len()) - 1;
+    // SAFETY: the masked load and store touch only the lanes of `mask`, the first
+    // `src_rest.len()` (below 64), all within `src_rest` and `dst_rest` (`dst_rest`
+    // exclusively borrowed, of a byte type); lanes off the mask are not accessed.
     unsafe {
-        let v = _mm512_maskz_loadu_epi8(mask, src.as_ptr());
-        _mm512_mask_storeu_epi8(dst.as_mut_ptr(), mask, _mm512_xor_si512(v, _mm512_set1_epi8(i8::MIN)));
+        let v = _mm512_maskz_loadu_epi8(mask, src_rest.as_ptr());
+        _mm512_mask_storeu_epi8(dst_rest.as_mut_ptr().cast(), mask, _mm512_xor_si512(v, sign));
     }
 }
 

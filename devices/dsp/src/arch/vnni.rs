@@ -27,7 +27,7 @@
 use core::arch::x86_64::*;
 
 use super::avx2::{has_vnni, load_i8x32, store_u8x32};
-use super::avx512::{RUN, Requantize, store_i8x16};
+use super::avx512::{RUN, Requantize, flip_bytes, store_i8x16};
 use crate::conv::{ConvParams, im2col, next_pixel};
 use crate::error::DspError;
 use crate::filled::Filled;
@@ -513,35 +513,9 @@ fn load_row(row: &[u8; ROW]) -> __m512i {
 /// a time (the loop LLVM made of a plain one took 16, this file's callers not being compiled
 /// for AVX-512).
 fn flip(cpu: Vnni, src: &[i8], dst: &mut [u8]) {
+    let _ = cpu;
     // SAFETY: `cpu` proves the CPU has AVX-512 F and BW (`has_vnni`).
-    unsafe { flip_512(cpu, src, dst) }
-}
-
-/// [`flip`]'s loop.
-#[target_feature(enable = "avx512f,avx512bw")]
-fn flip_512(_: Vnni, src: &[i8], dst: &mut [u8]) {
-    let n = src.len().min(dst.len());
-    let sign = _mm512_set1_epi8(i8::MIN);
-    let ((src, src_rest), (dst, dst_rest)) = (src[..n].as_chunks::<64>(), dst[..n].as_chunks_mut::<64>());
-    for (s, d) in src.iter().zip(dst) {
-        // SAFETY: `s` holds 64 readable bytes and `d` 64 writable ones, exclusively
-        // borrowed; `loadu` and `storeu` have no alignment requirement.
-        unsafe {
-            _mm512_storeu_si512(
-                d.as_mut_ptr().cast(),
-                _mm512_xor_si512(_mm512_loadu_si512(s.as_ptr().cast()), sign),
-            )
-        };
-    }
-    // The last `n % 64` bytes (as many in both rests).
-    let mask = (1u64 << src_rest.len()) - 1;
-    // SAFETY: the masked load and store touch only the lanes of `mask`, the first
-    // `src_rest.len()` (below 64), all within `src_rest` and `dst_rest` (`dst_rest`
-    // exclusively borrowed); lanes off the mask are not accessed.
-    unsafe {
-        let v = _mm512_maskz_loadu_epi8(mask, src_rest.as_ptr());
-        _mm512_mask_storeu_epi8(dst_rest.as_mut_ptr().cast(), mask, _mm512_xor_si512(v, sign));
-    }
+    unsafe { flip_bytes(src, dst) }
 }
 
 /// Lays out a run of `n` channels (`filter` and `bias` from the run's first) as

@@ -234,15 +234,7 @@ impl Converter {
         if !reads_output || !inference || m == 0 || b.is_some_and(|b| b.elements() != m) {
             return None;
         }
-        let eps = f64::from(bn.float("epsilon", 1e-5).ok()?);
-        let mut p = Vec::new();
-        for i in 1..=4 {
-            match self.values.get(bn.inputs.get(i)?.as_ref()?)? {
-                Val::Const(t) if t.elem == ElemType::F32 && t.elements() == m => p.push(t.f64s()),
-                _ => return None,
-            }
-        }
-        let [gamma, beta, mean, var] = [&p[0], &p[1], &p[2], &p[3]];
+        let ([gamma, beta, mean, var], eps) = self.batch_norm_params(bn, m).ok()?;
         let a: Vec<f64> = (0..m).map(|k| gamma[k] / (var[k] + eps).sqrt()).collect();
         let per = w.elements() / m;
         let filter: Vec<f64> = w.f64s().iter().enumerate().map(|(i, &v)| v * a[i / per]).collect();
@@ -253,6 +245,20 @@ impl Converter {
             Tensor::from_f64s(ElemType::F32, w.dims.clone(), &filter),
             Tensor::from_f64s(ElemType::F32, vec![m], &bias),
         ))
+    }
+
+    /// BatchNormalization `n`'s constant scale, bias, mean and variance, each of `c` values,
+    /// and its epsilon.
+    fn batch_norm_params(&self, n: &Node, c: usize) -> Result<([Vec<f64>; 4], f64), String> {
+        let eps = f64::from(n.float("epsilon", 1e-5)?);
+        let param = |i: usize, what: &str| {
+            let t = self.constant(n, i, what)?;
+            if t.elements() != c {
+                return Err(format!("the {what} has {} values for {c} channels", t.elements()));
+            }
+            Ok(t.f64s())
+        };
+        Ok(([param(1, "scale")?, param(2, "bias")?, param(3, "mean")?, param(4, "variance")?], eps))
     }
 
     /// ConvTranspose (float): TRANSPOSE_CONV with the ONNX filter `[in, out, kh, kw]` laid
@@ -862,15 +868,9 @@ impl Converter {
             return Err(format!("input {} {:?} is not float [N, C, ...]", x.elem.name(), x.shape));
         }
         let c = x.shape[1];
-        let eps = n.float("epsilon", 1e-5)?;
-        let mut p = Vec::new();
-        for (i, what) in [(1, "scale"), (2, "bias"), (3, "mean"), (4, "variance")] {
-            let t = self.constant(n, i, what)?;
-            if t.elements() != c {
-                return Err(format!("the {what} has {} values for {c} channels", t.elements()));
-            }
-            p.push(t.f64s().iter().map(|&v| v as f32).collect::<Vec<f32>>());
-        }
+        let (p, eps) = self.batch_norm_params(n, c)?;
+        let p = p.map(|v| v.iter().map(|&v| v as f32).collect::<Vec<f32>>());
+        let eps = eps as f32;
         let a: Vec<f32> = (0..c).map(|k| p[0][k] / (p[3][k] + eps).sqrt()).collect();
         let b: Vec<f32> = (0..c).map(|k| p[1][k] - p[2][k] * a[k]).collect();
         // Per-channel constants: `[C]` against NHWC storage, `[C, 1, ...]` against ONNX's order.
