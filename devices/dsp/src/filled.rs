@@ -43,6 +43,29 @@ impl<T: Copy, const N: usize> Filled<T, N> {
         unsafe { &mut *(written as *mut [MaybeUninit<T>] as *mut [T]) }
     }
 
+    /// Makes the first `len` elements (panics if `len` is over `N`) the contents, as `write`
+    /// leaves them: for buffers whose every element a call writes once anyway, which
+    /// [`Filled::reset`] would write twice.
+    ///
+    /// # Safety
+    /// `write` must initialize each of the `len` elements it is given.
+    // (Only x86-64's depthwise loop stages its rows so.)
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(crate) unsafe fn reset_with(
+        &mut self,
+        len: usize,
+        write: impl FnOnce(&mut [MaybeUninit<T>]),
+    ) -> &mut [T] {
+        // Empty while `write` runs, so that a panic in it leaves nothing unwritten readable.
+        self.len = 0;
+        write(&mut self.buf[..len]);
+        self.len = len;
+        let written = &mut self.buf[..len];
+        // SAFETY: the caller's `write` initialized the first `len` elements, and
+        // `MaybeUninit<T>` has the size, alignment and layout of `T`.
+        unsafe { &mut *(written as *mut [MaybeUninit<T>] as *mut [T]) }
+    }
+
     /// The contents.
     pub(crate) fn get(&self) -> &[T] {
         let written = &self.buf[..self.len];
@@ -64,6 +87,18 @@ mod tests {
         assert_eq!(f.get(), [1, 2, 3]);
         f.reset(5, 7)[4] = 9;
         assert_eq!(f.get(), [7, 7, 7, 7, 9]);
+    }
+
+    #[test]
+    fn holds_what_a_writer_wrote() {
+        let mut f = Filled::<u16, 8>::new();
+        f.set([1, 2]);
+        // SAFETY: the writer initializes all three elements it is given.
+        let got = unsafe {
+            f.reset_with(3, |buf| buf.iter_mut().enumerate().for_each(|(i, v)| _ = v.write(i as u16)))
+        };
+        assert_eq!(got, [0, 1, 2]);
+        assert_eq!(f.get(), [0, 1, 2]);
     }
 
     #[test]

@@ -30,6 +30,7 @@
 //! bit-exact with them.
 
 use core::arch::x86_64::*;
+use core::mem::MaybeUninit;
 
 use super::avx2::{has_avx2, has_vbmi, has_vnni};
 use crate::add::AddParams;
@@ -418,29 +419,45 @@ fn depthwise_rows(p: &DepthwiseParams, rows: &Rows, input: &[i8], laid: &Laid, o
             let band = (w.output.h - oy0).min(rows.band);
             let first_row = oy0 * w.stride.h;
             let n_rows = band_input(band).min(hp - first_row);
-            let staged = staged.reset(n_rows * rows.row_values, zero_point);
-            for (r, row) in staged.chunks_exact_mut(rows.row_values).enumerate() {
-                let iy = (first_row + r) as isize - w.pad.h as isize;
-                if iy < 0 || iy as usize >= s.h {
-                    continue;
-                }
-                let src = &input[(b * s.h + iy as usize) * s.w * c..][..s.w * c];
-                // Padded column x holds input column x - pad.w; phase x % sw, column x / sw.
-                let (x0, x1) = (w.pad.w, (w.pad.w + s.w).min(row.len() / c));
-                if sw == 1 {
-                    flip_bytes(&src[..(x1 - x0) * c], &mut row[x0 * c..x1 * c]);
-                    continue;
-                }
-                // Phase by phase: no division per column.
-                for (phase, &start) in rows.start[..sw].iter().enumerate() {
-                    let first = x0 + (phase + sw - x0 % sw) % sw;
-                    let mut at = (start + first / sw) * c;
-                    for x in (first..x1).step_by(sw) {
-                        flip_bytes(&src[(x - x0) * c..][..c], &mut row[at..at + c]);
-                        at += c;
+            // Each value written once: the padding (rows and columns outside the image) with
+            // the zero point, the rest flipped from the input (zeroing whole bands first had
+            // cost an int8 DS-CNN 1% of its time).
+            let stage = |staged: &mut [MaybeUninit<i8>]| {
+                let pad = MaybeUninit::new(zero_point);
+                for (r, row) in staged.chunks_exact_mut(rows.row_values).enumerate() {
+                    let iy = (first_row + r) as isize - w.pad.h as isize;
+                    if iy < 0 || iy as usize >= s.h {
+                        row.fill(pad);
+                        continue;
+                    }
+                    let src = &input[(b * s.h + iy as usize) * s.w * c..][..s.w * c];
+                    // Padded column x holds input column x - pad.w; phase x % sw, column x / sw.
+                    let (x0, x1) = (w.pad.w, (w.pad.w + s.w).min(row.len() / c));
+                    if sw == 1 {
+                        let (left, rest) = row.split_at_mut(x0 * c);
+                        let (inside, right) = rest.split_at_mut((x1 - x0) * c);
+                        left.fill(pad);
+                        flip_bytes(&src[..inside.len()], inside);
+                        right.fill(pad);
+                        continue;
+                    }
+                    // Phase by phase: no division per column.
+                    row.fill(pad);
+                    for (phase, &start) in rows.start[..sw].iter().enumerate() {
+                        let first = x0 + (phase + sw - x0 % sw) % sw;
+                        let mut at = (start + first / sw) * c;
+                        for x in (first..x1).step_by(sw) {
+                            flip_bytes(&src[(x - x0) * c..][..c], &mut row[at..at + c]);
+                            at += c;
+                        }
                     }
                 }
-            }
+            };
+            // SAFETY: `stage` writes every value of each of the `n_rows` whole rows: a row
+            // outside the image by `fill`; with a column stride of 1, its columns before `x0`
+            // and from `x1` by `fill` and the `(x1 - x0) * c` between by `flip_bytes` (which
+            // writes as many as its source holds, here `inside.len()`); else by `fill` first.
+            let staged = unsafe { staged.reset_with(n_rows * rows.row_values, stage) };
             let mut taps = Taps::new(&padding);
             for oy in oy0..oy0 + band {
                 let first = (oy - oy0) * w.stride.h * rows.row_values;
@@ -451,10 +468,11 @@ fn depthwise_rows(p: &DepthwiseParams, rows: &Rows, input: &[i8], laid: &Laid, o
     }
 }
 
-/// A byte type: `i8` or `u8` (where [`flip_bytes`] writes).
+/// A byte type: `i8`, `u8` or an `i8` not yet written (where [`flip_bytes`] writes).
 pub(super) trait Byte: Copy {}
 impl Byte for i8 {}
 impl Byte for u8 {}
+impl Byte for MaybeUninit<i8> {}
 
 /// The values of `src` into `dst` (as many as both hold) with each sign bit flipped (`x +
 /// 128` as an unsigned byte, as `VPDPBUSD` reads it), 64 at a time, the rest in one masked
@@ -548,63 +566,64 @@ impl Laid {
         let (period, blocks) = (self.period, self.period / BLOCK);
         // The filters: per quad, each tap's value per lane, interleaved per block as the
         // inputs are.
+        // (Buffers written only as far as the run uses them: zeroing whole ones, 5 KB, cost
+        // an int8 DS-CNN about 1% of its time.)
         let out = self.packed.reset(blocks * self.quads, [[0; 64]; 4]);
-        let mut rows = [[0i8; RUN]; 4];
+        let mut rows = [Filled::<i8, RUN>::new(), Filled::new(), Filled::new(), Filled::new()];
         for q in 0..self.quads {
             for (t, row) in rows.iter_mut().enumerate() {
                 let tap = 4 * q + t;
-                if tap >= taps {
-                    row[..period].fill(0);
-                    continue;
+                let row = row.reset(period, 0);
+                if tap < taps {
+                    let values = &filter[tap * c_n + c0..][..n];
+                    for repeat in row[..lanes].chunks_mut(n) {
+                        repeat.copy_from_slice(&values[..repeat.len()]);
+                    }
                 }
-                let values = &filter[tap * c_n + c0..][..n];
-                for repeat in row[..lanes].chunks_mut(n) {
-                    repeat.copy_from_slice(&values[..repeat.len()]);
-                }
-                row[lanes..period].fill(0);
             }
             for b in 0..blocks {
-                let v = [0, 1, 2, 3].map(|t| load_i8x64(&rows[t].as_chunks::<BLOCK>().0[b]));
+                let v = [0, 1, 2, 3].map(|t| load_i8x64(&rows[t].get().as_chunks::<BLOCK>().0[b]));
                 for (dst, v) in out[b * self.quads + q].iter_mut().zip(unpack_quads(v)) {
                     store_i8x64(v, dst);
                 }
             }
         }
         // Each channel's filter sum, taps outermost (rows of the filter are contiguous).
-        let mut sums = [0i32; RUN];
+        let mut sums = Filled::<i32, RUN>::new();
+        let sums = sums.reset(n, 0);
         for tap in filter.chunks_exact(c_n).take(taps) {
-            for (sum, &f) in sums[..n].iter_mut().zip(&tap[c0..]) {
+            for (sum, &f) in sums.iter_mut().zip(&tap[c0..]) {
                 *sum += i32::from(f);
             }
         }
         // `Σ (x + offset)·w = Σ (x + 128)·w + (offset − 128)·Σ w`: each channel's folded bias.
         let factor = (-p.input_zero_point).wrapping_sub(128);
-        for (j, sum) in sums[..n].iter_mut().enumerate() {
+        for (j, sum) in sums.iter_mut().enumerate() {
             *sum = bias.map_or(0, |b| b[c0 + j]).wrapping_add(factor.wrapping_mul(*sum));
         }
         // Each lane's folded bias, multiplier and shift: in lane order (whole repeats of the
         // run's channels, zeros past them), then a block at a time in registers to the order
         // of `unpack_quads` (a lane at a time, they took 40% of this function's time).
-        let mut straight = [[0i32; RUN]; 3];
-        let per_channel = [&sums[..n], &quant.multiplier[c0..][..n], &quant.shift[c0..][..n]];
+        let mut straight = [Filled::<i32, RUN>::new(), Filled::new(), Filled::new()];
+        let per_channel = [&sums[..], &quant.multiplier[c0..][..n], &quant.shift[c0..][..n]];
         for (values, row) in per_channel.into_iter().zip(&mut straight) {
-            for repeat in row[..lanes].chunks_mut(n) {
+            for repeat in row.reset(period, 0)[..lanes].chunks_mut(n) {
                 repeat.copy_from_slice(&values[..repeat.len()]);
             }
         }
+        let straight = straight.each_ref().map(|row| row.get());
         let high = straight[2][..lanes].iter().all(|&s| s < 0);
         let folded = self.folded.reset(period, 0);
-        let block = |row: &[i32; RUN], b: usize| {
-            to_vector_lanes([0, 1, 2, 3].map(|k| load_i32x16(row, 64 * b + 16 * k)))
-        };
+        let block =
+            |row: &[i32], b: usize| to_vector_lanes([0, 1, 2, 3].map(|k| load_i32x16(row, 64 * b + 16 * k)));
         // Each block's four groups from one transpose of its multipliers and of its shifts.
         let groups = (0..blocks).flat_map(|b| {
-            let (m, shift) = (block(&straight[1], b), block(&straight[2], b));
+            let (m, shift) = (block(straight[1], b), block(straight[2], b));
             (0..4).map(move |k| (m[k], shift[k]))
         });
         self.stage.fill_groups(blocks * 4, high, groups);
         for b in 0..blocks {
-            for (k, v) in block(&straight[0], b).into_iter().enumerate() {
+            for (k, v) in block(straight[0], b).into_iter().enumerate() {
                 let (out, _) = folded[64 * b + 16 * k..][..16].as_chunks_mut::<16>();
                 store_i32x16(v, &mut out[0]);
             }

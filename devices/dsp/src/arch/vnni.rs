@@ -85,7 +85,13 @@ pub fn conv2d_prepacked(
     match ConvLayout::of(p) {
         // The 16-lane output stage leaves out multipliers of `i32::MIN`.
         Some(layout) if has_vnni() && !quant.multiplier.contains(&i32::MIN) => {
-            vnni_conv(Vnni(()), p, layout, input, (filter, bias, vnni), quant, output);
+            match vnni {
+                Some(packed) => {
+                    let weights = (filter, bias, Weights::Packed(packed));
+                    vnni_conv(Vnni(()), p, layout, input, weights, quant, output);
+                }
+                None => lay_out_and_convolve(Vnni(()), p, layout, input, (filter, bias), quant, output),
+            }
             Ok(())
         }
         _ => crate::conv::run_with_pairs::<super::x86::X86>(p, input, (filter, bias, pairs), quant, output),
@@ -96,6 +102,31 @@ pub fn conv2d_prepacked(
 #[derive(Clone, Copy)]
 struct Vnni(());
 
+/// Where [`vnni_conv`] finds the filter laid out: ahead of time, or in a buffer it lays each
+/// run of channels out in first.
+enum Weights<'a> {
+    Packed(&'a [u8]),
+    LayHere(&'a mut Filled<[u8; ROW], { FILTER_BYTES / ROW }>),
+}
+
+/// [`vnni_conv`] laying the filter out per call, in a buffer of this function's own: out of
+/// line, so that the usual caller (weights laid out at import) does not carry its 128 KB on
+/// its stack, whose probe, a store to each 4 KB page on every call, had cost an int8 DS-CNN
+/// 1% of its time.
+#[inline(never)]
+fn lay_out_and_convolve(
+    cpu: Vnni,
+    p: &ConvParams,
+    layout: ConvLayout,
+    input: &[i8],
+    (filter, bias): (&[i8], Option<&[i32]>),
+    quant: PerChannel<'_>,
+    output: &mut [i8],
+) {
+    let mut laid = Filled::new();
+    vnni_conv(cpu, p, layout, input, (filter, bias, Weights::LayHere(&mut laid)), quant, output);
+}
+
 /// The convolution (arguments checked by `conv2d_prepacked`). Not itself compiled for VNNI,
 /// so that the gathering code (generic, shared with the SSE2 path) inlines.
 fn vnni_conv(
@@ -103,7 +134,7 @@ fn vnni_conv(
     p: &ConvParams,
     layout: ConvLayout,
     input: &[i8],
-    (filter, bias, packed): (&[i8], Option<&[i32]>, Option<&[u8]>),
+    (filter, bias, mut source): (&[i8], Option<&[i32]>, Weights<'_>),
     quant: PerChannel<'_>,
     output: &mut [i8],
 ) {
@@ -135,14 +166,13 @@ fn vnni_conv(
     let block = (PATCH_BYTES / stride / TILE * TILE).min(total.next_multiple_of(TILE));
     // Channels per run: as many blocks as the stack's layout holds when laid out per call, at
     // most the output stage's `RUN`.
-    let run_len = match packed {
-        Some(_) => RUN,
-        None => (FILTER_BYTES / (ROW * block_rows) * BLOCK).min(RUN),
+    let run_len = match source {
+        Weights::Packed(_) => RUN,
+        Weights::LayHere(_) => (FILTER_BYTES / (ROW * block_rows) * BLOCK).min(RUN),
     };
     // Not zeroed whole: each call writes only what it uses, which for the small layers of
     // tiny-ML models is a fraction of these.
     let mut patches = Filled::<u8, PATCH_BYTES>::new();
-    let mut laid = Filled::<[u8; ROW], { FILTER_BYTES / ROW }>::new();
     let mut stage = Requantize::new();
     let act = (p.output_zero_point, p.activation.min, p.activation.max);
     // Zeros past each patch (never written: multiplied by zero filter values).
@@ -151,9 +181,9 @@ fn vnni_conv(
     for c0 in (0..oc_n).step_by(run_len) {
         let n = (oc_n - c0).min(run_len);
         let rows = n.div_ceil(BLOCK) * block_rows;
-        let weights: &[[u8; ROW]] = match packed {
-            Some(packed) => &packed.as_chunks::<ROW>().0[c0 / BLOCK * block_rows..][..rows],
-            None => {
+        let weights: &[[u8; ROW]] = match &mut source {
+            Weights::Packed(packed) => &packed.as_chunks::<ROW>().0[c0 / BLOCK * block_rows..][..rows],
+            Weights::LayHere(laid) => {
                 let laid = laid.reset(rows, [0; ROW]);
                 let run_bias = bias.map(|b| &b[c0..][..n]);
                 pack(cpu, p, layout, (&filter[c0 * per_filter..][..n * per_filter], run_bias), laid);
