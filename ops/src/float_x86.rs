@@ -1140,11 +1140,40 @@ macro_rules! fc_block {
         ) {
             let units = bias.len();
             let mut acc = [$zero(); B];
-            for (&xk, wk) in x.iter().zip(filter.chunks_exact(units)) {
-                let xv = $splat(xk);
-                let wk = &wk[c0..][..$lanes * B];
+            if units <= 16 {
+                // A layer of few outputs (so one or two vectors a block): four partial sums
+                // each, over every fourth input, so that the adds do not wait on each other
+                // (an autoencoder's 128 -> 8 layer, one chain of 128 dependent adds, had
+                // taken 0.15 us of its 0.3). Decided for the whole layer, not the block, so
+                // that a row split over threads sums each output in the same order.
+                let mut part = [[$zero(); B]; 4];
+                let mut rows = filter.chunks_exact(units);
+                let (quads, rest) = x.as_chunks::<4>();
+                for xq in quads {
+                    for (part, &xk) in part.iter_mut().zip(xq) {
+                        let Some(wk) = rows.next() else { break };
+                        let (xv, wk) = ($splat(xk), &wk[c0..][..$lanes * B]);
+                        for j in 0..B {
+                            part[j] = $fma(xv, $load(&wk[$lanes * j..]), part[j]);
+                        }
+                    }
+                }
+                for (&xk, wk) in rest.iter().zip(rows) {
+                    let (xv, wk) = ($splat(xk), &wk[c0..][..$lanes * B]);
+                    for j in 0..B {
+                        part[0][j] = $fma(xv, $load(&wk[$lanes * j..]), part[0][j]);
+                    }
+                }
                 for j in 0..B {
-                    acc[j] = $fma(xv, $load(&wk[$lanes * j..]), acc[j]);
+                    acc[j] = $add($add(part[0][j], part[1][j]), $add(part[2][j], part[3][j]));
+                }
+            } else {
+                for (&xk, wk) in x.iter().zip(filter.chunks_exact(units)) {
+                    let xv = $splat(xk);
+                    let wk = &wk[c0..][..$lanes * B];
+                    for j in 0..B {
+                        acc[j] = $fma(xv, $load(&wk[$lanes * j..]), acc[j]);
+                    }
                 }
             }
             let (lo, hi) = ($splat(lo), $splat(hi));
@@ -1429,10 +1458,18 @@ mod tests {
             std::println!("skipped: this CPU lacks AVX2 and FMA");
             return;
         }
-        for (i, (batches, depth, units)) in
-            [(1, 640, 128), (3, 7, 8), (2, 33, 24), (1, 5, 136), (2, 9, 264), (1, 6, 1000)]
-                .into_iter()
-                .enumerate()
+        for (i, (batches, depth, units)) in [
+            (1, 640, 128),
+            (3, 7, 8),
+            (2, 33, 24),
+            (1, 5, 136),
+            (2, 9, 264),
+            (1, 6, 1000),
+            (1, 130, 16),
+            (2, 3, 8),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let (x, filter, bias) = (
                 values(i as u32, batches * depth),
