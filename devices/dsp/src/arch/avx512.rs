@@ -566,8 +566,6 @@ impl Laid {
         let (period, blocks) = (self.period, self.period / BLOCK);
         // The filters: per quad, each tap's value per lane, interleaved per block as the
         // inputs are.
-        // (The per-channel buffers below are written only as far as the run uses them:
-        // zeroing whole ones, 4 KB, cost an int8 DS-CNN about 1% of its time.)
         let out = self.packed.reset(blocks * self.quads, [[0; 64]; 4]);
         let mut rows = [[0i8; RUN]; 4];
         for q in 0..self.quads {
@@ -590,7 +588,9 @@ impl Laid {
                 }
             }
         }
-        // Each channel's filter sum, taps outermost (rows of the filter are contiguous).
+        // Each channel's filter sum, taps outermost (rows of the filter are contiguous). (It
+        // and the per-lane rows below are written only as far as the run uses them: zeroing
+        // whole ones, 4 KB, cost an int8 DS-CNN about 1% of its time.)
         let mut sums = Filled::<i32, RUN>::new();
         let sums = sums.reset(n, 0);
         for tap in filter.chunks_exact(c_n).take(taps) {
