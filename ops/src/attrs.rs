@@ -155,6 +155,26 @@ impl<'a> Attrs<'a> {
         }
     }
 
+    /// Attribute `i`: a table of i32 values, as an array or a rank-1 dense tensor (importers
+    /// write long tables so: docs/models.md).
+    pub fn int_table(&self, i: usize, name: &str) -> Result<&'a [i32], Diagnostic> {
+        match self.at(i)?.kind() {
+            AttrKind::Dense(_) => self.dense::<i32, 1>(i, name, DType::I32).map(|(v, _)| v),
+            _ => self.ints(i, name, None),
+        }
+    }
+
+    /// Attribute `i`: a table of exactly `len` f32 values, as [`Attrs::int_table`].
+    pub fn float_table(&self, i: usize, name: &str, len: usize) -> Result<&'a [f32], Diagnostic> {
+        match self.at(i)?.kind() {
+            AttrKind::Dense(_) => match self.dense::<f32, 1>(i, name, DType::F32)? {
+                (v, _) if v.len() == len => Ok(v),
+                _ => Err(invalid(self.kernel, format_args!("'{}' must hold {} f32", name, len))),
+            },
+            _ => self.floats(i, name, len),
+        }
+    }
+
     /// Attribute `i`: an f32 array of exactly `len` values.
     pub fn floats(&self, i: usize, name: &str, len: usize) -> Result<&'a [f32], Diagnostic> {
         match self.at(i)?.get_array::<f32>() {

@@ -14,6 +14,9 @@
 //!   `rows`, `taps`: each output row blends `taps[0]` source rows (`rows`, `taps[0]` per
 //!   output row) with `row_weights`, each column `taps[1]` source columns likewise; ONNX's
 //!   cubic Resize and its antialiased filters, whose weights the importer computes.
+//!
+//! Each table (`rows`, `cols`, the fractions and weights) may be an array or a rank-1 dense
+//! tensor of the same values; importers write dense ones.
 
 use hostrt_core::Diagnostic;
 use hostrt_core::kernel::KernelFrame;
@@ -49,9 +52,9 @@ pub(crate) fn resize_nearest(frame: &KernelFrame<'_>) {
     const K: &str = "nn.resize_nearest";
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 5)?;
-        let cols = a.ints(0, "cols", None)?;
+        let cols = a.int_table(0, "cols")?;
         let (input, output) = (a.region::<4>(1, "input")?, a.region::<4>(2, "output")?);
-        let rows = a.ints(3, "rows", None)?;
+        let rows = a.int_table(3, "rows")?;
         let size = a.element_size(4)?;
         check(&a, &input, &output, rows, cols, (1, 1))?;
         let (inputs, out) = split(K, arena, output.offset, output.byte_len(size)?)?;
@@ -107,9 +110,9 @@ pub(crate) fn resize_bilinear_i8(frame: &KernelFrame<'_>) {
     const K: &str = "nn.resize_bilinear.i8";
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 6)?;
-        let (col_frac, cols) = (a.ints(0, "col_frac", None)?, a.ints(1, "cols", None)?);
+        let (col_frac, cols) = (a.int_table(0, "col_frac")?, a.int_table(1, "cols")?);
         let (input, output) = (a.region::<4>(2, "input")?, a.region::<4>(3, "output")?);
-        let (row_frac, rows) = (a.ints(4, "row_frac", None)?, a.ints(5, "rows", None)?);
+        let (row_frac, rows) = (a.int_table(4, "row_frac")?, a.int_table(5, "rows")?);
         check(&a, &input, &output, rows, cols, (2, 2))?;
         let unit = |v: &[i32], n: usize| v.len() == n && v.iter().all(|f| (-1024..=2048).contains(f));
         if !unit(row_frac, output.dims[1]) || !unit(col_frac, output.dims[2]) {
@@ -138,11 +141,11 @@ pub(crate) fn resize_bilinear_f32(frame: &KernelFrame<'_>) {
     const K: &str = "nn.resize_bilinear.f32";
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 6)?;
-        let col_frac = a.floats(0, "col_frac", a.ints(1, "cols", None)?.len() / 2)?;
-        let cols = a.ints(1, "cols", None)?;
+        let col_frac = a.float_table(0, "col_frac", a.int_table(1, "cols")?.len() / 2)?;
+        let cols = a.int_table(1, "cols")?;
         let (input, output) = (a.region::<4>(2, "input")?, a.region::<4>(3, "output")?);
-        let rows = a.ints(5, "rows", None)?;
-        let row_frac = a.floats(4, "row_frac", rows.len() / 2)?;
+        let rows = a.int_table(5, "rows")?;
+        let row_frac = a.float_table(4, "row_frac", rows.len() / 2)?;
         check(&a, &input, &output, rows, cols, (2, 2))?;
         let (inputs, out) = split(K, arena, output.offset, output.byte_len(4)?)?;
         let x = inputs.f32s(input.offset, input.elements()?)?;
@@ -164,16 +167,16 @@ pub(crate) fn resize_separable_f32(frame: &KernelFrame<'_>) {
     const K: &str = "nn.resize_separable.f32";
     with_arena(frame, |arena| {
         let a = Attrs::of(frame, K, 7)?;
-        let cols = a.ints(1, "cols", None)?;
+        let cols = a.int_table(1, "cols")?;
         let (input, output) = (a.region::<4>(2, "input")?, a.region::<4>(3, "output")?);
-        let rows = a.ints(5, "rows", None)?;
+        let rows = a.int_table(5, "rows")?;
         let taps = a.ints(6, "taps", Some(2))?;
         let (tr, tc) = match (usize::try_from(taps[0]), usize::try_from(taps[1])) {
             (Ok(r @ 1..=64), Ok(c @ 1..=64)) => (r, c),
             _ => return Err(invalid(K, format_args!("taps {:?} are not in 1..=64", taps))),
         };
         let (row_weights, col_weights) =
-            (a.floats(4, "row_weights", rows.len())?, a.floats(0, "col_weights", cols.len())?);
+            (a.float_table(4, "row_weights", rows.len())?, a.float_table(0, "col_weights", cols.len())?);
         check(&a, &input, &output, rows, cols, (tr, tc))?;
         let (inputs, out) = split(K, arena, output.offset, output.byte_len(4)?)?;
         let x = inputs.f32s(input.offset, input.elements()?)?;

@@ -8,7 +8,7 @@
 use super::super::model::OpInfo;
 use super::super::ops::ElemType;
 use super::super::options::{Options, ext, kind};
-use super::{AttrSpec, Lowerer, floats, ints};
+use super::{AttrSpec, Lowerer, float_table, int_table, ints};
 
 /// TFLite's `GetNearestNeighbor`, in its float arithmetic.
 fn nearest(v: usize, input: usize, output: usize, align: bool, half: bool) -> i32 {
@@ -277,10 +277,10 @@ impl Lowerer<'_, '_> {
                     .collect()
             };
             let attrs = vec![
-                ("cols", AttrSpec::Value(ints(&map(xs[2], os[2], onnx.map(|a| a.1))))),
+                ("cols", AttrSpec::Value(int_table(&map(xs[2], os[2], onnx.map(|a| a.1))))),
                 ("input", input),
                 ("output", output),
-                ("rows", AttrSpec::Value(ints(&map(xs[1], os[1], onnx.map(|a| a.0))))),
+                ("rows", AttrSpec::Value(int_table(&map(xs[1], os[1], onnx.map(|a| a.0))))),
                 ("size", AttrSpec::Value(ints(&[elem.size() as i32]))),
             ];
             self.push(op, "nn.resize_nearest", out, attrs);
@@ -298,12 +298,12 @@ impl Lowerer<'_, '_> {
             let (rows, row_weights, tr) = h.filtered(xs[1], os[1], filter)?;
             let (cols, col_weights, tc) = w.filtered(xs[2], os[2], filter)?;
             let attrs = vec![
-                ("col_weights", AttrSpec::Value(floats(&col_weights))),
-                ("cols", AttrSpec::Value(ints(&cols))),
+                ("col_weights", AttrSpec::Value(float_table(&col_weights))),
+                ("cols", AttrSpec::Value(int_table(&cols))),
                 ("input", input),
                 ("output", output),
-                ("row_weights", AttrSpec::Value(floats(&row_weights))),
-                ("rows", AttrSpec::Value(ints(&rows))),
+                ("row_weights", AttrSpec::Value(float_table(&row_weights))),
+                ("rows", AttrSpec::Value(int_table(&rows))),
                 ("taps", AttrSpec::Value(ints(&[tr as i32, tc as i32]))),
             ];
             self.push(op, "nn.resize_separable.f32", out, attrs);
@@ -313,27 +313,27 @@ impl Lowerer<'_, '_> {
             (ElemType::F32, Some((h, w))) => {
                 let (r, rf) = h.linear(xs[1], os[1]);
                 let (c, cf) = w.linear(xs[2], os[2]);
-                (r, c, floats(&rf), floats(&cf))
+                (r, c, float_table(&rf), float_table(&cf))
             }
             (ElemType::I8, None) => {
                 let (r, rf) = bilinear_i8(xs[1], os[1], align, half);
                 let (c, cf) = bilinear_i8(xs[2], os[2], align, half);
-                (r, c, ints(&rf), ints(&cf))
+                (r, c, int_table(&rf), int_table(&cf))
             }
             (ElemType::F32, None) => {
                 let (r, rf) = bilinear_f32(xs[1], os[1], align, half);
                 let (c, cf) = bilinear_f32(xs[2], os[2], align, half);
-                (r, c, floats(&rf), floats(&cf))
+                (r, c, float_table(&rf), float_table(&cf))
             }
             (e, _) => return Err(format!("{} RESIZE_BILINEAR is not supported", e.name())),
         };
         let attrs = vec![
             ("col_frac", AttrSpec::Value(col_frac)),
-            ("cols", AttrSpec::Value(ints(&cols))),
+            ("cols", AttrSpec::Value(int_table(&cols))),
             ("input", input),
             ("output", output),
             ("row_frac", AttrSpec::Value(row_frac)),
-            ("rows", AttrSpec::Value(ints(&rows))),
+            ("rows", AttrSpec::Value(int_table(&rows))),
         ];
         self.push(op, &format!("nn.resize_bilinear.{}", elem.name()), out, attrs);
         Ok(())
@@ -345,7 +345,7 @@ mod tests {
     use hostrt_compiler::ast::Op;
 
     use super::super::testing::{self, attr, int_at, kernel, run};
-    use super::super::{floats, ints};
+    use super::super::{float_table, floats, ints};
     use super::Filter;
 
     /// The ONNX model of Resize's cubic and antialiased filters (tests/models/onnx).
@@ -375,13 +375,15 @@ mod tests {
             ("taps [4, 65] are not in 1..=64", |op| *attr(op, "taps") = ints(&[4, 65])),
             ("source rows or columns do not fit", |op| *attr(op, "taps") = ints(&[2, 4])),
             ("source rows or columns do not fit", |op| {
+                // Written as a dense tensor; an array of the same length is read alike.
                 let n = match attr(op, "rows") {
-                    hostrt_compiler::ast::Attr::Array(v) => v.len(),
+                    hostrt_compiler::ast::Attr::Dense(d) => d.dims[0] as usize,
                     _ => unreachable!(),
                 };
                 *attr(op, "rows") = ints(&vec![6; n]);
             }),
             ("'row_weights' must be an array", |op| *attr(op, "row_weights") = floats(&[1.0])),
+            ("'row_weights' must hold", |op| *attr(op, "row_weights") = float_table(&[1.0])),
             ("differ in n or c", |op| {
                 let at = int_at(attr(op, "output"), 0);
                 *attr(op, "output") = ints(&[at, 1, 11, 13, 3]);
