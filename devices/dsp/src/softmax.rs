@@ -63,17 +63,7 @@ pub fn softmax(
     output: &mut [i8],
 ) -> Result<(), DspError> {
     check_rows(depth, params.input_left_shift, input, output)?;
-    let scaled_exp = |x: i8, max: i8| {
-        let diff = i32::from(x) - i32::from(max);
-        (diff >= params.diff_min).then(|| {
-            let rescaled = multiply_by_quantized_multiplier_greater_than_one(
-                diff,
-                params.input_multiplier,
-                params.input_left_shift,
-            );
-            exp_on_negative_values::<SCALED_DIFF_INTEGER_BITS>(rescaled)
-        })
-    };
+    let scaled_exp = |x: i8, max: i8| scaled_exp(params, i32::from(x) - i32::from(max));
     // The first `KEPT` exponentials of a row, worked out once for the sum and kept for the
     // outputs; later ones are worked out twice. (Each is some 50 operations: a keyword
     // model's 12 classes took 1% of its time.)
@@ -110,6 +100,19 @@ pub fn softmax(
         }
     }
     Ok(())
+}
+
+/// `exp` of an input's difference from its row's maximum (Q0.31), `None` below `diff_min`,
+/// where it underflows to 0.
+fn scaled_exp(params: &SoftmaxParams, diff: i32) -> Option<i32> {
+    (diff >= params.diff_min).then(|| {
+        let rescaled = multiply_by_quantized_multiplier_greater_than_one(
+            diff,
+            params.input_multiplier,
+            params.input_left_shift,
+        );
+        exp_on_negative_values::<SCALED_DIFF_INTEGER_BITS>(rescaled)
+    })
 }
 
 /// The argument checks [`softmax`] and [`log_softmax`] share: a nonzero `depth` dividing the
@@ -271,16 +274,7 @@ mod tests {
     /// TFLite's reference loop as written there: each exponential worked out for the sum and
     /// again for its output.
     fn softmax_twice(p: &SoftmaxParams, depth: usize, input: &[i8], output: &mut [i8]) {
-        let scaled_exp = |diff: i32| {
-            (diff >= p.diff_min).then(|| {
-                let rescaled = multiply_by_quantized_multiplier_greater_than_one(
-                    diff,
-                    p.input_multiplier,
-                    p.input_left_shift,
-                );
-                exp_on_negative_values::<SCALED_DIFF_INTEGER_BITS>(rescaled)
-            })
-        };
+        let scaled_exp = |diff: i32| scaled_exp(p, diff);
         for (row, out) in input.chunks_exact(depth).zip(output.chunks_exact_mut(depth)) {
             let max = i32::from(*row.iter().max().unwrap());
             let sum = row
