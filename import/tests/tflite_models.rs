@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 
 use hostrt_core::basic_kernels::register_basic_kernels;
 use hostrt_core::executor::Program;
+use hostrt_core::kernel::KernelEntry;
 use hostrt_core::tensor::DenseHostTensor;
 use hostrt_core::{Allocator, HostAllocator, HostContext, KernelRegistry, SingleThreadedWorkQueue};
 use hostrt_import::npy::{self, NpyTensor};
@@ -31,23 +32,33 @@ fn allocator() -> Allocator {
     })
 }
 
-/// Runs `@main` of `bef` on `inputs` twice on one host; returns the outputs, which must be
-/// the same both times: the second call reuses the host's kept activation arena, which
-/// debug builds fill with 0xA5 first, so no layer may read what it did not write.
-fn run(bef: &[u8], inputs: &[NpyTensor]) -> Result<Vec<NpyTensor>, String> {
+/// The basic and `nn.*` kernels; `prepared: false` registers the `nn.*` ones without their
+/// prepare functions, so that every use decodes its attributes per call (docs/execution.md,
+/// "Prepared state").
+fn registry(prepared: bool) -> Result<KernelRegistry<512>, String> {
     let mut registry: KernelRegistry<512> = KernelRegistry::new();
     register_basic_kernels(&mut registry).map_err(|e| format!("{e:?}"))?;
-    registry.add_entries(hostrt_ops::KERNELS).map_err(|e| format!("{e:?}"))?;
+    for e in hostrt_ops::KERNELS {
+        let e = if prepared { *e } else { KernelEntry::strict(e.name, e.func()) };
+        registry.add_entries(&[e]).map_err(|e| format!("{e:?}"))?;
+    }
+    Ok(registry)
+}
+
+/// Runs `@main` of `bef` on `inputs` twice on one host; returns the outputs, which must be
+/// the same both times: the second call reuses the host's kept activation arena, which
+/// debug builds fill with 0xA5 first, so no layer may read what it did not write. A third
+/// call, of the program loaded without prepared state, must give the same outputs again.
+fn run(bef: &[u8], inputs: &[NpyTensor]) -> Result<Vec<NpyTensor>, String> {
     let alloc = allocator();
     let queue = SingleThreadedWorkQueue::new();
     let host = HostContext::new(alloc, &queue);
     let bytes = AlignedBytes::new(bef);
-    let program = Program::load(bytes.as_bytes(), &registry, &host).map_err(|e| e.to_string())?;
     let mut args = Vec::new();
     for t in inputs {
         args.push(host.make_available(npy::to_tensor(alloc, t)?).map_err(|e| e.to_string())?.into_rc());
     }
-    let call = || -> Result<Vec<NpyTensor>, String> {
+    let call = |program: &Program<'_>| -> Result<Vec<NpyTensor>, String> {
         let results = program.call(&host, "main", &args).map_err(|e| format!("{e:?}"))?;
         let mut out = Vec::new();
         for i in 0..results.len() {
@@ -55,11 +66,24 @@ fn run(bef: &[u8], inputs: &[NpyTensor]) -> Result<Vec<NpyTensor>, String> {
         }
         Ok(out)
     };
-    let (first, again) = (call()?, call()?);
-    for (a, b) in first.iter().zip(&again) {
-        if (&a.dtype, &a.shape, &a.data) != (&b.dtype, &b.shape, &b.data) {
-            return Err("a second call on the same host (its arena reused) gave other outputs".into());
-        }
+    let same = |a: &[NpyTensor], b: &[NpyTensor]| {
+        a.len() == b.len()
+            && a.iter().zip(b).all(|(a, b)| (&a.dtype, &a.shape, &a.data) == (&b.dtype, &b.shape, &b.data))
+    };
+    let load = |prepared| -> Result<Program<'_>, String> {
+        Program::load(bytes.as_bytes(), &registry(prepared)?, &host).map_err(|e| e.to_string())
+    };
+    let program = load(true)?;
+    // Every model reads its inputs with `nn.input`, which has a prepare function.
+    if !(0..).map_while(|k| program.is_prepared("main", k)).any(|p| p) {
+        return Err("no kernel use of the program has prepared state".into());
+    }
+    let (first, again) = (call(&program)?, call(&program)?);
+    if !same(&first, &again) {
+        return Err("a second call on the same host (its arena reused) gave other outputs".into());
+    }
+    if !same(&first, &call(&load(false)?)?) {
+        return Err("the program loaded without prepared state gave other outputs".into());
     }
     Ok(first)
 }

@@ -6,11 +6,12 @@
 //! - `nn.output(%arena, %chain) {dtype, from, shape}`: a new tensor copied from offset `from[0]`.
 //! - `nn.constant(%arena, %chain) {to, value}`: copies a dense attribute into the arena.
 
-use hostrt_core::kernel::KernelFrame;
+use hostrt_core::kernel::{KernelFrame, PrepareInput, Prepared};
 use hostrt_core::tensor::{DType, DenseHostTensor, HostBuffer, TensorMetadata, TensorShape};
 use hostrt_core::{Diagnostic, diag_fmt};
 
 use crate::attrs::{Attrs, invalid};
+use crate::prepared::{keep, record};
 
 /// One model call's activations: a buffer the planned tensors live in at fixed offsets.
 #[derive(Debug)]
@@ -173,12 +174,95 @@ pub(crate) fn arena(frame: &KernelFrame<'_>) {
     }
 }
 
+/// The tensor `nn.input` takes or `nn.output` makes, and where it lies in the arena.
+struct Port {
+    meta: TensorMetadata,
+    /// Byte offset in the arena (`to` or `from`).
+    at: usize,
+}
+
+/// The dtypes a [`PortRecord`] keeps, by index (a tensor of another goes unprepared).
+const DTYPES: [DType; 12] = [
+    DType::I8,
+    DType::U8,
+    DType::I16,
+    DType::U16,
+    DType::I32,
+    DType::U32,
+    DType::I64,
+    DType::U64,
+    DType::F32,
+    DType::F64,
+    DType::Bool,
+    DType::F16,
+];
+
+/// [`Port`] as prepared state keeps it (docs/execution.md, "Prepared state").
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct PortRecord {
+    /// Index into [`DTYPES`].
+    dtype: u32,
+    rank: u32,
+    dims: [u32; 8],
+    at: u32,
+}
+
+/// `nn.input`'s attributes are `dtype, shape, to`, `nn.output`'s `dtype, from, shape`.
+fn decode_port(a: &Attrs<'_>, output: bool) -> Result<Port, Diagnostic> {
+    let (shape, at) = if output { (2, 1) } else { (1, 2) };
+    let (dtype, shape) = (dtype_attr(a, 0)?, shape_attr(a, shape)?);
+    let at = offset_attr(a, at, if output { "from" } else { "to" })?;
+    Ok(Port { meta: TensorMetadata { dtype, shape }, at })
+}
+
+fn prepare_port(input: &PrepareInput<'_>, kernel: &'static str, output: bool) -> Option<Prepared> {
+    let port = decode_port(&Attrs::of_slice(input.attrs(), kernel, 3).ok()?, output).ok()?;
+    let dims = port.meta.shape.dims();
+    let mut record = PortRecord {
+        dtype: DTYPES.iter().position(|&d| d == port.meta.dtype)? as u32,
+        rank: dims.len() as u32,
+        dims: [0; 8],
+        at: u32::try_from(port.at).ok()?,
+    };
+    for (o, &d) in record.dims.get_mut(..dims.len())?.iter_mut().zip(dims) {
+        *o = u32::try_from(d).ok()?;
+    }
+    keep(&record)
+}
+
+/// `nn.input`'s prepare function: its tensor's type and place decoded once, at load.
+pub(crate) fn prepare_input(input: &PrepareInput<'_>) -> Option<Prepared> {
+    prepare_port(input, "nn.input", false)
+}
+
+/// `nn.output`'s prepare function.
+pub(crate) fn prepare_output(input: &PrepareInput<'_>) -> Option<Prepared> {
+    prepare_port(input, "nn.output", true)
+}
+
+/// The port of `nn.input` (`output` false) or `nn.output`: from its prepared record when
+/// the load made one.
+fn port(frame: &KernelFrame<'_>, kernel: &'static str, output: bool) -> Result<Port, Diagnostic> {
+    let Some(r) = frame.prepared().and_then(record::<PortRecord>) else {
+        return decode_port(&Attrs::of(frame, kernel, 3)?, output);
+    };
+    let mut dims = [0i64; 8];
+    let rank = (r.rank as usize).min(8);
+    for (o, &d) in dims.iter_mut().zip(&r.dims[..rank]) {
+        *o = i64::from(d);
+    }
+    let bad = || invalid(kernel, format_args!("bad prepared state"));
+    let dtype = *DTYPES.get(r.dtype as usize).ok_or_else(bad)?;
+    let shape = TensorShape::new(&dims[..rank]).map_err(|_| bad())?;
+    Ok(Port { meta: TensorMetadata { dtype, shape }, at: r.at as usize })
+}
+
 /// `nn.input(%arena, %chain, %tensor) {dtype, shape, to}`.
 pub(crate) fn input(frame: &KernelFrame<'_>) {
     const K: &str = "nn.input";
     with_arena(frame, |arena| {
-        let a = Attrs::of(frame, K, 3)?;
-        let (dtype, shape, to) = (dtype_attr(&a, 0)?, shape_attr(&a, 1)?, offset_attr(&a, 2, "to")?);
+        let Port { meta: TensorMetadata { dtype, shape }, at: to } = port(frame, K, false)?;
         let t = frame
             .arg(2)
             .and_then(|v| v.get::<DenseHostTensor>())
@@ -205,13 +289,11 @@ pub(crate) fn input(frame: &KernelFrame<'_>) {
 pub(crate) fn output(frame: &KernelFrame<'_>) {
     const K: &str = "nn.output";
     let run = || -> Result<DenseHostTensor, Diagnostic> {
-        let a = Attrs::of(frame, K, 3)?;
-        let (dtype, from, shape) = (dtype_attr(&a, 0)?, offset_attr(&a, 1, "from")?, shape_attr(&a, 2)?);
+        let Port { meta, at: from } = port(frame, K, true)?;
         let arena = frame
             .arg(0)
             .and_then(|v| v.get::<Arena>())
             .ok_or_else(|| invalid(K, format_args!("argument 0 must be an nn.arena")))?;
-        let meta = TensorMetadata { dtype, shape };
         let len = meta.data_size().ok_or_else(|| invalid(K, format_args!("the shape is too large")))?;
         let bytes = arena.buffer.read().map_err(|_| diag_fmt!(Internal, "{}: the arena is in use", K))?;
         let src = from

@@ -36,7 +36,15 @@ pub(crate) struct Attrs<'a> {
 
 impl<'a> Attrs<'a> {
     pub fn of(frame: &KernelFrame<'a>, kernel: &'static str, count: usize) -> Result<Self, Diagnostic> {
-        let attrs = frame.attrs();
+        Self::of_slice(frame.attrs(), kernel, count)
+    }
+
+    /// [`Attrs::of`] over the attributes themselves (a prepare function's, which has no frame).
+    pub fn of_slice(
+        attrs: &'a [AttrRef<'a>],
+        kernel: &'static str,
+        count: usize,
+    ) -> Result<Self, Diagnostic> {
         if attrs.len() != count {
             return Err(invalid(kernel, format_args!("expects {} attributes, got {}", count, attrs.len())));
         }
@@ -56,7 +64,17 @@ impl<'a> Attrs<'a> {
         count: usize,
         at: usize,
     ) -> Result<Self, Diagnostic> {
-        let attrs = frame.attrs();
+        Self::with_packed_slice(frame.attrs(), kernel, count, at)
+    }
+
+    /// [`Attrs::with_packed`] over the attributes themselves (a prepare function's).
+    #[cfg(target_arch = "x86_64")]
+    pub fn with_packed_slice(
+        attrs: &'a [AttrRef<'a>],
+        kernel: &'static str,
+        count: usize,
+        at: usize,
+    ) -> Result<Self, Diagnostic> {
         if attrs.len() != count && attrs.len() != count + 1 {
             return Err(invalid(
                 kernel,
@@ -78,6 +96,18 @@ impl<'a> Attrs<'a> {
         _: usize,
     ) -> Result<Self, Diagnostic> {
         Attrs::of(frame, kernel, count)
+    }
+
+    /// As [`Attrs::with_packed`], over the attributes themselves.
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline(always)]
+    pub fn with_packed_slice(
+        attrs: &'a [AttrRef<'a>],
+        kernel: &'static str,
+        count: usize,
+        _: usize,
+    ) -> Result<Self, Diagnostic> {
+        Attrs::of_slice(attrs, kernel, count)
     }
 
     #[cfg_attr(target_arch = "x86_64", inline(always))]

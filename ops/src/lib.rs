@@ -53,6 +53,7 @@ mod normalization;
 mod pad;
 pub mod panels;
 mod pool;
+mod prepared;
 mod quantize;
 mod reduce;
 mod resize;
@@ -138,9 +139,10 @@ use hostrt_core::kernel::{KernelEntry, KernelFrame};
 use hostrt_core::work_queue::{RowSplit, for_row_runs};
 
 /// Declares each kernel as a constant of [`entries`] (named after the kernel: `nn.conv_2d.i8` is
-/// `CONV_2D_I8`) and lists them all in [`KERNELS`].
+/// `CONV_2D_I8`) and lists them all in [`KERNELS`]. `/ prepare` after a kernel names its
+/// prepare function, in the same module (docs/execution.md, "Prepared state").
 macro_rules! kernels {
-    ($($id:ident = $name:literal => $module:ident::$f:ident,)*) => {
+    ($($id:ident = $name:literal => $module:ident::$f:ident $(/ $prepare:ident)?,)*) => {
         /// Each `nn.*` kernel on its own, named after it without `nn.`, upper case, `.` as
         /// `_`: firmware registers only the kernels its model uses (a `KernelTable` of
         /// these; `hostrt_import::build::embed_tflite` writes the list), so the linker drops
@@ -149,7 +151,8 @@ macro_rules! kernels {
             use hostrt_core::kernel::KernelEntry;
             $(
                 #[doc = concat!("`", $name, "`.")]
-                pub const $id: KernelEntry = KernelEntry::strict($name, crate::$module::$f);
+                pub const $id: KernelEntry =
+                    KernelEntry::strict($name, crate::$module::$f)$(.with_prepare(crate::$module::$prepare))?;
             )*
         }
 
@@ -160,22 +163,22 @@ macro_rules! kernels {
 
 kernels! {
     ARENA = "nn.arena" => activation_arena::arena,
-    INPUT = "nn.input" => activation_arena::input,
-    OUTPUT = "nn.output" => activation_arena::output,
+    INPUT = "nn.input" => activation_arena::input / prepare_input,
+    OUTPUT = "nn.output" => activation_arena::output / prepare_output,
     CONSTANT = "nn.constant" => activation_arena::constant,
     COPY = "nn.copy" => movement::copy,
     FILL = "nn.fill" => movement::fill,
     PAD_BORDER = "nn.pad_border" => pad::pad_border,
     SPACE_TO_BATCH_ND = "nn.space_to_batch_nd" => batch_space::space_to_batch_nd,
     BATCH_TO_SPACE_ND = "nn.batch_to_space_nd" => batch_space::batch_to_space_nd,
-    CONV_2D_I8 = "nn.conv_2d.i8" => conv::conv_2d_i8,
-    CONV_2D_F32 = "nn.conv_2d.f32" => conv::conv_2d_f32,
-    DEPTHWISE_CONV_2D_I8 = "nn.depthwise_conv_2d.i8" => conv::depthwise_conv_2d_i8,
-    DEPTHWISE_CONV_2D_F32 = "nn.depthwise_conv_2d.f32" => conv::depthwise_conv_2d_f32,
+    CONV_2D_I8 = "nn.conv_2d.i8" => conv::conv_2d_i8 / prepare_conv_2d_i8,
+    CONV_2D_F32 = "nn.conv_2d.f32" => conv::conv_2d_f32 / prepare_conv_2d_f32,
+    DEPTHWISE_CONV_2D_I8 = "nn.depthwise_conv_2d.i8" => conv::depthwise_conv_2d_i8 / prepare_depthwise_conv_2d_i8,
+    DEPTHWISE_CONV_2D_F32 = "nn.depthwise_conv_2d.f32" => conv::depthwise_conv_2d_f32 / prepare_depthwise_conv_2d_f32,
     TRANSPOSE_CONV_I8 = "nn.transpose_conv.i8" => transpose_conv::transpose_conv_i8,
     TRANSPOSE_CONV_F32 = "nn.transpose_conv.f32" => transpose_conv::transpose_conv_f32,
-    FULLY_CONNECTED_I8 = "nn.fully_connected.i8" => fully_connected::fully_connected_i8,
-    FULLY_CONNECTED_F32 = "nn.fully_connected.f32" => fully_connected::fully_connected_f32,
+    FULLY_CONNECTED_I8 = "nn.fully_connected.i8" => fully_connected::fully_connected_i8 / prepare_i8,
+    FULLY_CONNECTED_F32 = "nn.fully_connected.f32" => fully_connected::fully_connected_f32 / prepare_f32,
     FULLY_CONNECTED_HYBRID = "nn.fully_connected.hybrid" => hybrid::fully_connected_hybrid,
     CONV_2D_HYBRID = "nn.conv_2d.hybrid" => hybrid::conv_2d_hybrid,
     DEPTHWISE_CONV_2D_HYBRID = "nn.depthwise_conv_2d.hybrid" => hybrid::depthwise_conv_2d_hybrid,

@@ -4,6 +4,7 @@ use core::cell::Cell;
 use core::fmt;
 
 use super::attribute::AttrRef;
+use super::prepared::{Prepared, Span};
 use crate::async_value::{AsyncValueRef, RcAsyncValue, Spare};
 use crate::diagnostic::{Diagnostic, Location};
 use crate::host_context::ExecutionContext;
@@ -48,6 +49,10 @@ pub struct KernelFrame<'a> {
     /// The program's load proved the argument types of this kernel's signature
     /// (docs/execution.md, "Types checked at load"); only the executor sets it.
     args_proved: bool,
+    /// This use's prepared state and the program's bytes its spans point into
+    /// (docs/execution.md, "Prepared state"); only the executor and tests set it.
+    #[cfg(feature = "prepared")]
+    prepared: Option<(&'a Prepared, &'a [u8])>,
 }
 
 /// Proof that a call of [`Invoke::invoke`] comes through the kernel API
@@ -160,6 +165,8 @@ impl<'a> KernelFrame<'a> {
             invoker: None,
             spare: None,
             args_proved: false,
+            #[cfg(feature = "prepared")]
+            prepared: None,
         }
     }
 
@@ -177,10 +184,15 @@ impl<'a> KernelFrame<'a> {
         spare: &'a Cell<Option<Spare>>,
         location_index: u32,
         args_proved: bool,
+        prepared: Option<(&'a Prepared, &'a [u8])>,
     ) -> Self {
+        #[cfg(not(feature = "prepared"))]
+        let _ = prepared;
         KernelFrame {
             location_index,
             args_proved,
+            #[cfg(feature = "prepared")]
+            prepared,
             regions,
             invoker: Some(invoker),
             spare: Some(spare),
@@ -229,6 +241,38 @@ impl<'a> KernelFrame<'a> {
         let all = self.invoker?.static_bytes()?;
         let start = bytes.as_ptr().addr().checked_sub(all.as_ptr().addr())?;
         all.get(start..start.checked_add(bytes.len())?)
+    }
+
+    /// Attach prepared state (`prepared`, over the program bytes `bytes`), as the executor
+    /// does for a use the load prepared: for tests of a kernel's prepared path.
+    #[cfg(feature = "prepared")]
+    pub fn with_prepared(mut self, prepared: &'a Prepared, bytes: &'a [u8]) -> Self {
+        self.prepared = Some((prepared, bytes));
+        self
+    }
+
+    /// The state the kernel's [`PrepareFn`](super::PrepareFn) made for this use when the
+    /// program loaded (docs/execution.md, "Prepared state"); `None` when it made none, or
+    /// without the `prepared` feature. The executor passes no attributes with it.
+    #[inline]
+    pub fn prepared(&self) -> Option<&'a Prepared> {
+        #[cfg(feature = "prepared")]
+        return self.prepared.map(|(p, _)| p);
+        #[cfg(not(feature = "prepared"))]
+        None
+    }
+
+    /// The program bytes `span` names (a span the kernel's prepare function kept); `None`
+    /// when the frame has no prepared state or the span lies outside the program.
+    #[inline]
+    pub fn span(&self, span: Span) -> Option<&'a [u8]> {
+        #[cfg(feature = "prepared")]
+        return super::prepared::resolve(self.prepared?.1, span);
+        #[cfg(not(feature = "prepared"))]
+        {
+            let _ = span;
+            None
+        }
     }
 
     /// Attach the kernel's source location (used in the diagnostics it reports).

@@ -4,6 +4,7 @@
 use core::fmt;
 
 use super::KernelFn;
+use super::prepared::PrepareFn;
 use super::scalar::ScalarFn;
 use super::signature::Signature;
 
@@ -39,6 +40,10 @@ pub struct KernelEntry {
     /// arena bounds follow it into them (docs/bef.md, "Arena sizes").
     #[cfg(feature = "proved-types")]
     calls: Option<Calls>,
+    /// Works out the kernel's state for one use once, when a program loads
+    /// (docs/execution.md, "Prepared state").
+    #[cfg(feature = "prepared")]
+    prepare: Option<PrepareFn>,
 }
 
 /// How a control kernel runs the functions it names, which derived arena bounds
@@ -75,6 +80,8 @@ impl KernelEntry {
             results_only: false,
             #[cfg(feature = "proved-types")]
             calls: None,
+            #[cfg(feature = "prepared")]
+            prepare: None,
         }
     }
 
@@ -92,6 +99,8 @@ impl KernelEntry {
             results_only: false,
             #[cfg(feature = "proved-types")]
             calls: None,
+            #[cfg(feature = "prepared")]
+            prepare: None,
         }
     }
 
@@ -121,6 +130,8 @@ impl KernelEntry {
             results_only: false,
             #[cfg(feature = "proved-types")]
             calls: None,
+            #[cfg(feature = "prepared")]
+            prepare: None,
         }
     }
 
@@ -146,6 +157,28 @@ impl KernelEntry {
         #[cfg(not(feature = "scalar-registers"))]
         let _ = scalar;
         entry
+    }
+
+    /// This entry with a prepare function: each use of the kernel in a program gets the
+    /// state `prepare` makes from its attributes once, at load, and is then called with that
+    /// state ([`KernelFrame::prepared`](super::KernelFrame::prepared)) and no attributes
+    /// (docs/execution.md, "Prepared state"). Without the `prepared` feature `prepare` is
+    /// dropped and the kernel reads its attributes on every call, so it must do both.
+    pub const fn with_prepare(self, prepare: PrepareFn) -> Self {
+        #[cfg(feature = "prepared")]
+        return KernelEntry { prepare: Some(prepare), ..self };
+        #[cfg(not(feature = "prepared"))]
+        {
+            let _ = prepare;
+            self
+        }
+    }
+
+    /// The kernel's prepare function, when it has one.
+    #[cfg(feature = "prepared")]
+    #[inline]
+    pub(crate) fn prepare(&self) -> Option<PrepareFn> {
+        self.prepare
     }
 
     /// The kernel's scalar form, when it has one.

@@ -28,6 +28,10 @@ pub struct Program<'a> {
     /// when none does.
     #[cfg(feature = "scalar-registers")]
     modes: Option<super::scalar_plan::Modes>,
+    /// Each kernel use's prepared state (docs/execution.md, "Prepared state"); `None` when
+    /// none has any.
+    #[cfg(feature = "prepared")]
+    prepared: Option<super::prepare::Table>,
 }
 
 // SAFETY: the table is written once in `load` and only read afterwards; `BefFile` borrows
@@ -138,6 +142,8 @@ impl<'a> Program<'a> {
             static_bytes: None,
             #[cfg(feature = "scalar-registers")]
             modes: None,
+            #[cfg(feature = "prepared")]
+            prepared: None,
         };
         program.resolve_natives(kernels)?;
         #[cfg(feature = "proved-types")]
@@ -150,6 +156,12 @@ impl<'a> Program<'a> {
             {
                 program.modes = super::scalar_plan::plan(&program.file, entries, alloc);
             }
+        }
+        #[cfg(feature = "prepared")]
+        {
+            // SAFETY: the table holds `len` initialised entries, no longer changed.
+            let entries = unsafe { core::slice::from_raw_parts(program.table.as_ptr(), len) };
+            program.prepared = super::prepare::prepare(&program.file, entries, alloc);
         }
         Ok(program)
     }
@@ -293,6 +305,34 @@ impl<'a> Program<'a> {
             Some(m) => m.of(rec.first_kernel as usize, rec.num_kernels as usize),
             None => &[],
         }
+    }
+
+    /// The prepared-state index entries of function `rec`'s kernels and the blocks they name
+    /// (docs/execution.md, "Prepared state"): both empty when no kernel has any.
+    #[cfg(feature = "prepared")]
+    pub(crate) fn prepared_of(
+        &self,
+        rec: &crate::bef::format::FunctionRecord,
+    ) -> (&[u32], &[crate::kernel::Prepared]) {
+        match &self.prepared {
+            Some(t) => (t.of(rec.first_kernel as usize, rec.num_kernels as usize), t.blocks()),
+            None => (&[], &[]),
+        }
+    }
+
+    /// Whether kernel `k` of function `name` has prepared state (docs/execution.md,
+    /// "Prepared state"): what the load made, for tests and tools. `None` when there is no
+    /// such kernel.
+    pub fn is_prepared(&self, name: &str, k: usize) -> Option<bool> {
+        let f = self.file.function_by_name(name)?;
+        let _ = f.kernels().get(k)?;
+        #[cfg(feature = "prepared")]
+        {
+            let (index, blocks) = self.prepared_of(f.record());
+            Some(index.get(k).is_some_and(|&i| (i as usize) < blocks.len()))
+        }
+        #[cfg(not(feature = "prepared"))]
+        Some(false)
     }
 
     /// Whether kernel `k` of function `name` runs on register words, and whether its result

@@ -40,12 +40,28 @@ pub(super) struct Body<'a> {
     /// kernel runs the generic path.
     #[cfg(feature = "scalar-registers")]
     pub(super) modes: &'a [u8],
+    /// Each kernel's prepared-state index into `blocks` (docs/execution.md, "Prepared
+    /// state"); empty when no kernel has any.
+    #[cfg(feature = "prepared")]
+    prepared: (&'a [u32], &'a [crate::kernel::Prepared]),
     /// Stream of each kernel (empty: all in stream 0).
     streams: &'a [u32],
     pub(super) root_stream: u32,
 }
 
 impl<'a> Body<'a> {
+    /// Kernel `k`'s prepared state, if the load made any.
+    #[inline(always)]
+    pub(super) fn prepared(&self, k: u32) -> Option<&'a crate::kernel::Prepared> {
+        #[cfg(feature = "prepared")]
+        return self.prepared.1.get(*self.prepared.0.get(k as usize)? as usize);
+        #[cfg(not(feature = "prepared"))]
+        {
+            let _ = k;
+            None
+        }
+    }
+
     /// The body of the function a frame runs.
     pub(super) fn of(frame: &Frame) -> Option<Body<'_>> {
         Body::of_function(frame.program(), frame.function())
@@ -62,6 +78,8 @@ impl<'a> Body<'a> {
             kernels: file.kernels_of(rec),
             #[cfg(feature = "scalar-registers")]
             modes: program.modes_of(rec),
+            #[cfg(feature = "prepared")]
+            prepared: program.prepared_of(rec),
             // Without the `streams` feature every kernel is on stream 0 (`ReadyQueue::of`).
             streams: if cfg!(feature = "streams") { file.kernel_streams_of(rec) } else { &[] },
             root_stream: if cfg!(feature = "streams") { file.root_stream_of(index) } else { 0 },

@@ -15,7 +15,7 @@ use crate::bef::format::KernelRecord;
 use crate::executor::buf::{CallBuf, INLINE, WideArrays};
 use crate::executor::load::Program;
 use crate::host_context::ExecutionContext;
-use crate::kernel::{AttrRef, KernelEntry, KernelFrame};
+use crate::kernel::{AttrRef, KernelEntry, KernelFrame, Prepared};
 
 impl Run<'_> {
     /// Run ready kernel `k`.
@@ -75,10 +75,16 @@ impl Run<'_> {
         let (taken, slots) = unsafe {
             (core::slice::from_raw_parts(args_base, n), core::slice::from_raw_parts(slots_base, n_res))
         };
-        if err.is_none() && n == arg_regs.len() && kr.num_attrs() == 0 {
-            // The common case, inline: every operand is there, no error, no attributes.
+        let ready = err.is_none() && n == arg_regs.len();
+        // A use with prepared state is called with it instead of its attributes
+        // (docs/execution.md, "Prepared state").
+        let prepared = if ready && kr.num_attrs() != 0 { body.prepared(k) } else { None };
+        if ready && (kr.num_attrs() == 0 || prepared.is_some()) {
+            // The common case, inline: every operand is there, no error, no attributes to
+            // decode.
             let regions = if kr.num_regions() == 0 { &[][..] } else { program.file.kernel_regions(kr) };
-            call_entry(program, exec, kr, entry, taken, &[], regions, slots, &self.queue.spare);
+            let prepared = prepared.map(|p| (p, program.file.bytes));
+            call_entry(program, exec, kr, entry, (taken, &[], prepared), regions, slots, &self.queue.spare);
         } else {
             self.call_kernel(kr, entry, taken, arg_regs.len(), slots, err);
         }
@@ -141,15 +147,19 @@ impl Run<'_> {
             fill_error(exec, slots, Failure::OperandsUndefined(file.kernel_name(kr.code)));
         } else if let Some(attrs) = attrs_of(&mut attr_buf, exec.allocator(), file, attr_idx) {
             let regions = file.kernel_regions(kr);
-            call_entry(program, exec, kr, entry, args, attrs, regions, slots, &self.queue.spare);
+            call_entry(program, exec, kr, entry, (args, attrs, None), regions, slots, &self.queue.spare);
         } else {
             fill_error(exec, slots, Failure::NoMemoryForAttributes(file.kernel_name(kr.code)));
         }
     }
 }
 
-/// Call `entry`, the implementation of kernel `kr`, on its operands, attributes, regions and
-/// result slots, offering it the queue's `spare` block.
+/// A use's prepared state and the program bytes its spans point into.
+type WithBytes<'a> = Option<(&'a Prepared, &'a [u8])>;
+
+/// Call `entry`, the implementation of kernel `kr`, on its operands, attributes (or prepared
+/// state, over the program's bytes), regions and result slots, offering it the queue's
+/// `spare` block.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn call_entry(
@@ -157,8 +167,7 @@ fn call_entry(
     exec: &ExecutionContext<'_>,
     kr: &KernelRecord,
     entry: &KernelEntry,
-    args: &[RcAsyncValue],
-    attrs: &[AttrRef<'_>],
+    (args, attrs, prepared): (&[RcAsyncValue], &[AttrRef<'_>], WithBytes<'_>),
     regions: &[u32],
     slots: &[Cell<Option<RcAsyncValue>>],
     spare: &Cell<Option<Spare>>,
@@ -173,6 +182,7 @@ fn call_entry(
         spare,
         kr.location,
         entry.proved,
+        prepared,
     );
     (entry.func())(&kf);
 }
