@@ -21,4 +21,7 @@ cargo +nightly miri test -q -p hostrt-core --test executor --target-dir target/m
 # cancellation (docs/execution.md, "Scalar registers").
 cargo +nightly miri test -q -p hostrt-core --test scalar_registers --target-dir target/miri -- \
     scalar_programs_compute a_cancelled_request the_load_plans functions_sharing scalar_kernels_on_async
+# Prepared state: the load's table of per-use blocks, read by the run and given back
+# (docs/execution.md, "Prepared state").
+cargo +nightly miri test -q -p hostrt-core --test prepared --target-dir target/miri
 echo "miri: $SECONDS s"
