@@ -164,6 +164,30 @@ impl KernelEntry {
     /// state ([`KernelFrame::prepared`](super::KernelFrame::prepared)) and no attributes
     /// (docs/execution.md, "Prepared state"). Without the `prepared` feature `prepare` is
     /// dropped and the kernel reads its attributes on every call, so it must do both.
+    ///
+    /// ```
+    /// use hostrt_core::kernel::{KernelEntry, KernelFrame, PrepareInput, Prepared};
+    ///
+    /// /// Keeps the use's `i32` attribute (its first) as four bytes.
+    /// fn prepare(input: &PrepareInput<'_>) -> Option<Prepared> {
+    ///     let k = input.attrs().first()?.get::<i32>()?;
+    ///     Prepared::new(&k.to_le_bytes())
+    /// }
+    ///
+    /// /// `x + k`: `k` from the prepared block when the load made one, else from the attribute.
+    /// fn add_k(frame: &KernelFrame<'_>) {
+    ///     let k = match frame.prepared() {
+    ///         Some(p) => i32::from_le_bytes(p.bytes()[..4].try_into().unwrap()),
+    ///         None => frame.attrs().first().and_then(|a| a.get::<i32>()).unwrap_or(0),
+    ///     };
+    ///     if let Some(x) = frame.arg(0).and_then(|v| v.get::<i32>()) {
+    ///         frame.emplace_result(0, x + k);
+    ///     }
+    /// }
+    ///
+    /// const ADD_K: KernelEntry = KernelEntry::strict("my.add_k.i32", add_k).with_prepare(prepare);
+    /// # let _ = ADD_K;
+    /// ```
     pub const fn with_prepare(self, prepare: PrepareFn) -> Self {
         #[cfg(feature = "prepared")]
         return KernelEntry { prepare: Some(prepare), ..self };

@@ -1,6 +1,7 @@
 //! The load half of the executor: a verified BEF file becomes a [`Program`], its kernel
 //! names resolved once, the types of its kernels' uses checked, the kernels that can run on
-//! register words planned, the kernels' per-use state prepared, and, on request, a bound on the arena a call needs.
+//! register words planned, the kernels' per-use state prepared, and, on request, a bound on
+//! the arena a call needs.
 //!
 //! | file | role |
 //! |---|---|
