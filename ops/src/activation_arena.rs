@@ -132,6 +132,20 @@ fn offset_attr(a: &Attrs<'_>, i: usize, name: &str) -> Result<usize, Diagnostic>
         .map_err(|_| invalid(a.kernel, format_args!("{} must not be negative, got {}", name, v)))
 }
 
+const ARENA: &str = "nn.arena";
+
+/// `nn.arena`'s `size`, checked.
+fn arena_size(a: &Attrs<'_>) -> Result<usize, Diagnostic> {
+    let size = a.int64(0, "size")?;
+    usize::try_from(size).map_err(|_| invalid(ARENA, format_args!("size {} is negative", size)))
+}
+
+/// `nn.arena`'s prepare function: its size decoded once, at load.
+pub(crate) fn prepare_arena(input: &PrepareInput<'_>) -> Option<Prepared> {
+    let size = arena_size(&Attrs::of_slice(input.attrs(), ARENA, 1).ok()?).ok()?;
+    keep(&[u64::try_from(size).ok()?])
+}
+
 /// `nn.arena {size : i64}`: with the `kept-arena` feature (on by default), the host's kept
 /// buffer of that size when the last call has finished with it (`HostContext::take_buffer`),
 /// else a new zeroed one, which the host then keeps for the next call; without it, a new
@@ -139,11 +153,14 @@ fn offset_attr(a: &Attrs<'_>, i: usize, name: &str) -> Result<usize, Diagnostic>
 /// rule, docs/models.md), so what an earlier call left in it is never read. Debug builds
 /// fill a reused arena with 0xA5 first, so that a test relying on zeros fails.
 pub(crate) fn arena(frame: &KernelFrame<'_>) {
-    const K: &str = "nn.arena";
-    let made = Attrs::of(frame, K, 1).and_then(|a| {
-        let size = a.int64(0, "size")?;
-        let size =
-            usize::try_from(size).map_err(|_| invalid(K, format_args!("size {} is negative", size)))?;
+    const K: &str = ARENA;
+    let size = match frame.prepared().and_then(record::<[u64; 1]>) {
+        Some(&[size]) => {
+            usize::try_from(size).map_err(|_| invalid(K, format_args!("size {} is too large", size)))
+        }
+        None => Attrs::of(frame, K, 1).and_then(|a| arena_size(&a)),
+    };
+    let made = size.and_then(|size| {
         let allocate = || {
             HostBuffer::allocate(frame.exec_ctx().allocator(), size).map_err(|_| {
                 diag_fmt!(ResourceExhausted, "{}: cannot allocate the activation arena of {} bytes", K, size)

@@ -162,7 +162,7 @@ macro_rules! kernels {
 }
 
 kernels! {
-    ARENA = "nn.arena" => activation_arena::arena,
+    ARENA = "nn.arena" => activation_arena::arena / prepare_arena,
     INPUT = "nn.input" => activation_arena::input / prepare_input,
     OUTPUT = "nn.output" => activation_arena::output / prepare_output,
     CONSTANT = "nn.constant" => activation_arena::constant,
@@ -185,9 +185,9 @@ kernels! {
     LSTM_I8 = "nn.lstm.i8" => lstm::lstm_i8,
     LSTM_F32 = "nn.lstm.f32" => lstm::lstm_f32,
     LSTM_FULL_I8 = "nn.lstm_full.i8" => lstm::lstm_full_i8,
-    MAX_POOL_2D_I8 = "nn.max_pool_2d.i8" => pool::max_pool_2d_i8,
+    MAX_POOL_2D_I8 = "nn.max_pool_2d.i8" => pool::max_pool_2d_i8 / prepare_max_pool_2d_i8,
     MAX_POOL_2D_F32 = "nn.max_pool_2d.f32" => pool::max_pool_2d_f32,
-    AVERAGE_POOL_2D_I8 = "nn.average_pool_2d.i8" => pool::average_pool_2d_i8,
+    AVERAGE_POOL_2D_I8 = "nn.average_pool_2d.i8" => pool::average_pool_2d_i8 / prepare_average_pool_2d_i8,
     AVERAGE_POOL_2D_F32 = "nn.average_pool_2d.f32" => pool::average_pool_2d_f32,
     ADD_I8 = "nn.add.i8" => elementwise::add_i8,
     ADD_F32 = "nn.add.f32" => elementwise::add_f32,
@@ -219,7 +219,7 @@ kernels! {
     RESIZE_BILINEAR_I8 = "nn.resize_bilinear.i8" => resize::resize_bilinear_i8,
     RESIZE_BILINEAR_F32 = "nn.resize_bilinear.f32" => resize::resize_bilinear_f32,
     RESIZE_SEPARABLE_F32 = "nn.resize_separable.f32" => resize::resize_separable_f32,
-    SOFTMAX_I8 = "nn.softmax.i8" => softmax::softmax_i8,
+    SOFTMAX_I8 = "nn.softmax.i8" => softmax::softmax_i8 / prepare_softmax_i8,
     SOFTMAX_F32 = "nn.softmax.f32" => softmax::softmax_f32,
     QUANTIZE_F32_I8 = "nn.quantize.f32.i8" => quantize::quantize_f32_i8,
     REQUANTIZE_I8 = "nn.requantize.i8" => quantize::requantize_i8,

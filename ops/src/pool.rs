@@ -7,11 +7,12 @@
 //! dilation `[h, w]`: ONNX's pooling has one, TFLite's not).
 
 use hostrt_core::Diagnostic;
-use hostrt_core::kernel::KernelFrame;
-use hostrt_dsp::{Hw, Nhwc, PoolParams, Window};
+use hostrt_core::kernel::{KernelFrame, PrepareInput, Prepared};
+use hostrt_dsp::{ActivationRange, Hw, Nhwc, PoolParams, Window};
 
 use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, Region, dsp_error, invalid};
+use crate::prepared::{keep, record, sizes, words};
 
 /// The pooling window from the `window` attribute `[fh, fw, sh, sw, ph, pw]` or
 /// `[fh, fw, sh, sw, ph, pw, dh, dw]`.
@@ -36,18 +37,72 @@ fn check_shapes(kernel: &str, input: &Region<4>, output: &Region<4>) -> Result<(
     Ok(())
 }
 
+/// An int8 pooling layer as its attributes describe it, checked: its parameters and the
+/// input's offset and element count, the output's offset and element count.
+struct PoolI8 {
+    params: PoolParams,
+    regions: [usize; 4],
+}
+
+fn decode_pool_i8(a: &Attrs<'_>, kernel: &'static str) -> Result<PoolI8, Diagnostic> {
+    let (input, output) = (a.region::<4>(0, "input")?, a.region::<4>(1, "output")?);
+    let r = a.ints(2, "range", Some(2))?;
+    let activation = a.int8_range(r[0], r[1])?;
+    check_shapes(kernel, &input, &output)?;
+    let window = geometry(a, &output)?;
+    let [n, h, w, c] = input.dims;
+    let params = PoolParams { input: Nhwc::new(n, h, w, c), window, activation };
+    Ok(PoolI8 { params, regions: [input.offset, input.elements()?, output.offset, output.elements()?] })
+}
+
+/// [`PoolI8`] as prepared state keeps it (docs/execution.md, "Prepared state").
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct RecordI8 {
+    /// The input's `[n, h, w, c]`; the window's filter, stride, dilation, padding and
+    /// output, each `[h, w]`; the regions.
+    sizes: [u32; 18],
+    range: [i32; 2],
+}
+
+fn prepare_pool_i8(input: &PrepareInput<'_>, kernel: &'static str) -> Option<Prepared> {
+    let l = decode_pool_i8(&Attrs::of_slice(input.attrs(), kernel, 4).ok()?, kernel).ok()?;
+    let (i, w) = (l.params.input, l.params.window);
+    let [f, s, d, p, o] = [w.filter, w.stride, w.dilation, w.pad, w.output];
+    let [r0, r1, r2, r3] = l.regions;
+    let all = [i.n, i.h, i.w, i.c, f.h, f.w, s.h, s.w, d.h, d.w, p.h, p.w, o.h, o.w, r0, r1, r2, r3];
+    keep(&RecordI8 { sizes: words(all)?, range: [l.params.activation.min, l.params.activation.max] })
+}
+
+/// `nn.max_pool_2d.i8`'s prepare function.
+pub(crate) fn prepare_max_pool_2d_i8(input: &PrepareInput<'_>) -> Option<Prepared> {
+    prepare_pool_i8(input, "nn.max_pool_2d.i8")
+}
+
+/// `nn.average_pool_2d.i8`'s prepare function.
+pub(crate) fn prepare_average_pool_2d_i8(input: &PrepareInput<'_>) -> Option<Prepared> {
+    prepare_pool_i8(input, "nn.average_pool_2d.i8")
+}
+
+/// The layer back from its prepared record.
+fn pool_from_record(r: &RecordI8, kernel: &'static str) -> Result<PoolI8, Diagnostic> {
+    let v = sizes(r.sizes);
+    let hw = |i: usize| Hw::new(v[i], v[i + 1]);
+    let window = Window { filter: hw(4), stride: hw(6), dilation: hw(8), pad: hw(10), output: hw(12) };
+    let activation = ActivationRange::new(r.range[0], r.range[1]).map_err(|e| dsp_error(kernel, e))?;
+    let params = PoolParams { input: Nhwc::new(v[0], v[1], v[2], v[3]), window, activation };
+    Ok(PoolI8 { params, regions: [v[14], v[15], v[16], v[17]] })
+}
+
 fn pool_i8(frame: &KernelFrame<'_>, kernel: &'static str, max: bool) {
     with_arena(frame, |arena| {
-        let a = Attrs::of(frame, kernel, 4)?;
-        let (input, output) = (a.region::<4>(0, "input")?, a.region::<4>(1, "output")?);
-        let r = a.ints(2, "range", Some(2))?;
-        let activation = a.int8_range(r[0], r[1])?;
-        check_shapes(kernel, &input, &output)?;
-        let window = geometry(&a, &output)?;
-        let [n, h, w, c] = input.dims;
-        let params = PoolParams { input: Nhwc::new(n, h, w, c), window, activation };
-        let (inputs, out) = split(kernel, arena, output.offset, output.elements()?)?;
-        let x = inputs.i8s(input.offset, input.elements()?)?;
+        let PoolI8 { params, regions: [at, len, to, out_len] } =
+            match frame.prepared().and_then(record::<RecordI8>) {
+                Some(r) => pool_from_record(r, kernel)?,
+                None => decode_pool_i8(&Attrs::of(frame, kernel, 4)?, kernel)?,
+            };
+        let (inputs, out) = split(kernel, arena, to, out_len)?;
+        let x = inputs.i8s(at, len)?;
         let run = if max { hostrt_dsp::max_pool } else { hostrt_dsp::avg_pool };
         run(&params, x, i8s_mut(out)).map_err(|e| dsp_error(kernel, e))?;
         // A deliberate off-by-one for the layer-by-layer comparison's own test: built only

@@ -11,31 +11,55 @@
 //!   16/256, zero point 127). Bit-exact with TFLite Micro. (`nn.log_softmax.f32` is with the
 //!   float32 activations.)
 
-use hostrt_core::kernel::KernelFrame;
+use hostrt_core::Diagnostic;
+use hostrt_core::kernel::{KernelFrame, PrepareInput, Prepared};
 use hostrt_dsp::{LogSoftmaxParams, SoftmaxParams};
 
 use crate::activation_arena::{f32s_mut, i8s_mut, split, with_arena};
 use crate::attrs::{Attrs, dsp_error, invalid};
 use crate::math::{exp, lane_max, lane_sum};
+use crate::prepared::{keep, record, sizes, words};
+
+const SOFTMAX_I8: &str = "nn.softmax.i8";
+
+/// `nn.softmax.i8` as its attributes describe it, checked: the input's offset, the row
+/// length, the element count, the output's offset, and TFLite's scaling parameters.
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct SoftmaxI8 {
+    /// Input offset, depth (row length), elements, output offset.
+    regions: [u32; 4],
+    params: [i32; 3],
+}
+
+fn decode_softmax_i8(a: &Attrs<'_>) -> Result<([usize; 4], [i32; 3]), Diagnostic> {
+    const K: &str = SOFTMAX_I8;
+    let (input, output) = (a.region::<2>(0, "input")?, a.region::<2>(1, "output")?);
+    let p = a.ints(2, "params", Some(3))?;
+    if input.dims != output.dims {
+        return Err(invalid(K, format_args!("input {:?} and output {:?} differ", input.dims, output.dims)));
+    }
+    Ok(([input.offset, input.dims[1], input.elements()?, output.offset], [p[0], p[1], p[2]]))
+}
+
+/// `nn.softmax.i8`'s prepare function.
+pub(crate) fn prepare_softmax_i8(input: &PrepareInput<'_>) -> Option<Prepared> {
+    let (regions, params) = decode_softmax_i8(&Attrs::of_slice(input.attrs(), SOFTMAX_I8, 3).ok()?).ok()?;
+    keep(&SoftmaxI8 { regions: words(regions)?, params })
+}
 
 /// `nn.softmax.i8`.
 pub(crate) fn softmax_i8(frame: &KernelFrame<'_>) {
-    const K: &str = "nn.softmax.i8";
+    const K: &str = SOFTMAX_I8;
     with_arena(frame, |arena| {
-        let a = Attrs::of(frame, K, 3)?;
-        let (input, output) = (a.region::<2>(0, "input")?, a.region::<2>(1, "output")?);
-        let p = a.ints(2, "params", Some(3))?;
-        if input.dims != output.dims {
-            return Err(invalid(
-                K,
-                format_args!("input {:?} and output {:?} differ", input.dims, output.dims),
-            ));
-        }
-        let len = input.elements()?;
+        let ([at, depth, len, to], p) = match frame.prepared().and_then(record::<SoftmaxI8>) {
+            Some(r) => (sizes(r.regions), r.params),
+            None => decode_softmax_i8(&Attrs::of(frame, K, 3)?)?,
+        };
         let params = SoftmaxParams { input_multiplier: p[0], input_left_shift: p[1], diff_min: p[2] };
-        let (inputs, out) = split(K, arena, output.offset, len)?;
-        let x = inputs.i8s(input.offset, len)?;
-        hostrt_dsp::softmax(&params, input.dims[1], x, i8s_mut(out)).map_err(|e| dsp_error(K, e))
+        let (inputs, out) = split(K, arena, to, len)?;
+        let x = inputs.i8s(at, len)?;
+        hostrt_dsp::softmax(&params, depth, x, i8s_mut(out)).map_err(|e| dsp_error(K, e))
     })
 }
 
